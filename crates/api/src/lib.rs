@@ -1,1 +1,12 @@
+//! drydock's API types: how a resource is described to the API server, admission
+//! (defaulting and validation) with Kubernetes-style field errors, and the Cluster API kinds.
+//!
+//! This crate does no I/O. The API server (`drydock-apiserver`) serves whatever
+//! [`ResourceDef`]s it is given; controllers use the typed kinds through kube-rs.
 
+pub mod admission;
+pub mod capi;
+pub mod resource;
+
+pub use admission::{Admission, FieldError, FieldErrorKind, Operation};
+pub use resource::{PrinterColumn, ResourceDef, ScaleDef};
