@@ -1,1 +1,112 @@
+//! drydock's embedded Kubernetes-compatible API server.
+//!
+//! * [`store`]: the revisioned in-memory store over a durable log (SQLite by default).
+//! * [`rest`]: Kubernetes REST semantics (create/update/patch/delete/watch, subresources,
+//!   finalizers, admission) independent of HTTP.
+//! * [`http`]: the axum front: paths, discovery, content negotiation, tables, watch streams.
+//! * [`controllers`]: the server's own control loops (garbage collection, namespace and
+//!   logical-cluster lifecycle).
+//!
+//! Start one with [`ApiServer::start`] and serve [`ApiServer::router`] over TCP, or hand the
+//! router to `kube::Client::new` to talk to it in-process.
 
+pub mod builtin;
+pub mod controllers;
+pub mod error;
+pub mod http;
+pub mod metrics;
+pub mod patch;
+pub mod registry;
+pub mod rest;
+pub mod schema;
+pub mod selector;
+pub mod store;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use drydock_api::ResourceDef;
+
+pub use error::{ApiError, ApiResult};
+pub use http::MetricsSource;
+pub use http::path::ROOT_CLUSTER;
+pub use rest::Api;
+
+/// How to run the server.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Where the durable log lives (`<dir>/drydock.db`); `None` keeps nothing on disk.
+    pub data_dir: Option<PathBuf>,
+    pub sync: store::SyncMode,
+    pub store: store::StoreConfig,
+    /// Kubernetes minor version reported by /version.
+    pub version_minor: String,
+    pub bookmark_interval: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            data_dir: None,
+            sync: store::SyncMode::Full,
+            store: store::StoreConfig::default(),
+            version_minor: "33".into(),
+            bookmark_interval: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A running API server: store, registry, internal controllers, and the HTTP router.
+pub struct ApiServer {
+    pub api: Api,
+    server: Arc<http::Server>,
+}
+
+impl ApiServer {
+    /// Opens the store, registers built-in kinds and `resources`, and starts the internal
+    /// controllers. Must be called inside a Tokio runtime.
+    pub async fn start(config: Config, resources: Vec<ResourceDef>, extra_metrics: Vec<MetricsSource>) -> anyhow::Result<Self> {
+        let mut b = registry::Registry::builder();
+        builtin::register(&mut b);
+        let custom: Vec<ResourceDef> = resources.clone();
+        for def in resources {
+            b.add(def);
+        }
+        let registry = Arc::new(b.build()?);
+        let backend: Box<dyn store::Backend> = match &config.data_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
+                Box::new(store::SqliteBackend::open(&dir.join("drydock.db"), config.sync)?)
+            }
+            None => Box::new(store::MemoryBackend),
+        };
+        let names: Arc<dyn store::ResourceNames> = registry.clone();
+        let st = tokio::task::block_in_place(|| store::Store::open(backend, names, config.store.clone()))?;
+        let api = Api::new(st, registry);
+        controllers::bootstrap(&api, &custom).await?;
+        controllers::spawn(&api);
+        let server = Arc::new(http::Server {
+            api: api.clone(),
+            version_minor: config.version_minor.clone(),
+            extra_metrics,
+            bookmark_interval: config.bookmark_interval,
+        });
+        Ok(Self { api, server })
+    }
+
+    /// The HTTP router serving the whole API.
+    pub fn router(&self) -> axum::Router {
+        http::router(self.server.clone())
+    }
+
+    /// Serves HTTP on `listener` until `shutdown` resolves.
+    pub async fn serve(
+        &self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        axum::serve(listener, self.router()).with_graceful_shutdown(shutdown).await.context("serving HTTP")
+    }
+}

@@ -1,1 +1,26 @@
-fn main() {}
+//! The `drydock` command: runs the embedded API server with drydock's controllers and
+//! provider, and offers clusterctl-style commands against any drydock API.
+
+mod cli;
+mod kubeconfig;
+mod up;
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let cli = cli::Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: starting the async runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(cli.run()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

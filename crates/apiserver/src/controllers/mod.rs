@@ -1,0 +1,103 @@
+//! The API server's own control loops, as kube-controller-manager runs them next to
+//! kube-apiserver: garbage collection by ownerReferences and namespace termination.
+//! Also the bootstrap of a fresh store and the lifecycle of logical clusters.
+
+mod gc;
+mod namespaces;
+
+use std::sync::Arc;
+
+use drydock_api::ResourceDef;
+use serde_json::{Value, json};
+
+use crate::builtin::TENANCY_GROUP;
+use crate::error::ApiResult;
+use crate::http::path::ROOT_CLUSTER;
+use crate::rest::{Api, Target, WriteOptions};
+use crate::store::{Change, Expect};
+
+/// Namespaces every logical cluster starts with.
+pub const DEFAULT_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// Addresses one object (or a collection) of a served resource.
+pub fn target(api: &Api, cluster: &str, group: &str, plural: &str, namespace: Option<&str>, name: Option<&str>) -> Option<Target> {
+    let res = api.registry.all().iter().find(|r| r.def.group == group && r.def.plural == plural)?.clone();
+    Some(Target {
+        cluster: api.store.cluster_name(cluster),
+        res,
+        namespace: namespace.map(str::to_string),
+        name: name.map(str::to_string),
+        sub: None,
+    })
+}
+
+/// Creates an object unless it exists (409 is success).
+pub async fn ensure(api: &Api, t: &Target, obj: Value) -> ApiResult<()> {
+    match api.create(t, obj, &WriteOptions::default()).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.code == 409 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Creates the default namespaces of a logical cluster.
+pub async fn init_cluster(api: &Api, cluster: &str) -> ApiResult<()> {
+    for ns in DEFAULT_NAMESPACES {
+        if let Some(t) = target(api, cluster, "", "namespaces", None, None) {
+            ensure(api, &t, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes every object of a logical cluster, finalizers notwithstanding.
+pub async fn wipe_cluster(api: &Api, cluster: &str) {
+    let objects = api.store.scan(Some(cluster), None);
+    let n = objects.len();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (key, obj) in objects {
+        let store = api.store.clone();
+        tasks.spawn(async move { store.commit(key, Expect::Revision(obj.rv), Change::Delete).await });
+        while tasks.len() >= 256 {
+            tasks.join_next().await;
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+    tracing::debug!(cluster, objects = n, "logical cluster wiped");
+}
+
+/// Prepares a fresh or reloaded store: default namespaces of the root cluster and a
+/// CustomResourceDefinition object for every custom resource served.
+pub async fn bootstrap(api: &Api, custom: &[ResourceDef]) -> anyhow::Result<()> {
+    init_cluster(api, ROOT_CLUSTER).await.map_err(|e| anyhow::anyhow!("creating default namespaces: {e}"))?;
+    let crds = target(api, ROOT_CLUSTER, "apiextensions.k8s.io", "customresourcedefinitions", None, None)
+        .ok_or_else(|| anyhow::anyhow!("CRD resource not registered"))?;
+    for def in custom {
+        let mut crd = serde_json::to_value(def.to_crd())?;
+        crd["apiVersion"] = json!("apiextensions.k8s.io/v1");
+        crd["kind"] = json!("CustomResourceDefinition");
+        let name = format!("{}.{}", def.plural, def.group);
+        let one = Target { name: Some(name.clone()), ..crds.clone() };
+        match api.get(&one) {
+            Err(_) => ensure(api, &crds, crd).await.map_err(|e| anyhow::anyhow!("creating CRD {name}: {e}"))?,
+            Ok(cur) => {
+                let mut cur_v = api.value(&one.res, &cur).map_err(|e| anyhow::anyhow!("{e}"))?;
+                cur_v["spec"] = crd["spec"].clone();
+                api.update(&one, cur_v, &WriteOptions::default()).await.map_err(|e| anyhow::anyhow!("updating CRD {name}: {e}"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Starts the background loops.
+pub fn spawn(api: &Api) {
+    let api = Arc::new(api.clone());
+    tokio::spawn(gc::run(api.clone()));
+    tokio::spawn(namespaces::run(api));
+}
+
+/// Whether a target is the LogicalCluster kind.
+pub fn is_logical_cluster(t: &Target) -> bool {
+    t.res.def.group == TENANCY_GROUP && t.res.def.plural == "logicalclusters"
+}

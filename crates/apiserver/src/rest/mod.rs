@@ -1,0 +1,109 @@
+//! The REST semantics of the API server, independent of HTTP: what create, get, list,
+//! update, patch, delete and watch do to the store. The HTTP layer parses requests into
+//! [`Target`]s and options and renders the results; in-process controllers of the server
+//! itself (garbage collection, namespace lifecycle) call the same functions.
+
+mod delete;
+pub mod meta;
+mod read;
+mod write;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::error::{ApiError, ApiResult};
+use crate::registry::{Registry, Resource};
+use crate::store::{ObjKey, Store, Stored};
+
+pub use delete::{DeleteOptions, Propagation};
+pub use read::{ListOptions, ListResult, WatchStart};
+pub use write::{FieldValidation, WriteOptions, Written};
+
+/// Subresources served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subresource {
+    Status,
+    Scale,
+}
+
+/// What a request addresses.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub cluster: Arc<str>,
+    pub res: Arc<Resource>,
+    /// Namespace of a namespaced request; `None` lists across namespaces.
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub sub: Option<Subresource>,
+}
+
+impl Target {
+    pub fn key(&self, name: &str) -> ObjKey {
+        ObjKey {
+            cluster: self.cluster.clone(),
+            res: self.res.storage,
+            namespace: if self.res.def.namespaced { self.namespace.clone().unwrap_or_default() } else { String::new() },
+            name: name.to_string(),
+        }
+    }
+
+    pub fn name(&self) -> ApiResult<&str> {
+        self.name.as_deref().ok_or_else(|| ApiError::method_not_allowed("a resource name is required"))
+    }
+}
+
+/// The API: store plus registry.
+#[derive(Clone)]
+pub struct Api {
+    pub store: Arc<Store>,
+    pub registry: Arc<Registry>,
+}
+
+impl Api {
+    pub fn new(store: Arc<Store>, registry: Arc<Registry>) -> Self {
+        Self { store, registry }
+    }
+
+    /// The object's bytes as served by `res` (converted when `res` shares another's storage).
+    pub fn encode(&self, res: &Resource, obj: &Stored) -> ApiResult<Bytes> {
+        match &res.conversion {
+            None => Ok(obj.bytes.clone()),
+            Some(c) => {
+                let v = (c.from_storage)(self.parse(obj)?);
+                Ok(Bytes::from(serde_json::to_vec(&v).map_err(|e| ApiError::internal(e.to_string()))?))
+            }
+        }
+    }
+
+    /// The object as served by `res`, parsed.
+    pub fn value(&self, res: &Resource, obj: &Stored) -> ApiResult<Value> {
+        let v = self.parse(obj)?;
+        Ok(match &res.conversion {
+            None => v,
+            Some(c) => (c.from_storage)(v),
+        })
+    }
+
+    fn parse(&self, obj: &Stored) -> ApiResult<Value> {
+        obj.to_value().map_err(|e| ApiError::internal(format!("stored object does not parse: {e}")))
+    }
+
+    /// Selectable field paths of the storage resource behind `res`.
+    fn storage_selectable(&self, res: &Resource) -> &[String] {
+        self.registry.get(res.storage).map(|r| r.def.selectable_fields.as_slice()).unwrap_or(&[])
+    }
+
+    /// Whether a namespace exists in a logical cluster, and whether it is terminating.
+    pub fn namespace_state(&self, cluster: &Arc<str>, ns: &str) -> Option<bool> {
+        let res = self.registry.lookup("", "v1", "namespaces")?;
+        let key = ObjKey { cluster: cluster.clone(), res: res.id, namespace: String::new(), name: ns.to_string() };
+        self.store.get(&key).map(|o| o.meta.deleting)
+    }
+}
+
+/// Parses a resourceVersion given by a client.
+pub fn parse_rv(s: &str) -> ApiResult<u64> {
+    s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid resource version: \"{s}\"")))
+}

@@ -1,0 +1,548 @@
+//! create, update (PUT), patch, and the status and scale subresources.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use drydock_api::{FieldError, Operation};
+use serde_json::{Map, Value, json};
+
+use super::meta::{self, now_rfc3339};
+use super::{Api, Subresource, Target, parse_rv};
+use crate::builtin::TENANCY_GROUP;
+use crate::error::{ApiError, ApiResult};
+use crate::patch::{self, PatchType};
+use crate::registry::Resource;
+use crate::schema;
+use crate::store::{Change, Committed, Encoded, Expect, StoreError, Stored};
+
+/// `fieldValidation` of a write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    Ignore,
+    #[default]
+    Warn,
+    Strict,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct WriteOptions {
+    pub dry_run: bool,
+    pub validation: FieldValidation,
+}
+
+/// A successful write: HTTP code, body and warnings for the `Warning` header.
+#[derive(Debug)]
+pub struct Written {
+    pub code: u16,
+    pub body: Bytes,
+    pub warnings: Vec<String>,
+    /// The stored object (absent for dry runs).
+    pub stored: Option<Arc<Stored>>,
+}
+
+const UPDATE_RETRIES: usize = 16;
+
+/// Whether the server maintains `metadata.generation` for a resource.
+fn tracks_generation(res: &Resource) -> bool {
+    !matches!(res.def.group.as_str(), "" | "coordination.k8s.io" | "events.k8s.io")
+}
+
+fn is_custom(res: &Resource) -> bool {
+    !matches!(res.def.group.as_str(), "" | "coordination.k8s.io" | "events.k8s.io" | "apiextensions.k8s.io")
+        && res.def.group != TENANCY_GROUP
+}
+
+fn meta_mut(obj: &mut Value) -> ApiResult<&mut Map<String, Value>> {
+    let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("the object must be a JSON object"))?;
+    let m = map.entry("metadata").or_insert_with(|| json!({}));
+    m.as_object_mut().ok_or_else(|| ApiError::bad_request("metadata must be an object"))
+}
+
+fn str_field<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
+    let mut cur = obj;
+    for p in path {
+        cur = cur.get(*p)?;
+    }
+    cur.as_str()
+}
+
+/// Everything outside metadata and (when it is a subresource) status: a change here bumps generation.
+fn spec_view(obj: &Value, status_sub: bool) -> Value {
+    let mut v = obj.clone();
+    if let Some(m) = v.as_object_mut() {
+        m.remove("metadata");
+        if status_sub {
+            m.remove("status");
+        }
+    }
+    v
+}
+
+impl Api {
+    /// Checks `apiVersion`/`kind` of a body against the resource (filling them when absent).
+    fn check_kind(&self, res: &Resource, obj: &mut Value) -> ApiResult<()> {
+        let want_av = res.def.api_version();
+        let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("the object must be a JSON object"))?;
+        match map.get("kind").and_then(Value::as_str) {
+            None | Some("") => {
+                map.insert("kind".into(), json!(res.def.kind));
+            }
+            Some(k) if k != res.def.kind => {
+                return Err(ApiError::bad_request(format!(
+                    "the kind in the object ({k}) does not match the kind of the resource ({}) at this URL",
+                    res.def.kind
+                )));
+            }
+            _ => {}
+        }
+        match map.get("apiVersion").and_then(Value::as_str) {
+            None | Some("") => {
+                map.insert("apiVersion".into(), json!(want_av));
+            }
+            Some(av) if av != want_av => {
+                return Err(ApiError::bad_request(format!(
+                    "the API version in the data ({av}) does not match the expected API version ({want_av})"
+                )));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Prunes and type-checks against the schema; reports unknown fields per `fieldValidation`.
+    fn apply_schema(&self, t: &Target, obj: &mut Value, opts: &WriteOptions, warnings: &mut Vec<String>) -> ApiResult<()> {
+        let out = schema::process(t.res.def.schema.as_deref(), obj);
+        if !out.unknown.is_empty() {
+            match opts.validation {
+                FieldValidation::Strict => {
+                    let list: Vec<String> = out.unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect();
+                    return Err(ApiError::bad_request(format!("strict decoding error: {}", list.join(", "))));
+                }
+                FieldValidation::Warn => warnings.extend(out.unknown.iter().map(|f| format!("unknown field \"{f}\""))),
+                FieldValidation::Ignore => {}
+            }
+        }
+        if !out.errors.is_empty() {
+            let name = str_field(obj, &["metadata", "name"]).unwrap_or_default().to_string();
+            return Err(ApiError::invalid(&t.res.def, &name, &out.errors));
+        }
+        Ok(())
+    }
+
+    fn validate_name(&self, t: &Target, name: &str) -> Result<(), FieldError> {
+        let check = if t.res.def.kind == "Namespace" && t.res.def.group.is_empty() {
+            meta::dns1123_label(name)
+        } else {
+            meta::path_segment_name(name).and_then(|_| meta::dns1123_subdomain(name))
+        };
+        check.map_err(|e| FieldError::invalid("metadata.name", name, e))
+    }
+
+    fn run_admission(&self, t: &Target, obj: &mut Value, old: Option<&Value>) -> ApiResult<()> {
+        let name = str_field(obj, &["metadata", "name"]).unwrap_or_default().to_string();
+        let mut errs = meta::validate_metadata(&obj["metadata"]);
+        if let Some(adm) = &t.res.def.admission {
+            let op = if old.is_some() { Operation::Update } else { Operation::Create };
+            if let Err(e) = adm.default_with_old(obj, old, op) {
+                return Err(ApiError::invalid(&t.res.def, &name, &e));
+            }
+            errs.extend(adm.validate(obj, old));
+        }
+        if errs.is_empty() { Ok(()) } else { Err(ApiError::invalid(&t.res.def, &name, &errs)) }
+    }
+
+    /// Converts a served object to its stored shape and encodes it.
+    fn encode_for_store(&self, t: &Target, obj: Value) -> ApiResult<Encoded> {
+        let stored = match &t.res.conversion {
+            Some(c) => (c.to_storage)(obj),
+            None => obj,
+        };
+        Encoded::new(stored, self.storage_selectable(&t.res)).map_err(|e| ApiError::bad_request(e.to_string()))
+    }
+
+    fn written(&self, t: &Target, code: u16, c: &Committed, warnings: Vec<String>) -> ApiResult<Written> {
+        let obj = c.object();
+        Ok(Written { code, body: self.encode(&t.res, obj)?, warnings, stored: Some(obj.clone()) })
+    }
+
+    fn dry_run(&self, obj: &Value, code: u16, warnings: Vec<String>) -> ApiResult<Written> {
+        let body = serde_json::to_vec(obj).map_err(|e| ApiError::internal(e.to_string()))?;
+        Ok(Written { code, body: body.into(), warnings, stored: None })
+    }
+
+    fn store_error(&self, t: &Target, name: &str, e: StoreError) -> ApiError {
+        match e {
+            StoreError::AlreadyExists => ApiError::already_exists(&t.res.def, name),
+            StoreError::NotFound => ApiError::not_found(&t.res.def, name),
+            StoreError::Conflict => ApiError::conflict(&t.res.def, name),
+            StoreError::Failed(msg) => ApiError::internal(msg),
+        }
+    }
+
+    /// POST to a collection.
+    pub async fn create(&self, t: &Target, mut obj: Value, opts: &WriteOptions) -> ApiResult<Written> {
+        if t.sub.is_some() {
+            return Err(ApiError::method_not_allowed("create is not supported on subresources"));
+        }
+        self.check_kind(&t.res, &mut obj)?;
+        let mut warnings = Vec::new();
+        let url_ns = if t.res.def.namespaced { t.namespace.clone() } else { None };
+        {
+            let m = meta_mut(&mut obj)?;
+            match (m.get("namespace").and_then(Value::as_str), &url_ns) {
+                (Some(body_ns), Some(url)) if !body_ns.is_empty() && body_ns != url => {
+                    return Err(ApiError::bad_request(
+                        "the namespace of the provided object does not match the namespace sent on the request",
+                    ));
+                }
+                _ => {}
+            }
+            match &url_ns {
+                Some(ns) => {
+                    m.insert("namespace".into(), json!(ns));
+                }
+                None => {
+                    m.remove("namespace");
+                }
+            }
+            for f in ["resourceVersion", "uid", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"] {
+                m.remove(f);
+            }
+            m.insert("uid".into(), json!(meta::new_uid()));
+            m.insert("creationTimestamp".into(), json!(now_rfc3339()));
+            if tracks_generation(&t.res) {
+                m.insert("generation".into(), json!(1));
+            } else {
+                m.remove("generation");
+            }
+        }
+        if is_custom(&t.res)
+            && t.res.def.status_subresource
+            && let Some(map) = obj.as_object_mut()
+        {
+            map.remove("status");
+        }
+        if t.res.def.kind == "Namespace" && t.res.def.group.is_empty() {
+            obj["spec"] = json!({"finalizers": ["kubernetes"]});
+            obj["status"] = json!({"phase": "Active"});
+        }
+        self.apply_schema(t, &mut obj, opts, &mut warnings)?;
+        let name = str_field(&obj, &["metadata", "name"]).unwrap_or_default().to_string();
+        let generate = str_field(&obj, &["metadata", "generateName"]).unwrap_or_default().to_string();
+        if name.is_empty() && generate.is_empty() {
+            return Err(ApiError::invalid(
+                &t.res.def,
+                "",
+                &[FieldError::required("metadata.name", "name or generateName is required")],
+            ));
+        }
+        if let Some(ns) = &url_ns {
+            match self.namespace_state(&t.cluster, ns) {
+                None => {
+                    let nsdef = drydock_api::ResourceDef::new("", "v1", "Namespace", "namespaces");
+                    return Err(ApiError::not_found(&nsdef, ns));
+                }
+                Some(true) => {
+                    return Err(ApiError::new(
+                        403,
+                        "Forbidden",
+                        format!("unable to create new content in namespace {ns} because it is being terminated"),
+                    ));
+                }
+                Some(false) => {}
+            }
+        }
+        let attempts = if name.is_empty() { 8 } else { 1 };
+        for _ in 0..attempts {
+            let mut obj = obj.clone();
+            let name = if name.is_empty() { format!("{generate}{}", meta::name_suffix()) } else { name.clone() };
+            meta_mut(&mut obj)?.insert("name".into(), json!(name));
+            if let Err(e) = self.validate_name(t, &name) {
+                return Err(ApiError::invalid(&t.res.def, &name, &[e]));
+            }
+            self.run_admission(t, &mut obj, None)?;
+            if opts.dry_run {
+                return self.dry_run(&obj, 201, warnings);
+            }
+            let enc = self.encode_for_store(t, obj)?;
+            match self.store.commit(t.key(&name), Expect::Absent, Change::Put(enc)).await {
+                Ok(c) => return self.written(t, 201, &c, warnings),
+                Err(StoreError::AlreadyExists) if attempts > 1 => continue,
+                Err(e) => return Err(self.store_error(t, &name, e)),
+            }
+        }
+        Err(ApiError::new(
+            409,
+            "AlreadyExists",
+            format!("could not generate a free name from generateName \"{generate}\""),
+        ))
+    }
+
+    /// PUT of an object, its status or its scale.
+    pub async fn update(&self, t: &Target, mut body: Value, opts: &WriteOptions) -> ApiResult<Written> {
+        let name = t.name()?.to_string();
+        if t.sub == Some(Subresource::Scale) {
+            return self.update_scale(t, body, opts).await;
+        }
+        self.check_kind(&t.res, &mut body)?;
+        match str_field(&body, &["metadata", "name"]) {
+            Some(n) if n != name => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({name})"
+                )));
+            }
+            _ => {}
+        }
+        if t.res.def.namespaced
+            && let (Some(body_ns), Some(url_ns)) = (str_field(&body, &["metadata", "namespace"]), &t.namespace)
+            && !body_ns.is_empty()
+            && body_ns != url_ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        let precondition = match str_field(&body, &["metadata", "resourceVersion"]).filter(|s| !s.is_empty()) {
+            Some(rv) => Some(parse_rv(rv)?),
+            None if is_custom(&t.res) => {
+                return Err(ApiError::invalid(
+                    &t.res.def,
+                    &name,
+                    &[FieldError::invalid("metadata.resourceVersion", "0x0", "must be specified for an update")],
+                ));
+            }
+            None => None,
+        };
+        self.write_loop(t, &name, precondition, opts, |_current| Ok(body.clone())).await
+    }
+
+    /// PATCH of an object, its status or its scale.
+    pub async fn patch(&self, t: &Target, ptype: PatchType, body: Value, opts: &WriteOptions) -> ApiResult<Written> {
+        let name = t.name()?.to_string();
+        match ptype {
+            PatchType::Apply => {
+                return Err(ApiError::unsupported_media(
+                    "server-side apply (application/apply-patch+yaml) is not supported yet by drydock; use client-side `kubectl apply` or a merge patch",
+                ));
+            }
+            PatchType::Strategic if is_custom(&t.res) || t.res.def.group == TENANCY_GROUP => {
+                return Err(ApiError::unsupported_media(
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+                ));
+            }
+            _ => {}
+        }
+        if ptype == PatchType::Merge && !body.is_object() {
+            return Err(ApiError::bad_request("a merge patch must be a JSON object"));
+        }
+        let apply = |doc: &mut Value| -> ApiResult<()> {
+            match ptype {
+                PatchType::Json => patch::json_patch(doc, &body).map_err(|e| {
+                    if body.is_array() {
+                        ApiError::new(422, "Invalid", format!("the server rejected our request due to an error in our request: {e}"))
+                    } else {
+                        ApiError::bad_request(e)
+                    }
+                }),
+                PatchType::Merge => {
+                    patch::merge_patch(doc, &body);
+                    Ok(())
+                }
+                PatchType::Strategic => patch::strategic_merge(doc, &body).map_err(ApiError::bad_request),
+                PatchType::Apply => Ok(()),
+            }
+        };
+        if t.sub == Some(Subresource::Scale) {
+            let current = self.get(t)?;
+            let mut scale = self.scale_of(t, &self.value(&t.res, &current)?)?;
+            apply(&mut scale)?;
+            return self.update_scale(t, scale, opts).await;
+        }
+        // A patch that changes resourceVersion makes it a precondition that cannot hold.
+        self.write_loop(t, &name, None, opts, |current| {
+            let mut doc = current.clone();
+            apply(&mut doc)?;
+            let before = str_field(current, &["metadata", "resourceVersion"]);
+            let after = str_field(&doc, &["metadata", "resourceVersion"]);
+            if after.is_some() && after != before {
+                return Err(ApiError::conflict(&t.res.def, &name));
+            }
+            Ok(doc)
+        })
+        .await
+    }
+
+    /// The read-modify-write loop shared by update and patch. `make` builds the requested
+    /// object from the current one; without a precondition, conflicts are retried.
+    async fn write_loop(
+        &self,
+        t: &Target,
+        name: &str,
+        precondition: Option<u64>,
+        opts: &WriteOptions,
+        mut make: impl FnMut(&Value) -> ApiResult<Value>,
+    ) -> ApiResult<Written> {
+        for _ in 0..UPDATE_RETRIES {
+            let current = self.get(t)?;
+            if precondition.is_some_and(|rv| rv != current.rv) {
+                return Err(ApiError::conflict(&t.res.def, name));
+            }
+            let current_v = self.value(&t.res, &current)?;
+            let requested = make(&current_v)?;
+            let mut warnings = Vec::new();
+            let next = self.prepare_update(t, &current_v, requested, opts, &mut warnings)?;
+            if opts.dry_run {
+                return self.dry_run(&next, 200, warnings);
+            }
+            // Removing the last finalizer of an object being deleted deletes it.
+            let finished = next["metadata"]["deletionTimestamp"].is_string()
+                && next["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+            let change = if finished { Change::Delete } else { Change::Put(self.encode_for_store(t, next)?) };
+            match self.store.commit(t.key(name), Expect::Revision(current.rv), change).await {
+                Ok(c) => return self.written(t, 200, &c, warnings),
+                Err(StoreError::Conflict) if precondition.is_none() => continue,
+                Err(e) => return Err(self.store_error(t, name, e)),
+            }
+        }
+        Err(ApiError::conflict(&t.res.def, name))
+    }
+
+    /// Builds the object to store from the current one and the requested one.
+    fn prepare_update(
+        &self,
+        t: &Target,
+        current: &Value,
+        mut requested: Value,
+        opts: &WriteOptions,
+        warnings: &mut Vec<String>,
+    ) -> ApiResult<Value> {
+        if t.sub == Some(Subresource::Status) {
+            let mut next = current.clone();
+            let status = requested.as_object_mut().and_then(|m| m.remove("status"));
+            let map = next.as_object_mut().ok_or_else(|| ApiError::internal("stored object is not an object"))?;
+            match status {
+                Some(s) => map.insert("status".into(), s),
+                None => map.remove("status"),
+            };
+            self.apply_schema(t, &mut next, opts, warnings)?;
+            return Ok(next);
+        }
+        self.check_kind(&t.res, &mut requested)?;
+        let status_sub = t.res.def.status_subresource;
+        {
+            let cur_meta = &current["metadata"];
+            let m = meta_mut(&mut requested)?;
+            for f in ["name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+                match cur_meta.get(f) {
+                    Some(v) => m.insert(f.into(), v.clone()),
+                    None => m.remove(f),
+                };
+            }
+            m.remove("managedFields");
+            m.remove("resourceVersion");
+        }
+        if status_sub && let Some(map) = requested.as_object_mut() {
+            match current.get("status") {
+                Some(s) => map.insert("status".into(), s.clone()),
+                None => map.remove("status"),
+            };
+        }
+        self.apply_schema(t, &mut requested, opts, warnings)?;
+        if current["metadata"]["deletionTimestamp"].is_string() {
+            let old: Vec<&Value> = current["metadata"]["finalizers"].as_array().map(|a| a.iter().collect()).unwrap_or_default();
+            let added = requested["metadata"]["finalizers"].as_array().is_some_and(|a| a.iter().any(|f| !old.contains(&f)));
+            if added {
+                let name = str_field(current, &["metadata", "name"]).unwrap_or_default();
+                return Err(ApiError::invalid(
+                    &t.res.def,
+                    name,
+                    &[FieldError::forbidden("metadata.finalizers", "no new finalizers can be added if the object is being deleted")],
+                ));
+            }
+        }
+        self.run_admission(t, &mut requested, Some(current))?;
+        if tracks_generation(&t.res) && spec_view(&requested, status_sub) != spec_view(current, status_sub) {
+            let generation = current["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
+            meta_mut(&mut requested)?.insert("generation".into(), json!(generation));
+        }
+        Ok(requested)
+    }
+
+    /// The autoscaling/v1 Scale view of an object.
+    pub fn scale_of(&self, t: &Target, obj: &Value) -> ApiResult<Value> {
+        let scale = t.res.def.scale.as_ref().ok_or_else(ApiError::not_found_path)?;
+        let spec = pointer_of(&scale.spec_replicas_path).and_then(|p| obj.pointer(&p).cloned()).unwrap_or(json!(0));
+        let status = pointer_of(&scale.status_replicas_path).and_then(|p| obj.pointer(&p).cloned()).unwrap_or(json!(0));
+        let mut st = json!({"replicas": status});
+        if let Some(sel) = scale.label_selector_path.as_deref().and_then(pointer_of).and_then(|p| obj.pointer(&p).cloned()) {
+            st["selector"] = sel;
+        }
+        let m = &obj["metadata"];
+        Ok(json!({
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {
+                "name": m["name"], "namespace": m["namespace"], "uid": m["uid"],
+                "resourceVersion": m["resourceVersion"], "creationTimestamp": m["creationTimestamp"],
+            },
+            "spec": {"replicas": spec},
+            "status": st,
+        }))
+    }
+
+    async fn update_scale(&self, t: &Target, scale: Value, opts: &WriteOptions) -> ApiResult<Written> {
+        let def = t.res.def.scale.clone().ok_or_else(ApiError::not_found_path)?;
+        let name = t.name()?.to_string();
+        let replicas = match &scale["spec"]["replicas"] {
+            Value::Number(n) if n.as_i64().is_some_and(|r| r >= 0) => n.clone(),
+            Value::Null => serde_json::Number::from(0),
+            other => {
+                return Err(ApiError::invalid(
+                    &t.res.def,
+                    &name,
+                    &[FieldError::invalid("spec.replicas", other.clone(), "must be greater than or equal to 0")],
+                ));
+            }
+        };
+        let precondition = match str_field(&scale, &["metadata", "resourceVersion"]).filter(|s| !s.is_empty()) {
+            Some(rv) => Some(parse_rv(rv)?),
+            None => None,
+        };
+        let pointer = pointer_of(&def.spec_replicas_path)
+            .ok_or_else(|| ApiError::internal("invalid specReplicasPath"))?;
+        let main = Target { sub: None, ..t.clone() };
+        let written = self
+            .write_loop(&main, &name, precondition, opts, |current| {
+                let mut doc = current.clone();
+                set_pointer(&mut doc, &pointer, Value::Number(replicas.clone()));
+                Ok(doc)
+            })
+            .await?;
+        let obj: Value = serde_json::from_slice(&written.body).map_err(|e| ApiError::internal(e.to_string()))?;
+        let body = serde_json::to_vec(&self.scale_of(t, &obj)?).map_err(|e| ApiError::internal(e.to_string()))?;
+        Ok(Written { body: body.into(), ..written })
+    }
+}
+
+/// `.spec.replicas` → `/spec/replicas`.
+fn pointer_of(path: &str) -> Option<String> {
+    let p = path.strip_prefix('.')?;
+    Some(p.split('.').map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect())
+}
+
+fn set_pointer(doc: &mut Value, pointer: &str, v: Value) {
+    let mut cur = doc;
+    let parts: Vec<&str> = pointer.split('/').skip(1).collect();
+    for (i, p) in parts.iter().enumerate() {
+        let key = p.replace("~1", "/").replace("~0", "~");
+        if !cur.is_object() {
+            *cur = json!({});
+        }
+        let Some(map) = cur.as_object_mut() else { return };
+        if i == parts.len() - 1 {
+            map.insert(key, v);
+            return;
+        }
+        cur = map.entry(key).or_insert_with(|| json!({}));
+    }
+}

@@ -1,0 +1,415 @@
+//! The revisioned object store: every object in memory, every write appended to a durable
+//! log, one global revision that is the resourceVersion.
+//!
+//! A write takes the state lock only to check its precondition, take the next revision,
+//! swap the object in memory and queue its log row; serialization happens before, the
+//! disk after. The committer thread drains the queue, commits whatever accumulated as one
+//! transaction (group commit), then publishes the watch events and answers the writers.
+//! Reads never touch the disk. A reader may see a write a few milliseconds before it is
+//! durable; a writer is answered, and watchers told, only once it is.
+
+mod backend;
+mod committer;
+pub mod object;
+mod sqlite;
+pub mod watch;
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use parking_lot::RwLock;
+use tokio::sync::oneshot;
+
+pub use backend::{Backend, LoadInfo, LogRow, MemoryBackend};
+pub use object::{Encoded, ObjMeta, OwnerRef, Stored};
+pub use sqlite::{SqliteBackend, Sync as SyncMode};
+pub use watch::{EventType, WatchEvent, WatchHub};
+
+use committer::{Committer, Pending};
+
+/// Index of a served resource in the registry.
+pub type ResId = u32;
+
+/// Identifies one object: logical cluster, resource, namespace (empty when cluster-scoped), name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ObjKey {
+    pub cluster: Arc<str>,
+    pub res: ResId,
+    pub namespace: String,
+    pub name: String,
+}
+
+/// Names the resources the store holds, to write and read log keys.
+pub trait ResourceNames: Send + std::marker::Sync {
+    /// `group/plural` of a resource id (group empty for core).
+    fn log_prefix(&self, res: ResId) -> String;
+    /// The id of a `group/plural`, if still served.
+    fn resolve(&self, group_plural: &str) -> Option<ResId>;
+    fn count(&self) -> usize;
+    /// Extra selectable field paths of a resource.
+    fn selectable(&self, res: ResId) -> &[String];
+}
+
+/// Tuning knobs.
+#[derive(Clone, Debug)]
+pub struct StoreConfig {
+    /// Watch events kept per resource for watches that resume from the past.
+    pub watch_history: usize,
+    /// Events buffered per watcher before a slow watcher is cut off (it resumes from its last revision).
+    pub watch_buffer: usize,
+    /// Revisions kept in the durable log behind the latest before compaction removes superseded rows.
+    pub compact_retain: u64,
+    pub compact_interval: Duration,
+    /// Most rows in one transaction.
+    pub max_batch: usize,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            watch_history: 20_000,
+            watch_buffer: 8_192,
+            compact_retain: 20_000,
+            compact_interval: Duration::from_secs(30),
+            max_batch: 4_096,
+        }
+    }
+}
+
+/// What a write requires of the current state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// The key must not exist (create).
+    Absent,
+    /// The key must exist at exactly this revision.
+    Revision(u64),
+}
+
+/// A write to one key.
+pub enum Change {
+    Put(Encoded),
+    Delete,
+}
+
+/// The outcome of a successful write.
+#[derive(Clone, Debug)]
+pub enum Committed {
+    Written(Arc<Stored>),
+    /// The new object equals the stored one: no revision was used.
+    Unchanged(Arc<Stored>),
+    /// Deleted; the last state, carrying the deletion's revision.
+    Deleted(Arc<Stored>),
+}
+
+impl Committed {
+    pub fn object(&self) -> &Arc<Stored> {
+        match self {
+            Self::Written(s) | Self::Unchanged(s) | Self::Deleted(s) => s,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("object already exists")]
+    AlreadyExists,
+    #[error("object not found")]
+    NotFound,
+    #[error("object was modified")]
+    Conflict,
+    #[error("storage failure: {0}")]
+    Failed(String),
+}
+
+type Table = BTreeMap<(String, String), Arc<Stored>>;
+
+#[derive(Default)]
+struct ClusterTables {
+    tables: Vec<Table>,
+}
+
+struct State {
+    rev: u64,
+    clusters: HashMap<Arc<str>, ClusterTables>,
+}
+
+/// One page of a list.
+pub struct ListPage {
+    pub items: Vec<Arc<Stored>>,
+    /// The store's revision when the page was read.
+    pub rev: u64,
+    /// Key of the last item returned when more remain.
+    pub next: Option<(String, String)>,
+}
+
+/// The store. Cheap to share behind an `Arc`.
+pub struct Store {
+    state: RwLock<State>,
+    hub: Arc<WatchHub>,
+    names: Arc<dyn ResourceNames>,
+    committer: Committer,
+    failed: Arc<AtomicBool>,
+}
+
+impl Store {
+    /// Opens the store: replays the log into memory, then starts the committer thread.
+    pub fn open(
+        mut backend: Box<dyn Backend>,
+        names: Arc<dyn ResourceNames>,
+        config: StoreConfig,
+    ) -> anyhow::Result<Arc<Self>> {
+        let mut state = State { rev: 0, clusters: HashMap::new() };
+        let mut history: Vec<Arc<WatchEvent>> = Vec::new();
+        let mut compactable = Vec::new();
+        let mut skipped = 0usize;
+        let info = backend.load(&mut |row| {
+            state.rev = state.rev.max(row.id);
+            if row.prev != 0 {
+                compactable.push((row.id, row.prev));
+            }
+            if row.deleted {
+                compactable.push((row.id, row.id));
+            }
+            let Some(key) = parse_log_key(&row.key, names.as_ref(), &mut state.clusters) else {
+                skipped += 1;
+                return Ok(());
+            };
+            let stored = Arc::new(Stored::from_bytes(row.id, row.value, names.selectable(key.res))?);
+            let table = table_mut(&mut state.clusters, &key, names.count());
+            let prev = if row.deleted {
+                table.remove(&(key.namespace.clone(), key.name.clone()))
+            } else {
+                table.insert((key.namespace.clone(), key.name.clone()), stored.clone())
+            };
+            let kind = match (row.deleted, &prev) {
+                (true, _) => EventType::Deleted,
+                (false, Some(_)) => EventType::Modified,
+                (false, None) => EventType::Added,
+            };
+            history.push(Arc::new(WatchEvent { kind, key, obj: stored, prev: prev.map(|p| p.meta.clone()) }));
+            Ok(())
+        })?;
+        if skipped > 0 {
+            tracing::warn!(rows = skipped, "log rows of resources no longer served were skipped");
+        }
+        let hub = WatchHub::new(names.count(), config.watch_history, config.watch_buffer, info.compacted);
+        for ev in history.into_iter().filter(|e| e.rv() > info.compacted) {
+            hub.remember(ev);
+        }
+        let failed = Arc::new(AtomicBool::new(false));
+        let committer = Committer::start(backend, hub.clone(), config, compactable, failed.clone())?;
+        tracing::info!(revision = state.rev, compacted = info.compacted, "store loaded");
+        Ok(Arc::new(Self { state: RwLock::new(state), hub, names, committer, failed }))
+    }
+
+    pub fn hub(&self) -> &Arc<WatchHub> {
+        &self.hub
+    }
+
+    /// The latest revision handed out (possibly not yet durable).
+    pub fn revision(&self) -> u64 {
+        self.state.read().rev
+    }
+
+    /// False once a commit failed: memory is then ahead of the disk and writes are refused.
+    pub fn healthy(&self) -> bool {
+        !self.failed.load(Ordering::Acquire)
+    }
+
+    /// Interns a logical cluster name (so keys share one allocation).
+    pub fn cluster_name(&self, name: &str) -> Arc<str> {
+        if let Some((k, _)) = self.state.read().clusters.get_key_value(name) {
+            return k.clone();
+        }
+        Arc::from(name)
+    }
+
+    pub fn get(&self, key: &ObjKey) -> Option<Arc<Stored>> {
+        let st = self.state.read();
+        st.clusters
+            .get(&key.cluster)?
+            .tables
+            .get(key.res as usize)?
+            .get(&(key.namespace.clone(), key.name.clone()))
+            .cloned()
+    }
+
+    /// Lists objects of one resource in one logical cluster, optionally in one namespace,
+    /// in (namespace, name) order, starting after `after`, at most `limit` matches.
+    pub fn list(
+        &self,
+        cluster: &str,
+        res: ResId,
+        namespace: Option<&str>,
+        after: Option<(String, String)>,
+        limit: Option<usize>,
+        filter: &dyn Fn(&(String, String), &Stored) -> bool,
+    ) -> ListPage {
+        let st = self.state.read();
+        let rev = st.rev;
+        let Some(table) = st.clusters.get(cluster).and_then(|c| c.tables.get(res as usize)) else {
+            return ListPage { items: Vec::new(), rev, next: None };
+        };
+        let lower = match (&after, namespace) {
+            (Some(k), _) => Bound::Excluded(k.clone()),
+            (None, Some(ns)) => Bound::Included((ns.to_string(), String::new())),
+            (None, None) => Bound::Unbounded,
+        };
+        let mut items = Vec::new();
+        let mut last_key: Option<&(String, String)> = None;
+        let mut more = false;
+        for (k, obj) in table.range((lower, Bound::Unbounded)) {
+            if namespace.is_some_and(|want| want != k.0) {
+                break;
+            }
+            if !filter(k, obj) {
+                continue;
+            }
+            if limit.is_some_and(|l| items.len() >= l) {
+                // Only report a continuation when a further match exists.
+                more = true;
+                break;
+            }
+            items.push(obj.clone());
+            last_key = Some(k);
+        }
+        let next = if more { last_key.cloned() } else { None };
+        ListPage { items, rev, next }
+    }
+
+    /// Every object in a logical cluster (or all of them), optionally only in one namespace
+    /// (`Some("")` selects cluster-scoped objects).
+    pub fn scan(&self, cluster: Option<&str>, namespace: Option<&str>) -> Vec<(ObjKey, Arc<Stored>)> {
+        let st = self.state.read();
+        let mut out = Vec::new();
+        for (cname, ct) in &st.clusters {
+            if cluster.is_some_and(|c| c != &**cname) {
+                continue;
+            }
+            for (res, table) in ct.tables.iter().enumerate() {
+                let lower = match namespace {
+                    Some(ns) => Bound::Included((ns.to_string(), String::new())),
+                    None => Bound::Unbounded,
+                };
+                for ((ns, name), obj) in table.range((lower, Bound::Unbounded)) {
+                    if namespace.is_some_and(|want| want != ns) {
+                        break;
+                    }
+                    let key = ObjKey { cluster: cname.clone(), res: res as ResId, namespace: ns.clone(), name: name.clone() };
+                    out.push((key, obj.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// Logical clusters that hold at least one object.
+    pub fn clusters(&self) -> Vec<Arc<str>> {
+        self.state.read().clusters.iter().filter(|(_, t)| t.tables.iter().any(|t| !t.is_empty())).map(|(k, _)| k.clone()).collect()
+    }
+
+    /// Applies one write if `expect` holds and waits until it is durable.
+    pub async fn commit(&self, key: ObjKey, expect: Expect, change: Change) -> Result<Committed, StoreError> {
+        let (done, rx) = oneshot::channel();
+        let outcome = self.apply(key, expect, change, done)?;
+        if let Committed::Unchanged(_) = outcome {
+            return Ok(outcome);
+        }
+        match rx.await {
+            Ok(Ok(())) => Ok(outcome),
+            Ok(Err(msg)) => Err(StoreError::Failed(msg)),
+            Err(_) => Err(StoreError::Failed("the store stopped".into())),
+        }
+    }
+
+    fn apply(
+        &self,
+        key: ObjKey,
+        expect: Expect,
+        change: Change,
+        done: oneshot::Sender<Result<(), String>>,
+    ) -> Result<Committed, StoreError> {
+        if !self.healthy() {
+            return Err(StoreError::Failed("an earlier commit failed; restart drydock".into()));
+        }
+        let nres = self.names.count();
+        let mut st = self.state.write();
+        let State { rev, clusters } = &mut *st;
+        let cluster = match clusters.get_key_value(&key.cluster) {
+            Some((k, _)) => k.clone(),
+            None => key.cluster.clone(),
+        };
+        let key = ObjKey { cluster, ..key };
+        let table = table_mut(clusters, &key, nres);
+        let tkey = (key.namespace.clone(), key.name.clone());
+        let current = table.get(&tkey).cloned();
+        match (expect, &current) {
+            (Expect::Absent, Some(_)) => return Err(StoreError::AlreadyExists),
+            (Expect::Revision(_), None) => return Err(StoreError::NotFound),
+            (Expect::Revision(want), Some(cur)) if cur.rv != want => return Err(StoreError::Conflict),
+            _ => {}
+        }
+        let (kind, obj, prev_rv, deleted) = match change {
+            Change::Put(enc) => {
+                if let Some(cur) = &current
+                    && enc.same_as(cur)
+                {
+                    return Ok(Committed::Unchanged(cur.clone()));
+                }
+                *rev += 1;
+                let obj = Arc::new(enc.finish(*rev));
+                table.insert(tkey, obj.clone());
+                let kind = if current.is_some() { EventType::Modified } else { EventType::Added };
+                (kind, obj, current.as_ref().map_or(0, |c| c.rv), false)
+            }
+            Change::Delete => {
+                let Some(cur) = &current else { return Err(StoreError::NotFound) };
+                *rev += 1;
+                table.remove(&tkey);
+                (EventType::Deleted, Arc::new(cur.with_rv(*rev)), cur.rv, true)
+            }
+        };
+        let row = LogRow {
+            id: obj.rv,
+            key: format!("{}/{}/{}/{}", key.cluster, self.names.log_prefix(key.res), key.namespace, key.name),
+            deleted,
+            prev: prev_rv,
+            value: obj.bytes.clone(),
+        };
+        let event = Arc::new(WatchEvent { kind, key, obj: obj.clone(), prev: current.map(|c| c.meta.clone()) });
+        // Queued under the lock so the log receives rows in revision order.
+        self.committer.send(Pending { row, event, done });
+        drop(st);
+        Ok(if deleted { Committed::Deleted(obj) } else { Committed::Written(obj) })
+    }
+}
+
+fn table_mut<'a>(clusters: &'a mut HashMap<Arc<str>, ClusterTables>, key: &ObjKey, nres: usize) -> &'a mut Table {
+    let ct = clusters.entry(key.cluster.clone()).or_default();
+    if ct.tables.len() < nres {
+        ct.tables.resize_with(nres, Table::new);
+    }
+    &mut ct.tables[key.res as usize]
+}
+
+fn parse_log_key(
+    key: &str,
+    names: &dyn ResourceNames,
+    clusters: &mut HashMap<Arc<str>, ClusterTables>,
+) -> Option<ObjKey> {
+    let mut parts = key.splitn(5, '/');
+    let cluster = parts.next()?;
+    let group = parts.next()?;
+    let plural = parts.next()?;
+    let namespace = parts.next()?;
+    let name = parts.next()?;
+    let res = names.resolve(&format!("{group}/{plural}"))?;
+    let cluster = match clusters.get_key_value(cluster) {
+        Some((k, _)) => k.clone(),
+        None => Arc::from(cluster),
+    };
+    Some(ObjKey { cluster, res, namespace: namespace.to_string(), name: name.to_string() })
+}

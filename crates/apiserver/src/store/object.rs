@@ -1,0 +1,231 @@
+//! Stored objects: the encoded JSON kept in memory next to the few parsed fields that
+//! selectors, garbage collection and namespace lifecycle need.
+//!
+//! Objects are serialized once, when written. Lists, gets and watch events reuse those
+//! bytes. The resourceVersion is only known when the store orders the write, so an object
+//! is encoded with a marker in its place ([`Encoded`]) and the revision is spliced in
+//! under the store lock: no serialization happens while the lock is held.
+
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use serde_json::Value;
+
+/// Placeholder written as `metadata.resourceVersion` before the revision is known.
+const RV_MARKER: &str = "\u{1}drydock-resource-version\u{1}";
+
+/// The parsed bits of an object's metadata the server itself acts on.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ObjMeta {
+    pub uid: String,
+    /// Sorted by key.
+    pub labels: Vec<(String, String)>,
+    pub owners: Vec<OwnerRef>,
+    pub finalizers: Vec<String>,
+    pub deleting: bool,
+    /// Values of extra selectable fields (e.g. `involvedObject.name` on core Events),
+    /// in the order of the resource's `selectable_fields`.
+    pub fields: Vec<Option<String>>,
+}
+
+/// An ownerReference, as garbage collection needs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OwnerRef {
+    pub uid: String,
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub controller: bool,
+    pub block_owner_deletion: bool,
+}
+
+impl ObjMeta {
+    /// Extracts the summary from an object; `selectable` lists dotted paths of extra fields.
+    pub fn from_value(obj: &Value, selectable: &[String]) -> Self {
+        let meta = &obj["metadata"];
+        let mut labels: Vec<(String, String)> = meta["labels"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
+            .unwrap_or_default();
+        labels.sort();
+        let owners = meta["ownerReferences"]
+            .as_array()
+            .map(|refs| {
+                refs.iter()
+                    .map(|r| OwnerRef {
+                        uid: str_at(r, "uid"),
+                        api_version: str_at(r, "apiVersion"),
+                        kind: str_at(r, "kind"),
+                        name: str_at(r, "name"),
+                        controller: r["controller"].as_bool().unwrap_or(false),
+                        block_owner_deletion: r["blockOwnerDeletion"].as_bool().unwrap_or(false),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let finalizers = meta["finalizers"]
+            .as_array()
+            .map(|f| f.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
+        let fields = selectable
+            .iter()
+            .map(|path| {
+                let mut cur = obj;
+                for part in path.split('.') {
+                    cur = &cur[part];
+                }
+                match cur {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Null => None,
+                    other => Some(other.to_string()),
+                }
+            })
+            .collect();
+        Self {
+            uid: str_at(meta, "uid"),
+            labels,
+            owners,
+            finalizers,
+            deleting: !meta["deletionTimestamp"].is_null(),
+            fields,
+        }
+    }
+
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok().map(|i| self.labels[i].1.as_str())
+    }
+}
+
+fn str_at(v: &Value, key: &str) -> String {
+    v[key].as_str().unwrap_or_default().to_string()
+}
+
+/// An object as held by the store: its revision, its encoding (which carries that
+/// revision as `metadata.resourceVersion`) and its metadata summary.
+#[derive(Debug)]
+pub struct Stored {
+    pub rv: u64,
+    pub bytes: Bytes,
+    /// Byte range of the resourceVersion digits inside `bytes`.
+    rv_span: (usize, usize),
+    pub meta: Arc<ObjMeta>,
+}
+
+impl Stored {
+    /// Parses the stored JSON (e.g. to apply a patch to it).
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        serde_json::from_slice(&self.bytes)
+    }
+
+    /// The same object with another revision spliced in (a tombstone carries the deletion's revision).
+    pub fn with_rv(&self, rv: u64) -> Stored {
+        let (prefix, suffix) = (&self.bytes[..self.rv_span.0], &self.bytes[self.rv_span.1..]);
+        let (bytes, rv_span) = splice(prefix, rv, suffix);
+        Stored { rv, bytes, rv_span, meta: self.meta.clone() }
+    }
+
+    /// Rebuilds a stored object from its encoding (used when loading the log).
+    pub fn from_bytes(rv: u64, bytes: Bytes, selectable: &[String]) -> Result<Stored, serde_json::Error> {
+        let value: Value = serde_json::from_slice(&bytes)?;
+        let encoded = Encoded::new(value, selectable)?;
+        Ok(encoded.finish(rv))
+    }
+}
+
+/// An object serialized with a placeholder revision, ready to be stored.
+#[derive(Debug)]
+pub struct Encoded {
+    prefix: Bytes,
+    suffix: Bytes,
+    pub meta: Arc<ObjMeta>,
+}
+
+impl Encoded {
+    /// Serializes `obj`, whose `metadata.resourceVersion` is replaced by the placeholder.
+    pub fn new(mut obj: Value, selectable: &[String]) -> Result<Self, serde_json::Error> {
+        let meta = Arc::new(ObjMeta::from_value(&obj, selectable));
+        if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.insert("resourceVersion".into(), Value::String(RV_MARKER.into()));
+        }
+        let bytes = serde_json::to_vec(&obj)?;
+        // The marker contains a control character, which JSON escapes; search for its escaped form.
+        let marker = serde_json::to_string(RV_MARKER)?;
+        let pos = find(&bytes, marker.as_bytes()).ok_or_else(|| {
+            serde_json::Error::io(std::io::Error::other("object has no metadata to carry a resourceVersion"))
+        })?;
+        if find(&bytes[pos + 1..], marker.as_bytes()).is_some() {
+            return Err(serde_json::Error::io(std::io::Error::other("object contains a reserved string")));
+        }
+        let bytes = Bytes::from(bytes);
+        Ok(Self {
+            prefix: bytes.slice(..pos + 1),
+            suffix: bytes.slice(pos + marker.len() - 1..),
+            meta,
+        })
+    }
+
+    /// True when this encoding equals `old` apart from the revision: the write would change nothing.
+    pub fn same_as(&self, old: &Stored) -> bool {
+        old.bytes.len() >= old.rv_span.1
+            && &old.bytes[..old.rv_span.0] == self.prefix.as_ref()
+            && &old.bytes[old.rv_span.1..] == self.suffix.as_ref()
+    }
+
+    /// Completes the encoding with its revision.
+    pub fn finish(&self, rv: u64) -> Stored {
+        let (bytes, rv_span) = splice(&self.prefix, rv, &self.suffix);
+        Stored { rv, bytes, rv_span, meta: self.meta.clone() }
+    }
+}
+
+fn splice(prefix: &[u8], rv: u64, suffix: &[u8]) -> (Bytes, (usize, usize)) {
+    let digits = rv.to_string();
+    let mut out = BytesMut::with_capacity(prefix.len() + digits.len() + suffix.len());
+    out.put_slice(prefix);
+    let start = out.len();
+    out.put_slice(digits.as_bytes());
+    let end = out.len();
+    out.put_slice(suffix);
+    (out.freeze(), (start, end))
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn splices_revision_and_detects_noop() {
+        let obj = json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"1"}},"data":{"k":"v"}});
+        let enc = Encoded::new(obj.clone(), &[]).unwrap();
+        let s = enc.finish(42);
+        let back = s.to_value().unwrap();
+        assert_eq!(back["metadata"]["resourceVersion"], "42");
+        assert_eq!(back["data"]["k"], "v");
+        assert_eq!(s.meta.label("x"), Some("1"));
+
+        let again = Encoded::new(back.clone(), &[]).unwrap();
+        assert!(again.same_as(&s), "re-encoding the stored object is a no-op");
+        let mut changed = back;
+        changed["data"]["k"] = json!("w");
+        assert!(!Encoded::new(changed, &[]).unwrap().same_as(&s));
+
+        let t = s.with_rv(1000);
+        assert_eq!(t.to_value().unwrap()["metadata"]["resourceVersion"], "1000");
+        assert_eq!(t.with_rv(7).to_value().unwrap()["metadata"]["resourceVersion"], "7");
+    }
+
+    #[test]
+    fn event_with_nested_resource_version_is_spliced_in_metadata() {
+        let obj = json!({"apiVersion":"v1","kind":"Event","involvedObject":{"resourceVersion":"9"},"metadata":{"name":"e"}});
+        let s = Encoded::new(obj, &["involvedObject.resourceVersion".into()]).unwrap().finish(5);
+        let v = s.to_value().unwrap();
+        assert_eq!(v["metadata"]["resourceVersion"], "5");
+        assert_eq!(v["involvedObject"]["resourceVersion"], "9");
+        assert_eq!(s.meta.fields, vec![Some("9".to_string())]);
+    }
+}

@@ -1,0 +1,28 @@
+//! Command-line interface.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::up;
+
+#[derive(Parser, Debug)]
+#[command(name = "drydock", version, about = "Cluster API in Rust: an embedded API server, controllers and an in-memory provider")]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Start the API server (and controllers) on a durable data dir.
+    Up(up::UpArgs),
+}
+
+impl Cli {
+    pub async fn run(self) -> anyhow::Result<ExitCode> {
+        match self.command {
+            Command::Up(args) => up::run(args).await.map(|_| ExitCode::SUCCESS),
+        }
+    }
+}
