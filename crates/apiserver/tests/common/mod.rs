@@ -1,0 +1,139 @@
+//! A test API server on a temporary data dir, reachable over TCP and in-process.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use drydock_api::{PrinterColumn, ResourceDef, ScaleDef};
+use drydock_apiserver::{ApiServer, Config};
+use serde_json::json;
+use tokio::sync::oneshot;
+
+pub struct TestServer {
+    pub server: ApiServer,
+    pub addr: SocketAddr,
+    pub dir: tempfile::TempDir,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl TestServer {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A kube client over TCP.
+    pub async fn client(&self) -> kube::Client {
+        let config = kube::Config::new(self.url().parse().expect("url"));
+        kube::Client::try_from(config).expect("client")
+    }
+
+    /// A kube client over the router, with no socket.
+    pub fn in_process_client(&self) -> kube::Client {
+        kube::Client::new(self.server.router(), "default")
+    }
+
+    /// Writes a kubeconfig for the server (optionally a logical cluster) and returns its path.
+    pub fn kubeconfig(&self, cluster: Option<&str>) -> PathBuf {
+        let server = match cluster {
+            Some(c) => format!("{}/clusters/{c}", self.url()),
+            None => self.url(),
+        };
+        let name = cluster.unwrap_or("root");
+        let path = self.dir.path().join(format!("kubeconfig-{name}"));
+        std::fs::write(&path, kubeconfig(&server)).expect("write kubeconfig");
+        path
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+pub fn kubeconfig(server: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster:\n    server: {server}\ncontexts:\n- name: t\n  context:\n    cluster: t\n    user: t\n    namespace: default\ncurrent-context: t\nusers:\n- name: t\n  user: {{}}\n"
+    )
+}
+
+/// The custom resource the tests use: a namespaced Widget with status and scale subresources.
+pub fn widget() -> ResourceDef {
+    ResourceDef::new("example.drydock.dev", "v1", "Widget", "widgets")
+        .with_status()
+        .with_scale(ScaleDef {
+            spec_replicas_path: ".spec.replicas".into(),
+            status_replicas_path: ".status.replicas".into(),
+            label_selector_path: Some(".status.selector".into()),
+        })
+        .short_names(&["wd"])
+        .categories(&["all"])
+        .column(PrinterColumn::new("Replicas", "integer", ".spec.replicas"))
+        .column(PrinterColumn::new("Color", "string", ".spec.color"))
+        .schema(json!({
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "properties": {
+                    "replicas": {"type": "integer"},
+                    "color": {"type": "string", "enum": ["red", "green", "blue"]},
+                    "note": {"type": "string"}
+                }},
+                "status": {"type": "object", "properties": {
+                    "replicas": {"type": "integer"},
+                    "selector": {"type": "string"},
+                    "phase": {"type": "string"}
+                }}
+            }
+        }))
+}
+
+pub async fn start_in(dir: tempfile::TempDir) -> TestServer {
+    start_with(dir, |_| {}).await
+}
+
+pub async fn start_with(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config)) -> TestServer {
+    let mut config = Config { data_dir: Some(dir.path().to_path_buf()), bookmark_interval: Duration::from_secs(1), ..Config::default() };
+    tune(&mut config);
+    let server = ApiServer::start(config, vec![widget()], Vec::new()).await.expect("start server");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, rx) = oneshot::channel::<()>();
+    let router = server.router();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                let _ = rx.await;
+            })
+            .await;
+    });
+    TestServer { server, addr, dir, stop: Some(stop) }
+}
+
+pub async fn start() -> TestServer {
+    start_in(tempfile::tempdir().expect("tempdir")).await
+}
+
+/// Polls `f` until it returns Some or the deadline passes.
+pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub fn path_exists(p: &Path) -> bool {
+    p.exists()
+}
