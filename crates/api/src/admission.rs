@@ -23,6 +23,14 @@ pub trait Admission: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Like [`default`](Self::default), but also sees the stored object on update. Some
+    /// defaults depend on it (Cluster API's replicas defaulting from the autoscaler
+    /// annotations keeps the old value when it is within bounds), so servers should call
+    /// this one. The provided implementation ignores `old` and calls `default`.
+    fn default_with_old(&self, obj: &mut Value, _old: Option<&Value>, op: Operation) -> Result<(), Vec<FieldError>> {
+        self.default(obj, op)
+    }
+
     /// Validates `obj`; `old` is the stored object on update. Returns every problem found.
     fn validate(&self, _obj: &Value, _old: Option<&Value>) -> Vec<FieldError> {
         Vec::new()

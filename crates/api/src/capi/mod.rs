@@ -1,1 +1,32 @@
 //! The Cluster API kinds, served with upstream's groups, versions and field names.
+//!
+//! - [`core`] holds `cluster.x-k8s.io/v1beta1` (Cluster, ClusterClass, Machine, MachineSet,
+//!   MachineDeployment, MachineHealthCheck, MachinePool, MachineDrainRule).
+//! - [`kubeadm`] holds `bootstrap.cluster.x-k8s.io/v1beta1` (KubeadmConfig, KubeadmConfigTemplate)
+//!   and `controlplane.cluster.x-k8s.io/v1beta1` (KubeadmControlPlane, KubeadmControlPlaneTemplate).
+//! - [`inmemory`] holds `infrastructure.cluster.x-k8s.io/v1alpha1` in-memory provider kinds.
+//! - [`ipam`] holds `ipam.cluster.x-k8s.io` claims and addresses (v1beta1) and in-cluster pools (v1alpha2).
+//!
+//! Shared helpers: [`conditions`], [`owner`], [`keys`], [`intstr`], [`version`], [`duration`],
+//! [`selector`]. [`resources`] lists every kind with its admission for the API server;
+//! [`crds`] renders them as installable CustomResourceDefinitions.
+
+pub mod common;
+pub mod conditions;
+pub mod core;
+pub mod duration;
+pub mod inmemory;
+pub mod intstr;
+pub mod ipam;
+pub mod keys;
+pub mod kubeadm;
+pub mod owner;
+mod registry;
+pub mod selector;
+pub mod validation;
+pub mod version;
+
+mod schema;
+mod typed;
+
+pub use registry::{crds, resources};

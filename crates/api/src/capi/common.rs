@@ -1,0 +1,77 @@
+//! Small API types shared across Cluster API groups.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition as MetaCondition;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The metadata a template may set on the objects created from it: labels and annotations
+/// only (Cluster API's own `ObjectMeta`, not the full Kubernetes one).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectMeta {
+    /// Labels copied to the created objects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<BTreeMap<String, String>>,
+    /// Annotations copied to the created objects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<BTreeMap<String, String>>,
+}
+
+/// Where a control plane's API server listens.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct APIEndpoint {
+    /// Hostname or IP address.
+    pub host: String,
+    /// TCP port.
+    pub port: i32,
+}
+
+impl APIEndpoint {
+    /// An endpoint is usable once both host and port are set.
+    pub fn is_valid(&self) -> bool {
+        !self.host.is_empty() && self.port != 0
+    }
+}
+
+/// How names of created Machines are generated.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineNamingStrategy {
+    /// Go template over `.cluster.name`, `.machineSet.name` (or `.kubeadmControlPlane.name`)
+    /// and `.random`; must contain `{{ .random }}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 256))]
+    pub template: Option<String>,
+}
+
+/// Conditions in the newer (v1beta2, `metav1.Condition`) style, reported alongside the
+/// v1beta1 ones during the API transition.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct V1Beta2Conditions {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 32))]
+    pub conditions: Option<Vec<MetaCondition>>,
+}
+
+/// v1beta2 status of replica-managing kinds: newer conditions and replica counters based on
+/// Machine conditions.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct V1Beta2ReplicaStatus {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 32))]
+    pub conditions: Option<Vec<MetaCondition>>,
+    /// Machines whose Ready condition is true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready_replicas: Option<i32>,
+    /// Machines whose Available condition is true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available_replicas: Option<i32>,
+    /// Machines whose UpToDate condition is true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub up_to_date_replicas: Option<i32>,
+}

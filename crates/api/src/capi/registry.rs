@@ -1,0 +1,85 @@
+//! The table of every Cluster API kind drydock serves: its CRD (generated from the Rust
+//! types) and its admission.
+
+use std::sync::Arc;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{CustomResourceDefinition, JSONSchemaProps};
+use kube::CustomResourceExt;
+
+use super::core::{
+    Cluster, ClusterClass, Machine, MachineDeployment, MachineDrainRule, MachineHealthCheck, MachinePool, MachineSet,
+};
+use super::inmemory::{InMemoryCluster, InMemoryClusterTemplate, InMemoryMachine, InMemoryMachineTemplate};
+use super::ipam::{GlobalInClusterIPPool, IPAddress, IPAddressClaim, InClusterIPPool};
+use super::kubeadm::{KubeadmConfig, KubeadmConfigTemplate, KubeadmControlPlane, KubeadmControlPlaneTemplate};
+use crate::admission::Admission;
+use crate::resource::ResourceDef;
+
+/// One served kind: its CRD and its admission hooks.
+struct Entry {
+    crd: CustomResourceDefinition,
+    admission: Option<Arc<dyn Admission>>,
+}
+
+fn entry<K: CustomResourceExt>(admission: Option<Arc<dyn Admission>>) -> Entry {
+    let mut crd = K::crd();
+    add_type_meta_to_schema(&mut crd);
+    Entry { crd, admission }
+}
+
+/// kube-derive leaves `apiVersion`, `kind` and `metadata` out of the root schema; upstream
+/// CRDs declare them (and `kubectl explain` shows them), so they are added here.
+fn add_type_meta_to_schema(crd: &mut CustomResourceDefinition) {
+    for version in &mut crd.spec.versions {
+        let Some(root) = version.schema.as_mut().and_then(|s| s.open_api_v3_schema.as_mut()) else { continue };
+        let props = root.properties.get_or_insert_with(Default::default);
+        for (name, type_) in [("apiVersion", "string"), ("kind", "string"), ("metadata", "object")] {
+            props
+                .entry(name.to_string())
+                .or_insert_with(|| JSONSchemaProps { type_: Some(type_.to_string()), ..Default::default() });
+        }
+    }
+}
+
+fn entries() -> Vec<Entry> {
+    vec![
+        entry::<Cluster>(None),
+        entry::<ClusterClass>(None),
+        entry::<Machine>(None),
+        entry::<MachineSet>(None),
+        entry::<MachineDeployment>(None),
+        entry::<MachineHealthCheck>(None),
+        entry::<MachinePool>(None),
+        entry::<MachineDrainRule>(None),
+        entry::<KubeadmControlPlane>(None),
+        entry::<KubeadmControlPlaneTemplate>(None),
+        entry::<KubeadmConfig>(None),
+        entry::<KubeadmConfigTemplate>(None),
+        entry::<InMemoryCluster>(None),
+        entry::<InMemoryClusterTemplate>(None),
+        entry::<InMemoryMachine>(None),
+        entry::<InMemoryMachineTemplate>(None),
+        entry::<IPAddressClaim>(None),
+        entry::<IPAddress>(None),
+        entry::<InClusterIPPool>(None),
+        entry::<GlobalInClusterIPPool>(None),
+    ]
+}
+
+/// Every Cluster API kind with its admission, ready to be served.
+pub fn resources() -> Vec<ResourceDef> {
+    entries()
+        .into_iter()
+        .map(|e| {
+            // Generated CRDs always carry one version and a serializable schema.
+            let mut def = ResourceDef::from_crd(&e.crd).expect("generated CRD converts to a ResourceDef");
+            def.admission = e.admission;
+            def
+        })
+        .collect()
+}
+
+/// Installable `apiextensions.k8s.io/v1` CRDs of every Cluster API kind.
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    entries().into_iter().map(|e| e.crd).collect()
+}

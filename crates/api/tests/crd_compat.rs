@@ -1,0 +1,215 @@
+//! drydock's generated CRDs against upstream's: every field upstream has must exist with the
+//! same type, optional where upstream's is optional, and names, printer columns and
+//! subresources must match. Upstream CRDs are copied into `tests/upstream-crds/`.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Diff {
+    /// Upstream has the field, we do not.
+    Missing(String),
+    /// We have a field upstream does not.
+    Extra(String),
+    /// Types differ: (path, upstream, ours).
+    Type(String, String, String),
+    /// Upstream requires the field and we do not, or the other way round.
+    Required(String, bool),
+    /// Allowed values differ: (path, upstream, ours).
+    Enum(String, Vec<String>, Vec<String>),
+}
+
+fn enum_values(s: &Value) -> Vec<String> {
+    let mut v: Vec<String> = s
+        .get("enum")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter(|v| !v.is_null()).map(Value::to_string).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn node_type(s: &Value) -> String {
+    if s.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
+        return "int-or-string".into();
+    }
+    match s.get("type").and_then(Value::as_str) {
+        Some(t) => t.to_string(),
+        None if s.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) => "any".into(),
+        None => "<none>".into(),
+    }
+}
+
+fn required(s: &Value) -> BTreeSet<String> {
+    s.get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
+        .unwrap_or_default()
+}
+
+fn walk(up: &Value, ours: &Value, path: &str, out: &mut Vec<Diff>) {
+    let (ut, ot) = (node_type(up), node_type(ours));
+    if ut != ot {
+        out.push(Diff::Type(path.to_string(), ut, ot));
+        return;
+    }
+    let (ue, oe) = (enum_values(up), enum_values(ours));
+    if ue != oe {
+        out.push(Diff::Enum(path.to_string(), ue, oe));
+    }
+    let empty = serde_json::Map::new();
+    let up_props = up.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+    let our_props = ours.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+    // Upstream free-form objects (preserve-unknown-fields without properties) end the walk.
+    if !up_props.is_empty() || !our_props.is_empty() {
+        let (ur, or) = (required(up), required(ours));
+        for (name, u) in up_props {
+            let p = format!("{path}.{name}");
+            match our_props.get(name) {
+                Some(o) => walk(u, o, &p, out),
+                None => out.push(Diff::Missing(p.clone())),
+            }
+            if our_props.contains_key(name) && ur.contains(name) != or.contains(name) {
+                out.push(Diff::Required(p, ur.contains(name)));
+            }
+        }
+        for name in our_props.keys().filter(|n| !up_props.contains_key(*n)) {
+            out.push(Diff::Extra(format!("{path}.{name}")));
+        }
+    }
+    if let (Some(u), Some(o)) = (up.get("items"), ours.get("items")) {
+        walk(u, o, &format!("{path}[]"), out);
+    }
+    if let (Some(u), Some(o)) = (up.get("additionalProperties"), ours.get("additionalProperties")) {
+        if u.is_object() && o.is_object() {
+            walk(u, o, &format!("{path}{{}}"), out);
+        }
+    }
+}
+
+fn storage_version(crd: &Value) -> &Value {
+    let versions = crd["spec"]["versions"].as_array().unwrap();
+    versions.iter().find(|v| v["storage"] == Value::Bool(true)).unwrap_or(&versions[0])
+}
+
+/// Deliberate differences: (CRD name or "*", kind of difference, path suffix; a leading `=`
+/// means the whole path).
+const ALLOWED: &[(&str, &str, &str)] = &[
+    // kube-derive's root type has a required `spec`; upstream lets it be omitted. Every
+    // manifest in practice has one, and admission needs it to default anything.
+    ("*", "required", "=.spec"),
+    // Every object has metadata; upstream marks it required on MachineDrainRule only.
+    ("machinedrainrules.cluster.x-k8s.io", "required", "=.metadata"),
+    // k8s-openapi's NodeSystemInfo (Kubernetes 1.33) has `swap`, newer than upstream's
+    // vendored copy; the field is optional and only ever written from a real Node.
+    ("machines.cluster.x-k8s.io", "extra", "=.status.nodeInfo.swap"),
+    // k8s-openapi's LocalObjectReference, ConfigMapKeySelector and SecretKeySelector require
+    // `name`; upstream's copies default it to "". A reference without a name points nowhere.
+    ("ipaddressclaims.ipam.cluster.x-k8s.io", "required", ".status.addressRef.name"),
+    ("ipaddresses.ipam.cluster.x-k8s.io", "required", ".spec.claimRef.name"),
+    ("*", "required", ".valueFrom.configMapKeyRef.name"),
+    ("*", "required", ".valueFrom.secretKeyRef.name"),
+    // k8s-openapi's metav1.Condition schema has no enum on `status`; only controllers write
+    // these (status subresource), and they write True/False/Unknown.
+    ("*", "enum", "=.status.v1beta2.conditions[].status"),
+];
+
+fn allowed(crd: &str, kind: &str, path: &str) -> bool {
+    ALLOWED.iter().any(|(c, k, p)| {
+        let path_matches = match p.strip_prefix('=') {
+            Some(exact) => path == exact,
+            None => path.ends_with(p),
+        };
+        (*c == "*" || *c == crd) && *k == kind && path_matches
+    })
+}
+
+fn schema_diffs(name: &str, up: &Value, ours: &Value) -> Vec<String> {
+    let mut diffs = Vec::new();
+    walk(
+        &storage_version(up)["schema"]["openAPIV3Schema"],
+        &storage_version(ours)["schema"]["openAPIV3Schema"],
+        "",
+        &mut diffs,
+    );
+    diffs
+        .into_iter()
+        .filter_map(|d| {
+            let (kind, path, text) = match &d {
+                Diff::Missing(p) => ("missing", p, format!("missing field {p}")),
+                Diff::Extra(p) => ("extra", p, format!("extra field {p}")),
+                Diff::Type(p, u, o) => ("type", p, format!("type of {p}: upstream {u}, ours {o}")),
+                Diff::Enum(p, u, o) => ("enum", p, format!("enum of {p}: upstream {u:?}, ours {o:?}")),
+                Diff::Required(p, r) => {
+                    ("required", p, format!("{p} is {} upstream", if *r { "required" } else { "optional" }))
+                }
+            };
+            (!allowed(name, kind, path)).then(|| format!("{name}: {text}"))
+        })
+        .collect()
+}
+
+fn paired() -> Vec<(String, Value, Value)> {
+    let ours = common::our_crds();
+    common::upstream_crds()
+        .into_iter()
+        .map(|(name, up)| {
+            let o = ours
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("no generated CRD for upstream {name}"))
+                .1
+                .clone();
+            (name, up, o)
+        })
+        .collect()
+}
+
+#[test]
+fn every_upstream_kind_is_generated_and_nothing_else() {
+    let up: BTreeSet<_> = common::upstream_crds().into_iter().map(|(n, _)| n).collect();
+    let ours: BTreeSet<_> = common::our_crds().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(up.len(), 20);
+    assert_eq!(up, ours);
+}
+
+#[test]
+fn schemas_match_upstream() {
+    let diffs: Vec<String> = paired().iter().flat_map(|(n, u, o)| schema_diffs(n, u, o)).collect();
+    assert!(diffs.is_empty(), "{} schema differences:\n{}", diffs.len(), diffs.join("\n"));
+}
+
+#[test]
+fn names_scope_and_versions_match_upstream() {
+    for (name, up, ours) in paired() {
+        assert_eq!(up["spec"]["group"], ours["spec"]["group"], "{name}");
+        assert_eq!(up["spec"]["scope"], ours["spec"]["scope"], "{name}");
+        for key in ["kind", "plural", "singular", "shortNames", "categories"] {
+            assert_eq!(up["spec"]["names"][key], ours["spec"]["names"][key], "{name} names.{key}");
+        }
+        assert_eq!(storage_version(&up)["name"], storage_version(&ours)["name"], "{name} version");
+    }
+}
+
+#[test]
+fn printer_columns_match_upstream() {
+    for (name, up, ours) in paired() {
+        let cols = |crd: &Value| storage_version(crd).get("additionalPrinterColumns").cloned().unwrap_or(Value::Null);
+        assert_eq!(cols(&up), cols(&ours), "{name}");
+    }
+}
+
+#[test]
+fn subresources_match_upstream() {
+    for (name, up, ours) in paired() {
+        let sub = |crd: &Value| {
+            let s = storage_version(crd).get("subresources").cloned().unwrap_or(Value::Null);
+            // An empty subresources object means none.
+            if s.as_object().is_some_and(|m| m.is_empty()) { Value::Null } else { s }
+        };
+        assert_eq!(sub(&up), sub(&ours), "{name}");
+    }
+}
