@@ -67,7 +67,11 @@ pub struct ApiServer {
 impl ApiServer {
     /// Opens the store, registers built-in kinds and `resources`, and starts the internal
     /// controllers. Must be called inside a Tokio runtime.
-    pub async fn start(config: Config, resources: Vec<ResourceDef>, extra_metrics: Vec<MetricsSource>) -> anyhow::Result<Self> {
+    pub async fn start(
+        config: Config,
+        resources: Vec<ResourceDef>,
+        extra_metrics: Vec<MetricsSource>,
+    ) -> anyhow::Result<Self> {
         let mut b = registry::Registry::builder();
         builtin::register(&mut b);
         let custom: Vec<ResourceDef> = resources.clone();
@@ -77,13 +81,19 @@ impl ApiServer {
         let registry = Arc::new(b.build()?);
         let backend: Box<dyn store::Backend> = match &config.data_dir {
             Some(dir) => {
-                std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
-                Box::new(store::SqliteBackend::open(&dir.join("drydock.db"), config.sync)?)
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating data dir {}", dir.display()))?;
+                Box::new(store::SqliteBackend::open(
+                    &dir.join("drydock.db"),
+                    config.sync,
+                )?)
             }
             None => Box::new(store::MemoryBackend),
         };
         let names: Arc<dyn store::ResourceNames> = registry.clone();
-        let st = tokio::task::block_in_place(|| store::Store::open(backend, names, config.store.clone()))?;
+        let st = tokio::task::block_in_place(|| {
+            store::Store::open(backend, names, config.store.clone())
+        })?;
         let api = Api::new(st, registry);
         controllers::bootstrap(&api, &custom).await?;
         controllers::spawn(&api);
@@ -107,6 +117,9 @@ impl ApiServer {
         listener: tokio::net::TcpListener,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        axum::serve(listener, self.router()).with_graceful_shutdown(shutdown).await.context("serving HTTP")
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
+            .context("serving HTTP")
     }
 }

@@ -19,9 +19,9 @@ impl PatchType {
             "application/json-patch+json" => Some(Self::Json),
             "application/merge-patch+json" => Some(Self::Merge),
             "application/strategic-merge-patch+json" => Some(Self::Strategic),
-            "application/apply-patch+yaml" | "application/apply-patch+json" | "application/apply-patch+cbor" => {
-                Some(Self::Apply)
-            }
+            "application/apply-patch+yaml"
+            | "application/apply-patch+json"
+            | "application/apply-patch+cbor" => Some(Self::Apply),
             _ => None,
         }
     }
@@ -68,8 +68,13 @@ fn list_strategy(path: &str) -> ListStrategy {
         "metadata.ownerReferences" => ByKey("uid"),
         "status.conditions" | "status.addresses" => ByKey("type"),
         "spec.taints" => ByKey("key"),
-        "spec.containers" | "spec.initContainers" | "spec.ephemeralContainers" | "spec.volumes"
-        | "spec.imagePullSecrets" | "spec.containers.env" | "spec.initContainers.env" => ByKey("name"),
+        "spec.containers"
+        | "spec.initContainers"
+        | "spec.ephemeralContainers"
+        | "spec.volumes"
+        | "spec.imagePullSecrets"
+        | "spec.containers.env"
+        | "spec.initContainers.env" => ByKey("name"),
         "spec.containers.ports" | "spec.initContainers.ports" => ByKey("containerPort"),
         "spec.containers.volumeMounts" | "spec.initContainers.volumeMounts" => ByKey("mountPath"),
         "status.containerStatuses" | "status.initContainerStatuses" => ByKey("name"),
@@ -84,7 +89,11 @@ pub fn strategic_merge(doc: &mut Value, patch: &Value) -> Result<(), String> {
 }
 
 fn join(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 fn smp_object(doc: &mut Value, patch: &Value, path: &str) -> Result<(), String> {
@@ -149,11 +158,17 @@ fn smp_object(doc: &mut Value, patch: &Value, path: &str) -> Result<(), String> 
 fn smp_list(doc: &mut Value, items: &[Value], path: &str) -> Result<(), String> {
     let strategy = list_strategy(path);
     if strategy == ListStrategy::Replace || !doc.is_array() {
-        let cleaned: Vec<Value> = items.iter().filter(|i| i.get("$patch").is_none()).cloned().collect();
+        let cleaned: Vec<Value> = items
+            .iter()
+            .filter(|i| i.get("$patch").is_none())
+            .cloned()
+            .collect();
         *doc = Value::Array(cleaned);
         return Ok(());
     }
-    let Value::Array(list) = doc else { return Ok(()) };
+    let Value::Array(list) = doc else {
+        return Ok(());
+    };
     match strategy {
         ListStrategy::Primitives => {
             for item in items {
@@ -165,7 +180,9 @@ fn smp_list(doc: &mut Value, items: &[Value], path: &str) -> Result<(), String> 
         ListStrategy::ByKey(key) => {
             for item in items {
                 let Some(kv) = item.get(key) else {
-                    return Err(format!("map: {item} does not contain declared merge key: {key}"));
+                    return Err(format!(
+                        "map: {item} does not contain declared merge key: {key}"
+                    ));
                 };
                 let pos = list.iter().position(|e| e.get(key) == Some(kv));
                 if item.get("$patch").and_then(Value::as_str) == Some("delete") {
@@ -198,7 +215,10 @@ mod tests {
         json_patch(&mut doc, &p).unwrap();
         assert_eq!(doc["metadata"]["finalizers"], json!(["x/y"]));
         let bad = json!([{"op":"test","path":"/metadata/finalizers","value":null}]);
-        assert!(json_patch(&mut doc, &bad).is_err(), "present value is not null");
+        assert!(
+            json_patch(&mut doc, &bad).is_err(),
+            "present value is not null"
+        );
         assert!(json_patch(&mut doc, &json!({"op":"add"})).is_err());
     }
 
@@ -209,10 +229,16 @@ mod tests {
         let p = json!({"metadata":{"finalizers":["b"],"ownerReferences":[{"uid":"2","name":"y"}],"labels":{"gone":null}},
                        "status":{"conditions":[{"type":"Ready","status":"True"},{"type":"Other","$patch":"delete"}]}});
         strategic_merge(&mut doc, &p).unwrap();
-        assert_eq!(doc["metadata"]["finalizers"], json!(["a","b"]));
-        assert_eq!(doc["metadata"]["ownerReferences"].as_array().unwrap().len(), 2);
+        assert_eq!(doc["metadata"]["finalizers"], json!(["a", "b"]));
+        assert_eq!(
+            doc["metadata"]["ownerReferences"].as_array().unwrap().len(),
+            2
+        );
         assert_eq!(doc["metadata"]["labels"], json!({"k":"v"}));
-        assert_eq!(doc["status"]["conditions"], json!([{"type":"Ready","status":"True"}]));
+        assert_eq!(
+            doc["status"]["conditions"],
+            json!([{"type":"Ready","status":"True"}])
+        );
 
         let p = json!({"metadata":{"$deleteFromPrimitiveList/finalizers":["a"]}, "data":{"$patch":"replace","x":"1"}});
         strategic_merge(&mut doc, &p).unwrap();

@@ -15,7 +15,8 @@ static OBJECT_META: LazyLock<Value> = LazyLock::new(|| {
     });
     let schema = settings
         .into_generator()
-        .into_root_schema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>();
+        .into_root_schema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>(
+    );
     serde_json::to_value(schema).unwrap_or(Value::Null)
 });
 
@@ -32,7 +33,11 @@ pub struct Outcome {
 pub fn process(schema: Option<&Value>, obj: &mut Value) -> Outcome {
     let mut out = Outcome::default();
     let Value::Object(map) = obj else {
-        out.errors.push(FieldError::new(FieldErrorKind::TypeInvalid, "", "object must be a JSON object"));
+        out.errors.push(FieldError::new(
+            FieldErrorKind::TypeInvalid,
+            "",
+            "object must be a JSON object",
+        ));
         return out;
     };
     if let Some(meta) = map.get_mut("metadata") {
@@ -71,11 +76,17 @@ fn nullable(s: &Value) -> bool {
 }
 
 fn preserves_unknown(s: &Value) -> bool {
-    s.get("x-kubernetes-preserve-unknown-fields").and_then(Value::as_bool).unwrap_or(false)
+    s.get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
 }
 
 fn child_path(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -100,7 +111,10 @@ fn schema_type(s: &Value) -> Option<&str> {
 }
 
 fn walk(s: &Value, v: &mut Value, path: &str, out: &mut Outcome) {
-    let int_or_string = s.get("x-kubernetes-int-or-string").and_then(Value::as_bool).unwrap_or(false);
+    let int_or_string = s
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     if int_or_string {
         if !matches!(type_name(v), "integer" | "string") {
             out.errors.push(type_error(path, v, "integer or string"));
@@ -118,9 +132,13 @@ fn walk(s: &Value, v: &mut Value, path: &str, out: &mut Outcome) {
     if let Some(allowed) = s.get("enum").and_then(Value::as_array)
         && !allowed.contains(v)
     {
-        let names: Vec<String> = allowed.iter().map(|a| a.as_str().map_or(a.to_string(), str::to_string)).collect();
+        let names: Vec<String> = allowed
+            .iter()
+            .map(|a| a.as_str().map_or(a.to_string(), str::to_string))
+            .collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        out.errors.push(FieldError::not_supported(path, v.clone(), &refs));
+        out.errors
+            .push(FieldError::not_supported(path, v.clone(), &refs));
         return;
     }
     match v {
@@ -141,7 +159,9 @@ fn walk_object(s: &Value, map: &mut Map<String, Value>, path: &str, out: &mut Ou
     let additional = s.get("additionalProperties");
     // An object declaring no fields at all is treated as free-form (e.g. `fieldsV1`,
     // RawExtension): dropping data the schema cannot describe would be worse.
-    let free = preserves_unknown(s) || matches!(additional, Some(Value::Bool(true))) || (props.is_none() && additional.is_none());
+    let free = preserves_unknown(s)
+        || matches!(additional, Some(Value::Bool(true)))
+        || (props.is_none() && additional.is_none());
     let keys: Vec<String> = map.keys().cloned().collect();
     for k in keys {
         let child = props.and_then(|p| p.get(&k)).or(match additional {
@@ -168,7 +188,12 @@ fn walk_object(s: &Value, map: &mut Map<String, Value>, path: &str, out: &mut Ou
     apply_defaults_and_required(s, map, path, out);
 }
 
-fn apply_defaults_and_required(s: &Value, map: &mut Map<String, Value>, path: &str, out: &mut Outcome) {
+fn apply_defaults_and_required(
+    s: &Value,
+    map: &mut Map<String, Value>,
+    path: &str,
+    out: &mut Outcome,
+) {
     if let Some(props) = s.get("properties").and_then(Value::as_object) {
         for (k, child) in props {
             if !map.contains_key(k)
@@ -185,7 +210,8 @@ fn apply_defaults_and_required(s: &Value, map: &mut Map<String, Value>, path: &s
                 continue;
             }
             if !map.contains_key(r) {
-                out.errors.push(FieldError::required(child_path(path, r), ""));
+                out.errors
+                    .push(FieldError::required(child_path(path, r), ""));
             }
         }
     }
@@ -231,7 +257,10 @@ mod tests {
             "spec":{"clusterName":"c","foo":1,"labels":{"a":"b"},"items":[{"name":"n","extra":true}],
                     "raw":{"anything":{"goes":1}},"opt":null,"maxSurge":"25%"},"top":1});
         let out = process(Some(&schema()), &mut obj);
-        assert_eq!(out.unknown, vec!["metadata.bogus", "spec.foo", "spec.items[0].extra", "top"]);
+        assert_eq!(
+            out.unknown,
+            vec!["metadata.bogus", "spec.foo", "spec.items[0].extra", "top"]
+        );
         assert!(out.errors.is_empty(), "{:?}", out.errors);
         assert_eq!(obj["spec"]["replicas"], 1);
         assert!(obj["spec"].get("opt").is_none());
@@ -240,12 +269,24 @@ mod tests {
 
     #[test]
     fn reports_types_enums_and_required() {
-        let mut obj = json!({"metadata":{"name":"a"},"spec":{"replicas":"three","mode":"C","maxSurge":true}});
+        let mut obj =
+            json!({"metadata":{"name":"a"},"spec":{"replicas":"three","mode":"C","maxSurge":true}});
         let out = process(Some(&schema()), &mut obj);
         let msgs: Vec<String> = out.errors.iter().map(ToString::to_string).collect();
         assert!(msgs.contains(&"spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"three\"".to_string()), "{msgs:?}");
-        assert!(msgs.iter().any(|m| m.starts_with("spec.mode: Unsupported value: \"C\"")), "{msgs:?}");
-        assert!(msgs.iter().any(|m| m.starts_with("spec.maxSurge: Invalid value")), "{msgs:?}");
-        assert!(msgs.contains(&"spec.clusterName: Required value".to_string()), "{msgs:?}");
+        assert!(
+            msgs.iter()
+                .any(|m| m.starts_with("spec.mode: Unsupported value: \"C\"")),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.iter()
+                .any(|m| m.starts_with("spec.maxSurge: Invalid value")),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.contains(&"spec.clusterName: Required value".to_string()),
+            "{msgs:?}"
+        );
     }
 }

@@ -22,11 +22,36 @@ struct Case {
     message: &'static str,
 }
 
-fn case(name: &'static str, method: &'static str, path: &str, body: impl Into<Vec<u8>>, code: u16, reason: &'static str, message: &'static str) -> Case {
-    Case { name, method, path: path.to_string(), content_type: "application/json", accept: "application/json", body: body.into(), code, reason, message }
+fn case(
+    name: &'static str,
+    method: &'static str,
+    path: &str,
+    body: impl Into<Vec<u8>>,
+    code: u16,
+    reason: &'static str,
+    message: &'static str,
+) -> Case {
+    Case {
+        name,
+        method,
+        path: path.to_string(),
+        content_type: "application/json",
+        accept: "application/json",
+        body: body.into(),
+        code,
+        reason,
+        message,
+    }
 }
 
-async fn send(router: &axum::Router, method: &str, path: &str, ct: &str, accept: &str, body: Vec<u8>) -> (u16, Value) {
+async fn send(
+    router: &axum::Router,
+    method: &str,
+    path: &str,
+    ct: &str,
+    accept: &str,
+    body: Vec<u8>,
+) -> (u16, Value) {
     let req = Request::builder()
         .method(method)
         .uri(path)
@@ -53,62 +78,430 @@ async fn bad_requests_get_a_status_and_change_nothing() {
     assert_eq!(code, 201);
     let revision = s.server.api.store.revision();
 
-    let big = format!("{{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"big\"}},\"data\":{{\"x\":\"{}\"}}}}", "a".repeat(3 * 1024 * 1024 + 10));
+    let big = format!(
+        "{{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"big\"}},\"data\":{{\"x\":\"{}\"}}}}",
+        "a".repeat(3 * 1024 * 1024 + 10)
+    );
     let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
     let mut cases = vec![
-        case("malformed JSON", "POST", CM, "{\"apiVersion\":", 400, "BadRequest", "couldn't decode"),
-        case("JSON array body", "POST", CM, "[1,2]", 400, "BadRequest", "JSON object"),
-        case("deeply nested JSON", "POST", CM, deep, 400, "BadRequest", "couldn't decode"),
-        case("wrong apiVersion", "POST", CM, r#"{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"x"}}"#, 400, "BadRequest", "does not match the expected API version"),
-        case("wrong kind", "POST", CM, r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}"#, 400, "BadRequest", "does not match the kind"),
-        case("invalid name", "POST", CM, r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}"#, 422, "Invalid", "metadata.name: Invalid value: \"Bad_Name\""),
-        case("missing name", "POST", CM, r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}"#, 422, "Invalid", "metadata.name: Required value"),
-        case("bad label", "POST", CM, r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","labels":{"a":"not valid!"}}}"#, 422, "Invalid", "metadata.labels[a]"),
-        case("oversized body", "POST", CM, big, 413, "RequestEntityTooLarge", "limit"),
-        case("unknown field under Strict", "POST", &format!("{WIDGETS}?fieldValidation=Strict"), r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"x"},"spec":{"bogus":1}}"#, 400, "BadRequest", "strict decoding error: unknown field \"spec.bogus\""),
-        case("wrong type", "POST", WIDGETS, r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"x"},"spec":{"replicas":"three"}}"#, 422, "Invalid", "spec.replicas in body must be of type integer"),
-        case("bad fieldValidation", "POST", &format!("{CM}?fieldValidation=Loose"), r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#, 400, "BadRequest", "fieldValidation"),
-        case("missing namespace", "POST", "/api/v1/namespaces/nope/configmaps", r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#, 404, "NotFound", "namespaces \"nope\" not found"),
-        case("namespace mismatch", "POST", CM, r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"other"}}"#, 400, "BadRequest", "namespace of the provided object does not match"),
-        case("name differs from URL", "PUT", &format!("{WIDGETS}/w"), r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"other","resourceVersion":"1"}}"#, 400, "BadRequest", "does not match the name on the URL"),
-        case("update without resourceVersion", "PUT", &format!("{WIDGETS}/w"), r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"w"}}"#, 422, "Invalid", "must be specified for an update"),
-        case("stale resourceVersion", "PUT", &format!("{WIDGETS}/w"), r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":"1"}}"#, 409, "Conflict", "the object has been modified"),
-        case("non-numeric resourceVersion in body", "PUT", &format!("{WIDGETS}/w"), r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":"abc"}}"#, 400, "BadRequest", "invalid resource version"),
-        case("bad label selector", "GET", &format!("{CM}?labelSelector=a%20in%20b"), "", 400, "BadRequest", "unable to parse requirement"),
-        case("unsupported field selector", "GET", &format!("{CM}?fieldSelector=spec.x%3D1"), "", 400, "BadRequest", "field label not supported: spec.x"),
-        case("bad continue token", "GET", &format!("{CM}?limit=1&continue=!!!"), "", 400, "BadRequest", "continue key is not valid"),
-        case("bad list resourceVersion", "GET", &format!("{CM}?resourceVersion=abc"), "", 400, "BadRequest", "invalid resource version"),
-        case("bad watch resourceVersion", "GET", &format!("{CM}?watch=true&resourceVersion=abc"), "", 400, "BadRequest", "invalid resource version"),
-        case("bad limit", "GET", &format!("{CM}?limit=many"), "", 400, "BadRequest", "invalid limit"),
-        case("unknown resource", "GET", "/apis/example.drydock.dev/v1/namespaces/default/gadgets", "", 404, "NotFound", "could not find the requested resource"),
-        case("unknown object", "GET", &format!("{WIDGETS}/nope"), "", 404, "NotFound", "widgets.example.drydock.dev \"nope\" not found"),
-        case("unknown logical cluster", "GET", "/clusters/nowhere/api/v1/namespaces", "", 404, "NotFound", "logical cluster \"nowhere\" not found"),
-        case("POST to a named object", "POST", &format!("{WIDGETS}/w"), "{}", 405, "MethodNotAllowed", "not allowed"),
-        Case { content_type: "application/strategic-merge-patch+json", ..case("strategic merge on a custom resource", "PATCH", &format!("{WIDGETS}/w"), r#"{"spec":{"replicas":2}}"#, 415, "UnsupportedMediaType", "accepted media types") },
-        Case { content_type: "application/json-patch+json", ..case("invalid JSON patch", "PATCH", &format!("{WIDGETS}/w"), r#"{"op":"add"}"#, 400, "BadRequest", "invalid JSON patch") },
-        Case { content_type: "application/json-patch+json", ..case("failed JSON patch test", "PATCH", &format!("{WIDGETS}/w"), r#"[{"op":"test","path":"/spec/replicas","value":7}]"#, 422, "Invalid", "rejected") },
-        Case { content_type: "application/merge-patch+json", ..case("negative scale", "PATCH", &format!("{WIDGETS}/w/scale"), r#"{"spec":{"replicas":-1}}"#, 422, "Invalid", "spec.replicas") },
-        case("unknown subresource", "GET", &format!("{WIDGETS}/w/logs"), "", 404, "NotFound", "could not find"),
-        case("bad propagation policy", "DELETE", &format!("{WIDGETS}/w?propagationPolicy=Sideways"), "", 400, "BadRequest", "propagationPolicy"),
-        case("delete precondition", "DELETE", &format!("{WIDGETS}/w"), r#"{"preconditions":{"uid":"not-the-uid"}}"#, 409, "Conflict", "Precondition failed"),
+        case(
+            "malformed JSON",
+            "POST",
+            CM,
+            "{\"apiVersion\":",
+            400,
+            "BadRequest",
+            "couldn't decode",
+        ),
+        case(
+            "JSON array body",
+            "POST",
+            CM,
+            "[1,2]",
+            400,
+            "BadRequest",
+            "JSON object",
+        ),
+        case(
+            "deeply nested JSON",
+            "POST",
+            CM,
+            deep,
+            400,
+            "BadRequest",
+            "couldn't decode",
+        ),
+        case(
+            "wrong apiVersion",
+            "POST",
+            CM,
+            r#"{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"x"}}"#,
+            400,
+            "BadRequest",
+            "does not match the expected API version",
+        ),
+        case(
+            "wrong kind",
+            "POST",
+            CM,
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}"#,
+            400,
+            "BadRequest",
+            "does not match the kind",
+        ),
+        case(
+            "invalid name",
+            "POST",
+            CM,
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}"#,
+            422,
+            "Invalid",
+            "metadata.name: Invalid value: \"Bad_Name\"",
+        ),
+        case(
+            "missing name",
+            "POST",
+            CM,
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}"#,
+            422,
+            "Invalid",
+            "metadata.name: Required value",
+        ),
+        case(
+            "bad label",
+            "POST",
+            CM,
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","labels":{"a":"not valid!"}}}"#,
+            422,
+            "Invalid",
+            "metadata.labels[a]",
+        ),
+        case(
+            "oversized body",
+            "POST",
+            CM,
+            big,
+            413,
+            "RequestEntityTooLarge",
+            "limit",
+        ),
+        case(
+            "unknown field under Strict",
+            "POST",
+            &format!("{WIDGETS}?fieldValidation=Strict"),
+            r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"x"},"spec":{"bogus":1}}"#,
+            400,
+            "BadRequest",
+            "strict decoding error: unknown field \"spec.bogus\"",
+        ),
+        case(
+            "wrong type",
+            "POST",
+            WIDGETS,
+            r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"x"},"spec":{"replicas":"three"}}"#,
+            422,
+            "Invalid",
+            "spec.replicas in body must be of type integer",
+        ),
+        case(
+            "bad fieldValidation",
+            "POST",
+            &format!("{CM}?fieldValidation=Loose"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#,
+            400,
+            "BadRequest",
+            "fieldValidation",
+        ),
+        case(
+            "missing namespace",
+            "POST",
+            "/api/v1/namespaces/nope/configmaps",
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#,
+            404,
+            "NotFound",
+            "namespaces \"nope\" not found",
+        ),
+        case(
+            "namespace mismatch",
+            "POST",
+            CM,
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"other"}}"#,
+            400,
+            "BadRequest",
+            "namespace of the provided object does not match",
+        ),
+        case(
+            "name differs from URL",
+            "PUT",
+            &format!("{WIDGETS}/w"),
+            r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"other","resourceVersion":"1"}}"#,
+            400,
+            "BadRequest",
+            "does not match the name on the URL",
+        ),
+        case(
+            "update without resourceVersion",
+            "PUT",
+            &format!("{WIDGETS}/w"),
+            r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"w"}}"#,
+            422,
+            "Invalid",
+            "must be specified for an update",
+        ),
+        case(
+            "stale resourceVersion",
+            "PUT",
+            &format!("{WIDGETS}/w"),
+            r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":"1"}}"#,
+            409,
+            "Conflict",
+            "the object has been modified",
+        ),
+        case(
+            "non-numeric resourceVersion in body",
+            "PUT",
+            &format!("{WIDGETS}/w"),
+            r#"{"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":"abc"}}"#,
+            400,
+            "BadRequest",
+            "invalid resource version",
+        ),
+        case(
+            "bad label selector",
+            "GET",
+            &format!("{CM}?labelSelector=a%20in%20b"),
+            "",
+            400,
+            "BadRequest",
+            "unable to parse requirement",
+        ),
+        case(
+            "unsupported field selector",
+            "GET",
+            &format!("{CM}?fieldSelector=spec.x%3D1"),
+            "",
+            400,
+            "BadRequest",
+            "field label not supported: spec.x",
+        ),
+        case(
+            "bad continue token",
+            "GET",
+            &format!("{CM}?limit=1&continue=!!!"),
+            "",
+            400,
+            "BadRequest",
+            "continue key is not valid",
+        ),
+        case(
+            "bad list resourceVersion",
+            "GET",
+            &format!("{CM}?resourceVersion=abc"),
+            "",
+            400,
+            "BadRequest",
+            "invalid resource version",
+        ),
+        case(
+            "bad watch resourceVersion",
+            "GET",
+            &format!("{CM}?watch=true&resourceVersion=abc"),
+            "",
+            400,
+            "BadRequest",
+            "invalid resource version",
+        ),
+        case(
+            "bad limit",
+            "GET",
+            &format!("{CM}?limit=many"),
+            "",
+            400,
+            "BadRequest",
+            "invalid limit",
+        ),
+        case(
+            "unknown resource",
+            "GET",
+            "/apis/example.drydock.dev/v1/namespaces/default/gadgets",
+            "",
+            404,
+            "NotFound",
+            "could not find the requested resource",
+        ),
+        case(
+            "unknown object",
+            "GET",
+            &format!("{WIDGETS}/nope"),
+            "",
+            404,
+            "NotFound",
+            "widgets.example.drydock.dev \"nope\" not found",
+        ),
+        case(
+            "unknown logical cluster",
+            "GET",
+            "/clusters/nowhere/api/v1/namespaces",
+            "",
+            404,
+            "NotFound",
+            "logical cluster \"nowhere\" not found",
+        ),
+        case(
+            "POST to a named object",
+            "POST",
+            &format!("{WIDGETS}/w"),
+            "{}",
+            405,
+            "MethodNotAllowed",
+            "not allowed",
+        ),
+        Case {
+            content_type: "application/strategic-merge-patch+json",
+            ..case(
+                "strategic merge on a custom resource",
+                "PATCH",
+                &format!("{WIDGETS}/w"),
+                r#"{"spec":{"replicas":2}}"#,
+                415,
+                "UnsupportedMediaType",
+                "accepted media types",
+            )
+        },
+        Case {
+            content_type: "application/json-patch+json",
+            ..case(
+                "invalid JSON patch",
+                "PATCH",
+                &format!("{WIDGETS}/w"),
+                r#"{"op":"add"}"#,
+                400,
+                "BadRequest",
+                "invalid JSON patch",
+            )
+        },
+        Case {
+            content_type: "application/json-patch+json",
+            ..case(
+                "failed JSON patch test",
+                "PATCH",
+                &format!("{WIDGETS}/w"),
+                r#"[{"op":"test","path":"/spec/replicas","value":7}]"#,
+                422,
+                "Invalid",
+                "rejected",
+            )
+        },
+        Case {
+            content_type: "application/merge-patch+json",
+            ..case(
+                "negative scale",
+                "PATCH",
+                &format!("{WIDGETS}/w/scale"),
+                r#"{"spec":{"replicas":-1}}"#,
+                422,
+                "Invalid",
+                "spec.replicas",
+            )
+        },
+        case(
+            "unknown subresource",
+            "GET",
+            &format!("{WIDGETS}/w/logs"),
+            "",
+            404,
+            "NotFound",
+            "could not find",
+        ),
+        case(
+            "bad propagation policy",
+            "DELETE",
+            &format!("{WIDGETS}/w?propagationPolicy=Sideways"),
+            "",
+            400,
+            "BadRequest",
+            "propagationPolicy",
+        ),
+        case(
+            "delete precondition",
+            "DELETE",
+            &format!("{WIDGETS}/w"),
+            r#"{"preconditions":{"uid":"not-the-uid"}}"#,
+            409,
+            "Conflict",
+            "Precondition failed",
+        ),
     ];
-    cases.push(Case { content_type: "application/yaml", ..case("malformed YAML", "POST", CM, "apiVersion: v1\nkind: [unclosed\n", 400, "BadRequest", "YAML") });
-    cases.push(Case { content_type: "application/vnd.kubernetes.protobuf", ..case("protobuf body", "POST", CM, "k8s\0", 415, "UnsupportedMediaType", "unknown format") });
-    cases.push(Case { content_type: "application/apply-patch+yaml", ..case("server-side apply", "PATCH", &format!("{WIDGETS}/w?fieldManager=me"), "spec: {}", 415, "UnsupportedMediaType", "server-side apply") });
-    cases.push(Case { content_type: "application/apply-patch+yaml", ..case("apply without field manager", "PATCH", &format!("{WIDGETS}/w"), "spec: {}", 400, "BadRequest", "fieldManager") });
-    cases.push(Case { accept: "application/vnd.kubernetes.protobuf", ..case("protobuf only accepted", "GET", CM, "", 406, "NotAcceptable", "media types") });
+    cases.push(Case {
+        content_type: "application/yaml",
+        ..case(
+            "malformed YAML",
+            "POST",
+            CM,
+            "apiVersion: v1\nkind: [unclosed\n",
+            400,
+            "BadRequest",
+            "YAML",
+        )
+    });
+    cases.push(Case {
+        content_type: "application/vnd.kubernetes.protobuf",
+        ..case(
+            "protobuf body",
+            "POST",
+            CM,
+            "k8s\0",
+            415,
+            "UnsupportedMediaType",
+            "unknown format",
+        )
+    });
+    cases.push(Case {
+        content_type: "application/apply-patch+yaml",
+        ..case(
+            "server-side apply",
+            "PATCH",
+            &format!("{WIDGETS}/w?fieldManager=me"),
+            "spec: {}",
+            415,
+            "UnsupportedMediaType",
+            "server-side apply",
+        )
+    });
+    cases.push(Case {
+        content_type: "application/apply-patch+yaml",
+        ..case(
+            "apply without field manager",
+            "PATCH",
+            &format!("{WIDGETS}/w"),
+            "spec: {}",
+            400,
+            "BadRequest",
+            "fieldManager",
+        )
+    });
+    cases.push(Case {
+        accept: "application/vnd.kubernetes.protobuf",
+        ..case(
+            "protobuf only accepted",
+            "GET",
+            CM,
+            "",
+            406,
+            "NotAcceptable",
+            "media types",
+        )
+    });
 
     for c in cases {
-        let (code, status) = send(&router, c.method, &c.path, c.content_type, c.accept, c.body).await;
+        let (code, status) =
+            send(&router, c.method, &c.path, c.content_type, c.accept, c.body).await;
         assert_eq!(code, c.code, "{}: {status}", c.name);
         assert_eq!(status["kind"], "Status", "{}: {status}", c.name);
         assert_eq!(status["code"], c.code, "{}", c.name);
         assert_eq!(status["reason"], c.reason, "{}: {status}", c.name);
         let msg = status["message"].as_str().unwrap_or_default();
-        assert!(msg.contains(c.message), "{}: message {msg:?} lacks {:?}", c.name, c.message);
+        assert!(
+            msg.contains(c.message),
+            "{}: message {msg:?} lacks {:?}",
+            c.name,
+            c.message
+        );
     }
-    assert_eq!(s.server.api.store.revision(), revision, "a rejected request changed the store");
-    let (code, w) = send(&router, "GET", &format!("{WIDGETS}/w"), "", "application/json", vec![]).await;
+    assert_eq!(
+        s.server.api.store.revision(),
+        revision,
+        "a rejected request changed the store"
+    );
+    let (code, w) = send(
+        &router,
+        "GET",
+        &format!("{WIDGETS}/w"),
+        "",
+        "application/json",
+        vec![],
+    )
+    .await;
     assert_eq!(code, 200);
     assert_eq!(w["spec"]["replicas"], 1);
 }
@@ -138,8 +531,16 @@ async fn mangled_bodies_never_panic() {
             }
         }
         let method = ["POST", "PUT", "PATCH"][(next() % 3) as usize];
-        let path = if method == "POST" { WIDGETS.to_string() } else { format!("{WIDGETS}/m") };
-        let ct = if method == "PATCH" { "application/merge-patch+json" } else { "application/json" };
+        let path = if method == "POST" {
+            WIDGETS.to_string()
+        } else {
+            format!("{WIDGETS}/m")
+        };
+        let ct = if method == "PATCH" {
+            "application/merge-patch+json"
+        } else {
+            "application/json"
+        };
         let (code, status) = send(&router, method, &path, ct, "application/json", body).await;
         assert!(code < 500, "server error {code}: {status}");
         if code >= 400 {

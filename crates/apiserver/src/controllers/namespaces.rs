@@ -15,10 +15,21 @@ use crate::store::watch::{All, EventType, Scope};
 use crate::store::{Change, Expect, ObjKey};
 
 pub async fn run(api: Arc<Api>) {
-    let Some(ns_res) = api.registry.lookup("", "v1", "namespaces").map(|r| r.id) else { return };
-    let lc_res = api.registry.lookup(TENANCY_GROUP, "v1alpha1", "logicalclusters").map(|r| r.id);
+    let Some(ns_res) = api.registry.lookup("", "v1", "namespaces").map(|r| r.id) else {
+        return;
+    };
+    let lc_res = api
+        .registry
+        .lookup(TENANCY_GROUP, "v1alpha1", "logicalclusters")
+        .map(|r| r.id);
     let after = api.store.revision();
-    let Ok(sub) = api.store.hub().subscribe(Scope::Everything, Arc::new(All), after, true) else { return };
+    let Ok(sub) = api
+        .store
+        .hub()
+        .subscribe(Scope::Everything, Arc::new(All), after, true)
+    else {
+        return;
+    };
     let mut terminating: HashSet<(Arc<str>, String)> = HashSet::new();
     for (key, obj) in api.store.scan(None, Some("")) {
         if key.res == ns_res && obj.meta.deleting {
@@ -68,13 +79,23 @@ pub async fn run(api: Arc<Api>) {
 /// Deletes what remains in a terminating namespace; removes the namespace once empty.
 /// Returns true when the namespace is gone.
 async fn progress(api: &Arc<Api>, ns_res: u32, cluster: &Arc<str>, ns: &str) -> bool {
-    let key = ObjKey { cluster: cluster.clone(), res: ns_res, namespace: String::new(), name: ns.to_string() };
-    let Some(nsobj) = api.store.get(&key) else { return true };
+    let key = ObjKey {
+        cluster: cluster.clone(),
+        res: ns_res,
+        namespace: String::new(),
+        name: ns.to_string(),
+    };
+    let Some(nsobj) = api.store.get(&key) else {
+        return true;
+    };
     let contents = api.store.scan(Some(cluster), Some(ns));
     if contents.is_empty() {
         // Only our `kubernetes` finalizer (in spec) remains: the namespace can go.
         if nsobj.meta.finalizers.is_empty() {
-            let _ = api.store.commit(key, Expect::Revision(nsobj.rv), Change::Delete).await;
+            let _ = api
+                .store
+                .commit(key, Expect::Revision(nsobj.rv), Change::Delete)
+                .await;
             return true;
         }
         return false;
@@ -83,8 +104,16 @@ async fn progress(api: &Arc<Api>, ns_res: u32, cluster: &Arc<str>, ns: &str) -> 
         if obj.meta.deleting {
             continue;
         }
-        let Some(res) = api.registry.get(k.res).cloned() else { continue };
-        let t = Target { cluster: k.cluster.clone(), res, namespace: Some(k.namespace.clone()), name: Some(k.name.clone()), sub: None };
+        let Some(res) = api.registry.get(k.res).cloned() else {
+            continue;
+        };
+        let t = Target {
+            cluster: k.cluster.clone(),
+            res,
+            namespace: Some(k.namespace.clone()),
+            name: Some(k.name.clone()),
+            sub: None,
+        };
         let api = api.clone();
         tokio::spawn(async move {
             let _ = api.delete(&t, &DeleteOptions::default()).await;

@@ -20,7 +20,10 @@ use tokio::sync::mpsc;
 
 use crate::error::{ApiError, ApiResult};
 use crate::patch::PatchType;
-use crate::rest::{Api, DeleteOptions, FieldValidation, ListOptions, Propagation, Subresource, Target, WriteOptions, Written};
+use crate::rest::{
+    Api, DeleteOptions, FieldValidation, ListOptions, Propagation, Subresource, Target,
+    WriteOptions, Written,
+};
 use crate::selector::LabelSelector;
 use crate::store::{ObjKey, Stored};
 use crate::{builtin, metrics};
@@ -49,10 +52,18 @@ struct Query(Vec<(String, String)>);
 
 impl Query {
     fn parse(q: Option<&str>) -> Self {
-        Self(form_urlencoded::parse(q.unwrap_or_default().as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect())
+        Self(
+            form_urlencoded::parse(q.unwrap_or_default().as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+        )
     }
     fn get(&self, key: &str) -> Option<&str> {
-        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
     fn flag(&self, key: &str) -> bool {
         matches!(self.get(key), Some("true" | "1"))
@@ -68,9 +79,21 @@ async fn dispatch(State(srv): State<Arc<Server>>, req: Request<Body>) -> Respons
         Err(e) => error_response(&e),
     };
     if verb != "WATCH" {
-        metrics::request(&verb, &group, &resource, resp.status().as_u16(), started.elapsed());
+        metrics::request(
+            &verb,
+            &group,
+            &resource,
+            resp.status().as_u16(),
+            started.elapsed(),
+        );
     } else {
-        metrics::request(&verb, &group, &resource, resp.status().as_u16(), Duration::ZERO);
+        metrics::request(
+            &verb,
+            &group,
+            &resource,
+            resp.status().as_u16(),
+            Duration::ZERO,
+        );
     }
     resp
 }
@@ -118,13 +141,29 @@ fn json_value(code: StatusCode, v: &Value) -> Response {
     json_response(code, v.to_string().into(), "application/json")
 }
 
-async fn handle(srv: &Arc<Server>, cluster: String, route: Route, req: Request<Body>) -> ApiResult<Response> {
-    let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
-    if !matches!(route, Route::Health(_) | Route::Metrics | Route::Version | Route::OpenApiV2 | Route::OpenApiV3(_))
-        && cluster != ROOT_CLUSTER
+async fn handle(
+    srv: &Arc<Server>,
+    cluster: String,
+    route: Route,
+    req: Request<Body>,
+) -> ApiResult<Response> {
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    if !matches!(
+        route,
+        Route::Health(_) | Route::Metrics | Route::Version | Route::OpenApiV2 | Route::OpenApiV3(_)
+    ) && cluster != ROOT_CLUSTER
         && !logical_cluster_exists(&srv.api, &cluster)
     {
-        return Err(ApiError::new(404, "NotFound", format!("logical cluster \"{cluster}\" not found")));
+        return Err(ApiError::new(
+            404,
+            "NotFound",
+            format!("logical cluster \"{cluster}\" not found"),
+        ));
     }
     let reg = &srv.api.registry;
     match route {
@@ -139,9 +178,18 @@ async fn handle(srv: &Arc<Server>, cluster: String, route: Route, req: Request<B
         )),
         Route::Health(_) => {
             if srv.api.store.healthy() {
-                Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "ok").into_response())
+                Ok((
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                    "ok",
+                )
+                    .into_response())
             } else {
-                Ok((StatusCode::INTERNAL_SERVER_ERROR, "[-]store failed: a commit to the durable log failed\n").into_response())
+                Ok((
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "[-]store failed: a commit to the durable log failed\n",
+                )
+                    .into_response())
             }
         }
         Route::Metrics => {
@@ -152,24 +200,50 @@ async fn handle(srv: &Arc<Server>, cluster: String, route: Route, req: Request<B
                 extra(&mut out);
             }
             out.push_str("# EOF\n");
-            Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], out).into_response())
+            Ok((
+                StatusCode::OK,
+                [(
+                    header::CONTENT_TYPE,
+                    "text/plain; version=0.0.4; charset=utf-8",
+                )],
+                out,
+            )
+                .into_response())
         }
         // An empty protobuf document: kubectl then finds no client-side schema and leaves
         // validation to the server (fieldValidation=Strict).
-        Route::OpenApiV2 => Ok(json_response(StatusCode::OK, Bytes::new(), "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")),
+        Route::OpenApiV2 => Ok(json_response(
+            StatusCode::OK,
+            Bytes::new(),
+            "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+        )),
         Route::OpenApiV3(_) => Err(ApiError::not_found_path()),
         Route::CoreVersions => match discovery::aggregated_version(&accept) {
-            Some(v) => Ok(json_response(StatusCode::OK, discovery::aggregated(reg, true, v).to_string().into(), &discovery::aggregated_content_type(v))),
+            Some(v) => Ok(json_response(
+                StatusCode::OK,
+                discovery::aggregated(reg, true, v).to_string().into(),
+                &discovery::aggregated_content_type(v),
+            )),
             None => {
-                let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1");
+                let host = req
+                    .headers()
+                    .get(header::HOST)
+                    .and_then(|h| h.to_str().ok())
+                    .unwrap_or("127.0.0.1");
                 Ok(json_value(StatusCode::OK, &discovery::core_versions(host)))
             }
         },
         Route::Groups => match discovery::aggregated_version(&accept) {
-            Some(v) => Ok(json_response(StatusCode::OK, discovery::aggregated(reg, false, v).to_string().into(), &discovery::aggregated_content_type(v))),
+            Some(v) => Ok(json_response(
+                StatusCode::OK,
+                discovery::aggregated(reg, false, v).to_string().into(),
+                &discovery::aggregated_content_type(v),
+            )),
             None => Ok(json_value(StatusCode::OK, &discovery::group_list(reg))),
         },
-        Route::Group(g) => discovery::group(reg, &g).map(|d| json_value(StatusCode::OK, &d)).ok_or_else(ApiError::not_found_path),
+        Route::Group(g) => discovery::group(reg, &g)
+            .map(|d| json_value(StatusCode::OK, &d))
+            .ok_or_else(ApiError::not_found_path),
         Route::Resources { group, version } => discovery::resource_list(reg, &group, &version)
             .map(|d| json_value(StatusCode::OK, &d))
             .ok_or_else(ApiError::not_found_path),
@@ -180,8 +254,18 @@ async fn handle(srv: &Arc<Server>, cluster: String, route: Route, req: Request<B
 
 /// A non-root logical cluster exists while its LogicalCluster object does.
 fn logical_cluster_exists(api: &Api, name: &str) -> bool {
-    let Some(res) = api.registry.lookup(builtin::TENANCY_GROUP, "v1alpha1", "logicalclusters") else { return false };
-    let key = ObjKey { cluster: api.store.cluster_name(ROOT_CLUSTER), res: res.id, namespace: String::new(), name: name.to_string() };
+    let Some(res) = api
+        .registry
+        .lookup(builtin::TENANCY_GROUP, "v1alpha1", "logicalclusters")
+    else {
+        return false;
+    };
+    let key = ObjKey {
+        cluster: api.store.cluster_name(ROOT_CLUSTER),
+        res: res.id,
+        namespace: String::new(),
+        name: name.to_string(),
+    };
     api.store.get(&key).is_some()
 }
 
@@ -206,7 +290,10 @@ fn negotiate(accept: &str) -> ApiResult<As> {
             continue;
         }
         let base = p.split(';').next().unwrap_or_default().trim();
-        if matches!(base, "application/json" | "*/*" | "application/*" | "application/yaml" | "") {
+        if matches!(
+            base,
+            "application/json" | "*/*" | "application/*" | "application/yaml" | ""
+        ) {
             json_ok = true;
         }
     }
@@ -221,34 +308,46 @@ fn negotiate(accept: &str) -> ApiResult<As> {
 
 async fn read_body(req: Request<Body>) -> ApiResult<(HeaderMap, Bytes)> {
     let (parts, body) = req.into_parts();
-    if let Some(len) = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok())
+    if let Some(len) = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
         && len > MAX_BODY
     {
-        return Err(ApiError::too_large(format!("the request body is {len} bytes; the limit is {MAX_BODY}")));
+        return Err(ApiError::too_large(format!(
+            "the request body is {len} bytes; the limit is {MAX_BODY}"
+        )));
     }
-    let bytes = axum::body::to_bytes(body, MAX_BODY)
-        .await
-        .map_err(|_| ApiError::too_large(format!("the request body is larger than the limit of {MAX_BODY} bytes")))?;
+    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
+        ApiError::too_large(format!(
+            "the request body is larger than the limit of {MAX_BODY} bytes"
+        ))
+    })?;
     Ok((parts.headers, bytes))
 }
 
 fn decode_body(headers: &HeaderMap, body: &[u8], patch: bool) -> ApiResult<Value> {
-    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json");
     let base = ct.split(';').next().unwrap_or_default().trim();
     if body.is_empty() {
         return Err(ApiError::bad_request("the request body is empty"));
     }
-    let yaml = matches!(base, "application/yaml" | "application/x-yaml" | "text/yaml" | "application/apply-patch+yaml");
-    if !yaml
-        && !patch
-        && !matches!(base, "application/json" | "" | "*/*")
-    {
+    let yaml = matches!(
+        base,
+        "application/yaml" | "application/x-yaml" | "text/yaml" | "application/apply-patch+yaml"
+    );
+    if !yaml && !patch && !matches!(base, "application/json" | "" | "*/*") {
         return Err(ApiError::unsupported_media(format!(
             "the body of the request was in an unknown format ({base}) - accepted media types include: application/json, application/yaml"
         )));
     }
     if yaml && !body.starts_with(b"{") {
-        let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the YAML body is not UTF-8"))?;
+        let text = std::str::from_utf8(body)
+            .map_err(|_| ApiError::bad_request("the YAML body is not UTF-8"))?;
         return serde_saphyr::from_str::<Value>(text)
             .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")));
     }
@@ -262,7 +361,9 @@ fn write_options(q: &Query) -> ApiResult<WriteOptions> {
         None | Some("") => false,
         Some("All") => true,
         Some(other) => {
-            return Err(ApiError::bad_request(format!("dryRun: Unsupported value: \"{other}\": supported values: \"All\"")));
+            return Err(ApiError::bad_request(format!(
+                "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
+            )));
         }
     };
     let validation = match q.get("fieldValidation") {
@@ -275,14 +376,22 @@ fn write_options(q: &Query) -> ApiResult<WriteOptions> {
             )));
         }
     };
-    Ok(WriteOptions { dry_run, validation })
+    Ok(WriteOptions {
+        dry_run,
+        validation,
+    })
 }
 
 fn list_options(api: &Api, t: &Target, q: &Query) -> ApiResult<ListOptions> {
-    let labels = LabelSelector::parse(q.get("labelSelector").unwrap_or_default()).map_err(ApiError::bad_request)?;
+    let labels = LabelSelector::parse(q.get("labelSelector").unwrap_or_default())
+        .map_err(ApiError::bad_request)?;
     let fields = api.field_selector(&t.res, q.get("fieldSelector").unwrap_or_default())?;
     let limit = match q.get("limit").filter(|s| !s.is_empty()) {
-        Some(l) => Some(l.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit: \"{l}\"")))?.max(0) as usize),
+        Some(l) => Some(
+            l.parse::<i64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid limit: \"{l}\"")))?
+                .max(0) as usize,
+        ),
         None => None,
     };
     Ok(ListOptions {
@@ -291,7 +400,10 @@ fn list_options(api: &Api, t: &Target, q: &Query) -> ApiResult<ListOptions> {
         limit,
         continue_token: q.get("continue").map(str::to_string),
         resource_version: q.get("resourceVersion").map(str::to_string),
-        resource_version_match: q.get("resourceVersionMatch").filter(|s| !s.is_empty()).map(str::to_string),
+        resource_version_match: q
+            .get("resourceVersionMatch")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
         send_initial_events: q.flag("sendInitialEvents"),
     })
 }
@@ -308,9 +420,19 @@ fn written_response(w: Written) -> Response {
     r
 }
 
-async fn resource(srv: &Arc<Server>, cluster: String, p: ResourcePath, req: Request<Body>, accept: &str) -> ApiResult<Response> {
+async fn resource(
+    srv: &Arc<Server>,
+    cluster: String,
+    p: ResourcePath,
+    req: Request<Body>,
+    accept: &str,
+) -> ApiResult<Response> {
     let api = &srv.api;
-    let res = api.registry.lookup(&p.group, &p.version, &p.resource).cloned().ok_or_else(ApiError::not_found_path)?;
+    let res = api
+        .registry
+        .lookup(&p.group, &p.version, &p.resource)
+        .cloned()
+        .ok_or_else(ApiError::not_found_path)?;
     let sub = match p.subresource.as_deref() {
         None => None,
         Some("status") if res.def.status_subresource => Some(Subresource::Status),
@@ -321,7 +443,13 @@ async fn resource(srv: &Arc<Server>, cluster: String, p: ResourcePath, req: Requ
         return Err(ApiError::not_found_path());
     }
     let q = Query::parse(req.uri().query());
-    let t = Target { cluster: api.store.cluster_name(&cluster), res: res.clone(), namespace: p.namespace.clone(), name: p.name.clone(), sub };
+    let t = Target {
+        cluster: api.store.cluster_name(&cluster),
+        res: res.clone(),
+        namespace: p.namespace.clone(),
+        name: p.name.clone(),
+        sub,
+    };
     if res.def.namespaced && p.name.is_some() && p.namespace.is_none() {
         return Err(ApiError::not_found_path());
     }
@@ -332,13 +460,29 @@ async fn resource(srv: &Arc<Server>, cluster: String, p: ResourcePath, req: Requ
             let as_ = negotiate(accept)?;
             let obj = api.get(&t)?;
             match (sub, as_) {
-                (Some(Subresource::Scale), _) => Ok(json_value(StatusCode::OK, &api.scale_of(&t, &api.value(&res, &obj)?)?)),
+                (Some(Subresource::Scale), _) => Ok(json_value(
+                    StatusCode::OK,
+                    &api.scale_of(&t, &api.value(&res, &obj)?)?,
+                )),
                 (_, As::Table) => {
                     let v = api.value(&res, &obj)?;
                     let rv = obj.rv.to_string();
-                    Ok(json_value(StatusCode::OK, &table::table(&res.def, &[v], &rv, None, q.get("includeObject").unwrap_or("Metadata"))))
+                    Ok(json_value(
+                        StatusCode::OK,
+                        &table::table(
+                            &res.def,
+                            &[v],
+                            &rv,
+                            None,
+                            q.get("includeObject").unwrap_or("Metadata"),
+                        ),
+                    ))
                 }
-                _ => Ok(json_response(StatusCode::OK, api.encode(&res, &obj)?, "application/json")),
+                _ => Ok(json_response(
+                    StatusCode::OK,
+                    api.encode(&res, &obj)?,
+                    "application/json",
+                )),
             }
         }
         (Method::GET, None) => {
@@ -347,13 +491,37 @@ async fn resource(srv: &Arc<Server>, cluster: String, p: ResourcePath, req: Requ
             let list = api.list(&t, &opts)?;
             match as_ {
                 As::Table => {
-                    let objs = list.items.iter().map(|o| api.value(&res, o)).collect::<ApiResult<Vec<_>>>()?;
-                    let tbl = table::table(&res.def, &objs, &list.rev.to_string(), list.continue_token.as_deref(), q.get("includeObject").unwrap_or("Metadata"));
+                    let objs = list
+                        .items
+                        .iter()
+                        .map(|o| api.value(&res, o))
+                        .collect::<ApiResult<Vec<_>>>()?;
+                    let tbl = table::table(
+                        &res.def,
+                        &objs,
+                        &list.rev.to_string(),
+                        list.continue_token.as_deref(),
+                        q.get("includeObject").unwrap_or("Metadata"),
+                    );
                     Ok(json_value(StatusCode::OK, &tbl))
                 }
                 As::Object => {
-                    let items = list.items.iter().map(|o| api.encode(&res, o)).collect::<ApiResult<Vec<_>>>()?;
-                    Ok(json_response(StatusCode::OK, list_body(&res.def.kind, &res.def.api_version(), list.rev, list.continue_token.as_deref(), &items), "application/json"))
+                    let items = list
+                        .items
+                        .iter()
+                        .map(|o| api.encode(&res, o))
+                        .collect::<ApiResult<Vec<_>>>()?;
+                    Ok(json_response(
+                        StatusCode::OK,
+                        list_body(
+                            &res.def.kind,
+                            &res.def.api_version(),
+                            list.rev,
+                            list.continue_token.as_deref(),
+                            &items,
+                        ),
+                        "application/json",
+                    ))
                 }
             }
         }
@@ -373,7 +541,9 @@ async fn resource(srv: &Arc<Server>, cluster: String, p: ResourcePath, req: Requ
             }
             Ok(written_response(written))
         }
-        (Method::POST, Some(_)) => Err(ApiError::method_not_allowed("POST is not allowed on a named resource; use PUT or PATCH")),
+        (Method::POST, Some(_)) => Err(ApiError::method_not_allowed(
+            "POST is not allowed on a named resource; use PUT or PATCH",
+        )),
         (Method::PUT, Some(_)) => {
             let opts = write_options(&q)?;
             let (headers, body) = read_body(req).await?;
@@ -382,14 +552,21 @@ async fn resource(srv: &Arc<Server>, cluster: String, p: ResourcePath, req: Requ
         }
         (Method::PATCH, Some(_)) => {
             let opts = write_options(&q)?;
-            let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+            let ct = req
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
             let ptype = PatchType::from_content_type(&ct).ok_or_else(|| {
                 ApiError::unsupported_media(format!(
                     "the body of the request was in an unknown format ({ct}) - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
                 ))
             })?;
             if ptype == PatchType::Apply && q.get("fieldManager").is_none_or(str::is_empty) {
-                return Err(ApiError::bad_request("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"));
+                return Err(ApiError::bad_request(
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                ));
             }
             let (headers, body) = read_body(req).await?;
             let patch = decode_body(&headers, &body, true)?;
@@ -415,16 +592,34 @@ async fn resource(srv: &Arc<Server>, cluster: String, p: ResourcePath, req: Requ
                 None => {
                     let lo = list_options(api, &t, &q)?;
                     let items = api.delete_collection(&t, &lo, &opts).await?;
-                    Ok(json_response(StatusCode::OK, list_body(&res.def.kind, &res.def.api_version(), api.store.revision(), None, &items), "application/json"))
+                    Ok(json_response(
+                        StatusCode::OK,
+                        list_body(
+                            &res.def.kind,
+                            &res.def.api_version(),
+                            api.store.revision(),
+                            None,
+                            &items,
+                        ),
+                        "application/json",
+                    ))
                 }
             }
         }
-        (m, _) => Err(ApiError::method_not_allowed(format!("the server does not allow this method on the requested resource: {m}"))),
+        (m, _) => Err(ApiError::method_not_allowed(format!(
+            "the server does not allow this method on the requested resource: {m}"
+        ))),
     }
 }
 
 /// Assembles a `<Kind>List` from already-encoded items.
-fn list_body(kind: &str, api_version: &str, rev: u64, cont: Option<&str>, items: &[Bytes]) -> Bytes {
+fn list_body(
+    kind: &str,
+    api_version: &str,
+    rev: u64,
+    cont: Option<&str>,
+    items: &[Bytes],
+) -> Bytes {
     let size: usize = items.iter().map(|i| i.len() + 1).sum();
     let mut b = BytesMut::with_capacity(size + 200);
     b.put_slice(format!("{{\"apiVersion\":\"{api_version}\",\"kind\":\"{kind}List\",\"metadata\":{{\"resourceVersion\":\"{rev}\"").as_bytes());
@@ -447,7 +642,10 @@ async fn watch(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str) -> ApiRes
     let as_ = negotiate(accept)?;
     let opts = list_options(&api, t, q)?;
     let timeout = match q.get("timeoutSeconds").filter(|s| !s.is_empty()) {
-        Some(s) => Duration::from_secs(s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: \"{s}\"")))?),
+        Some(s) => Duration::from_secs(
+            s.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: \"{s}\"")))?,
+        ),
         None => Duration::from_secs(1800 + rand::random::<u64>() % 1800),
     };
     let params = watch::WatchParams {
@@ -488,9 +686,18 @@ async fn watch(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str) -> ApiRes
         }
     }
     let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
-    let body = Body::from_stream(futures::StreamExt::map(stream, Ok::<_, std::convert::Infallible>));
+    let body = Body::from_stream(futures::StreamExt::map(
+        stream,
+        Ok::<_, std::convert::Infallible>,
+    ));
     let mut r = Response::new(body);
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
     Ok(r)
 }

@@ -62,7 +62,11 @@ impl DeleteOptions {
                 self.precondition_rv = Some(rv.to_string());
             }
         }
-        if body.get("dryRun").and_then(Value::as_array).is_some_and(|a| a.iter().any(|v| v == "All")) {
+        if body
+            .get("dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|v| v == "All"))
+        {
             self.dry_run = true;
         }
         Ok(())
@@ -74,7 +78,9 @@ impl Api {
     pub async fn delete(&self, t: &Target, opts: &DeleteOptions) -> ApiResult<Written> {
         let name = t.name()?.to_string();
         if t.sub.is_some() {
-            return Err(ApiError::method_not_allowed("delete is not supported on subresources"));
+            return Err(ApiError::method_not_allowed(
+                "delete is not supported on subresources",
+            ));
         }
         for _ in 0..16 {
             let current = self.get(t)?;
@@ -85,7 +91,10 @@ impl Api {
                 return Err(ApiError::conflict_msg(
                     &t.res.def,
                     &name,
-                    &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", current.meta.uid),
+                    &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        current.meta.uid
+                    ),
                 ));
             }
             if let Some(rv) = &opts.precondition_rv
@@ -94,12 +103,20 @@ impl Api {
                 return Err(ApiError::conflict_msg(
                     &t.res.def,
                     &name,
-                    &format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", current.rv),
+                    &format!(
+                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                        current.rv
+                    ),
                 ));
             }
             if current.meta.deleting {
                 // Already terminating: deleting again changes nothing.
-                return Ok(Written { code: 200, body: self.encode(&t.res, &current)?, warnings: vec![], stored: Some(current) });
+                return Ok(Written {
+                    code: 200,
+                    body: self.encode(&t.res, &current)?,
+                    warnings: vec![],
+                    stored: Some(current),
+                });
             }
             let mut finalizers = current.meta.finalizers.clone();
             if let Some(f) = opts.propagation.finalizer()
@@ -128,27 +145,46 @@ impl Api {
                     None => obj.clone(),
                 };
                 Change::Put(
-                    Encoded::new(stored, self.storage_selectable(&t.res)).map_err(|e| ApiError::internal(e.to_string()))?,
+                    Encoded::new(stored, self.storage_selectable(&t.res))
+                        .map_err(|e| ApiError::internal(e.to_string()))?,
                 )
             };
             if opts.dry_run {
                 return Ok(Written {
                     code: 200,
-                    body: serde_json::to_vec(&obj).map_err(|e| ApiError::internal(e.to_string()))?.into(),
+                    body: serde_json::to_vec(&obj)
+                        .map_err(|e| ApiError::internal(e.to_string()))?
+                        .into(),
                     warnings: vec![],
                     stored: None,
                 });
             }
-            match self.store.commit(t.key(&name), Expect::Revision(current.rv), change).await {
+            match self
+                .store
+                .commit(t.key(&name), Expect::Revision(current.rv), change)
+                .await
+            {
                 Ok(c @ (Committed::Written(_) | Committed::Unchanged(_))) => {
-                    return Ok(Written { code: 200, body: self.encode(&t.res, c.object())?, warnings: vec![], stored: Some(c.object().clone()) });
+                    return Ok(Written {
+                        code: 200,
+                        body: self.encode(&t.res, c.object())?,
+                        warnings: vec![],
+                        stored: Some(c.object().clone()),
+                    });
                 }
                 Ok(c @ Committed::Deleted(_)) => {
-                    return Ok(Written { code: 200, body: self.encode(&t.res, c.object())?, warnings: vec![], stored: Some(c.object().clone()) });
+                    return Ok(Written {
+                        code: 200,
+                        body: self.encode(&t.res, c.object())?,
+                        warnings: vec![],
+                        stored: Some(c.object().clone()),
+                    });
                 }
                 Err(StoreError::Conflict) => continue,
                 Err(StoreError::NotFound) => return Err(ApiError::not_found(&t.res.def, &name)),
-                Err(StoreError::AlreadyExists) => return Err(ApiError::internal("unexpected store state")),
+                Err(StoreError::AlreadyExists) => {
+                    return Err(ApiError::internal("unexpected store state"));
+                }
                 Err(StoreError::Failed(m)) => return Err(ApiError::internal(m)),
             }
         }
@@ -156,14 +192,35 @@ impl Api {
     }
 
     /// DELETE of a collection: deletes every selected object; answers with the list of what was deleted.
-    pub async fn delete_collection(&self, t: &Target, list: &ListOptions, opts: &DeleteOptions) -> ApiResult<Vec<bytes::Bytes>> {
-        let items = self.list(t, &ListOptions { limit: None, continue_token: None, ..list.clone() })?.items;
+    pub async fn delete_collection(
+        &self,
+        t: &Target,
+        list: &ListOptions,
+        opts: &DeleteOptions,
+    ) -> ApiResult<Vec<bytes::Bytes>> {
+        let items = self
+            .list(
+                t,
+                &ListOptions {
+                    limit: None,
+                    continue_token: None,
+                    ..list.clone()
+                },
+            )?
+            .items;
         let mut out = Vec::with_capacity(items.len());
         for item in items {
             let v = self.value(&t.res, &item)?;
-            let name = v["metadata"]["name"].as_str().unwrap_or_default().to_string();
+            let name = v["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             let ns = v["metadata"]["namespace"].as_str().map(str::to_string);
-            let one = Target { name: Some(name), namespace: ns.or(t.namespace.clone()), ..t.clone() };
+            let one = Target {
+                name: Some(name),
+                namespace: ns.or(t.namespace.clone()),
+                ..t.clone()
+            };
             match self.delete(&one, opts).await {
                 Ok(w) => out.push(w.body),
                 Err(e) if e.code == 404 => {}

@@ -7,14 +7,18 @@ use serde_json::{Value, json};
 
 /// Current time as Kubernetes writes it: RFC 3339, whole seconds, UTC.
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 /// A random 5-character suffix for `generateName`, from apimachinery's alphabet.
 pub fn name_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut rng = rand::rng();
-    (0..5).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+    (0..5)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
 }
 
 pub fn new_uid() -> String {
@@ -71,7 +75,8 @@ pub fn path_segment_name(s: &str) -> Result<(), String> {
 fn name_part(s: &str) -> Result<(), String> {
     let ok = !s.is_empty()
         && s.len() <= 63
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
         && s.starts_with(|c: char| c.is_ascii_alphanumeric())
         && s.ends_with(|c: char| c.is_ascii_alphanumeric());
     if ok {
@@ -123,7 +128,11 @@ pub fn validate_metadata(meta: &Value) -> Vec<FieldError> {
                         errs.push(FieldError::invalid(format!("metadata.labels[{k}]"), s, e));
                     }
                 }
-                None => errs.push(FieldError::invalid(format!("metadata.labels[{k}]"), v.clone(), "must be a string")),
+                None => errs.push(FieldError::invalid(
+                    format!("metadata.labels[{k}]"),
+                    v.clone(),
+                    "must be a string",
+                )),
             }
         }
     }
@@ -146,13 +155,19 @@ pub fn validate_metadata(meta: &Value) -> Vec<FieldError> {
     if let Some(fins) = meta.get("finalizers").and_then(Value::as_array) {
         for (i, f) in fins.iter().enumerate() {
             match f.as_str() {
-                Some(s) if STANDARD_FINALIZERS.contains(&s) || (s.contains('/') && qualified_name(s).is_ok()) => {}
+                Some(s)
+                    if STANDARD_FINALIZERS.contains(&s)
+                        || (s.contains('/') && qualified_name(s).is_ok()) => {}
                 Some(s) => errs.push(FieldError::invalid(
                     format!("metadata.finalizers[{i}]"),
                     s,
                     "name is neither a standard finalizer name nor is it fully qualified",
                 )),
-                None => errs.push(FieldError::invalid(format!("metadata.finalizers[{i}]"), f.clone(), "must be a string")),
+                None => errs.push(FieldError::invalid(
+                    format!("metadata.finalizers[{i}]"),
+                    f.clone(),
+                    "must be a string",
+                )),
             }
         }
     }
@@ -161,7 +176,10 @@ pub fn validate_metadata(meta: &Value) -> Vec<FieldError> {
         for (i, r) in refs.iter().enumerate() {
             for f in ["apiVersion", "kind", "name", "uid"] {
                 if r.get(f).and_then(Value::as_str).is_none_or(str::is_empty) {
-                    errs.push(FieldError::required(format!("metadata.ownerReferences[{i}].{f}"), ""));
+                    errs.push(FieldError::required(
+                        format!("metadata.ownerReferences[{i}].{f}"),
+                        "",
+                    ));
                 }
             }
             if r.get("controller").and_then(Value::as_bool) == Some(true) {
@@ -202,6 +220,13 @@ mod tests {
     fn metadata_problems_are_reported_with_paths() {
         let m = json!({"labels": {"ok": "v", "bad key!": "v", "k": "bad value!"}, "finalizers": ["nope"]});
         let fields: Vec<String> = validate_metadata(&m).into_iter().map(|e| e.field).collect();
-        assert_eq!(fields, vec!["metadata.labels", "metadata.labels[k]", "metadata.finalizers[0]"]);
+        assert_eq!(
+            fields,
+            vec![
+                "metadata.labels",
+                "metadata.labels[k]",
+                "metadata.finalizers[0]"
+            ]
+        );
     }
 }

@@ -9,9 +9,9 @@ use std::time::Instant;
 
 use tokio::sync::oneshot;
 
+use super::StoreConfig;
 use super::backend::{Backend, LogRow};
 use super::watch::{WatchEvent, WatchHub};
-use super::StoreConfig;
 use crate::metrics;
 
 /// One write waiting to become durable.
@@ -44,7 +44,9 @@ impl Committer {
             last_compaction: Instant::now(),
             last_id: 0,
         };
-        std::thread::Builder::new().name("store-committer".into()).spawn(move || worker.run(rx))?;
+        std::thread::Builder::new()
+            .name("store-committer".into())
+            .spawn(move || worker.run(rx))?;
         Ok(Self { tx })
     }
 
@@ -145,7 +147,9 @@ impl Worker {
         }
         let started = Instant::now();
         match self.backend.compact(&ids, target) {
-            Ok(()) => tracing::debug!(rows = ids.len(), target, elapsed = ?started.elapsed(), "compacted log"),
+            Ok(()) => {
+                tracing::debug!(rows = ids.len(), target, elapsed = ?started.elapsed(), "compacted log")
+            }
             Err(e) => tracing::warn!(error = %format!("{e:#}"), "log compaction failed"),
         }
     }

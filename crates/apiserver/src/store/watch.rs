@@ -108,7 +108,9 @@ struct Subscriber {
 impl Subscriber {
     /// Delivers; false when the subscriber is gone or too slow and must be dropped.
     fn deliver(&self, ev: &Arc<WatchEvent>) -> bool {
-        let Some(kind) = classify(self.filter.as_ref(), ev) else { return true };
+        let Some(kind) = classify(self.filter.as_ref(), ev) else {
+            return true;
+        };
         match &self.sink {
             Sink::Bounded(tx) => tx.try_send((kind, ev.clone())).is_ok(),
             Sink::Unbounded(tx) => tx.send((kind, ev.clone())).is_ok(),
@@ -192,9 +194,18 @@ pub struct WatchHub {
 
 impl WatchHub {
     pub fn new(resources: usize, ring_capacity: usize, buffer: usize, compacted: u64) -> Arc<Self> {
-        let rings = (0..resources).map(|_| Ring { events: VecDeque::new(), evicted_upto: compacted }).collect();
+        let rings = (0..resources)
+            .map(|_| Ring {
+                events: VecDeque::new(),
+                evicted_upto: compacted,
+            })
+            .collect();
         Arc::new(Self {
-            state: Mutex::new(HubState { rings, subs: HashMap::new(), next_id: 0 }),
+            state: Mutex::new(HubState {
+                rings,
+                subs: HashMap::new(),
+                next_id: 0,
+            }),
             published: AtomicU64::new(compacted),
             ring_capacity: ring_capacity.max(1),
             buffer: buffer.max(1),
@@ -221,7 +232,9 @@ impl WatchHub {
     }
 
     fn push_ring(&self, st: &mut HubState, ev: Arc<WatchEvent>) {
-        let Some(ring) = st.rings.get_mut(ev.key.res as usize) else { return };
+        let Some(ring) = st.rings.get_mut(ev.key.res as usize) else {
+            return;
+        };
         if ring.events.len() >= self.ring_capacity
             && let Some(old) = ring.events.pop_front()
         {
@@ -242,7 +255,9 @@ impl WatchHub {
                 Scope::Everything,
             ];
             for scope in scopes {
-                let Some(list) = st.subs.get_mut(&scope) else { continue };
+                let Some(list) = st.subs.get_mut(&scope) else {
+                    continue;
+                };
                 let before = list.len();
                 list.retain(|s| s.deliver(ev));
                 delivered += before as u64;
@@ -272,9 +287,13 @@ impl WatchHub {
             Scope::Everything => (0..st.rings.len()).collect(),
         };
         for r in rings {
-            let Some(ring) = st.rings.get(r) else { continue };
+            let Some(ring) = st.rings.get(r) else {
+                continue;
+            };
             if after < ring.evicted_upto {
-                return Err(Expired { oldest: ring.evicted_upto });
+                return Err(Expired {
+                    oldest: ring.evicted_upto,
+                });
             }
             let start = ring.events.partition_point(|e| e.rv() <= after);
             for ev in ring.events.range(start..) {
@@ -300,8 +319,19 @@ impl WatchHub {
         };
         let id = st.next_id;
         st.next_id += 1;
-        st.subs.entry(scope.clone()).or_default().push(Subscriber { id, filter, sink });
-        Ok(Subscription { replay, rx, guard: SubscriptionGuard { hub: self.clone(), scope, id } })
+        st.subs
+            .entry(scope.clone())
+            .or_default()
+            .push(Subscriber { id, filter, sink });
+        Ok(Subscription {
+            replay,
+            rx,
+            guard: SubscriptionGuard {
+                hub: self.clone(),
+                scope,
+                id,
+            },
+        })
     }
 
     /// Number of live subscribers (for metrics).

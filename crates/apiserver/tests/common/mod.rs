@@ -95,10 +95,18 @@ pub async fn start_in(dir: tempfile::TempDir) -> TestServer {
 }
 
 pub async fn start_with(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config)) -> TestServer {
-    let mut config = Config { data_dir: Some(dir.path().to_path_buf()), bookmark_interval: Duration::from_secs(1), ..Config::default() };
+    let mut config = Config {
+        data_dir: Some(dir.path().to_path_buf()),
+        bookmark_interval: Duration::from_secs(1),
+        ..Config::default()
+    };
     tune(&mut config);
-    let server = ApiServer::start(config, vec![widget()], Vec::new()).await.expect("start server");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let server = ApiServer::start(config, vec![widget()], Vec::new())
+        .await
+        .expect("start server");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, rx) = oneshot::channel::<()>();
     let router = server.router();
@@ -109,7 +117,12 @@ pub async fn start_with(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config)) 
             })
             .await;
     });
-    TestServer { server, addr, dir, stop: Some(stop) }
+    TestServer {
+        server,
+        addr,
+        dir,
+        stop: Some(stop),
+    }
 }
 
 pub async fn start() -> TestServer {
