@@ -112,20 +112,29 @@ impl FieldError {
     }
 }
 
-impl fmt::Display for FieldError {
-    /// Formats like apimachinery: `spec.x: Invalid value: "v": detail`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.field, self.kind.label())?;
+impl FieldError {
+    /// The message without the field path (what Status causes carry next to `field`):
+    /// `Invalid value: "v": detail`.
+    pub fn body(&self) -> String {
+        let mut out = self.kind.label().to_string();
         if let Some(v) = &self.value {
             match v {
-                Value::String(s) => write!(f, ": \"{s}\"")?,
-                other => write!(f, ": {other}")?,
+                Value::String(s) => out.push_str(&format!(": \"{s}\"")),
+                other => out.push_str(&format!(": {other}")),
             }
         }
         if !self.detail.is_empty() {
-            write!(f, ": {}", self.detail)?;
+            out.push_str(": ");
+            out.push_str(&self.detail);
         }
-        Ok(())
+        out
+    }
+}
+
+impl fmt::Display for FieldError {
+    /// Formats like apimachinery: `spec.x: Invalid value: "v": detail`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.body())
     }
 }
 

@@ -86,7 +86,7 @@ impl ApiError {
         };
         let causes: Vec<Value> = errors
             .iter()
-            .map(|e| json!({"reason": e.kind.reason(), "message": e.to_string(), "field": e.field}))
+            .map(|e| json!({"reason": e.kind.reason(), "message": e.body(), "field": e.field}))
             .collect();
         let mut d = details(def, name);
         d["causes"] = Value::Array(causes);

@@ -67,7 +67,7 @@ pub fn process(schema: Option<&Value>, obj: &mut Value) -> Outcome {
             }
         }
     }
-    apply_defaults_and_required(schema, map, "", &mut out);
+    apply_defaults(schema, map);
     out
 }
 
@@ -185,15 +185,10 @@ fn walk_object(s: &Value, map: &mut Map<String, Value>, path: &str, out: &mut Ou
             }
         }
     }
-    apply_defaults_and_required(s, map, path, out);
+    apply_defaults(s, map);
 }
 
-fn apply_defaults_and_required(
-    s: &Value,
-    map: &mut Map<String, Value>,
-    path: &str,
-    out: &mut Outcome,
-) {
+fn apply_defaults(s: &Value, map: &mut Map<String, Value>) {
     if let Some(props) = s.get("properties").and_then(Value::as_object) {
         for (k, child) in props {
             if !map.contains_key(k)
@@ -204,16 +199,52 @@ fn apply_defaults_and_required(
             }
         }
     }
-    if let Some(required) = s.get("required").and_then(Value::as_array) {
-        for r in required.iter().filter_map(Value::as_str) {
-            if path.is_empty() && r == "metadata" {
-                continue;
+}
+
+/// Reports required fields that are missing. Runs after admission defaulting, as
+/// kube-apiserver validates the schema after mutating webhooks.
+pub fn missing_required(schema: Option<&Value>, obj: &Value) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    if let Some(s) = schema {
+        required_walk(s, obj, "", &mut out);
+    }
+    out
+}
+
+fn required_walk(s: &Value, v: &Value, path: &str, out: &mut Vec<FieldError>) {
+    match v {
+        Value::Object(map) => {
+            if let Some(required) = s.get("required").and_then(Value::as_array) {
+                for r in required.iter().filter_map(Value::as_str) {
+                    if !(path.is_empty() && r == "metadata") && !map.contains_key(r) {
+                        out.push(FieldError::required(child_path(path, r), ""));
+                    }
+                }
             }
-            if !map.contains_key(r) {
-                out.errors
-                    .push(FieldError::required(child_path(path, r), ""));
+            let props = s.get("properties").and_then(Value::as_object);
+            for (k, child_v) in map {
+                if path.is_empty() && k == "metadata" {
+                    continue;
+                }
+                let child = props
+                    .and_then(|p| p.get(k))
+                    .or(match s.get("additionalProperties") {
+                        Some(a @ Value::Object(_)) => Some(a),
+                        _ => None,
+                    });
+                if let Some(child) = child {
+                    required_walk(child, child_v, &child_path(path, k), out);
+                }
             }
         }
+        Value::Array(items) => {
+            if let Some(item_schema) = s.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    required_walk(item_schema, item, &format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -284,9 +315,13 @@ mod tests {
                 .any(|m| m.starts_with("spec.maxSurge: Invalid value")),
             "{msgs:?}"
         );
-        assert!(
-            msgs.contains(&"spec.clusterName: Required value".to_string()),
-            "{msgs:?}"
+        let missing: Vec<String> = missing_required(Some(&schema()), &obj)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            missing,
+            vec!["spec.clusterName: Required value".to_string()]
         );
     }
 }

@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 use crate::up;
 
 #[derive(Parser, Debug)]
-#[command(name = "drydock", version, about = "Cluster API in Rust: an embedded API server, controllers and an in-memory provider")]
+#[command(
+    name = "drydock",
+    version,
+    about = "Cluster API in Rust: an embedded API server, controllers and an in-memory provider"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -26,16 +26,25 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     init_tracing();
     let config = Config {
         data_dir: Some(args.data_dir.clone()),
-        sync: if args.sync == "normal" { drydock_apiserver::store::SyncMode::Normal } else { drydock_apiserver::store::SyncMode::Full },
+        sync: if args.sync == "normal" {
+            drydock_apiserver::store::SyncMode::Normal
+        } else {
+            drydock_apiserver::store::SyncMode::Full
+        },
         ..Config::default()
     };
     let server = ApiServer::start(config, drydock_api::capi::resources(), Vec::new()).await?;
-    let listener = tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("binding {}", args.listen))?;
     let addr = listener.local_addr()?;
     let kc = args.data_dir.join("kubeconfig");
     kubeconfig::write(&kc, &format!("http://{addr}"), "drydock")?;
     tracing::info!(%addr, kubeconfig = %kc.display(), "drydock API server listening");
-    println!("drydock is serving on http://{addr}\n  export KUBECONFIG={}", kc.display());
+    println!(
+        "drydock is serving on http://{addr}\n  export KUBECONFIG={}",
+        kc.display()
+    );
     server.serve(listener, shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())
@@ -47,7 +56,8 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
             s.recv().await;
         }
     };
@@ -62,5 +72,8 @@ async fn shutdown_signal() {
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DRYDOCK_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

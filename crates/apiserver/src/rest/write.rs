@@ -181,6 +181,7 @@ impl Api {
             }
             errs.extend(adm.validate(obj, old));
         }
+        errs.extend(schema::missing_required(t.res.def.schema.as_deref(), obj));
         if errs.is_empty() {
             Ok(())
         } else {
