@@ -70,6 +70,12 @@ pub fn parse(s: &str) -> Result<SignedDuration, DurationError> {
     Ok(SignedDuration::from_nanos(nanos))
 }
 
+/// Validates an optional duration field at `path` (the Go API rejects unparsable values).
+pub fn validate_field(value: Option<&str>, path: &crate::admission::FieldPath) -> Option<crate::admission::FieldError> {
+    let v = value?;
+    parse(v).err().map(|e| crate::admission::FieldError::invalid(path.as_str(), v, e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

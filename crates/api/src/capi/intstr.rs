@@ -53,6 +53,26 @@ pub fn display(v: &IntOrString) -> String {
     }
 }
 
+/// Validates an optional int-or-percent field at `path`: an integer or `"N%"`, not negative.
+pub fn validate_field(
+    v: Option<&IntOrString>,
+    path: &crate::admission::FieldPath,
+) -> Option<crate::admission::FieldError> {
+    let v = v?;
+    let value = serde_json::to_value(v).unwrap_or_default();
+    match scaled_value(v, 100, true) {
+        Err(e) => Some(crate::admission::FieldError::invalid(
+            path.as_str(),
+            value,
+            format!("must be either an int or a percentage: {e}"),
+        )),
+        Ok(n) if n < 0 => {
+            Some(crate::admission::FieldError::invalid(path.as_str(), value, "must be greater than or equal to 0"))
+        }
+        Ok(_) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,6 +100,17 @@ mod tests {
         for (v, total, up, want) in cases {
             assert_eq!(scaled_value(&v, total, up), want, "{v:?} of {total} up={up}");
         }
+    }
+
+    #[test]
+    fn field_validation() {
+        let p = crate::admission::FieldPath::new("spec").child("maxSurge");
+        assert!(validate_field(None, &p).is_none());
+        assert!(validate_field(Some(&IntOrString::Int(0)), &p).is_none());
+        assert!(validate_field(Some(&s("25%")), &p).is_none());
+        assert!(validate_field(Some(&s("25")), &p).is_some());
+        assert!(validate_field(Some(&IntOrString::Int(-1)), &p).is_some());
+        assert!(validate_field(Some(&s("-5%")), &p).is_some());
     }
 
     #[test]

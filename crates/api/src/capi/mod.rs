@@ -20,13 +20,17 @@ pub mod intstr;
 pub mod ipam;
 pub mod keys;
 pub mod kubeadm;
+pub mod naming;
 pub mod owner;
+pub mod refs;
 mod registry;
 pub mod selector;
 pub mod validation;
 pub mod version;
 
 mod schema;
+#[cfg(test)]
+mod testutil;
 mod typed;
 
 pub use registry::{crds, resources};

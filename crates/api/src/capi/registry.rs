@@ -7,11 +7,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{CustomR
 use kube::CustomResourceExt;
 
 use super::core::{
-    Cluster, ClusterClass, Machine, MachineDeployment, MachineDrainRule, MachineHealthCheck, MachinePool, MachineSet,
+    Cluster, ClusterClass, Machine, MachineAdmission, MachineDeployment, MachineDeploymentAdmission, MachineDrainRule,
+    MachineHealthCheck, MachinePool, MachineSet, MachineSetAdmission,
 };
 use super::inmemory::{InMemoryCluster, InMemoryClusterTemplate, InMemoryMachine, InMemoryMachineTemplate};
 use super::ipam::{GlobalInClusterIPPool, IPAddress, IPAddressClaim, InClusterIPPool};
 use super::kubeadm::{KubeadmConfig, KubeadmConfigTemplate, KubeadmControlPlane, KubeadmControlPlaneTemplate};
+use super::typed::{KindAdmission, Typed};
 use crate::admission::Admission;
 use crate::resource::ResourceDef;
 
@@ -41,13 +43,17 @@ fn add_type_meta_to_schema(crd: &mut CustomResourceDefinition) {
     }
 }
 
+fn typed<A: KindAdmission>(a: A) -> Option<Arc<dyn Admission>> {
+    Some(Arc::new(Typed(a)))
+}
+
 fn entries() -> Vec<Entry> {
     vec![
         entry::<Cluster>(None),
         entry::<ClusterClass>(None),
-        entry::<Machine>(None),
-        entry::<MachineSet>(None),
-        entry::<MachineDeployment>(None),
+        entry::<Machine>(typed(MachineAdmission)),
+        entry::<MachineSet>(typed(MachineSetAdmission)),
+        entry::<MachineDeployment>(typed(MachineDeploymentAdmission)),
         entry::<MachineHealthCheck>(None),
         entry::<MachinePool>(None),
         entry::<MachineDrainRule>(None),

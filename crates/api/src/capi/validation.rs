@@ -122,6 +122,28 @@ pub fn label_value_errors(s: &str) -> Vec<String> {
     errs
 }
 
+/// Turns any string into a valid label value: valid values are kept; others become
+/// `hash_<base64url(fnv32a(s))>_z`, as Cluster API formats names it puts in labels.
+pub fn format_label_value(s: &str) -> String {
+    if label_value_errors(s).is_empty() {
+        return s.to_string();
+    }
+    let hash = s.bytes().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
+    format!("hash_{}_z", base64url_nopad(&hash.to_be_bytes()))
+}
+
+fn base64url_nopad(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 0x3f) as usize]));
+        }
+    }
+    out
+}
+
 /// Label keys and values, each problem reported at `path[key]`.
 pub fn validate_labels(labels: Option<&BTreeMap<String, String>>, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = Vec::new();
@@ -195,6 +217,17 @@ mod tests {
         assert!(label_value_errors("my_value.1").is_empty());
         assert!(!label_value_errors("-x").is_empty());
         assert!(!label_value_errors(&"a".repeat(64)).is_empty());
+    }
+
+    #[test]
+    fn label_value_formatting() {
+        assert_eq!(format_label_value("ms-1"), "ms-1");
+        let long = "a".repeat(70);
+        let f = format_label_value(&long);
+        assert!(f.starts_with("hash_") && f.ends_with("_z") && label_value_errors(&f).is_empty(), "{f}");
+        assert_eq!(f.len(), "hash_".len() + 6 + "_z".len());
+        assert_eq!(base64url_nopad(b"Man"), "TWFu");
+        assert_eq!(base64url_nopad(&[0xfb, 0xff]), "-_8");
     }
 
     #[test]

@@ -1,0 +1,168 @@
+//! Machine admission: cluster-name label, ref namespaces, version prefix and node deletion
+//! timeout defaults; bootstrap, version, ref and immutability checks.
+
+use super::checks::{
+    default_machine_spec, set_cluster_name_label, validate_bootstrap_present, validate_cluster_name,
+    validate_machine_spec,
+};
+use super::machine::Machine;
+use crate::admission::{FieldError, FieldPath};
+use crate::capi::typed::KindAdmission;
+use crate::capi::{duration, refs};
+
+/// Default wait for the Node to be deleted once the infrastructure is gone.
+pub const DEFAULT_NODE_DELETION_TIMEOUT: &str = "10s";
+
+pub(crate) struct MachineAdmission;
+
+impl KindAdmission for MachineAdmission {
+    type Object = Machine;
+
+    fn default(&self, m: &mut Machine, _old: Option<&Machine>) -> Result<(), Vec<FieldError>> {
+        set_cluster_name_label(&mut m.metadata, &m.spec.cluster_name);
+        default_machine_spec(&mut m.spec, m.metadata.namespace.as_deref());
+        m.spec.node_deletion_timeout.get_or_insert_with(|| DEFAULT_NODE_DELETION_TIMEOUT.to_string());
+        Ok(())
+    }
+
+    fn validate(&self, m: &Machine, old: Option<&Machine>) -> Vec<FieldError> {
+        let spec = FieldPath::new("spec");
+        let mut errs = validate_cluster_name(
+            &m.spec.cluster_name,
+            old.map(|o| o.spec.cluster_name.as_str()),
+            &spec.child("clusterName"),
+        );
+        // MachinePool Machines get their bootstrap data from the pool.
+        let in_pool = m.metadata.owner_references.iter().flatten().any(|r| r.kind == "MachinePool");
+        if !in_pool {
+            errs.extend(validate_bootstrap_present(&m.spec, &spec));
+        }
+        errs.extend(validate_machine_spec(&m.spec, m.metadata.namespace.as_deref(), &spec));
+        for (field, value) in [
+            ("nodeDrainTimeout", &m.spec.node_drain_timeout),
+            ("nodeVolumeDetachTimeout", &m.spec.node_volume_detach_timeout),
+            ("nodeDeletionTimeout", &m.spec.node_deletion_timeout),
+        ] {
+            errs.extend(duration::validate_field(value.as_deref(), &spec.child(field)));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, gate) in m.spec.readiness_gates.iter().flatten().enumerate() {
+            if !seen.insert(gate.condition_type.as_str()) {
+                errs.push(FieldError::duplicate(
+                    spec.child("readinessGates").index(i).child("conditionType"),
+                    gate.condition_type.as_str(),
+                ));
+            }
+        }
+        if let Some(old) = old {
+            // The infrastructure machine and bootstrap config are fixed for a Machine's life;
+            // a different one needs a new Machine.
+            errs.extend(refs::validate_same_target(
+                &m.spec.infrastructure_ref,
+                &old.spec.infrastructure_ref,
+                &spec.child("infrastructureRef"),
+            ));
+            if let (Some(new), Some(prev)) = (&m.spec.bootstrap.config_ref, &old.spec.bootstrap.config_ref) {
+                errs.extend(refs::validate_same_target(new, prev, &spec.child("bootstrap").child("configRef")));
+            }
+        }
+        errs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::capi::testutil::{admit, error_fields, merged};
+    use crate::capi::typed::Typed;
+
+    fn machine() -> Value {
+        json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine",
+            "metadata": { "name": "m1", "namespace": "ns" },
+            "spec": {
+                "clusterName": "c1",
+                "version": "1.30.2",
+                "bootstrap": { "configRef": { "apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfig", "name": "m1" } },
+                "infrastructureRef": { "apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "kind": "InMemoryMachine", "name": "m1" }
+            }
+        })
+    }
+
+    #[test]
+    fn defaults() {
+        let out = admit(&Typed(MachineAdmission), machine(), None).unwrap();
+        assert_eq!(out["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"], "c1");
+        assert_eq!(out["spec"]["version"], "v1.30.2");
+        assert_eq!(out["spec"]["bootstrap"]["configRef"]["namespace"], "ns");
+        assert_eq!(out["spec"]["infrastructureRef"]["namespace"], "ns");
+        assert_eq!(out["spec"]["nodeDeletionTimeout"], "10s");
+    }
+
+    #[test]
+    fn invalid_objects_are_rejected_at_the_right_field() {
+        let cases = [
+            (json!({ "spec": { "bootstrap": { "configRef": null } } }), vec!["spec.bootstrap.data"]),
+            (json!({ "spec": { "version": "1.30" } }), vec!["spec.version"]),
+            (json!({ "spec": { "clusterName": "" } }), vec!["spec.clusterName"]),
+            (
+                json!({ "spec": { "infrastructureRef": { "namespace": "other" } } }),
+                vec!["spec.infrastructureRef.namespace"],
+            ),
+            (
+                json!({ "spec": { "bootstrap": { "configRef": { "namespace": "other" } } } }),
+                vec!["spec.bootstrap.configRef.namespace"],
+            ),
+            (json!({ "spec": { "nodeDrainTimeout": "ten minutes" } }), vec!["spec.nodeDrainTimeout"]),
+            (
+                json!({ "spec": { "readinessGates": [ { "conditionType": "A" }, { "conditionType": "A" } ] } }),
+                vec!["spec.readinessGates[1].conditionType"],
+            ),
+            (json!({ "spec": { "replicas": "x", "clusterName": 5 } }), vec!["spec.clusterName"]),
+        ];
+        for (patch, want) in cases {
+            let r = admit(&Typed(MachineAdmission), merged(&machine(), &patch), None);
+            assert_eq!(error_fields(&r), want, "{patch}");
+        }
+    }
+
+    #[test]
+    fn bootstrap_secret_or_machine_pool_owner_is_enough() {
+        let with_secret =
+            merged(&machine(), &json!({ "spec": { "bootstrap": { "configRef": null, "dataSecretName": "s" } } }));
+        assert!(admit(&Typed(MachineAdmission), with_secret, None).is_ok());
+        let pool_machine = merged(
+            &machine(),
+            &json!({
+                "metadata": { "ownerReferences": [ { "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachinePool", "name": "p", "uid": "u" } ] },
+                "spec": { "bootstrap": { "configRef": null } }
+            }),
+        );
+        assert!(admit(&Typed(MachineAdmission), pool_machine, None).is_ok());
+    }
+
+    #[test]
+    fn updates() {
+        let a = Typed(MachineAdmission);
+        let old = admit(&a, machine(), None).unwrap();
+        let allowed = [
+            json!({ "spec": { "providerID": "in-memory://m1", "bootstrap": { "dataSecretName": "m1" } } }),
+            json!({ "spec": { "infrastructureRef": { "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1" } } }),
+            json!({ "metadata": { "labels": { "extra": "x" } } }),
+        ];
+        for patch in allowed {
+            assert!(admit(&a, merged(&old, &patch), Some(old.clone())).is_ok(), "{patch}");
+        }
+        let forbidden = [
+            (json!({ "spec": { "clusterName": "c2" } }), "spec.clusterName"),
+            (json!({ "spec": { "infrastructureRef": { "name": "m2" } } }), "spec.infrastructureRef"),
+            (json!({ "spec": { "bootstrap": { "configRef": { "kind": "Other" } } } }), "spec.bootstrap.configRef"),
+        ];
+        for (patch, field) in forbidden {
+            let r = admit(&a, merged(&old, &patch), Some(old.clone()));
+            assert!(error_fields(&r).contains(&field.to_string()), "{patch}: {r:?}");
+        }
+    }
+}
