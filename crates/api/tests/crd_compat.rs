@@ -83,10 +83,11 @@ fn walk(up: &Value, ours: &Value, path: &str, out: &mut Vec<Diff>) {
     if let (Some(u), Some(o)) = (up.get("items"), ours.get("items")) {
         walk(u, o, &format!("{path}[]"), out);
     }
-    if let (Some(u), Some(o)) = (up.get("additionalProperties"), ours.get("additionalProperties")) {
-        if u.is_object() && o.is_object() {
-            walk(u, o, &format!("{path}{{}}"), out);
-        }
+    if let (Some(u), Some(o)) = (up.get("additionalProperties"), ours.get("additionalProperties"))
+        && u.is_object()
+        && o.is_object()
+    {
+        walk(u, o, &format!("{path}{{}}"), out);
     }
 }
 

@@ -39,10 +39,10 @@ fn check(node: &Value, path: &str, problems: &mut Vec<String>) {
         (None, false) if !preserve => problems.push(format!("{path}: no type")),
         _ => {}
     }
-    if let Some(t) = type_ {
-        if !["object", "array", "string", "integer", "number", "boolean"].contains(&t) {
-            problems.push(format!("{path}: unknown type {t}"));
-        }
+    if let Some(t) = type_
+        && !["object", "array", "string", "integer", "number", "boolean"].contains(&t)
+    {
+        problems.push(format!("{path}: unknown type {t}"));
     }
     if obj.contains_key("properties") && obj.contains_key("additionalProperties") {
         problems.push(format!("{path}: both properties and additionalProperties"));

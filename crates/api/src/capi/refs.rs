@@ -8,10 +8,10 @@ use crate::admission::{FieldError, FieldPath};
 
 /// Sets the reference's namespace to `namespace` when it is empty.
 pub fn default_namespace(r: Option<&mut ObjectReference>, namespace: Option<&str>) {
-    if let (Some(r), Some(ns)) = (r, namespace) {
-        if r.namespace.as_deref().is_none_or(str::is_empty) {
-            r.namespace = Some(ns.to_string());
-        }
+    if let (Some(r), Some(ns)) = (r, namespace)
+        && r.namespace.as_deref().is_none_or(str::is_empty)
+    {
+        r.namespace = Some(ns.to_string());
     }
 }
 

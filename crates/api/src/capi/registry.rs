@@ -6,14 +6,8 @@ use std::sync::Arc;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{CustomResourceDefinition, JSONSchemaProps};
 use kube::CustomResourceExt;
 
-use super::core::{
-    Cluster, ClusterClass, Machine, MachineAdmission, MachineDeployment, MachineDeploymentAdmission, MachineDrainRule,
-    MachineHealthCheck, MachinePool, MachineSet, MachineSetAdmission,
-};
-use super::inmemory::{InMemoryCluster, InMemoryClusterTemplate, InMemoryMachine, InMemoryMachineTemplate};
-use super::ipam::{GlobalInClusterIPPool, IPAddress, IPAddressClaim, InClusterIPPool};
-use super::kubeadm::{KubeadmConfig, KubeadmConfigTemplate, KubeadmControlPlane, KubeadmControlPlaneTemplate};
 use super::typed::{KindAdmission, Typed};
+use super::{core, inmemory, ipam, kubeadm};
 use crate::admission::Admission;
 use crate::resource::ResourceDef;
 
@@ -49,26 +43,26 @@ fn typed<A: KindAdmission>(a: A) -> Option<Arc<dyn Admission>> {
 
 fn entries() -> Vec<Entry> {
     vec![
-        entry::<Cluster>(None),
-        entry::<ClusterClass>(None),
-        entry::<Machine>(typed(MachineAdmission)),
-        entry::<MachineSet>(typed(MachineSetAdmission)),
-        entry::<MachineDeployment>(typed(MachineDeploymentAdmission)),
-        entry::<MachineHealthCheck>(None),
-        entry::<MachinePool>(None),
-        entry::<MachineDrainRule>(None),
-        entry::<KubeadmControlPlane>(None),
-        entry::<KubeadmControlPlaneTemplate>(None),
-        entry::<KubeadmConfig>(None),
-        entry::<KubeadmConfigTemplate>(None),
-        entry::<InMemoryCluster>(None),
-        entry::<InMemoryClusterTemplate>(None),
-        entry::<InMemoryMachine>(None),
-        entry::<InMemoryMachineTemplate>(None),
-        entry::<IPAddressClaim>(None),
-        entry::<IPAddress>(None),
-        entry::<InClusterIPPool>(None),
-        entry::<GlobalInClusterIPPool>(None),
+        entry::<core::Cluster>(typed(core::ClusterAdmission)),
+        entry::<core::ClusterClass>(typed(core::ClusterClassAdmission)),
+        entry::<core::Machine>(typed(core::MachineAdmission)),
+        entry::<core::MachineSet>(typed(core::MachineSetAdmission)),
+        entry::<core::MachineDeployment>(typed(core::MachineDeploymentAdmission)),
+        entry::<core::MachineHealthCheck>(typed(core::MachineHealthCheckAdmission)),
+        entry::<core::MachinePool>(typed(core::MachinePoolAdmission)),
+        entry::<core::MachineDrainRule>(typed(core::MachineDrainRuleAdmission)),
+        entry::<kubeadm::KubeadmControlPlane>(None),
+        entry::<kubeadm::KubeadmControlPlaneTemplate>(None),
+        entry::<kubeadm::KubeadmConfig>(None),
+        entry::<kubeadm::KubeadmConfigTemplate>(None),
+        entry::<inmemory::InMemoryCluster>(None),
+        entry::<inmemory::InMemoryClusterTemplate>(None),
+        entry::<inmemory::InMemoryMachine>(None),
+        entry::<inmemory::InMemoryMachineTemplate>(None),
+        entry::<ipam::IPAddressClaim>(None),
+        entry::<ipam::IPAddress>(None),
+        entry::<ipam::InClusterIPPool>(None),
+        entry::<ipam::GlobalInClusterIPPool>(None),
     ]
 }
 

@@ -1,0 +1,98 @@
+//! Checks of health-check settings, shared by MachineHealthCheck and the health checks a
+//! ClusterClass or Cluster topology declares.
+
+use jiff::SignedDuration;
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::machinehealthcheck::UnhealthyCondition;
+use crate::admission::{FieldError, FieldPath};
+use crate::capi::{duration, intstr, refs};
+
+/// Shortest node start-up timeout accepted (0 disables the check instead).
+pub const MIN_NODE_STARTUP_TIMEOUT: SignedDuration = SignedDuration::from_secs(30);
+
+/// Parses `[min-max]` into its bounds.
+pub fn parse_unhealthy_range(s: &str) -> Option<(u32, u32)> {
+    let inner = s.strip_prefix('[')?.strip_suffix(']')?;
+    let (min, max) = inner.split_once('-')?;
+    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if !digits(min) || !digits(max) {
+        return None;
+    }
+    Some((min.parse().ok()?, max.parse().ok()?))
+}
+
+/// The health-check fields of one object, borrowed.
+pub(crate) struct HealthCheckFields<'a> {
+    pub unhealthy_conditions: Option<&'a [UnhealthyCondition]>,
+    pub max_unhealthy: Option<&'a IntOrString>,
+    pub unhealthy_range: Option<&'a str>,
+    pub node_startup_timeout: Option<&'a str>,
+    pub remediation_template: Option<&'a ObjectReference>,
+}
+
+/// Validates health-check settings under `path` (fields named as in MachineHealthCheck's spec).
+pub(crate) fn validate_health_check(
+    f: &HealthCheckFields<'_>,
+    namespace: Option<&str>,
+    path: &FieldPath,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if let Some(v) = f.max_unhealthy
+        && let Err(e) = intstr::scaled_value(v, 0, false)
+    {
+        errs.push(FieldError::invalid(
+            path.child("maxUnhealthy"),
+            crate::capi::validation::to_value(v),
+            format!("must be either an int or a percentage: {e}"),
+        ));
+    }
+    if let Some(r) = f.unhealthy_range {
+        let p = path.child("unhealthyRange");
+        match parse_unhealthy_range(r) {
+            None => errs.push(FieldError::invalid(p, r, "must match the format [min-max], e.g. [3-5]")),
+            // Upstream only fails at reconcile time; a range that can never hold is refused here.
+            Some((min, max)) if max < min => {
+                errs.push(FieldError::invalid(p, r, "max must be greater than or equal to min"))
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(t) = f.node_startup_timeout {
+        let p = path.child("nodeStartupTimeout");
+        match duration::parse(t) {
+            Err(e) => errs.push(FieldError::invalid(p, t, e.to_string())),
+            Ok(d) if d != SignedDuration::ZERO && d < MIN_NODE_STARTUP_TIMEOUT => {
+                errs.push(FieldError::invalid(p, t, "must be at least 30s (or 0 to disable the check)"))
+            }
+            Ok(_) => {}
+        }
+    }
+    for (i, c) in f.unhealthy_conditions.into_iter().flatten().enumerate() {
+        let p = path.child("unhealthyConditions").index(i);
+        if c.type_.is_empty() {
+            errs.push(FieldError::required(p.child("type"), "must be set"));
+        }
+        if c.status.is_empty() {
+            errs.push(FieldError::required(p.child("status"), "must be set"));
+        }
+        errs.extend(duration::validate_field(Some(&c.timeout), &p.child("timeout")));
+    }
+    errs.extend(refs::validate_namespace(f.remediation_template, namespace, &path.child("remediationTemplate")));
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unhealthy_range_format() {
+        assert_eq!(parse_unhealthy_range("[3-5]"), Some((3, 5)));
+        assert_eq!(parse_unhealthy_range("[0-0]"), Some((0, 0)));
+        for bad in ["3-5", "[3-]", "[-5]", "[a-5]", "[3-5", "[3 - 5]", "[+3-5]"] {
+            assert_eq!(parse_unhealthy_range(bad), None, "{bad}");
+        }
+    }
+}
