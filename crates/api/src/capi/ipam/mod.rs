@@ -1,8 +1,14 @@
 //! `ipam.cluster.x-k8s.io`: IPAddressClaim and IPAddress (v1beta1, the Cluster API contract)
 //! and the in-cluster provider's pools (v1alpha2).
 
+mod address_range;
 mod claim;
+mod claim_admission;
 mod pool;
+mod pool_admission;
 
+pub use address_range::{IpRange, RangeError, ip_to_u128};
 pub use claim::*;
+pub(crate) use claim_admission::{IPAddressAdmission, IPAddressClaimAdmission};
 pub use pool::*;
+pub(crate) use pool_admission::{GlobalInClusterIPPoolAdmission, InClusterIPPoolAdmission};

@@ -1,0 +1,172 @@
+//! KubeadmControlPlane and KubeadmControlPlaneTemplate admission: replicas, version,
+//! rollout strategy, infrastructure namespace and kubeadm defaults; replica, version,
+//! template, rollout and kubeadm checks, and the update rules of `control_plane_update`.
+
+use super::control_plane::KubeadmControlPlane;
+use super::control_plane_template::KubeadmControlPlaneTemplate;
+use super::control_plane_update::validate_update;
+use super::rollout_checks::{
+    default_rollout_strategy, validate_remediation_strategy, validate_rollout_before, validate_rollout_strategy,
+};
+use super::spec_checks::{default_config_spec, validate_config_spec};
+use crate::admission::{FieldError, FieldPath};
+use crate::capi::common::{MachineNamingStrategy, ObjectMeta};
+use crate::capi::keys::CLUSTER_NAME_LABEL;
+use crate::capi::typed::KindAdmission;
+use crate::capi::validation::{validate_annotations, validate_labels};
+use crate::capi::{duration, naming, refs, version};
+
+pub(crate) struct KubeadmControlPlaneAdmission;
+
+impl KindAdmission for KubeadmControlPlaneAdmission {
+    type Object = KubeadmControlPlane;
+
+    fn default(
+        &self,
+        kcp: &mut KubeadmControlPlane,
+        _old: Option<&KubeadmControlPlane>,
+    ) -> Result<(), Vec<FieldError>> {
+        let spec = &mut kcp.spec;
+        spec.replicas.get_or_insert(1);
+        spec.version = version::with_v_prefix(&spec.version);
+        default_rollout_strategy(&mut spec.rollout_strategy);
+        refs::default_namespace(Some(&mut spec.machine_template.infrastructure_ref), kcp.metadata.namespace.as_deref());
+        default_config_spec(&mut spec.kubeadm_config_spec);
+        Ok(())
+    }
+
+    fn validate(&self, kcp: &KubeadmControlPlane, old: Option<&KubeadmControlPlane>) -> Vec<FieldError> {
+        let path = FieldPath::new("spec");
+        let spec = &kcp.spec;
+        let mut errs = validate_replicas(kcp);
+        if spec.version.is_empty() {
+            errs.push(FieldError::required(path.child("version"), "must be set"));
+        } else if !version::is_kube_semver(&spec.version) {
+            errs.push(FieldError::invalid(
+                path.child("version"),
+                spec.version.as_str(),
+                "must be a valid semantic version",
+            ));
+        }
+        let mt = path.child("machineTemplate");
+        let infra = &spec.machine_template.infrastructure_ref;
+        errs.extend(refs::validate_complete(infra, &mt.child("infrastructureRef")));
+        errs.extend(refs::validate_namespace(
+            Some(infra),
+            kcp.metadata.namespace.as_deref(),
+            &mt.child("infrastructureRef"),
+        ));
+        errs.extend(validate_template_metadata(spec.machine_template.metadata.as_ref(), &mt.child("metadata")));
+        for (field, value) in [
+            ("nodeDrainTimeout", &spec.machine_template.node_drain_timeout),
+            ("nodeVolumeDetachTimeout", &spec.machine_template.node_volume_detach_timeout),
+            ("nodeDeletionTimeout", &spec.machine_template.node_deletion_timeout),
+        ] {
+            errs.extend(duration::validate_field(value.as_deref(), &mt.child(field)));
+        }
+        if let Some(r) = &spec.rollout_before {
+            errs.extend(validate_rollout_before(r, &path.child("rolloutBefore")));
+        }
+        if let Some(s) = &spec.rollout_strategy {
+            errs.extend(validate_rollout_strategy(s, spec.replicas, &path.child("rolloutStrategy")));
+        }
+        if let Some(r) = &spec.remediation_strategy {
+            errs.extend(validate_remediation_strategy(r, &path.child("remediationStrategy")));
+        }
+        let cluster =
+            kcp.metadata.labels.as_ref().and_then(|l| l.get(CLUSTER_NAME_LABEL)).map_or("cluster", String::as_str);
+        errs.extend(validate_naming(
+            spec.machine_naming_strategy.as_ref(),
+            cluster,
+            kcp.metadata.name.as_deref(),
+            &path,
+        ));
+        errs.extend(validate_config_spec(&spec.kubeadm_config_spec, &path.child("kubeadmConfigSpec")));
+        if let Some(old) = old {
+            errs.extend(validate_update(spec, &old.spec));
+        }
+        errs
+    }
+}
+
+/// At least one replica, and an odd number with stacked etcd (quorum).
+fn validate_replicas(kcp: &KubeadmControlPlane) -> Vec<FieldError> {
+    let path = FieldPath::new("spec").child("replicas");
+    let Some(replicas) = kcp.spec.replicas else { return vec![FieldError::required(path, "must be set")] };
+    if replicas <= 0 {
+        return vec![FieldError::forbidden(path, "cannot be less than or equal to 0")];
+    }
+    let external_etcd = kcp
+        .spec
+        .kubeadm_config_spec
+        .cluster_configuration
+        .as_ref()
+        .and_then(|c| c.etcd.as_ref())
+        .is_some_and(|e| e.external.is_some());
+    if !external_etcd && replicas % 2 == 0 {
+        return vec![FieldError::forbidden(path, "cannot be an even number when etcd is stacked")];
+    }
+    Vec::new()
+}
+
+fn validate_template_metadata(meta: Option<&ObjectMeta>, path: &FieldPath) -> Vec<FieldError> {
+    let Some(meta) = meta else { return Vec::new() };
+    let mut errs = validate_labels(meta.labels.as_ref(), &path.child("labels"));
+    errs.extend(validate_annotations(meta.annotations.as_ref(), &path.child("annotations")));
+    errs
+}
+
+fn validate_naming(
+    s: Option<&MachineNamingStrategy>,
+    cluster: &str,
+    name: Option<&str>,
+    spec: &FieldPath,
+) -> Vec<FieldError> {
+    let Some(t) = s.and_then(|s| s.template.as_deref()) else { return Vec::new() };
+    let vars = [("cluster.name", cluster), ("kubeadmControlPlane.name", name.unwrap_or("control-plane"))];
+    naming::validate_template(t, &vars, &spec.child("machineNamingStrategy").child("template"))
+}
+
+pub(crate) struct KubeadmControlPlaneTemplateAdmission;
+
+impl KindAdmission for KubeadmControlPlaneTemplateAdmission {
+    type Object = KubeadmControlPlaneTemplate;
+
+    fn default(
+        &self,
+        t: &mut KubeadmControlPlaneTemplate,
+        _old: Option<&KubeadmControlPlaneTemplate>,
+    ) -> Result<(), Vec<FieldError>> {
+        let spec = &mut t.spec.template.spec;
+        default_rollout_strategy(&mut spec.rollout_strategy);
+        default_config_spec(&mut spec.kubeadm_config_spec);
+        Ok(())
+    }
+
+    fn validate(&self, t: &KubeadmControlPlaneTemplate, _old: Option<&KubeadmControlPlaneTemplate>) -> Vec<FieldError> {
+        let path = FieldPath::new("spec").child("template").child("spec");
+        let spec = &t.spec.template.spec;
+        let mut errs = validate_config_spec(&spec.kubeadm_config_spec, &path.child("kubeadmConfigSpec"));
+        if let Some(r) = &spec.rollout_before {
+            errs.extend(validate_rollout_before(r, &path.child("rolloutBefore")));
+        }
+        if let Some(s) = &spec.rollout_strategy {
+            errs.extend(validate_rollout_strategy(s, None, &path.child("rolloutStrategy")));
+        }
+        if let Some(r) = &spec.remediation_strategy {
+            errs.extend(validate_remediation_strategy(r, &path.child("remediationStrategy")));
+        }
+        if let Some(mt) = &spec.machine_template {
+            errs.extend(validate_template_metadata(
+                mt.metadata.as_ref(),
+                &path.child("machineTemplate").child("metadata"),
+            ));
+        }
+        errs.extend(validate_naming(spec.machine_naming_strategy.as_ref(), "cluster", Some("control-plane"), &path));
+        errs
+    }
+}
+
+#[cfg(test)]
+#[path = "control_plane_admission_tests.rs"]
+mod tests;

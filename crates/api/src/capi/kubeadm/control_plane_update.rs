@@ -1,0 +1,190 @@
+//! What may change in a KubeadmControlPlane spec after creation. Control-plane nodes are
+//! configured once by kubeadm, so most of the kubeadm configuration is fixed; changes to the
+//! allowed parts trigger a rollout or are applied in place.
+
+use serde_json::Value;
+
+use super::control_plane::KubeadmControlPlaneSpec;
+use crate::admission::{FieldError, FieldPath};
+use crate::capi::validation::to_value;
+use crate::capi::version;
+
+/// Spec paths (dot-separated) whose contents may change; anything below them is allowed.
+const MUTABLE_PATHS: &[&str] = &[
+    "kubeadmConfigSpec.clusterConfiguration.etcd.local.imageRepository",
+    "kubeadmConfigSpec.clusterConfiguration.etcd.local.imageTag",
+    "kubeadmConfigSpec.clusterConfiguration.etcd.local.extraArgs",
+    // Kept consistent with extraArgs (same restart semantics).
+    "kubeadmConfigSpec.clusterConfiguration.etcd.local.extraEnvs",
+    "kubeadmConfigSpec.clusterConfiguration.etcd.local.dataDir",
+    "kubeadmConfigSpec.clusterConfiguration.etcd.local.peerCertSANs",
+    "kubeadmConfigSpec.clusterConfiguration.etcd.local.serverCertSANs",
+    "kubeadmConfigSpec.clusterConfiguration.etcd.external.endpoints",
+    "kubeadmConfigSpec.clusterConfiguration.etcd.external.caFile",
+    "kubeadmConfigSpec.clusterConfiguration.etcd.external.certFile",
+    "kubeadmConfigSpec.clusterConfiguration.etcd.external.keyFile",
+    "kubeadmConfigSpec.clusterConfiguration.dns.imageRepository",
+    "kubeadmConfigSpec.clusterConfiguration.dns.imageTag",
+    "kubeadmConfigSpec.clusterConfiguration.imageRepository",
+    "kubeadmConfigSpec.clusterConfiguration.featureGates",
+    "kubeadmConfigSpec.clusterConfiguration.apiServer",
+    "kubeadmConfigSpec.clusterConfiguration.controllerManager",
+    "kubeadmConfigSpec.clusterConfiguration.scheduler",
+    "kubeadmConfigSpec.initConfiguration.nodeRegistration",
+    "kubeadmConfigSpec.initConfiguration.patches",
+    "kubeadmConfigSpec.initConfiguration.skipPhases",
+    "kubeadmConfigSpec.initConfiguration.bootstrapTokens",
+    "kubeadmConfigSpec.initConfiguration.localAPIEndpoint",
+    "kubeadmConfigSpec.joinConfiguration.nodeRegistration",
+    "kubeadmConfigSpec.joinConfiguration.patches",
+    "kubeadmConfigSpec.joinConfiguration.skipPhases",
+    "kubeadmConfigSpec.joinConfiguration.caCertPath",
+    "kubeadmConfigSpec.joinConfiguration.controlPlane",
+    "kubeadmConfigSpec.joinConfiguration.discovery",
+    "kubeadmConfigSpec.preKubeadmCommands",
+    "kubeadmConfigSpec.postKubeadmCommands",
+    "kubeadmConfigSpec.files",
+    "kubeadmConfigSpec.verbosity",
+    "kubeadmConfigSpec.users",
+    "kubeadmConfigSpec.ntp",
+    "kubeadmConfigSpec.ignition",
+    "kubeadmConfigSpec.diskSetup",
+    "kubeadmConfigSpec.format",
+    "kubeadmConfigSpec.mounts",
+    "kubeadmConfigSpec.useExperimentalRetryJoin",
+    "machineTemplate.metadata",
+    "machineTemplate.infrastructureRef.apiVersion",
+    "machineTemplate.infrastructureRef.name",
+    "machineTemplate.infrastructureRef.kind",
+    "machineTemplate.nodeDrainTimeout",
+    "machineTemplate.nodeVolumeDetachTimeout",
+    "machineTemplate.nodeDeletionTimeout",
+    "replicas",
+    "version",
+    "remediationStrategy",
+    "rolloutAfter",
+    "rolloutBefore",
+    "rolloutStrategy",
+    "machineNamingStrategy",
+];
+
+/// Collects the paths of leaves that differ between `old` and `new` (null and absent are
+/// the same; lists are compared whole).
+fn changed_paths(old: Option<&Value>, new: Option<&Value>, prefix: &mut Vec<String>, out: &mut Vec<String>) {
+    let old = old.filter(|v| !v.is_null());
+    let new = new.filter(|v| !v.is_null());
+    if old == new {
+        return;
+    }
+    let (old_map, new_map) = (old.and_then(Value::as_object), new.and_then(Value::as_object));
+    let objects = (old_map.is_some() || old.is_none()) && (new_map.is_some() || new.is_none());
+    if !objects {
+        out.push(prefix.join("."));
+        return;
+    }
+    let mut keys: Vec<&String> = old_map.into_iter().chain(new_map).flat_map(|m| m.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        prefix.push(k.clone());
+        changed_paths(old_map.and_then(|m| m.get(k)), new_map.and_then(|m| m.get(k)), prefix, out);
+        prefix.pop();
+    }
+}
+
+fn is_mutable(path: &str) -> bool {
+    MUTABLE_PATHS.iter().any(|m| path == *m || path.strip_prefix(m).is_some_and(|rest| rest.starts_with('.')))
+}
+
+/// Every problem with changing `old` into `new`.
+pub(crate) fn validate_update(new: &KubeadmControlPlaneSpec, old: &KubeadmControlPlaneSpec) -> Vec<FieldError> {
+    let spec = FieldPath::new("spec");
+    let mut errs = Vec::new();
+    let mut changed = Vec::new();
+    changed_paths(Some(&to_value(old)), Some(&to_value(new)), &mut Vec::new(), &mut changed);
+    for path in changed.iter().filter(|p| !is_mutable(p)) {
+        errs.push(FieldError::forbidden(format!("spec.{path}"), "cannot be modified"));
+    }
+    let external = |s: &KubeadmControlPlaneSpec| {
+        s.kubeadm_config_spec
+            .cluster_configuration
+            .as_ref()
+            .and_then(|c| c.etcd.as_ref())
+            .is_some_and(|e| e.external.is_some())
+    };
+    if external(new) != external(old) {
+        errs.push(FieldError::forbidden(
+            "spec.kubeadmConfigSpec.clusterConfiguration.etcd",
+            "cannot change between external and local etcd",
+        ));
+    }
+    errs.extend(validate_version_change(&old.version, &new.version, &spec.child("version")));
+    errs.extend(validate_coredns_tag(new, old));
+    errs
+}
+
+/// Upgrades go at most one minor at a time. Downgrades are not refused here (they are a
+/// recovery path). v1.19.0 is refused because kubeadm 1.19.0 cannot join control planes.
+fn validate_version_change(old: &str, new: &str, path: &FieldPath) -> Option<FieldError> {
+    if old == new {
+        return None;
+    }
+    if new == "v1.19.0" {
+        return Some(FieldError::forbidden(
+            path.as_str(),
+            "cannot update Kubernetes version to v1.19.0, for more information see kubernetes/kubeadm#2276",
+        ));
+    }
+    let (Ok(o), Ok(n)) = (version::parse(old), version::parse(new)) else { return None };
+    version::skips_minor(&o, &n).then(|| {
+        FieldError::forbidden(
+            path.as_str(),
+            format!("cannot update Kubernetes version from {old} to {new}: upgrade one minor version at a time"),
+        )
+    })
+}
+
+/// A changed CoreDNS image tag must be a semantic version, since the controller migrates the
+/// Corefile between versions.
+fn validate_coredns_tag(new: &KubeadmControlPlaneSpec, old: &KubeadmControlPlaneSpec) -> Option<FieldError> {
+    let tag = |s: &KubeadmControlPlaneSpec| {
+        s.kubeadm_config_spec
+            .cluster_configuration
+            .as_ref()
+            .and_then(|c| c.dns.as_ref())
+            .and_then(|d| d.image_tag.clone())
+    };
+    let new_tag = tag(new)?;
+    if tag(old).as_deref() == Some(new_tag.as_str()) {
+        return None;
+    }
+    version::parse(&new_tag).is_err().then(|| {
+        FieldError::forbidden(
+            "spec.kubeadmConfigSpec.clusterConfiguration.dns.imageTag",
+            format!("failed to parse CoreDNS version {new_tag:?}: must be a semantic version"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn changed_leaf_paths() {
+        let mut out = Vec::new();
+        changed_paths(
+            Some(&json!({ "a": { "b": 1, "c": [1] }, "d": null, "e": 1 })),
+            Some(&json!({ "a": { "b": 2, "c": [1, 2] }, "f": { "g": { "h": true } }, "e": 1 })),
+            &mut Vec::new(),
+            &mut out,
+        );
+        assert_eq!(out, ["a.b", "a.c", "f.g.h"]);
+        assert!(is_mutable("kubeadmConfigSpec.files"));
+        assert!(is_mutable("kubeadmConfigSpec.clusterConfiguration.apiServer.certSANs"));
+        assert!(!is_mutable("kubeadmConfigSpec.clusterConfiguration.apiServerX"));
+        assert!(!is_mutable("machineTemplate.infrastructureRef.namespace"));
+    }
+}
