@@ -102,6 +102,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // kube-derive's root type has a required `spec`; upstream lets it be omitted. Every
     // manifest in practice has one, and admission needs it to default anything.
     ("*", "required", "=.spec"),
+    // Manifests omit the MachineDeployment/MachineSet selector and upstream's webhook fills it
+    // before the schema is checked; ours is optional in the schema so that a server checking
+    // required fields before admission still accepts such manifests. Admission always sets it.
+    ("machinedeployments.cluster.x-k8s.io", "required", "=.spec.selector"),
+    ("machinesets.cluster.x-k8s.io", "required", "=.spec.selector"),
     // Every object has metadata; upstream marks it required on MachineDrainRule only.
     ("machinedrainrules.cluster.x-k8s.io", "required", "=.metadata"),
     // k8s-openapi's NodeSystemInfo (Kubernetes 1.33) has `swap`, newer than upstream's

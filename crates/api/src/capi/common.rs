@@ -19,6 +19,13 @@ pub struct ObjectMeta {
     pub annotations: Option<BTreeMap<String, String>>,
 }
 
+impl ObjectMeta {
+    /// No labels and no annotations (empty maps count as none).
+    pub fn is_empty(&self) -> bool {
+        self.labels.as_ref().is_none_or(BTreeMap::is_empty) && self.annotations.as_ref().is_none_or(BTreeMap::is_empty)
+    }
+}
+
 /// Where a control plane's API server listens.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -83,3 +83,35 @@ pub fn resources() -> Vec<ResourceDef> {
 pub fn crds() -> Vec<CustomResourceDefinition> {
     entries().into_iter().map(|e| e.crd).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_served_with_admission_and_schema() {
+        let defs = resources();
+        assert_eq!(defs.len(), 20);
+        for d in &defs {
+            assert!(d.admission.is_some(), "{} has no admission", d.kind);
+            let schema = d.schema.as_ref().unwrap_or_else(|| panic!("{} has no schema", d.kind));
+            for field in ["apiVersion", "kind", "metadata", "spec"] {
+                assert!(schema["properties"].get(field).is_some(), "{} schema lacks {field}", d.kind);
+            }
+        }
+        let find = |kind: &str| defs.iter().find(|d| d.kind == kind).unwrap();
+        let md = find("MachineDeployment");
+        assert_eq!(
+            (md.group.as_str(), md.version.as_str(), md.plural.as_str()),
+            ("cluster.x-k8s.io", "v1beta1", "machinedeployments")
+        );
+        assert!(md.status_subresource);
+        assert_eq!(md.scale.as_ref().unwrap().label_selector_path.as_deref(), Some(".status.selector"));
+        assert_eq!(find("MachineHealthCheck").short_names, ["mhc", "mhcs"]);
+        assert_eq!(find("KubeadmControlPlane").categories, ["cluster-api"]);
+        assert!(!find("GlobalInClusterIPPool").namespaced);
+        assert!(!find("IPAddress").status_subresource);
+        assert_eq!(find("Machine").printer_columns.len(), 6);
+        assert_eq!(crds().len(), 20);
+    }
+}

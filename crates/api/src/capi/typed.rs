@@ -25,12 +25,21 @@ pub(crate) trait KindAdmission: Send + Sync + 'static {
 /// Adapter from a [`KindAdmission`] to [`Admission`].
 pub(crate) struct Typed<A>(pub A);
 
-/// Deserializes `v`, reporting a type mismatch at the field where it happened.
+/// Deserializes `v`, reporting a type mismatch at the field where it happened and a missing
+/// required field as `Required` at that field's path.
 fn decode<T: DeserializeOwned>(v: &Value) -> Result<T, FieldError> {
     serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
-        let field = if path == "." { String::new() } else { path };
-        FieldError::new(FieldErrorKind::TypeInvalid, field, e.into_inner().to_string())
+        let parent = if path == "." { String::new() } else { path };
+        let message = e.into_inner().to_string();
+        let missing = message.strip_prefix("missing field `").and_then(|rest| rest.split_once('`')).map(|(f, _)| f);
+        match missing {
+            Some(field) => {
+                let field_path = if parent.is_empty() { field.to_string() } else { format!("{parent}.{field}") };
+                FieldError::required(field_path, "must be set")
+            }
+            None => FieldError::new(FieldErrorKind::TypeInvalid, parent, message),
+        }
     })
 }
 
@@ -62,5 +71,23 @@ impl<A: KindAdmission> Admission for Typed<A> {
         };
         let old: Option<A::Object> = old.and_then(|o| decode(o).ok());
         self.0.validate(&typed, old.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capi::core::Machine;
+
+    #[test]
+    fn decode_errors_point_at_the_field() {
+        let missing = serde_json::json!({ "metadata": {}, "spec": { "bootstrap": {}, "infrastructureRef": {} } });
+        let e = decode::<Machine>(&missing).unwrap_err();
+        assert_eq!((e.kind, e.field.as_str()), (FieldErrorKind::Required, "spec.clusterName"));
+        let wrong = serde_json::json!({ "metadata": {}, "spec": { "clusterName": "c", "bootstrap": {}, "infrastructureRef": { "name": 1 } } });
+        let e = decode::<Machine>(&wrong).unwrap_err();
+        assert_eq!((e.kind, e.field.as_str()), (FieldErrorKind::TypeInvalid, "spec.infrastructureRef.name"));
+        let no_spec = serde_json::json!({ "metadata": {} });
+        assert_eq!(decode::<Machine>(&no_spec).unwrap_err().field, "spec");
     }
 }

@@ -171,7 +171,7 @@ impl_has_conditions!(Machine);
 #[serde(rename_all = "camelCase")]
 pub struct MachineTemplateSpec {
     /// Labels and annotations of created Machines.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::capi::common::ObjectMeta::is_empty")]
     pub metadata: crate::capi::common::ObjectMeta,
     /// Spec of created Machines.
     #[serde(default)]

@@ -49,6 +49,8 @@ pub struct MachineSetSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delete_policy: Option<MachineSetDeletePolicy>,
     /// Machines this set owns; must match the template labels.
+    // Optional on input: admission fills an empty selector (manifests usually omit it).
+    #[serde(default, skip_serializing_if = "crate::capi::selector::is_empty")]
     pub selector: LabelSelector,
     /// Template of the Machines to create.
     #[serde(default)]
