@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::up;
+use crate::{bench, up};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -21,12 +21,29 @@ pub struct Cli {
 enum Command {
     /// Start the API server (and controllers) on a durable data dir.
     Up(up::UpArgs),
+    /// Measure drydock's performance.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct BenchArgs {
+    #[command(subcommand)]
+    what: BenchCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// Raw API server capacity over HTTP: create, update, get, list, watch.
+    Apiserver(bench::apiserver::ApiBenchArgs),
 }
 
 impl Cli {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Command::Up(args) => up::run(args).await.map(|_| ExitCode::SUCCESS),
+            Command::Bench(b) => match b.what {
+                BenchCommand::Apiserver(args) => bench::apiserver::main(args).await.map(|_| ExitCode::SUCCESS),
+            },
         }
     }
 }

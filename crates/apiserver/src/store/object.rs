@@ -219,7 +219,7 @@ fn splice(prefix: &[u8], rv: u64, suffix: &[u8]) -> (Bytes, (usize, usize)) {
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(haystack, needle)
 }
 
 #[cfg(test)]
