@@ -106,6 +106,19 @@ impl ApiServer {
         Ok(Self { api, server })
     }
 
+    /// A kube client talking to this server in-process (no socket), to the root logical
+    /// cluster or to the logical cluster `cluster`.
+    pub fn client(&self, cluster: Option<&str>) -> kube::Client {
+        let router = self.router();
+        match cluster {
+            None => kube::Client::new(router, "default"),
+            Some(c) => kube::Client::new(
+                http::prefix::Prefixed::new(router, format!("/clusters/{c}")),
+                "default",
+            ),
+        }
+    }
+
     /// The HTTP router serving the whole API.
     pub fn router(&self) -> axum::Router {
         http::router(self.server.clone())

@@ -1,1 +1,48 @@
+//! drydock's Cluster API controllers, built on kube-rs: they run in-process with
+//! `drydock up` and against any kube-apiserver through a kubeconfig.
+//!
+//! Each controller is one module with a `controller(ctx)` future; [`run`] starts them all
+//! on shared informers (one watch and one store per kind).
 
+pub mod cluster;
+pub mod context;
+pub mod etcd;
+pub mod external;
+pub mod framework;
+pub mod kcp;
+pub mod kubeadmconfig;
+pub mod machine;
+pub mod machinedeployment;
+pub mod machineset;
+pub mod workload;
+
+use std::sync::Arc;
+
+pub use context::{Context, Informers, Settings};
+
+/// A controller ready to run (its informer subscriptions are already taken).
+pub type Running = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// Builds every core controller; the caller adds provider controllers, then calls
+/// [`start`] once all have subscribed.
+pub fn controllers(ctx: &Arc<Context>) -> Vec<Running> {
+    vec![
+        cluster::controller(ctx),
+        machine::controller(ctx),
+        kubeadmconfig::controller(ctx),
+        machineset::controller(ctx),
+        machinedeployment::controller(ctx),
+        kcp::controller(ctx),
+    ]
+}
+
+/// Starts the shared informers and runs the given controllers until they end.
+pub async fn start(ctx: Arc<Context>, controllers: Vec<Running>) {
+    ctx.informers.start();
+    futures::future::join_all(controllers).await;
+}
+
+/// The controllers' Prometheus metrics, for the API server's /metrics.
+pub fn encode_metrics(out: &mut String) {
+    framework::metrics::encode(out);
+}

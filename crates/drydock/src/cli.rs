@@ -42,7 +42,9 @@ impl Cli {
         match self.command {
             Command::Up(args) => up::run(args).await.map(|_| ExitCode::SUCCESS),
             Command::Bench(b) => match b.what {
-                BenchCommand::Apiserver(args) => bench::apiserver::main(args).await.map(|_| ExitCode::SUCCESS),
+                BenchCommand::Apiserver(args) => bench::apiserver::main(args)
+                    .await
+                    .map(|_| ExitCode::SUCCESS),
             },
         }
     }

@@ -1,10 +1,10 @@
 //! The `drydock` command: runs the embedded API server with drydock's controllers and
 //! provider, and offers clusterctl-style commands against any drydock API.
 
-mod bench;
 mod cli;
-mod kubeconfig;
 mod up;
+
+pub use drydock::{bench, kubeconfig};
 
 use clap::Parser;
 

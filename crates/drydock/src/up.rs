@@ -3,11 +3,11 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args;
-use drydock_apiserver::{ApiServer, Config};
-
-use crate::kubeconfig;
+use drydock::instance::{Instance, Options};
+use drydock::kubeconfig;
+use drydock_apiserver::Config;
+use drydock_apiserver::store::SyncMode;
 
 #[derive(Args, Debug, Clone)]
 pub struct UpArgs {
@@ -24,28 +24,30 @@ pub struct UpArgs {
 
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     init_tracing();
-    let config = Config {
-        data_dir: Some(args.data_dir.clone()),
-        sync: if args.sync == "normal" {
-            drydock_apiserver::store::SyncMode::Normal
-        } else {
-            drydock_apiserver::store::SyncMode::Full
-        },
-        ..Config::default()
+    let sync = if args.sync == "normal" {
+        SyncMode::Normal
+    } else {
+        SyncMode::Full
     };
-    let server = ApiServer::start(config, drydock_api::capi::resources(), Vec::new()).await?;
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("binding {}", args.listen))?;
-    let addr = listener.local_addr()?;
+    let opts = Options {
+        server: Config {
+            data_dir: Some(args.data_dir.clone()),
+            sync,
+            ..Config::default()
+        },
+        listen: args.listen,
+        ..Options::default()
+    };
+    let instance = Instance::start(opts).await?;
     let kc = args.data_dir.join("kubeconfig");
-    kubeconfig::write(&kc, &format!("http://{addr}"), "drydock")?;
-    tracing::info!(%addr, kubeconfig = %kc.display(), "drydock API server listening");
+    kubeconfig::write(&kc, &instance.url(), "drydock")?;
+    tracing::info!(addr = %instance.addr, kubeconfig = %kc.display(), "drydock API server listening");
     println!(
-        "drydock is serving on http://{addr}\n  export KUBECONFIG={}",
+        "drydock is serving on {}\n  export KUBECONFIG={}",
+        instance.url(),
         kc.display()
     );
-    server.serve(listener, shutdown_signal()).await?;
+    instance.serve(shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())
 }

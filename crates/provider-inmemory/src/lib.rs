@@ -1,1 +1,44 @@
+//! drydock's in-memory infrastructure provider: InMemoryCluster and InMemoryMachine
+//! (upstream's CAPIM kinds) backed by simulated machines and whole simulated workload
+//! clusters. Each workload cluster is a logical cluster of a drydock API server (the
+//! "host"): its Nodes, control plane static pods and etcd members are ordinary objects
+//! there, so kubectl can look at them through the cluster's kubeconfig.
 
+pub mod cluster;
+pub mod machine;
+
+use std::sync::Arc;
+
+use drydock_controllers::{Context, Running};
+
+/// Where simulated workload clusters live.
+#[derive(Clone)]
+pub struct Host {
+    /// Client for the root logical cluster of the hosting drydock API server (creates and
+    /// deletes LogicalClusters).
+    pub client: kube::Client,
+    /// Host and port clients use to reach the hosting API server.
+    pub endpoint_host: String,
+    pub endpoint_port: u16,
+}
+
+/// The provider's context: the controllers' context plus the host.
+pub struct ProviderContext {
+    pub ctx: Arc<Context>,
+    pub host: Host,
+}
+
+/// Name of the logical cluster simulating the workload cluster `namespace/name`.
+/// Namespaces are DNS labels (no dots), so the first dot separates the two unambiguously.
+pub fn logical_cluster_name(namespace: &str, cluster: &str) -> String {
+    format!("{namespace}.{cluster}")
+}
+
+/// Annotation (on InMemoryCluster, copied to the Cluster with the endpoint) carrying the
+/// URL path of the workload cluster on the host: `/clusters/<logical cluster>`.
+pub const ENDPOINT_PATH_ANNOTATION: &str = "infrastructure.drydock.dev/control-plane-endpoint-path";
+
+/// The provider's controllers (subscribe before the informers start).
+pub fn controllers(pctx: Arc<ProviderContext>) -> Vec<Running> {
+    vec![cluster::controller(&pctx), machine::controller(&pctx)]
+}

@@ -4,6 +4,7 @@
 
 pub mod discovery;
 pub mod path;
+pub mod prefix;
 pub mod table;
 mod watch;
 

@@ -68,14 +68,22 @@ impl Phase {
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
 async fn connect(addr: SocketAddr) -> anyhow::Result<Sender> {
-    let stream = tokio::net::TcpStream::connect(addr).await.context("connecting")?;
+    let stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .context("connecting")?;
     stream.set_nodelay(true)?;
     let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     tokio::spawn(conn);
     Ok(sender)
 }
 
-async fn call(s: &mut Sender, method: &str, path: &str, ct: &str, body: Bytes) -> anyhow::Result<(u16, Bytes)> {
+async fn call(
+    s: &mut Sender,
+    method: &str,
+    path: &str,
+    ct: &str,
+    body: Bytes,
+) -> anyhow::Result<(u16, Bytes)> {
     let req = Request::builder()
         .method(method)
         .uri(path)
@@ -92,7 +100,10 @@ async fn call(s: &mut Sender, method: &str, path: &str, ct: &str, body: Bytes) -
 
 fn rv_of(body: &[u8]) -> anyhow::Result<String> {
     let v: Value = serde_json::from_slice(body)?;
-    v["metadata"]["resourceVersion"].as_str().map(str::to_string).context("no resourceVersion")
+    v["metadata"]["resourceVersion"]
+        .as_str()
+        .map(str::to_string)
+        .context("no resourceVersion")
 }
 
 const NS_PATH: &str = "/api/v1/namespaces/bench/configmaps";
@@ -102,7 +113,11 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     let dir = tempfile::tempdir()?;
     let config = drydock_apiserver::Config {
         data_dir: Some(dir.path().to_path_buf()),
-        sync: if args.sync == "normal" { drydock_apiserver::store::SyncMode::Normal } else { drydock_apiserver::store::SyncMode::Full },
+        sync: if args.sync == "normal" {
+            drydock_apiserver::store::SyncMode::Normal
+        } else {
+            drydock_apiserver::store::SyncMode::Full
+        },
         ..Default::default()
     };
     let server = drydock_apiserver::ApiServer::start(config, Vec::new(), Vec::new()).await?;
@@ -111,7 +126,16 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     let router = server.router();
     let serving = tokio::spawn(async move { axum::serve(listener, router).await });
     let mut s = connect(addr).await?;
-    call(&mut s, "POST", "/api/v1/namespaces", "application/json", json!({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}}).to_string().into()).await?;
+    call(
+        &mut s,
+        "POST",
+        "/api/v1/namespaces",
+        "application/json",
+        json!({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})
+            .to_string()
+            .into(),
+    )
+    .await?;
 
     let payload = "x".repeat(args.payload);
     let writers = args.writers.max(1);
@@ -185,7 +209,14 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
             let mut lat = Latencies::default();
             for i in 0..per_writer {
                 let t = Instant::now();
-                let (code, _) = call(&mut s, "GET", &format!("{NS_PATH}/cm-{}-{i}", (w + i) % writers), "", Bytes::new()).await?;
+                let (code, _) = call(
+                    &mut s,
+                    "GET",
+                    &format!("{NS_PATH}/cm-{}-{i}", (w + i) % writers),
+                    "",
+                    Bytes::new(),
+                )
+                .await?;
                 lat.push(t.elapsed());
                 if code != 200 {
                     bail!("get answered {code}");
@@ -209,7 +240,11 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
             let mut s = connect(addr).await?;
             let mut lat = Latencies::default();
             for i in 0..lists / 8 {
-                let path = if i % 2 == 0 { NS_PATH.to_string() } else { format!("{NS_PATH}?labelSelector=writer%3D{c}") };
+                let path = if i % 2 == 0 {
+                    NS_PATH.to_string()
+                } else {
+                    format!("{NS_PATH}?labelSelector=writer%3D{c}")
+                };
                 let t = Instant::now();
                 let (code, body) = call(&mut s, "GET", &path, "", Bytes::new()).await?;
                 lat.push(t.elapsed());
@@ -224,7 +259,12 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     for t in tasks {
         lat.extend(t.await??);
     }
-    phases.push(Phase::new(&format!("list ({total} objects)"), lists, started.elapsed(), lat));
+    phases.push(Phase::new(
+        &format!("list ({total} objects)"),
+        lists,
+        started.elapsed(),
+        lat,
+    ));
 
     // watch: fan-out of every write to every watcher
     let (code, body) = call(&mut s, "GET", NS_PATH, "", Bytes::new()).await?;
@@ -238,7 +278,10 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
         let received = received.clone();
         let path = format!("{NS_PATH}?watch=true&resourceVersion={start_rv}&timeoutSeconds=600");
         let mut ws = connect(addr).await?;
-        let req = Request::builder().uri(path).header("host", "localhost").body(Full::new(Bytes::new()))?;
+        let req = Request::builder()
+            .uri(path)
+            .header("host", "localhost")
+            .body(Full::new(Bytes::new()))?;
         ws.ready().await?;
         let resp = ws.send_request(req).await?;
         let mut body = resp.into_body();
@@ -263,7 +306,14 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
             for i in 0..wpw {
                 let patch = json!({"data": {"tick": i.to_string()}});
                 let t = Instant::now();
-                let (code, _) = call(&mut s, "PATCH", &format!("{NS_PATH}/cm-{w}-{}", i % per_writer), "application/merge-patch+json", patch.to_string().into()).await?;
+                let (code, _) = call(
+                    &mut s,
+                    "PATCH",
+                    &format!("{NS_PATH}/cm-{w}-{}", i % per_writer),
+                    "application/merge-patch+json",
+                    patch.to_string().into(),
+                )
+                .await?;
                 lat.push(t.elapsed());
                 if code != 200 {
                     bail!("patch answered {code}");
@@ -288,7 +338,12 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
         w.abort();
     }
     phases.push(Phase::new("patch (while watched)", writes, elapsed, lat));
-    let mut p = Phase::new(&format!("watch events delivered ({} watchers)", args.watchers), got as usize, elapsed, Latencies::default());
+    let mut p = Phase::new(
+        &format!("watch events delivered ({} watchers)", args.watchers),
+        got as usize,
+        elapsed,
+        Latencies::default(),
+    );
     p.p50_ms = 0.0;
     p.p99_ms = 0.0;
     phases.push(p);
@@ -298,7 +353,12 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     let (_, metrics) = call(&mut s, "GET", "/metrics", "", Bytes::new()).await?;
     let text = String::from_utf8_lossy(&metrics);
     let metric = |name: &str| -> f64 {
-        text.lines().find_map(|l| l.strip_prefix(name).and_then(|r| r.trim().parse::<f64>().ok())).unwrap_or(0.0)
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix(name)
+                    .and_then(|r| r.trim().parse::<f64>().ok())
+            })
+            .unwrap_or(0.0)
     };
     let commits = metric("drydock_store_commit_duration_seconds_count");
     println!(
@@ -327,19 +387,31 @@ pub async fn main(args: ApiBenchArgs) -> anyhow::Result<()> {
             p.ops.to_string(),
             format!("{:.2}", p.seconds),
             format!("{:.0}", p.per_second),
-            if p.p50_ms > 0.0 { format!("{:.2}", p.p50_ms) } else { "-".into() },
-            if p.p99_ms > 0.0 { format!("{:.2}", p.p99_ms) } else { "-".into() },
+            if p.p50_ms > 0.0 {
+                format!("{:.2}", p.p50_ms)
+            } else {
+                "-".into()
+            },
+            if p.p99_ms > 0.0 {
+                format!("{:.2}", p.p99_ms)
+            } else {
+                "-".into()
+            },
         ]);
     }
     println!("{table}");
     let cpu = cpu_seconds() - cpu0;
     let peak = peak_rss_mib();
-    println!("total {:.1} s, CPU {cpu:.1} s (client and server share this process), peak RSS {peak:.0} MiB", started.elapsed().as_secs_f64());
+    println!(
+        "total {:.1} s, CPU {cpu:.1} s (client and server share this process), peak RSS {peak:.0} MiB",
+        started.elapsed().as_secs_f64()
+    );
     let _ = ms;
     if let Some(path) = &args.json {
         let doc = json!({"args": {"objects": args.objects, "writers": args.writers, "watchers": args.watchers, "payload": args.payload, "sync": args.sync},
             "phases": phases, "cpu_seconds": cpu, "peak_rss_mib": peak});
-        std::fs::write(path, serde_json::to_string_pretty(&doc)?).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(path, serde_json::to_string_pretty(&doc)?)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

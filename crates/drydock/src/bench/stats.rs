@@ -45,9 +45,13 @@ pub fn rss_mib() -> f64 {
 
 /// User + system CPU seconds used by this process so far.
 pub fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return 0.0 };
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+        return 0.0;
+    };
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     // `rest` starts at field 3 (state), so utime (14) is index 11 and stime (15) index 12.

@@ -1,0 +1,125 @@
+//! What reconcilers share: the management-cluster client, shared informers, workload
+//! cluster clients, events and settings.
+
+use std::sync::Arc;
+
+use drydock_api::capi::core::{
+    Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSet,
+};
+use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
+use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
+use kube::api::Api;
+
+use crate::framework::events::Events;
+use crate::framework::informer::Informer;
+use crate::workload::WorkloadClients;
+
+/// Per-controller concurrency.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub cluster_concurrency: u16,
+    pub machine_concurrency: u16,
+    pub machineset_concurrency: u16,
+    pub machinedeployment_concurrency: u16,
+    pub kcp_concurrency: u16,
+    pub kubeadmconfig_concurrency: u16,
+    pub mhc_concurrency: u16,
+    /// Only objects in this namespace (all when `None`).
+    pub namespace: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            cluster_concurrency: 32,
+            machine_concurrency: 64,
+            machineset_concurrency: 32,
+            machinedeployment_concurrency: 32,
+            kcp_concurrency: 32,
+            kubeadmconfig_concurrency: 64,
+            mhc_concurrency: 16,
+            namespace: None,
+        }
+    }
+}
+
+/// One shared watch and store per kind the controllers read.
+pub struct Informers {
+    pub clusters: Arc<Informer<Cluster>>,
+    pub machines: Arc<Informer<Machine>>,
+    pub machine_sets: Arc<Informer<MachineSet>>,
+    pub machine_deployments: Arc<Informer<MachineDeployment>>,
+    pub machine_health_checks: Arc<Informer<MachineHealthCheck>>,
+    pub control_planes: Arc<Informer<KubeadmControlPlane>>,
+    pub kubeadm_configs: Arc<Informer<KubeadmConfig>>,
+    pub inmemory_clusters: Arc<Informer<InMemoryCluster>>,
+    pub inmemory_machines: Arc<Informer<InMemoryMachine>>,
+}
+
+impl Informers {
+    pub fn new(client: &kube::Client, namespace: Option<&str>) -> Self {
+        fn api<K>(c: &kube::Client, ns: Option<&str>) -> Api<K>
+        where
+            K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
+        {
+            match ns {
+                Some(n) => Api::namespaced(c.clone(), n),
+                None => Api::all(c.clone()),
+            }
+        }
+        Self {
+            clusters: Informer::new(api(client, namespace)),
+            machines: Informer::new(api(client, namespace)),
+            machine_sets: Informer::new(api(client, namespace)),
+            machine_deployments: Informer::new(api(client, namespace)),
+            machine_health_checks: Informer::new(api(client, namespace)),
+            control_planes: Informer::new(api(client, namespace)),
+            kubeadm_configs: Informer::new(api(client, namespace)),
+            inmemory_clusters: Informer::new(api(client, namespace)),
+            inmemory_machines: Informer::new(api(client, namespace)),
+        }
+    }
+
+    /// Starts every watch; call after all controllers subscribed.
+    pub fn start(&self) {
+        self.clusters.start();
+        self.machines.start();
+        self.machine_sets.start();
+        self.machine_deployments.start();
+        self.machine_health_checks.start();
+        self.control_planes.start();
+        self.kubeadm_configs.start();
+        self.inmemory_clusters.start();
+        self.inmemory_machines.start();
+    }
+}
+
+/// The context every reconciler receives.
+pub struct Context {
+    pub client: kube::Client,
+    pub informers: Informers,
+    pub workload: WorkloadClients,
+    pub events: Events,
+    pub settings: Settings,
+}
+
+impl Context {
+    pub fn new(client: kube::Client, workload: WorkloadClients, settings: Settings) -> Arc<Self> {
+        let informers = Informers::new(&client, settings.namespace.as_deref());
+        Arc::new(Self {
+            events: Events::new(client.clone()),
+            client,
+            informers,
+            workload,
+            settings,
+        })
+    }
+
+    /// A namespaced API handle of the management cluster.
+    pub fn api<K>(&self, namespace: &str) -> Api<K>
+    where
+        K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
+    {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+}

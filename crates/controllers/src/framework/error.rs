@@ -1,0 +1,84 @@
+//! The error every reconciler returns, and the per-object backoff applied to it.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("API request failed: {0}")]
+    Kube(#[from] kube::Error),
+    #[error("encoding failed: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("workload cluster {cluster} is not reachable: {reason}")]
+    WorkloadUnreachable { cluster: String, reason: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    pub fn other(msg: impl Into<String>) -> Self {
+        Self::Other(msg.into())
+    }
+
+    /// True for 409 Conflict: another writer won; retry soon without alarm.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Self::Kube(kube::Error::Api(s)) if s.code == 409)
+    }
+
+    /// True for 404 Not Found.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Kube(kube::Error::Api(s)) if s.code == 404)
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Exponential backoff per object, reset when the object reconciles cleanly
+/// (kube-rs' error policy is not told about successes, so the runner keeps the count).
+#[derive(Default)]
+pub struct Backoff {
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+impl Backoff {
+    /// Records a failure of `key` and returns how long to wait: 50 ms doubling to 30 s, with jitter.
+    pub fn fail(&self, key: &str) -> Duration {
+        let mut f = self.failures.lock();
+        let n = f.entry(key.to_string()).or_insert(0);
+        *n = (*n + 1).min(20);
+        let base = 50u64.saturating_mul(1 << (*n - 1).min(10)).min(30_000);
+        let jitter = rand::random::<u64>() % (base / 5 + 1);
+        Duration::from_millis(base + jitter)
+    }
+
+    pub fn succeed(&self, key: &str) {
+        let mut f = self.failures.lock();
+        if !f.is_empty() {
+            f.remove(key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_resets() {
+        let b = Backoff::default();
+        let first = b.fail("a");
+        let mut last = first;
+        for _ in 0..5 {
+            last = b.fail("a");
+        }
+        assert!(last > first);
+        b.succeed("a");
+        assert!(b.fail("a") < last);
+        for _ in 0..30 {
+            last = b.fail("b");
+        }
+        assert!(last <= Duration::from_millis(36_000));
+    }
+}

@@ -1,0 +1,12 @@
+//! What every controller shares: errors and backoff, the patch helper, shared informers,
+//! the runner with metrics, and events.
+
+pub mod diff;
+pub mod error;
+pub mod events;
+pub mod informer;
+pub mod metrics;
+pub mod patch;
+pub mod runner;
+
+pub use error::{Error, Result};

@@ -1,0 +1,177 @@
+//! Runs a kube-rs `Controller` the same way for every kind: bounded concurrency, metrics
+//! under controller-runtime's names, per-object exponential backoff on errors, and a
+//! work-queue depth gauge.
+
+use std::collections::HashSet;
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::Hash;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::{Stream, StreamExt};
+use kube::Resource;
+use kube::runtime::controller::{Action, Config, Controller};
+use kube::runtime::reflector::ObjectRef;
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+
+use super::error::{Backoff, Error};
+use super::metrics::{self, QueueLabel};
+
+/// The objects triggered and not yet reconciled (the work queue's depth).
+#[derive(Default)]
+pub struct Queue {
+    name: String,
+    pending: Mutex<HashSet<String>>,
+}
+
+impl Queue {
+    pub fn new(name: &str) -> Arc<Self> {
+        Arc::new(Self {
+            name: name.to_string(),
+            pending: Mutex::new(HashSet::new()),
+        })
+    }
+
+    fn label(&self) -> QueueLabel {
+        QueueLabel {
+            name: self.name.clone(),
+        }
+    }
+
+    pub fn add(&self, key: String) {
+        let mut p = self.pending.lock();
+        if p.insert(key) {
+            let m = metrics::get();
+            m.adds.get_or_create(&self.label()).inc();
+            m.depth.get_or_create(&self.label()).set(p.len() as i64);
+        }
+    }
+
+    fn done(&self, key: &str) {
+        let mut p = self.pending.lock();
+        if p.remove(key) {
+            metrics::get()
+                .depth
+                .get_or_create(&self.label())
+                .set(p.len() as i64);
+        }
+    }
+
+    /// Wraps a main-kind trigger stream so its objects count as queued.
+    pub fn track<K: Resource<DynamicType = ()>>(
+        self: &Arc<Self>,
+        s: impl Stream<Item = Arc<K>> + Send + 'static,
+    ) -> impl Stream<Item = Arc<K>> + Send + 'static
+    where
+        K: Send + Sync + 'static,
+    {
+        let q = self.clone();
+        s.map(move |o| {
+            q.add(key_of(o.as_ref()));
+            o
+        })
+    }
+
+    /// Maps a related object to the main objects it triggers, counting them as queued.
+    pub fn map_to<K, O, F>(
+        self: &Arc<Self>,
+        f: F,
+    ) -> impl Fn(Arc<O>) -> Vec<ObjectRef<K>> + Send + Sync + 'static
+    where
+        K: Resource<DynamicType = ()> + 'static,
+        K::DynamicType: Eq + Hash + Clone,
+        O: 'static,
+        F: Fn(&O) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
+    {
+        let q = self.clone();
+        move |o| {
+            let refs = f(&o);
+            for r in &refs {
+                q.add(ref_key(r));
+            }
+            refs
+        }
+    }
+}
+
+/// `namespace/name` of an object.
+pub fn key_of<K: Resource>(o: &K) -> String {
+    format!(
+        "{}/{}",
+        o.meta().namespace.as_deref().unwrap_or_default(),
+        o.meta().name.as_deref().unwrap_or_default()
+    )
+}
+
+fn ref_key<K: Resource>(r: &ObjectRef<K>) -> String
+where
+    K::DynamicType: Eq + Hash + Clone,
+{
+    format!("{}/{}", r.namespace.as_deref().unwrap_or_default(), r.name)
+}
+
+/// Runs `controller` until the process stops.
+pub async fn run<K, C, F, Fut>(
+    name: &'static str,
+    controller: Controller<K>,
+    queue: Arc<Queue>,
+    concurrency: u16,
+    ctx: Arc<C>,
+    reconcile: F,
+) where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    C: Send + Sync + 'static,
+    F: Fn(Arc<K>, Arc<C>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Action, Error>> + Send + 'static,
+{
+    let backoff = Arc::new(Backoff::default());
+    let reconcile = Arc::new(reconcile);
+    let b = backoff.clone();
+    let q = queue.clone();
+    let label = metrics::controller(name);
+    controller
+        .with_config(Config::default().concurrency(concurrency))
+        .run(
+            move |obj: Arc<K>, ctx: Arc<C>| {
+                let reconcile = reconcile.clone();
+                let backoff = b.clone();
+                let queue = q.clone();
+                let label = label.clone();
+                async move {
+                    let key = key_of(obj.as_ref());
+                    queue.done(&key);
+                    let active = metrics::get().active.get_or_create(&label).clone();
+                    active.inc();
+                    let started = Instant::now();
+                    let result = reconcile(obj, ctx).await;
+                    active.dec();
+                    let outcome = match &result {
+                        Ok(a) if *a == Action::await_change() => "success",
+                        Ok(_) => "requeue_after",
+                        Err(e) if e.is_conflict() => "requeue",
+                        Err(_) => "error",
+                    };
+                    metrics::observe(name, outcome, started.elapsed());
+                    if result.is_ok() {
+                        backoff.succeed(&key);
+                    }
+                    result
+                }
+            },
+            move |obj: Arc<K>, err: &Error, _ctx: Arc<C>| {
+                let key = key_of(obj.as_ref());
+                if err.is_conflict() {
+                    tracing::debug!(controller = name, object = %key, "conflict; retrying");
+                    return Action::requeue(Duration::from_millis(20 + rand::random::<u64>() % 80));
+                }
+                let wait = backoff.fail(&key);
+                tracing::warn!(controller = name, object = %key, error = %err, retry_in = ?wait, "reconcile failed");
+                Action::requeue(wait)
+            },
+            ctx,
+        )
+        .for_each(|_| futures::future::ready(()))
+        .await;
+}

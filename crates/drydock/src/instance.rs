@@ -1,0 +1,120 @@
+//! A running drydock: the API server on its store, listening on TCP, with the Cluster API
+//! controllers and the in-memory provider running in-process against it.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use drydock_apiserver::{ApiServer, Config};
+use drydock_controllers::workload::{LocalConnector, WorkloadClients};
+use drydock_controllers::{Context, Settings};
+use drydock_provider_inmemory::{Host, ProviderContext};
+
+/// How to start an instance.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub server: Config,
+    pub listen: SocketAddr,
+    pub controllers: bool,
+    pub settings: Settings,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            server: Config::default(),
+            listen: "127.0.0.1:0"
+                .parse()
+                .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0))),
+            controllers: true,
+            settings: Settings::default(),
+        }
+    }
+}
+
+pub struct Instance {
+    pub server: Arc<ApiServer>,
+    pub addr: SocketAddr,
+    listener: Option<tokio::net::TcpListener>,
+}
+
+impl Instance {
+    /// Opens the store, binds the listener and starts the controllers (serving starts with [`Instance::serve`]).
+    pub async fn start(opts: Options) -> anyhow::Result<Self> {
+        let metrics: drydock_apiserver::MetricsSource =
+            Arc::new(drydock_controllers::encode_metrics);
+        let server = Arc::new(
+            ApiServer::start(
+                opts.server.clone(),
+                drydock_api::capi::resources(),
+                vec![metrics],
+            )
+            .await?,
+        );
+        let listener = tokio::net::TcpListener::bind(opts.listen)
+            .await
+            .with_context(|| format!("binding {}", opts.listen))?;
+        let addr = listener.local_addr()?;
+        if opts.controllers {
+            start_controllers(&server, addr, opts.settings.clone());
+        }
+        Ok(Self {
+            server,
+            addr,
+            listener: Some(listener),
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Serves HTTP until `shutdown` resolves.
+    pub async fn serve(
+        mut self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let listener = self.listener.take().context("already serving")?;
+        self.server.serve(listener, shutdown).await
+    }
+
+    /// Serves HTTP in the background (for tests and benchmarks).
+    pub fn spawn_serve(&mut self) -> anyhow::Result<()> {
+        let listener = self.listener.take().context("already serving")?;
+        let router = self.server.router();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        Ok(())
+    }
+}
+
+/// Starts the core controllers and the in-memory provider in-process.
+fn start_controllers(server: &Arc<ApiServer>, addr: SocketAddr, settings: Settings) {
+    let mgmt = server.client(None);
+    let base = format!("http://{addr}/clusters/");
+    let srv = server.clone();
+    // Workload clusters hosted by this very server are reached in-process.
+    let local: LocalConnector = Arc::new(move |url: &str| {
+        let name = url.strip_prefix(&base)?.trim_end_matches('/');
+        (!name.is_empty() && !name.contains('/')).then(|| srv.client(Some(name)))
+    });
+    let ctx = Context::new(
+        mgmt.clone(),
+        WorkloadClients::new(mgmt, Some(local)),
+        settings,
+    );
+    let mut controllers = drydock_controllers::controllers(&ctx);
+    let host = Host {
+        client: server.client(None),
+        endpoint_host: addr.ip().to_string(),
+        endpoint_port: addr.port(),
+    };
+    controllers.extend(drydock_provider_inmemory::controllers(Arc::new(
+        ProviderContext {
+            ctx: ctx.clone(),
+            host,
+        },
+    )));
+    tokio::spawn(drydock_controllers::start(ctx, controllers));
+}

@@ -1,0 +1,6 @@
+//! The drydock binary's building blocks: a running instance (API server, controllers and
+//! provider in one process), kubeconfig files, and benchmarks.
+
+pub mod bench;
+pub mod instance;
+pub mod kubeconfig;
