@@ -59,6 +59,7 @@ pub struct MachineNamingStrategy {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct V1Beta2Conditions {
+    /// Conditions in the metav1.Condition style (no severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
@@ -69,6 +70,7 @@ pub struct V1Beta2Conditions {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct V1Beta2ReplicaStatus {
+    /// Conditions in the metav1.Condition style (no severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,

@@ -7,9 +7,15 @@
 //! - [`inmemory`] holds `infrastructure.cluster.x-k8s.io/v1alpha1` in-memory provider kinds.
 //! - [`ipam`] holds `ipam.cluster.x-k8s.io` claims and addresses (v1beta1) and in-cluster pools (v1alpha2).
 //!
-//! Shared helpers: [`conditions`], [`owner`], [`keys`], [`intstr`], [`version`], [`duration`],
-//! [`selector`]. [`resources`] lists every kind with its admission for the API server;
-//! [`crds`] renders them as installable CustomResourceDefinitions.
+//! Shared helpers: [`conditions`] (v1beta1 conditions and the Ready summary), [`owner`]
+//! (owner references), [`keys`] (well-known labels, annotations, finalizers), [`intstr`]
+//! (int-or-percent), [`version`] (Kubernetes versions and skew), [`duration`] (Go durations),
+//! [`selector`] (label selectors), [`refs`] (object references), [`naming`] (Machine naming
+//! templates), [`validation`] (names, labels, immutability) and [`common`] (small shared types).
+//!
+//! Each kind's admission lives next to its types (`<kind>_admission.rs`) and works on the
+//! typed struct; [`resources`] lists every kind with its CRD and admission for the API server,
+//! and [`crds`] renders the kinds as installable CustomResourceDefinitions.
 
 pub mod common;
 pub mod conditions;

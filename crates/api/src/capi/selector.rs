@@ -35,8 +35,11 @@ impl Operator {
 /// One parsed requirement; matchLabels entries become `In` with a single value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Requirement {
+    /// Label key.
     pub key: String,
+    /// How the label is compared.
     pub operator: Operator,
+    /// Values for In/NotIn (sorted, unique).
     pub values: Vec<String>,
 }
 
@@ -55,6 +58,7 @@ impl Requirement {
 /// A validated selector: all requirements must match.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Selector {
+    /// All must match.
     pub requirements: Vec<Requirement>,
 }
 

@@ -76,6 +76,7 @@ pub struct ClusterNetwork {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkRanges {
+    /// CIDR blocks, e.g. `10.0.0.0/16`.
     pub cidr_blocks: Vec<String>,
 }
 
@@ -95,8 +96,10 @@ pub struct ClusterStatus {
     /// Failure domains reported by the infrastructure cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_domains: Option<BTreeMap<String, FailureDomainSpec>>,
+    /// Terminal problem, machine-readable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
+    /// Terminal problem, human-readable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_message: Option<String>,
     /// Pending, Provisioning, Provisioned, Deleting, Failed (or Unknown).
@@ -108,10 +111,13 @@ pub struct ClusterStatus {
     /// The control plane is ready.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control_plane_ready: Option<bool>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
+    /// Generation last processed by the controller.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v1beta2: Option<ClusterV1Beta2Status>,
 }
@@ -132,6 +138,7 @@ pub struct FailureDomainSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterV1Beta2Status {
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>>,
@@ -147,14 +154,19 @@ pub struct ClusterV1Beta2Status {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterReplicaCounters {
+    /// Replicas wanted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub desired_replicas: Option<i32>,
+    /// Replicas that exist.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
+    /// Replicas with the current spec.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub up_to_date_replicas: Option<i32>,
+    /// Replicas whose Node is ready.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready_replicas: Option<i32>,
+    /// Replicas ready for at least minReadySeconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub available_replicas: Option<i32>,
 }

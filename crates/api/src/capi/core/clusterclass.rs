@@ -49,6 +49,7 @@ pub struct ClusterClassSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalObjectTemplate {
+    /// The template object.
     #[serde(rename = "ref")]
     pub ref_: ObjectReference,
 }
@@ -57,6 +58,7 @@ pub struct LocalObjectTemplate {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ControlPlaneClass {
+    /// Labels and annotations for the generated objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<ObjectMeta>,
     /// Control-plane template (e.g. a KubeadmControlPlaneTemplate).
@@ -65,15 +67,19 @@ pub struct ControlPlaneClass {
     /// Infrastructure machine template of control-plane Machines, if the provider uses Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_infrastructure: Option<LocalObjectTemplate>,
+    /// Health check of the Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_health_check: Option<MachineHealthCheckClass>,
     /// Name template of the control-plane object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub naming_strategy: Option<NamingStrategy>,
+    /// Upper bound on node drain time; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_drain_timeout: Option<String>,
+    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_volume_detach_timeout: Option<String>,
+    /// How long Node deletion is retried once the infrastructure is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
 }
@@ -82,6 +88,7 @@ pub struct ControlPlaneClass {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NamingStrategy {
+    /// Go template for names, e.g. `{{ .cluster.name }}-{{ .random }}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
 }
@@ -90,8 +97,10 @@ pub struct NamingStrategy {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkersClass {
+    /// MachineDeployment classes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_deployments: Option<Vec<MachineDeploymentClass>>,
+    /// MachinePool classes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_pools: Option<Vec<MachinePoolClass>>,
 }
@@ -100,6 +109,7 @@ pub struct WorkersClass {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerClassTemplate {
+    /// Labels and annotations for the generated objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<ObjectMeta>,
     /// Bootstrap config template.
@@ -114,21 +124,30 @@ pub struct WorkerClassTemplate {
 pub struct MachineDeploymentClass {
     /// Name of the class, referenced from Cluster topologies.
     pub class: String,
+    /// Bootstrap and infrastructure templates of the Machines.
     pub template: WorkerClassTemplate,
+    /// Health check of the Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_health_check: Option<MachineHealthCheckClass>,
+    /// Failure domain the Machines are placed in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_domain: Option<String>,
+    /// Name template of the generated objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub naming_strategy: Option<NamingStrategy>,
+    /// Upper bound on node drain time; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_drain_timeout: Option<String>,
+    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_volume_detach_timeout: Option<String>,
+    /// How long Node deletion is retried once the infrastructure is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
+    /// Seconds a new node must be ready before it counts as available.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
+    /// Rollout strategy of the MachineDeployment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<MachineDeploymentStrategy>,
 }
@@ -139,17 +158,24 @@ pub struct MachineDeploymentClass {
 pub struct MachinePoolClass {
     /// Name of the class, referenced from Cluster topologies.
     pub class: String,
+    /// Bootstrap and infrastructure templates of the machines.
     pub template: WorkerClassTemplate,
+    /// Failure domains the machines may be placed in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_domains: Option<Vec<String>>,
+    /// Name template of the generated objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub naming_strategy: Option<NamingStrategy>,
+    /// Upper bound on node drain time; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_drain_timeout: Option<String>,
+    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_volume_detach_timeout: Option<String>,
+    /// How long Node deletion is retried once the infrastructure is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
+    /// Seconds a new node must be ready before it counts as available.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
 }
@@ -158,14 +184,19 @@ pub struct MachinePoolClass {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineHealthCheckClass {
+    /// Node conditions that make a Machine unhealthy once held for their timeout (ORed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unhealthy_conditions: Option<Vec<UnhealthyCondition>>,
+    /// Remediation stops when more Machines than this are unhealthy (int or percent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unhealthy: Option<IntOrString>,
+    /// Remediation happens only while the unhealthy count is within `[min-max]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unhealthy_range: Option<String>,
+    /// How long a Machine may go without a Node (0 disables the check).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_startup_timeout: Option<String>,
+    /// Template for external remediation requests, instead of owner remediation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remediation_template: Option<ObjectReference>,
 }
@@ -174,6 +205,7 @@ pub struct MachineHealthCheckClass {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClassVariable {
+    /// Name, unique in the class.
     pub name: String,
     /// Clusters must set it.
     pub required: bool,
@@ -188,7 +220,9 @@ pub struct ClusterClassVariable {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClassPatch {
+    /// Name, unique in the class.
     pub name: String,
+    /// What the patch does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Go template; the patch applies only when it renders to `true`.
@@ -206,7 +240,9 @@ pub struct ClusterClassPatch {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchDefinition {
+    /// Templates the patches apply to.
     pub selector: PatchSelector,
+    /// Patch operations, applied in order.
     pub json_patches: Vec<JSONPatch>,
 }
 
@@ -214,8 +250,11 @@ pub struct PatchDefinition {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchSelector {
+    /// apiVersion of the templates to patch.
     pub api_version: String,
+    /// Kind of the templates to patch.
     pub kind: String,
+    /// Parts of the class whose templates are patched.
     pub match_resources: PatchSelectorMatch,
 }
 
@@ -223,12 +262,16 @@ pub struct PatchSelector {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchSelectorMatch {
+    /// Patch the control-plane template.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control_plane: Option<bool>,
+    /// Patch the infrastructure cluster template.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub infrastructure_cluster: Option<bool>,
+    /// Patch these MachineDeployment classes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_deployment_class: Option<PatchSelectorMatchNames>,
+    /// Patch these MachinePool classes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_pool_class: Option<PatchSelectorMatchNames>,
 }
@@ -237,6 +280,7 @@ pub struct PatchSelectorMatch {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchSelectorMatchNames {
+    /// Class names; `*` matches all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub names: Option<Vec<String>>,
 }
@@ -262,8 +306,10 @@ pub struct JSONPatch {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JSONPatchValue {
+    /// Name of the variable whose value is used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variable: Option<String>,
+    /// Go template rendering the value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
 }
@@ -272,12 +318,16 @@ pub struct JSONPatchValue {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExternalPatchDefinition {
+    /// Runtime extension that generates patches.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generate_extension: Option<String>,
+    /// Runtime extension that validates the topology.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub validate_extension: Option<String>,
+    /// Runtime extension that declares variables.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub discover_variables_extension: Option<String>,
+    /// Settings passed to the extensions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settings: Option<std::collections::BTreeMap<String, String>>,
 }
@@ -289,10 +339,13 @@ pub struct ClusterClassStatus {
     /// Every variable, from the class and from extensions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variables: Option<Vec<ClusterClassStatusVariable>>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
+    /// Generation last processed by the controller.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v1beta2: Option<V1Beta2Conditions>,
 }
@@ -301,10 +354,12 @@ pub struct ClusterClassStatus {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClassStatusVariable {
+    /// Name, unique in the class.
     pub name: String,
     /// Definitions differ between sources.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub definitions_conflict: Option<bool>,
+    /// One entry per source defining the variable.
     pub definitions: Vec<ClusterClassStatusVariableDefinition>,
 }
 
@@ -314,9 +369,12 @@ pub struct ClusterClassStatusVariable {
 pub struct ClusterClassStatusVariableDefinition {
     /// `inline` or the name of the patch that defines it.
     pub from: String,
+    /// Clusters must set the variable.
     pub required: bool,
+    /// Labels and annotations attached to the variable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<ObjectMeta>,
+    /// Schema values must match.
     pub schema: VariableSchema,
 }
 

@@ -25,10 +25,15 @@ pub fn parse_unhealthy_range(s: &str) -> Option<(u32, u32)> {
 
 /// The health-check fields of one object, borrowed.
 pub(crate) struct HealthCheckFields<'a> {
+    /// Node conditions that make a Machine unhealthy once held for their timeout (ORed).
     pub unhealthy_conditions: Option<&'a [UnhealthyCondition]>,
+    /// Remediation stops when more Machines than this are unhealthy (int or percent).
     pub max_unhealthy: Option<&'a IntOrString>,
+    /// Remediation happens only while the unhealthy count is within `[min-max]`.
     pub unhealthy_range: Option<&'a str>,
+    /// How long a Machine may go without a Node (0 disables the check).
     pub node_startup_timeout: Option<&'a str>,
+    /// Template for external remediation requests, instead of owner remediation.
     pub remediation_template: Option<&'a ObjectReference>,
 }
 

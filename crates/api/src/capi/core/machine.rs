@@ -121,11 +121,13 @@ pub struct MachineStatus {
     /// Generation last processed by the controller.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
     /// Progress of an ongoing deletion.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deletion: Option<MachineDeletionStatus>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v1beta2: Option<V1Beta2Conditions>,
 }
@@ -137,6 +139,7 @@ pub struct MachineAddress {
     /// Hostname, ExternalIP, InternalIP, ExternalDNS or InternalDNS.
     #[serde(rename = "type")]
     pub type_: String,
+    /// The address value.
     pub address: String,
 }
 

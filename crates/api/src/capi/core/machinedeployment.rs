@@ -127,6 +127,7 @@ pub struct RemediationStrategy {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineDeploymentStatus {
+    /// Generation last processed by the controller.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// Selector in query-string form, for the scale subresource.
@@ -150,8 +151,10 @@ pub struct MachineDeploymentStatus {
     /// ScalingUp, ScalingDown, Running, Failed or Unknown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v1beta2: Option<V1Beta2ReplicaStatus>,
 }

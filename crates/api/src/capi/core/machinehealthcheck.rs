@@ -84,13 +84,16 @@ pub struct MachineHealthCheckStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub remediations_allowed: Option<i32>,
+    /// Generation last processed by the controller.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// Names of the checked Machines, sorted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub targets: Option<Vec<String>>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v1beta2: Option<V1Beta2Conditions>,
 }

@@ -57,29 +57,40 @@ pub struct MachinePoolStatus {
     /// Nodes of the pool's instances.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_refs: Option<Vec<ObjectReference>>,
+    /// Replicas that exist.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
+    /// Replicas whose Node is ready.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready_replicas: Option<i32>,
+    /// Replicas ready for at least minReadySeconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub available_replicas: Option<i32>,
+    /// Desired replicas that are not available yet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable_replicas: Option<i32>,
+    /// Terminal problem, machine-readable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
+    /// Terminal problem, human-readable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_message: Option<String>,
     /// Pending, Provisioning, Provisioned, Running, ScalingUp, ScalingDown, Scaling, Deleting, Failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
+    /// Bootstrap data is available.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bootstrap_ready: Option<bool>,
+    /// The infrastructure is ready.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub infrastructure_ready: Option<bool>,
+    /// Generation last processed by the controller.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v1beta2: Option<V1Beta2ReplicaStatus>,
 }

@@ -90,6 +90,7 @@ pub struct MachineSetStatus {
     /// Machines ready for at least minReadySeconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub available_replicas: Option<i32>,
+    /// Generation last processed by the controller.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// Never set by the controller; kept for API compatibility.
@@ -98,8 +99,10 @@ pub struct MachineSetStatus {
     /// Never set by the controller; kept for API compatibility.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_message: Option<String>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v1beta2: Option<V1Beta2ReplicaStatus>,
 }

@@ -50,10 +50,13 @@ pub struct ControlPlaneTopology {
     /// Health check of the control-plane Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_health_check: Option<MachineHealthCheckTopology>,
+    /// Upper bound on node drain time; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_drain_timeout: Option<String>,
+    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_volume_detach_timeout: Option<String>,
+    /// How long Node deletion is retried once the infrastructure is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
     /// Variable values for the control plane only.
@@ -65,8 +68,10 @@ pub struct ControlPlaneTopology {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkersTopology {
+    /// Worker MachineDeployments.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_deployments: Option<Vec<MachineDeploymentTopology>>,
+    /// Worker MachinePools.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_pools: Option<Vec<MachinePoolTopology>>,
 }
@@ -75,26 +80,35 @@ pub struct WorkersTopology {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineDeploymentTopology {
+    /// Labels and annotations for the generated objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<ObjectMeta>,
     /// MachineDeployment class in the ClusterClass.
     pub class: String,
     /// Unique name within the topology.
     pub name: String,
+    /// Failure domain the Machines are placed in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_domain: Option<String>,
+    /// Number of Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
+    /// Health check of the Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_health_check: Option<MachineHealthCheckTopology>,
+    /// Upper bound on node drain time; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_drain_timeout: Option<String>,
+    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_volume_detach_timeout: Option<String>,
+    /// How long Node deletion is retried once the infrastructure is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
+    /// Seconds a new node must be ready before it counts as available.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
+    /// Rollout strategy of the MachineDeployment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<MachineDeploymentStrategy>,
     /// Variable values for this MachineDeployment only.
@@ -106,22 +120,29 @@ pub struct MachineDeploymentTopology {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachinePoolTopology {
+    /// Labels and annotations for the generated objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<ObjectMeta>,
     /// MachinePool class in the ClusterClass.
     pub class: String,
     /// Unique name within the topology.
     pub name: String,
+    /// Failure domains the machines may be placed in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_domains: Option<Vec<String>>,
+    /// Upper bound on node drain time; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_drain_timeout: Option<String>,
+    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_volume_detach_timeout: Option<String>,
+    /// How long Node deletion is retried once the infrastructure is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
+    /// Seconds a new node must be ready before it counts as available.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
+    /// Number of Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Variable values for this MachinePool only.
@@ -136,14 +157,19 @@ pub struct MachineHealthCheckTopology {
     /// Create the health check (default: when the class defines one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enable: Option<bool>,
+    /// Node conditions that make a Machine unhealthy once held for their timeout (ORed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unhealthy_conditions: Option<Vec<UnhealthyCondition>>,
+    /// Remediation stops when more Machines than this are unhealthy (int or percent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unhealthy: Option<IntOrString>,
+    /// Remediation happens only while the unhealthy count is within `[min-max]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unhealthy_range: Option<String>,
+    /// How long a Machine may go without a Node (0 disables the check).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_startup_timeout: Option<String>,
+    /// Template for external remediation requests, instead of owner remediation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remediation_template: Option<ObjectReference>,
 }
@@ -152,6 +178,7 @@ pub struct MachineHealthCheckTopology {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VariableOverrides {
+    /// Variable values that replace the Cluster-wide ones here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overrides: Option<Vec<ClusterVariable>>,
 }

@@ -36,8 +36,10 @@ pub struct InMemoryClusterStatus {
     /// The simulated infrastructure is ready.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v1beta2: Option<V1Beta2Conditions>,
 }
@@ -56,6 +58,7 @@ pub struct InMemoryClusterStatus {
 )]
 #[serde(rename_all = "camelCase")]
 pub struct InMemoryClusterTemplateSpec {
+    /// The InMemoryCluster to stamp out.
     pub template: InMemoryClusterTemplateResource,
 }
 
@@ -63,8 +66,10 @@ pub struct InMemoryClusterTemplateSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InMemoryClusterTemplateResource {
+    /// Labels and annotations of the generated object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<ObjectMeta>,
+    /// Spec of the generated object.
     pub spec: InMemoryClusterSpec,
 }
 

@@ -57,6 +57,7 @@ pub struct InMemoryMachineBehaviour {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InMemoryComponentBehaviour {
+    /// Start-up timing of the component.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning: Option<CommonProvisioningSettings>,
 }
@@ -79,8 +80,10 @@ pub struct InMemoryMachineStatus {
     /// Every simulated component is up.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v1beta2: Option<V1Beta2Conditions>,
 }
@@ -99,6 +102,7 @@ pub struct InMemoryMachineStatus {
 )]
 #[serde(rename_all = "camelCase")]
 pub struct InMemoryMachineTemplateSpec {
+    /// The InMemoryMachine to stamp out.
     pub template: InMemoryMachineTemplateResource,
 }
 
@@ -106,8 +110,10 @@ pub struct InMemoryMachineTemplateSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InMemoryMachineTemplateResource {
+    /// Labels and annotations of the generated object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<ObjectMeta>,
+    /// Spec of the generated object.
     pub spec: InMemoryMachineSpec,
 }
 

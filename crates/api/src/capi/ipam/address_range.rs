@@ -8,7 +8,9 @@ use ipnet::IpNet;
 /// An inclusive range of addresses of one family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IpRange {
+    /// First address.
     pub start: IpAddr,
+    /// Last address (inclusive).
     pub end: IpAddr,
 }
 

@@ -38,6 +38,7 @@ pub struct IPAddressClaimStatus {
     /// The IPAddress that fulfils the claim.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub address_ref: Option<LocalObjectReference>,
+    /// Observations about the claim (Ready).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
 }

@@ -20,6 +20,7 @@ pub enum Format {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct File {
+    /// Absolute path on the node.
     pub path: String,
     /// `user:group`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,6 +60,7 @@ pub enum Encoding {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileSource {
+    /// Secret key holding the value.
     pub secret: SecretKeySource,
 }
 
@@ -66,7 +68,9 @@ pub struct FileSource {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SecretKeySource {
+    /// Name.
     pub name: String,
+    /// Key in the secret.
     pub key: String,
 }
 
@@ -74,16 +78,21 @@ pub struct SecretKeySource {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct User {
+    /// Name.
     pub name: String,
+    /// Full name / comment field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gecos: Option<String>,
     /// Comma-separated supplementary groups.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<String>,
+    /// Home directory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub home_dir: Option<String>,
+    /// Create the account disabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inactive: Option<bool>,
+    /// Login shell.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shell: Option<String>,
     /// Hashed password; exclusive with `passwdFrom`.
@@ -92,13 +101,16 @@ pub struct User {
     /// Hashed password read from a secret.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub passwd_from: Option<PasswdSource>,
+    /// Primary group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub primary_group: Option<String>,
+    /// Disable password login.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lock_password: Option<bool>,
     /// sudoers rule.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sudo: Option<String>,
+    /// Public keys allowed to log in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh_authorized_keys: Option<Vec<String>>,
 }
@@ -107,6 +119,7 @@ pub struct User {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PasswdSource {
+    /// Secret key holding the value.
     pub secret: SecretKeySource,
 }
 
@@ -114,8 +127,10 @@ pub struct PasswdSource {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NTP {
+    /// NTP servers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub servers: Option<Vec<String>>,
+    /// Enable NTP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
@@ -124,8 +139,10 @@ pub struct NTP {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DiskSetup {
+    /// Partition tables to create.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<Vec<Partition>>,
+    /// Filesystems to create.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filesystems: Option<Vec<Filesystem>>,
 }
@@ -134,9 +151,11 @@ pub struct DiskSetup {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Partition {
+    /// Device path, e.g. `/dev/sdb`.
     pub device: String,
     /// Create a single partition spanning the device.
     pub layout: bool,
+    /// Overwrite existing data.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overwrite: Option<bool>,
     /// `mbr` or `gpt`.
@@ -148,15 +167,22 @@ pub struct Partition {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Filesystem {
+    /// Device path, e.g. `/dev/sdb`.
     pub device: String,
+    /// Filesystem type, e.g. `ext4`.
     pub filesystem: String,
+    /// Filesystem label.
     pub label: String,
+    /// Partition on the device (`auto`, `any`, `none` or a number).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<String>,
+    /// Overwrite existing data.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overwrite: Option<bool>,
+    /// Filesystem to replace.
     #[serde(rename = "replaceFS", skip_serializing_if = "Option::is_none")]
     pub replace_fs: Option<String>,
+    /// Extra mkfs options.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extra_opts: Option<Vec<String>>,
 }
@@ -165,6 +191,7 @@ pub struct Filesystem {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct IgnitionSpec {
+    /// Extra Container Linux Config.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container_linux_config: Option<ContainerLinuxConfig>,
 }

@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterConfiguration {
+    /// kubeadm API version (set by the bootstrap provider).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
+    /// kubeadm kind (set by the bootstrap provider).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Local etcd or an external etcd cluster.
@@ -93,9 +95,13 @@ pub struct APIServer {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HostPathMount {
+    /// Volume name.
     pub name: String,
+    /// Path on the host.
     pub host_path: String,
+    /// Path in the pod.
     pub mount_path: String,
+    /// Mount read-only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// Kubernetes HostPathType of the volume.
@@ -107,8 +113,10 @@ pub struct HostPathMount {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DNS {
+    /// Registry the image is pulled from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_repository: Option<String>,
+    /// Tag of the image.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_tag: Option<String>,
 }
@@ -117,8 +125,10 @@ pub struct DNS {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Etcd {
+    /// etcd run by kubeadm on the control-plane nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<LocalEtcd>,
+    /// An etcd cluster outside the control plane.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<ExternalEtcd>,
 }
@@ -127,8 +137,10 @@ pub struct Etcd {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalEtcd {
+    /// Registry the image is pulled from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_repository: Option<String>,
+    /// Tag of the image.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_tag: Option<String>,
     /// Data directory on the node.
@@ -152,9 +164,13 @@ pub struct LocalEtcd {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExternalEtcd {
+    /// Client URLs of the etcd members.
     pub endpoints: Vec<String>,
+    /// CA file on the node.
     pub ca_file: String,
+    /// Client certificate file on the node.
     pub cert_file: String,
+    /// Client key file on the node.
     pub key_file: String,
 }
 
@@ -162,10 +178,13 @@ pub struct ExternalEtcd {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Networking {
+    /// Service CIDR.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub service_subnet: Option<String>,
+    /// Pod CIDR.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_subnet: Option<String>,
+    /// DNS domain of services.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_domain: Option<String>,
 }

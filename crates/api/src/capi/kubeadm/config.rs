@@ -81,14 +81,19 @@ pub struct KubeadmConfigStatus {
     /// Name of the secret with the bootstrap data.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_secret_name: Option<String>,
+    /// Terminal problem, machine-readable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
+    /// Terminal problem, human-readable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_message: Option<String>,
+    /// Generation last processed by the controller.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v1beta2: Option<V1Beta2Conditions>,
 }

@@ -21,6 +21,7 @@ use crate::capi::common::ObjectMeta;
 )]
 #[serde(rename_all = "camelCase")]
 pub struct KubeadmConfigTemplateSpec {
+    /// The KubeadmConfig to stamp out.
     pub template: KubeadmConfigTemplateResource,
 }
 

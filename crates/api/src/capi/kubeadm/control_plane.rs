@@ -77,10 +77,13 @@ pub struct KubeadmControlPlaneMachineTemplate {
     pub metadata: Option<ObjectMeta>,
     /// Infrastructure machine template cloned for each Machine.
     pub infrastructure_ref: ObjectReference,
+    /// Upper bound on node drain time; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_drain_timeout: Option<String>,
+    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_volume_detach_timeout: Option<String>,
+    /// How long Node deletion is retried once the infrastructure is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
 }
@@ -101,6 +104,7 @@ pub struct RolloutStrategy {
     /// Only `RollingUpdate`.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
+    /// Parameters of a rolling update.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<RollingUpdate>,
 }
@@ -157,17 +161,22 @@ pub struct KubeadmControlPlaneStatus {
     /// The API server answered once (never reset).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
+    /// Terminal problem, machine-readable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
+    /// Terminal problem, human-readable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_message: Option<String>,
+    /// Generation last processed by the controller.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
     /// The last remediation done.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_remediation: Option<LastRemediationStatus>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v1beta2: Option<V1Beta2ReplicaStatus>,
 }
@@ -178,6 +187,7 @@ pub struct KubeadmControlPlaneStatus {
 pub struct LastRemediationStatus {
     /// Machine that was remediated.
     pub machine: String,
+    /// When the remediation started.
     pub timestamp: Time,
     /// Retries so far in the current sequence.
     pub retry_count: i32,

@@ -23,6 +23,7 @@ use crate::capi::common::{MachineNamingStrategy, ObjectMeta};
 )]
 #[serde(rename_all = "camelCase")]
 pub struct KubeadmControlPlaneTemplateSpec {
+    /// The KubeadmControlPlane to stamp out.
     pub template: KubeadmControlPlaneTemplateResource,
 }
 
@@ -30,8 +31,10 @@ pub struct KubeadmControlPlaneTemplateSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KubeadmControlPlaneTemplateResource {
+    /// Labels and annotations of the generated object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<ObjectMeta>,
+    /// Spec of the generated object.
     pub spec: KubeadmControlPlaneTemplateResourceSpec,
 }
 
@@ -40,17 +43,24 @@ pub struct KubeadmControlPlaneTemplateResource {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KubeadmControlPlaneTemplateResourceSpec {
+    /// Template of the control-plane Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_template: Option<KubeadmControlPlaneTemplateMachineTemplate>,
+    /// kubeadm settings of the control-plane nodes.
     pub kubeadm_config_spec: KubeadmConfigSpec,
+    /// Roll out Machines whose certificates expire soon.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rollout_before: Option<RolloutBefore>,
+    /// A time after which every Machine created earlier is replaced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rollout_after: Option<Time>,
+    /// How Machines are replaced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rollout_strategy: Option<RolloutStrategy>,
+    /// Retry limits of Machine remediation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remediation_strategy: Option<RemediationStrategy>,
+    /// How Machine names are generated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_naming_strategy: Option<MachineNamingStrategy>,
 }
@@ -59,12 +69,16 @@ pub struct KubeadmControlPlaneTemplateResourceSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KubeadmControlPlaneTemplateMachineTemplate {
+    /// Labels and annotations of the generated object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<ObjectMeta>,
+    /// Upper bound on node drain time; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_drain_timeout: Option<String>,
+    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_volume_detach_timeout: Option<String>,
+    /// How long Node deletion is retried once the infrastructure is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
 }

@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InitConfiguration {
+    /// kubeadm API version (set by the bootstrap provider).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
+    /// kubeadm kind (set by the bootstrap provider).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Tokens created at init (Cluster API manages its own by default).
@@ -37,8 +39,10 @@ pub struct InitConfiguration {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JoinConfiguration {
+    /// kubeadm API version (set by the bootstrap provider).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
+    /// kubeadm kind (set by the bootstrap provider).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Registration of the node.
@@ -105,6 +109,7 @@ pub enum ImagePullPolicy {
 pub struct BootstrapToken {
     /// `abcdef.0123456789abcdef`.
     pub token: String,
+    /// What the token is for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Lifetime (Go duration); exclusive with `expires`.
@@ -113,6 +118,7 @@ pub struct BootstrapToken {
     /// Absolute expiry; exclusive with `ttl`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires: Option<Time>,
+    /// What the token may be used for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usages: Option<Vec<String>>,
     /// Extra groups the token authenticates as.
@@ -124,8 +130,10 @@ pub struct BootstrapToken {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalAPIEndpoint {
+    /// Address the API server advertises.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub advertise_address: Option<String>,
+    /// Port the API server binds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bind_port: Option<i32>,
 }
@@ -134,6 +142,7 @@ pub struct LocalAPIEndpoint {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JoinControlPlane {
+    /// Where this node's API server listens.
     #[serde(rename = "localAPIEndpoint", skip_serializing_if = "Option::is_none")]
     pub local_api_endpoint: Option<LocalAPIEndpoint>,
 }
@@ -142,6 +151,7 @@ pub struct JoinControlPlane {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Patches {
+    /// Directory of patch files on the node.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub directory: Option<String>,
 }
@@ -150,8 +160,10 @@ pub struct Patches {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Discovery {
+    /// Discover with a bootstrap token.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bootstrap_token: Option<BootstrapTokenDiscovery>,
+    /// Discover with a kubeconfig file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<FileDiscovery>,
     /// Token for the TLS bootstrap.
@@ -166,7 +178,9 @@ pub struct Discovery {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BootstrapTokenDiscovery {
+    /// The bootstrap token.
     pub token: String,
+    /// Address of the API server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_server_endpoint: Option<String>,
     /// Hashes of the CA public key to pin.
@@ -192,8 +206,10 @@ pub struct FileDiscovery {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileDiscoveryKubeConfig {
+    /// The cluster entry.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<KubeConfigCluster>,
+    /// The user entry.
     pub user: KubeConfigUser,
 }
 
@@ -201,16 +217,20 @@ pub struct FileDiscoveryKubeConfig {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KubeConfigCluster {
+    /// API server URL.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// Server name for TLS verification.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_server_name: Option<String>,
+    /// Skip TLS verification.
     #[serde(rename = "insecureSkipTLSVerify", skip_serializing_if = "Option::is_none")]
     pub insecure_skip_tls_verify: Option<bool>,
     /// PEM CA bundle, base64-encoded (kept as the encoded text).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(extend("format" = "byte"))]
     pub certificate_authority_data: Option<String>,
+    /// Proxy to reach the server through.
     #[serde(rename = "proxyURL", skip_serializing_if = "Option::is_none")]
     pub proxy_url: Option<String>,
 }
@@ -219,8 +239,10 @@ pub struct KubeConfigCluster {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KubeConfigUser {
+    /// Auth-provider plugin.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auth_provider: Option<KubeConfigAuthProvider>,
+    /// Exec credential plugin.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<KubeConfigAuthExec>,
 }
@@ -229,7 +251,9 @@ pub struct KubeConfigUser {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KubeConfigAuthProvider {
+    /// Name.
     pub name: String,
+    /// Plugin configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<BTreeMap<String, String>>,
 }
@@ -238,13 +262,18 @@ pub struct KubeConfigAuthProvider {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KubeConfigAuthExec {
+    /// Command to run.
     pub command: String,
+    /// Arguments.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
+    /// Extra environment variables.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<Vec<KubeConfigAuthExecEnv>>,
+    /// kubeadm API version (set by the bootstrap provider).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
+    /// Pass cluster information to the plugin.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provide_cluster_info: Option<bool>,
 }
@@ -253,6 +282,8 @@ pub struct KubeConfigAuthExec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KubeConfigAuthExecEnv {
+    /// Name.
     pub name: String,
+    /// Value.
     pub value: String,
 }
