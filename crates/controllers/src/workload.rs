@@ -16,6 +16,12 @@ use crate::framework::{Error, Result};
 /// drydock API server (avoids TCP for simulated workload clusters).
 pub type LocalConnector = Arc<dyn Fn(&str) -> Option<kube::Client> + Send + Sync>;
 
+/// Annotation carrying the URL path of a workload cluster's API server when it shares a
+/// host and port with others (drydock's logical clusters: `/clusters/<name>`). The
+/// infrastructure cluster sets it next to `spec.controlPlaneEndpoint`; the Cluster
+/// controller copies both to the Cluster; the control plane writes it into the kubeconfig.
+pub const ENDPOINT_PATH_ANNOTATION: &str = "infrastructure.drydock.dev/control-plane-endpoint-path";
+
 /// Name of the Secret holding a workload cluster's kubeconfig.
 pub fn kubeconfig_secret_name(cluster: &str) -> String {
     format!("{cluster}-kubeconfig")

@@ -34,9 +34,7 @@ pub fn logical_cluster_name(namespace: &str, cluster: &str) -> String {
     format!("{namespace}.{cluster}")
 }
 
-/// Annotation (on InMemoryCluster, copied to the Cluster with the endpoint) carrying the
-/// URL path of the workload cluster on the host: `/clusters/<logical cluster>`.
-pub const ENDPOINT_PATH_ANNOTATION: &str = "infrastructure.drydock.dev/control-plane-endpoint-path";
+pub use drydock_controllers::workload::ENDPOINT_PATH_ANNOTATION;
 
 /// The provider's controllers (subscribe before the informers start).
 pub fn controllers(pctx: Arc<ProviderContext>) -> Vec<Running> {
