@@ -178,12 +178,8 @@ impl ResourceDef {
     /// Builds the served description of the storage (or only) version of a CRD.
     pub fn from_crd(crd: &CustomResourceDefinition) -> Result<Self, CrdError> {
         let spec = &crd.spec;
-        let v: &CustomResourceDefinitionVersion = spec
-            .versions
-            .iter()
-            .find(|v| v.storage)
-            .or_else(|| spec.versions.first())
-            .ok_or(CrdError::NoVersion)?;
+        let v: &CustomResourceDefinitionVersion =
+            spec.versions.iter().find(|v| v.storage).or_else(|| spec.versions.first()).ok_or(CrdError::NoVersion)?;
         let mut def = Self::new(&spec.group, &v.name, &spec.names.kind, &spec.names.plural);
         def.singular = spec.names.singular.clone().unwrap_or_else(|| spec.names.kind.to_ascii_lowercase());
         def.short_names = spec.names.short_names.clone().unwrap_or_default();
@@ -239,4 +235,67 @@ pub enum CrdError {
     NoVersion,
     #[error("CRD schema does not serialize: {0}")]
     Schema(String),
+}
+
+impl ResourceDef {
+    /// The apiextensions.k8s.io/v1 CRD serving this resource (the inverse of [`ResourceDef::from_crd`]).
+    pub fn to_crd(&self) -> CustomResourceDefinition {
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as ext;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+        let schema = self
+            .schema
+            .as_deref()
+            .and_then(|s| serde_json::from_value::<ext::JSONSchemaProps>(s.clone()).ok())
+            .unwrap_or_else(|| ext::JSONSchemaProps {
+                type_: Some("object".into()),
+                x_kubernetes_preserve_unknown_fields: Some(true),
+                ..Default::default()
+            });
+        let columns: Vec<ext::CustomResourceColumnDefinition> = self
+            .printer_columns
+            .iter()
+            .map(|c| ext::CustomResourceColumnDefinition {
+                name: c.name.clone(),
+                type_: c.type_.clone(),
+                json_path: c.json_path.clone(),
+                description: (!c.description.is_empty()).then(|| c.description.clone()),
+                priority: (c.priority != 0).then_some(c.priority),
+                format: (!c.format.is_empty()).then(|| c.format.clone()),
+            })
+            .collect();
+        let subresources = (self.status_subresource || self.scale.is_some()).then(|| ext::CustomResourceSubresources {
+            status: self.status_subresource.then(|| ext::CustomResourceSubresourceStatus(serde_json::json!({}))),
+            scale: self.scale.as_ref().map(|s| ext::CustomResourceSubresourceScale {
+                spec_replicas_path: s.spec_replicas_path.clone(),
+                status_replicas_path: s.status_replicas_path.clone(),
+                label_selector_path: s.label_selector_path.clone(),
+            }),
+        });
+        CustomResourceDefinition {
+            metadata: ObjectMeta { name: Some(format!("{}.{}", self.plural, self.group)), ..Default::default() },
+            spec: ext::CustomResourceDefinitionSpec {
+                group: self.group.clone(),
+                names: ext::CustomResourceDefinitionNames {
+                    kind: self.kind.clone(),
+                    plural: self.plural.clone(),
+                    singular: Some(self.singular.clone()),
+                    short_names: (!self.short_names.is_empty()).then(|| self.short_names.clone()),
+                    categories: (!self.categories.is_empty()).then(|| self.categories.clone()),
+                    list_kind: Some(format!("{}List", self.kind)),
+                },
+                scope: if self.namespaced { "Namespaced".into() } else { "Cluster".into() },
+                versions: vec![ext::CustomResourceDefinitionVersion {
+                    name: self.version.clone(),
+                    served: true,
+                    storage: true,
+                    schema: Some(ext::CustomResourceValidation { open_api_v3_schema: Some(schema) }),
+                    subresources,
+                    additional_printer_columns: (!columns.is_empty()).then_some(columns),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+            status: None,
+        }
+    }
 }
