@@ -21,6 +21,8 @@ pub struct Cli {
 enum Command {
     /// Start the API server (and controllers) on a durable data dir.
     Up(up::UpArgs),
+    /// Print the CustomResourceDefinitions of every kind drydock serves (YAML, installable on any cluster).
+    Crds,
     /// Measure drydock's performance.
     Bench(BenchArgs),
 }
@@ -41,6 +43,10 @@ impl Cli {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Command::Up(args) => up::run(args).await.map(|_| ExitCode::SUCCESS),
+            Command::Crds => {
+                crate::output::emit(&crate::crds::render()?)?;
+                Ok(ExitCode::SUCCESS)
+            }
             Command::Bench(b) => match b.what {
                 BenchCommand::Apiserver(args) => bench::apiserver::main(args)
                     .await

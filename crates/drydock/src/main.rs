@@ -2,6 +2,8 @@
 //! provider, and offers clusterctl-style commands against any drydock API.
 
 mod cli;
+mod crds;
+mod output;
 mod up;
 
 pub use drydock::{bench, kubeconfig};

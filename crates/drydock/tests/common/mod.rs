@@ -1,0 +1,96 @@
+//! Shared helpers for drydock's end-to-end tests: an in-process instance on a temporary
+//! data dir, kubectl invocations, and waiting with deadlines.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use drydock::instance::{Instance, Options};
+use drydock_apiserver::Config;
+
+pub struct Env {
+    pub instance: Instance,
+    pub dir: tempfile::TempDir,
+}
+
+impl Env {
+    /// Starts drydock (API server, and controllers when `controllers`) and serves it over TCP.
+    pub async fn start(controllers: bool) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let opts = Options {
+            server: Config { data_dir: Some(dir.path().to_path_buf()), ..Config::default() },
+            controllers,
+            ..Options::default()
+        };
+        let mut instance = Instance::start(opts).await.expect("start drydock");
+        instance.spawn_serve().expect("serve");
+        Self { instance, dir }
+    }
+
+    pub fn client(&self) -> kube::Client {
+        self.instance.server.client(None)
+    }
+
+    /// A kubeconfig for the root cluster (or a logical cluster).
+    pub fn kubeconfig(&self, cluster: Option<&str>) -> PathBuf {
+        let server = match cluster {
+            Some(c) => format!("{}/clusters/{c}", self.instance.url()),
+            None => self.instance.url(),
+        };
+        let path = self.dir.path().join(format!("kubeconfig-{}", cluster.unwrap_or("root")));
+        drydock::kubeconfig::write(&path, &server, "test").expect("kubeconfig");
+        path
+    }
+}
+
+/// The versioned kubectl binaries sit beside the real path of `kubectl`.
+pub fn kubectl_bin(version: &str) -> PathBuf {
+    let out = Command::new("sh").args(["-c", "readlink -f \"$(command -v kubectl)\""]).output().expect("sh");
+    let real = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(!real.is_empty(), "kubectl is not on PATH");
+    Path::new(&real).parent().expect("dir").join(format!("kubectl.{version}"))
+}
+
+/// Runs kubectl; returns (success, stdout, stderr).
+pub fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    let cache = kubeconfig.with_extension("cache");
+    let mut c = Command::new(kubectl_bin("1.33"));
+    c.arg("--kubeconfig").arg(kubeconfig).arg("--cache-dir").arg(&cache).args(args);
+    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawn kubectl");
+    let mut pipe = child.stdin.take().expect("stdin");
+    if let Some(input) = stdin {
+        // kubectl may exit before reading everything (it reports why on stderr).
+        let _ = pipe.write_all(input.as_bytes());
+    }
+    drop(pipe);
+    let out = child.wait_with_output().expect("kubectl");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// Runs kubectl and panics with its output unless it succeeds.
+pub fn kubectl_ok(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> String {
+    let (ok, out, err) = kubectl(kubeconfig, args, stdin);
+    assert!(ok, "kubectl {args:?} failed:\n{out}\n{err}");
+    out
+}
+
+/// Polls `f` until it returns Some or the deadline passes (then panics naming `what`).
+pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+pub const SAMPLE: &str = include_str!("../data/cluster-in-memory.yaml");
