@@ -117,9 +117,12 @@ impl ResourceNames for Registry {
     }
 }
 
+/// Where a converted resource is stored: (group, plural) of the storage resource.
+type StoredAs = (String, String, Conversion);
+
 #[derive(Default)]
 pub struct RegistryBuilder {
-    defs: Vec<(ResourceDef, Option<(String, String, Conversion)>)>,
+    defs: Vec<(ResourceDef, Option<StoredAs>)>,
 }
 
 impl RegistryBuilder {

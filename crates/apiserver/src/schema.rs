@@ -216,7 +216,8 @@ fn required_walk(s: &Value, v: &Value, path: &str, out: &mut Vec<FieldError>) {
         Value::Object(map) => {
             if let Some(required) = s.get("required").and_then(Value::as_array) {
                 for r in required.iter().filter_map(Value::as_str) {
-                    if !(path.is_empty() && r == "metadata") && !map.contains_key(r) {
+                    let implicit = path.is_empty() && r == "metadata";
+                    if !implicit && !map.contains_key(r) {
                         out.push(FieldError::required(child_path(path, r), ""));
                     }
                 }

@@ -60,12 +60,12 @@ impl Queue {
     }
 
     /// Wraps a main-kind trigger stream so its objects count as queued.
-    pub fn track<K: Resource<DynamicType = ()>>(
+    pub fn track<K>(
         self: &Arc<Self>,
         s: impl Stream<Item = Arc<K>> + Send + 'static,
     ) -> impl Stream<Item = Arc<K>> + Send + 'static
     where
-        K: Send + Sync + 'static,
+        K: Resource<DynamicType = ()> + Send + Sync + 'static,
     {
         let q = self.clone();
         s.map(move |o| {

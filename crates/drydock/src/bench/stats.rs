@@ -13,9 +13,6 @@ impl Latencies {
     pub fn extend(&mut self, other: Latencies) {
         self.0.extend(other.0);
     }
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
     /// The q-quantile (0..=1), or zero when empty.
     pub fn quantile(&mut self, q: f64) -> Duration {
         if self.0.is_empty() {
