@@ -102,6 +102,7 @@ impl ApiServer {
             version_minor: config.version_minor.clone(),
             extra_metrics,
             bookmark_interval: config.bookmark_interval,
+            stopping: tokio::sync::watch::channel(false).0,
         });
         Ok(Self { api, server })
     }

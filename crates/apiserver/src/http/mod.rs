@@ -42,6 +42,8 @@ pub struct Server {
     pub version_minor: String,
     pub extra_metrics: Vec<MetricsSource>,
     pub bookmark_interval: Duration,
+    /// Set when the server is shutting down: open watches end.
+    pub stopping: tokio::sync::watch::Sender<bool>,
 }
 
 pub fn router(server: Arc<Server>) -> axum::Router {
@@ -683,7 +685,13 @@ async fn watch(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str) -> ApiRes
                 }
             };
             let hub = api.store.hub().clone();
-            tokio::spawn(watch::run(start, render, hub, params, tx));
+            let mut stopping = srv.stopping.subscribe();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = watch::run(start, render, hub, params, tx) => {}
+                    _ = stopping.wait_for(|s| *s) => {}
+                }
+            });
         }
     }
     let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
