@@ -2,6 +2,7 @@
 //! provider, and offers clusterctl-style commands against any drydock API.
 
 mod cli;
+mod commands;
 mod crds;
 mod output;
 mod up;

@@ -1,0 +1,216 @@
+//! `drydock generate cluster`: a ready-to-apply manifest for the in-memory provider, in the
+//! shape of upstream's quick-start templates (KubeadmControlPlane, MachineDeployment,
+//! MachineHealthCheck).
+
+use clap::Args;
+
+#[derive(Args, Debug, Clone)]
+pub struct GenerateClusterArgs {
+    /// Cluster name.
+    pub name: String,
+    #[arg(long, default_value = "v1.31.2")]
+    pub kubernetes_version: String,
+    #[arg(long, default_value_t = 1)]
+    pub control_plane_machine_count: u32,
+    #[arg(long, default_value_t = 1)]
+    pub worker_machine_count: u32,
+    #[arg(long, default_value = "default")]
+    pub target_namespace: String,
+    /// Simulated VM startup time of each machine (node, API server and etcd take a fifth each).
+    #[arg(long, default_value = "2s")]
+    pub startup_duration: String,
+}
+
+/// A fifth of a Go-style duration string, for the later provisioning phases.
+fn fifth(d: &str) -> String {
+    match drydock_api::capi::duration::parse(d) {
+        Ok(dur) => format!("{}ms", dur.as_millis() / 5),
+        Err(_) => "0s".into(),
+    }
+}
+
+pub fn render(a: &GenerateClusterArgs) -> String {
+    let (name, ns, version) = (&a.name, &a.target_namespace, &a.kubernetes_version);
+    let (vm, rest) = (&a.startup_duration, fifth(&a.startup_duration));
+    format!(
+        r#"apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata:
+  name: {name}
+  namespace: {ns}
+spec:
+  clusterNetwork:
+    pods:
+      cidrBlocks: ["192.168.0.0/16"]
+    services:
+      cidrBlocks: ["10.128.0.0/12"]
+    serviceDomain: cluster.local
+  infrastructureRef:
+    apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+    kind: InMemoryCluster
+    name: {name}
+  controlPlaneRef:
+    apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+    kind: KubeadmControlPlane
+    name: {name}-control-plane
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryCluster
+metadata:
+  name: {name}
+  namespace: {ns}
+spec: {{}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryMachineTemplate
+metadata:
+  name: {name}-control-plane
+  namespace: {ns}
+spec:
+  template:
+    spec:
+      behaviour:
+        vm:
+          provisioning:
+            startupDuration: "{vm}"
+            startupJitter: "0.2"
+        node:
+          provisioning:
+            startupDuration: "{rest}"
+            startupJitter: "0.2"
+        apiServer:
+          provisioning:
+            startupDuration: "{rest}"
+            startupJitter: "0.2"
+        etcd:
+          provisioning:
+            startupDuration: "{rest}"
+            startupJitter: "0.2"
+---
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlane
+metadata:
+  name: {name}-control-plane
+  namespace: {ns}
+spec:
+  replicas: {cp}
+  version: {version}
+  machineTemplate:
+    infrastructureRef:
+      apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+      kind: InMemoryMachineTemplate
+      name: {name}-control-plane
+  kubeadmConfigSpec:
+    clusterConfiguration:
+      apiServer:
+        certSANs: [localhost, 127.0.0.1]
+    initConfiguration:
+      nodeRegistration: {{}}
+    joinConfiguration:
+      nodeRegistration: {{}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryMachineTemplate
+metadata:
+  name: {name}-md-0
+  namespace: {ns}
+spec:
+  template:
+    spec:
+      behaviour:
+        vm:
+          provisioning:
+            startupDuration: "{vm}"
+            startupJitter: "0.2"
+        node:
+          provisioning:
+            startupDuration: "{rest}"
+            startupJitter: "0.2"
+---
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+kind: KubeadmConfigTemplate
+metadata:
+  name: {name}-md-0
+  namespace: {ns}
+spec:
+  template:
+    spec:
+      joinConfiguration:
+        nodeRegistration: {{}}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata:
+  name: {name}-md-0
+  namespace: {ns}
+spec:
+  clusterName: {name}
+  replicas: {workers}
+  selector:
+    matchLabels: {{}}
+  template:
+    spec:
+      clusterName: {name}
+      version: {version}
+      bootstrap:
+        configRef:
+          apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+          kind: KubeadmConfigTemplate
+          name: {name}-md-0
+      infrastructureRef:
+        apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+        kind: InMemoryMachineTemplate
+        name: {name}-md-0
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineHealthCheck
+metadata:
+  name: {name}-md-0
+  namespace: {ns}
+spec:
+  clusterName: {name}
+  maxUnhealthy: 100%
+  nodeStartupTimeout: 10m
+  selector:
+    matchLabels:
+      cluster.x-k8s.io/deployment-name: {name}-md-0
+  unhealthyConditions:
+  - type: Ready
+    status: Unknown
+    timeout: 300s
+  - type: Ready
+    status: "False"
+    timeout: 300s
+"#,
+        cp = a.control_plane_machine_count,
+        workers = a.worker_machine_count,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_every_object() {
+        let a = GenerateClusterArgs {
+            name: "c1".into(),
+            kubernetes_version: "v1.31.2".into(),
+            control_plane_machine_count: 3,
+            worker_machine_count: 2,
+            target_namespace: "ns1".into(),
+            startup_duration: "5s".into(),
+        };
+        let text = render(&a);
+        let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text).expect("valid YAML");
+        let kinds: Vec<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
+        assert_eq!(
+            kinds,
+            vec!["Cluster", "InMemoryCluster", "InMemoryMachineTemplate", "KubeadmControlPlane", "InMemoryMachineTemplate", "KubeadmConfigTemplate", "MachineDeployment", "MachineHealthCheck"]
+        );
+        assert_eq!(docs[3]["spec"]["replicas"], 3);
+        assert_eq!(docs[6]["spec"]["replicas"], 2);
+        assert!(docs.iter().all(|d| d["metadata"]["namespace"] == "ns1"));
+        assert_eq!(docs[2]["spec"]["template"]["spec"]["behaviour"]["node"]["provisioning"]["startupDuration"], "1000ms");
+    }
+}
