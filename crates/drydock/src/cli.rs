@@ -50,6 +50,13 @@ enum Command {
         #[arg(short = 'f', long)]
         filename: String,
     },
+    /// Show a cluster's objects as a tree with their conditions.
+    Describe(commands::describe::DescribeArgs),
+    /// Manage rollouts of MachineDeployments and KubeadmControlPlanes.
+    Rollout {
+        #[command(subcommand)]
+        what: commands::rollout::RolloutCommand,
+    },
     /// Measure drydock's performance.
     Bench(BenchArgs),
 }
@@ -89,6 +96,14 @@ impl Cli {
                 output::emit(&text)?;
             }
             Command::Apply { filename } => output::emit(&commands::apply::apply(&g, &filename).await?)?,
+            Command::Describe(args) => output::emit(&commands::describe::describe(&g, &args).await?)?,
+            Command::Rollout { what } => {
+                let (text, ok) = commands::rollout::run(&g, &what).await?;
+                output::emit(&text)?;
+                if !ok {
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
             Command::Bench(b) => match b.what {
                 BenchCommand::Apiserver(args) => bench::apiserver::main(args).await?,
             },

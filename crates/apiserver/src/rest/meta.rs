@@ -111,9 +111,6 @@ pub fn label_value(s: &str) -> Result<(), String> {
     name_part(s).map_err(|_| "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".into())
 }
 
-/// Finalizers the server itself understands; any other must be domain-qualified.
-pub const STANDARD_FINALIZERS: &[&str] = &["kubernetes", "orphan", "foregroundDeletion"];
-
 /// Validates the user-settable parts of metadata (labels, annotations, finalizers, owner references).
 pub fn validate_metadata(meta: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
@@ -155,14 +152,13 @@ pub fn validate_metadata(meta: &Value) -> Vec<FieldError> {
     if let Some(fins) = meta.get("finalizers").and_then(Value::as_array) {
         for (i, f) in fins.iter().enumerate() {
             match f.as_str() {
-                Some(s)
-                    if STANDARD_FINALIZERS.contains(&s)
-                        || (s.contains('/') && qualified_name(s).is_ok()) => {}
-                Some(s) => errs.push(FieldError::invalid(
-                    format!("metadata.finalizers[{i}]"),
-                    s,
-                    "name is neither a standard finalizer name nor is it fully qualified",
-                )),
+                // Any qualified name, as apimachinery's ValidateFinalizerName: Cluster API's
+                // own finalizers (`machine.cluster.x-k8s.io`) have no `/`.
+                Some(s) => {
+                    if let Err(e) = qualified_name(s) {
+                        errs.push(FieldError::invalid(format!("metadata.finalizers[{i}]"), s, e));
+                    }
+                }
                 None => errs.push(FieldError::invalid(
                     format!("metadata.finalizers[{i}]"),
                     f.clone(),
@@ -218,7 +214,8 @@ mod tests {
 
     #[test]
     fn metadata_problems_are_reported_with_paths() {
-        let m = json!({"labels": {"ok": "v", "bad key!": "v", "k": "bad value!"}, "finalizers": ["nope"]});
+        let m = json!({"labels": {"ok": "v", "bad key!": "v", "k": "bad value!"},
+            "finalizers": ["machine.cluster.x-k8s.io", "example.com/x", "not valid!"]});
         let fields: Vec<String> = validate_metadata(&m).into_iter().map(|e| e.field).collect();
         assert_eq!(
             fields,

@@ -2,9 +2,11 @@
 
 pub mod apply;
 pub mod connect;
+pub mod describe;
 pub mod generate;
 pub mod get;
 pub mod resolve;
+pub mod rollout;
 pub mod table;
 
 use std::path::PathBuf;
@@ -48,4 +50,9 @@ pub fn print_objects<T: Serialize>(objs: &[T], format: OutputFormat, as_list: bo
             Ok(text)
         }
     }
+}
+
+/// Time since an RFC 3339 timestamp, as kubectl prints ages.
+pub fn age(ts: &str) -> String {
+    drydock_apiserver::http::table::age(ts)
 }

@@ -1,0 +1,284 @@
+//! `drydock describe cluster NAME`: clusterctl's tree of a cluster's objects with each
+//! one's Ready condition (READY, SEVERITY, REASON, SINCE, MESSAGE), machines with the same
+//! state grouped, optional per-kind conditions, colours on a terminal.
+
+use std::io::IsTerminal;
+
+use anyhow::bail;
+use kube::api::{Api, DynamicObject, ListParams};
+use serde_json::{Value, json};
+
+use super::resolve::resolve;
+use super::table;
+use super::{Global, OutputFormat, connect, print_objects};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct DescribeArgs {
+    /// `cluster`
+    pub kind: String,
+    pub name: String,
+    /// Show the conditions of these kinds (comma-separated, e.g. `Machine,KubeadmControlPlane`) or `all`.
+    #[arg(long)]
+    pub show_conditions: Option<String>,
+    /// Group machines in the same state into one row.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub grouping: bool,
+    /// Show Ready conditions even when they repeat the parent's.
+    #[arg(long)]
+    pub echo: bool,
+}
+
+/// One row of the tree.
+struct Node {
+    label: String,
+    kind: String,
+    ready: Option<Value>,
+    conditions: Vec<Value>,
+    children: Vec<Node>,
+}
+
+impl Node {
+    fn of(obj: &Value, prefix: &str) -> Self {
+        let kind = obj["kind"].as_str().unwrap_or_default().to_string();
+        let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+        let conds: Vec<Value> = obj["status"]["conditions"].as_array().cloned().unwrap_or_default();
+        let ready = conds.iter().find(|c| c["type"] == "Ready").cloned();
+        let label = if prefix.is_empty() { format!("{kind}/{name}") } else { format!("{prefix} - {kind}/{name}") };
+        Self { label, kind, ready, conditions: conds, children: Vec::new() }
+    }
+
+    fn group(label: &str) -> Self {
+        Self { label: label.into(), kind: String::new(), ready: None, conditions: Vec::new(), children: Vec::new() }
+    }
+}
+
+async fn list_by_cluster(client: &kube::Client, server: &str, ns: &str, kind: &str, cluster: &str) -> anyhow::Result<Vec<Value>> {
+    let r = resolve(client, kind, server).await?;
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &r.resource);
+    let lp = ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={cluster}"));
+    let items = api.list(&lp).await.map_err(|e| connect::explain(e, server))?.items;
+    let mut out: Vec<Value> = items.into_iter().map(|o| serde_json::to_value(o).unwrap_or(Value::Null)).collect();
+    for o in &mut out {
+        if o["kind"].is_null() {
+            o["kind"] = json!(r.resource.kind);
+        }
+    }
+    out.sort_by(|a, b| a["metadata"]["name"].as_str().cmp(&b["metadata"]["name"].as_str()));
+    Ok(out)
+}
+
+async fn get_ref(client: &kube::Client, ns: &str, r: &Value) -> Option<Value> {
+    let (av, kind, name) = (r["apiVersion"].as_str()?, r["kind"].as_str()?, r["name"].as_str()?);
+    let ar = drydock_controllers::external::api_resource(av, kind);
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
+    let obj = api.get_opt(name).await.ok()??;
+    let mut v = serde_json::to_value(obj).ok()?;
+    v["kind"] = json!(kind);
+    Some(v)
+}
+
+fn controller_uid(obj: &Value) -> Option<&str> {
+    obj["metadata"]["ownerReferences"].as_array()?.iter().find(|o| o["controller"] == true)?["uid"].as_str()
+}
+
+/// Machines under one parent, grouped by identical Ready state when `grouping`.
+fn machine_rows(machines: &[&Value], grouping: bool) -> Vec<Node> {
+    if !grouping || machines.len() < 2 {
+        return machines.iter().map(|m| Node::of(m, "")).collect();
+    }
+    let mut groups: Vec<(String, Vec<&Value>)> = Vec::new();
+    for m in machines {
+        let r = m["status"]["conditions"].as_array().and_then(|c| c.iter().find(|c| c["type"] == "Ready")).cloned().unwrap_or(Value::Null);
+        let key = format!("{}|{}|{}", r["status"], r["severity"], r["reason"]);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(m),
+            None => groups.push((key, vec![m])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, ms)| {
+            if ms.len() == 1 {
+                return Node::of(ms[0], "");
+            }
+            let mut n = Node::of(ms[0], "");
+            let names: Vec<&str> = ms.iter().filter_map(|m| m["metadata"]["name"].as_str()).collect();
+            n.label = format!("{} Machines...", ms.len());
+            if let Some(r) = n.ready.as_mut() {
+                r["message"] = json!(format!("See {}", names.join(", ")));
+            }
+            n
+        })
+        .collect()
+}
+
+fn since(c: &Value) -> String {
+    c["lastTransitionTime"].as_str().map(crate::commands::age).unwrap_or_default()
+}
+
+struct Style {
+    color: bool,
+}
+
+impl Style {
+    fn paint(&self, text: &str, status: &str, severity: &str) -> String {
+        if !self.color || text.is_empty() {
+            return text.to_string();
+        }
+        let code = match (status, severity) {
+            ("True", _) => "32",
+            ("False", "Warning") => "33",
+            ("False", "Info") => "37",
+            ("False", _) => "31",
+            _ => "37",
+        };
+        format!("\x1b[{code}m{text}\x1b[0m")
+    }
+}
+
+fn render(root: &Node, show: &[String], echo: bool, style: &Style) -> String {
+    let mut rows = vec![vec!["NAME".to_string(), "READY".into(), "SEVERITY".into(), "REASON".into(), "SINCE".into(), "MESSAGE".into()]];
+    fn walk(n: &Node, prefix: &str, last: bool, top: bool, parent_ready: Option<&Value>, ctx: (&[String], bool, &Style), rows: &mut Vec<Vec<String>>) {
+        let (show, echo, style) = ctx;
+        let branch = if top { String::new() } else if last { format!("{prefix}└─") } else { format!("{prefix}├─") };
+        let child_prefix = if top { String::new() } else if last { format!("{prefix}  ") } else { format!("{prefix}│ ") };
+        let mut cells = vec![format!("{branch}{}", n.label)];
+        match &n.ready {
+            Some(r) if echo || parent_ready.is_none_or(|p| p["status"] != r["status"] || p["reason"] != r["reason"] || n.label.contains("Machines...")) || n.kind.is_empty() => {
+                let status = r["status"].as_str().unwrap_or_default();
+                let sev = r["severity"].as_str().unwrap_or_default();
+                cells.push(style.paint(status, status, sev));
+                cells.push(style.paint(sev, status, sev));
+                cells.extend([r["reason"].as_str().unwrap_or_default().to_string(), since(r), r["message"].as_str().unwrap_or_default().to_string()]);
+            }
+            Some(_) => cells.extend(["".to_string(), String::new(), String::new(), String::new(), "Same as parent".to_string()]),
+            None => cells.extend(std::iter::repeat_n(String::new(), 5)),
+        }
+        rows.push(cells);
+        let show_conds = !n.kind.is_empty() && show.iter().any(|s| s.eq_ignore_ascii_case("all") || s.eq_ignore_ascii_case(&n.kind));
+        let conds: Vec<&Value> = if show_conds { n.conditions.iter().filter(|c| c["type"] != "Ready").collect() } else { Vec::new() };
+        let total = conds.len() + n.children.len();
+        for (i, c) in conds.iter().enumerate() {
+            let last = i + 1 == total;
+            let status = c["status"].as_str().unwrap_or_default();
+            let sev = c["severity"].as_str().unwrap_or_default();
+            rows.push(vec![
+                format!("{child_prefix}{}{}", if last { "└─" } else { "├─" }, c["type"].as_str().unwrap_or_default()),
+                style.paint(status, status, sev),
+                style.paint(sev, status, sev),
+                c["reason"].as_str().unwrap_or_default().to_string(),
+                since(c),
+                c["message"].as_str().unwrap_or_default().to_string(),
+            ]);
+        }
+        for (i, ch) in n.children.iter().enumerate() {
+            walk(ch, &child_prefix, conds.len() + i + 1 == total, false, n.ready.as_ref().or(parent_ready), ctx, rows);
+        }
+    }
+    walk(root, "", true, true, None, (show, echo, style), &mut rows);
+    table::render(&rows)
+}
+
+pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
+    if !a.kind.eq_ignore_ascii_case("cluster") && !a.kind.eq_ignore_ascii_case("clusters") {
+        bail!("describe supports `cluster` (got {:?})", a.kind);
+    }
+    let (client, server) = connect::client(g.kubeconfig.as_deref()).await?;
+    let ns = g.namespace.as_deref().unwrap_or("default");
+    let r = resolve(&client, "clusters", &server).await?;
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &r.resource);
+    let Some(cluster) = api.get_opt(&a.name).await.map_err(|e| connect::explain(e, &server))? else {
+        bail!("cluster {ns}/{} not found (list them with `drydock get clusters -A`)", a.name);
+    };
+    let mut cluster = serde_json::to_value(cluster)?;
+    cluster["kind"] = json!("Cluster");
+    let infra = get_ref(&client, ns, &cluster["spec"]["infrastructureRef"]).await;
+    let cp = get_ref(&client, ns, &cluster["spec"]["controlPlaneRef"]).await;
+    let machines = list_by_cluster(&client, &server, ns, "machines", &a.name).await?;
+    let sets = list_by_cluster(&client, &server, ns, "machinesets", &a.name).await?;
+    let deployments = list_by_cluster(&client, &server, ns, "machinedeployments", &a.name).await?;
+
+    let mut everything = vec![cluster.clone()];
+    let mut root = Node::of(&cluster, "");
+    if let Some(i) = &infra {
+        root.children.push(Node::of(i, "ClusterInfrastructure"));
+        everything.push(i.clone());
+    }
+    let owned_by = |uid: Option<&str>| -> Vec<&Value> { machines.iter().filter(|m| uid.is_some() && controller_uid(m) == uid).collect() };
+    if let Some(c) = &cp {
+        let mut n = Node::of(c, "ControlPlane");
+        n.children = machine_rows(&owned_by(c["metadata"]["uid"].as_str()), a.grouping);
+        root.children.push(n);
+        everything.push(c.clone());
+    }
+    let mut workers = Node::group("Workers");
+    for md in &deployments {
+        let mut n = Node::of(md, "");
+        for ms in sets.iter().filter(|s| controller_uid(s) == md["metadata"]["uid"].as_str()) {
+            let mut sn = Node::of(ms, "");
+            sn.children = machine_rows(&owned_by(ms["metadata"]["uid"].as_str()), a.grouping);
+            n.children.push(sn);
+        }
+        workers.children.push(n);
+    }
+    let claimed: Vec<&str> = deployments.iter().chain(sets.iter()).chain(cp.iter()).filter_map(|o| o["metadata"]["uid"].as_str()).collect();
+    for ms in sets.iter().filter(|s| controller_uid(s).is_none_or(|u| !claimed.contains(&u))) {
+        let mut sn = Node::of(ms, "");
+        sn.children = machine_rows(&owned_by(ms["metadata"]["uid"].as_str()), a.grouping);
+        workers.children.push(sn);
+    }
+    let standalone: Vec<&Value> = machines.iter().filter(|m| controller_uid(m).is_none_or(|u| !claimed.contains(&u))).collect();
+    workers.children.extend(machine_rows(&standalone, a.grouping));
+    if !workers.children.is_empty() {
+        root.children.push(workers);
+    }
+    everything.extend(deployments.iter().cloned());
+    everything.extend(sets.iter().cloned());
+    everything.extend(machines.iter().cloned());
+    match g.output {
+        OutputFormat::Yaml | OutputFormat::Json => print_objects(&everything, g.output, true),
+        _ => {
+            let show: Vec<String> = a.show_conditions.as_deref().map(|s| s.split(',').map(|x| x.trim().to_string()).collect()).unwrap_or_default();
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            Ok(render(&root, &show, a.echo, &Style { color }))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine(name: &str, status: &str, reason: &str) -> Value {
+        json!({"kind": "Machine", "metadata": {"name": name}, "status": {"conditions": [
+            {"type": "Ready", "status": status, "reason": reason, "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+    }
+
+    #[test]
+    fn groups_machines_in_the_same_state() {
+        let (a, b, c) = (machine("a", "True", ""), machine("b", "True", ""), machine("c", "False", "Boom"));
+        let rows = machine_rows(&[&a, &b, &c], true);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].label, "2 Machines...");
+        assert_eq!(rows[0].ready.as_ref().map(|r| r["message"].clone()), Some(json!("See a, b")));
+        assert_eq!(rows[1].label, "Machine/c");
+        assert_eq!(machine_rows(&[&a, &b, &c], false).len(), 3);
+    }
+
+    #[test]
+    fn renders_a_tree_without_colour() {
+        let mut root = Node::of(&json!({"kind": "Cluster", "metadata": {"name": "x"}, "status": {"conditions": [
+            {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+            {"type": "InfrastructureReady", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}), "");
+        let mut workers = Node::group("Workers");
+        workers.children.push(Node::of(&machine("m", "False", "Waiting"), ""));
+        root.children.push(workers);
+        let out = render(&root, &["Cluster".to_string()], false, &Style { color: false });
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[0].starts_with("NAME") && lines[0].contains("SEVERITY") && lines[0].contains("MESSAGE"));
+        assert!(lines[1].starts_with("Cluster/x") && lines[1].contains("True"));
+        assert!(lines[2].starts_with("├─InfrastructureReady"));
+        assert!(lines[3].starts_with("└─Workers"));
+        assert!(lines[4].starts_with("  └─Machine/m") && lines[4].contains("Waiting"));
+    }
+}
