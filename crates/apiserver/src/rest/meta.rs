@@ -222,7 +222,7 @@ mod tests {
             vec![
                 "metadata.labels",
                 "metadata.labels[k]",
-                "metadata.finalizers[0]"
+                "metadata.finalizers[2]"
             ]
         );
     }
