@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod crds;
+mod demo;
 mod output;
 mod up;
 

@@ -20,6 +20,9 @@ pub struct UpArgs {
     /// Durability of commits: `full` fsyncs each group commit, `normal` survives process crashes only.
     #[arg(long, default_value = "full", value_parser = ["full", "normal"])]
     pub sync: String,
+    /// Also create a small demo cluster and show its progress until it is ready.
+    #[arg(long)]
+    pub demo: bool,
 }
 
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
