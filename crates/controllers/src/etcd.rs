@@ -76,40 +76,101 @@ pub async fn membership(client: &kube::Client) -> Result<Membership> {
     let list = pods(client)
         .list(&ListParams::default().labels(ETCD_SELECTOR))
         .await?;
-    let mut members = Vec::new();
-    for p in list.items {
-        let ann: BTreeMap<String, String> = p.metadata.annotations.clone().unwrap_or_default();
-        if ann.contains_key(MEMBER_REMOVED_ANNOTATION) || p.metadata.deletion_timestamp.is_some() {
-            continue;
+    Ok(Membership::from_pods(&list.items))
+}
+
+impl Membership {
+    /// Membership described by the `etcd-<node>` pods among `pods` (other pods are ignored,
+    /// so a list of every control plane pod can be passed).
+    pub fn from_pods(pods: &[Pod]) -> Self {
+        let mut members = Vec::new();
+        for p in pods {
+            let labels = p.metadata.labels.as_ref();
+            if labels.and_then(|l| l.get("component")).map(String::as_str) != Some("etcd") {
+                continue;
+            }
+            let Some(ann) = p.metadata.annotations.as_ref() else {
+                continue;
+            };
+            if ann.contains_key(MEMBER_REMOVED_ANNOTATION)
+                || p.metadata.deletion_timestamp.is_some()
+            {
+                continue;
+            }
+            let Some(id) = ann.get(MEMBER_ID_ANNOTATION).cloned() else {
+                continue;
+            };
+            let node = p
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.clone())
+                .unwrap_or_default();
+            let status = p.status.as_ref();
+            let running = status.and_then(|s| s.phase.as_deref()) == Some("Running");
+            let ready = status
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+            members.push(Member {
+                node,
+                id,
+                cluster_id: ann.get(CLUSTER_ID_ANNOTATION).cloned().unwrap_or_default(),
+                leader_from: ann.get(LEADER_FROM_ANNOTATION).cloned(),
+                healthy: running && ready,
+            });
         }
-        let Some(id) = ann.get(MEMBER_ID_ANNOTATION).cloned() else {
-            continue;
-        };
-        let node = p
-            .spec
-            .as_ref()
-            .and_then(|s| s.node_name.clone())
-            .unwrap_or_default();
-        let status = p.status.as_ref();
-        let running = status.and_then(|s| s.phase.as_deref()) == Some("Running");
-        let ready = status
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
-        members.push(Member {
-            node,
-            id,
-            cluster_id: ann.get(CLUSTER_ID_ANNOTATION).cloned().unwrap_or_default(),
-            leader_from: ann.get(LEADER_FROM_ANNOTATION).cloned(),
-            healthy: running && ready,
-        });
+        members.sort_by(|a, b| a.node.cmp(&b.node));
+        // Compare instants, not strings: RFC 3339 texts with different fractional digits
+        // do not sort chronologically.
+        let leader = members
+            .iter()
+            .filter_map(|m| Some((parse_time(m.leader_from.as_deref()?)?, m)))
+            .max_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.node.cmp(&b.1.node)))
+            .map(|(_, m)| m.node.clone());
+        Membership { members, leader }
     }
-    members.sort_by(|a, b| a.node.cmp(&b.node));
-    let leader = members
-        .iter()
-        .filter(|m| m.leader_from.is_some())
-        .max_by(|a, b| a.leader_from.cmp(&b.leader_from))
-        .map(|m| m.node.clone());
-    Ok(Membership { members, leader })
+
+    /// The member running on `node`.
+    pub fn member(&self, node: &str) -> Option<&Member> {
+        self.members.iter().find(|m| m.node == node)
+    }
+
+    /// The cluster id shared by the current members, if there are any.
+    pub fn cluster_id(&self) -> Option<&str> {
+        self.members
+            .iter()
+            .map(|m| m.cluster_id.as_str())
+            .find(|c| !c.is_empty())
+    }
+}
+
+fn parse_time(s: &str) -> Option<jiff::Timestamp> {
+    s.parse().ok()
+}
+
+/// Annotations of a new member's pod (etcd MemberAdd, as kubeadm join does). The first
+/// member founds the cluster (`new_cluster_id`) and becomes leader; later ones join the
+/// existing cluster as followers.
+pub fn new_member_annotations(
+    existing: &Membership,
+    member_id: u32,
+    new_cluster_id: u32,
+    now: jiff::Timestamp,
+) -> BTreeMap<String, String> {
+    let mut a = BTreeMap::new();
+    a.insert(MEMBER_ID_ANNOTATION.to_string(), format!("{member_id:x}"));
+    match existing.cluster_id() {
+        Some(id) => {
+            a.insert(CLUSTER_ID_ANNOTATION.to_string(), id.to_string());
+        }
+        None => {
+            a.insert(
+                CLUSTER_ID_ANNOTATION.to_string(),
+                format!("{new_cluster_id:x}"),
+            );
+            a.insert(LEADER_FROM_ANNOTATION.to_string(), now.to_string());
+        }
+    }
+    a
 }
 
 /// Marks a member removed (etcd MemberRemove).
@@ -174,6 +235,95 @@ mod tests {
         assert!(
             degraded.keeps_quorum_without("b"),
             "removing the unhealthy one leaves 2 of 2"
+        );
+    }
+
+    fn pod(node: &str, ann: &[(&str, &str)], ready: bool) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": pod_name(node), "namespace": "kube-system",
+                         "labels": {"component": "etcd", "tier": "control-plane"},
+                         "annotations": ann.iter().cloned().collect::<BTreeMap<_, _>>()},
+            "spec": {"nodeName": node, "containers": []},
+            "status": {"phase": "Running",
+                       "conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}]},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn membership_from_pods() {
+        let pods = vec![
+            // Whole seconds sort after fractions as text; the instants decide.
+            pod(
+                "b",
+                &[
+                    (MEMBER_ID_ANNOTATION, "2"),
+                    (CLUSTER_ID_ANNOTATION, "c1"),
+                    (LEADER_FROM_ANNOTATION, "2024-01-01T00:00:01.5Z"),
+                ],
+                true,
+            ),
+            pod(
+                "a",
+                &[
+                    (MEMBER_ID_ANNOTATION, "1"),
+                    (CLUSTER_ID_ANNOTATION, "c1"),
+                    (LEADER_FROM_ANNOTATION, "2024-01-01T00:00:01Z"),
+                ],
+                true,
+            ),
+            pod(
+                "c",
+                &[(MEMBER_ID_ANNOTATION, "3"), (CLUSTER_ID_ANNOTATION, "c1")],
+                false,
+            ),
+            pod(
+                "d",
+                &[
+                    (MEMBER_ID_ANNOTATION, "4"),
+                    (MEMBER_REMOVED_ANNOTATION, "x"),
+                ],
+                true,
+            ),
+            pod("e", &[], true),
+        ];
+        let m = Membership::from_pods(&pods);
+        let nodes: Vec<_> = m.members.iter().map(|m| m.node.as_str()).collect();
+        assert_eq!(
+            nodes,
+            ["a", "b", "c"],
+            "removed members and pods without an id are not members"
+        );
+        assert_eq!(m.leader.as_deref(), Some("b"));
+        assert_eq!(m.healthy(), 2);
+        assert!(!m.member("c").unwrap().healthy);
+        assert_eq!(m.cluster_id(), Some("c1"));
+    }
+
+    #[test]
+    fn first_member_founds_and_leads() {
+        let now = jiff::Timestamp::from_second(1_700_000_000).unwrap();
+        let first = new_member_annotations(&Membership::default(), 0xab, 0xcd, now);
+        assert_eq!(first[CLUSTER_ID_ANNOTATION], "cd");
+        assert_eq!(first[MEMBER_ID_ANNOTATION], "ab");
+        assert!(first.contains_key(LEADER_FROM_ANNOTATION));
+        let existing = Membership::from_pods(&[pod(
+            "a",
+            &[
+                (MEMBER_ID_ANNOTATION, "ab"),
+                (CLUSTER_ID_ANNOTATION, "cd"),
+                (LEADER_FROM_ANNOTATION, "2024-01-01T00:00:00Z"),
+            ],
+            true,
+        )]);
+        let second = new_member_annotations(&existing, 0xef, 0x99, now);
+        assert_eq!(
+            second[CLUSTER_ID_ANNOTATION], "cd",
+            "joins the existing cluster"
+        );
+        assert!(
+            !second.contains_key(LEADER_FROM_ANNOTATION),
+            "joins as a follower"
         );
     }
 }

@@ -1,12 +1,158 @@
-//! (being written)
+//! InMemoryCluster: a simulated workload cluster is a logical cluster `<ns>.<cluster>` of
+//! the hosting API server. The controller creates it, points the endpoint at the host
+//! (host, port, and the `/clusters/<name>` path in an annotation) and reports ready;
+//! deletion wipes the logical cluster.
+//!
+//! Writes per cluster: one main patch (finalizer, endpoint), the LogicalCluster, one status
+//! patch; deletion: the LogicalCluster delete and the finalizer removal.
 
 use std::sync::Arc;
 
+use drydock_api::capi::conditions::{HasConditions, READY, now};
+use drydock_api::capi::core::Cluster;
+use drydock_api::capi::inmemory::InMemoryCluster;
+use drydock_api::capi::owner::find_owner;
+use drydock_api::capi::{common::APIEndpoint, keys::CLUSTER_NAME_LABEL};
 use drydock_controllers::Running;
+use drydock_controllers::framework::patch::{
+    add_finalizer, apply_changes, create_if_absent, delete_if_present, remove_finalizer,
+};
+use drydock_controllers::framework::runner::{self, Queue};
+use drydock_controllers::framework::{Error, Result};
+use kube::api::{Api, DynamicObject};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Resource, ResourceExt};
+use serde_json::json;
 
-use crate::ProviderContext;
+use crate::{
+    ENDPOINT_PATH_ANNOTATION, ProviderContext, cluster_paused, is_paused, logical_cluster_name,
+};
+
+const NAME: &str = "inmemorycluster";
+pub const FINALIZER: &str = "inmemorycluster.infrastructure.cluster.x-k8s.io";
+/// Label on a LogicalCluster naming the InMemoryCluster (`<ns>/<name>`) it simulates.
+pub const SIMULATES_LABEL: &str = "infrastructure.drydock.dev/inmemorycluster";
+
+/// The hosting server's LogicalCluster kind.
+fn logical_clusters(client: &kube::Client) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("tenancy.drydock.dev", "v1alpha1", "LogicalCluster");
+    Api::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(&gvk, "logicalclusters"),
+    )
+}
 
 pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
-    let _ = pctx;
-    Box::pin(async {})
+    let ctx = &pctx.ctx;
+    let queue = Queue::new(NAME);
+    let c = Controller::for_shared_stream(
+        queue.track(ctx.informers.inmemory_clusters.subscribe()),
+        ctx.informers.inmemory_clusters.store.clone(),
+    )
+    .watches_shared_stream(
+        ctx.informers.clusters.subscribe(),
+        queue.map_to(|c: &Cluster| {
+            c.spec
+                .infrastructure_ref
+                .as_ref()
+                .filter(|r| r.kind.as_deref() == Some("InMemoryCluster"))
+                .and_then(|r| r.name.as_deref())
+                .map(|n| ObjectRef::new(n).within(&c.namespace().unwrap_or_default()))
+                .into_iter()
+                .collect()
+        }),
+    );
+    Box::pin(runner::run(NAME, c, queue, 64, pctx.clone(), reconcile))
+}
+
+/// The Cluster this object belongs to: the owner set by the Cluster controller (upstream
+/// waits for it), else the cluster-name label.
+fn cluster_name(ic: &InMemoryCluster) -> Option<String> {
+    find_owner(&ic.metadata, "cluster.x-k8s.io", "Cluster")
+        .map(|o| o.name.clone())
+        .or_else(|| ic.labels().get(CLUSTER_NAME_LABEL).cloned())
+}
+
+async fn reconcile(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<Action> {
+    let ns = ic.namespace().unwrap_or_default();
+    let api: Api<InMemoryCluster> = p.ctx.api(&ns);
+    if ic.meta().deletion_timestamp.is_some() {
+        return reconcile_delete(&ic, &p, &api).await;
+    }
+    if find_owner(&ic.metadata, "cluster.x-k8s.io", "Cluster").is_none() || is_paused(&*ic) {
+        return Ok(Action::await_change());
+    }
+    let Some(cluster) = cluster_name(&ic) else {
+        return Ok(Action::await_change());
+    };
+    let owner = p
+        .ctx
+        .informers
+        .clusters
+        .store
+        .get(&ObjectRef::new(&cluster).within(&ns));
+    if owner.as_deref().is_some_and(cluster_paused) {
+        return Ok(Action::await_change());
+    }
+    let lc = logical_cluster_name(&ns, &cluster);
+
+    // The finalizer is persisted before the logical cluster exists, so it cannot leak.
+    let mut want = (*ic).clone();
+    add_finalizer(&mut want, FINALIZER);
+    want.spec.control_plane_endpoint = Some(APIEndpoint {
+        host: p.host.endpoint_host.clone(),
+        port: i32::from(p.host.endpoint_port),
+    });
+    want.annotations_mut()
+        .insert(ENDPOINT_PATH_ANNOTATION.into(), format!("/clusters/{lc}"));
+    let (current, _) = apply_changes(&api, NAME, &ic, &want).await?;
+
+    let was_ready = ic.status.as_ref().and_then(|s| s.ready) == Some(true);
+    if !was_ready {
+        let obj: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "tenancy.drydock.dev/v1alpha1",
+            "kind": "LogicalCluster",
+            "metadata": {"name": lc, "labels": {SIMULATES_LABEL: format!("{ns}.{}", ic.name_any())}},
+        }))?;
+        create_if_absent(&logical_clusters(&p.host.client), NAME, &obj).await?;
+    }
+    let mut want = current.clone();
+    want.status.get_or_insert_with(Default::default).ready = Some(true);
+    want.mark_true(READY, now());
+    apply_changes(&api, NAME, &current, &want).await?;
+    if !was_ready {
+        p.ctx
+            .events
+            .normal(
+                &*ic,
+                "Provisioned",
+                format!("Workload cluster {lc} is served at /clusters/{lc}"),
+            )
+            .await;
+    }
+    Ok(Action::await_change())
+}
+
+async fn reconcile_delete(
+    ic: &InMemoryCluster,
+    p: &ProviderContext,
+    api: &Api<InMemoryCluster>,
+) -> Result<Action> {
+    if !ic.finalizers().iter().any(|f| f == FINALIZER) {
+        return Ok(Action::await_change());
+    }
+    let ns = ic.namespace().unwrap_or_default();
+    if let Some(cluster) = cluster_name(ic) {
+        let lc = logical_cluster_name(&ns, &cluster);
+        delete_if_present(&logical_clusters(&p.host.client), NAME, &lc)
+            .await
+            .map_err(|e| Error::other(format!("deleting logical cluster {lc}: {e}")))?;
+        p.ctx.workload.forget(&ns, &cluster);
+    }
+    let mut want = ic.clone();
+    remove_finalizer(&mut want, FINALIZER);
+    apply_changes(api, NAME, ic, &want).await?;
+    Ok(Action::await_change())
 }

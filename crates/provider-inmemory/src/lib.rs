@@ -5,7 +5,11 @@
 //! there, so kubectl can look at them through the cluster's kubeconfig.
 
 pub mod cluster;
+pub mod fabricate;
+mod index;
+pub mod logical;
 pub mod machine;
+pub mod timing;
 
 use std::sync::Arc;
 
@@ -35,6 +39,20 @@ pub fn logical_cluster_name(namespace: &str, cluster: &str) -> String {
 }
 
 pub use drydock_controllers::workload::ENDPOINT_PATH_ANNOTATION;
+
+/// Reconciliation of `obj` is paused: its Cluster is paused (`spec.paused`), or the object
+/// itself carries the paused annotation.
+pub(crate) fn is_paused<K: kube::Resource>(obj: &K) -> bool {
+    drydock_api::capi::keys::has_annotation(
+        obj.meta().annotations.as_ref(),
+        drydock_api::capi::keys::PAUSED_ANNOTATION,
+    )
+}
+
+/// Whether reconciling an object of `cluster` is paused.
+pub(crate) fn cluster_paused(cluster: &drydock_api::capi::core::Cluster) -> bool {
+    cluster.spec.paused == Some(true) || is_paused(cluster)
+}
 
 /// The provider's controllers (subscribe before the informers start).
 pub fn controllers(pctx: Arc<ProviderContext>) -> Vec<Running> {

@@ -1,12 +1,421 @@
-//! (being written)
+//! InMemoryMachine: a simulated machine. Once its Machine, the Cluster's infrastructure and
+//! the bootstrap data are there (workers also wait for the control plane to be initialized),
+//! the VM, Node, etcd and API server "start" after the configured delays, and their objects
+//! appear in the workload cluster: the Node, the control plane static pods with the etcd
+//! membership annotations, and kubeadm's ConfigMap once the first control plane is up.
+//!
+//! The provisioning start is persisted (an annotation, written with the finalizer and the
+//! provider ID in one patch), and every deadline is derived from it (see [`crate::timing`]),
+//! so a restarted drydock resumes instead of starting over. Conditions record which objects
+//! exist, so they are not created twice.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
+use drydock_api::capi::conditions::{Condition, HasConditions, Severity, now};
+use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::inmemory::InMemoryMachine;
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
+use drydock_api::capi::owner::{api_group, find_owner};
 use drydock_controllers::Running;
+use drydock_controllers::etcd::{self, Membership};
+use drydock_controllers::framework::patch::{add_finalizer, apply_changes, remove_finalizer};
+use drydock_controllers::framework::runner::{self, Queue};
+use drydock_controllers::framework::{Error, Result};
+use futures::StreamExt;
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, ListParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Resource, ResourceExt};
 
-use crate::ProviderContext;
+use crate::fabricate::{self, API_SERVER_COMPONENTS, ETCD, KUBE_SYSTEM, MachineFacts};
+use crate::index::{ClusterMachines, Gate};
+use crate::logical::LogicalCluster;
+use crate::timing::{Plan, fnv1a, until};
+use crate::{ProviderContext, cluster_paused, is_paused, logical_cluster_name};
+
+const NAME: &str = "inmemorymachine";
+pub const FINALIZER: &str = "inmemorymachine.infrastructure.cluster.x-k8s.io";
+/// When provisioning started (RFC 3339); every startup deadline derives from it.
+pub const STARTED_ANNOTATION: &str =
+    "inmemorymachine.infrastructure.drydock.dev/provisioning-started";
+
+pub const VM_PROVISIONED: &str = "VMProvisioned";
+pub const NODE_PROVISIONED: &str = "NodeProvisioned";
+pub const ETCD_PROVISIONED: &str = "EtcdProvisioned";
+pub const API_SERVER_PROVISIONED: &str = "APIServerProvisioned";
+
+pub const WAITING_FOR_CLUSTER_INFRASTRUCTURE: &str = "WaitingForClusterInfrastructure";
+pub const WAITING_FOR_BOOTSTRAP_DATA: &str = "WaitingForBootstrapData";
+pub const WAITING_CONTROL_PLANE_INITIALIZED: &str = "WaitingControlPlaneInitialized";
+pub const WAITING_FOR_STARTUP_TIMEOUT: &str = "WaitingForStartupTimeout";
+pub const WAITING_FOR_VM_PROVISIONED: &str = "WaitingForVMProvisioned";
+pub const WAITING_FOR_NODE_PROVISIONED: &str = "WaitingForNodeProvisioned";
+
+/// Timers fire with millisecond granularity; waking a little late avoids a second wake-up
+/// for the last fraction of a millisecond.
+const TIMER_SLACK: Duration = Duration::from_millis(2);
+
+struct MachineCtx {
+    p: Arc<ProviderContext>,
+    index: Arc<ClusterMachines>,
+}
 
 pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
-    let _ = pctx;
-    Box::pin(async {})
+    let ctx = &pctx.ctx;
+    let queue = Queue::new(NAME);
+    let index = Arc::new(ClusterMachines::default());
+    let record = {
+        let index = index.clone();
+        let machines = ctx.informers.machines.store.clone();
+        move |m: Arc<InMemoryMachine>| {
+            if let Some(c) = cluster_of(&m, |r| machines.get(r)) {
+                index.record(&m.namespace().unwrap_or_default(), &c, &m.name_any());
+            }
+            m
+        }
+    };
+    let wake = {
+        let index = index.clone();
+        let store = ctx.informers.inmemory_machines.store.clone();
+        move |c: &Cluster| index.on_cluster(c, &store)
+    };
+    let c = Controller::for_shared_stream(
+        queue
+            .track(ctx.informers.inmemory_machines.subscribe())
+            .map(record),
+        ctx.informers.inmemory_machines.store.clone(),
+    )
+    .watches_shared_stream(ctx.informers.machines.subscribe(), queue.map_to(infra_of))
+    .watches_shared_stream(ctx.informers.clusters.subscribe(), queue.map_to(wake));
+    let mctx = Arc::new(MachineCtx {
+        p: pctx.clone(),
+        index,
+    });
+    Box::pin(runner::run(NAME, c, queue, 64, mctx, reconcile))
+}
+
+/// The InMemoryMachine a Machine points at.
+fn infra_of(m: &Machine) -> Vec<ObjectRef<InMemoryMachine>> {
+    let r = &m.spec.infrastructure_ref;
+    let ours = r.kind.as_deref() == Some("InMemoryMachine")
+        && r.api_version
+            .as_deref()
+            .is_some_and(|v| api_group(v) == "infrastructure.cluster.x-k8s.io");
+    match (ours, r.name.as_deref()) {
+        (true, Some(n)) => vec![ObjectRef::new(n).within(&m.namespace().unwrap_or_default())],
+        _ => Vec::new(),
+    }
+}
+
+fn owner_machine_ref(imm: &InMemoryMachine) -> Option<ObjectRef<Machine>> {
+    let o = find_owner(&imm.metadata, "cluster.x-k8s.io", "Machine")?;
+    Some(ObjectRef::new(&o.name).within(&imm.namespace().unwrap_or_default()))
+}
+
+/// The Cluster name of a machine: its cluster-name label, else its owner Machine's.
+fn cluster_of(
+    imm: &InMemoryMachine,
+    machine: impl Fn(&ObjectRef<Machine>) -> Option<Arc<Machine>>,
+) -> Option<String> {
+    if let Some(c) = imm.labels().get(CLUSTER_NAME_LABEL) {
+        return Some(c.clone());
+    }
+    machine(&owner_machine_ref(imm)?).map(|m| m.spec.cluster_name.clone())
+}
+
+fn is_control_plane(m: &Machine) -> bool {
+    m.labels().contains_key(CONTROL_PLANE_LABEL)
+}
+
+/// Why provisioning cannot start yet, as (reason, message).
+fn waiting_for(cluster: &Cluster, machine: &Machine) -> Option<(&'static str, &'static str)> {
+    let gate = Gate::of(cluster);
+    if !gate.infrastructure_ready {
+        return Some((
+            WAITING_FOR_CLUSTER_INFRASTRUCTURE,
+            "Waiting for the cluster infrastructure to be ready",
+        ));
+    }
+    if machine.spec.bootstrap.data_secret_name.is_none() {
+        return Some((
+            WAITING_FOR_BOOTSTRAP_DATA,
+            "Waiting for the bootstrap data secret",
+        ));
+    }
+    if !is_control_plane(machine) && !gate.control_plane_initialized {
+        return Some((
+            WAITING_CONTROL_PLANE_INITIALIZED,
+            "Waiting for the control plane to be initialized",
+        ));
+    }
+    None
+}
+
+fn started_at(imm: &InMemoryMachine) -> Option<Timestamp> {
+    imm.annotations().get(STARTED_ANNOTATION)?.parse().ok()
+}
+
+/// A condition that became True at a simulated instant (whole seconds, as conditions are).
+fn true_at(type_: &str, at: Timestamp) -> Condition {
+    let at = Timestamp::from_second(at.as_second()).unwrap_or(at);
+    Condition::true_(type_, Time(at))
+}
+
+fn waiting(type_: &str, reason: &str, message: &str) -> Condition {
+    Condition::false_(type_, reason, Severity::Info, message, now())
+}
+
+async fn reconcile(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Action> {
+    let p = &c.p;
+    let ns = imm.namespace().unwrap_or_default();
+    let api: Api<InMemoryMachine> = p.ctx.api(&ns);
+    if imm.meta().deletion_timestamp.is_some() {
+        return reconcile_delete(&imm, &c, &api).await;
+    }
+    let informers = &p.ctx.informers;
+    // The Machine controller sets the owner; until then there is nothing to simulate for.
+    let Some(machine) = owner_machine_ref(&imm).and_then(|r| informers.machines.store.get(&r))
+    else {
+        return Ok(Action::await_change());
+    };
+    let cluster_name = machine.spec.cluster_name.clone();
+    c.index.record(&ns, &cluster_name, &imm.name_any());
+    let Some(cluster) = informers
+        .clusters
+        .store
+        .get(&ObjectRef::new(&cluster_name).within(&ns))
+    else {
+        return Ok(Action::await_change());
+    };
+    if cluster_paused(&cluster) || is_paused(&*imm) {
+        return Ok(Action::await_change());
+    }
+
+    let mut current = (*imm).clone();
+    let start = match started_at(&imm) {
+        Some(t) => t,
+        None => {
+            if let Some((reason, message)) = waiting_for(&cluster, &machine) {
+                let mut want = current.clone();
+                want.set_condition(waiting(VM_PROVISIONED, reason, message));
+                want.set_ready_summary(&[VM_PROVISIONED], now());
+                apply_changes(&api, NAME, &current, &want).await?;
+                // Cluster and Machine changes wake this machine again.
+                return Ok(Action::await_change());
+            }
+            Timestamp::now()
+        }
+    };
+    // Finalizer, provider ID and start in one write, before anything exists in the
+    // workload cluster (so nothing can leak).
+    let mut want = current.clone();
+    add_finalizer(&mut want, FINALIZER);
+    want.spec.provider_id = Some(fabricate::provider_id(&imm.name_any()));
+    want.annotations_mut()
+        .entry(STARTED_ANNOTATION.to_string())
+        .or_insert_with(|| start.to_string());
+    if want.metadata != current.metadata || want.spec != current.spec {
+        current = apply_changes(&api, NAME, &current, &want).await?.0;
+    }
+
+    let control_plane = is_control_plane(&machine);
+    let name = imm.name_any();
+    let plan = Plan::new(&name, imm.spec.behaviour.as_ref(), control_plane);
+    let now_ts = Timestamp::now();
+    let progress = plan.progress(start, now_ts);
+    let deadlines = plan.deadlines(start);
+    let lc = LogicalCluster::new(&p.host.client, &logical_cluster_name(&ns, &cluster_name));
+    let facts = MachineFacts {
+        name: &name,
+        version: machine.spec.version.as_deref().unwrap_or_default(),
+        control_plane,
+    };
+    let mut want = current.clone();
+    let done = |t: &str| imm.is_condition_true(t);
+
+    // VM.
+    want.set_condition(if progress.vm {
+        true_at(VM_PROVISIONED, deadlines.vm)
+    } else {
+        waiting(
+            VM_PROVISIONED,
+            WAITING_FOR_STARTUP_TIMEOUT,
+            "Waiting for the VM to start",
+        )
+    });
+
+    // Node.
+    if progress.node {
+        if !done(NODE_PROVISIONED) {
+            lc.create(NAME, &fabricate::node(&facts, deadlines.node)?)
+                .await
+                .map_err(|e| context(e, "creating the Node"))?;
+        }
+        want.set_condition(true_at(NODE_PROVISIONED, deadlines.node));
+    } else if progress.vm {
+        want.set_condition(waiting(
+            NODE_PROVISIONED,
+            WAITING_FOR_STARTUP_TIMEOUT,
+            "Waiting for the Node to start",
+        ));
+    } else {
+        want.set_condition(waiting(
+            NODE_PROVISIONED,
+            WAITING_FOR_VM_PROVISIONED,
+            "Waiting for the VM",
+        ));
+    }
+
+    let mut summary = vec![VM_PROVISIONED, NODE_PROVISIONED];
+    if let (Some(etcd_at), Some(api_at)) = (deadlines.etcd, deadlines.api_server) {
+        summary.extend([ETCD_PROVISIONED, API_SERVER_PROVISIONED]);
+        // etcd: join the existing members (or found the cluster) as kubeadm would.
+        if progress.etcd {
+            if !done(ETCD_PROVISIONED) {
+                create_etcd_member(&lc, &facts, etcd_at)
+                    .await
+                    .map_err(|e| context(e, "creating the etcd member"))?;
+            }
+            want.set_condition(true_at(ETCD_PROVISIONED, etcd_at));
+        } else {
+            want.set_condition(waiting_after_node(ETCD_PROVISIONED, progress.node, "etcd"));
+        }
+        // API server, with the scheduler and controller manager beside it.
+        if progress.api_server {
+            if !done(API_SERVER_PROVISIONED) {
+                for component in API_SERVER_COMPONENTS {
+                    let pod = fabricate::static_pod(&facts, component, BTreeMap::new(), api_at)?;
+                    lc.create(NAME, &pod)
+                        .await
+                        .map_err(|e| context(e, "creating the control plane pods"))?;
+                }
+            }
+            want.set_condition(true_at(API_SERVER_PROVISIONED, api_at));
+        } else {
+            want.set_condition(waiting_after_node(
+                API_SERVER_PROVISIONED,
+                progress.node,
+                "the API server",
+            ));
+        }
+        // The first control plane to come up is the one that ran `kubeadm init`.
+        if progress.all_done() && !imm.status.as_ref().and_then(|s| s.ready).unwrap_or(false) {
+            lc.create(
+                NAME,
+                &fabricate::kubeadm_config(&cluster_name, facts.version),
+            )
+            .await
+            .map_err(|e| context(e, "uploading kubeadm-config"))?;
+        }
+    }
+    want.set_ready_summary(&summary, now());
+    let was_ready = current.status.as_ref().and_then(|s| s.ready) == Some(true);
+    if progress.all_done() {
+        want.status.get_or_insert_with(Default::default).ready = Some(true);
+    }
+    apply_changes(&api, NAME, &current, &want).await?;
+    if progress.all_done() && !was_ready {
+        let took = until(start, Timestamp::now());
+        p.ctx
+            .events
+            .normal(
+                &*imm,
+                "Provisioned",
+                format!("Machine provisioned in {took:.1?}"),
+            )
+            .await;
+    }
+    Ok(match progress.next {
+        Some(t) => Action::requeue(until(Timestamp::now(), t) + TIMER_SLACK),
+        None => Action::await_change(),
+    })
+}
+
+fn waiting_after_node(type_: &str, node_done: bool, what: &str) -> Condition {
+    if node_done {
+        waiting(
+            type_,
+            WAITING_FOR_STARTUP_TIMEOUT,
+            &format!("Waiting for {what} to start"),
+        )
+    } else {
+        waiting(type_, WAITING_FOR_NODE_PROVISIONED, "Waiting for the Node")
+    }
+}
+
+fn context(e: Error, what: &str) -> Error {
+    Error::other(format!("{what} in the workload cluster: {e}"))
+}
+
+/// Creates the `etcd-<node>` pod. Membership is read from the existing members' pods: the
+/// first member founds the cluster and leads it.
+async fn create_etcd_member(
+    lc: &LogicalCluster,
+    f: &MachineFacts<'_>,
+    at: Timestamp,
+) -> Result<()> {
+    let pods: Vec<Pod> = match lc
+        .list(
+            Some(KUBE_SYSTEM),
+            &ListParams::default().labels(etcd::ETCD_SELECTOR),
+        )
+        .await
+    {
+        Ok(p) => p,
+        // The namespace may not exist yet in a brand new logical cluster.
+        Err(e) if e.is_not_found() => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    let existing = Membership::from_pods(&pods);
+    let member_id = fnv1a(&[f.name.as_bytes(), b"/etcd-member"]) as u32;
+    let annotations = etcd::new_member_annotations(&existing, member_id, rand::random(), at);
+    lc.create(NAME, &fabricate::static_pod(f, ETCD, annotations, at)?)
+        .await?;
+    Ok(())
+}
+
+/// Removes the machine's Node and static pods from the workload cluster (when it still
+/// exists), then the finalizer.
+async fn reconcile_delete(
+    imm: &InMemoryMachine,
+    c: &MachineCtx,
+    api: &Api<InMemoryMachine>,
+) -> Result<Action> {
+    if !imm.finalizers().iter().any(|f| f == FINALIZER) {
+        return Ok(Action::await_change());
+    }
+    let ns = imm.namespace().unwrap_or_default();
+    let name = imm.name_any();
+    let machines = &c.p.ctx.informers.machines.store;
+    if let Some(cluster) = cluster_of(imm, |r| machines.get(r)) {
+        let lc = LogicalCluster::new(&c.p.host.client, &logical_cluster_name(&ns, &cluster));
+        if imm.get_condition(ETCD_PROVISIONED).is_some()
+            || imm.get_condition(API_SERVER_PROVISIONED).is_some()
+        {
+            for component in std::iter::once(ETCD).chain(API_SERVER_COMPONENTS) {
+                lc.delete::<Pod>(
+                    NAME,
+                    Some(KUBE_SYSTEM),
+                    &fabricate::pod_name(component, &name),
+                )
+                .await
+                .map_err(|e| context(e, "deleting the control plane pods"))?;
+            }
+        }
+        if imm.get_condition(NODE_PROVISIONED).is_some() {
+            lc.delete::<Node>(NAME, None, &name)
+                .await
+                .map_err(|e| context(e, "deleting the Node"))?;
+        }
+        c.index.forget(&ns, &cluster, &name);
+    }
+    let mut want = imm.clone();
+    remove_finalizer(&mut want, FINALIZER);
+    apply_changes(api, NAME, imm, &want).await?;
+    Ok(Action::await_change())
 }

@@ -1,0 +1,133 @@
+//! Which InMemoryMachines belong to which Cluster, so a Cluster change wakes only its own
+//! machines, and only when something they wait for changed (infrastructure ready, control
+//! plane initialized, paused). A fleet-wide scan per Cluster event would cost
+//! O(machines) for every status write of every Cluster.
+
+use std::collections::{HashMap, HashSet};
+
+use drydock_api::capi::core::Cluster;
+use drydock_api::capi::inmemory::InMemoryMachine;
+use kube::ResourceExt;
+use kube::runtime::reflector::{ObjectRef, Store};
+use parking_lot::Mutex;
+
+/// What an InMemoryMachine may be waiting for on its Cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gate {
+    pub infrastructure_ready: bool,
+    pub control_plane_initialized: bool,
+    pub paused: bool,
+}
+
+impl Gate {
+    pub fn of(c: &Cluster) -> Self {
+        use drydock_api::capi::conditions::HasConditions;
+        Self {
+            infrastructure_ready: c
+                .status
+                .as_ref()
+                .and_then(|s| s.infrastructure_ready)
+                .unwrap_or(false),
+            control_plane_initialized: c.is_condition_true("ControlPlaneInitialized"),
+            paused: crate::cluster_paused(c),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Entry {
+    machines: HashSet<String>,
+    gate: Option<Gate>,
+}
+
+/// `(namespace, cluster)` → machine names, plus the last gate seen for the cluster.
+#[derive(Default)]
+pub struct ClusterMachines {
+    inner: Mutex<HashMap<(String, String), Entry>>,
+}
+
+impl ClusterMachines {
+    pub fn record(&self, namespace: &str, cluster: &str, machine: &str) {
+        let mut m = self.inner.lock();
+        let e = m
+            .entry((namespace.to_string(), cluster.to_string()))
+            .or_default();
+        if !e.machines.contains(machine) {
+            e.machines.insert(machine.to_string());
+        }
+    }
+
+    pub fn forget(&self, namespace: &str, cluster: &str, machine: &str) {
+        let mut m = self.inner.lock();
+        let key = (namespace.to_string(), cluster.to_string());
+        if let Some(e) = m.get_mut(&key) {
+            e.machines.remove(machine);
+        }
+    }
+
+    /// The machines to wake for a Cluster event: all of the cluster's machines when its gate
+    /// changed since the last event, none otherwise. Names no longer in `store` are dropped.
+    pub fn on_cluster(
+        &self,
+        cluster: &Cluster,
+        store: &Store<InMemoryMachine>,
+    ) -> Vec<ObjectRef<InMemoryMachine>> {
+        let ns = cluster.namespace().unwrap_or_default();
+        let gate = Gate::of(cluster);
+        let mut m = self.inner.lock();
+        let key = (ns.clone(), cluster.name_any());
+        if cluster.metadata.deletion_timestamp.is_some() && !m.contains_key(&key) {
+            return Vec::new();
+        }
+        let e = m.entry(key).or_default();
+        if e.gate == Some(gate) {
+            return Vec::new();
+        }
+        e.gate = Some(gate);
+        e.machines
+            .retain(|n| store.get(&ObjectRef::new(n).within(&ns)).is_some());
+        e.machines
+            .iter()
+            .map(|n| ObjectRef::new(n).within(&ns))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(infra: bool) -> Cluster {
+        let mut c = Cluster::new("c", Default::default());
+        c.metadata.namespace = Some("ns".into());
+        c.status = Some(drydock_api::capi::core::ClusterStatus {
+            infrastructure_ready: Some(infra),
+            ..Default::default()
+        });
+        c
+    }
+
+    #[test]
+    fn wakes_machines_only_when_the_gate_changes() {
+        let (store, mut writer) = kube::runtime::reflector::store::<InMemoryMachine>();
+        let mut m = InMemoryMachine::new("m1", Default::default());
+        m.metadata.namespace = Some("ns".into());
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(m));
+        let idx = ClusterMachines::default();
+        idx.record("ns", "c", "m1");
+        idx.record("ns", "c", "gone");
+        assert_eq!(
+            idx.on_cluster(&cluster(false), &store).len(),
+            1,
+            "first sight"
+        );
+        assert!(
+            idx.on_cluster(&cluster(false), &store).is_empty(),
+            "no change"
+        );
+        let woken = idx.on_cluster(&cluster(true), &store);
+        assert_eq!(woken, vec![ObjectRef::new("m1").within("ns")]);
+        idx.forget("ns", "c", "m1");
+        assert!(idx.on_cluster(&cluster(false), &store).is_empty());
+    }
+}
