@@ -57,7 +57,7 @@ enum Command {
         #[command(subcommand)]
         what: commands::rollout::RolloutCommand,
     },
-    /// Measure drydock's performance.
+    /// Measure drydock: provision (and optionally upgrade and delete) a fleet, or `bench apiserver`.
     Bench(BenchArgs),
 }
 
@@ -68,9 +68,12 @@ enum GenerateCommand {
 }
 
 #[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 struct BenchArgs {
     #[command(subcommand)]
-    what: BenchCommand,
+    what: Option<BenchCommand>,
+    #[command(flatten)]
+    fleet: bench::fleet::FleetArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -105,7 +108,8 @@ impl Cli {
                 }
             }
             Command::Bench(b) => match b.what {
-                BenchCommand::Apiserver(args) => bench::apiserver::main(args).await?,
+                Some(BenchCommand::Apiserver(args)) => bench::apiserver::main(args).await?,
+                None => bench::fleet::main(b.fleet).await?,
             },
         }
         Ok(ExitCode::SUCCESS)

@@ -2,5 +2,6 @@
 //! provider in one process), kubeconfig files, and benchmarks.
 
 pub mod bench;
+pub mod commands;
 pub mod instance;
 pub mod kubeconfig;

@@ -2,13 +2,12 @@
 //! provider, and offers clusterctl-style commands against any drydock API.
 
 mod cli;
-mod commands;
 mod crds;
 mod demo;
 mod output;
 mod up;
 
-pub use drydock::{bench, kubeconfig};
+pub use drydock::{bench, commands, kubeconfig};
 
 use clap::Parser;
 

@@ -50,6 +50,14 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
         instance.url(),
         kc.display()
     );
+    if args.demo {
+        let (kc, dir) = (kc.clone(), args.data_dir.clone());
+        tokio::spawn(async move {
+            if let Err(e) = crate::demo::run(&kc, &dir).await {
+                eprintln!("demo: {e:#}");
+            }
+        });
+    }
     instance.serve(shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())

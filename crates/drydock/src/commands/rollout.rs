@@ -159,7 +159,7 @@ pub fn history(sets: &[Value]) -> Vec<Revision> {
     rows.into_values().collect()
 }
 
-fn find<'a>(sets: &'a [Value], revision: u64) -> Option<&'a Value> {
+fn find(sets: &[Value], revision: u64) -> Option<&Value> {
     sets.iter().find(|ms| {
         let (c, h) = revision_numbers(ms);
         c == Some(revision) || h.contains(&revision)
@@ -177,7 +177,7 @@ pub async fn run(g: &Global, cmd: &RolloutCommand) -> anyhow::Result<(String, bo
             if let Some(n) = revision {
                 let ms = find(&sets, *n).with_context(|| format!("revision {n} not found in the history of {}", tg.label()))?;
                 let tpl = &ms["spec"]["template"];
-                return Ok((print_objects(&[tpl.clone()], if g.output == OutputFormat::Json { OutputFormat::Json } else { OutputFormat::Yaml }, false)?, true));
+                return Ok((print_objects(std::slice::from_ref(tpl), if g.output == OutputFormat::Json { OutputFormat::Json } else { OutputFormat::Yaml }, false)?, true));
             }
             let revs = history(&sets);
             if g.output == OutputFormat::Json || g.output == OutputFormat::Yaml {
