@@ -1,0 +1,254 @@
+//! MachineSets built from a MachineDeployment: a new set for a new template, and the
+//! fields propagated in place to the current set (labels, annotations, node timeouts,
+//! minReadySeconds, delete policy) without replacing its Machines.
+
+use std::collections::BTreeMap;
+
+use drydock_api::capi::core::{
+    MachineDeployment, MachineSet, MachineSetDeletePolicy, MachineSetSpec,
+};
+use drydock_api::capi::keys::{
+    CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, DESIRED_REPLICAS_ANNOTATION,
+    MACHINE_TEMPLATE_HASH_LABEL, MAX_REPLICAS_ANNOTATION, REVISION_ANNOTATION,
+    REVISION_HISTORY_ANNOTATION,
+};
+use drydock_api::capi::owner;
+
+use super::plan::set_replica_annotations;
+use super::template;
+use crate::machineset::machines::generated_name;
+
+/// MachineDeployment annotations that describe the deployment itself and are not copied
+/// to its sets.
+const NOT_PROPAGATED: &[&str] = &[
+    "kubectl.kubernetes.io/last-applied-configuration",
+    REVISION_ANNOTATION,
+    REVISION_HISTORY_ANNOTATION,
+    DESIRED_REPLICAS_ANNOTATION,
+    MAX_REPLICAS_ANNOTATION,
+    "cluster.x-k8s.io/conversion-data",
+];
+
+/// `machine-template-hash` of a new set: the template hash and the set's name suffix.
+pub fn hash_label(md: &MachineDeployment, suffix: &str) -> String {
+    format!("{}-{suffix}", template::hash(&md.spec.template))
+}
+
+/// Annotations the deployment passes to its current set.
+pub fn propagated_annotations(md: &MachineDeployment) -> BTreeMap<String, String> {
+    md.metadata
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(k, _)| !NOT_PROPAGATED.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// The labels of a set and of its Machines' template: the deployment's template labels
+/// plus the set's hash (and the cluster name, which admission forces anyway).
+fn template_labels(md: &MachineDeployment, hash: &str) -> BTreeMap<String, String> {
+    let mut labels = md.spec.template.metadata.labels.clone().unwrap_or_default();
+    labels.insert(MACHINE_TEMPLATE_HASH_LABEL.to_string(), hash.to_string());
+    labels.insert(CLUSTER_NAME_LABEL.to_string(), md.spec.cluster_name.clone());
+    labels
+}
+
+fn md_name(md: &MachineDeployment) -> String {
+    md.metadata.name.clone().unwrap_or_default()
+}
+
+/// A new set for the deployment's template: `<md>-<suffix>`, revision `revision`,
+/// `replicas` replicas, controlled by the deployment.
+pub fn new_machine_set(
+    md: &MachineDeployment,
+    suffix: &str,
+    revision: i64,
+    replicas: i32,
+    max_replicas: i32,
+) -> MachineSet {
+    let hash = hash_label(md, suffix);
+    let mut ms = MachineSet::new(
+        &generated_name(&md_name(md), suffix),
+        MachineSetSpec {
+            cluster_name: md.spec.cluster_name.clone(),
+            replicas: Some(replicas),
+            template: md.spec.template.clone(),
+            ..Default::default()
+        },
+    );
+    ms.metadata.namespace = md.metadata.namespace.clone();
+    ms.metadata.owner_references = owner::controller_ref(md).map(|r| vec![r]);
+    apply_in_place(md, &mut ms, &hash);
+    let a = ms.metadata.annotations.get_or_insert_with(Default::default);
+    a.insert(REVISION_ANNOTATION.to_string(), revision.to_string());
+    set_replica_annotations(&mut ms, md.spec.replicas.unwrap_or(1), max_replicas);
+    ms
+}
+
+/// The hash label of an existing set (required: it keys the set's selector).
+pub fn existing_hash(ms: &MachineSet) -> Option<String> {
+    ms.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(MACHINE_TEMPLATE_HASH_LABEL))
+        .cloned()
+}
+
+/// Sets every field the deployment owns on its current set. Labels and annotations of the
+/// set's own metadata are added or updated (others' keys are kept); fields inside the
+/// spec are set exactly.
+pub fn apply_in_place(md: &MachineDeployment, ms: &mut MachineSet, hash: &str) {
+    let labels = template_labels(md, hash);
+    let meta_labels = ms.metadata.labels.get_or_insert_with(Default::default);
+    meta_labels.extend(labels.clone());
+    meta_labels.insert(DEPLOYMENT_NAME_LABEL.to_string(), md_name(md));
+    let annotations = propagated_annotations(md);
+    if !annotations.is_empty() {
+        ms.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .extend(annotations);
+    }
+
+    let mut selector = md.spec.selector.clone();
+    selector
+        .match_labels
+        .get_or_insert_with(Default::default)
+        .insert(MACHINE_TEMPLATE_HASH_LABEL.to_string(), hash.to_string());
+    ms.spec.selector = selector;
+    ms.spec.template.metadata.labels = Some(labels);
+    ms.spec.template.metadata.annotations = md.spec.template.metadata.annotations.clone();
+    ms.spec.min_ready_seconds = Some(md.spec.min_ready_seconds.unwrap_or(0));
+    // Unset means Random, which set admission writes; writing it here keeps the two
+    // from undoing each other.
+    ms.spec.delete_policy = Some(
+        md.spec
+            .strategy
+            .as_ref()
+            .and_then(|s| s.rolling_update.as_ref())
+            .and_then(|r| r.delete_policy)
+            .unwrap_or(MachineSetDeletePolicy::Random),
+    );
+    let (to, from) = (&mut ms.spec.template.spec, &md.spec.template.spec);
+    to.node_drain_timeout = from.node_drain_timeout.clone();
+    to.node_deletion_timeout = from.node_deletion_timeout.clone();
+    to.node_volume_detach_timeout = from.node_volume_detach_timeout.clone();
+    to.readiness_gates = from.readiness_gates.clone();
+    ms.spec.machine_naming_strategy = md.spec.machine_naming_strategy.clone();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drydock_api::capi::core::{
+        MachineDeploymentSpec, MachineDeploymentStrategy, MachineRollingUpdateDeployment,
+    };
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+    fn md() -> MachineDeployment {
+        let mut md = MachineDeployment::new(
+            "workers",
+            MachineDeploymentSpec {
+                cluster_name: "c1".into(),
+                replicas: Some(3),
+                selector: LabelSelector {
+                    match_labels: Some([(CLUSTER_NAME_LABEL.to_string(), "c1".to_string())].into()),
+                    match_expressions: None,
+                },
+                ..Default::default()
+            },
+        );
+        md.metadata.namespace = Some("ns".into());
+        md.metadata.uid = Some("md-uid".into());
+        md.metadata.annotations = Some(
+            [
+                ("team".to_string(), "a".to_string()),
+                (REVISION_ANNOTATION.to_string(), "4".to_string()),
+                (
+                    "kubectl.kubernetes.io/last-applied-configuration".to_string(),
+                    "{}".to_string(),
+                ),
+            ]
+            .into(),
+        );
+        md.spec.template.metadata.labels =
+            Some([("role".to_string(), "worker".to_string())].into());
+        md.spec.template.metadata.annotations = Some([("t".to_string(), "1".to_string())].into());
+        md.spec.template.spec.version = Some("v1.30.2".into());
+        md.spec.template.spec.node_drain_timeout = Some("5m".into());
+        md
+    }
+
+    #[test]
+    fn new_set_from_deployment() {
+        let md = md();
+        let ms = new_machine_set(&md, "x2b4c", 2, 1, 4);
+        assert_eq!(ms.metadata.name.as_deref(), Some("workers-x2b4c"));
+        assert_eq!(ms.metadata.namespace.as_deref(), Some("ns"));
+        assert!(owner::is_controlled_by(&ms.metadata, &md));
+        let labels = ms.metadata.labels.clone().unwrap_or_default();
+        let hash = labels[MACHINE_TEMPLATE_HASH_LABEL].clone();
+        assert!(hash.ends_with("-x2b4c"));
+        assert_eq!(labels[DEPLOYMENT_NAME_LABEL], "workers");
+        assert_eq!(labels["role"], "worker");
+        let a = ms.metadata.annotations.clone().unwrap_or_default();
+        assert_eq!(a["team"], "a");
+        assert_eq!(a[REVISION_ANNOTATION], "2");
+        assert_eq!(a[DESIRED_REPLICAS_ANNOTATION], "3");
+        assert_eq!(a[MAX_REPLICAS_ANNOTATION], "4");
+        assert!(!a.contains_key("kubectl.kubernetes.io/last-applied-configuration"));
+        let sel = ms.spec.selector.match_labels.clone().unwrap_or_default();
+        assert_eq!(sel[MACHINE_TEMPLATE_HASH_LABEL], hash);
+        assert_eq!(sel[CLUSTER_NAME_LABEL], "c1");
+        let tl = ms.spec.template.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(tl[MACHINE_TEMPLATE_HASH_LABEL], hash);
+        assert!(!tl.contains_key(DEPLOYMENT_NAME_LABEL));
+        assert_eq!(ms.spec.replicas, Some(1));
+        assert_eq!(ms.spec.delete_policy, Some(MachineSetDeletePolicy::Random));
+        assert_eq!(ms.spec.min_ready_seconds, Some(0));
+        assert_eq!(ms.spec.template.spec.version.as_deref(), Some("v1.30.2"));
+    }
+
+    #[test]
+    fn in_place_update_keeps_identity_and_foreign_keys() {
+        let mut md = md();
+        let mut ms = new_machine_set(&md, "x2b4c", 1, 3, 4);
+        ms.metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert("someone".into(), "else".into());
+        let before_spec_template = ms.spec.template.spec.clone();
+        md.spec.template.metadata.labels = Some([("role".to_string(), "db".to_string())].into());
+        md.spec.template.spec.node_drain_timeout = Some("1m".into());
+        md.spec.min_ready_seconds = Some(10);
+        md.spec.strategy = Some(MachineDeploymentStrategy {
+            rolling_update: Some(MachineRollingUpdateDeployment {
+                delete_policy: Some(MachineSetDeletePolicy::Oldest),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let hash = existing_hash(&ms).expect("hash");
+        apply_in_place(&md, &mut ms, &hash);
+        let labels = ms.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(labels["role"], "db");
+        assert_eq!(labels["someone"], "else");
+        assert_eq!(labels[MACHINE_TEMPLATE_HASH_LABEL], hash);
+        assert_eq!(
+            ms.spec.template.spec.node_drain_timeout.as_deref(),
+            Some("1m")
+        );
+        assert_eq!(ms.spec.min_ready_seconds, Some(10));
+        assert_eq!(ms.spec.delete_policy, Some(MachineSetDeletePolicy::Oldest));
+        assert_eq!(ms.spec.replicas, Some(3));
+        assert_eq!(ms.spec.template.spec.version, before_spec_template.version);
+        // Propagating twice changes nothing.
+        let again = {
+            let mut m = ms.clone();
+            apply_in_place(&md, &mut m, &hash);
+            m
+        };
+        assert_eq!(again, ms);
+    }
+}

@@ -1,0 +1,517 @@
+//! MachineDeployment controller: runs a Machine template through MachineSets, one set
+//! per distinct template (the "current" set runs the deployment's template), numbered by
+//! revision.
+//!
+//! One reconcile: check pause; label and own by the Cluster; check the templates; gather
+//! the deployment's sets (adopting orphans that match its selector); find or create the
+//! current set and propagate labels, annotations and timeouts to it in place; scale
+//! (sync when one set holds the Machines, rollout while old sets still do); clean up
+//! old empty sets beyond the history limit; write status. Every set is written at most
+//! once per reconcile, and only where it differs.
+
+pub mod build;
+pub mod cleanup;
+pub mod plan;
+pub mod revision;
+pub mod rollout;
+pub mod status;
+pub mod sync;
+pub mod template;
+
+use std::sync::Arc;
+
+use drydock_api::admission::FieldPath;
+use drydock_api::capi::conditions::now as cond_now;
+use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
+use drydock_api::capi::owner;
+use drydock_api::capi::selector::Selector;
+use futures::StreamExt;
+use jiff::Timestamp;
+use kube::api::{Api, PostParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
+
+use self::plan::Plan;
+use crate::framework::patch::{apply_changes, delete_if_present};
+use crate::framework::runner::{self, Queue, key_of};
+use crate::framework::{Error, Result, metrics};
+use crate::machineset::CAPI_GROUP;
+use crate::machineset::expectations::{Expectations, Outstanding};
+use crate::machineset::index::ClusterIndex;
+use crate::machineset::machines::random_suffix;
+use crate::machineset::pause::{self, ClusterPauses};
+use crate::machineset::templates::{self, TemplateOwners};
+use crate::{Context, Running};
+
+pub const NAME: &str = "machinedeployment";
+
+/// What the MachineDeployment reconciler keeps between reconciles.
+pub struct State {
+    pub ctx: Arc<Context>,
+    /// Cached MachineSets by namespace and cluster.
+    pub sets: Arc<ClusterIndex<MachineSet>>,
+    /// Cached MachineDeployments by namespace and cluster (to map orphans and resumed
+    /// Clusters).
+    pub deployments: Arc<ClusterIndex<MachineDeployment>>,
+    /// MachineSets created and not yet cached, per deployment.
+    pub expectations: Expectations,
+    pub templates: TemplateOwners,
+}
+
+pub fn controller(ctx: &Arc<Context>) -> Running {
+    let queue = Queue::new(NAME);
+    let st = Arc::new(State {
+        ctx: ctx.clone(),
+        sets: ClusterIndex::new(ctx.informers.machine_sets.store.clone()),
+        deployments: ClusterIndex::new(ctx.informers.machine_deployments.store.clone()),
+        expectations: Expectations::default(),
+        templates: TemplateOwners::default(),
+    });
+    let deployments = st.deployments.clone();
+    let trigger = queue
+        .track(ctx.informers.machine_deployments.subscribe())
+        .map(move |md| {
+            deployments.observe(&md);
+            md
+        });
+    let (sets, deployments) = (st.sets.clone(), st.deployments.clone());
+    let on_set = queue.map_to(move |ms: &MachineSet| {
+        sets.observe(ms);
+        deployments_for_set(ms, &deployments)
+    });
+    let set_store = ctx.informers.machine_sets.store.clone();
+    let on_machine = queue.map_to(move |m: &Machine| deployment_of_orphaned_machine(m, &set_store));
+    let (deployments, pauses) = (st.deployments.clone(), ClusterPauses::default());
+    let on_cluster = queue.map_to(move |c: &Cluster| {
+        if !pauses.resumed(c) {
+            return Vec::new();
+        }
+        let ns = c.metadata.namespace.as_deref().unwrap_or_default();
+        let name = c.metadata.name.as_deref().unwrap_or_default();
+        deployments
+            .list(ns, name)
+            .iter()
+            .map(|md| ObjectRef::from_obj(&**md))
+            .collect()
+    });
+    let c = Controller::for_shared_stream(trigger, ctx.informers.machine_deployments.store.clone())
+        .watches_shared_stream(ctx.informers.machine_sets.subscribe(), on_set)
+        .watches_shared_stream(ctx.informers.machines.subscribe(), on_machine)
+        .watches_shared_stream(ctx.informers.clusters.subscribe(), on_cluster);
+    let concurrency = ctx.settings.machinedeployment_concurrency;
+    Box::pin(runner::run(NAME, c, queue, concurrency, st, reconcile))
+}
+
+/// The deployment a MachineSet event concerns: its controller, or for a set without one,
+/// the deployments of its cluster that select it (to adopt it).
+fn deployments_for_set(
+    ms: &MachineSet,
+    deployments: &ClusterIndex<MachineDeployment>,
+) -> Vec<ObjectRef<MachineDeployment>> {
+    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
+    if let Some(c) = owner::get_controller(&ms.metadata) {
+        let is_md = c.kind == "MachineDeployment" && owner::api_group(&c.api_version) == CAPI_GROUP;
+        return if is_md {
+            vec![ObjectRef::new(&c.name).within(ns)]
+        } else {
+            Vec::new()
+        };
+    }
+    if ms.metadata.deletion_timestamp.is_some() {
+        return Vec::new();
+    }
+    let empty = Default::default();
+    let labels = ms.metadata.labels.as_ref().unwrap_or(&empty);
+    deployments
+        .list(ns, &ms.spec.cluster_name)
+        .iter()
+        .filter(|md| parse_selector(md).is_ok_and(|s| !s.is_empty() && s.matches(labels)))
+        .map(|md| ObjectRef::from_obj(&**md))
+        .collect()
+}
+
+/// A deleting Machine whose MachineSet is gone means the set was deleted (deletions of
+/// sets themselves are not delivered to shared informer streams); its deployment must
+/// notice and replace the set.
+fn deployment_of_orphaned_machine(
+    m: &Machine,
+    sets: &Store<MachineSet>,
+) -> Vec<ObjectRef<MachineDeployment>> {
+    if m.metadata.deletion_timestamp.is_none() {
+        return Vec::new();
+    }
+    let Some(md) = m
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(DEPLOYMENT_NAME_LABEL))
+    else {
+        return Vec::new();
+    };
+    let ns = m.metadata.namespace.as_deref().unwrap_or_default();
+    let set_exists = owner::find_owner(&m.metadata, CAPI_GROUP, "MachineSet")
+        .is_some_and(|r| sets.get(&ObjectRef::new(&r.name).within(ns)).is_some());
+    if set_exists {
+        Vec::new()
+    } else {
+        vec![ObjectRef::new(md).within(ns)]
+    }
+}
+
+fn parse_selector(md: &MachineDeployment) -> Result<Selector> {
+    Selector::parse(&md.spec.selector, &FieldPath::new("spec").child("selector")).map_err(|errs| {
+        let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+        Error::other(format!("invalid selector: {}", msgs.join("; ")))
+    })
+}
+
+fn other<E: std::fmt::Display>(context: &str) -> impl Fn(E) -> Error + '_ {
+    move |e| Error::other(format!("{context}: {e}"))
+}
+
+async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action> {
+    let key = key_of(&*md);
+    if md.metadata.deletion_timestamp.is_some() {
+        st.expectations.forget(&key);
+        return Ok(Action::await_change());
+    }
+    let ns = md.metadata.namespace.clone().unwrap_or_default();
+    st.sets.ensure_seeded().await;
+    st.ctx.informers.clusters.ready().await;
+    let cluster = st
+        .ctx
+        .informers
+        .clusters
+        .store
+        .get(&ObjectRef::new(&md.spec.cluster_name).within(&ns))
+        .ok_or_else(|| Error::other(format!("Cluster {ns}/{} not found", md.spec.cluster_name)))?;
+    if pause::is_paused(&cluster, &md.metadata) {
+        return Ok(Action::await_change());
+    }
+
+    let mut want = (*md).clone();
+    want.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert(CLUSTER_NAME_LABEL.into(), want.spec.cluster_name.clone());
+    if let Some(r) = owner::owner_ref(&*cluster) {
+        owner::ensure_owner_ref(&mut want.metadata, r);
+    }
+    let missing_templates = ensure_templates(&st, &want, &cluster).await?;
+    let selector = parse_selector(&want)?;
+    let owned = owned_sets(&st, &want, &selector).await?;
+    let pending = st.expectations.outstanding(
+        &key,
+        |name| {
+            owned
+                .iter()
+                .any(|ms| ms.metadata.name.as_deref() == Some(name))
+        },
+        |_| true,
+    );
+    let now = Timestamp::now();
+    let mut plan = Plan::new(&want, owned, now);
+    let desired = rollout::replicas(&want);
+    let max_replicas = desired
+        + rollout::max_surge(&want).map_err(other("spec.strategy.rollingUpdate.maxSurge"))?;
+    let md_name = want.metadata.name.clone().unwrap_or_default();
+    for p in plan.iter_mut() {
+        p.want
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(DEPLOYMENT_NAME_LABEL.into(), md_name.clone());
+    }
+
+    let paused = want.spec.paused == Some(true);
+    let mut deferred: Option<Error> = None;
+    if plan.current().is_none() {
+        if paused || !pending.creates.is_empty() {
+            // Paused: no rollout. Pending: the new set is created, not yet cached.
+        } else if !missing_templates.is_empty() {
+            deferred = Some(Error::other(format!(
+                "cannot create a new MachineSet when templates do not exist: {}",
+                missing_templates.join(", ")
+            )));
+        } else {
+            create_set(&st, &want, &mut plan, &key, max_replicas).await?;
+        }
+    } else {
+        update_current(&want, &mut plan, max_replicas)?;
+    }
+    if let Some(rev) = plan.current().and_then(|ms| {
+        ms.metadata
+            .annotations
+            .as_ref()?
+            .get(REVISION_ANNOTATION)
+            .cloned()
+    }) {
+        want.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(REVISION_ANNOTATION.into(), rev);
+    }
+
+    if paused {
+        sync::sync_paused(&want, &mut plan, max_replicas);
+    } else if sync::rollout_in_progress(&plan) {
+        let replicas = rollout::rollout(&want, &plan).map_err(other("rollout"))?;
+        if let Some(current) = plan.current_mut() {
+            plan::scale(current, replicas, desired, max_replicas);
+        }
+    } else {
+        sync::sync_replicas(&want, &mut plan, max_replicas);
+    }
+    write_sets(&st, &plan).await?;
+
+    let mut status = status::compute(&want, &plan, selector.to_query());
+    if deferred.is_some() {
+        status.observed_generation = md.status.as_ref().and_then(|s| s.observed_generation);
+    }
+    want.status = Some(status);
+    let max_unavailable = rollout::max_unavailable(&want)
+        .map_err(other("spec.strategy.rollingUpdate.maxUnavailable"))?;
+    status::set_conditions(&mut want, &plan, max_unavailable, cond_now());
+    if !paused && status::is_complete(&want) {
+        cleanup(&st, &want, &plan).await?;
+    }
+    let api: Api<MachineDeployment> = st.ctx.api(&ns);
+    apply_changes(&api, NAME, &md, &want).await?;
+    if let Some(e) = deferred {
+        return Err(e);
+    }
+    Ok(requeue(&pending))
+}
+
+fn requeue(pending: &Outstanding) -> Action {
+    pending
+        .expires_in
+        .map_or_else(Action::await_change, Action::requeue)
+}
+
+/// Ensures the templates belong to the Cluster; returns the ones that do not exist
+/// (existing sets can still scale without them; a new set cannot be created).
+async fn ensure_templates(
+    st: &State,
+    md: &MachineDeployment,
+    cluster: &Cluster,
+) -> Result<Vec<String>> {
+    let ns = md.metadata.namespace.as_deref().unwrap_or_default();
+    let tpl = &md.spec.template.spec;
+    let mut missing = Vec::new();
+    for r in [
+        Some(&tpl.infrastructure_ref),
+        tpl.bootstrap.config_ref.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if templates::is_template(r)
+            && !st
+                .templates
+                .ensure(&st.ctx.client, NAME, ns, r, cluster)
+                .await?
+        {
+            missing.push(format!(
+                "{} {ns}/{}",
+                r.kind.as_deref().unwrap_or_default(),
+                r.name.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    Ok(missing)
+}
+
+/// The deployment's sets: those it controls, plus orphans matching its (non-empty)
+/// selector, which it adopts.
+async fn owned_sets(
+    st: &State,
+    md: &MachineDeployment,
+    selector: &Selector,
+) -> Result<Vec<Arc<MachineSet>>> {
+    let ns = md.metadata.namespace.as_deref().unwrap_or_default();
+    let Some(controller_ref) = owner::controller_ref(md) else {
+        return Ok(Vec::new());
+    };
+    let api: Api<MachineSet> = st.ctx.api(ns);
+    let empty = Default::default();
+    let mut owned = Vec::new();
+    for ms in st.sets.list(ns, &md.spec.cluster_name) {
+        match owner::get_controller(&ms.metadata) {
+            Some(c) if c.uid == controller_ref.uid => owned.push(ms),
+            Some(_) => {}
+            None => {
+                let labels = ms.metadata.labels.as_ref().unwrap_or(&empty);
+                if selector.is_empty()
+                    || !selector.matches(labels)
+                    || ms.metadata.deletion_timestamp.is_some()
+                {
+                    continue;
+                }
+                let mut adopted = (*ms).clone();
+                owner::ensure_owner_ref(&mut adopted.metadata, controller_ref.clone());
+                let name = ms.metadata.name.clone().unwrap_or_default();
+                let (written, _) = apply_changes(&api, NAME, &ms, &adopted).await?;
+                st.ctx
+                    .events
+                    .normal(
+                        md,
+                        "SuccessfulAdopt",
+                        format!("Adopted MachineSet {name:?}"),
+                    )
+                    .await;
+                owned.push(Arc::new(written));
+            }
+        }
+    }
+    Ok(owned)
+}
+
+/// Creates the set for the deployment's current template and makes it the plan's current
+/// set. It starts with the replicas a rollout allows next to the old sets.
+async fn create_set(
+    st: &State,
+    md: &MachineDeployment,
+    plan: &mut Plan,
+    key: &str,
+    max_replicas: i32,
+) -> Result<()> {
+    let ns = md.metadata.namespace.as_deref().unwrap_or_default();
+    let revision = revision::next_revision(plan.old().map(|ms| ms.metadata.annotations.as_ref()));
+    let replicas =
+        rollout::new_set_replicas(md, plan.old(), 0).map_err(other("new MachineSet replicas"))?;
+    let ms = build::new_machine_set(md, &random_suffix(), revision, replicas, max_replicas);
+    let name = ms.metadata.name.clone().unwrap_or_default();
+    let api: Api<MachineSet> = st.ctx.api(ns);
+    match api.create(&PostParams::default(), &ms).await {
+        Ok(created) => {
+            metrics::write(NAME);
+            st.expectations.expect_create(key, &name);
+            st.ctx
+                .events
+                .normal(
+                    md,
+                    "SuccessfulCreate",
+                    format!("Created MachineSet {ns}/{name}"),
+                )
+                .await;
+            plan.push_current(created);
+            Ok(())
+        }
+        Err(e) => {
+            st.ctx
+                .events
+                .warning(
+                    md,
+                    "FailedCreate",
+                    format!("Failed to create MachineSet {ns}/{name}: {e}"),
+                )
+                .await;
+            Err(e.into())
+        }
+    }
+}
+
+/// Propagates the deployment's in-place fields and revision to the current set.
+fn update_current(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) -> Result<()> {
+    let new_revision =
+        revision::next_revision(plan.old().map(|ms| ms.metadata.annotations.as_ref()));
+    let desired = rollout::replicas(md);
+    let Some(current) = plan.current_mut() else {
+        return Ok(());
+    };
+    let name = current.metadata.name.clone().unwrap_or_default();
+    let hash = build::existing_hash(current).ok_or_else(|| {
+        Error::other(format!(
+            "MachineSet {name} has no machine-template-hash label"
+        ))
+    })?;
+    build::apply_in_place(md, current, &hash);
+    revision::set_current(
+        current
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default),
+        new_revision,
+    )
+    .map_err(|e| Error::other(format!("MachineSet {name}: {e}")))?;
+    plan::set_replica_annotations(current, desired, max_replicas);
+    Ok(())
+}
+
+/// Writes every set that changed; a set whose replicas changed gets a scaling event.
+async fn write_sets(st: &State, plan: &Plan) -> Result<()> {
+    for p in plan.iter() {
+        if p.want == *p.before {
+            continue;
+        }
+        let ns = p.want.metadata.namespace.as_deref().unwrap_or_default();
+        let name = p.want.metadata.name.as_deref().unwrap_or_default();
+        let api: Api<MachineSet> = st.ctx.api(ns);
+        match apply_changes(&api, NAME, &p.before, &p.want).await {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => continue,
+            Err(e) => {
+                if p.want.spec.replicas != p.before.spec.replicas {
+                    st.ctx
+                        .events
+                        .warning(
+                            &p.want,
+                            "FailedScale",
+                            format!("Failed to scale MachineSet {ns}/{name}: {e}"),
+                        )
+                        .await;
+                }
+                return Err(e);
+            }
+        }
+        let (from, to) = (
+            p.before.spec.replicas.unwrap_or(0),
+            p.want.spec.replicas.unwrap_or(0),
+        );
+        if from != to {
+            st.ctx
+                .events
+                .normal(
+                    &p.want,
+                    "SuccessfulScale",
+                    format!("Scaled MachineSet {ns}/{name}: {from} -> {to}"),
+                )
+                .await;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes old empty sets beyond the revision history limit.
+async fn cleanup(st: &State, md: &MachineDeployment, plan: &Plan) -> Result<()> {
+    let ns = md.metadata.namespace.as_deref().unwrap_or_default();
+    let api: Api<MachineSet> = st.ctx.api(ns);
+    for name in cleanup::to_delete(plan, md.spec.revision_history_limit) {
+        match delete_if_present(&api, NAME, &name).await {
+            Ok(_) => {
+                st.ctx
+                    .events
+                    .normal(
+                        md,
+                        "SuccessfulDelete",
+                        format!("Deleted MachineSet {ns}/{name}"),
+                    )
+                    .await;
+            }
+            Err(e) => {
+                st.ctx
+                    .events
+                    .warning(
+                        md,
+                        "FailedDelete",
+                        format!("Failed to delete MachineSet {ns}/{name}: {e}"),
+                    )
+                    .await;
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}

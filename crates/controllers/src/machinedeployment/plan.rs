@@ -1,0 +1,229 @@
+//! The MachineSets of a MachineDeployment as read and as the reconcile wants them.
+//!
+//! Every step (in-place propagation, scaling, rollout) edits the wanted copies; the
+//! reconcile then writes each set once, and only if it differs from what was read.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use drydock_api::capi::core::{MachineDeployment, MachineSet};
+use drydock_api::capi::keys::{DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION};
+use jiff::Timestamp;
+
+use super::template;
+
+/// One MachineSet: as read, and as wanted.
+pub struct Planned {
+    pub before: Arc<MachineSet>,
+    pub want: MachineSet,
+}
+
+#[derive(Default)]
+pub struct Plan {
+    sets: Vec<Planned>,
+    current: Option<usize>,
+}
+
+/// Most replicas first, then oldest, then by name: the first matching set is the current
+/// one, and old sets keep this order.
+fn order(a: &MachineSet, b: &MachineSet) -> Ordering {
+    b.spec
+        .replicas
+        .unwrap_or(0)
+        .cmp(&a.spec.replicas.unwrap_or(0))
+        .then_with(|| {
+            let ts = |m: &MachineSet| m.metadata.creation_timestamp.as_ref().map(|t| t.0);
+            ts(a).cmp(&ts(b))
+        })
+        .then_with(|| a.metadata.name.cmp(&b.metadata.name))
+}
+
+impl Plan {
+    /// Sorts the sets and finds the one running the deployment's template. With
+    /// `rolloutAfter` passed, only a set created at or after it qualifies, so every
+    /// Machine created before gets replaced.
+    pub fn new(md: &MachineDeployment, mut sets: Vec<Arc<MachineSet>>, now: Timestamp) -> Self {
+        sets.sort_by(|a, b| order(a, b));
+        let rollout_after = md
+            .spec
+            .rollout_after
+            .as_ref()
+            .map(|t| t.0)
+            .filter(|t| now >= *t);
+        let current = sets.iter().position(|ms| {
+            template::equal(&ms.spec.template, &md.spec.template)
+                && rollout_after.is_none_or(|after| {
+                    ms.metadata
+                        .creation_timestamp
+                        .as_ref()
+                        .is_some_and(|c| c.0 >= after)
+                })
+        });
+        let sets = sets
+            .into_iter()
+            .map(|before| Planned {
+                want: (*before).clone(),
+                before,
+            })
+            .collect();
+        Self { sets, current }
+    }
+
+    /// Adds a set just created; it becomes the current one.
+    pub fn push_current(&mut self, created: MachineSet) {
+        self.sets.push(Planned {
+            want: created.clone(),
+            before: Arc::new(created),
+        });
+        self.current = Some(self.sets.len() - 1);
+    }
+
+    pub fn current(&self) -> Option<&MachineSet> {
+        self.current.map(|i| &self.sets[i].want)
+    }
+
+    pub fn current_mut(&mut self) -> Option<&mut MachineSet> {
+        self.current.map(|i| &mut self.sets[i].want)
+    }
+
+    /// Every set as wanted, current included.
+    pub fn wanted(&self) -> impl Iterator<Item = &MachineSet> {
+        self.sets.iter().map(|p| &p.want)
+    }
+
+    /// The sets that are not current, as wanted, in plan order.
+    pub fn old(&self) -> impl Iterator<Item = &MachineSet> {
+        let current = self.current;
+        self.sets
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| Some(*i) != current)
+            .map(|(_, p)| &p.want)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Planned> {
+        self.sets.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Planned> {
+        self.sets.iter_mut()
+    }
+
+    /// Mutable access to the set named `name`.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut MachineSet> {
+        self.sets
+            .iter_mut()
+            .find(|p| p.want.metadata.name.as_deref() == Some(name))
+            .map(|p| &mut p.want)
+    }
+}
+
+/// Scales a set and records the deployment's desired and maximum replicas on it.
+pub fn scale(ms: &mut MachineSet, replicas: i32, md_replicas: i32, max_replicas: i32) {
+    ms.spec.replicas = Some(replicas);
+    set_replica_annotations(ms, md_replicas, max_replicas);
+}
+
+pub fn set_replica_annotations(ms: &mut MachineSet, md_replicas: i32, max_replicas: i32) {
+    let a = ms.metadata.annotations.get_or_insert_with(Default::default);
+    a.insert(
+        DESIRED_REPLICAS_ANNOTATION.to_string(),
+        md_replicas.to_string(),
+    );
+    a.insert(
+        MAX_REPLICAS_ANNOTATION.to_string(),
+        max_replicas.to_string(),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drydock_api::capi::core::{MachineDeploymentSpec, MachineSetSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    fn ms(name: &str, replicas: i32, created: i64, version: &str) -> Arc<MachineSet> {
+        let mut ms = MachineSet::new(
+            name,
+            MachineSetSpec {
+                replicas: Some(replicas),
+                ..Default::default()
+            },
+        );
+        ms.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
+        ms.spec.template.spec.version = Some(version.into());
+        Arc::new(ms)
+    }
+
+    fn md(version: &str) -> MachineDeployment {
+        let mut md = MachineDeployment::new("md", MachineDeploymentSpec::default());
+        md.spec.template.spec.version = Some(version.into());
+        md
+    }
+
+    fn names<'a>(it: impl Iterator<Item = &'a MachineSet>) -> Vec<String> {
+        it.filter_map(|m| m.metadata.name.clone()).collect()
+    }
+
+    #[test]
+    fn current_is_the_largest_matching_set() {
+        let now = Timestamp::from_second(1000).expect("ts");
+        let sets = vec![
+            ms("b-v1-small", 1, 10, "v1"),
+            ms("a-v2", 2, 20, "v2"),
+            ms("c-v1-big", 3, 30, "v1"),
+            ms("d-v1-big-newer", 3, 40, "v1"),
+        ];
+        let plan = Plan::new(&md("v1"), sets.clone(), now);
+        assert_eq!(
+            plan.current().and_then(|m| m.metadata.name.as_deref()),
+            Some("c-v1-big")
+        );
+        assert_eq!(names(plan.old()), ["d-v1-big-newer", "a-v2", "b-v1-small"]);
+        let plan = Plan::new(&md("v3"), sets, now);
+        assert!(plan.current().is_none());
+        assert_eq!(plan.old().count(), 4);
+    }
+
+    #[test]
+    fn rollout_after_skips_older_sets_once_passed() {
+        let sets = vec![ms("old", 3, 10, "v1"), ms("newer", 1, 50, "v1")];
+        let mut d = md("v1");
+        d.spec.rollout_after = Some(Time(Timestamp::from_second(40).expect("ts")));
+        let before = Plan::new(&d, sets.clone(), Timestamp::from_second(30).expect("ts"));
+        assert_eq!(
+            before.current().and_then(|m| m.metadata.name.as_deref()),
+            Some("old")
+        );
+        let after = Plan::new(&d, sets.clone(), Timestamp::from_second(60).expect("ts"));
+        assert_eq!(
+            after.current().and_then(|m| m.metadata.name.as_deref()),
+            Some("newer")
+        );
+        let only_old = Plan::new(
+            &d,
+            vec![sets[0].clone()],
+            Timestamp::from_second(60).expect("ts"),
+        );
+        assert!(only_old.current().is_none());
+    }
+
+    #[test]
+    fn scaling_records_replica_annotations() {
+        let mut s = (*ms("a", 1, 1, "v1")).clone();
+        scale(&mut s, 5, 5, 6);
+        assert_eq!(s.spec.replicas, Some(5));
+        let a = s.metadata.annotations.clone().unwrap_or_default();
+        assert_eq!(
+            (
+                a[DESIRED_REPLICAS_ANNOTATION].as_str(),
+                a[MAX_REPLICAS_ANNOTATION].as_str()
+            ),
+            ("5", "6")
+        );
+    }
+}

@@ -1,0 +1,248 @@
+//! MachineDeployment status: replica counters summed over its sets, the phase, and the
+//! Available, MachineSetReady and Ready conditions.
+
+use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
+use drydock_api::capi::core::{MachineDeployment, MachineDeploymentStatus, MachineSet};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::plan::Plan;
+
+pub const AVAILABLE: &str = "Available";
+pub const MACHINE_SET_READY: &str = "MachineSetReady";
+pub const WAITING_FOR_AVAILABLE_MACHINES: &str = "WaitingForAvailableMachines";
+pub const WAITING_FOR_MACHINE_SET: &str = "WaitingForMachineSet";
+
+pub const PHASE_RUNNING: &str = "Running";
+pub const PHASE_SCALING_UP: &str = "ScalingUp";
+pub const PHASE_SCALING_DOWN: &str = "ScalingDown";
+pub const PHASE_FAILED: &str = "Failed";
+
+fn status_of(
+    ms: &MachineSet,
+    f: impl Fn(&drydock_api::capi::core::MachineSetStatus) -> Option<i32>,
+) -> i32 {
+    ms.status.as_ref().and_then(f).unwrap_or(0)
+}
+
+/// Counters and phase from the sets (as wanted after this reconcile's scaling).
+pub fn compute(md: &MachineDeployment, plan: &Plan, selector: String) -> MachineDeploymentStatus {
+    let desired = md.spec.replicas.unwrap_or(1);
+    let (mut replicas, mut ready, mut available, mut spec_total) = (0, 0, 0, 0);
+    let mut failed = false;
+    for ms in plan.wanted() {
+        replicas += status_of(ms, |s| s.replicas);
+        ready += status_of(ms, |s| s.ready_replicas);
+        available += status_of(ms, |s| s.available_replicas);
+        spec_total += ms.spec.replicas.unwrap_or(0);
+        failed |= ms
+            .status
+            .as_ref()
+            .is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some());
+    }
+    let updated = plan.current().map_or(0, |ms| status_of(ms, |s| s.replicas));
+    // Later rules win, as upstream applies them in this order.
+    let mut phase = None;
+    if desired == ready {
+        phase = Some(PHASE_RUNNING);
+    }
+    if desired > ready {
+        phase = Some(PHASE_SCALING_UP);
+    }
+    if spec_total - available < 0 {
+        phase = Some(PHASE_SCALING_DOWN);
+    }
+    if failed {
+        phase = Some(PHASE_FAILED);
+    }
+    MachineDeploymentStatus {
+        observed_generation: md.metadata.generation,
+        selector: Some(selector),
+        replicas: Some(replicas),
+        updated_replicas: Some(updated),
+        ready_replicas: Some(ready),
+        available_replicas: Some(available),
+        unavailable_replicas: Some((spec_total - available).max(0)),
+        phase: phase.map(str::to_string),
+        conditions: md.status.as_ref().and_then(|s| s.conditions.clone()),
+        v1beta2: md.status.as_ref().and_then(|s| s.v1beta2.clone()),
+    }
+}
+
+/// Sets Available (enough Machines available given maxUnavailable), MachineSetReady
+/// (the current set's Ready) and Ready (a summary of Available).
+pub fn set_conditions(md: &mut MachineDeployment, plan: &Plan, max_unavailable: i32, now: Time) {
+    let desired = md.spec.replicas.unwrap_or(1);
+    let available = md
+        .status
+        .as_ref()
+        .and_then(|s| s.available_replicas)
+        .unwrap_or(0);
+    let needed = desired - max_unavailable;
+    if available >= needed {
+        md.mark_true(AVAILABLE, now.clone());
+    } else {
+        md.mark_false(
+            AVAILABLE,
+            WAITING_FOR_AVAILABLE_MACHINES,
+            Severity::Warning,
+            &format!(
+                "Minimum availability requires {needed} replicas, current {available} available"
+            ),
+            now.clone(),
+        );
+    }
+    let ms_ready = match plan.current() {
+        Some(ms) => conditions::mirror(
+            ms.conditions(),
+            MACHINE_SET_READY,
+            MirrorFallback::False {
+                reason: WAITING_FOR_MACHINE_SET,
+                severity: Severity::Info,
+                message: "",
+            },
+            now.clone(),
+        ),
+        None => conditions::Condition::false_(
+            MACHINE_SET_READY,
+            WAITING_FOR_MACHINE_SET,
+            Severity::Info,
+            "MachineSet not found",
+            now.clone(),
+        ),
+    };
+    md.set_condition(ms_ready);
+    md.set_ready_summary(&[AVAILABLE], now);
+}
+
+/// Complete: every desired Machine is updated and available, and nothing else remains.
+pub fn is_complete(md: &MachineDeployment) -> bool {
+    let desired = md.spec.replicas.unwrap_or(1);
+    let Some(s) = md.status.as_ref() else {
+        return false;
+    };
+    s.updated_replicas == Some(desired)
+        && s.replicas == Some(desired)
+        && s.available_replicas == Some(desired)
+        && s.observed_generation >= md.metadata.generation
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    use drydock_api::capi::core::{MachineDeploymentSpec, MachineSetSpec, MachineSetStatus};
+    use jiff::Timestamp;
+
+    fn ms(
+        name: &str,
+        version: &str,
+        spec: i32,
+        replicas: i32,
+        ready: i32,
+        available: i32,
+    ) -> Arc<MachineSet> {
+        let mut ms = MachineSet::new(
+            name,
+            MachineSetSpec {
+                replicas: Some(spec),
+                ..Default::default()
+            },
+        );
+        ms.spec.template.spec.version = Some(version.into());
+        ms.status = Some(MachineSetStatus {
+            replicas: Some(replicas),
+            ready_replicas: Some(ready),
+            available_replicas: Some(available),
+            ..Default::default()
+        });
+        Arc::new(ms)
+    }
+
+    fn md(replicas: i32) -> MachineDeployment {
+        let mut md = MachineDeployment::new(
+            "md",
+            MachineDeploymentSpec {
+                replicas: Some(replicas),
+                ..Default::default()
+            },
+        );
+        md.metadata.generation = Some(3);
+        md.spec.template.spec.version = Some("v2".into());
+        md
+    }
+
+    fn now() -> Timestamp {
+        Timestamp::from_second(100).expect("ts")
+    }
+
+    #[test]
+    fn sums_over_sets_and_picks_the_phase() {
+        let d = md(3);
+        let plan = Plan::new(
+            &d,
+            vec![ms("new", "v2", 2, 2, 1, 1), ms("old", "v1", 1, 2, 2, 2)],
+            now(),
+        );
+        let s = compute(&d, &plan, "a=b".into());
+        assert_eq!(s.replicas, Some(4));
+        assert_eq!(s.updated_replicas, Some(2));
+        assert_eq!(s.ready_replicas, Some(3));
+        assert_eq!(s.available_replicas, Some(3));
+        assert_eq!(s.unavailable_replicas, Some(0));
+        assert_eq!(s.observed_generation, Some(3));
+        assert_eq!(s.phase.as_deref(), Some(PHASE_RUNNING));
+
+        let plan = Plan::new(&d, vec![ms("new", "v2", 3, 1, 0, 0)], now());
+        let s = compute(&d, &plan, String::new());
+        assert_eq!(s.phase.as_deref(), Some(PHASE_SCALING_UP));
+        assert_eq!(s.unavailable_replicas, Some(3));
+
+        let d1 = md(1);
+        let plan = Plan::new(&d1, vec![ms("new", "v2", 1, 5, 5, 5)], now());
+        assert_eq!(
+            compute(&d1, &plan, String::new()).phase.as_deref(),
+            Some(PHASE_SCALING_DOWN)
+        );
+
+        let plan = Plan::new(&d, vec![ms("old", "v1", 3, 3, 3, 3)], now());
+        let s = compute(&d, &plan, String::new());
+        assert_eq!(s.updated_replicas, Some(0));
+    }
+
+    #[test]
+    fn conditions_and_completion() {
+        let t = Time(now());
+        let mut d = md(3);
+        let plan = Plan::new(&d, vec![ms("new", "v2", 3, 3, 2, 2)], now());
+        d.status = Some(compute(&d, &plan, String::new()));
+        set_conditions(&mut d, &plan, 0, t.clone());
+        let a = d.get_condition(AVAILABLE).expect("available");
+        assert_eq!(a.reason.as_deref(), Some(WAITING_FOR_AVAILABLE_MACHINES));
+        assert_eq!(
+            a.message.as_deref(),
+            Some("Minimum availability requires 3 replicas, current 2 available")
+        );
+        assert!(d.is_condition_false(conditions::READY));
+        assert_eq!(
+            d.get_condition(MACHINE_SET_READY)
+                .and_then(|c| c.reason.as_deref()),
+            Some(WAITING_FOR_MACHINE_SET)
+        );
+        assert!(!is_complete(&d));
+        set_conditions(&mut d, &plan, 1, t.clone());
+        assert!(d.is_condition_true(AVAILABLE));
+        assert!(d.is_condition_true(conditions::READY));
+
+        let plan = Plan::new(&d, vec![ms("new", "v2", 3, 3, 3, 3)], now());
+        d.status = Some(compute(&d, &plan, String::new()));
+        assert!(is_complete(&d));
+        let none = Plan::new(&d, vec![], now());
+        set_conditions(&mut d, &none, 0, t);
+        assert_eq!(
+            d.get_condition(MACHINE_SET_READY)
+                .and_then(|c| c.message.as_deref()),
+            Some("MachineSet not found")
+        );
+    }
+}

@@ -1,0 +1,399 @@
+//! MachineSet controller: keeps `spec.replicas` Machines of one template, each with its
+//! own infrastructure machine and bootstrap config cloned from the template's.
+//!
+//! One reconcile: check pause; default the cluster label, Cluster owner and selector;
+//! make sure the templates exist and belong to the Cluster; sort the cached Machines of
+//! the set's cluster into owned, to adopt and to release; propagate labels, annotations
+//! and timeouts in place; create or delete Machines; write status. Only differences are
+//! written, so reconciling a settled set writes nothing. Machines of a deleted set go
+//! with it through garbage collection (they carry its controller reference).
+
+pub mod delete_policy;
+pub mod expectations;
+pub mod index;
+pub mod machines;
+pub mod pause;
+pub mod propagate;
+pub mod replicas;
+pub mod status;
+pub mod templates;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use drydock_api::admission::FieldPath;
+use drydock_api::capi::conditions::{HasConditions, now as cond_now};
+use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
+use drydock_api::capi::owner;
+use drydock_api::capi::selector::Selector;
+use futures::StreamExt;
+use jiff::Timestamp;
+use kube::api::Api;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+
+use self::expectations::{Expectations, Outstanding};
+use self::index::ClusterIndex;
+use self::machines::Selection;
+use self::pause::ClusterPauses;
+use self::replicas::{DeletionWaits, Scale};
+use self::templates::TemplateOwners;
+use crate::framework::patch::apply_changes;
+use crate::framework::runner::{self, Queue, key_of};
+use crate::framework::{Error, Result};
+use crate::{Context, Running};
+
+pub const NAME: &str = "machineset";
+
+/// The Cluster API group, as owner references and labels name it.
+pub const CAPI_GROUP: &str = "cluster.x-k8s.io";
+
+/// What the MachineSet reconciler keeps between reconciles.
+pub struct State {
+    pub ctx: Arc<Context>,
+    /// Cached Machines by namespace and cluster.
+    pub machines: Arc<ClusterIndex<Machine>>,
+    /// Cached MachineSets by namespace and cluster (to map orphans and resumed Clusters).
+    pub sets: Arc<ClusterIndex<MachineSet>>,
+    pub expectations: Expectations,
+    pub templates: TemplateOwners,
+    pub waits: DeletionWaits,
+}
+
+/// `namespace/name` of a MachineSet (the key of its pending changes).
+pub fn key(ms: &MachineSet) -> String {
+    key_of(ms)
+}
+
+pub fn controller(ctx: &Arc<Context>) -> Running {
+    let queue = Queue::new(NAME);
+    let st = Arc::new(State {
+        ctx: ctx.clone(),
+        machines: ClusterIndex::new(ctx.informers.machines.store.clone()),
+        sets: ClusterIndex::new(ctx.informers.machine_sets.store.clone()),
+        expectations: Expectations::default(),
+        templates: TemplateOwners::default(),
+        waits: DeletionWaits::default(),
+    });
+    let sets = st.sets.clone();
+    let trigger = queue
+        .track(ctx.informers.machine_sets.subscribe())
+        .map(move |ms| {
+            sets.observe(&ms);
+            ms
+        });
+    let (machines, sets) = (st.machines.clone(), st.sets.clone());
+    let on_machine = queue.map_to(move |m: &Machine| {
+        machines.observe(m);
+        sets_for_machine(m, &sets)
+    });
+    let (sets, pauses) = (st.sets.clone(), ClusterPauses::default());
+    let on_cluster = queue.map_to(move |c: &Cluster| {
+        if !pauses.resumed(c) {
+            return Vec::new();
+        }
+        let ns = c.metadata.namespace.as_deref().unwrap_or_default();
+        let name = c.metadata.name.as_deref().unwrap_or_default();
+        sets.list(ns, name)
+            .iter()
+            .map(|ms| ObjectRef::from_obj(&**ms))
+            .collect()
+    });
+    let c = Controller::for_shared_stream(trigger, ctx.informers.machine_sets.store.clone())
+        .watches_shared_stream(ctx.informers.machines.subscribe(), on_machine)
+        .watches_shared_stream(ctx.informers.clusters.subscribe(), on_cluster);
+    let concurrency = ctx.settings.machineset_concurrency;
+    Box::pin(runner::run(NAME, c, queue, concurrency, st, reconcile))
+}
+
+/// The sets a Machine event concerns: its controlling MachineSet, or for a Machine without
+/// a controller, the sets of its cluster that select it (to adopt it).
+fn sets_for_machine(m: &Machine, sets: &ClusterIndex<MachineSet>) -> Vec<ObjectRef<MachineSet>> {
+    let ns = m.metadata.namespace.as_deref().unwrap_or_default();
+    if let Some(c) = owner::get_controller(&m.metadata) {
+        let is_set = c.kind == "MachineSet" && owner::api_group(&c.api_version) == CAPI_GROUP;
+        return if is_set {
+            vec![ObjectRef::new(&c.name).within(ns)]
+        } else {
+            Vec::new()
+        };
+    }
+    if m.metadata.deletion_timestamp.is_some() {
+        return Vec::new();
+    }
+    let empty = Default::default();
+    let labels = m.metadata.labels.as_ref().unwrap_or(&empty);
+    sets.list(ns, &m.spec.cluster_name)
+        .iter()
+        .filter(|ms| parse_selector(ms).is_ok_and(|s| !s.is_empty() && s.matches(labels)))
+        .map(|ms| ObjectRef::from_obj(&**ms))
+        .collect()
+}
+
+fn parse_selector(ms: &MachineSet) -> Result<Selector> {
+    Selector::parse(&ms.spec.selector, &FieldPath::new("spec").child("selector")).map_err(|errs| {
+        let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+        Error::other(format!("invalid selector: {}", msgs.join("; ")))
+    })
+}
+
+async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
+    let key = key(&ms);
+    if ms.metadata.deletion_timestamp.is_some() {
+        st.expectations.forget(&key);
+        st.waits.clear(&key);
+        return Ok(Action::await_change());
+    }
+    let ns = ms.metadata.namespace.clone().unwrap_or_default();
+    st.machines.ensure_seeded().await;
+    st.ctx.informers.clusters.ready().await;
+    let cluster = st
+        .ctx
+        .informers
+        .clusters
+        .store
+        .get(&ObjectRef::new(&ms.spec.cluster_name).within(&ns))
+        .ok_or_else(|| Error::other(format!("Cluster {ns}/{} not found", ms.spec.cluster_name)))?;
+    if pause::is_paused(&cluster, &ms.metadata) {
+        return Ok(Action::await_change());
+    }
+
+    let mut want = (*ms).clone();
+    default_metadata(&mut want, &cluster);
+    ensure_templates(&st, &want, &cluster).await?;
+    let selector = parse_selector(&want)?;
+    let mut selection = machines::select(
+        &want,
+        &selector,
+        st.machines.list(&ns, &ms.spec.cluster_name),
+    );
+    adopt_and_release(&st, &want, &mut selection).await?;
+    let owned = selection.owned;
+
+    let pending = outstanding(&st, &key, &owned);
+    sync_machines(&st, &want, &owned).await?;
+    let now = Timestamp::now();
+    let scaled = replicas::sync(&st, &mut want, &owned, &pending, now).await;
+
+    let (counters, next_available) = status::count(&want, &owned, now);
+    let cond_time = cond_now();
+    let generation = want.metadata.generation;
+    status::set_counters(
+        want.status.get_or_insert_with(Default::default),
+        counters,
+        selector.to_query(),
+        generation,
+    );
+    let desired = want.spec.replicas.unwrap_or(1);
+    status::set_resized(&mut want, desired, counters, cond_time.clone());
+    status::set_machines_ready(&mut want, &owned, cond_time.clone());
+    want.set_ready_summary(status::READY_SUMMARY, cond_time);
+    let api: Api<MachineSet> = st.ctx.api(&ns);
+    apply_changes(&api, NAME, &ms, &want).await?;
+    let scaled = scaled?;
+
+    let deleting = scaled == Scale::Down
+        || !pending.deletes.is_empty()
+        || owned
+            .iter()
+            .any(|m| m.metadata.deletion_timestamp.is_some());
+    let recheck_deleting = if deleting {
+        Some(st.waits.next(&key))
+    } else {
+        st.waits.clear(&key);
+        None
+    };
+    let requeue = [next_available, pending.expires_in, recheck_deleting]
+        .into_iter()
+        .flatten()
+        .min();
+    Ok(requeue.map_or_else(Action::await_change, |d| {
+        Action::requeue(d.max(Duration::from_millis(100)))
+    }))
+}
+
+/// The cluster-name label, the Cluster owner of a standalone set, and the cluster-name in
+/// the selector and the template labels (so the set never selects another cluster's
+/// Machines).
+fn default_metadata(ms: &mut MachineSet, cluster: &Cluster) {
+    let cluster_name = ms.spec.cluster_name.clone();
+    ms.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
+    let in_deployment = owner::has_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment")
+        || ms
+            .metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key(DEPLOYMENT_NAME_LABEL));
+    if !in_deployment
+        && !owner::has_owner(&ms.metadata, CAPI_GROUP, "Cluster")
+        && let Some(r) = owner::owner_ref(cluster)
+    {
+        owner::ensure_owner_ref(&mut ms.metadata, r);
+    }
+    ms.spec
+        .selector
+        .match_labels
+        .get_or_insert_with(Default::default)
+        .insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
+    ms.spec
+        .template
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert(CLUSTER_NAME_LABEL.into(), cluster_name);
+}
+
+/// Ensures the templates exist and belong to the Cluster. A missing template is an error,
+/// except for an old revision of a deployment: it never creates Machines again, so its
+/// templates may have been deleted.
+async fn ensure_templates(st: &State, ms: &MachineSet, cluster: &Cluster) -> Result<()> {
+    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
+    let tpl = &ms.spec.template.spec;
+    let refs = [
+        Some(&tpl.infrastructure_ref),
+        tpl.bootstrap.config_ref.as_ref(),
+    ];
+    for r in refs.into_iter().flatten() {
+        if !templates::is_template(r) {
+            continue;
+        }
+        let found = st
+            .templates
+            .ensure(&st.ctx.client, NAME, ns, r, cluster)
+            .await?;
+        if !found && !is_old_revision(st, ms) {
+            return Err(Error::other(format!(
+                "{} {ns}/{} not found",
+                r.kind.as_deref().unwrap_or_default(),
+                r.name.as_deref().unwrap_or_default()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// True when the set belongs to a MachineDeployment whose revision is not the set's.
+fn is_old_revision(st: &State, ms: &MachineSet) -> bool {
+    let Some(owner) = owner::find_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment") else {
+        return false;
+    };
+    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
+    let revision = |annotations: Option<&std::collections::BTreeMap<String, String>>| {
+        annotations
+            .and_then(|a| a.get(REVISION_ANNOTATION))
+            .cloned()
+    };
+    st.ctx
+        .informers
+        .machine_deployments
+        .store
+        .get(&ObjectRef::<MachineDeployment>::new(&owner.name).within(ns))
+        .is_some_and(|md| {
+            revision(md.metadata.annotations.as_ref()) != revision(ms.metadata.annotations.as_ref())
+        })
+}
+
+/// Takes orphans that match the selector and lets go of Machines that no longer match.
+async fn adopt_and_release(st: &State, ms: &MachineSet, sel: &mut Selection) -> Result<()> {
+    let Some(controller_ref) = owner::controller_ref(ms) else {
+        return Ok(());
+    };
+    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
+    let api: Api<Machine> = st.ctx.api(ns);
+    for m in std::mem::take(&mut sel.adopt) {
+        let mut want = (*m).clone();
+        owner::ensure_owner_ref(&mut want.metadata, controller_ref.clone());
+        let name = m.metadata.name.clone().unwrap_or_default();
+        match apply_changes(&api, NAME, &m, &want).await {
+            Ok((adopted, _)) => {
+                st.ctx
+                    .events
+                    .normal(ms, "SuccessfulAdopt", format!("Adopted Machine {name:?}"))
+                    .await;
+                sel.owned.push(Arc::new(adopted));
+            }
+            Err(e) => {
+                st.ctx
+                    .events
+                    .warning(
+                        ms,
+                        "FailedAdopt",
+                        format!("Failed to adopt Machine {name:?}: {e}"),
+                    )
+                    .await;
+                return Err(e);
+            }
+        }
+    }
+    for m in std::mem::take(&mut sel.release) {
+        let mut want = (*m).clone();
+        owner::remove_owner_ref(&mut want.metadata, &controller_ref);
+        match apply_changes(&api, NAME, &m, &want).await {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    sel.owned
+        .sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    Ok(())
+}
+
+/// Pending creations and deletions of this set that the cache does not show yet.
+fn outstanding(st: &State, key: &str, owned: &[Arc<Machine>]) -> Outstanding {
+    let find = |name: &str| {
+        owned
+            .iter()
+            .find(|m| m.metadata.name.as_deref() == Some(name))
+    };
+    st.expectations.outstanding(
+        key,
+        |name| find(name).is_some(),
+        |name| find(name).is_none_or(|m| m.metadata.deletion_timestamp.is_some()),
+    )
+}
+
+/// Propagates the set's labels, annotations and timeouts to its Machines and their
+/// infrastructure machines and bootstrap configs.
+async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> Result<()> {
+    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
+    let api: Api<Machine> = st.ctx.api(ns);
+    let labels = machines::machine_labels(ms);
+    let annotations = machines::machine_annotations(ms);
+    for m in owned {
+        let want = propagate::desired_machine(ms, m);
+        let metadata_changed = want.metadata.labels != m.metadata.labels
+            || want.metadata.annotations != m.metadata.annotations;
+        if want != **m {
+            match apply_changes(&api, NAME, m, &want).await {
+                Ok(_) => {}
+                Err(e) if e.is_not_found() => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        if m.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let refs = [
+            Some(&m.spec.infrastructure_ref),
+            m.spec.bootstrap.config_ref.as_ref(),
+        ];
+        for r in refs.into_iter().flatten() {
+            propagate::sync_referenced(
+                &st.ctx,
+                NAME,
+                ns,
+                r,
+                &labels,
+                &annotations,
+                metadata_changed,
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}

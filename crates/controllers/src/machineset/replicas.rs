@@ -1,0 +1,332 @@
+//! Creating and deleting Machines until a MachineSet has `spec.replicas` of them.
+//!
+//! Deleting Machines count as existing, so no replacement is created before a deleting
+//! Machine is really gone. Creations and deletions not yet visible in the cache count as
+//! done (see [`super::expectations`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use drydock_api::capi::conditions::{HasConditions, Severity, now as cond_now};
+use drydock_api::capi::core::{Machine, MachineSet, MachineSetDeletePolicy};
+use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
+use drydock_api::capi::owner;
+use futures::StreamExt;
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::api::Api;
+use parking_lot::Mutex;
+
+use super::State;
+use super::delete_policy;
+use super::expectations::Outstanding;
+use super::machines::{
+    machine_annotations, machine_labels, machine_name, new_machine, random_suffix,
+};
+use super::status::{
+    BOOTSTRAP_TEMPLATE_CLONING_FAILED, INFRASTRUCTURE_TEMPLATE_CLONING_FAILED,
+    MACHINE_CREATION_FAILED, MACHINES_CREATED,
+};
+use crate::external::{self, CloneSpec};
+use crate::framework::{Error, Result, patch};
+
+/// Machines created at once by one reconcile; each takes three API calls.
+const CREATE_CONCURRENCY: usize = 8;
+
+/// What scaling a set decided, for the caller's requeue.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub enum Scale {
+    #[default]
+    Steady,
+    /// Machines were created or are being created.
+    Up,
+    /// Machines were deleted or are being deleted.
+    Down,
+}
+
+/// How many Machines to create (negative: delete) given the set's Machines.
+/// Creations in flight count as Machines; a scale down waits for them to show up so it
+/// can choose among them.
+pub fn replica_diff(desired: usize, owned: usize, pending_creates: usize) -> isize {
+    let total = owned + pending_creates;
+    if total < desired {
+        desired as isize - total as isize
+    } else if owned > desired {
+        desired as isize - owned as isize
+    } else {
+        0
+    }
+}
+
+/// Brings the number of Machines to `spec.replicas`. Failures to create are recorded in
+/// the MachinesCreated condition of `ms` and returned after the other Machines were tried.
+pub async fn sync(
+    st: &State,
+    ms: &mut MachineSet,
+    owned: &[Arc<Machine>],
+    pending: &Outstanding,
+    now: Timestamp,
+) -> Result<Scale> {
+    let desired = ms.spec.replicas.unwrap_or(1).max(0) as usize;
+    let diff = replica_diff(desired, owned.len(), pending.creates.len());
+    if diff > 0 {
+        if has_annotation(
+            ms.metadata.annotations.as_ref(),
+            DISABLE_MACHINE_CREATE_ANNOTATION,
+        ) {
+            tracing::debug!(machineset = ?ms.metadata.name, "machine creation is disabled by annotation");
+            return Ok(Scale::Steady);
+        }
+        create(st, ms, diff as usize).await?;
+        return Ok(Scale::Up);
+    }
+    if diff < 0 {
+        delete(st, ms, owned, pending, (-diff) as usize, now).await?;
+        return Ok(Scale::Down);
+    }
+    Ok(Scale::Steady)
+}
+
+struct CreateFailure {
+    reason: &'static str,
+    error: Error,
+}
+
+async fn create(st: &State, ms: &mut MachineSet, count: usize) -> Result<()> {
+    let frozen: &MachineSet = ms;
+    let results: Vec<Result<String, CreateFailure>> = futures::stream::iter(0..count)
+        .map(|_| create_one(st, frozen))
+        .buffer_unordered(CREATE_CONCURRENCY)
+        .collect()
+        .await;
+    let mut failure = None;
+    for r in results {
+        match r {
+            Ok(name) => {
+                st.ctx
+                    .events
+                    .normal(
+                        &*ms,
+                        "SuccessfulCreate",
+                        format!("Created machine {name:?}"),
+                    )
+                    .await;
+            }
+            Err(f) => {
+                st.ctx
+                    .events
+                    .warning(
+                        &*ms,
+                        "FailedCreate",
+                        format!("Failed to create machine: {}", f.error),
+                    )
+                    .await;
+                failure = Some(f);
+            }
+        }
+    }
+    match failure {
+        None => Ok(()),
+        Some(f) => {
+            ms.mark_false(
+                MACHINES_CREATED,
+                f.reason,
+                Severity::Error,
+                &f.error.to_string(),
+                cond_now(),
+            );
+            Err(f.error)
+        }
+    }
+}
+
+/// Clones the bootstrap config and the infrastructure machine, then creates the Machine.
+/// Clones of a failed creation are deleted (best effort; they are owned by the set, so
+/// garbage collection removes leftovers with it).
+async fn create_one(st: &State, ms: &MachineSet) -> Result<String, CreateFailure> {
+    let fail = |reason, error| CreateFailure { reason, error };
+    let name = machine_name(ms, &random_suffix()).map_err(|e| {
+        fail(
+            MACHINE_CREATION_FAILED,
+            Error::other(format!("naming template: {e}")),
+        )
+    })?;
+    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
+    let key = super::key(ms);
+    st.expectations.expect_create(&key, &name);
+    let result = clone_and_create(st, ms, ns, &name).await;
+    if result.is_err() {
+        st.expectations.cancel_create(&key, &name);
+    }
+    result.map(|_| name)
+}
+
+async fn clone_and_create(
+    st: &State,
+    ms: &MachineSet,
+    ns: &str,
+    name: &str,
+) -> Result<(), CreateFailure> {
+    let fail = |reason, error| CreateFailure { reason, error };
+    let client = &st.ctx.client;
+    let tpl = &ms.spec.template.spec;
+    let clone = |template| CloneSpec {
+        template,
+        namespace: ns,
+        name,
+        cluster_name: &ms.spec.cluster_name,
+        labels: machine_labels(ms),
+        annotations: machine_annotations(ms),
+        owner: owner::owner_ref(ms),
+    };
+    let bootstrap = match tpl.bootstrap.config_ref.as_ref() {
+        Some(t) => Some(
+            external::clone_from_template(client, super::NAME, clone(t))
+                .await
+                .map_err(|e| fail(BOOTSTRAP_TEMPLATE_CLONING_FAILED, e))?,
+        ),
+        None => None,
+    };
+    let infra =
+        match external::clone_from_template(client, super::NAME, clone(&tpl.infrastructure_ref))
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                delete_clones(client, ns, [bootstrap.as_ref()]).await;
+                return Err(fail(INFRASTRUCTURE_TEMPLATE_CLONING_FAILED, e));
+            }
+        };
+    let machine = new_machine(ms, name, infra.clone(), bootstrap.clone());
+    let api: Api<Machine> = st.ctx.api(ns);
+    if let Err(e) = patch::create_if_absent(&api, super::NAME, &machine).await {
+        delete_clones(client, ns, [bootstrap.as_ref(), Some(&infra)]).await;
+        return Err(fail(MACHINE_CREATION_FAILED, e));
+    }
+    Ok(())
+}
+
+async fn delete_clones<'a>(
+    client: &kube::Client,
+    ns: &str,
+    refs: impl IntoIterator<Item = Option<&'a ObjectReference>>,
+) {
+    for r in refs.into_iter().flatten() {
+        let name = r.name.as_deref().unwrap_or_default();
+        if let Err(e) = external::api_for(client, ns, r)
+            .delete(name, &Default::default())
+            .await
+        {
+            tracing::debug!(object = name, error = %e, "could not delete the clone of a failed machine creation");
+        }
+    }
+}
+
+async fn delete(
+    st: &State,
+    ms: &MachineSet,
+    owned: &[Arc<Machine>],
+    pending: &Outstanding,
+    count: usize,
+    now: Timestamp,
+) -> Result<()> {
+    let policy = ms
+        .spec
+        .delete_policy
+        .unwrap_or(MachineSetDeletePolicy::Random);
+    let deleting = |m: &Machine| {
+        m.metadata.deletion_timestamp.is_some()
+            || m.metadata
+                .name
+                .as_ref()
+                .is_some_and(|n| pending.deletes.contains(n))
+    };
+    let victims = delete_policy::pick(owned, policy, count, now, deleting);
+    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
+    let api: Api<Machine> = st.ctx.api(ns);
+    let key = super::key(ms);
+    let mut error = None;
+    for m in victims {
+        if deleting(m) {
+            continue;
+        }
+        let name = m.metadata.name.as_deref().unwrap_or_default();
+        match patch::delete_if_present(&api, super::NAME, name).await {
+            Ok(_) => {
+                st.expectations.expect_delete(&key, name);
+                st.ctx
+                    .events
+                    .normal(ms, "SuccessfulDelete", format!("Deleted machine {name:?}"))
+                    .await;
+            }
+            Err(e) => {
+                st.ctx
+                    .events
+                    .warning(
+                        ms,
+                        "FailedDelete",
+                        format!("Failed to delete machine {name:?}: {e}"),
+                    )
+                    .await;
+                error = Some(e);
+            }
+        }
+    }
+    error.map_or(Ok(()), Err)
+}
+
+/// Rechecks of sets waiting for deleting Machines to disappear.
+///
+/// Shared informer streams deliver changes but not deletions (kube-rs #1590), and a
+/// Machine's last change before it disappears is its deletion mark, so nothing triggers
+/// the set once the Machine is gone. Until the shared informers dispatch deletions, a set
+/// with deleting Machines rechecks on a backoff (1 s doubling to 16 s) and stops when none
+/// are left; an idle set never rechecks.
+#[derive(Default)]
+pub struct DeletionWaits {
+    attempts: Mutex<HashMap<String, u32>>,
+}
+
+impl DeletionWaits {
+    pub fn next(&self, key: &str) -> Duration {
+        let mut a = self.attempts.lock();
+        let n = a.entry(key.to_string()).or_insert(0);
+        let wait = Duration::from_secs(1 << (*n).min(4));
+        *n = n.saturating_add(1);
+        wait
+    }
+
+    pub fn clear(&self, key: &str) {
+        let mut a = self.attempts.lock();
+        if !a.is_empty() {
+            a.remove(key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_counts_pending_creations_but_deletes_only_visible_machines() {
+        assert_eq!(replica_diff(3, 0, 0), 3);
+        assert_eq!(replica_diff(3, 1, 2), 0);
+        assert_eq!(replica_diff(3, 1, 1), 1);
+        assert_eq!(replica_diff(1, 3, 0), -2);
+        // Scaled down while creations are in flight: wait for them to be visible.
+        assert_eq!(replica_diff(1, 1, 4), 0);
+        assert_eq!(replica_diff(1, 2, 4), -1);
+        assert_eq!(replica_diff(0, 0, 0), 0);
+    }
+
+    #[test]
+    fn deletion_waits_back_off_and_reset() {
+        let w = DeletionWaits::default();
+        let waits: Vec<u64> = (0..7).map(|_| w.next("a").as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 16, 16]);
+        w.clear("a");
+        assert_eq!(w.next("a").as_secs(), 1);
+    }
+}

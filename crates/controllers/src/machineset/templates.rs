@@ -1,0 +1,74 @@
+//! Templates referenced by MachineSets and MachineDeployments get an owner reference to
+//! their Cluster, so deleting the Cluster collects them. Many sets share a template and
+//! reconcile often, so a template seen owned is remembered and not read again.
+
+use std::collections::HashSet;
+
+use drydock_api::capi::core::Cluster;
+use drydock_api::capi::owner;
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::ResourceExt;
+use kube::api::{Patch, PatchParams};
+use parking_lot::Mutex;
+use serde_json::json;
+
+use crate::external;
+use crate::framework::{Result, metrics};
+
+/// True for references to templates (kinds ending in `Template`); other references point
+/// at objects that are not shared and are owned elsewhere.
+pub fn is_template(r: &ObjectReference) -> bool {
+    r.kind.as_deref().is_some_and(|k| k.ends_with("Template"))
+}
+
+/// Templates already known to be owned by their Cluster.
+#[derive(Default)]
+pub struct TemplateOwners {
+    done: Mutex<HashSet<(String, String, String, String)>>,
+}
+
+impl TemplateOwners {
+    /// Ensures the template `r` in `namespace` has an owner reference to `cluster`.
+    /// Returns false when the template does not exist.
+    pub async fn ensure(
+        &self,
+        client: &kube::Client,
+        controller: &str,
+        namespace: &str,
+        r: &ObjectReference,
+        cluster: &Cluster,
+    ) -> Result<bool> {
+        let Some(cluster_ref) = owner::owner_ref(cluster) else {
+            return Ok(true);
+        };
+        let key = (
+            namespace.to_string(),
+            r.kind.clone().unwrap_or_default(),
+            r.name.clone().unwrap_or_default(),
+            cluster_ref.uid.clone(),
+        );
+        if self.done.lock().contains(&key) {
+            return Ok(true);
+        }
+        let Some(tpl) = external::get(client, namespace, r).await? else {
+            return Ok(false);
+        };
+        let mut meta = tpl.metadata.clone();
+        if owner::ensure_owner_ref(&mut meta, cluster_ref) {
+            let patch = json!({"metadata": {
+                "ownerReferences": meta.owner_references,
+                "resourceVersion": tpl.resource_version(),
+            }});
+            external::api_for(client, namespace, r)
+                .patch(
+                    &tpl.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await?;
+            metrics::write(controller);
+        }
+        self.done.lock().insert(key);
+        Ok(true)
+    }
+}
