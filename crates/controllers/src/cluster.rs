@@ -1,10 +1,957 @@
-//! (being written)
+//! The Cluster controller: ties a Cluster to its infrastructure cluster and control plane,
+//! reports their readiness and the phase, and deletes everything in upstream's order.
+//!
+//! A reconcile (upstream's §7.2): finalizer; the infrastructure cluster (adopted, its
+//! readiness, endpoint, endpoint path and failure domains copied; a Cluster without one is
+//! ready at once); the control plane (adopted, ready and initialized mirrored, its endpoint
+//! used when the infrastructure gave none); ControlPlaneInitialized from the first control
+//! plane Node when there is no control plane object; then phase, Ready and one write.
+//!
+//! Deletion (§7.4): MachineDeployments, MachineSets, MachinePools and worker Machines owned
+//! by the Cluster; once none is left the control plane, then the infrastructure cluster; then
+//! the well-known secrets; the finalizer last.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
+use drydock_api::capi::core::{
+    Cluster, Machine, MachineDeployment, MachinePool, MachineSet, cluster_phase,
+};
+use drydock_api::capi::inmemory::InMemoryCluster;
+use drydock_api::capi::keys::{
+    CLUSTER_FINALIZER, CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, PAUSED_ANNOTATION, has_annotation,
+};
+use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::owner;
+use k8s_openapi::api::core::v1::{ObjectReference, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kube::api::{Api, ListParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Resource, ResourceExt};
+
+use crate::framework::Result;
+use crate::framework::patch::{add_finalizer, apply_changes, delete_if_present, remove_finalizer};
+use crate::framework::runner::{self, Queue};
+use crate::machine::index::{Changes, Index, ref_key};
+use crate::machine::referenced::{self, Referenced, Source};
+use crate::machine::{
+    CONTROL_PLANE_INITIALIZED, Events, INFRASTRUCTURE_READY, action, controller_ref_of, sooner,
+    write_changes,
+};
+use crate::workload::{ENDPOINT_PATH_ANNOTATION, kubeconfig_secret_name};
 use crate::{Context, Running};
 
+/// Name of the controller in metrics and logs.
+pub const CONTROLLER: &str = "cluster";
+
+const CONTROL_PLANE_READY: &str = "ControlPlaneReady";
+const READY_SUMMARY: &[&str] = &[CONTROL_PLANE_READY, INFRASTRUCTURE_READY];
+
+/// Recheck of referenced kinds drydock does not watch, and of missing ones.
+const UNWATCHED_RECHECK: Duration = Duration::from_secs(30);
+/// Recheck while waiting for descendants, the control plane or the infrastructure cluster
+/// to disappear (shared informer streams do not report deletions).
+const GONE_RECHECK: Duration = Duration::from_secs(2);
+
+/// The controller's state: indexes fed from its trigger streams.
+struct State {
+    ctx: Arc<Context>,
+    /// Cluster name by `<Kind>/<name>` of its infrastructure cluster and control plane.
+    referrers: Index,
+    machines: Index,
+    machine_sets: Index,
+    machine_deployments: Index,
+    /// What each control plane last looked like to its Cluster.
+    control_planes: Changes<ControlPlaneGate>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct ControlPlaneGate {
+    ready: bool,
+    initialized: bool,
+    deleting: bool,
+    failed: bool,
+    owner: Option<String>,
+    /// Status, reason and severity of its Ready condition (mirrored into ControlPlaneReady).
+    ready_condition: Option<(String, Option<String>, Option<String>)>,
+}
+
 pub fn controller(ctx: &Arc<Context>) -> Running {
-    let _ = ctx;
-    Box::pin(async {})
+    let state = Arc::new(State {
+        ctx: ctx.clone(),
+        referrers: Index::default(),
+        machines: Index::default(),
+        machine_sets: Index::default(),
+        machine_deployments: Index::default(),
+        control_planes: Changes::default(),
+    });
+    let queue = Queue::new(CONTROLLER);
+    let i = &ctx.informers;
+    let recorder = state.clone();
+    let clusters = futures::StreamExt::inspect(i.clusters.subscribe(), move |c| recorder.record(c));
+    let (s1, s2, s3, s4, s5) = (
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+    );
+    let c = Controller::for_shared_stream(queue.track(clusters), i.clusters.store.clone())
+        .watches_shared_stream(
+            i.inmemory_clusters.subscribe(),
+            queue.map_to(move |o: &InMemoryCluster| s1.referrer_of(&o.metadata, "InMemoryCluster")),
+        )
+        .watches_shared_stream(
+            i.control_planes.subscribe(),
+            queue.map_to(move |o: &KubeadmControlPlane| s2.cluster_of_changed_control_plane(o)),
+        )
+        .watches_shared_stream(
+            i.machines.subscribe(),
+            queue.map_to(move |m: &Machine| s3.cluster_of_machine(m)),
+        )
+        .watches_shared_stream(
+            i.machine_sets.subscribe(),
+            queue.map_to(move |o: &MachineSet| {
+                s4.deleting_cluster_of(&s4.machine_sets, &o.metadata, &o.spec.cluster_name)
+            }),
+        )
+        .watches_shared_stream(
+            i.machine_deployments.subscribe(),
+            queue.map_to(move |o: &MachineDeployment| {
+                s5.deleting_cluster_of(&s5.machine_deployments, &o.metadata, &o.spec.cluster_name)
+            }),
+        );
+    Box::pin(runner::run(
+        CONTROLLER,
+        c,
+        queue,
+        ctx.settings.cluster_concurrency,
+        state,
+        reconcile,
+    ))
+}
+
+fn in_store<K>(store: &Store<K>, ns: &str, name: &str) -> Option<Arc<K>>
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    store.get(&ObjectRef::new(name).within(ns))
+}
+
+impl State {
+    fn record(&self, c: &Cluster) {
+        let ns = c.metadata.namespace.as_deref().unwrap_or_default();
+        for r in [
+            c.spec.infrastructure_ref.as_ref(),
+            c.spec.control_plane_ref.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let (Some(kind), Some(name)) = (r.kind.as_deref(), r.name.as_deref()) {
+                self.referrers
+                    .record(ns, &ref_key(kind, name), &c.name_any());
+            }
+        }
+    }
+
+    fn cluster(&self, ns: &str, name: &str) -> Option<Arc<Cluster>> {
+        in_store(&self.ctx.informers.clusters.store, ns, name)
+    }
+
+    /// The Cluster owning (or, before adoption, referencing) an infrastructure cluster or
+    /// control plane.
+    fn referrer_of(&self, meta: &ObjectMeta, kind: &str) -> Vec<ObjectRef<Cluster>> {
+        let ns = meta.namespace.as_deref().unwrap_or_default();
+        if let Some(o) = owner::find_owner(meta, "cluster.x-k8s.io", "Cluster") {
+            return vec![ObjectRef::new(&o.name).within(ns)];
+        }
+        let name = meta.name.as_deref().unwrap_or_default();
+        let refers = |c: &Cluster| {
+            [
+                c.spec.infrastructure_ref.as_ref(),
+                c.spec.control_plane_ref.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
+            .any(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
+        };
+        self.referrers
+            .members(ns, &ref_key(kind, name), |c| {
+                self.cluster(ns, c).is_some_and(|c| refers(&c))
+            })
+            .into_iter()
+            .map(|c| ObjectRef::new(&c).within(ns))
+            .collect()
+    }
+
+    /// Control planes update their status often; only what the Cluster mirrors matters.
+    fn cluster_of_changed_control_plane(&self, o: &KubeadmControlPlane) -> Vec<ObjectRef<Cluster>> {
+        let s = o.status.as_ref();
+        let gate = ControlPlaneGate {
+            ready: s.and_then(|s| s.ready).unwrap_or(false),
+            initialized: s.and_then(|s| s.initialized).unwrap_or(false),
+            deleting: o.metadata.deletion_timestamp.is_some(),
+            failed: s.is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some()),
+            owner: owner::find_owner(&o.metadata, "cluster.x-k8s.io", "Cluster")
+                .map(|r| r.name.clone()),
+            ready_condition: o
+                .get_condition(conditions::READY)
+                .map(|c| (c.status.clone(), c.reason.clone(), c.severity.clone())),
+        };
+        let ns = o.metadata.namespace.as_deref().unwrap_or_default();
+        let store = &self.ctx.informers.control_planes.store;
+        let exists = |k: &str| {
+            k.split_once('/')
+                .is_some_and(|(n, c)| in_store(store, n, c).is_some())
+        };
+        let key = format!("{ns}/{}", o.name_any());
+        if !self.control_planes.changed(key, gate, store.len(), exists) {
+            return Vec::new();
+        }
+        self.referrer_of(&o.metadata, "KubeadmControlPlane")
+    }
+
+    /// Machines matter to their Cluster while it is deleting (it waits for them), and while
+    /// a Cluster without a control plane object waits for its first control plane Node.
+    fn cluster_of_machine(&self, m: &Machine) -> Vec<ObjectRef<Cluster>> {
+        let ns = m.metadata.namespace.as_deref().unwrap_or_default();
+        self.machines
+            .record(ns, &m.spec.cluster_name, &m.name_any());
+        let Some(c) = self.cluster(ns, &m.spec.cluster_name) else {
+            return Vec::new();
+        };
+        let waits_for_node = c.spec.control_plane_ref.is_none()
+            && !c.is_condition_true(CONTROL_PLANE_INITIALIZED)
+            && crate::machine::is_control_plane(m)
+            && m.status.as_ref().is_some_and(|s| s.node_ref.is_some());
+        if c.metadata.deletion_timestamp.is_some() || waits_for_node {
+            vec![ObjectRef::from_obj(c.as_ref())]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn deleting_cluster_of(
+        &self,
+        index: &Index,
+        meta: &ObjectMeta,
+        cluster: &str,
+    ) -> Vec<ObjectRef<Cluster>> {
+        let ns = meta.namespace.as_deref().unwrap_or_default();
+        index.record(ns, cluster, meta.name.as_deref().unwrap_or_default());
+        match self.cluster(ns, cluster) {
+            Some(c) if c.metadata.deletion_timestamp.is_some() => {
+                vec![ObjectRef::from_obj(c.as_ref())]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn paused(c: &Cluster) -> bool {
+    crate::machine::cluster_paused(c)
+}
+
+fn is_paused(obj: &Referenced) -> bool {
+    has_annotation(obj.meta().annotations.as_ref(), PAUSED_ANNOTATION)
+}
+
+async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Action> {
+    if paused(&cluster) {
+        return Ok(Action::await_change());
+    }
+    if cluster.metadata.deletion_timestamp.is_some() {
+        return delete::reconcile(&state, &cluster).await;
+    }
+    let ctx = &state.ctx;
+    let now = conditions::now();
+    let mut c = (*cluster).clone();
+    add_finalizer(&mut c, CLUSTER_FINALIZER);
+    let api = ctx.api::<Cluster>(&cluster.namespace().unwrap_or_default());
+    if c.spec.topology.is_some()
+        && (c.spec.infrastructure_ref.is_none() || c.spec.control_plane_ref.is_none())
+    {
+        // Waiting for the topology controller to create the objects.
+        apply_changes(&api, CONTROLLER, &cluster, &c).await?;
+        return Ok(Action::await_change());
+    }
+    let result = reconcile_contracts(&state, &cluster, &mut c, &now).await;
+    let mut events = Events::default();
+    finish(&cluster, &mut c, now, &mut events);
+    write_changes(&api, CONTROLLER, &cluster, &c, result.is_ok()).await?;
+    events.publish(ctx, cluster.as_ref()).await;
+    result.map(action)
+}
+
+async fn reconcile_contracts(
+    state: &State,
+    cluster: &Cluster,
+    c: &mut Cluster,
+    now: &Time,
+) -> Result<Option<Duration>> {
+    let infra = reconcile_infrastructure(state, cluster, c, now).await?;
+    let cp = reconcile_control_plane(state, cluster, c, now).await?;
+    if c.spec.control_plane_ref.is_none() {
+        control_plane_initialized_from_machines(state, c, now);
+    }
+    Ok(sooner(infra, cp))
+}
+
+fn namespace(c: &Cluster) -> String {
+    c.namespace().unwrap_or_default()
+}
+
+/// Reads and adopts a referenced object; `None` when missing or paused.
+async fn adopt(
+    state: &State,
+    cluster: &Cluster,
+    r: &ObjectReference,
+) -> Result<Option<Referenced>> {
+    let ns = namespace(cluster);
+    let Some(obj) = referenced::read(&state.ctx, &ns, r).await? else {
+        return Ok(None);
+    };
+    if is_paused(&obj) {
+        return Ok(None);
+    }
+    let owner = controller_ref_of(cluster)?;
+    referenced::adopt(
+        &state.ctx,
+        CONTROLLER,
+        r,
+        &obj,
+        &owner,
+        &cluster.name_any(),
+        &[],
+    )
+    .await?;
+    Ok(Some(obj))
+}
+
+fn unwatched(r: &ObjectReference) -> Option<Duration> {
+    (!Source::of(r).is_watched()).then_some(UNWATCHED_RECHECK)
+}
+
+fn copy_failure(c: &mut Cluster, obj: &Referenced) {
+    let (reason, message) = obj.failure();
+    let s = c.status.get_or_insert_with(Default::default);
+    if reason.is_some() {
+        s.failure_reason = reason;
+    }
+    if message.is_some() {
+        s.failure_message = message;
+    }
+}
+
+fn mirror_ready(
+    c: &mut Cluster,
+    obj: &Referenced,
+    condition: &str,
+    ready: bool,
+    waiting: &str,
+    now: &Time,
+) {
+    let fallback = if ready {
+        MirrorFallback::True
+    } else {
+        MirrorFallback::False {
+            reason: waiting,
+            severity: Severity::Info,
+            message: "",
+        }
+    };
+    c.set_condition(conditions::mirror(
+        &obj.conditions(),
+        condition,
+        fallback,
+        now.clone(),
+    ));
+}
+
+/// Copies the endpoint (and its path annotation) unless the Cluster already has a valid one.
+fn take_endpoint(c: &mut Cluster, obj: &Referenced) {
+    let valid = c
+        .spec
+        .control_plane_endpoint
+        .as_ref()
+        .is_some_and(|e| e.is_valid());
+    if !valid && let Some(e) = obj.control_plane_endpoint() {
+        c.spec.control_plane_endpoint = Some(e);
+    }
+    if let Some(path) = obj.annotation(ENDPOINT_PATH_ANNOTATION)
+        && c.annotations()
+            .get(ENDPOINT_PATH_ANNOTATION)
+            .map(String::as_str)
+            != Some(path)
+    {
+        let path = path.to_string();
+        c.annotations_mut()
+            .insert(ENDPOINT_PATH_ANNOTATION.to_string(), path);
+    }
+}
+
+async fn reconcile_infrastructure(
+    state: &State,
+    cluster: &Cluster,
+    c: &mut Cluster,
+    now: &Time,
+) -> Result<Option<Duration>> {
+    let Some(r) = c.spec.infrastructure_ref.clone() else {
+        // No infrastructure cluster (managed control planes): nothing to wait for.
+        c.status
+            .get_or_insert_with(Default::default)
+            .infrastructure_ready = Some(true);
+        c.mark_true(INFRASTRUCTURE_READY, now.clone());
+        return Ok(None);
+    };
+    let Some(infra) = adopt(state, cluster, &r).await? else {
+        let msg = format!(
+            "Waiting for {} {}",
+            r.kind.as_deref().unwrap_or_default(),
+            r.name.as_deref().unwrap_or_default()
+        );
+        c.mark_false(
+            INFRASTRUCTURE_READY,
+            "WaitingForInfrastructure",
+            Severity::Info,
+            &msg,
+            now.clone(),
+        );
+        return Ok(unwatched(&r));
+    };
+    copy_failure(c, &infra);
+    let ready = infra.ready();
+    c.status
+        .get_or_insert_with(Default::default)
+        .infrastructure_ready = Some(ready);
+    mirror_ready(
+        c,
+        &infra,
+        INFRASTRUCTURE_READY,
+        ready,
+        "WaitingForInfrastructure",
+        now,
+    );
+    if !ready {
+        return Ok(unwatched(&r));
+    }
+    take_endpoint(c, &infra);
+    if let Some(fd) = infra.failure_domains() {
+        c.status
+            .get_or_insert_with(Default::default)
+            .failure_domains = Some(fd);
+    }
+    Ok(None)
+}
+
+async fn reconcile_control_plane(
+    state: &State,
+    cluster: &Cluster,
+    c: &mut Cluster,
+    now: &Time,
+) -> Result<Option<Duration>> {
+    let Some(r) = c.spec.control_plane_ref.clone() else {
+        return Ok(None);
+    };
+    let Some(cp) = adopt(state, cluster, &r).await? else {
+        let msg = format!(
+            "Waiting for {} {}",
+            r.kind.as_deref().unwrap_or_default(),
+            r.name.as_deref().unwrap_or_default()
+        );
+        c.mark_false(
+            CONTROL_PLANE_READY,
+            "WaitingForControlPlane",
+            Severity::Info,
+            &msg,
+            now.clone(),
+        );
+        return Ok(unwatched(&r));
+    };
+    copy_failure(c, &cp);
+    let ready = cp.ready();
+    c.status
+        .get_or_insert_with(Default::default)
+        .control_plane_ready = Some(ready);
+    mirror_ready(
+        c,
+        &cp,
+        CONTROL_PLANE_READY,
+        ready,
+        "WaitingForControlPlane",
+        now,
+    );
+    if !c.is_condition_true(CONTROL_PLANE_INITIALIZED) {
+        if cp.initialized() {
+            c.mark_true(CONTROL_PLANE_INITIALIZED, now.clone());
+        } else {
+            let reason = "WaitingForControlPlaneProviderInitialized";
+            c.mark_false(CONTROL_PLANE_INITIALIZED, reason, Severity::Info, "Waiting for control plane provider to indicate the control plane has been initialized", now.clone());
+        }
+    }
+    if ready {
+        take_endpoint(c, &cp);
+    }
+    Ok(if ready { None } else { unwatched(&r) })
+}
+
+/// Without a control plane object the first control plane Machine with a Node initializes
+/// the cluster. Once True it stays True.
+fn control_plane_initialized_from_machines(state: &State, c: &mut Cluster, now: &Time) {
+    if c.is_condition_true(CONTROL_PLANE_INITIALIZED) {
+        return;
+    }
+    let ns = namespace(c);
+    let name = c.name_any();
+    let store = &state.ctx.informers.machines.store;
+    let initialized = state
+        .machines
+        .members(&ns, &name, |m| in_store(store, &ns, m).is_some())
+        .iter()
+        .filter_map(|m| in_store(store, &ns, m))
+        .any(|m| {
+            m.metadata.deletion_timestamp.is_none()
+                && crate::machine::is_control_plane(&m)
+                && m.status.as_ref().is_some_and(|s| s.node_ref.is_some())
+        });
+    if initialized {
+        c.mark_true(CONTROL_PLANE_INITIALIZED, now.clone());
+    } else {
+        let msg = "Waiting for the first control plane machine to have its status.nodeRef set";
+        c.mark_false(
+            CONTROL_PLANE_INITIALIZED,
+            "MissingNodeRef",
+            Severity::Info,
+            msg,
+            now.clone(),
+        );
+    }
+}
+
+/// What the phase of a Cluster is computed from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct PhaseInputs {
+    has_refs: bool,
+    infrastructure_ready: bool,
+    endpoint_valid: bool,
+    failed: bool,
+    deleting: bool,
+}
+
+impl PhaseInputs {
+    fn of(c: &Cluster) -> Self {
+        let s = c.status.as_ref();
+        Self {
+            has_refs: c.spec.infrastructure_ref.is_some() || c.spec.control_plane_ref.is_some(),
+            infrastructure_ready: s.and_then(|s| s.infrastructure_ready).unwrap_or(false),
+            endpoint_valid: c
+                .spec
+                .control_plane_endpoint
+                .as_ref()
+                .is_some_and(|e| e.is_valid()),
+            failed: s.is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some()),
+            deleting: c.metadata.deletion_timestamp.is_some(),
+        }
+    }
+}
+
+/// The phase after `previous`: rules in order, later ones overriding earlier ones.
+/// Control plane readiness is not required for Provisioned (as upstream).
+fn phase(previous: Option<&str>, i: PhaseInputs) -> &str {
+    let mut p = match previous {
+        None | Some("") => cluster_phase::PENDING,
+        Some(p) => p,
+    };
+    if i.has_refs {
+        p = cluster_phase::PROVISIONING;
+    }
+    if i.infrastructure_ready && i.endpoint_valid {
+        p = cluster_phase::PROVISIONED;
+    }
+    if i.failed {
+        p = cluster_phase::FAILED;
+    }
+    if i.deleting {
+        p = cluster_phase::DELETING;
+    }
+    p
+}
+
+/// Phase (with an event when it changes) and Ready; observedGeneration is set when writing.
+fn finish(before: &Cluster, c: &mut Cluster, now: Time, events: &mut Events) {
+    let previous = before.status.as_ref().and_then(|s| s.phase.clone());
+    let next = phase(previous.as_deref(), PhaseInputs::of(c)).to_string();
+    c.set_ready_summary(READY_SUMMARY, now);
+    let s = c.status.get_or_insert_with(Default::default);
+    if previous.as_deref() != Some(next.as_str()) {
+        let note = format!("Cluster {} is {next}", before.name_any());
+        if next == cluster_phase::FAILED {
+            let reason = s.failure_message.clone().unwrap_or_default();
+            events.warning("Failed", format!("{note}: {reason}"));
+        } else {
+            events.normal(phase_reason(&next), note);
+        }
+        s.phase = Some(next);
+    }
+}
+
+fn phase_reason(phase: &str) -> &'static str {
+    match phase {
+        cluster_phase::PENDING => "Pending",
+        cluster_phase::PROVISIONING => "Provisioning",
+        cluster_phase::PROVISIONED => "Provisioned",
+        cluster_phase::DELETING => "Deleting",
+        _ => "PhaseChanged",
+    }
+}
+
+mod delete {
+    //! Deletion in upstream's order, one stage per reconcile while something remains.
+
+    use super::*;
+
+    /// Stage of a Cluster's deletion, decided from what still exists.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub(super) enum Stage {
+        /// Descendants remain; the ones listed (owned by the Cluster, not deleting) are deleted now.
+        Descendants {
+            remaining: usize,
+        },
+        ControlPlane,
+        Infrastructure,
+        Finalize,
+    }
+
+    /// The stage from what remains, in upstream's order.
+    pub(super) fn stage(
+        descendants: usize,
+        control_plane_exists: bool,
+        infrastructure_exists: bool,
+    ) -> Stage {
+        if descendants > 0 {
+            Stage::Descendants {
+                remaining: descendants,
+            }
+        } else if control_plane_exists {
+            Stage::ControlPlane
+        } else if infrastructure_exists {
+            Stage::Infrastructure
+        } else {
+            Stage::Finalize
+        }
+    }
+
+    /// A descendant found in the stores: what deleting it needs.
+    struct Descendant {
+        api: DescendantApi,
+        name: String,
+        deleting: bool,
+        owned: bool,
+    }
+
+    enum DescendantApi {
+        Deployment,
+        Set,
+        Pool,
+        Machine,
+    }
+
+    fn owned_by(meta: &ObjectMeta, c: &Cluster) -> bool {
+        owner::is_owned_by(meta, c)
+            || meta
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|r| r.kind == "Cluster" && r.name == c.name_any())
+    }
+
+    fn describe(meta: &ObjectMeta, c: &Cluster, api: DescendantApi) -> Descendant {
+        Descendant {
+            api,
+            name: meta.name.clone().unwrap_or_default(),
+            deleting: meta.deletion_timestamp.is_some(),
+            owned: owned_by(meta, c),
+        }
+    }
+
+    /// MachineDeployments, MachineSets, MachinePools and Machines of the Cluster; control
+    /// plane Machines only when no control plane object manages them.
+    async fn descendants(state: &State, c: &Cluster) -> Result<Vec<Descendant>> {
+        let ns = namespace(c);
+        let name = c.name_any();
+        let i = &state.ctx.informers;
+        let mut out = Vec::new();
+        let labelled = |meta: &ObjectMeta| {
+            meta.labels.as_ref().and_then(|l| l.get(CLUSTER_NAME_LABEL)) == Some(&name)
+        };
+        for md in state.machine_deployments.members(&ns, &name, |n| {
+            in_store(&i.machine_deployments.store, &ns, n).is_some()
+        }) {
+            if let Some(o) = in_store(&i.machine_deployments.store, &ns, &md)
+                .filter(|o| o.spec.cluster_name == name)
+            {
+                out.push(describe(&o.metadata, c, DescendantApi::Deployment));
+            }
+        }
+        for ms in state.machine_sets.members(&ns, &name, |n| {
+            in_store(&i.machine_sets.store, &ns, n).is_some()
+        }) {
+            if let Some(o) =
+                in_store(&i.machine_sets.store, &ns, &ms).filter(|o| o.spec.cluster_name == name)
+            {
+                out.push(describe(&o.metadata, c, DescendantApi::Set));
+            }
+        }
+        let managed_control_plane = c.spec.control_plane_ref.is_some();
+        for m in state.machines.members(&ns, &name, |n| {
+            in_store(&i.machines.store, &ns, n).is_some()
+        }) {
+            if let Some(o) =
+                in_store(&i.machines.store, &ns, &m).filter(|o| o.spec.cluster_name == name)
+            {
+                let cp = o
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL));
+                if !(cp && managed_control_plane) {
+                    out.push(describe(&o.metadata, c, DescendantApi::Machine));
+                }
+            }
+        }
+        // MachinePools have no informer; a labelled list is only made while deleting.
+        let pools: Api<MachinePool> = state.ctx.api(&ns);
+        let lp = ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={name}"));
+        for p in pools
+            .list(&lp)
+            .await?
+            .items
+            .iter()
+            .filter(|p| labelled(&p.metadata))
+        {
+            out.push(describe(&p.metadata, c, DescendantApi::Pool));
+        }
+        Ok(out)
+    }
+
+    async fn delete_descendant(state: &State, ns: &str, d: &Descendant) -> Result<()> {
+        let ctx = &state.ctx;
+        match d.api {
+            DescendantApi::Deployment => {
+                delete_if_present(&ctx.api::<MachineDeployment>(ns), CONTROLLER, &d.name).await
+            }
+            DescendantApi::Set => {
+                delete_if_present(&ctx.api::<MachineSet>(ns), CONTROLLER, &d.name).await
+            }
+            DescendantApi::Pool => {
+                delete_if_present(&ctx.api::<MachinePool>(ns), CONTROLLER, &d.name).await
+            }
+            DescendantApi::Machine => {
+                delete_if_present(&ctx.api::<Machine>(ns), CONTROLLER, &d.name).await
+            }
+        }
+        .map(|_| ())
+    }
+
+    pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<Action> {
+        if !cluster.finalizers().iter().any(|f| f == CLUSTER_FINALIZER) {
+            return Ok(Action::await_change());
+        }
+        let ctx = &state.ctx;
+        let ns = namespace(cluster);
+        let now = conditions::now();
+        let mut c = (**cluster).clone();
+        let descendants = descendants(state, cluster).await?;
+        let cp = match &c.spec.control_plane_ref {
+            Some(r) => referenced::read(ctx, &ns, r).await?,
+            None => None,
+        };
+        let infra = match &c.spec.infrastructure_ref {
+            Some(r) => referenced::read(ctx, &ns, r).await?,
+            None => None,
+        };
+        let deleted = |c: &mut Cluster, condition: &str| {
+            c.mark_false(condition, "Deleted", Severity::Info, "", now.clone());
+        };
+        if cp.is_none() && c.spec.control_plane_ref.is_some() {
+            deleted(&mut c, CONTROL_PLANE_READY);
+        }
+        if infra.is_none() && c.spec.infrastructure_ref.is_some() {
+            deleted(&mut c, INFRASTRUCTURE_READY);
+        }
+        match stage(descendants.len(), cp.is_some(), infra.is_some()) {
+            Stage::Descendants { remaining } => {
+                for d in descendants.iter().filter(|d| d.owned && !d.deleting) {
+                    delete_descendant(state, &ns, d).await?;
+                }
+                tracing::debug!(cluster = %cluster.name_any(), remaining, "waiting for descendants to be deleted");
+            }
+            Stage::ControlPlane => {
+                let (r, obj) = (c.spec.control_plane_ref.clone(), cp);
+                if let (Some(r), Some(obj)) = (r, obj) {
+                    referenced::delete(ctx, CONTROLLER, &ns, &r, &obj).await?;
+                    mirror_ready(&mut c, &obj, CONTROL_PLANE_READY, false, "Deleting", &now);
+                }
+            }
+            Stage::Infrastructure => {
+                let (r, obj) = (c.spec.infrastructure_ref.clone(), infra);
+                if let (Some(r), Some(obj)) = (r, obj) {
+                    referenced::delete(ctx, CONTROLLER, &ns, &r, &obj).await?;
+                    mirror_ready(&mut c, &obj, INFRASTRUCTURE_READY, false, "Deleting", &now);
+                }
+            }
+            Stage::Finalize => return finalize(state, cluster).await,
+        }
+        let mut events = Events::default();
+        finish(cluster, &mut c, now, &mut events);
+        write_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &c, true).await?;
+        events.publish(ctx, cluster.as_ref()).await;
+        Ok(Action::requeue(GONE_RECHECK))
+    }
+
+    /// Everything else is gone: the cluster's well-known secrets (those owned by it would
+    /// also go with it through garbage collection), its cached workload client, the finalizer.
+    async fn finalize(state: &State, cluster: &Arc<Cluster>) -> Result<Action> {
+        let ctx = &state.ctx;
+        let ns = namespace(cluster);
+        let name = cluster.name_any();
+        let secrets: Api<Secret> = ctx.api(&ns);
+        let names = [
+            kubeconfig_secret_name(&name),
+            format!("{name}-ca"),
+            format!("{name}-etcd"),
+            format!("{name}-sa"),
+            format!("{name}-proxy"),
+        ];
+        for s in &names {
+            delete_if_present(&secrets, CONTROLLER, s).await?;
+        }
+        ctx.workload.forget(&ns, &name);
+        let mut done = (**cluster).clone();
+        remove_finalizer(&mut done, CLUSTER_FINALIZER);
+        apply_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &done).await?;
+        ctx.events
+            .normal(
+                cluster.as_ref(),
+                "Deleted",
+                format!("Cluster {name} has been deleted"),
+            )
+            .await;
+        Ok(Action::await_change())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::delete::{Stage, stage};
+    use super::*;
+
+    #[test]
+    fn phases() {
+        let none = PhaseInputs::default();
+        assert_eq!(phase(None, none), "Pending");
+        let refs = PhaseInputs {
+            has_refs: true,
+            ..none
+        };
+        assert_eq!(phase(Some("Pending"), refs), "Provisioning");
+        let infra = PhaseInputs {
+            infrastructure_ready: true,
+            ..refs
+        };
+        assert_eq!(
+            phase(Some("Provisioning"), infra),
+            "Provisioning",
+            "an endpoint is needed too"
+        );
+        let provisioned = PhaseInputs {
+            endpoint_valid: true,
+            ..infra
+        };
+        assert_eq!(phase(Some("Provisioning"), provisioned), "Provisioned");
+        // A Cluster with neither reference but ready infrastructure and an endpoint.
+        let bare = PhaseInputs {
+            infrastructure_ready: true,
+            endpoint_valid: true,
+            ..none
+        };
+        assert_eq!(phase(None, bare), "Provisioned");
+        assert_eq!(
+            phase(
+                Some("Provisioned"),
+                PhaseInputs {
+                    failed: true,
+                    ..provisioned
+                }
+            ),
+            "Failed"
+        );
+        assert_eq!(
+            phase(
+                Some("Failed"),
+                PhaseInputs {
+                    deleting: true,
+                    failed: true,
+                    ..none
+                }
+            ),
+            "Deleting"
+        );
+    }
+
+    #[test]
+    fn deletion_order() {
+        assert_eq!(stage(2, true, true), Stage::Descendants { remaining: 2 });
+        assert_eq!(stage(0, true, true), Stage::ControlPlane);
+        assert_eq!(stage(0, false, true), Stage::Infrastructure);
+        assert_eq!(stage(0, false, false), Stage::Finalize);
+    }
+
+    #[test]
+    fn endpoint_and_path_are_taken_once() {
+        let mut ic = InMemoryCluster::new("c", Default::default());
+        ic.spec.control_plane_endpoint = Some(drydock_api::capi::common::APIEndpoint {
+            host: "h".into(),
+            port: 1,
+        });
+        ic.metadata.annotations = Some(
+            [(
+                ENDPOINT_PATH_ANNOTATION.to_string(),
+                "/clusters/ns.c".to_string(),
+            )]
+            .into(),
+        );
+        let infra = Referenced::InMemoryCluster(Arc::new(ic));
+        let mut c = Cluster::new("c", Default::default());
+        take_endpoint(&mut c, &infra);
+        assert_eq!(c.spec.control_plane_endpoint.as_ref().unwrap().host, "h");
+        assert_eq!(c.annotations()[ENDPOINT_PATH_ANNOTATION], "/clusters/ns.c");
+        c.spec.control_plane_endpoint = Some(drydock_api::capi::common::APIEndpoint {
+            host: "mine".into(),
+            port: 2,
+        });
+        take_endpoint(&mut c, &infra);
+        assert_eq!(c.spec.control_plane_endpoint.as_ref().unwrap().host, "mine");
+    }
+
+    #[test]
+    fn finish_emits_an_event_per_phase_change() {
+        let mut before = Cluster::new("c", Default::default());
+        before.spec.infrastructure_ref = Some(ObjectReference::default());
+        let mut c = before.clone();
+        let mut events = Events::default();
+        finish(&before, &mut c, conditions::now(), &mut events);
+        assert_eq!(
+            c.status.as_ref().unwrap().phase.as_deref(),
+            Some("Provisioning")
+        );
+        let mut again = c.clone();
+        let mut none = Events::default();
+        finish(&c, &mut again, conditions::now(), &mut none);
+        assert_eq!(again, c);
+        assert_eq!((events.len(), none.len()), (1, 0));
+    }
 }

@@ -165,3 +165,119 @@ mod tests {
         assert_eq!(api_resource("v1", "Address").plural, "addresses");
     }
 }
+
+/// The merge patch adopting an object referenced by `owner`'s spec: `owner` becomes an
+/// owner (the controller if asked and no other controller is set), owner references of the
+/// `(group, kind)`s in `drop` are removed (the creator's on-create reference, replaced by the
+/// new controller), and the `cluster.x-k8s.io/cluster-name` label is set. `None` when the
+/// object is already adopted. The patch carries the object's resourceVersion, so adopting a
+/// stale copy conflicts instead of overwriting newer owner references.
+pub fn adoption_patch(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    owner: &OwnerReference,
+    cluster_name: &str,
+    drop: &[(&str, &str)],
+) -> Option<Value> {
+    use drydock_api::capi::keys::CLUSTER_NAME_LABEL;
+    use drydock_api::capi::owner::{api_group, ensure_owner_ref};
+
+    let mut refs = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        owner_references: meta.owner_references.clone(),
+        ..Default::default()
+    };
+    let before = refs.owner_references.clone().unwrap_or_default();
+    if let Some(list) = refs.owner_references.as_mut() {
+        list.retain(|r| {
+            r.uid == owner.uid
+                || !drop
+                    .iter()
+                    .any(|(g, k)| r.kind == *k && api_group(&r.api_version) == *g)
+        });
+    }
+    let mut wanted = owner.clone();
+    let other_controller = refs.owner_references.iter().flatten().any(|r| {
+        r.controller == Some(true)
+            && !(r.kind == owner.kind
+                && r.name == owner.name
+                && api_group(&r.api_version) == api_group(&owner.api_version))
+    });
+    if other_controller {
+        wanted.controller = None;
+    }
+    ensure_owner_ref(&mut refs, wanted);
+    let mut patch = serde_json::Map::new();
+    let after = refs.owner_references.unwrap_or_default();
+    if after != before {
+        patch.insert("ownerReferences".into(), json!(after));
+    }
+    let label = meta.labels.as_ref().and_then(|l| l.get(CLUSTER_NAME_LABEL));
+    if !cluster_name.is_empty() && label.map(String::as_str) != Some(cluster_name) {
+        patch.insert("labels".into(), json!({ CLUSTER_NAME_LABEL: cluster_name }));
+    }
+    if patch.is_empty() {
+        return None;
+    }
+    patch.insert("resourceVersion".into(), json!(meta.resource_version));
+    Some(json!({ "metadata": patch }))
+}
+
+#[cfg(test)]
+mod adoption_tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    fn owner(kind: &str, name: &str, uid: &str, controller: bool) -> OwnerReference {
+        OwnerReference {
+            api_version: "cluster.x-k8s.io/v1beta1".into(),
+            kind: kind.into(),
+            name: name.into(),
+            uid: uid.into(),
+            controller: controller.then_some(true),
+            block_owner_deletion: controller.then_some(true),
+        }
+    }
+
+    #[test]
+    fn adopts_replacing_the_creator_and_labels() {
+        let meta = ObjectMeta {
+            owner_references: Some(vec![owner("MachineSet", "ms", "u-ms", true)]),
+            resource_version: Some("7".into()),
+            ..Default::default()
+        };
+        let m = owner("Machine", "m", "u-m", true);
+        let p = adoption_patch(&meta, &m, "c1", &[("cluster.x-k8s.io", "MachineSet")]).unwrap();
+        assert_eq!(p["metadata"]["ownerReferences"], json!([m]));
+        assert_eq!(
+            p["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"],
+            "c1"
+        );
+        assert_eq!(p["metadata"]["resourceVersion"], "7");
+
+        let adopted = ObjectMeta {
+            owner_references: Some(vec![m.clone()]),
+            labels: Some(
+                [(
+                    "cluster.x-k8s.io/cluster-name".to_string(),
+                    "c1".to_string(),
+                )]
+                .into(),
+            ),
+            ..Default::default()
+        };
+        assert_eq!(adoption_patch(&adopted, &m, "c1", &[]), None);
+    }
+
+    #[test]
+    fn another_controller_demotes_to_plain_owner() {
+        let meta = ObjectMeta {
+            owner_references: Some(vec![owner("Other", "x", "u-x", true)]),
+            ..Default::default()
+        };
+        let c = owner("Cluster", "c1", "u-c", true);
+        let p = adoption_patch(&meta, &c, "c1", &[]).unwrap();
+        let refs = p["metadata"]["ownerReferences"].as_array().unwrap();
+        assert_eq!(refs.len(), 2);
+        assert_eq!(refs[1]["kind"], "Cluster");
+        assert!(refs[1].get("controller").is_none());
+    }
+}

@@ -32,8 +32,18 @@ struct Env {
     _dir: tempfile::TempDir,
 }
 
+/// Logs go to the test's output; `DRYDOCK_LOG` sets the filter, as for `drydock up`.
+fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DRYDOCK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_test_writer()
+        .try_init();
+}
+
 async fn start() -> Env {
-    let _ = tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::new(std::env::var("DBG").unwrap_or("warn".into()))).with_test_writer().try_init();
+    init_logs();
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = Options {
         server: Config {
@@ -86,11 +96,17 @@ impl Env {
              contexts:\n- name: {cluster}\n  context:\n    cluster: {cluster}\n    user: admin\n\
              current-context: {cluster}\nusers:\n- name: admin\n  user: {{}}\n"
         );
-        let secret: Secret = from(json!({
+        let mut secret: Secret = from(json!({
             "metadata": {"name": format!("{cluster}-kubeconfig"), "labels": {"cluster.x-k8s.io/cluster-name": cluster}},
             "type": "cluster.x-k8s.io/secret",
-            "stringData": {"value": kubeconfig},
         }));
+        secret.data = Some(
+            [(
+                "value".to_string(),
+                k8s_openapi::ByteString(kubeconfig.into_bytes()),
+            )]
+            .into(),
+        );
         create_idempotent(&self.api::<Secret>(), &secret).await;
     }
 

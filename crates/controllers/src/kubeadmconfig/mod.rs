@@ -1,0 +1,679 @@
+//! The kubeadm bootstrap controller (upstream's CABPK): renders a KubeadmConfig owned by a
+//! Machine into the bootstrap data secret the infrastructure provider boots the machine with.
+//!
+//! Once the Cluster's infrastructure is ready, the first control plane Machine gets
+//! `kubeadm init` data; every other Machine waits until the Cluster reports
+//! ControlPlaneInitialized and then gets `kubeadm join` data (as a control plane node or a
+//! worker). The data is cloud-config by default, Ignition with `spec.format: ignition`. It is
+//! written once into a Secret named like the config, and the config reports it ready.
+//!
+//! No bootstrap tokens or keys are generated: drydock's simulated nodes do not use them, and
+//! minting them on every reconcile was upstream's CPU sink at scale.
+
+mod cloud_config;
+mod ignition;
+mod kubeadm;
+mod setup;
+mod yaml;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use drydock_api::capi::conditions::{HasConditions, Severity};
+use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, has_annotation};
+use drydock_api::capi::kubeadm::{Format, KubeadmConfig, User};
+use drydock_api::capi::owner;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use kube::ResourceExt;
+use kube::api::Api;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+
+use crate::framework::patch::{apply_changes, create_if_absent};
+use crate::framework::runner::{self, Queue};
+use crate::framework::{Error, Result};
+use crate::machine::index::{Changes, Index};
+use crate::machine::{
+    CONTROL_PLANE_INITIALIZED, Events, cluster_paused, controller_ref_of, is_control_plane,
+};
+use crate::{Context, Running};
+use kubeadm::{ClusterFacts, Mode};
+use setup::{NodeSetup, SetupFile};
+
+/// Name of the controller in metrics and logs.
+pub const CONTROLLER: &str = "kubeadmconfig";
+
+const DATA_SECRET_AVAILABLE: &str = "DataSecretAvailable";
+const CERTIFICATES_AVAILABLE: &str = "CertificatesAvailable";
+const WAITING_FOR_CLUSTER_INFRASTRUCTURE: &str = "WaitingForClusterInfrastructure";
+const WAITING_FOR_CONTROL_PLANE: &str = "WaitingForControlPlaneAvailable";
+const GENERATION_FAILED: &str = "DataSecretGenerationFailed";
+/// Secret type of Cluster API bootstrap data.
+pub const SECRET_TYPE: &str = "cluster.x-k8s.io/secret";
+
+struct State {
+    ctx: Arc<Context>,
+    /// Machine names by cluster name.
+    machines: Index,
+    /// What each Cluster last looked like to the configs waiting on it.
+    clusters: Changes<ClusterGate>,
+}
+
+/// The parts of a Cluster a config waits on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct ClusterGate {
+    paused: bool,
+    infrastructure_ready: bool,
+    control_plane_initialized: bool,
+    endpoint_valid: bool,
+}
+
+impl ClusterGate {
+    fn of(c: &Cluster) -> Self {
+        Self {
+            paused: cluster_paused(c),
+            infrastructure_ready: c
+                .status
+                .as_ref()
+                .and_then(|s| s.infrastructure_ready)
+                .unwrap_or(false),
+            control_plane_initialized: c.is_condition_true(CONTROL_PLANE_INITIALIZED),
+            endpoint_valid: c
+                .spec
+                .control_plane_endpoint
+                .as_ref()
+                .is_some_and(|e| e.is_valid()),
+        }
+    }
+}
+
+pub fn controller(ctx: &Arc<Context>) -> Running {
+    let state = Arc::new(State {
+        ctx: ctx.clone(),
+        machines: Index::default(),
+        clusters: Changes::default(),
+    });
+    let queue = Queue::new(CONTROLLER);
+    let i = &ctx.informers;
+    let (s1, s2) = (state.clone(), state.clone());
+    let c = Controller::for_shared_stream(
+        queue.track(i.kubeadm_configs.subscribe()),
+        i.kubeadm_configs.store.clone(),
+    )
+    .watches_shared_stream(
+        i.machines.subscribe(),
+        queue.map_to(move |m: &Machine| s1.config_of(m)),
+    )
+    .watches_shared_stream(
+        i.clusters.subscribe(),
+        queue.map_to(move |c: &Cluster| s2.configs_of_changed_cluster(c)),
+    );
+    Box::pin(runner::run(
+        CONTROLLER,
+        c,
+        queue,
+        ctx.settings.kubeadmconfig_concurrency,
+        state,
+        reconcile,
+    ))
+}
+
+impl State {
+    fn config(&self, ns: &str, name: &str) -> Option<Arc<KubeadmConfig>> {
+        self.ctx
+            .informers
+            .kubeadm_configs
+            .store
+            .get(&ObjectRef::new(name).within(ns))
+    }
+
+    fn machine(&self, ns: &str, name: &str) -> Option<Arc<Machine>> {
+        self.ctx
+            .informers
+            .machines
+            .store
+            .get(&ObjectRef::new(name).within(ns))
+    }
+
+    /// The Machine's KubeadmConfig while it has no data yet (the only time the Machine
+    /// matters to it).
+    fn config_of(&self, m: &Machine) -> Vec<ObjectRef<KubeadmConfig>> {
+        let ns = m.metadata.namespace.as_deref().unwrap_or_default();
+        self.machines
+            .record(ns, &m.spec.cluster_name, &m.name_any());
+        config_name(m)
+            .filter(|name| self.config(ns, name).is_none_or(|c| !is_ready(&c)))
+            .map(|name| vec![ObjectRef::new(name).within(ns)])
+            .unwrap_or_default()
+    }
+
+    /// Configs of a Cluster's Machines still waiting for data, when the Cluster changed in
+    /// a way they wait on.
+    fn configs_of_changed_cluster(&self, c: &Cluster) -> Vec<ObjectRef<KubeadmConfig>> {
+        let ns = c.metadata.namespace.as_deref().unwrap_or_default();
+        let name = c.name_any();
+        let store = &self.ctx.informers.clusters.store;
+        let exists = |k: &str| {
+            k.split_once('/')
+                .is_some_and(|(n, c)| store.get(&ObjectRef::new(c).within(n)).is_some())
+        };
+        if !self.clusters.changed(
+            format!("{ns}/{name}"),
+            ClusterGate::of(c),
+            store.len(),
+            exists,
+        ) {
+            return Vec::new();
+        }
+        self.machines_of(ns, &name)
+            .iter()
+            .filter_map(|m| config_name(m).map(String::from))
+            .filter(|cfg| self.config(ns, cfg).is_none_or(|c| !is_ready(&c)))
+            .map(|cfg| ObjectRef::new(&cfg).within(ns))
+            .collect()
+    }
+
+    fn machines_of(&self, ns: &str, cluster: &str) -> Vec<Arc<Machine>> {
+        self.machines
+            .members(ns, cluster, |m| self.machine(ns, m).is_some())
+            .iter()
+            .filter_map(|m| self.machine(ns, m))
+            .filter(|m| m.spec.cluster_name == cluster)
+            .collect()
+    }
+
+    /// Whether `machine` is the one to run `kubeadm init`: among the cluster's live control
+    /// plane Machines, one whose config already has data, else one whose config asks for init,
+    /// else the oldest. Deciding from the stores needs no lock object; the control plane
+    /// provider creates one Machine until the cluster is initialized anyway.
+    fn is_init_machine(&self, ns: &str, machine: &Machine) -> bool {
+        let rank = |m: &Machine| {
+            let cfg = config_name(m).and_then(|c| self.config(ns, c));
+            let ready = cfg.as_ref().is_some_and(|c| is_ready(c));
+            let init = cfg
+                .as_ref()
+                .is_some_and(|c| c.spec.init_configuration.is_some());
+            (
+                !ready,
+                !init,
+                m.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                m.name_any(),
+            )
+        };
+        self.machines_of(ns, &machine.spec.cluster_name)
+            .iter()
+            .filter(|m| is_control_plane(m) && m.metadata.deletion_timestamp.is_none())
+            .min_by_key(|m| rank(m))
+            .is_none_or(|first| first.name_any() == machine.name_any())
+    }
+}
+
+/// The name of the KubeadmConfig a Machine references, if it references one.
+fn config_name(m: &Machine) -> Option<&str> {
+    let r = m.spec.bootstrap.config_ref.as_ref()?;
+    let group = owner::api_group(r.api_version.as_deref().unwrap_or_default());
+    (r.kind.as_deref() == Some("KubeadmConfig") && group == "bootstrap.cluster.x-k8s.io")
+        .then_some(r.name.as_deref())
+        .flatten()
+}
+
+fn is_ready(c: &KubeadmConfig) -> bool {
+    c.status
+        .as_ref()
+        .is_some_and(|s| s.ready == Some(true) && s.data_secret_name.is_some())
+}
+
+/// What to do with a config, from what the stores say.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Next {
+    /// Data already generated.
+    Done,
+    /// The Machine brings its own data secret.
+    UseMachineSecret(String),
+    Wait {
+        reason: &'static str,
+        message: &'static str,
+    },
+    Render(Mode),
+}
+
+fn next(config: &KubeadmConfig, machine: &Machine, cluster: &Cluster, init_machine: bool) -> Next {
+    if is_ready(config) {
+        return Next::Done;
+    }
+    if let Some(s) = &machine.spec.bootstrap.data_secret_name {
+        return Next::UseMachineSecret(s.clone());
+    }
+    let gate = ClusterGate::of(cluster);
+    if !gate.infrastructure_ready {
+        return Next::Wait {
+            reason: WAITING_FOR_CLUSTER_INFRASTRUCTURE,
+            message: "",
+        };
+    }
+    let control_plane = is_control_plane(machine);
+    if !gate.control_plane_initialized {
+        if control_plane && init_machine {
+            return Next::Render(Mode::Init);
+        }
+        let message = "Waiting for the control plane to be initialized";
+        return Next::Wait {
+            reason: WAITING_FOR_CONTROL_PLANE,
+            message,
+        };
+    }
+    if !gate.endpoint_valid {
+        let message = "Waiting for Cluster.spec.controlPlaneEndpoint";
+        return Next::Wait {
+            reason: WAITING_FOR_CONTROL_PLANE,
+            message,
+        };
+    }
+    Next::Render(Mode::Join { control_plane })
+}
+
+async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Action> {
+    if config.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let ns = config.namespace().unwrap_or_default();
+    // Configs are rendered for their Machine; the Machine controller makes itself the owner.
+    let Some(machine) = owner::find_owner(&config.metadata, "cluster.x-k8s.io", "Machine")
+        .and_then(|o| state.machine(&ns, &o.name))
+    else {
+        return Ok(Action::await_change());
+    };
+    let cluster_name = config
+        .labels()
+        .get(CLUSTER_NAME_LABEL)
+        .cloned()
+        .unwrap_or_else(|| machine.spec.cluster_name.clone());
+    let Some(cluster) = state
+        .ctx
+        .informers
+        .clusters
+        .store
+        .get(&ObjectRef::new(&cluster_name).within(&ns))
+    else {
+        return Ok(Action::await_change());
+    };
+    if cluster_paused(&cluster)
+        || has_annotation(config.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
+    {
+        return Ok(Action::await_change());
+    }
+    let now = drydock_api::capi::conditions::now();
+    let mut c = (*config).clone();
+    let mut events = Events::default();
+    let init_machine = is_control_plane(&machine) && state.is_init_machine(&ns, &machine);
+    let result = match next(&config, &machine, &cluster, init_machine) {
+        Next::Done => Ok(()),
+        Next::UseMachineSecret(name) => {
+            set_ready(&mut c, name, &now);
+            Ok(())
+        }
+        Next::Wait { reason, message } => {
+            c.mark_false(
+                DATA_SECRET_AVAILABLE,
+                reason,
+                Severity::Info,
+                message,
+                now.clone(),
+            );
+            Ok(())
+        }
+        Next::Render(mode) => {
+            generate(
+                &state,
+                &config,
+                &machine,
+                &cluster,
+                mode,
+                &mut c,
+                &mut events,
+                &now,
+            )
+            .await
+        }
+    };
+    c.set_ready_summary(&[DATA_SECRET_AVAILABLE, CERTIFICATES_AVAILABLE], now);
+    if result.is_ok() {
+        let generation = c.metadata.generation;
+        c.status
+            .get_or_insert_with(Default::default)
+            .observed_generation = generation;
+    }
+    apply_changes(
+        &state.ctx.api::<KubeadmConfig>(&ns),
+        CONTROLLER,
+        &config,
+        &c,
+    )
+    .await?;
+    events.publish(&state.ctx, config.as_ref()).await;
+    result.map(|()| Action::await_change())
+}
+
+fn set_ready(
+    c: &mut KubeadmConfig,
+    secret: String,
+    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+) {
+    let s = c.status.get_or_insert_with(Default::default);
+    s.ready = Some(true);
+    s.data_secret_name = Some(secret);
+    c.mark_true(DATA_SECRET_AVAILABLE, now.clone());
+}
+
+/// Renders the data, writes the secret and marks the config ready.
+#[allow(clippy::too_many_arguments)]
+async fn generate(
+    state: &State,
+    config: &KubeadmConfig,
+    machine: &Machine,
+    cluster: &Cluster,
+    mode: Mode,
+    c: &mut KubeadmConfig,
+    events: &mut Events,
+    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+) -> Result<()> {
+    let rendered = match render(state, config, machine, cluster, mode).await {
+        Ok(r) => r,
+        Err(e) => {
+            c.mark_false(
+                DATA_SECRET_AVAILABLE,
+                GENERATION_FAILED,
+                Severity::Warning,
+                &e.to_string(),
+                now.clone(),
+            );
+            return Err(e);
+        }
+    };
+    // Simulated nodes need no certificates; control plane nodes get the cluster's CAs when
+    // the control plane provider created them (see `certificates`).
+    c.mark_true(CERTIFICATES_AVAILABLE, now.clone());
+    let name = config.name_any();
+    let secret = Secret {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some(name.clone()),
+            namespace: config.namespace(),
+            labels: Some(BTreeMap::from([(
+                CLUSTER_NAME_LABEL.to_string(),
+                cluster.name_any(),
+            )])),
+            owner_references: Some(vec![controller_ref_of(config)?]),
+            ..Default::default()
+        },
+        type_: Some(SECRET_TYPE.into()),
+        data: Some(BTreeMap::from([
+            ("value".to_string(), ByteString(rendered.value.into_bytes())),
+            (
+                "format".to_string(),
+                ByteString(rendered.format.as_bytes().to_vec()),
+            ),
+        ])),
+        ..Default::default()
+    };
+    create_if_absent(
+        &state
+            .ctx
+            .api::<Secret>(&config.namespace().unwrap_or_default()),
+        CONTROLLER,
+        &secret,
+    )
+    .await?;
+    set_ready(c, name.clone(), now);
+    let what = if mode == Mode::Init { "init" } else { "join" };
+    events.normal(
+        "BootstrapDataGenerated",
+        format!(
+            "{} {what} data for Machine {} written to Secret {name}",
+            rendered.format,
+            machine.name_any()
+        ),
+    );
+    if let Some(note) = rendered.note {
+        events.warning("AdditionalConfigNotMerged", note);
+    }
+    Ok(())
+}
+
+/// Bootstrap data ready to store.
+struct Rendered {
+    value: String,
+    format: &'static str,
+    note: Option<String>,
+}
+
+async fn render(
+    state: &State,
+    config: &KubeadmConfig,
+    machine: &Machine,
+    cluster: &Cluster,
+    mode: Mode,
+) -> Result<Rendered> {
+    let spec = &config.spec;
+    let ns = config.namespace().unwrap_or_default();
+    let secrets: Api<Secret> = state.ctx.api(&ns);
+    let mut files = Vec::new();
+    for f in spec.files.iter().flatten() {
+        let resolved = match &f.content_from {
+            Some(src) => Some(secret_value(&secrets, &src.secret.name, &src.secret.key).await?),
+            None => None,
+        };
+        files.push(SetupFile::from_spec(f, resolved));
+    }
+    let mut users: Vec<User> = Vec::new();
+    for u in spec.users.iter().flatten() {
+        let mut u = u.clone();
+        if let Some(src) = u.passwd_from.take() {
+            u.passwd = Some(secret_value(&secrets, &src.secret.name, &src.secret.key).await?);
+        }
+        users.push(u);
+    }
+    if matches!(
+        mode,
+        Mode::Init
+            | Mode::Join {
+                control_plane: true
+            }
+    ) {
+        files.extend(certificates(&secrets, &cluster.name_any()).await?);
+    }
+    let endpoint = cluster
+        .spec
+        .control_plane_endpoint
+        .as_ref()
+        .filter(|e| e.is_valid())
+        .map(|e| format!("{}:{}", e.host, e.port));
+    let facts = ClusterFacts {
+        cluster_name: cluster.name_any(),
+        endpoint,
+        network: cluster.spec.cluster_network.clone(),
+        version: machine.spec.version.clone(),
+        token: kubeadm::placeholder_token(cluster.uid().as_deref().unwrap_or(&cluster.name_any())),
+    };
+    let (path, content, command) = kubeadm::document(spec, mode, &facts)?;
+    files.push(SetupFile::new(&path, "0640", content));
+    let setup = NodeSetup::new(spec, files, users, command);
+    Ok(match spec.format.unwrap_or_default() {
+        Format::CloudConfig => Rendered {
+            value: cloud_config::render(&setup),
+            format: "cloud-config",
+            note: None,
+        },
+        Format::Ignition => {
+            let additional = spec
+                .ignition
+                .as_ref()
+                .and_then(|i| i.container_linux_config.as_ref())
+                .and_then(|c| c.additional_config.as_deref());
+            let (value, note) = ignition::render(&setup, additional);
+            Rendered {
+                value,
+                format: "ignition",
+                note,
+            }
+        }
+    })
+}
+
+async fn secret_value(secrets: &Api<Secret>, name: &str, key: &str) -> Result<String> {
+    let secret = secrets
+        .get_opt(name)
+        .await?
+        .ok_or_else(|| Error::other(format!("secret {name} not found")))?;
+    let bytes = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .map(|b| b.0.clone())
+        .or_else(|| {
+            secret
+                .string_data
+                .as_ref()
+                .and_then(|d| d.get(key))
+                .map(|s| s.clone().into_bytes())
+        })
+        .ok_or_else(|| Error::other(format!("secret {name} has no key {key:?}")))?;
+    String::from_utf8(bytes)
+        .map_err(|_| Error::other(format!("key {key:?} of secret {name} is not UTF-8")))
+}
+
+/// The cluster CAs a control plane node needs, from the `<cluster>-{ca,etcd,proxy,sa}`
+/// secrets the control plane provider creates. A cluster without a CA secret gets none
+/// (one GET, not four).
+async fn certificates(secrets: &Api<Secret>, cluster: &str) -> Result<Vec<SetupFile>> {
+    const PKI: &str = "/etc/kubernetes/pki";
+    let sets = [
+        ("ca", format!("{PKI}/ca.crt"), format!("{PKI}/ca.key")),
+        (
+            "etcd",
+            format!("{PKI}/etcd/ca.crt"),
+            format!("{PKI}/etcd/ca.key"),
+        ),
+        (
+            "proxy",
+            format!("{PKI}/front-proxy-ca.crt"),
+            format!("{PKI}/front-proxy-ca.key"),
+        ),
+        ("sa", format!("{PKI}/sa.pub"), format!("{PKI}/sa.key")),
+    ];
+    let mut files = Vec::new();
+    for (suffix, cert_path, key_path) in sets {
+        let Some(secret) = secrets.get_opt(&format!("{cluster}-{suffix}")).await? else {
+            if suffix == "ca" {
+                return Ok(files);
+            }
+            continue;
+        };
+        let data = secret.data.unwrap_or_default();
+        let text = |k: &str| {
+            data.get(k)
+                .and_then(|b| String::from_utf8(b.0.clone()).ok())
+        };
+        if let Some(cert) = text("tls.crt") {
+            files.push(SetupFile::new(&cert_path, "0640", cert));
+        }
+        if let Some(key) = text("tls.key") {
+            files.push(SetupFile::new(&key_path, "0600", key));
+        }
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drydock_api::capi::common::APIEndpoint;
+    use drydock_api::capi::conditions::{Condition, now};
+    use drydock_api::capi::keys::CONTROL_PLANE_LABEL;
+    use drydock_api::capi::kubeadm::KubeadmConfigStatus;
+
+    fn cluster(infra: bool, initialized: bool) -> Cluster {
+        let mut c = Cluster::new("c1", Default::default());
+        c.spec.control_plane_endpoint = Some(APIEndpoint {
+            host: "h".into(),
+            port: 6443,
+        });
+        let s = c.status.get_or_insert_with(Default::default);
+        s.infrastructure_ready = Some(infra);
+        if initialized {
+            s.conditions = Some(vec![Condition::true_(CONTROL_PLANE_INITIALIZED, now())]);
+        }
+        c
+    }
+
+    fn machine(control_plane: bool) -> Machine {
+        let mut m = Machine::new("m1", Default::default());
+        if control_plane {
+            m.metadata.labels = Some([(CONTROL_PLANE_LABEL.to_string(), String::new())].into());
+        }
+        m
+    }
+
+    #[test]
+    fn init_join_or_wait() {
+        let cfg = KubeadmConfig::new("m1", Default::default());
+        let wait_infra = next(&cfg, &machine(true), &cluster(false, false), true);
+        assert!(matches!(
+            wait_infra,
+            Next::Wait {
+                reason: WAITING_FOR_CLUSTER_INFRASTRUCTURE,
+                ..
+            }
+        ));
+        assert_eq!(
+            next(&cfg, &machine(true), &cluster(true, false), true),
+            Next::Render(Mode::Init)
+        );
+        let second_cp = next(&cfg, &machine(true), &cluster(true, false), false);
+        assert!(matches!(
+            second_cp,
+            Next::Wait {
+                reason: WAITING_FOR_CONTROL_PLANE,
+                ..
+            }
+        ));
+        let worker = next(&cfg, &machine(false), &cluster(true, false), true);
+        assert!(matches!(
+            worker,
+            Next::Wait {
+                reason: WAITING_FOR_CONTROL_PLANE,
+                ..
+            }
+        ));
+        assert_eq!(
+            next(&cfg, &machine(false), &cluster(true, true), false),
+            Next::Render(Mode::Join {
+                control_plane: false
+            })
+        );
+        assert_eq!(
+            next(&cfg, &machine(true), &cluster(true, true), false),
+            Next::Render(Mode::Join {
+                control_plane: true
+            })
+        );
+    }
+
+    #[test]
+    fn ready_configs_and_machine_secrets() {
+        let mut cfg = KubeadmConfig::new("m1", Default::default());
+        let mut m = machine(false);
+        m.spec.bootstrap.data_secret_name = Some("own".into());
+        assert_eq!(
+            next(&cfg, &m, &cluster(false, false), false),
+            Next::UseMachineSecret("own".into())
+        );
+        cfg.status = Some(KubeadmConfigStatus {
+            ready: Some(true),
+            data_secret_name: Some("m1".into()),
+            ..Default::default()
+        });
+        assert_eq!(next(&cfg, &m, &cluster(false, false), false), Next::Done);
+    }
+}

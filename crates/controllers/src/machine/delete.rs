@@ -1,0 +1,340 @@
+//! Deleting a Machine (upstream's §4.6 without drain and volume detach): wait for lifecycle
+//! hooks, delete the infrastructure machine and the bootstrap config and wait until both are
+//! gone, delete the Node, then release the finalizer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
+use drydock_api::capi::core::{Cluster, DEFAULT_NODE_DELETION_TIMEOUT, Machine};
+use drydock_api::capi::duration;
+use drydock_api::capi::keys::{CONTROL_PLANE_LABEL, has_annotation_prefix};
+use drydock_api::capi::keys::{
+    MACHINE_FINALIZER, PRE_DRAIN_DELETE_HOOK_PREFIX, PRE_TERMINATE_DELETE_HOOK_PREFIX,
+};
+use k8s_openapi::api::core::v1::{Node, ObjectReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
+use kube::api::Api;
+use kube::runtime::controller::Action;
+
+use super::node::find_by_provider_id;
+use super::referenced::{self, Referenced};
+use super::{
+    BOOTSTRAP_READY, CONTROLLER, Events, GONE_RECHECK, INFRASTRUCTURE_READY, NODE_HEALTHY, State,
+    status,
+};
+use crate::framework::Result;
+use crate::framework::patch::{apply_changes, delete_if_present, remove_finalizer};
+
+const PRE_DRAIN_HOOK_SUCCEEDED: &str = "PreDrainDeleteHookSucceeded";
+const PRE_TERMINATE_HOOK_SUCCEEDED: &str = "PreTerminateDeleteHookSucceeded";
+const WAITING_EXTERNAL_HOOK: &str = "WaitingExternalHook";
+const DELETING: &str = "Deleting";
+const DELETED: &str = "Deleted";
+
+/// Why the Node of a deleting Machine is left alone.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum KeepNode {
+    /// The whole cluster goes away; its Nodes with it.
+    ClusterDeleting,
+    /// The control plane object is being deleted.
+    ControlPlaneDeleting,
+    /// No control plane Machine remains to serve the workload API.
+    NoControlPlane,
+}
+
+/// Whether the Node may be deleted, from what the stores say about the cluster.
+pub(crate) fn node_deletion(
+    cluster: Option<&Cluster>,
+    control_plane_deleting: bool,
+    live_control_plane_machines: usize,
+) -> Result<(), KeepNode> {
+    match cluster {
+        None => Err(KeepNode::ClusterDeleting),
+        Some(c) if c.metadata.deletion_timestamp.is_some() => Err(KeepNode::ClusterDeleting),
+        Some(_) if control_plane_deleting => Err(KeepNode::ControlPlaneDeleting),
+        Some(_) if live_control_plane_machines == 0 => Err(KeepNode::NoControlPlane),
+        Some(_) => Ok(()),
+    }
+}
+
+pub(super) async fn reconcile(
+    state: &State,
+    machine: &Arc<Machine>,
+    cluster: Option<&Cluster>,
+) -> Result<Action> {
+    if !machine.finalizers().iter().any(|f| f == MACHINE_FINALIZER) {
+        return Ok(Action::await_change());
+    }
+    let ctx = &state.ctx;
+    let ns = machine.namespace().unwrap_or_default();
+    let api = ctx.api::<Machine>(&ns);
+    let now = conditions::now();
+    let mut m = (**machine).clone();
+    let mut events = Events::default();
+    let allowed = node_deletion(
+        cluster,
+        control_plane_deleting(state, &ns, cluster).await?,
+        live_control_planes(state, &ns, &m),
+    );
+
+    // Hooks: pre-drain only matters when the Node is drained (i.e. deleted); pre-terminate
+    // always holds the infrastructure.
+    let hooks = m.metadata.annotations.as_ref();
+    let waiting = if allowed.is_ok() && has_annotation_prefix(hooks, PRE_DRAIN_DELETE_HOOK_PREFIX) {
+        Some(PRE_DRAIN_HOOK_SUCCEEDED)
+    } else if has_annotation_prefix(hooks, PRE_TERMINATE_DELETE_HOOK_PREFIX) {
+        Some(PRE_TERMINATE_HOOK_SUCCEEDED)
+    } else {
+        None
+    };
+    if allowed.is_ok() && waiting != Some(PRE_DRAIN_HOOK_SUCCEEDED) {
+        m.mark_true(PRE_DRAIN_HOOK_SUCCEEDED, now.clone());
+    }
+    if let Some(hook) = waiting {
+        m.mark_false(hook, WAITING_EXTERNAL_HOOK, Severity::Info, "", now.clone());
+        return write_status(state, machine, m, now, events).await;
+    }
+    m.mark_true(PRE_TERMINATE_HOOK_SUCCEEDED, now.clone());
+    m.mark_false(NODE_HEALTHY, DELETING, Severity::Info, "", now.clone());
+
+    // Infrastructure first, then bootstrap; each must be gone before the next step.
+    let infra = m.spec.infrastructure_ref.clone();
+    if !delete_and_wait(state, &ns, &infra, &mut m, INFRASTRUCTURE_READY, &now).await? {
+        return write_status(state, machine, m, now, events)
+            .await
+            .map(|_| Action::requeue(GONE_RECHECK));
+    }
+    if let Some(config) = m.spec.bootstrap.config_ref.clone()
+        && !delete_and_wait(state, &ns, &config, &mut m, BOOTSTRAP_READY, &now).await?
+    {
+        return write_status(state, machine, m, now, events)
+            .await
+            .map(|_| Action::requeue(GONE_RECHECK));
+    }
+
+    if allowed.is_ok()
+        && let Err(msg) = delete_node(state, &m, cluster).await
+    {
+        let left = node_deletion_time_left(&m, &now);
+        let first = m
+            .get_condition(NODE_HEALTHY)
+            .is_none_or(|c| c.reason.as_deref() != Some("DeletionFailed"));
+        m.mark_false(
+            NODE_HEALTHY,
+            "DeletionFailed",
+            Severity::Warning,
+            &msg,
+            now.clone(),
+        );
+        if first {
+            events.warning("FailedDeleteNode", msg.clone());
+        }
+        if let Some(left) = left {
+            tracing::debug!(machine = %machine.name_any(), error = %msg, "node deletion failed; retrying");
+            return write_status(state, machine, m, now, events)
+                .await
+                .map(|_| Action::requeue(left.min(Duration::from_secs(2))));
+        }
+        tracing::warn!(machine = %machine.name_any(), error = %msg, "giving up on deleting the node");
+    }
+
+    // Done: only the finalizer is written (the object disappears with it, so no status).
+    let mut done = (**machine).clone();
+    remove_finalizer(&mut done, MACHINE_FINALIZER);
+    apply_changes(&api, CONTROLLER, machine, &done).await?;
+    Ok(Action::await_change())
+}
+
+async fn write_status(
+    state: &State,
+    machine: &Machine,
+    mut m: Machine,
+    now: Time,
+    events: Events,
+) -> Result<Action> {
+    status::finish(machine, &mut m, now);
+    let api = state
+        .ctx
+        .api::<Machine>(&machine.namespace().unwrap_or_default());
+    super::write_changes(&api, CONTROLLER, machine, &m, true).await?;
+    events.publish(&state.ctx, machine).await;
+    Ok(Action::await_change())
+}
+
+/// Deletes the object `r` points at; true once it is gone. While it exists its readiness is
+/// mirrored into `condition` (falling back to Deleting); once gone the condition says Deleted.
+async fn delete_and_wait(
+    state: &State,
+    ns: &str,
+    r: &ObjectReference,
+    m: &mut Machine,
+    condition: &str,
+    now: &Time,
+) -> Result<bool> {
+    match referenced::read(&state.ctx, ns, r).await? {
+        Some(obj) => {
+            referenced::delete(&state.ctx, CONTROLLER, ns, r, &obj).await?;
+            let fallback = MirrorFallback::False {
+                reason: DELETING,
+                severity: Severity::Info,
+                message: "",
+            };
+            m.set_condition(conditions::mirror(
+                &obj.conditions(),
+                condition,
+                fallback,
+                now.clone(),
+            ));
+            Ok(false)
+        }
+        None => {
+            m.mark_false(condition, DELETED, Severity::Info, "", now.clone());
+            Ok(true)
+        }
+    }
+}
+
+/// Deletes the Machine's Node (found by nodeRef, else by providerID). A missing Node counts
+/// as deleted. Errors come back as a message for the NodeHealthy condition.
+async fn delete_node(state: &State, m: &Machine, cluster: Option<&Cluster>) -> Result<(), String> {
+    let Some(cluster) = cluster else {
+        return Ok(());
+    };
+    let node_ref = m
+        .status
+        .as_ref()
+        .and_then(|s| s.node_ref.as_ref())
+        .and_then(|r| r.name.clone());
+    if node_ref.is_none() && m.spec.provider_id.is_none() {
+        return Ok(());
+    }
+    let ns = m.namespace().unwrap_or_default();
+    let client = state
+        .ctx
+        .workload
+        .get(&ns, &cluster.name_any())
+        .await
+        .map_err(|e| e.to_string())?;
+    let nodes: Api<Node> = Api::all(client);
+    let name = match (node_ref, m.spec.provider_id.as_deref()) {
+        (Some(n), _) => n,
+        (None, Some(pid)) => match find_by_provider_id(&nodes, pid)
+            .await
+            .map_err(|e| e.to_string())?
+        {
+            Some(n) => n.name_any(),
+            None => return Ok(()),
+        },
+        (None, None) => return Ok(()),
+    };
+    delete_if_present(&nodes, CONTROLLER, &name)
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("deleting Node {name}: {e}"))
+}
+
+/// Time left to keep retrying Node deletion: `nodeDeletionTimeout` (default 10s) from the
+/// deletion timestamp. `None` once it has elapsed. A zero timeout would retry forever; drydock
+/// bounds it by the default instead, so an unreachable workload cluster never holds a
+/// Machine (and its Cluster) forever.
+fn node_deletion_time_left(m: &Machine, now: &Time) -> Option<Duration> {
+    let timeout = m
+        .spec
+        .node_deletion_timeout
+        .as_deref()
+        .and_then(|t| duration::parse(t).ok())
+        .filter(|d| !d.is_zero())
+        .or_else(|| duration::parse(DEFAULT_NODE_DELETION_TIMEOUT).ok())?;
+    let since = m.metadata.deletion_timestamp.as_ref()?;
+    let deadline = since.0.checked_add(timeout).ok()?;
+    let left = now.0.duration_until(deadline);
+    (left.is_positive()).then(|| left.unsigned_abs())
+}
+
+/// Whether the Cluster's control plane object is being deleted.
+async fn control_plane_deleting(
+    state: &State,
+    ns: &str,
+    cluster: Option<&Cluster>,
+) -> Result<bool> {
+    let Some(r) = cluster.and_then(|c| c.spec.control_plane_ref.as_ref()) else {
+        return Ok(false);
+    };
+    Ok(referenced::read(&state.ctx, ns, r)
+        .await?
+        .as_ref()
+        .is_some_and(Referenced::is_deleting))
+}
+
+/// Control plane Machines of the cluster that are not being deleted.
+fn live_control_planes(state: &State, ns: &str, m: &Machine) -> usize {
+    state
+        .machines_of(ns, &m.spec.cluster_name)
+        .iter()
+        .filter_map(|name| {
+            state
+                .ctx
+                .informers
+                .machines
+                .store
+                .get(&kube::runtime::reflector::ObjectRef::new(name).within(ns))
+        })
+        .filter(|o| o.metadata.deletion_timestamp.is_none())
+        .filter(|o| {
+            o.metadata
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL))
+        })
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_deletion_rules() {
+        let mut c = Cluster::new("c", Default::default());
+        assert_eq!(
+            node_deletion(None, false, 1),
+            Err(KeepNode::ClusterDeleting)
+        );
+        assert_eq!(node_deletion(Some(&c), false, 1), Ok(()));
+        assert_eq!(
+            node_deletion(Some(&c), true, 1),
+            Err(KeepNode::ControlPlaneDeleting)
+        );
+        assert_eq!(
+            node_deletion(Some(&c), false, 0),
+            Err(KeepNode::NoControlPlane)
+        );
+        c.metadata.deletion_timestamp = Some(conditions::now());
+        assert_eq!(
+            node_deletion(Some(&c), false, 1),
+            Err(KeepNode::ClusterDeleting)
+        );
+    }
+
+    #[test]
+    fn node_deletion_timeout() {
+        let mut m = Machine::new("m", Default::default());
+        let start = Time(jiff::Timestamp::from_second(1_000).unwrap());
+        m.metadata.deletion_timestamp = Some(start);
+        let at = |s| Time(jiff::Timestamp::from_second(s).unwrap());
+        assert_eq!(
+            node_deletion_time_left(&m, &at(1_004)),
+            Some(Duration::from_secs(6))
+        );
+        assert_eq!(node_deletion_time_left(&m, &at(1_010)), None);
+        m.spec.node_deletion_timeout = Some("1m".into());
+        assert_eq!(
+            node_deletion_time_left(&m, &at(1_010)),
+            Some(Duration::from_secs(50))
+        );
+        m.spec.node_deletion_timeout = Some("0s".into());
+        assert_eq!(node_deletion_time_left(&m, &at(1_011)), None);
+    }
+}

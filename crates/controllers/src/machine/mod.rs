@@ -1,0 +1,407 @@
+//! The Machine controller: brings a Machine from its bootstrap config and infrastructure
+//! machine to a Node of its workload cluster, and tears all three down when it is deleted.
+//!
+//! A reconcile runs these steps in order (upstream's §4.2):
+//! 1. cluster-name label, finalizer, and a Cluster owner reference for standalone Machines;
+//! 2. [`contract::bootstrap`]: adopt the config, copy `status.dataSecretName` once it is ready;
+//! 3. [`contract::infrastructure`]: adopt the infrastructure machine, copy its providerID,
+//!    addresses and failure domain once it is ready;
+//! 4. [`node::reconcile`]: find the Node by providerID, set `status.nodeRef`, report its
+//!    health and propagate labels and annotations to it;
+//! 5. [`status::finish`]: phase, Ready summary, observedGeneration; one write of what changed.
+//!
+//! Deleting Machines go through [`delete`] instead.
+
+mod contract;
+mod delete;
+pub(crate) mod index;
+mod node;
+pub(crate) mod referenced;
+mod status;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use drydock_api::capi::conditions;
+use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::inmemory::InMemoryMachine;
+use drydock_api::capi::keys::{
+    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL, MACHINE_FINALIZER,
+    PAUSED_ANNOTATION, POOL_NAME_LABEL, SET_NAME_LABEL, has_annotation,
+};
+use drydock_api::capi::kubeadm::KubeadmConfig;
+use drydock_api::capi::owner::{self, api_group};
+use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Resource, ResourceExt};
+
+use crate::framework::patch::{add_finalizer, apply_changes};
+
+use crate::framework::runner::{self, Queue};
+use crate::framework::{Error, Result};
+use crate::{Context, Running};
+use index::{Changes, Index, ref_key};
+
+/// Name of the controller in metrics and logs.
+pub const CONTROLLER: &str = "machine";
+
+/// How long to wait before looking again for an object that is referenced but missing:
+/// its creation normally triggers the Machine, this only covers objects created under an
+/// unexpected name by another owner.
+pub(crate) const NOT_FOUND_RECHECK: Duration = Duration::from_secs(10);
+/// Recheck of referenced kinds drydock does not watch (no event reports their changes).
+pub(crate) const UNWATCHED_RECHECK: Duration = Duration::from_secs(10);
+/// Recheck while waiting for an object to disappear: shared informer streams report
+/// updates but not deletions, so nothing else would wake the Machine.
+pub(crate) const GONE_RECHECK: Duration = Duration::from_secs(1);
+/// Recheck of the workload cluster while its Node is missing: drydock does not watch
+/// workload Nodes (the in-memory provider marks its machine ready only once the Node
+/// exists, so the infrastructure update normally brings the Machine back first).
+pub(crate) const NODE_RECHECK: Duration = Duration::from_secs(5);
+
+/// The controller's state beside the shared context: indexes fed from its trigger streams.
+pub(crate) struct State {
+    pub ctx: Arc<Context>,
+    /// Machine names by cluster name.
+    pub by_cluster: Index,
+    /// Machine name by `<Kind>/<name>` of its infrastructure machine and bootstrap config.
+    referrers: Index,
+    /// What each Cluster last looked like to its Machines.
+    cluster_gates: Changes<ClusterGate>,
+}
+
+/// The parts of a Cluster a Machine waits on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct ClusterGate {
+    paused: bool,
+    deleting: bool,
+    control_plane_initialized: bool,
+}
+
+pub fn controller(ctx: &Arc<Context>) -> Running {
+    let state = Arc::new(State {
+        ctx: ctx.clone(),
+        by_cluster: Index::default(),
+        referrers: Index::default(),
+        cluster_gates: Changes::default(),
+    });
+    let queue = Queue::new(CONTROLLER);
+    let recorder = state.clone();
+    let machines = ctx
+        .informers
+        .machines
+        .subscribe()
+        .inspect(move |m| recorder.record(m));
+    let (s1, s2, s3) = (state.clone(), state.clone(), state.clone());
+    let c =
+        Controller::for_shared_stream(queue.track(machines), ctx.informers.machines.store.clone())
+            .watches_shared_stream(
+                ctx.informers.inmemory_machines.subscribe(),
+                queue
+                    .map_to(move |o: &InMemoryMachine| s1.referrer_of(o.meta(), "InMemoryMachine")),
+            )
+            .watches_shared_stream(
+                ctx.informers.kubeadm_configs.subscribe(),
+                queue.map_to(move |o: &KubeadmConfig| s2.referrer_of(o.meta(), "KubeadmConfig")),
+            )
+            .watches_shared_stream(
+                ctx.informers.clusters.subscribe(),
+                queue.map_to(move |c: &Cluster| s3.machines_of_changed_cluster(c)),
+            );
+    Box::pin(runner::run(
+        CONTROLLER,
+        c,
+        queue,
+        ctx.settings.machine_concurrency,
+        state,
+        reconcile,
+    ))
+}
+
+impl State {
+    fn record(&self, m: &Machine) {
+        let ns = m.metadata.namespace.as_deref().unwrap_or_default();
+        let name = m.name_any();
+        self.by_cluster.record(ns, &m.spec.cluster_name, &name);
+        let refs = [
+            Some(&m.spec.infrastructure_ref),
+            m.spec.bootstrap.config_ref.as_ref(),
+        ];
+        for r in refs.into_iter().flatten() {
+            if let (Some(kind), Some(target)) = (r.kind.as_deref(), r.name.as_deref()) {
+                self.referrers.record(ns, &ref_key(kind, target), &name);
+            }
+        }
+    }
+
+    fn machine(&self, ns: &str, name: &str) -> Option<Arc<Machine>> {
+        self.ctx
+            .informers
+            .machines
+            .store
+            .get(&ObjectRef::new(name).within(ns))
+    }
+
+    /// The Machine an infrastructure machine or bootstrap config belongs to: its Machine
+    /// owner, or before adoption the Machine whose spec references it.
+    fn referrer_of(&self, meta: &ObjectMeta, kind: &str) -> Vec<ObjectRef<Machine>> {
+        let ns = meta.namespace.as_deref().unwrap_or_default();
+        if let Some(o) = owner::find_owner(meta, "cluster.x-k8s.io", "Machine") {
+            return vec![ObjectRef::new(&o.name).within(ns)];
+        }
+        let name = meta.name.as_deref().unwrap_or_default();
+        let refers = |m: &Machine| {
+            let refs = [
+                Some(&m.spec.infrastructure_ref),
+                m.spec.bootstrap.config_ref.as_ref(),
+            ];
+            refs.into_iter()
+                .flatten()
+                .any(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
+        };
+        self.referrers
+            .members(ns, &ref_key(kind, name), |m| {
+                self.machine(ns, m).is_some_and(|m| refers(&m))
+            })
+            .into_iter()
+            .map(|m| ObjectRef::new(&m).within(ns))
+            .collect()
+    }
+
+    /// The Machines of a Cluster, when something they wait on changed.
+    fn machines_of_changed_cluster(&self, c: &Cluster) -> Vec<ObjectRef<Machine>> {
+        let ns = c.metadata.namespace.as_deref().unwrap_or_default();
+        let name = c.name_any();
+        let gate = ClusterGate {
+            paused: cluster_paused(c),
+            deleting: c.metadata.deletion_timestamp.is_some(),
+            control_plane_initialized: conditions::is_true(
+                c.status
+                    .as_ref()
+                    .and_then(|s| s.conditions.as_deref())
+                    .unwrap_or_default(),
+                CONTROL_PLANE_INITIALIZED,
+            ),
+        };
+        let clusters = &self.ctx.informers.clusters.store;
+        let live = clusters.len();
+        let exists = |k: &str| {
+            k.split_once('/')
+                .is_some_and(|(n, c)| clusters.get(&ObjectRef::new(c).within(n)).is_some())
+        };
+        if !self
+            .cluster_gates
+            .changed(format!("{ns}/{name}"), gate, live, exists)
+        {
+            return Vec::new();
+        }
+        self.machines_of(ns, &name)
+            .into_iter()
+            .map(|m| ObjectRef::new(&m).within(ns))
+            .collect()
+    }
+
+    /// Names of the Machines of cluster `ns/cluster` (from the index, checked against the store).
+    pub fn machines_of(&self, ns: &str, cluster: &str) -> Vec<String> {
+        self.by_cluster.members(ns, cluster, |m| {
+            self.machine(ns, m)
+                .is_some_and(|m| m.spec.cluster_name == cluster)
+        })
+    }
+}
+
+/// Condition types set on Machines.
+pub(crate) const BOOTSTRAP_READY: &str = "BootstrapReady";
+pub(crate) const INFRASTRUCTURE_READY: &str = "InfrastructureReady";
+pub(crate) const NODE_HEALTHY: &str = "NodeHealthy";
+pub(crate) const CONTROL_PLANE_INITIALIZED: &str = "ControlPlaneInitialized";
+
+/// A Cluster pauses its objects with `spec.paused` or the paused annotation.
+pub(crate) fn cluster_paused(c: &Cluster) -> bool {
+    c.spec.paused == Some(true)
+        || has_annotation(c.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
+}
+
+pub(crate) fn is_control_plane(m: &Machine) -> bool {
+    m.metadata
+        .labels
+        .as_ref()
+        .is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL))
+}
+
+/// Events to publish once the reconcile's writes succeeded.
+#[derive(Default)]
+pub(crate) struct Events(Vec<(bool, &'static str, String)>);
+
+impl Events {
+    pub fn normal(&mut self, reason: &'static str, note: String) {
+        self.0.push((false, reason, note));
+    }
+    pub fn warning(&mut self, reason: &'static str, note: String) {
+        self.0.push((true, reason, note));
+    }
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub async fn publish<K: Resource<DynamicType = ()>>(self, ctx: &Context, obj: &K) {
+        for (warning, reason, note) in self.0 {
+            if warning {
+                ctx.events.warning(obj, reason, note).await;
+            } else {
+                ctx.events.normal(obj, reason, note).await;
+            }
+        }
+    }
+}
+
+/// The earlier of two optional rechecks.
+pub(crate) fn sooner(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+pub(crate) fn action(recheck: Option<Duration>) -> Action {
+    recheck.map_or_else(Action::await_change, Action::requeue)
+}
+
+async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Action> {
+    let ctx = &state.ctx;
+    let ns = machine.namespace().unwrap_or_default();
+    let cluster = ctx
+        .informers
+        .clusters
+        .store
+        .get(&ObjectRef::new(&machine.spec.cluster_name).within(&ns));
+    if machine.metadata.deletion_timestamp.is_some() {
+        return delete::reconcile(&state, &machine, cluster.as_deref()).await;
+    }
+    // A missing Cluster is waited for: its creation triggers this Machine.
+    let Some(cluster) = cluster else {
+        return Ok(Action::await_change());
+    };
+    if cluster_paused(&cluster)
+        || has_annotation(machine.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
+    {
+        return Ok(Action::await_change());
+    }
+    let now = conditions::now();
+    let mut m = (*machine).clone();
+    adopt_metadata(&mut m, &cluster);
+    let mut events = Events::default();
+    let mut steps = contract::Steps::new(&state, &machine, &cluster, now.clone());
+    let result = steps.run(&mut m, &mut events).await;
+    status::finish(&machine, &mut m, now);
+    write_changes(
+        &ctx.api::<Machine>(&ns),
+        CONTROLLER,
+        &machine,
+        &m,
+        result.is_ok(),
+    )
+    .await?;
+    events.publish(ctx, machine.as_ref()).await;
+    result.map(action)
+}
+
+/// Label, finalizer and, for standalone Machines, a Cluster owner reference.
+fn adopt_metadata(m: &mut Machine, cluster: &Cluster) {
+    let cluster_name = m.spec.cluster_name.clone();
+    m.labels_mut()
+        .insert(CLUSTER_NAME_LABEL.to_string(), cluster_name);
+    add_finalizer(m, MACHINE_FINALIZER);
+    let labels = m.metadata.labels.as_ref();
+    let managed = [SET_NAME_LABEL, POOL_NAME_LABEL, CONTROL_PLANE_NAME_LABEL]
+        .iter()
+        .any(|l| labels.is_some_and(|ls| ls.contains_key(*l)));
+    let has_cluster_owner = m
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|r| r.kind == "Cluster" && api_group(&r.api_version) == "cluster.x-k8s.io");
+    if !managed
+        && !has_cluster_owner
+        && owner::get_controller(&m.metadata).is_none()
+        && let Some(r) = owner::owner_ref(cluster)
+    {
+        owner::ensure_owner_ref(&mut m.metadata, r);
+    }
+}
+
+/// Kinds whose status records the generation it was computed for.
+pub(crate) trait ObservesGeneration: Sized {
+    /// Replaces this object's status with `other`'s.
+    fn take_status(&mut self, other: &Self);
+    fn set_observed_generation(&mut self, generation: Option<i64>);
+}
+
+impl ObservesGeneration for Machine {
+    fn take_status(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
+    }
+    fn set_observed_generation(&mut self, generation: Option<i64>) {
+        self.status
+            .get_or_insert_with(Default::default)
+            .observed_generation = generation;
+    }
+}
+
+impl ObservesGeneration for Cluster {
+    fn take_status(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
+    }
+    fn set_observed_generation(&mut self, generation: Option<i64>) {
+        self.status
+            .get_or_insert_with(Default::default)
+            .observed_generation = generation;
+    }
+}
+
+/// Writes what differs between `before` and `after` ([`apply_changes`]): metadata and spec
+/// first, then the status, recording (when `observed`) the generation the spec write
+/// produced, so a reconcile that changes the spec does not need another write just to catch
+/// observedGeneration up.
+pub(crate) async fn write_changes<K>(
+    api: &kube::Api<K>,
+    controller: &str,
+    before: &K,
+    after: &K,
+    observed: bool,
+) -> Result<()>
+where
+    K: Resource
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + Clone
+        + std::fmt::Debug
+        + ObservesGeneration,
+{
+    let mut main = after.clone();
+    main.take_status(before);
+    let (current, written) = apply_changes(api, controller, before, &main).await?;
+    let base = if written.main {
+        current
+    } else {
+        before.clone()
+    };
+    let mut next = base.clone();
+    next.take_status(after);
+    if observed {
+        next.set_observed_generation(base.meta().generation);
+    }
+    apply_changes(api, controller, &base, &next).await?;
+    Ok(())
+}
+
+/// A reference to `owner` as the controller of the objects it adopts.
+pub(crate) fn controller_ref_of<K: Resource<DynamicType = ()>>(
+    owner: &K,
+) -> Result<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference> {
+    owner::controller_ref(owner).ok_or_else(|| Error::other("owner has no name or uid yet"))
+}

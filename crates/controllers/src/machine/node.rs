@@ -1,0 +1,454 @@
+//! A Machine's Node in its workload cluster: found by providerID, referenced once from
+//! `status.nodeRef`, its health summarised into NodeHealthy, and the Machine's node labels
+//! and annotations propagated to it with a minimal patch.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use drydock_api::capi::conditions::{HasConditions, Severity};
+use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::keys::{
+    INTERRUPTIBLE_LABEL, NODE_CLUSTER_NAME_ANNOTATION, NODE_CLUSTER_NAMESPACE_ANNOTATION,
+    NODE_LABELS_FROM_MACHINE_ANNOTATION, NODE_MACHINE_ANNOTATION, NODE_OWNER_KIND_ANNOTATION,
+    NODE_OWNER_NAME_ANNOTATION, NODE_UNINITIALIZED_TAINT,
+};
+use drydock_api::capi::owner;
+use k8s_openapi::api::core::v1::{Node, NodeCondition, ObjectReference};
+use kube::ResourceExt;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use serde_json::{Map, Value, json};
+
+use super::referenced::Referenced;
+use super::{CONTROLLER, Events, NODE_HEALTHY, NODE_RECHECK, State};
+use crate::framework::{Error, Result, metrics};
+
+/// Finds, references, checks and labels the Machine's Node. Returns when to look again.
+pub(super) async fn reconcile(
+    state: &State,
+    m: &mut Machine,
+    cluster: &Cluster,
+    infra: Option<&Referenced>,
+    events: &mut Events,
+) -> Result<Option<Duration>> {
+    let now = drydock_api::capi::conditions::now();
+    let Some(provider_id) = m.spec.provider_id.clone() else {
+        m.mark_false(NODE_HEALTHY, "WaitingForNodeRef", Severity::Info, "", now);
+        return Ok(None);
+    };
+    let ns = m.namespace().unwrap_or_default();
+    let nodes: Api<Node> = match state.ctx.workload.get(&ns, &cluster.name_any()).await {
+        Ok(client) => Api::all(client),
+        Err(e @ Error::WorkloadUnreachable { .. }) => {
+            m.mark_unknown(NODE_HEALTHY, "NodeInspectionFailed", &e.to_string(), now);
+            return Ok(Some(NODE_RECHECK));
+        }
+        Err(e) => return Err(e),
+    };
+    let node_ref = m
+        .status
+        .as_ref()
+        .and_then(|s| s.node_ref.as_ref())
+        .and_then(|r| r.name.clone());
+    let found = match &node_ref {
+        Some(name) => nodes.get_opt(name).await.map_err(Error::from),
+        None => find_by_provider_id(&nodes, &provider_id).await,
+    };
+    let node = match found {
+        Ok(Some(n)) => n,
+        Ok(None) if node_ref.is_some() => {
+            let msg = format!("Node {} not found", node_ref.as_deref().unwrap_or_default());
+            m.mark_false(NODE_HEALTHY, "NodeNotFound", Severity::Error, &msg, now);
+            return Err(Error::other(msg));
+        }
+        Ok(None) => {
+            let msg = "Waiting for a node with matching ProviderID to exist";
+            m.mark_false(
+                NODE_HEALTHY,
+                "NodeProvisioning",
+                Severity::Warning,
+                msg,
+                now,
+            );
+            return Ok(Some(NODE_RECHECK));
+        }
+        Err(e) => {
+            m.mark_unknown(NODE_HEALTHY, "NodeInspectionFailed", &e.to_string(), now);
+            return Err(e);
+        }
+    };
+    let status = m.status.get_or_insert_with(Default::default);
+    if status.node_ref.is_none() {
+        status.node_ref = Some(ObjectReference {
+            api_version: Some("v1".into()),
+            kind: Some("Node".into()),
+            name: node.metadata.name.clone(),
+            uid: node.metadata.uid.clone(),
+            ..Default::default()
+        });
+        events.normal("SuccessfulSetNodeRef", node.name_any());
+    }
+    status.node_info = node.status.as_ref().and_then(|s| s.node_info.clone());
+    match health(
+        node.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_deref())
+            .unwrap_or_default(),
+    ) {
+        Health::Healthy => m.mark_true(NODE_HEALTHY, now),
+        Health::Unhealthy(msg) => m.mark_false(
+            NODE_HEALTHY,
+            "NodeConditionsFailed",
+            Severity::Warning,
+            &msg,
+            now,
+        ),
+        Health::Unknown(msg) => m.mark_unknown(NODE_HEALTHY, "NodeConditionsFailed", &msg, now),
+    }
+    let interruptible = infra.is_some_and(Referenced::interruptible);
+    if let Some(patch) = node_patch(&node, m, interruptible) {
+        nodes
+            .patch(
+                &node.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await?;
+        metrics::write(CONTROLLER);
+    }
+    Ok(None)
+}
+
+/// The Node whose `spec.providerID` is `provider_id`; more than one is an error.
+pub(super) async fn find_by_provider_id(
+    nodes: &Api<Node>,
+    provider_id: &str,
+) -> Result<Option<Node>> {
+    let selector = format!("spec.providerID={}", escape_field_value(provider_id));
+    let mut list = nodes
+        .list(&ListParams::default().fields(&selector))
+        .await?
+        .items;
+    match list.len() {
+        0 => Ok(None),
+        1 => Ok(list.pop()),
+        n => Err(Error::other(format!(
+            "{n} nodes have providerID {provider_id:?}"
+        ))),
+    }
+}
+
+/// Field selector values escape `\`, `,` and `=`.
+fn escape_field_value(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        if matches!(c, '\\' | ',' | '=') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// NodeHealthy, from the Node's Ready and pressure conditions.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Health {
+    Healthy,
+    Unhealthy(String),
+    Unknown(String),
+}
+
+/// A Node is unhealthy when Ready is not True or a pressure condition is not False.
+/// Unlike upstream, a Node whose Ready is Unknown (or missing) is reported Unknown rather
+/// than healthy: a kubelet that stopped reporting is not known to be healthy.
+pub(crate) fn health(conditions: &[NodeCondition]) -> Health {
+    let mut bad = Vec::new();
+    let mut definite = false;
+    let mut unknown = false;
+    for (type_, good) in [
+        ("Ready", "True"),
+        ("MemoryPressure", "False"),
+        ("DiskPressure", "False"),
+        ("PIDPressure", "False"),
+    ] {
+        let status = conditions
+            .iter()
+            .find(|c| c.type_ == type_)
+            .map(|c| c.status.as_str());
+        match status {
+            Some(s) if s == good => {}
+            None if type_ != "Ready" => {}
+            None => {
+                unknown = true;
+                bad.push("Node condition Ready is not reported".to_string());
+            }
+            Some(s) => {
+                if s == "Unknown" {
+                    unknown = true;
+                } else {
+                    definite = true;
+                }
+                bad.push(format!("Node condition {type_} is {s}"));
+            }
+        }
+    }
+    let message = bad.join(". ");
+    if definite {
+        Health::Unhealthy(message)
+    } else if unknown {
+        Health::Unknown(message)
+    } else {
+        Health::Healthy
+    }
+}
+
+/// Machine labels copied to its Node: `node-role.kubernetes.io/*`,
+/// `[*.]node-restriction.kubernetes.io/*` and `[*.]node.cluster.x-k8s.io/*`.
+pub(crate) fn is_node_label(key: &str) -> bool {
+    let prefix = key.split_once('/').map_or(key, |(p, _)| p);
+    let under = |domain: &str| {
+        prefix == domain
+            || prefix
+                .strip_suffix(domain)
+                .is_some_and(|p| p.ends_with('.'))
+    };
+    prefix == "node-role.kubernetes.io"
+        || under("node-restriction.kubernetes.io")
+        || under("node.cluster.x-k8s.io")
+}
+
+/// The merge patch bringing the Node's labels, annotations and taints in line with its
+/// Machine, or `None` when they already are. Labels the Machine stopped carrying are removed
+/// only if an earlier sync put them there (tracked in `labels-from-machine`); other labels and
+/// annotations on the Node are left alone.
+pub(crate) fn node_patch(node: &Node, m: &Machine, interruptible: bool) -> Option<Value> {
+    let mut want: BTreeMap<&str, &str> = m
+        .metadata
+        .labels
+        .iter()
+        .flatten()
+        .filter(|(k, _)| is_node_label(k))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    if interruptible {
+        want.insert(INTERRUPTIBLE_LABEL, "");
+    }
+    let have_labels = node.metadata.labels.clone().unwrap_or_default();
+    let have_annotations = node.metadata.annotations.clone().unwrap_or_default();
+    let tracked: BTreeSet<&str> = have_annotations
+        .get(NODE_LABELS_FROM_MACHINE_ANNOTATION)
+        .map(|v| v.split(',').filter(|k| !k.is_empty()).collect())
+        .unwrap_or_default();
+
+    let mut labels = Map::new();
+    for (k, v) in &want {
+        if have_labels.get(*k).map(String::as_str) != Some(*v) {
+            labels.insert((*k).to_string(), json!(v));
+        }
+    }
+    for k in tracked
+        .iter()
+        .filter(|k| !want.contains_key(*k) && have_labels.contains_key(**k))
+    {
+        labels.insert((*k).to_string(), Value::Null);
+    }
+
+    let keys: Vec<&str> = want.keys().copied().collect();
+    let mut annotations_wanted = vec![
+        (NODE_CLUSTER_NAME_ANNOTATION, m.spec.cluster_name.clone()),
+        (
+            NODE_CLUSTER_NAMESPACE_ANNOTATION,
+            m.namespace().unwrap_or_default(),
+        ),
+        (NODE_MACHINE_ANNOTATION, m.name_any()),
+        (NODE_LABELS_FROM_MACHINE_ANNOTATION, keys.join(",")),
+    ];
+    if let Some(o) = owner::get_controller(&m.metadata) {
+        annotations_wanted.push((NODE_OWNER_KIND_ANNOTATION, o.kind.clone()));
+        annotations_wanted.push((NODE_OWNER_NAME_ANNOTATION, o.name.clone()));
+    }
+    let mut annotations = Map::new();
+    for (k, v) in annotations_wanted {
+        if have_annotations.get(k) != Some(&v) {
+            annotations.insert(k.to_string(), json!(v));
+        }
+    }
+
+    let mut metadata = Map::new();
+    if !labels.is_empty() {
+        metadata.insert("labels".into(), Value::Object(labels));
+    }
+    if !annotations.is_empty() {
+        metadata.insert("annotations".into(), Value::Object(annotations));
+    }
+    let taints = node.spec.as_ref().and_then(|s| s.taints.as_ref());
+    let uninitialized = |t: &&k8s_openapi::api::core::v1::Taint| {
+        t.key == NODE_UNINITIALIZED_TAINT && t.effect == "NoSchedule"
+    };
+    let mut patch = Map::new();
+    if let Some(ts) = taints.filter(|ts| ts.iter().any(|t| uninitialized(&t))) {
+        let kept: Vec<_> = ts.iter().filter(|t| !uninitialized(t)).collect();
+        patch.insert("spec".into(), json!({ "taints": kept }));
+    }
+    if metadata.is_empty() && patch.is_empty() {
+        return None;
+    }
+    metadata.insert(
+        "resourceVersion".into(),
+        json!(node.metadata.resource_version),
+    );
+    patch.insert("metadata".into(), Value::Object(metadata));
+    Some(Value::Object(patch))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::{NodeSpec, Taint};
+
+    fn cond(type_: &str, status: &str) -> NodeCondition {
+        NodeCondition {
+            type_: type_.into(),
+            status: status.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn health_from_conditions() {
+        let ok = [
+            cond("Ready", "True"),
+            cond("MemoryPressure", "False"),
+            cond("DiskPressure", "False"),
+        ];
+        assert_eq!(health(&ok), Health::Healthy);
+        let pressure = [cond("Ready", "True"), cond("DiskPressure", "True")];
+        assert!(
+            matches!(health(&pressure), Health::Unhealthy(m) if m.contains("DiskPressure is True"))
+        );
+        assert!(matches!(
+            health(&[cond("Ready", "False")]),
+            Health::Unhealthy(_)
+        ));
+        assert!(matches!(
+            health(&[cond("Ready", "Unknown")]),
+            Health::Unknown(_)
+        ));
+        assert!(matches!(health(&[]), Health::Unknown(_)));
+        let mixed = [cond("Ready", "Unknown"), cond("PIDPressure", "True")];
+        assert!(matches!(health(&mixed), Health::Unhealthy(_)));
+    }
+
+    #[test]
+    fn node_label_filter() {
+        assert!(is_node_label("node-role.kubernetes.io/worker"));
+        assert!(is_node_label("node-restriction.kubernetes.io/zone"));
+        assert!(is_node_label("example.node-restriction.kubernetes.io/x"));
+        assert!(is_node_label("node.cluster.x-k8s.io/pool"));
+        assert!(is_node_label("a.b.node.cluster.x-k8s.io/pool"));
+        assert!(!is_node_label("xnode.cluster.x-k8s.io/pool"));
+        assert!(!is_node_label("cluster.x-k8s.io/cluster-name"));
+        assert!(!is_node_label("app"));
+        assert!(!is_node_label("kubernetes.io/hostname"));
+    }
+
+    fn machine() -> Machine {
+        let mut m = Machine::new("m1", Default::default());
+        m.metadata.namespace = Some("ns".into());
+        m.spec.cluster_name = "c1".into();
+        m.metadata.labels = Some(
+            [
+                ("node-role.kubernetes.io/worker", ""),
+                ("app", "x"),
+                ("node.cluster.x-k8s.io/pool", "a"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        );
+        m
+    }
+
+    #[test]
+    fn node_patch_is_minimal_and_converges() {
+        let m = machine();
+        let mut node = Node::default();
+        node.metadata.name = Some("m1".into());
+        node.metadata.resource_version = Some("5".into());
+        node.metadata.labels =
+            Some([("kubernetes.io/hostname".to_string(), "m1".to_string())].into());
+        node.spec = Some(NodeSpec {
+            taints: Some(vec![
+                Taint {
+                    key: NODE_UNINITIALIZED_TAINT.into(),
+                    effect: "NoSchedule".into(),
+                    ..Default::default()
+                },
+                Taint {
+                    key: "keep".into(),
+                    effect: "NoExecute".into(),
+                    ..Default::default()
+                },
+            ]),
+            ..Default::default()
+        });
+        let p = node_patch(&node, &m, false).unwrap();
+        assert_eq!(
+            p["metadata"]["labels"],
+            json!({"node-role.kubernetes.io/worker": "", "node.cluster.x-k8s.io/pool": "a"})
+        );
+        assert_eq!(p["metadata"]["annotations"][NODE_MACHINE_ANNOTATION], "m1");
+        assert_eq!(
+            p["metadata"]["annotations"][NODE_LABELS_FROM_MACHINE_ANNOTATION],
+            "node-role.kubernetes.io/worker,node.cluster.x-k8s.io/pool"
+        );
+        assert_eq!(p["metadata"]["resourceVersion"], "5");
+        assert_eq!(p["spec"]["taints"].as_array().unwrap().len(), 1);
+
+        // Apply the patch by hand: nothing more to do afterwards.
+        let mut synced = node.clone();
+        let labels = synced.metadata.labels.get_or_insert_with(Default::default);
+        for (k, v) in p["metadata"]["labels"].as_object().unwrap() {
+            labels.insert(k.clone(), v.as_str().unwrap().to_string());
+        }
+        let annotations = synced
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default);
+        for (k, v) in p["metadata"]["annotations"].as_object().unwrap() {
+            annotations.insert(k.clone(), v.as_str().unwrap().to_string());
+        }
+        synced
+            .spec
+            .as_mut()
+            .unwrap()
+            .taints
+            .as_mut()
+            .unwrap()
+            .retain(|t| t.key == "keep");
+        assert_eq!(node_patch(&synced, &m, false), None);
+
+        // A label the Machine no longer has is removed, since an earlier sync added it.
+        let mut fewer = m.clone();
+        fewer
+            .metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .remove("node.cluster.x-k8s.io/pool");
+        let p = node_patch(&synced, &fewer, false).unwrap();
+        assert_eq!(
+            p["metadata"]["labels"],
+            json!({"node.cluster.x-k8s.io/pool": null})
+        );
+        assert_eq!(
+            p["metadata"]["annotations"][NODE_LABELS_FROM_MACHINE_ANNOTATION],
+            "node-role.kubernetes.io/worker"
+        );
+    }
+
+    #[test]
+    fn field_selector_escaping() {
+        assert_eq!(escape_field_value("in-memory://m1"), "in-memory://m1");
+        assert_eq!(escape_field_value("a=b,c\\"), "a\\=b\\,c\\\\");
+    }
+}
