@@ -487,14 +487,18 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
     })
     .await;
 
-    // Settled: reconciles of an idle deployment write nothing.
-    let before = (writes("machineset"), writes("machinedeployment"));
+    // Settled (the last status changes have rippled from Machines to the set to the
+    // deployment), an idle deployment makes no writes at all.
+    let counts = || (writes("machineset"), writes("machinedeployment"));
+    eventually("the controllers to go quiet", WAIT, || async {
+        let seen = counts();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        (counts() == seen).then_some(())
+    })
+    .await;
+    let before = counts();
     tokio::time::sleep(Duration::from_secs(5)).await;
-    assert_eq!(
-        (writes("machineset"), writes("machinedeployment")),
-        before,
-        "idle controllers wrote"
-    );
+    assert_eq!(counts(), before, "idle controllers wrote");
 
     // A new infrastructure template makes a new set (revision 2); going back reuses the
     // first set, which becomes revision 3 and remembers revision 1.

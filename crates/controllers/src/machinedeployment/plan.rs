@@ -39,7 +39,8 @@ fn order(a: &MachineSet, b: &MachineSet) -> Ordering {
 }
 
 impl Plan {
-    /// Sorts the sets and finds the one running the deployment's template. With
+    /// Sorts the sets and finds the one running the deployment's template (a set being
+    /// deleted does not count: it must be replaced). With
     /// `rolloutAfter` passed, only a set created at or after it qualifies, so every
     /// Machine created before gets replaced.
     pub fn new(md: &MachineDeployment, mut sets: Vec<Arc<MachineSet>>, now: Timestamp) -> Self {
@@ -51,7 +52,8 @@ impl Plan {
             .map(|t| t.0)
             .filter(|t| now >= *t);
         let current = sets.iter().position(|ms| {
-            template::equal(&ms.spec.template, &md.spec.template)
+            ms.metadata.deletion_timestamp.is_none()
+                && template::equal(&ms.spec.template, &md.spec.template)
                 && rollout_after.is_none_or(|after| {
                     ms.metadata
                         .creation_timestamp

@@ -39,13 +39,15 @@ pub struct Expectations {
 }
 
 impl Expectations {
-    pub fn expect_create(&self, owner: &str, name: &str) {
+    /// Records a creation; false when the same name is already pending (pick another).
+    pub fn expect_create(&self, owner: &str, name: &str) -> bool {
         self.owners
             .lock()
             .entry(owner.to_string())
             .or_default()
             .creates
-            .insert(name.to_string(), Instant::now());
+            .insert(name.to_string(), Instant::now())
+            .is_none()
     }
 
     pub fn expect_delete(&self, owner: &str, name: &str) {
@@ -122,8 +124,9 @@ mod tests {
     #[test]
     fn pending_until_seen_or_expired() {
         let e = Expectations::default();
-        e.expect_create("ns/ms", "m1");
-        e.expect_create("ns/ms", "m2");
+        assert!(e.expect_create("ns/ms", "m1"));
+        assert!(e.expect_create("ns/ms", "m2"));
+        assert!(!e.expect_create("ns/ms", "m2"));
         e.expect_delete("ns/ms", "old");
         let o = e.outstanding("ns/ms", |n| n == "m1", |_| false);
         assert_eq!(o.creates, ["m2"]);

@@ -362,13 +362,13 @@ fn outstanding(st: &State, key: &str, owned: &[Arc<Machine>]) -> Outstanding {
 async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> Result<()> {
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
     let api: Api<Machine> = st.ctx.api(ns);
-    let labels = machines::machine_labels(ms);
-    let annotations = machines::machine_annotations(ms);
+    let wanted = propagate::Propagated::new(ms);
     for m in owned {
-        let want = propagate::desired_machine(ms, m);
-        let metadata_changed = want.metadata.labels != m.metadata.labels
-            || want.metadata.annotations != m.metadata.annotations;
-        if want != **m {
+        let mut metadata_changed = false;
+        if !wanted.is_applied(m) {
+            let want = wanted.apply(m);
+            metadata_changed = want.metadata.labels != m.metadata.labels
+                || want.metadata.annotations != m.metadata.annotations;
             match apply_changes(&api, NAME, m, &want).await {
                 Ok(_) => {}
                 Err(e) if e.is_not_found() => continue,
@@ -388,8 +388,8 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
                 NAME,
                 ns,
                 r,
-                &labels,
-                &annotations,
+                &wanted.labels,
+                &wanted.annotations,
                 metadata_changed,
             )
             .await?;

@@ -17,41 +17,85 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 
-use super::machines::{machine_annotations, machine_labels};
 use crate::context::Context;
 use crate::external;
 use crate::framework::{Result, metrics, patch};
 
-/// The Machine as the set wants it. A deleting Machine only gets the timeouts (they
-/// govern its deletion); others also get the set's labels, annotations and finalizer.
-pub fn desired_machine(ms: &MachineSet, m: &Machine) -> Machine {
-    let mut want = m.clone();
-    if m.metadata.deletion_timestamp.is_none() {
-        merge_into(&mut want.metadata.labels, machine_labels(ms));
-        merge_into(&mut want.metadata.annotations, machine_annotations(ms));
-        patch::add_finalizer(&mut want, MACHINE_FINALIZER);
-    }
-    let tpl = &ms.spec.template.spec;
-    want.spec.node_drain_timeout = tpl.node_drain_timeout.clone();
-    want.spec.node_volume_detach_timeout = tpl.node_volume_detach_timeout.clone();
-    // Machine admission defaults an unset deletion timeout; wanting the default keeps
-    // the two from undoing each other on every reconcile.
-    want.spec.node_deletion_timeout = Some(
-        tpl.node_deletion_timeout
-            .clone()
-            .unwrap_or_else(|| DEFAULT_NODE_DELETION_TIMEOUT.to_string()),
-    );
-    want
+/// What the set propagates to each of its Machines, computed once per reconcile.
+pub struct Propagated<'a> {
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub node_drain_timeout: Option<&'a str>,
+    pub node_volume_detach_timeout: Option<&'a str>,
+    pub node_deletion_timeout: &'a str,
 }
 
-fn merge_into(target: &mut Option<BTreeMap<String, String>>, add: BTreeMap<String, String>) {
+impl<'a> Propagated<'a> {
+    pub fn new(ms: &'a MachineSet) -> Self {
+        let tpl = &ms.spec.template.spec;
+        Self {
+            labels: super::machines::machine_labels(ms),
+            annotations: super::machines::machine_annotations(ms),
+            node_drain_timeout: tpl.node_drain_timeout.as_deref(),
+            node_volume_detach_timeout: tpl.node_volume_detach_timeout.as_deref(),
+            // Machine admission defaults an unset deletion timeout; wanting the default
+            // keeps the two from undoing each other on every reconcile.
+            node_deletion_timeout: tpl
+                .node_deletion_timeout
+                .as_deref()
+                .unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT),
+        }
+    }
+
+    /// True when the Machine already has everything (checked without copying it: this
+    /// runs for every Machine on every reconcile).
+    pub fn is_applied(&self, m: &Machine) -> bool {
+        let spec = &m.spec;
+        let timeouts = spec.node_drain_timeout.as_deref() == self.node_drain_timeout
+            && spec.node_volume_detach_timeout.as_deref() == self.node_volume_detach_timeout
+            && spec.node_deletion_timeout.as_deref() == Some(self.node_deletion_timeout);
+        if m.metadata.deletion_timestamp.is_some() {
+            return timeouts;
+        }
+        timeouts
+            && contains(m.metadata.labels.as_ref(), &self.labels)
+            && contains(m.metadata.annotations.as_ref(), &self.annotations)
+            && m.metadata
+                .finalizers
+                .iter()
+                .flatten()
+                .any(|f| f == MACHINE_FINALIZER)
+    }
+
+    /// The Machine as the set wants it. A deleting Machine only gets the timeouts (they
+    /// govern its deletion); others also get the labels, annotations and finalizer.
+    pub fn apply(&self, m: &Machine) -> Machine {
+        let mut want = m.clone();
+        if m.metadata.deletion_timestamp.is_none() {
+            merge_into(&mut want.metadata.labels, &self.labels);
+            merge_into(&mut want.metadata.annotations, &self.annotations);
+            patch::add_finalizer(&mut want, MACHINE_FINALIZER);
+        }
+        want.spec.node_drain_timeout = self.node_drain_timeout.map(str::to_string);
+        want.spec.node_volume_detach_timeout = self.node_volume_detach_timeout.map(str::to_string);
+        want.spec.node_deletion_timeout = Some(self.node_deletion_timeout.to_string());
+        want
+    }
+}
+
+fn contains(have: Option<&BTreeMap<String, String>>, want: &BTreeMap<String, String>) -> bool {
+    want.iter()
+        .all(|(k, v)| have.and_then(|h| h.get(k)) == Some(v))
+}
+
+fn merge_into(target: &mut Option<BTreeMap<String, String>>, add: &BTreeMap<String, String>) {
     if add.is_empty() {
         return;
     }
     let t = target.get_or_insert_with(BTreeMap::new);
     for (k, v) in add {
-        if t.get(&k) != Some(&v) {
-            t.insert(k, v);
+        if t.get(k) != Some(v) {
+            t.insert(k.clone(), v.clone());
         }
     }
 }
@@ -67,36 +111,59 @@ pub fn missing(
         .collect()
 }
 
-/// Metadata of a referenced object from the informer caches, for the kinds drydock
-/// caches. `Some(None)` means a cached kind whose object is not (yet) cached.
-fn cached_metadata(
+/// A referenced object's metadata as far as the informer caches know it.
+enum Cached {
+    /// A kind drydock does not cache.
+    Unknown,
+    /// A cached kind; the object is not (yet) in the cache or is being deleted.
+    Absent,
+    /// The entries the object lacks.
+    Missing(BTreeMap<String, String>, BTreeMap<String, String>),
+}
+
+fn lacks(
+    meta: &ObjectMeta,
+    labels: &BTreeMap<String, String>,
+    annotations: &BTreeMap<String, String>,
+) -> Cached {
+    if meta.deletion_timestamp.is_some() {
+        return Cached::Absent;
+    }
+    Cached::Missing(
+        missing(meta.labels.as_ref(), labels),
+        missing(meta.annotations.as_ref(), annotations),
+    )
+}
+
+fn from_cache(
     ctx: &Context,
     namespace: &str,
     r: &ObjectReference,
-) -> Option<Option<ObjectMeta>> {
+    labels: &BTreeMap<String, String>,
+    annotations: &BTreeMap<String, String>,
+) -> Cached {
     let group = r
         .api_version
         .as_deref()
         .map(drydock_api::capi::owner::api_group)
         .unwrap_or_default();
     let name = r.name.as_deref().unwrap_or_default();
-    match (group, r.kind.as_deref().unwrap_or_default()) {
-        ("infrastructure.cluster.x-k8s.io", "InMemoryMachine") => Some(
-            ctx.informers
-                .inmemory_machines
-                .store
-                .get(&ObjectRef::new(name).within(namespace))
-                .map(|o| o.metadata.clone()),
-        ),
-        ("bootstrap.cluster.x-k8s.io", "KubeadmConfig") => Some(
-            ctx.informers
-                .kubeadm_configs
-                .store
-                .get(&ObjectRef::new(name).within(namespace))
-                .map(|o| o.metadata.clone()),
-        ),
-        _ => None,
-    }
+    let found = match (group, r.kind.as_deref().unwrap_or_default()) {
+        ("infrastructure.cluster.x-k8s.io", "InMemoryMachine") => ctx
+            .informers
+            .inmemory_machines
+            .store
+            .get(&ObjectRef::new(name).within(namespace))
+            .map(|o| lacks(&o.metadata, labels, annotations)),
+        ("bootstrap.cluster.x-k8s.io", "KubeadmConfig") => ctx
+            .informers
+            .kubeadm_configs
+            .store
+            .get(&ObjectRef::new(name).within(namespace))
+            .map(|o| lacks(&o.metadata, labels, annotations)),
+        _ => return Cached::Unknown,
+    };
+    found.unwrap_or(Cached::Absent)
 }
 
 /// Adds the set's labels and annotations to a Machine's infrastructure machine or
@@ -112,20 +179,18 @@ pub async fn sync_referenced(
     annotations: &BTreeMap<String, String>,
     changed: bool,
 ) -> Result<()> {
-    let meta = match cached_metadata(ctx, namespace, r) {
-        Some(Some(meta)) => meta,
-        Some(None) => return Ok(()),
-        None if !changed => return Ok(()),
-        None => match external::get(&ctx.client, namespace, r).await? {
-            Some(obj) => obj.metadata,
+    let (add_labels, add_annotations) = match from_cache(ctx, namespace, r, labels, annotations) {
+        Cached::Missing(l, a) => (l, a),
+        Cached::Absent => return Ok(()),
+        Cached::Unknown if !changed => return Ok(()),
+        Cached::Unknown => match external::get(&ctx.client, namespace, r).await? {
+            Some(obj) => match lacks(&obj.metadata, labels, annotations) {
+                Cached::Missing(l, a) => (l, a),
+                _ => return Ok(()),
+            },
             None => return Ok(()),
         },
     };
-    if meta.deletion_timestamp.is_some() {
-        return Ok(());
-    }
-    let add_labels = missing(meta.labels.as_ref(), labels);
-    let add_annotations = missing(meta.annotations.as_ref(), annotations);
     if add_labels.is_empty() && add_annotations.is_empty() {
         return Ok(());
     }
@@ -181,7 +246,10 @@ mod tests {
         let mut m = Machine::new("m", MachineSpec::default());
         m.metadata.labels = Some([("user".to_string(), "mine".to_string())].into());
         m.spec.node_volume_detach_timeout = Some("1m".into());
-        let want = desired_machine(&ms, &m);
+        let p = Propagated::new(&ms);
+        assert!(!p.is_applied(&m));
+        let want = p.apply(&m);
+        assert!(p.is_applied(&want));
         let labels = want.metadata.labels.clone().unwrap_or_default();
         assert_eq!(labels["user"], "mine");
         assert_eq!(labels["role"], "worker");
@@ -194,7 +262,7 @@ mod tests {
         assert_eq!(want.spec.node_volume_detach_timeout, None);
         assert_eq!(want.spec.node_deletion_timeout.as_deref(), Some("10s"));
         // Propagating again changes nothing.
-        assert_eq!(desired_machine(&ms, &want), want);
+        assert_eq!(p.apply(&want), want);
     }
 
     #[test]
@@ -202,7 +270,9 @@ mod tests {
         let ms = ms();
         let mut m = Machine::new("m", MachineSpec::default());
         m.metadata.deletion_timestamp = Some(drydock_api::capi::conditions::now());
-        let want = desired_machine(&ms, &m);
+        let p = Propagated::new(&ms);
+        let want = p.apply(&m);
+        assert!(p.is_applied(&want));
         assert_eq!(want.metadata.labels, None);
         assert_eq!(want.metadata.finalizers, None);
         assert_eq!(want.spec.node_drain_timeout.as_deref(), Some("5m"));

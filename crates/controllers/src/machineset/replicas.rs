@@ -16,6 +16,7 @@ use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::Api;
+use kube::runtime::reflector::ObjectRef;
 use parking_lot::Mutex;
 
 use super::State;
@@ -33,6 +34,8 @@ use crate::framework::{Error, Result, patch};
 
 /// Machines created at once by one reconcile; each takes three API calls.
 const CREATE_CONCURRENCY: usize = 8;
+/// Random names tried before giving up on finding an unused one.
+const NAME_ATTEMPTS: usize = 5;
 
 /// What scaling a set decided, for the caller's requeue.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -141,20 +144,37 @@ async fn create(st: &State, ms: &mut MachineSet, count: usize) -> Result<()> {
     }
 }
 
+/// A new Machine name no cached Machine and no pending creation uses (the infrastructure
+/// machine and bootstrap config are named after it, so a clash would share them). The
+/// name is recorded as a pending creation.
+fn unused_name(st: &State, ms: &MachineSet, ns: &str, key: &str) -> Result<String> {
+    for _ in 0..NAME_ATTEMPTS {
+        let name = machine_name(ms, &random_suffix())
+            .map_err(|e| Error::other(format!("machine naming template: {e}")))?;
+        let cached = st
+            .ctx
+            .informers
+            .machines
+            .store
+            .get(&ObjectRef::new(&name).within(ns))
+            .is_some();
+        if !cached && st.expectations.expect_create(key, &name) {
+            return Ok(name);
+        }
+    }
+    Err(Error::other(format!(
+        "no unused Machine name after {NAME_ATTEMPTS} attempts (does the naming template use {{{{ .random }}}}?)"
+    )))
+}
+
 /// Clones the bootstrap config and the infrastructure machine, then creates the Machine.
 /// Clones of a failed creation are deleted (best effort; they are owned by the set, so
 /// garbage collection removes leftovers with it).
 async fn create_one(st: &State, ms: &MachineSet) -> Result<String, CreateFailure> {
     let fail = |reason, error| CreateFailure { reason, error };
-    let name = machine_name(ms, &random_suffix()).map_err(|e| {
-        fail(
-            MACHINE_CREATION_FAILED,
-            Error::other(format!("naming template: {e}")),
-        )
-    })?;
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
     let key = super::key(ms);
-    st.expectations.expect_create(&key, &name);
+    let name = unused_name(st, ms, ns, &key).map_err(|e| fail(MACHINE_CREATION_FAILED, e))?;
     let result = clone_and_create(st, ms, ns, &name).await;
     if result.is_err() {
         st.expectations.cancel_create(&key, &name);
