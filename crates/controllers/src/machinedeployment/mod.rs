@@ -277,7 +277,11 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
         cleanup(&st, &want, &plan).await?;
     }
     let api: Api<MachineDeployment> = st.ctx.api(&ns);
-    apply_changes(&api, NAME, &md, &want).await?;
+    // Comparing is much cheaper than the serialisation a diff needs; most reconciles
+    // change nothing.
+    if want != *md {
+        apply_changes(&api, NAME, &md, &want).await?;
+    }
     if let Some(e) = deferred {
         return Err(e);
     }

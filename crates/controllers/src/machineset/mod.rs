@@ -190,7 +190,11 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     status::set_machines_ready(&mut want, &owned, cond_time.clone());
     want.set_ready_summary(status::READY_SUMMARY, cond_time);
     let api: Api<MachineSet> = st.ctx.api(&ns);
-    apply_changes(&api, NAME, &ms, &want).await?;
+    // Comparing is much cheaper than the serialisation a diff needs; most reconciles
+    // change nothing.
+    if want != *ms {
+        apply_changes(&api, NAME, &ms, &want).await?;
+    }
     let scaled = scaled?;
 
     let deleting = scaled == Scale::Down

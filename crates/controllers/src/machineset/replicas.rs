@@ -81,7 +81,17 @@ pub async fn sync(
             tracing::debug!(machineset = ?ms.metadata.name, "machine creation is disabled by annotation");
             return Ok(Scale::Steady);
         }
-        create(st, ms, diff as usize).await?;
+        if let Err(f) = create(st, ms, diff as usize).await {
+            let message = f.error.to_string();
+            ms.mark_false(
+                MACHINES_CREATED,
+                f.reason,
+                Severity::Error,
+                &message,
+                cond_now(),
+            );
+            return Err(f.error);
+        }
         return Ok(Scale::Up);
     }
     if diff < 0 {
@@ -96,10 +106,10 @@ struct CreateFailure {
     error: Error,
 }
 
-async fn create(st: &State, ms: &mut MachineSet, count: usize) -> Result<()> {
-    let frozen: &MachineSet = ms;
+/// Creates `count` Machines; the last failure is returned after all were tried.
+async fn create(st: &State, ms: &MachineSet, count: usize) -> Result<(), CreateFailure> {
     let results: Vec<Result<String, CreateFailure>> = futures::stream::iter(0..count)
-        .map(|_| create_one(st, frozen))
+        .map(|_| create_one(st, ms))
         .buffer_unordered(CREATE_CONCURRENCY)
         .collect()
         .await;
@@ -107,41 +117,17 @@ async fn create(st: &State, ms: &mut MachineSet, count: usize) -> Result<()> {
     for r in results {
         match r {
             Ok(name) => {
-                st.ctx
-                    .events
-                    .normal(
-                        &*ms,
-                        "SuccessfulCreate",
-                        format!("Created machine {name:?}"),
-                    )
-                    .await;
+                let note = format!("Created machine {name:?}");
+                st.ctx.events.normal(ms, "SuccessfulCreate", note).await;
             }
             Err(f) => {
-                st.ctx
-                    .events
-                    .warning(
-                        &*ms,
-                        "FailedCreate",
-                        format!("Failed to create machine: {}", f.error),
-                    )
-                    .await;
+                let note = format!("Failed to create machine: {}", f.error);
+                st.ctx.events.warning(ms, "FailedCreate", note).await;
                 failure = Some(f);
             }
         }
     }
-    match failure {
-        None => Ok(()),
-        Some(f) => {
-            ms.mark_false(
-                MACHINES_CREATED,
-                f.reason,
-                Severity::Error,
-                &f.error.to_string(),
-                cond_now(),
-            );
-            Err(f.error)
-        }
-    }
+    failure.map_or(Ok(()), Err)
 }
 
 /// A new Machine name no cached Machine and no pending creation uses (the infrastructure
