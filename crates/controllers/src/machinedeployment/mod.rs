@@ -519,3 +519,43 @@ async fn cleanup(st: &State, md: &MachineDeployment, plan: &Plan) -> Result<()> 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drydock_api::capi::core::{MachineSetSpec, MachineSpec};
+    use kube::runtime::reflector::store::Writer;
+    use kube::runtime::watcher::Event;
+
+    #[test]
+    fn a_deleting_machine_of_a_vanished_set_wakes_its_deployment() {
+        let mut writer: Writer<MachineSet> = Writer::default();
+        let mut live = MachineSet::new("live", MachineSetSpec::default());
+        live.metadata.namespace = Some("ns".into());
+        live.metadata.uid = Some("uid-live".into());
+        writer.apply_watcher_event(&Event::Apply(live.clone()));
+        let mut gone = live.clone();
+        gone.metadata.name = Some("gone".into());
+        gone.metadata.uid = Some("uid-gone".into());
+        let store = writer.as_reader();
+
+        let machine = |owner: &MachineSet, deleting: bool| {
+            let mut m = Machine::new("m", MachineSpec::default());
+            m.metadata.namespace = Some("ns".into());
+            m.metadata.labels =
+                Some([(DEPLOYMENT_NAME_LABEL.to_string(), "workers".to_string())].into());
+            m.metadata.owner_references = owner::controller_ref(owner).map(|r| vec![r]);
+            if deleting {
+                m.metadata.deletion_timestamp = Some(cond_now());
+            }
+            m
+        };
+        let refs = deployment_of_orphaned_machine(&machine(&gone, true), &store);
+        assert_eq!(
+            refs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            ["workers"]
+        );
+        assert!(deployment_of_orphaned_machine(&machine(&live, true), &store).is_empty());
+        assert!(deployment_of_orphaned_machine(&machine(&gone, false), &store).is_empty());
+    }
+}

@@ -401,3 +401,73 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drydock_api::capi::core::{MachineSetSpec, MachineSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    use kube::runtime::reflector::store::Writer;
+    use kube::runtime::watcher::Event;
+
+    fn set(name: &str, uid: &str, pool: &str) -> MachineSet {
+        let mut ms = MachineSet::new(
+            name,
+            MachineSetSpec {
+                cluster_name: "c1".into(),
+                selector: LabelSelector {
+                    match_labels: Some([("pool".to_string(), pool.to_string())].into()),
+                    match_expressions: None,
+                },
+                ..Default::default()
+            },
+        );
+        ms.metadata.namespace = Some("ns".into());
+        ms.metadata.uid = Some(uid.into());
+        ms
+    }
+
+    fn machine(pool: &str) -> Machine {
+        let mut m = Machine::new(
+            "m",
+            MachineSpec {
+                cluster_name: "c1".into(),
+                ..Default::default()
+            },
+        );
+        m.metadata.namespace = Some("ns".into());
+        m.metadata.labels = Some([("pool".to_string(), pool.to_string())].into());
+        m
+    }
+
+    #[tokio::test]
+    async fn machine_events_go_to_the_controller_or_selecting_sets() {
+        let mut writer: Writer<MachineSet> = Writer::default();
+        let (a, b) = (set("a", "uid-a", "x"), set("b", "uid-b", "y"));
+        writer.apply_watcher_event(&Event::Init);
+        writer.apply_watcher_event(&Event::InitApply(a.clone()));
+        writer.apply_watcher_event(&Event::InitApply(b.clone()));
+        writer.apply_watcher_event(&Event::InitDone);
+        let index = ClusterIndex::new(writer.as_reader());
+        index.ensure_seeded().await;
+        let names = |refs: Vec<ObjectRef<MachineSet>>| -> Vec<String> {
+            refs.into_iter().map(|r| r.name).collect()
+        };
+
+        // An orphan goes to the sets selecting it.
+        assert_eq!(names(sets_for_machine(&machine("y"), &index)), ["b"]);
+        // A controlled Machine goes to its controller only, selected or not.
+        let mut owned = machine("y");
+        owned.metadata.owner_references = owner::controller_ref(&a).map(|r| vec![r]);
+        assert_eq!(names(sets_for_machine(&owned, &index)), ["a"]);
+        // Controlled by something else, or a deleting orphan: nobody.
+        let mut other = machine("y");
+        let mut cluster = Cluster::new("c1", Default::default());
+        cluster.metadata.uid = Some("uid-c1".into());
+        other.metadata.owner_references = owner::controller_ref(&cluster).map(|r| vec![r]);
+        assert!(sets_for_machine(&other, &index).is_empty());
+        let mut deleting = machine("y");
+        deleting.metadata.deletion_timestamp = Some(cond_now());
+        assert!(sets_for_machine(&deleting, &index).is_empty());
+    }
+}
