@@ -120,6 +120,11 @@ impl ApiServer {
         }
     }
 
+    /// Whether this server hosts the logical cluster `name`.
+    pub fn hosts(&self, name: &str) -> bool {
+        http::logical_cluster_exists(&self.api, name)
+    }
+
     /// The HTTP router serving the whole API.
     pub fn router(&self) -> axum::Router {
         http::router(self.server.clone())

@@ -92,12 +92,15 @@ impl Instance {
 /// Starts the core controllers and the in-memory provider in-process.
 fn start_controllers(server: &Arc<ApiServer>, addr: SocketAddr, settings: Settings) {
     let mgmt = server.client(None);
-    let base = format!("http://{addr}/clusters/");
     let srv = server.clone();
-    // Workload clusters hosted by this very server are reached in-process.
+    // Workload clusters hosted by this very server are reached in-process. They are
+    // recognised by their logical cluster path, not the port: a restart on another port
+    // leaves older kubeconfig secrets pointing at the previous one.
     let local: LocalConnector = Arc::new(move |url: &str| {
-        let name = url.strip_prefix(&base)?.trim_end_matches('/');
-        (!name.is_empty() && !name.contains('/')).then(|| srv.client(Some(name)))
+        let path = url.split_once("://").map_or(url, |(_, rest)| rest);
+        let path = &path[path.find('/')?..];
+        let name = path.strip_prefix("/clusters/")?.trim_end_matches('/');
+        (!name.is_empty() && !name.contains('/') && srv.hosts(name)).then(|| srv.client(Some(name)))
     });
     let ctx = Context::new(
         mgmt.clone(),

@@ -256,7 +256,7 @@ async fn handle(
 }
 
 /// A non-root logical cluster exists while its LogicalCluster object does.
-fn logical_cluster_exists(api: &Api, name: &str) -> bool {
+pub fn logical_cluster_exists(api: &Api, name: &str) -> bool {
     let Some(res) = api
         .registry
         .lookup(builtin::TENANCY_GROUP, "v1alpha1", "logicalclusters")

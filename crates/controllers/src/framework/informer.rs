@@ -1,21 +1,33 @@
 //! Shared informers: one watch and one in-memory store per kind, shared by every
-//! controller that reads or is triggered by that kind (kube-rs shared reflectors).
+//! controller that reads or is triggered by that kind.
+//!
+//! Each subscriber gets every applied *and deleted* object (kube-rs' shared reflector
+//! streams leave deletions out, so an owner would never hear that its child is gone).
 
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use kube::Resource;
 use kube::api::Api;
-use kube::runtime::reflector::{self, ReflectHandle, Store, store::Writer};
+use kube::runtime::reflector::{self, Store, store::Writer};
 use kube::runtime::{WatchStreamExt, watcher};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
+use tokio::sync::mpsc;
+
+/// Objects buffered per subscriber before the watch waits for it.
+const BUFFER: usize = 4096;
+
+struct Pending<K: Resource<DynamicType = ()> + Clone + 'static> {
+    writer: Writer<K>,
+    subscribers: Vec<mpsc::Sender<Arc<K>>>,
+}
 
 /// One kind's shared watch and store.
 pub struct Informer<K: Resource<DynamicType = ()> + Clone + 'static> {
     pub store: Store<K>,
-    writer: Mutex<Option<Writer<K>>>,
+    pending: Mutex<Option<Pending<K>>>,
     api: Api<K>,
 }
 
@@ -24,41 +36,45 @@ where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     pub fn new(api: Api<K>) -> Arc<Self> {
-        let (store, writer) = reflector::store_shared(4096);
-        Arc::new(Self {
-            store,
-            writer: Mutex::new(Some(writer)),
-            api,
-        })
+        let (store, writer) = reflector::store();
+        Arc::new(Self { store, pending: Mutex::new(Some(Pending { writer, subscribers: Vec::new() })), api })
     }
 
-    /// A stream of changed objects for a controller. Subscribe before [`Informer::start`].
-    pub fn subscribe(&self) -> ReflectHandle<K> {
-        let guard = self.writer.lock();
-        match guard.as_ref().and_then(Writer::subscribe) {
-            Some(h) => h,
+    /// A stream of changed (applied or deleted) objects for a controller. Subscribe before
+    /// [`Informer::start`].
+    pub fn subscribe(&self) -> impl Stream<Item = Arc<K>> + Send + 'static {
+        let (tx, rx) = mpsc::channel(BUFFER);
+        match self.pending.lock().as_mut() {
+            Some(p) => p.subscribers.push(tx),
             None => panic!("informer for {} subscribed after it started", K::kind(&())),
         }
+        tokio_stream::wrappers::ReceiverStream::new(rx)
     }
 
     /// Starts the watch (once). Store readers see objects after the initial list.
     pub fn start(&self) {
-        let Some(writer) = self.writer.lock().take() else {
-            return;
-        };
-        let stream = watcher(self.api.clone(), watcher::Config::default())
-            .default_backoff()
-            .reflect_shared(writer);
+        let Some(Pending { mut writer, subscribers }) = self.pending.lock().take() else { return };
+        let mut events = watcher(self.api.clone(), watcher::Config::default()).default_backoff().boxed();
         let kind = K::kind(&()).to_string();
         tokio::spawn(async move {
-            stream
-                .for_each(|ev| {
-                    if let Err(e) = ev {
+            while let Some(ev) = events.next().await {
+                let ev = match ev {
+                    Ok(ev) => ev,
+                    Err(e) => {
                         tracing::warn!(kind = %kind, error = %e, "watch error; retrying");
+                        continue;
                     }
-                    futures::future::ready(())
-                })
-                .await;
+                };
+                writer.apply_watcher_event(&ev);
+                let obj = match ev {
+                    watcher::Event::Apply(o) | watcher::Event::InitApply(o) | watcher::Event::Delete(o) => Arc::new(o),
+                    watcher::Event::Init | watcher::Event::InitDone => continue,
+                };
+                for s in &subscribers {
+                    // A gone subscriber (its controller stopped) is simply skipped.
+                    let _ = s.send(obj.clone()).await;
+                }
+            }
         });
     }
 
