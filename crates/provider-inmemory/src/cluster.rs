@@ -76,6 +76,15 @@ fn cluster_name(ic: &InMemoryCluster) -> Option<String> {
 }
 
 async fn reconcile(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<Action> {
+    // Errors of other objects carry context (and are no longer plain 404s): a 404 here is
+    // the object itself, deleted while this reconcile ran.
+    match reconcile_cluster(ic, p).await {
+        Err(e) if e.is_not_found() => Ok(Action::await_change()),
+        r => r,
+    }
+}
+
+async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<Action> {
     let ns = ic.namespace().unwrap_or_default();
     let api: Api<InMemoryCluster> = p.ctx.api(&ns);
     if ic.meta().deletion_timestamp.is_some() {
@@ -116,7 +125,9 @@ async fn reconcile(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<
             "kind": "LogicalCluster",
             "metadata": {"name": lc, "labels": {SIMULATES_LABEL: format!("{ns}.{}", ic.name_any())}},
         }))?;
-        create_if_absent(&logical_clusters(&p.host.client), NAME, &obj).await?;
+        create_if_absent(&logical_clusters(&p.host.client), NAME, &obj)
+            .await
+            .map_err(|e| Error::other(format!("creating logical cluster {lc}: {e}")))?;
     }
     let mut want = current.clone();
     want.status.get_or_insert_with(Default::default).ready = Some(true);

@@ -9,7 +9,7 @@
 //! so a restarted drydock resumes instead of starting over. Conditions record which objects
 //! exist, so they are not created twice.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,6 +31,7 @@ use kube::api::{Api, ListParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
+use parking_lot::Mutex;
 
 use crate::fabricate::{self, API_SERVER_COMPONENTS, ETCD, KUBE_SYSTEM, MachineFacts};
 use crate::index::{ClusterMachines, Gate};
@@ -63,7 +64,34 @@ const TIMER_SLACK: Duration = Duration::from_millis(2);
 struct MachineCtx {
     p: Arc<ProviderContext>,
     index: Arc<ClusterMachines>,
+    /// Workload objects created per machine (`namespace/name`) by this process. The
+    /// conditions say the same once written, but the next reconcile may still read the
+    /// machine from before that write; this keeps it from creating them again.
+    created: Mutex<HashMap<String, HashSet<&'static str>>>,
 }
+
+impl MachineCtx {
+    fn created(&self, key: &str, what: &'static str) -> bool {
+        self.created
+            .lock()
+            .get(key)
+            .is_some_and(|s| s.contains(what))
+    }
+
+    fn record(&self, key: &str, what: &'static str) {
+        self.created
+            .lock()
+            .entry(key.to_string())
+            .or_default()
+            .insert(what);
+    }
+}
+
+/// What [`MachineCtx::created`] tracks besides the condition types: kubeadm-config was
+/// uploaded; the machine joined an existing etcd cluster (so it ran `kubeadm join`, and
+/// uploads nothing).
+const KUBEADM_CONFIG_UPLOADED: &str = "KubeadmConfigUploaded";
+const JOINED: &str = "Joined";
 
 pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
     let ctx = &pctx.ctx;
@@ -95,6 +123,7 @@ pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
     let mctx = Arc::new(MachineCtx {
         p: pctx.clone(),
         index,
+        created: Mutex::new(HashMap::new()),
     });
     Box::pin(runner::run(NAME, c, queue, 64, mctx, reconcile))
 }
@@ -171,6 +200,15 @@ fn waiting(type_: &str, reason: &str, message: &str) -> Condition {
 }
 
 async fn reconcile(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Action> {
+    // Workload-cluster errors carry context (and are no longer plain 404s): a 404 here is
+    // the object itself, deleted while this reconcile ran.
+    match reconcile_machine(imm, c).await {
+        Err(e) if e.is_not_found() => Ok(Action::await_change()),
+        r => r,
+    }
+}
+
+async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Action> {
     let p = &c.p;
     let ns = imm.namespace().unwrap_or_default();
     let api: Api<InMemoryMachine> = p.ctx.api(&ns);
@@ -236,7 +274,8 @@ async fn reconcile(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Acti
         control_plane,
     };
     let mut want = current.clone();
-    let done = |t: &str| imm.is_condition_true(t);
+    let key = format!("{ns}/{name}");
+    let done = |t: &'static str| imm.is_condition_true(t) || c.created(&key, t);
 
     // VM.
     want.set_condition(if progress.vm {
@@ -255,6 +294,7 @@ async fn reconcile(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Acti
             lc.create(NAME, &fabricate::node(&facts, deadlines.node)?)
                 .await
                 .map_err(|e| context(e, "creating the Node"))?;
+            c.record(&key, NODE_PROVISIONED);
         }
         want.set_condition(true_at(NODE_PROVISIONED, deadlines.node));
     } else if progress.vm {
@@ -277,9 +317,13 @@ async fn reconcile(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Acti
         // etcd: join the existing members (or found the cluster) as kubeadm would.
         if progress.etcd {
             if !done(ETCD_PROVISIONED) {
-                create_etcd_member(&lc, &facts, etcd_at)
+                let founded = create_etcd_member(&lc, &facts, etcd_at)
                     .await
                     .map_err(|e| context(e, "creating the etcd member"))?;
+                c.record(&key, ETCD_PROVISIONED);
+                if !founded {
+                    c.record(&key, JOINED);
+                }
             }
             want.set_condition(true_at(ETCD_PROVISIONED, etcd_at));
         } else {
@@ -294,6 +338,7 @@ async fn reconcile(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Acti
                         .await
                         .map_err(|e| context(e, "creating the control plane pods"))?;
                 }
+                c.record(&key, API_SERVER_PROVISIONED);
             }
             want.set_condition(true_at(API_SERVER_PROVISIONED, api_at));
         } else {
@@ -303,33 +348,29 @@ async fn reconcile(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Acti
                 "the API server",
             ));
         }
-        // The first control plane to come up is the one that ran `kubeadm init`.
-        if progress.all_done() && !imm.status.as_ref().and_then(|s| s.ready).unwrap_or(false) {
+        // The machine that founded etcd ran `kubeadm init`: once it is up, kubeadm-config
+        // is uploaded. (After a restart whether it founded etcd is not known; the create
+        // is then idempotent.)
+        let ready = imm.status.as_ref().and_then(|s| s.ready).unwrap_or(false);
+        if progress.all_done()
+            && !ready
+            && !done(KUBEADM_CONFIG_UPLOADED)
+            && !c.created(&key, JOINED)
+        {
             lc.create(
                 NAME,
                 &fabricate::kubeadm_config(&cluster_name, facts.version),
             )
             .await
             .map_err(|e| context(e, "uploading kubeadm-config"))?;
+            c.record(&key, KUBEADM_CONFIG_UPLOADED);
         }
     }
     want.set_ready_summary(&summary, now());
-    let was_ready = current.status.as_ref().and_then(|s| s.ready) == Some(true);
     if progress.all_done() {
         want.status.get_or_insert_with(Default::default).ready = Some(true);
     }
     apply_changes(&api, NAME, &current, &want).await?;
-    if progress.all_done() && !was_ready {
-        let took = until(start, Timestamp::now());
-        p.ctx
-            .events
-            .normal(
-                &*imm,
-                "Provisioned",
-                format!("Machine provisioned in {took:.1?}"),
-            )
-            .await;
-    }
     Ok(match progress.next {
         Some(t) => Action::requeue(until(Timestamp::now(), t) + TIMER_SLACK),
         None => Action::await_change(),
@@ -353,12 +394,12 @@ fn context(e: Error, what: &str) -> Error {
 }
 
 /// Creates the `etcd-<node>` pod. Membership is read from the existing members' pods: the
-/// first member founds the cluster and leads it.
+/// first member founds the cluster and leads it. Returns whether this one founded it.
 async fn create_etcd_member(
     lc: &LogicalCluster,
     f: &MachineFacts<'_>,
     at: Timestamp,
-) -> Result<()> {
+) -> Result<bool> {
     let pods: Vec<Pod> = match lc
         .list(
             Some(KUBE_SYSTEM),
@@ -376,7 +417,7 @@ async fn create_etcd_member(
     let annotations = etcd::new_member_annotations(&existing, member_id, rand::random(), at);
     lc.create(NAME, &fabricate::static_pod(f, ETCD, annotations, at)?)
         .await?;
-    Ok(())
+    Ok(existing.members.is_empty())
 }
 
 /// Removes the machine's Node and static pods from the workload cluster (when it still
@@ -414,6 +455,7 @@ async fn reconcile_delete(
         }
         c.index.forget(&ns, &cluster, &name);
     }
+    c.created.lock().remove(&format!("{ns}/{name}"));
     let mut want = imm.clone();
     remove_finalizer(&mut want, FINALIZER);
     apply_changes(api, NAME, imm, &want).await?;

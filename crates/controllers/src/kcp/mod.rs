@@ -1,10 +1,626 @@
-//! (being written)
+//! The KubeadmControlPlane controller: a Cluster's control plane Machines, managed as one.
+//!
+//! A reconcile (upstream's §6.2, provisioning part):
+//! 1. wait for the Cluster's owner reference, add finalizer and cluster-name label;
+//! 2. wait for the Cluster's infrastructure and control plane endpoint, then write the
+//!    `<cluster>-kubeconfig` Secret ([`kubeconfig`]);
+//! 3. read the workload cluster once ([`health`]): Nodes, static pods, etcd membership;
+//! 4. move one step towards `spec.replicas` ([`scale`] decides, [`create`] builds Machines):
+//!    one Machine at a time, each only once every existing one is Ready with a healthy etcd
+//!    member; scale down removes the etcd member first, only when quorum is kept;
+//! 5. write the status ([`status`]) once, only what changed.
+//!
+//! Deletion ([`delete`]) waits for the cluster's workers, then deletes every Machine.
+//! Upgrades, rollouts and remediation hook in at step 4 (see [`scale::is_outdated`]).
 
+mod create;
+mod delete;
+pub mod health;
+mod index;
+pub mod kubeconfig;
+pub mod scale;
+pub mod status;
+
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use drydock_api::capi::conditions as conds;
+use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::keys::{
+    CLUSTER_NAME_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER, PAUSED_ANNOTATION, has_annotation,
+};
+use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::owner::{api_group, find_owner, get_controller, is_controlled_by};
+use futures::StreamExt;
+use kube::api::Api;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Resource, ResourceExt};
+use parking_lot::Mutex;
+
+use crate::etcd;
+use crate::framework::patch::{add_finalizer, apply_changes, delete_if_present};
+use crate::framework::runner::{self, Queue};
+use crate::framework::{Error, Result};
 use crate::{Context, Running};
+use health::Observed;
+use index::MachineIndex;
+
+/// Name of the controller in metrics and logs.
+pub const CONTROLLER: &str = "kubeadmcontrolplane";
+/// Recheck while waiting for a Machine to disappear: shared informer streams report
+/// updates, not deletions, so nothing else would wake the control plane.
+const GONE_RECHECK: Duration = Duration::from_secs(1);
+/// Recheck while the control plane is not stable (a Machine provisioning, a component
+/// unhealthy, the workload cluster unreachable). Machine updates normally come first; this
+/// only bounds the wait when the workload cluster changes on its own (upstream: 20 s).
+const UNSTABLE_RECHECK: Duration = Duration::from_secs(20);
+/// How long a Machine this controller created or deleted may take to show in the store.
+const EXPECTATION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A write of this controller the shared store has not reflected yet.
+#[derive(Clone, Debug)]
+enum Pending {
+    Created(String, Instant),
+    Deleted(String, Instant),
+}
+
+/// The controller's state beside the shared context.
+pub(crate) struct State {
+    ctx: Arc<Context>,
+    machines: MachineIndex,
+    kubeconfigs: kubeconfig::Written,
+    /// Per control plane (`namespace/name`): the Machine last created or deleted, until the
+    /// store shows it, so a reconcile on a stale store never creates a second Machine.
+    pending: Mutex<HashMap<String, Pending>>,
+}
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
-    let _ = ctx;
-    Box::pin(async {})
+    let state = Arc::new(State {
+        ctx: ctx.clone(),
+        machines: MachineIndex::default(),
+        kubeconfigs: kubeconfig::Written::default(),
+        pending: Mutex::new(HashMap::new()),
+    });
+    let queue = Queue::new(CONTROLLER);
+    let recorder = state.clone();
+    let machines = ctx
+        .informers
+        .machines
+        .subscribe()
+        .inspect(move |m| recorder.machines.record(m));
+    let c = Controller::for_shared_stream(
+        queue.track(ctx.informers.control_planes.subscribe()),
+        ctx.informers.control_planes.store.clone(),
+    )
+    .watches_shared_stream(machines, queue.map_to(owner_of))
+    .watches_shared_stream(
+        ctx.informers.clusters.subscribe(),
+        queue.map_to(control_plane_of),
+    );
+    Box::pin(runner::run(
+        CONTROLLER,
+        c,
+        queue,
+        ctx.settings.kcp_concurrency,
+        state,
+        reconcile,
+    ))
+}
+
+fn is_kcp_ref(api_version: &str, kind: &str) -> bool {
+    kind == "KubeadmControlPlane" && api_group(api_version) == "controlplane.cluster.x-k8s.io"
+}
+
+/// The KCP controlling a Machine.
+fn owner_of(m: &Machine) -> Vec<ObjectRef<KubeadmControlPlane>> {
+    get_controller(&m.metadata)
+        .filter(|o| is_kcp_ref(&o.api_version, &o.kind))
+        .map(|o| ObjectRef::new(&o.name).within(&m.namespace().unwrap_or_default()))
+        .into_iter()
+        .collect()
+}
+
+/// The KCP a Cluster points at.
+fn control_plane_of(c: &Cluster) -> Vec<ObjectRef<KubeadmControlPlane>> {
+    c.spec
+        .control_plane_ref
+        .as_ref()
+        .filter(|r| {
+            is_kcp_ref(
+                r.api_version.as_deref().unwrap_or_default(),
+                r.kind.as_deref().unwrap_or_default(),
+            )
+        })
+        .and_then(|r| r.name.as_deref())
+        .map(|n| ObjectRef::new(n).within(&c.namespace().unwrap_or_default()))
+        .into_iter()
+        .collect()
+}
+
+fn key(kcp: &KubeadmControlPlane) -> String {
+    format!("{}/{}", kcp.namespace().unwrap_or_default(), kcp.name_any())
+}
+
+fn is_deleting(m: &Machine) -> bool {
+    m.metadata.deletion_timestamp.is_some()
+}
+
+impl State {
+    /// Machines of `cluster` this control plane controls.
+    fn owned_machines(&self, kcp: &KubeadmControlPlane, cluster: &str) -> Vec<Arc<Machine>> {
+        let ns = kcp.namespace().unwrap_or_default();
+        self.machines
+            .machines(&ns, cluster, &self.ctx.informers.machines.store)
+            .into_iter()
+            .filter(|m| is_controlled_by(&m.metadata, kcp))
+            .collect()
+    }
+
+    /// How long to wait for the store to catch up with this controller's last write, if it
+    /// has not yet.
+    fn wait_for_store(&self, kcp: &KubeadmControlPlane, cluster: &str) -> Option<Duration> {
+        let k = key(kcp);
+        let ns = kcp.namespace().unwrap_or_default();
+        let mut pending = self.pending.lock();
+        let (name, since, seen) = match pending.get(&k)? {
+            Pending::Created(name, since) => {
+                let seen = self
+                    .ctx
+                    .informers
+                    .machines
+                    .store
+                    .get(&ObjectRef::new(name).within(&ns));
+                if seen.is_some() {
+                    self.machines.insert(&ns, cluster, name);
+                }
+                (name.clone(), *since, seen.is_some())
+            }
+            Pending::Deleted(name, since) => {
+                let m = self
+                    .ctx
+                    .informers
+                    .machines
+                    .store
+                    .get(&ObjectRef::new(name).within(&ns));
+                (name.clone(), *since, m.is_none_or(|m| is_deleting(&m)))
+            }
+        };
+        let waited = since.elapsed();
+        if seen || waited >= EXPECTATION_TIMEOUT {
+            if !seen {
+                tracing::warn!(control_plane = %k, machine = %name, "the Machine store did not reflect a write in time");
+            }
+            pending.remove(&k);
+            return None;
+        }
+        Some(EXPECTATION_TIMEOUT - waited)
+    }
+
+    fn expect(&self, kcp: &KubeadmControlPlane, p: Pending) {
+        self.pending.lock().insert(key(kcp), p);
+    }
+}
+
+fn paused(kcp: &KubeadmControlPlane, cluster: &Cluster) -> bool {
+    cluster.spec.paused == Some(true)
+        || has_annotation(cluster.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
+        || has_annotation(kcp.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
+}
+
+async fn reconcile(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Action> {
+    // Errors of other objects carry context (and are no longer plain 404s): a 404 here is
+    // the control plane itself, deleted while this reconcile ran.
+    match reconcile_control_plane(kcp, s).await {
+        Err(e) if e.is_not_found() => Ok(Action::await_change()),
+        r => r,
+    }
+}
+
+async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Action> {
+    let ns = kcp.namespace().unwrap_or_default();
+    let api: Api<KubeadmControlPlane> = s.ctx.api(&ns);
+    // The Cluster controller sets this owner reference; upstream waits for it.
+    let cluster_name =
+        find_owner(&kcp.metadata, "cluster.x-k8s.io", "Cluster").map(|o| o.name.clone());
+    let cluster = cluster_name.as_ref().and_then(|n| {
+        s.ctx
+            .informers
+            .clusters
+            .store
+            .get(&ObjectRef::new(n).within(&ns))
+    });
+    if kcp.meta().deletion_timestamp.is_some() {
+        return delete::reconcile(&s, &api, &kcp, cluster_name.as_deref()).await;
+    }
+    let (Some(cluster_name), Some(cluster)) = (cluster_name, cluster) else {
+        return Ok(Action::await_change());
+    };
+    if paused(&kcp, &cluster) {
+        return Ok(Action::await_change());
+    }
+
+    let mut want = (*kcp).clone();
+    add_finalizer(&mut want, KUBEADM_CONTROL_PLANE_FINALIZER);
+    want.labels_mut()
+        .insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
+    let current = if want.metadata != kcp.metadata {
+        apply_changes(&api, CONTROLLER, &kcp, &want).await?.0
+    } else {
+        (*kcp).clone()
+    };
+
+    let now = conds::now();
+    let infra_ready = cluster
+        .status
+        .as_ref()
+        .and_then(|s| s.infrastructure_ready)
+        .unwrap_or(false);
+    let server = kubeconfig::server_url(&cluster);
+    let Some(server) = server.filter(|_| infra_ready) else {
+        let mut want = current.clone();
+        let msg = if infra_ready {
+            "Waiting for the cluster's control plane endpoint"
+        } else {
+            "Waiting for the cluster's infrastructure"
+        };
+        status::waiting(&mut want, &cluster_name, msg, now);
+        apply_changes(&api, CONTROLLER, &current, &want).await?;
+        // The Cluster's changes wake this control plane.
+        return Ok(Action::await_change());
+    };
+    kubeconfig::ensure(
+        &s.ctx,
+        &s.kubeconfigs,
+        CONTROLLER,
+        &current,
+        &cluster,
+        &server,
+    )
+    .await?;
+
+    if let Some(wait) = s.wait_for_store(&current, &cluster_name) {
+        return Ok(Action::requeue(wait));
+    }
+    let machines = s.owned_machines(&current, &cluster_name);
+    let initialized = current.status.as_ref().and_then(|s| s.initialized) == Some(true);
+    let observed = if machines.is_empty() {
+        None
+    } else {
+        match s.ctx.workload.get(&ns, &cluster_name).await {
+            Ok(client) => health::observe(&client, !initialized).await,
+            Err(e) => Err(e),
+        }
+        .inspect_err(|e| tracing::debug!(cluster = %cluster_name, error = %e, "workload cluster not readable"))
+        .ok()
+    };
+
+    let step = scale_step(
+        &s,
+        &current,
+        &cluster,
+        &cluster_name,
+        &machines,
+        observed.as_ref(),
+    )
+    .await;
+    let (action, creation_failed) = match step {
+        // The status would describe the Machines as they were before this step; the
+        // created or deleting Machine's event brings the next reconcile, which writes it.
+        Ok(Next::MachinesChanged(a)) => return Ok(a),
+        Ok(Next::Wait(a)) => (a, None),
+        Err(Step::CreateFailed(msg)) => (Action::requeue(UNSTABLE_RECHECK), Some(msg)),
+        Err(Step::Failed(e)) => return Err(e),
+    };
+    let mut want = current.clone();
+    status::update(
+        &mut want,
+        &status::Inputs {
+            cluster: &cluster_name,
+            machines: &machines,
+            observed: observed.as_ref(),
+            creation_failed,
+            now,
+        },
+    );
+    let became_initialized =
+        !initialized && want.status.as_ref().and_then(|s| s.initialized) == Some(true);
+    apply_changes(&api, CONTROLLER, &current, &want).await?;
+    if became_initialized {
+        s.ctx
+            .events
+            .normal(
+                &current,
+                "ControlPlaneInitialized",
+                "kubeadm init finished on the first control plane Machine".into(),
+            )
+            .await;
+    }
+    Ok(action)
+}
+
+/// What a scaling step did.
+enum Next {
+    /// Nothing changed; look again then.
+    Wait(Action),
+    /// A Machine was created or deleted.
+    MachinesChanged(Action),
+}
+
+/// How a scaling step failed.
+enum Step {
+    /// Creating a Machine failed (reported in MachinesCreated, then retried).
+    CreateFailed(String),
+    Failed(Error),
+}
+
+impl From<Error> for Step {
+    fn from(e: Error) -> Self {
+        Step::Failed(e)
+    }
+}
+
+/// Why the control plane is not stable enough to change, if it is not: every Machine
+/// (but `except`) must be Ready with a ready Node, ready static pods and a healthy etcd
+/// member (upstream's preflight checks).
+fn unstable(
+    machines: &[Arc<Machine>],
+    observed: Option<&Observed>,
+    except: Option<&str>,
+) -> Option<String> {
+    let Some(o) = observed else {
+        return Some("the workload cluster cannot be read".into());
+    };
+    machines
+        .iter()
+        .filter(|m| Some(m.name_any().as_str()) != except)
+        .find_map(|m| o.health(m).problem(m))
+}
+
+/// One step towards the desired replicas. Returns when to look again.
+async fn scale_step(
+    s: &State,
+    kcp: &KubeadmControlPlane,
+    cluster: &Cluster,
+    cluster_name: &str,
+    machines: &[Arc<Machine>],
+    observed: Option<&Observed>,
+) -> Result<Next, Step> {
+    let desired = usize::try_from(kcp.spec.replicas.unwrap_or(1)).unwrap_or(0);
+    if machines.iter().any(|m| is_deleting(m)) {
+        return Ok(Next::Wait(Action::requeue(GONE_RECHECK)));
+    }
+    let n = machines.len();
+    let fds = scale::control_plane_failure_domains(cluster);
+    let refs: Vec<&Machine> = machines.iter().map(|m| m.as_ref()).collect();
+    if n < desired {
+        let init = n == 0;
+        if !init {
+            let initialized = kcp.status.as_ref().and_then(|s| s.initialized) == Some(true)
+                || observed.is_some_and(|o| o.kubeadm_config);
+            let problem = if initialized {
+                unstable(machines, observed, None)
+            } else {
+                Some("kubeadm init has not finished".into())
+            };
+            if let Some(p) = problem {
+                tracing::debug!(control_plane = %key(kcp), reason = %p, "waiting before scaling up");
+                return Ok(Next::Wait(Action::requeue(UNSTABLE_RECHECK)));
+            }
+        }
+        let fd = scale::next_failure_domain(&fds, &refs, |m| !scale::is_outdated(kcp, m));
+        let name = create::create_machine(&s.ctx, CONTROLLER, kcp, cluster_name, init, fd)
+            .await
+            .map_err(|e| Step::CreateFailed(e.to_string()))?;
+        s.expect(kcp, Pending::Created(name.clone(), Instant::now()));
+        s.ctx
+            .events
+            .normal(
+                kcp,
+                "SuccessfulCreate",
+                format!(
+                    "Created control plane Machine {name} ({} of {desired})",
+                    n + 1
+                ),
+            )
+            .await;
+        return Ok(Next::MachinesChanged(Action::await_change()));
+    }
+    if n > desired {
+        return scale_down(s, kcp, machines, &refs, &fds, observed).await;
+    }
+    Ok(Next::Wait(match unstable(machines, observed, None) {
+        Some(_) => Action::requeue(UNSTABLE_RECHECK),
+        None => Action::await_change(),
+    }))
+}
+
+/// Removes one Machine: its etcd member first (leadership moved away beforehand), and only
+/// when the remaining members keep quorum.
+async fn scale_down(
+    s: &State,
+    kcp: &KubeadmControlPlane,
+    machines: &[Arc<Machine>],
+    refs: &[&Machine],
+    fds: &[String],
+    observed: Option<&Observed>,
+) -> Result<Next, Step> {
+    let Some(o) = observed else {
+        return Ok(Next::Wait(Action::requeue(UNSTABLE_RECHECK)));
+    };
+    let victim: Option<&Machine> = {
+        let member_removed = |m: &Machine| {
+            let h = o.health(m);
+            h.node.is_some_and(|n| o.membership.member(&n).is_none())
+        };
+        let prefs = scale::Preferences {
+            outdated: &|m| scale::is_outdated(kcp, m),
+            member_removed: &member_removed,
+            unhealthy: &|m| !o.health(m).components_healthy(),
+        };
+        scale::select_for_scale_down(refs, fds, &prefs)
+    };
+    let Some(victim) = victim else {
+        return Ok(Next::Wait(Action::await_change()));
+    };
+    let victim_name = victim.name_any();
+    if let Some(p) = unstable(machines, observed, Some(&victim_name)) {
+        tracing::debug!(control_plane = %key(kcp), reason = %p, "waiting before scaling down");
+        return Ok(Next::Wait(Action::requeue(UNSTABLE_RECHECK)));
+    }
+    let ns = kcp.namespace().unwrap_or_default();
+    let cluster = kcp
+        .labels()
+        .get(CLUSTER_NAME_LABEL)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(node) = o.health(victim).node
+        && o.membership.member(&node).is_some()
+    {
+        if !o.membership.keeps_quorum_without(&node) {
+            tracing::info!(control_plane = %key(kcp), node, "scale down would lose etcd quorum; waiting");
+            return Ok(Next::Wait(Action::requeue(UNSTABLE_RECHECK)));
+        }
+        let client = s
+            .ctx
+            .workload
+            .get(&ns, &cluster)
+            .await
+            .map_err(|e| Error::other(format!("reaching the workload cluster: {e}")))?;
+        if o.membership.leader.as_deref() == Some(node.as_str()) {
+            let successor = newest_healthy_member(machines, o, &victim_name).ok_or_else(|| {
+                Error::other(format!(
+                    "no healthy etcd member to take leadership from {node}"
+                ))
+            })?;
+            let what = format!("moving etcd leadership to {successor}");
+            health::bounded(&what, etcd::move_leader(&client, &successor)).await?;
+            s.ctx
+                .events
+                .normal(
+                    kcp,
+                    "EtcdLeaderMoved",
+                    format!("Moved etcd leadership from {node} to {successor}"),
+                )
+                .await;
+        }
+        let what = format!("removing the etcd member of {node}");
+        health::bounded(&what, etcd::remove_member(&client, &node)).await?;
+    }
+    delete_if_present(&s.ctx.api::<Machine>(&ns), CONTROLLER, &victim_name).await?;
+    s.expect(kcp, Pending::Deleted(victim_name.clone(), Instant::now()));
+    s.ctx
+        .events
+        .normal(
+            kcp,
+            "SuccessfulDelete",
+            format!("Deleted control plane Machine {victim_name} (scaling down)"),
+        )
+        .await;
+    Ok(Next::MachinesChanged(Action::requeue(GONE_RECHECK)))
+}
+
+/// The Node of the newest Machine (other than `except`) with a healthy etcd member.
+fn newest_healthy_member(machines: &[Arc<Machine>], o: &Observed, except: &str) -> Option<String> {
+    machines
+        .iter()
+        .filter(|m| m.name_any() != except && !is_deleting(m))
+        .filter_map(|m| {
+            let h = o.health(m);
+            h.etcd_member_healthy.then_some((
+                m.metadata.creation_timestamp.clone(),
+                m.name_any(),
+                h.node?,
+            ))
+        })
+        .max_by(|a, b| {
+            a.0.as_ref()
+                .map(|t| t.0)
+                .cmp(&b.0.as_ref().map(|t| t.0))
+                .then_with(|| a.1.cmp(&b.1))
+        })
+        .map(|(_, _, node)| node)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_machines_and_clusters_to_their_control_plane() {
+        let mut m = Machine::new("m", Default::default());
+        m.metadata.namespace = Some("ns".into());
+        assert!(owner_of(&m).is_empty());
+        m.metadata.owner_references = Some(vec![
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                api_version: "controlplane.cluster.x-k8s.io/v1beta1".into(),
+                kind: "KubeadmControlPlane".into(),
+                name: "cp".into(),
+                uid: "u".into(),
+                controller: Some(true),
+                ..Default::default()
+            },
+        ]);
+        assert_eq!(owner_of(&m), vec![ObjectRef::new("cp").within("ns")]);
+
+        let mut c = Cluster::new("c", Default::default());
+        c.metadata.namespace = Some("ns".into());
+        c.spec.control_plane_ref = Some(k8s_openapi::api::core::v1::ObjectReference {
+            api_version: Some("controlplane.cluster.x-k8s.io/v1beta1".into()),
+            kind: Some("KubeadmControlPlane".into()),
+            name: Some("cp".into()),
+            ..Default::default()
+        });
+        assert_eq!(
+            control_plane_of(&c),
+            vec![ObjectRef::new("cp").within("ns")]
+        );
+    }
+
+    #[test]
+    fn leadership_goes_to_the_newest_healthy_member() {
+        use k8s_openapi::api::core::v1::Pod;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let machine = |name: &str, age: i64| {
+            let mut m = Machine::new(name, Default::default());
+            m.metadata.creation_timestamp =
+                Some(Time(jiff::Timestamp::from_second(10_000 - age).unwrap()));
+            m.status = Some(drydock_api::capi::core::MachineStatus {
+                node_ref: Some(k8s_openapi::api::core::v1::ObjectReference {
+                    name: Some(name.into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+            Arc::new(m)
+        };
+        let pod = |node: &str, healthy: bool| -> Pod {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": etcd::pod_name(node), "labels": {"component": "etcd"},
+                             "annotations": {etcd::MEMBER_ID_ANNOTATION: node, etcd::CLUSTER_ID_ANNOTATION: "c"}},
+                "spec": {"nodeName": node, "containers": []},
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": if healthy {"True"} else {"False"}}]},
+            }))
+            .unwrap()
+        };
+        let node = |name: &str| -> k8s_openapi::api::core::v1::Node {
+            serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap()
+        };
+        let pods = vec![pod("a", true), pod("b", true), pod("c", false)];
+        let o = Observed {
+            nodes: vec![node("a"), node("b"), node("c")],
+            membership: etcd::Membership::from_pods(&pods),
+            pods,
+            kubeadm_config: true,
+        };
+        let ms = [machine("a", 30), machine("b", 20), machine("c", 10)];
+        assert_eq!(
+            newest_healthy_member(&ms, &o, "a").as_deref(),
+            Some("b"),
+            "c is newest but unhealthy"
+        );
+        assert_eq!(newest_healthy_member(&ms, &o, "b").as_deref(), Some("a"));
+        assert_eq!(newest_healthy_member(&ms[..1], &o, "a"), None);
+    }
 }

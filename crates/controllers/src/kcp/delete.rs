@@ -1,0 +1,90 @@
+//! Deleting a control plane (upstream §6.9): once the cluster's worker Machines are gone,
+//! every control plane Machine is deleted at once (the whole cluster is going, so etcd
+//! membership does not matter), then the finalizer goes.
+
+use std::sync::Arc;
+
+use drydock_api::capi::conditions::{self as conds, HasConditions, Severity};
+use drydock_api::capi::core::Machine;
+use drydock_api::capi::keys::{
+    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER,
+};
+use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use kube::ResourceExt;
+use kube::api::Api;
+use kube::runtime::controller::Action;
+
+use super::status::{DELETING, RESIZED};
+use super::{CONTROLLER, GONE_RECHECK, State, is_deleting, kubeconfig};
+use crate::framework::Result;
+use crate::framework::patch::{apply_changes, delete_if_present, remove_finalizer};
+
+/// Recheck while workers are being deleted (their removal is not reported as an event).
+const WORKERS_RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
+pub(super) async fn reconcile(
+    s: &State,
+    api: &Api<KubeadmControlPlane>,
+    kcp: &KubeadmControlPlane,
+    cluster: Option<&str>,
+) -> Result<Action> {
+    if !kcp
+        .finalizers()
+        .iter()
+        .any(|f| f == KUBEADM_CONTROL_PLANE_FINALIZER)
+    {
+        return Ok(Action::await_change());
+    }
+    let ns = kcp.namespace().unwrap_or_default();
+    let cluster = cluster
+        .map(str::to_string)
+        .or_else(|| kcp.labels().get(CLUSTER_NAME_LABEL).cloned());
+    let all: Vec<Arc<Machine>> = match &cluster {
+        Some(c) => s.machines.machines(&ns, c, &s.ctx.informers.machines.store),
+        None => Vec::new(),
+    };
+    let owned: Vec<&Arc<Machine>> = all
+        .iter()
+        .filter(|m| drydock_api::capi::owner::is_controlled_by(&m.metadata, kcp))
+        .collect();
+    let mut want = kcp.clone();
+    if owned.is_empty() {
+        remove_finalizer(&mut want, KUBEADM_CONTROL_PLANE_FINALIZER);
+        apply_changes(api, CONTROLLER, kcp, &want).await?;
+        if let Some(c) = &cluster {
+            kubeconfig::forget(&s.kubeconfigs, &ns, c);
+        }
+        s.pending.lock().remove(&super::key(kcp));
+        return Ok(Action::await_change());
+    }
+    let workers = all
+        .iter()
+        .filter(|m| !m.labels().contains_key(CONTROL_PLANE_LABEL))
+        .count();
+    let now = conds::now();
+    let replicas = i32::try_from(owned.len()).unwrap_or(i32::MAX);
+    want.status.get_or_insert_with(Default::default).replicas = Some(replicas);
+    if workers > 0 {
+        want.mark_false(
+            RESIZED,
+            DELETING,
+            Severity::Info,
+            "Waiting for worker nodes to be deleted first",
+            now,
+        );
+        apply_changes(api, CONTROLLER, kcp, &want).await?;
+        return Ok(Action::requeue(WORKERS_RECHECK));
+    }
+    want.mark_false(
+        RESIZED,
+        DELETING,
+        Severity::Info,
+        "Deleting control plane Machines",
+        now,
+    );
+    for m in owned.iter().filter(|m| !is_deleting(m)) {
+        delete_if_present(&s.ctx.api::<Machine>(&ns), CONTROLLER, &m.name_any()).await?;
+    }
+    apply_changes(api, CONTROLLER, kcp, &want).await?;
+    Ok(Action::requeue(GONE_RECHECK))
+}
