@@ -10,7 +10,7 @@ use drydock_api::capi::core::{
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, DESIRED_REPLICAS_ANNOTATION,
     MACHINE_TEMPLATE_HASH_LABEL, MAX_REPLICAS_ANNOTATION, REVISION_ANNOTATION,
-    REVISION_HISTORY_ANNOTATION,
+    REVISION_HISTORY_ANNOTATION, SKIP_PREFLIGHT_CHECKS_ANNOTATION,
 };
 use drydock_api::capi::owner;
 
@@ -27,6 +27,16 @@ const NOT_PROPAGATED: &[&str] = &[
     DESIRED_REPLICAS_ANNOTATION,
     MAX_REPLICAS_ANNOTATION,
     "cluster.x-k8s.io/conversion-data",
+];
+
+/// Deployment annotations its current set carries exactly: present on the set when and
+/// only when present on the deployment (other annotations are only added or updated).
+/// The change cause labels the revision in `rollout history`; the preflight opt-out must
+/// stop applying once removed from the deployment.
+pub const MIRRORED: &[&str] = &[
+    "cluster.x-k8s.io/change-cause",
+    "kubernetes.io/change-cause",
+    SKIP_PREFLIGHT_CHECKS_ANNOTATION,
 ];
 
 /// `machine-template-hash` of a new set: the template hash and the set's name suffix.
@@ -109,6 +119,12 @@ pub fn apply_in_place(md: &MachineDeployment, ms: &mut MachineSet, hash: &str) {
             .annotations
             .get_or_insert_with(Default::default)
             .extend(annotations);
+    }
+    if let Some(a) = ms.metadata.annotations.as_mut() {
+        let on_md = md.metadata.annotations.as_ref();
+        a.retain(|k, _| {
+            !MIRRORED.contains(&k.as_str()) || on_md.is_some_and(|m| m.contains_key(k))
+        });
     }
 
     let mut selector = md.spec.selector.clone();
@@ -243,6 +259,22 @@ mod tests {
         assert_eq!(ms.spec.delete_policy, Some(MachineSetDeletePolicy::Oldest));
         assert_eq!(ms.spec.replicas, Some(3));
         assert_eq!(ms.spec.template.spec.version, before_spec_template.version);
+        // Mirrored annotations follow the deployment exactly; others stay.
+        md.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert("kubernetes.io/change-cause".into(), "bump".into());
+        apply_in_place(&md, &mut ms, &hash);
+        let a = ms.metadata.annotations.clone().unwrap_or_default();
+        assert_eq!(a["kubernetes.io/change-cause"], "bump");
+        if let Some(a) = md.metadata.annotations.as_mut() {
+            a.remove("kubernetes.io/change-cause");
+            a.remove("team");
+        }
+        apply_in_place(&md, &mut ms, &hash);
+        let a = ms.metadata.annotations.clone().unwrap_or_default();
+        assert!(!a.contains_key("kubernetes.io/change-cause"));
+        assert_eq!(a["team"], "a");
         // Propagating twice changes nothing.
         let again = {
             let mut m = ms.clone();

@@ -2,27 +2,34 @@
 //! per distinct template (the "current" set runs the deployment's template), numbered by
 //! revision.
 //!
-//! One reconcile: check pause; label and own by the Cluster; check the templates; gather
-//! the deployment's sets (adopting orphans that match its selector); find or create the
-//! current set and propagate labels, annotations and timeouts to it in place; scale
-//! (sync when one set holds the Machines, rollout while old sets still do); clean up
-//! old empty sets beyond the history limit; write status. Every set is written at most
-//! once per reconcile, and only where it differs.
+//! One reconcile: check pause (see [`crate::machineset::pause`] for the model); label and
+//! own by the Cluster; check the templates; gather the deployment's sets (adopting orphans
+//! that match its selector); find or create the current set and propagate labels,
+//! annotations and timeouts to it in place; then one step of the strategy: a rolling update
+//! ([`rollout`], [`rolling`]), OnDelete ([`ondelete`]), or plain scaling ([`sync`]) while
+//! paused or when the replicas changed; clean up old empty sets beyond the history limit
+//! once complete; write status. Every set is written at most once per reconcile, and only
+//! where it differs.
 
 pub mod build;
 pub mod cleanup;
+pub mod ondelete;
 pub mod plan;
 pub mod revision;
+pub mod rolling;
 pub mod rollout;
 pub mod status;
 pub mod sync;
 pub mod template;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use drydock_api::admission::FieldPath;
 use drydock_api::capi::conditions::now as cond_now;
-use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
+use drydock_api::capi::core::{
+    Cluster, Machine, MachineDeployment, MachineDeploymentStrategyType, MachineSet,
+};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
 use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
@@ -32,6 +39,7 @@ use kube::api::{Api, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 
+use self::ondelete::Counted;
 use self::plan::Plan;
 use crate::framework::patch::{apply_changes, delete_if_present};
 use crate::framework::runner::{self, Queue, key_of};
@@ -40,7 +48,7 @@ use crate::machineset::CAPI_GROUP;
 use crate::machineset::expectations::{Expectations, Outstanding};
 use crate::machineset::index::ClusterIndex;
 use crate::machineset::machines::random_suffix;
-use crate::machineset::pause::{self, ClusterPauses};
+use crate::machineset::pause::{self, ClusterPauses, Pause};
 use crate::machineset::templates::{self, TemplateOwners};
 use crate::{Context, Running};
 
@@ -54,6 +62,8 @@ pub struct State {
     /// Cached MachineDeployments by namespace and cluster (to map orphans and resumed
     /// Clusters).
     pub deployments: Arc<ClusterIndex<MachineDeployment>>,
+    /// Cached Machines by namespace and cluster (OnDelete counts its old sets' Machines).
+    pub machines: Arc<ClusterIndex<Machine>>,
     /// MachineSets created and not yet cached, per deployment.
     pub expectations: Expectations,
     pub templates: TemplateOwners,
@@ -65,6 +75,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         ctx: ctx.clone(),
         sets: ClusterIndex::new(ctx.informers.machine_sets.store.clone()),
         deployments: ClusterIndex::new(ctx.informers.machine_deployments.store.clone()),
+        machines: ClusterIndex::new(ctx.informers.machines.store.clone()),
         expectations: Expectations::default(),
         templates: TemplateOwners::default(),
     });
@@ -80,11 +91,15 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         sets.observe(ms);
         deployments_for_set(ms, &deployments)
     });
-    let set_store = ctx.informers.machine_sets.store.clone();
-    let on_machine = queue.map_to(move |m: &Machine| deployment_of_orphaned_machine(m, &set_store));
+    let machines = st.machines.clone();
+    let md_store = ctx.informers.machine_deployments.store.clone();
+    let on_machine = queue.map_to(move |m: &Machine| {
+        machines.observe(m);
+        on_delete_deployment_of_deleting_machine(m, &md_store)
+    });
     let (deployments, pauses) = (st.deployments.clone(), ClusterPauses::default());
     let on_cluster = queue.map_to(move |c: &Cluster| {
-        if !pauses.resumed(c) {
+        if !pauses.changed(c) {
             return Vec::new();
         }
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
@@ -131,17 +146,16 @@ fn deployments_for_set(
         .collect()
 }
 
-/// A deleting Machine whose MachineSet is gone means the set was deleted (deletions of
-/// sets themselves are not delivered to shared informer streams); its deployment must
-/// notice and replace the set.
-fn deployment_of_orphaned_machine(
+/// An OnDelete deployment follows its old Machines as users delete them: a Machine marked
+/// for deletion wakes it (the set's status does not change until the Machine is gone).
+fn on_delete_deployment_of_deleting_machine(
     m: &Machine,
-    sets: &Store<MachineSet>,
+    deployments: &Store<MachineDeployment>,
 ) -> Vec<ObjectRef<MachineDeployment>> {
     if m.metadata.deletion_timestamp.is_none() {
         return Vec::new();
     }
-    let Some(md) = m
+    let Some(name) = m
         .metadata
         .labels
         .as_ref()
@@ -150,13 +164,11 @@ fn deployment_of_orphaned_machine(
         return Vec::new();
     };
     let ns = m.metadata.namespace.as_deref().unwrap_or_default();
-    let set_exists = owner::find_owner(&m.metadata, CAPI_GROUP, "MachineSet")
-        .is_some_and(|r| sets.get(&ObjectRef::new(&r.name).within(ns)).is_some());
-    if set_exists {
-        Vec::new()
-    } else {
-        vec![ObjectRef::new(md).within(ns)]
-    }
+    let r = ObjectRef::new(name).within(ns);
+    let on_delete = deployments
+        .get(&r)
+        .is_some_and(|md| rollout::strategy_type(&md) == MachineDeploymentStrategyType::OnDelete);
+    if on_delete { vec![r] } else { Vec::new() }
 }
 
 fn parse_selector(md: &MachineDeployment) -> Result<Selector> {
@@ -186,11 +198,18 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
         .store
         .get(&ObjectRef::new(&md.spec.cluster_name).within(&ns))
         .ok_or_else(|| Error::other(format!("Cluster {ns}/{} not found", md.spec.cluster_name)))?;
-    if pause::is_paused(&cluster, &md.metadata) {
+    let api: Api<MachineDeployment> = st.ctx.api(&ns);
+    let mut want = (*md).clone();
+    let paused = Pause::of(&cluster, &md.metadata, md.spec.paused == Some(true));
+    pause::set_condition(&mut want, paused, &cluster, cond_now());
+    if paused.is_some_and(Pause::stops_everything) {
+        if want != *md {
+            apply_changes(&api, NAME, &md, &want).await?;
+        }
         return Ok(Action::await_change());
     }
+    let rollout_paused = paused.is_some();
 
-    let mut want = (*md).clone();
     want.metadata
         .labels
         .get_or_insert_with(Default::default)
@@ -215,6 +234,11 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
     let desired = rollout::replicas(&want);
     let max_replicas = desired
         + rollout::max_surge(&want).map_err(other("spec.strategy.rollingUpdate.maxSurge"))?;
+    let strategy = rollout::strategy_type(&want);
+    // Judged on the sets as read, before this reconcile records the replicas on them.
+    let scaling = !rollout_paused
+        && strategy == MachineDeploymentStrategyType::RollingUpdate
+        && sync::is_scaling_event(&plan, desired);
     let md_name = want.metadata.name.clone().unwrap_or_default();
     for p in plan.iter_mut() {
         p.want
@@ -224,11 +248,11 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
             .insert(DEPLOYMENT_NAME_LABEL.into(), md_name.clone());
     }
 
-    let paused = want.spec.paused == Some(true);
     let mut deferred: Option<Error> = None;
     if plan.current().is_none() {
-        if paused || !pending.creates.is_empty() {
-            // Paused: no rollout. Pending: the new set is created, not yet cached.
+        if rollout_paused || scaling || !pending.creates.is_empty() {
+            // Paused: no rollout. Scaling: first resize what exists. Pending: the new set
+            // is created, not yet cached.
         } else if !missing_templates.is_empty() {
             deferred = Some(Error::other(format!(
                 "cannot create a new MachineSet when templates do not exist: {}",
@@ -253,15 +277,27 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
             .insert(REVISION_ANNOTATION.into(), rev);
     }
 
-    if paused {
-        sync::sync_paused(&want, &mut plan, max_replicas);
-    } else if sync::rollout_in_progress(&plan) {
-        let replicas = rollout::rollout(&want, &plan).map_err(other("rollout"))?;
-        if let Some(current) = plan.current_mut() {
-            plan::scale(current, replicas, desired, max_replicas);
-        }
+    let max_unavailable = rollout::max_unavailable(&want)
+        .map_err(other("spec.strategy.rollingUpdate.maxUnavailable"))?;
+    if rollout_paused || scaling {
+        sync::scale(&want, &mut plan, max_replicas);
     } else {
-        sync::sync_replicas(&want, &mut plan, max_replicas);
+        if let Some(current) = plan.current_mut() {
+            ondelete::allow_creation(current);
+        }
+        rollout::reconcile_new(&want, &mut plan, max_replicas).map_err(other("rollout"))?;
+        match strategy {
+            MachineDeploymentStrategyType::RollingUpdate => {
+                rolling::reconcile_old(&want, &mut plan, max_unavailable, max_replicas)
+            }
+            MachineDeploymentStrategyType::OnDelete => {
+                st.machines.ensure_seeded().await;
+                let machines = st.machines.list(&ns, &want.spec.cluster_name);
+                ondelete::reconcile_old(&want, &mut plan, max_replicas, |ms| {
+                    count_machines(ms, &machines)
+                });
+            }
+        }
     }
     write_sets(&st, &plan).await?;
 
@@ -270,13 +306,10 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
         status.observed_generation = md.status.as_ref().and_then(|s| s.observed_generation);
     }
     want.status = Some(status);
-    let max_unavailable = rollout::max_unavailable(&want)
-        .map_err(other("spec.strategy.rollingUpdate.maxUnavailable"))?;
     status::set_conditions(&mut want, &plan, max_unavailable, cond_now());
-    if !paused && status::is_complete(&want) {
+    if !rollout_paused && status::is_complete(&want) {
         cleanup(&st, &want, &plan).await?;
     }
-    let api: Api<MachineDeployment> = st.ctx.api(&ns);
     // Comparing is much cheaper than the serialisation a diff needs; most reconciles
     // change nothing.
     if want != *md {
@@ -285,12 +318,47 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
     if let Some(e) = deferred {
         return Err(e);
     }
-    Ok(requeue(&pending))
+    Ok(requeue(&want, &pending, now))
 }
 
-fn requeue(pending: &Outstanding) -> Action {
-    pending
-        .expires_in
+/// The Machines an old set's selector matches (whoever owns them), and how many of those
+/// are being deleted.
+fn count_machines(ms: &MachineSet, machines: &[Arc<Machine>]) -> Counted {
+    let Ok(selector) =
+        Selector::parse(&ms.spec.selector, &FieldPath::new("spec").child("selector"))
+    else {
+        return Counted::default();
+    };
+    if selector.is_empty() {
+        return Counted::default();
+    }
+    let empty = Default::default();
+    let mut c = Counted::default();
+    for m in machines {
+        if selector.matches(m.metadata.labels.as_ref().unwrap_or(&empty)) {
+            c.total += 1;
+            if m.metadata.deletion_timestamp.is_some() {
+                c.deleting += 1;
+            }
+        }
+    }
+    c
+}
+
+/// When to look again without an event: when a pending creation expires, or when a
+/// future `rolloutAfter` passes (upstream waits for the next resync instead).
+fn requeue(md: &MachineDeployment, pending: &Outstanding, now: Timestamp) -> Action {
+    let rollout_after = md
+        .spec
+        .rollout_after
+        .as_ref()
+        .filter(|t| t.0 > now)
+        .and_then(|t| Duration::try_from(t.0.duration_since(now)).ok())
+        .map(|d| d + Duration::from_millis(100));
+    [pending.expires_in, rollout_after]
+        .into_iter()
+        .flatten()
+        .min()
         .map_or_else(Action::await_change, Action::requeue)
 }
 
@@ -523,39 +591,59 @@ async fn cleanup(st: &State, md: &MachineDeployment, plan: &Plan) -> Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{MachineSetSpec, MachineSpec};
+    use drydock_api::capi::core::{MachineDeploymentSpec, MachineDeploymentStrategy, MachineSpec};
     use kube::runtime::reflector::store::Writer;
     use kube::runtime::watcher::Event;
 
     #[test]
-    fn a_deleting_machine_of_a_vanished_set_wakes_its_deployment() {
-        let mut writer: Writer<MachineSet> = Writer::default();
-        let mut live = MachineSet::new("live", MachineSetSpec::default());
-        live.metadata.namespace = Some("ns".into());
-        live.metadata.uid = Some("uid-live".into());
-        writer.apply_watcher_event(&Event::Apply(live.clone()));
-        let mut gone = live.clone();
-        gone.metadata.name = Some("gone".into());
-        gone.metadata.uid = Some("uid-gone".into());
+    fn a_deleting_machine_wakes_an_on_delete_deployment() {
+        let mut writer: Writer<MachineDeployment> = Writer::default();
+        let md = |name: &str, strategy: MachineDeploymentStrategyType| {
+            let mut md = MachineDeployment::new(
+                name,
+                MachineDeploymentSpec {
+                    strategy: Some(MachineDeploymentStrategy {
+                        type_: Some(strategy),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            );
+            md.metadata.namespace = Some("ns".into());
+            md
+        };
+        writer.apply_watcher_event(&Event::Apply(md(
+            "manual",
+            MachineDeploymentStrategyType::OnDelete,
+        )));
+        writer.apply_watcher_event(&Event::Apply(md(
+            "rolling",
+            MachineDeploymentStrategyType::RollingUpdate,
+        )));
         let store = writer.as_reader();
-
-        let machine = |owner: &MachineSet, deleting: bool| {
+        let machine = |deployment: &str, deleting: bool| {
             let mut m = Machine::new("m", MachineSpec::default());
             m.metadata.namespace = Some("ns".into());
             m.metadata.labels =
-                Some([(DEPLOYMENT_NAME_LABEL.to_string(), "workers".to_string())].into());
-            m.metadata.owner_references = owner::controller_ref(owner).map(|r| vec![r]);
+                Some([(DEPLOYMENT_NAME_LABEL.to_string(), deployment.to_string())].into());
             if deleting {
                 m.metadata.deletion_timestamp = Some(cond_now());
             }
             m
         };
-        let refs = deployment_of_orphaned_machine(&machine(&gone, true), &store);
+        let refs = on_delete_deployment_of_deleting_machine(&machine("manual", true), &store);
         assert_eq!(
             refs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
-            ["workers"]
+            ["manual"]
         );
-        assert!(deployment_of_orphaned_machine(&machine(&live, true), &store).is_empty());
-        assert!(deployment_of_orphaned_machine(&machine(&gone, false), &store).is_empty());
+        assert!(
+            on_delete_deployment_of_deleting_machine(&machine("manual", false), &store).is_empty()
+        );
+        assert!(
+            on_delete_deployment_of_deleting_machine(&machine("rolling", true), &store).is_empty()
+        );
+        assert!(
+            on_delete_deployment_of_deleting_machine(&machine("gone", true), &store).is_empty()
+        );
     }
 }

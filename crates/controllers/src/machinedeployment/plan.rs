@@ -115,6 +115,34 @@ impl Plan {
         self.sets.iter_mut()
     }
 
+    /// Names of the sets that are not current, oldest first (then by name): the order in
+    /// which a rollout takes old sets down.
+    pub fn old_oldest_first(&self) -> Vec<String> {
+        let mut old: Vec<&MachineSet> = self.old().collect();
+        old.sort_by(|a, b| {
+            let ts = |m: &MachineSet| m.metadata.creation_timestamp.as_ref().map(|t| t.0);
+            ts(a)
+                .cmp(&ts(b))
+                .then_with(|| a.metadata.name.cmp(&b.metadata.name))
+        });
+        old.into_iter()
+            .filter_map(|m| m.metadata.name.clone())
+            .collect()
+    }
+
+    /// Names of the sets that are not current, in plan order.
+    pub fn old_names(&self) -> Vec<String> {
+        self.old().filter_map(|m| m.metadata.name.clone()).collect()
+    }
+
+    /// The set named `name` as read.
+    pub fn before(&self, name: &str) -> Option<&MachineSet> {
+        self.sets
+            .iter()
+            .find(|p| p.want.metadata.name.as_deref() == Some(name))
+            .map(|p| &*p.before)
+    }
+
     /// Mutable access to the set named `name`.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut MachineSet> {
         self.sets
@@ -122,6 +150,27 @@ impl Plan {
             .find(|p| p.want.metadata.name.as_deref() == Some(name))
             .map(|p| &mut p.want)
     }
+}
+
+/// A set's replicas as wanted so far.
+pub fn spec(ms: &MachineSet) -> i32 {
+    ms.spec.replicas.unwrap_or(0)
+}
+
+/// A set's available Machines as last reported, never more than it is to keep: a set just
+/// scaled down still reports Machines it is about to delete.
+pub fn available(ms: &MachineSet) -> i32 {
+    let reported = ms
+        .status
+        .as_ref()
+        .and_then(|s| s.available_replicas)
+        .unwrap_or(0);
+    reported.min(spec(ms)).max(0)
+}
+
+/// An integer annotation of a set.
+pub fn annotation_i32(ms: &MachineSet, key: &str) -> Option<i32> {
+    ms.metadata.annotations.as_ref()?.get(key)?.parse().ok()
 }
 
 /// Scales a set and records the deployment's desired and maximum replicas on it.

@@ -1,17 +1,15 @@
 //! Rollout arithmetic of a MachineDeployment: surge and unavailability bounds, and how
-//! many replicas the new MachineSet gets while older sets still hold Machines.
-//!
-//! Only the new set's side is driven so far: a new set is created and grows within the
-//! surge. Shrinking old sets (the RollingUpdate availability budget and the OnDelete
-//! bookkeeping) builds on these functions in [`rollout`].
+//! many replicas the current ("new") MachineSet gets while older sets still hold
+//! Machines. The old sets' side is in [`super::rolling`] (RollingUpdate) and
+//! [`super::ondelete`] (OnDelete).
 
 use drydock_api::capi::core::{MachineDeployment, MachineDeploymentStrategyType, MachineSet};
 use drydock_api::capi::intstr::{self, IntOrPercentError};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::plan::Plan;
+use super::plan::{Plan, scale};
 
-fn strategy_type(md: &MachineDeployment) -> MachineDeploymentStrategyType {
+pub fn strategy_type(md: &MachineDeployment) -> MachineDeploymentStrategyType {
     md.spec
         .strategy
         .as_ref()
@@ -115,18 +113,29 @@ pub fn new_set_replicas<'a>(
     })
 }
 
-/// One rollout step while old sets still have replicas: the new set is scaled down to the
-/// deployment's replicas or grown within the bounds above. Returns the new set's replicas.
-pub fn rollout(md: &MachineDeployment, plan: &Plan) -> Result<i32, IntOrPercentError> {
+/// The new set's step of a rollout: scaled down to the deployment's replicas when above
+/// them, else grown within the bounds of [`new_set_replicas`].
+pub fn reconcile_new(
+    md: &MachineDeployment,
+    plan: &mut Plan,
+    max_replicas: i32,
+) -> Result<(), IntOrPercentError> {
     let desired = replicas(md);
     let Some(new) = plan.current() else {
-        return Ok(0);
+        return Ok(());
     };
     let spec = new.spec.replicas.unwrap_or(0);
-    if spec >= desired {
-        return Ok(desired);
+    let wanted = if spec >= desired {
+        desired
+    } else {
+        new_set_replicas(md, plan.wanted(), spec)?
+    };
+    if let Some(new) = plan.current_mut()
+        && wanted != spec
+    {
+        scale(new, wanted, desired, max_replicas);
     }
-    new_set_replicas(md, plan.wanted(), spec)
+    Ok(())
 }
 
 #[cfg(test)]

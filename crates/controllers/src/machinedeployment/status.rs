@@ -1,5 +1,6 @@
 //! MachineDeployment status: replica counters summed over its sets, the phase, and the
-//! Available, MachineSetReady and Ready conditions.
+//! Available, MachineSetReady, MachinesCreated and Ready conditions (Paused is set by the
+//! reconcile, see [`crate::machineset::pause`]).
 
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{MachineDeployment, MachineDeploymentStatus, MachineSet};
@@ -8,6 +9,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::plan::Plan;
 
 pub const AVAILABLE: &str = "Available";
+/// False while one of the sets cannot create Machines (e.g. held by preflight checks).
+pub const MACHINES_CREATED: &str = crate::machineset::status::MACHINES_CREATED;
 pub const MACHINE_SET_READY: &str = "MachineSetReady";
 pub const WAITING_FOR_AVAILABLE_MACHINES: &str = "WaitingForAvailableMachines";
 pub const WAITING_FOR_MACHINE_SET: &str = "WaitingForMachineSet";
@@ -111,7 +114,39 @@ pub fn set_conditions(md: &mut MachineDeployment, plan: &Plan, max_unavailable: 
         ),
     };
     md.set_condition(ms_ready);
+    set_machines_created(md, plan, now.clone());
     md.set_ready_summary(&[AVAILABLE], now);
+}
+
+/// MachinesCreated: False with the reason of the first set (current first) that cannot
+/// create its Machines, naming it; True when every set can.
+fn set_machines_created(md: &mut MachineDeployment, plan: &Plan, now: Time) {
+    if plan.is_empty() {
+        return;
+    }
+    let blocked = plan
+        .current()
+        .into_iter()
+        .chain(plan.old())
+        .filter(|ms| ms.metadata.deletion_timestamp.is_none())
+        .find_map(|ms| {
+            let c = ms.get_condition(MACHINES_CREATED)?;
+            c.is_false()
+                .then(|| (ms.metadata.name.as_deref().unwrap_or_default(), c))
+        });
+    match blocked {
+        Some((name, c)) => md.mark_false(
+            MACHINES_CREATED,
+            c.reason.as_deref().unwrap_or_default(),
+            c.severity().unwrap_or(Severity::Warning),
+            &format!(
+                "MachineSet {name}: {}",
+                c.message.as_deref().unwrap_or_default()
+            ),
+            now,
+        ),
+        None => md.mark_true(MACHINES_CREATED, now),
+    }
 }
 
 /// Complete: every desired Machine is updated and available, and nothing else remains.
@@ -237,6 +272,21 @@ mod tests {
         let plan = Plan::new(&d, vec![ms("new", "v2", 3, 3, 3, 3)], now());
         d.status = Some(compute(&d, &plan, String::new()));
         assert!(is_complete(&d));
+        assert!(d.is_condition_true(MACHINES_CREATED));
+        let mut held = (*ms("new", "v2", 4, 3, 3, 3)).clone();
+        held.mark_false(
+            MACHINES_CREATED,
+            "PreflightCheckFailed",
+            Severity::Error,
+            "on hold",
+            t.clone(),
+        );
+        let plan = Plan::new(&d, vec![Arc::new(held)], now());
+        set_conditions(&mut d, &plan, 0, t.clone());
+        let c = d.get_condition(MACHINES_CREATED).expect("machines created");
+        assert_eq!(c.reason.as_deref(), Some("PreflightCheckFailed"));
+        assert_eq!(c.message.as_deref(), Some("MachineSet new: on hold"));
+        assert_eq!(c.severity(), Some(Severity::Error));
         let none = Plan::new(&d, vec![], now());
         set_conditions(&mut d, &none, 0, t);
         assert_eq!(

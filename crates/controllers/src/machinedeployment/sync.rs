@@ -1,42 +1,43 @@
-//! Scaling outside of a rollout: with one set holding the deployment's Machines, that set
-//! follows `spec.replicas`; while the deployment is paused, the single active set (or the
-//! newest) does.
+//! Scaling without a rollout step: while the deployment is paused, and (beyond upstream
+//! Cluster API, as Kubernetes Deployments do) when its replicas change while several sets
+//! hold Machines. A single active set (or, with none, the current or newest one) simply
+//! follows `spec.replicas`; several active sets are scaled in proportion to their size,
+//! so a rollout in progress neither starts over nor overshoots its surge.
+//!
+//! A scaling event is told by the `desired-replicas` annotation every scale writes: an
+//! active set whose annotation differs from the deployment's replicas has not seen the
+//! change yet. The annotations as read (before this reconcile touched them) decide.
 
 use drydock_api::capi::core::{MachineDeployment, MachineSet};
+use drydock_api::capi::keys::{DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION};
 
-use super::plan::{Plan, scale};
-use super::rollout;
+use super::plan::{Plan, annotation_i32, scale as scale_set, spec};
+use super::rollout::{self, replicas};
 
-/// True when old sets still hold replicas, i.e. a rollout is in progress.
-pub fn rollout_in_progress(plan: &Plan) -> bool {
-    plan.old().any(|ms| ms.spec.replicas.unwrap_or(0) > 0)
+fn created(ms: &MachineSet) -> Option<jiff::Timestamp> {
+    ms.metadata.creation_timestamp.as_ref().map(|t| t.0)
 }
 
-/// Scales the current set to the deployment's replicas.
-pub fn sync_replicas(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) {
-    let desired = rollout::replicas(md);
-    if let Some(current) = plan.current_mut() {
-        scale(current, desired, desired, max_replicas);
-    }
+/// True when an active set has not seen the deployment's current replicas.
+pub fn is_scaling_event(plan: &Plan, desired: i32) -> bool {
+    plan.iter().any(|p| {
+        spec(&p.before) > 0
+            && annotation_i32(&p.before, DESIRED_REPLICAS_ANNOTATION).is_some_and(|d| d != desired)
+    })
 }
 
-/// The set to scale while paused: the only active one (replicas > 0), or with none
-/// active the current set, else the newest. `None` with several active sets (scaling
-/// them proportionally comes with the rollout work).
+/// The set to scale alone: the only active one (replicas > 0); with none active, the
+/// current set, else the newest. `None` with several active sets.
 pub fn one_active_or_latest(plan: &Plan) -> Option<String> {
     let mut candidates: Vec<&MachineSet> = plan.current().into_iter().collect();
     let mut old: Vec<&MachineSet> = plan.old().collect();
     old.sort_by(|a, b| {
-        let ts = |m: &MachineSet| m.metadata.creation_timestamp.as_ref().map(|t| t.0);
-        ts(b)
-            .cmp(&ts(a))
+        created(b)
+            .cmp(&created(a))
             .then_with(|| a.metadata.name.cmp(&b.metadata.name))
     });
     candidates.extend(old);
-    let active: Vec<&&MachineSet> = candidates
-        .iter()
-        .filter(|ms| ms.spec.replicas.unwrap_or(0) > 0)
-        .collect();
+    let active: Vec<&&MachineSet> = candidates.iter().filter(|ms| spec(ms) > 0).collect();
     let pick = match active.len() {
         0 => candidates.first().copied(),
         1 => Some(*active[0]),
@@ -45,13 +46,119 @@ pub fn one_active_or_latest(plan: &Plan) -> Option<String> {
     pick.and_then(|ms| ms.metadata.name.clone())
 }
 
-/// Scales the paused deployment's single target set, if there is one.
-pub fn sync_paused(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) {
-    let desired = rollout::replicas(md);
-    if let Some(name) = one_active_or_latest(plan)
-        && let Some(ms) = plan.get_mut(&name)
+/// True when the current set holds every desired Machine, all available.
+fn saturated(md: &MachineDeployment, plan: &Plan) -> bool {
+    let desired = replicas(md);
+    plan.current().is_some_and(|new| {
+        spec(new) == desired
+            && annotation_i32(new, DESIRED_REPLICAS_ANNOTATION) == Some(desired)
+            && new
+                .status
+                .as_ref()
+                .and_then(|s| s.available_replicas)
+                .unwrap_or(0)
+                == desired
+    })
+}
+
+/// A set's share of `to_add` more (or fewer) replicas: its size scaled from the total it
+/// was last sized for (`max-replicas`, as read) to the new total.
+fn proportion(
+    ms_spec: i32,
+    annotated_max: i32,
+    md_replicas: i32,
+    new_total: i32,
+    to_add: i32,
+    added: i32,
+) -> i32 {
+    if ms_spec == 0 || to_add == 0 || to_add == added {
+        return 0;
+    }
+    let fraction = if md_replicas == 0 {
+        -ms_spec
+    } else if annotated_max <= 0 {
+        0
+    } else {
+        let scaled = f64::from(ms_spec) * f64::from(new_total) / f64::from(annotated_max);
+        // Rounds half away from zero, as Kubernetes does.
+        scaled.round() as i32 - ms_spec
+    };
+    let allowed = to_add - added;
+    if to_add > 0 {
+        fraction.min(allowed)
+    } else {
+        fraction.max(allowed)
+    }
+}
+
+/// Scales the deployment's sets to its replicas without advancing a rollout.
+pub fn scale(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) {
+    let desired = replicas(md);
+    if let Some(name) = one_active_or_latest(plan) {
+        if let Some(ms) = plan.get_mut(&name)
+            && spec(ms) != desired
+        {
+            scale_set(ms, desired, desired, max_replicas);
+        }
+        return;
+    }
+    if saturated(md, plan) {
+        for name in plan.old_names() {
+            if let Some(ms) = plan.get_mut(&name)
+                && spec(ms) > 0
+            {
+                scale_set(ms, 0, desired, max_replicas);
+            }
+        }
+        return;
+    }
+    if rollout::strategy_type(md)
+        != drydock_api::capi::core::MachineDeploymentStrategyType::RollingUpdate
     {
-        scale(ms, desired, desired, max_replicas);
+        return;
+    }
+    let new_total = if desired > 0 { max_replicas } else { 0 };
+    let fallback_max = md.status.as_ref().and_then(|s| s.replicas).unwrap_or(0);
+    // (name, spec, created, annotated max as read)
+    let mut active: Vec<(String, i32, Option<jiff::Timestamp>, i32)> = plan
+        .iter()
+        .filter(|p| spec(&p.want) > 0)
+        .map(|p| {
+            (
+                p.want.metadata.name.clone().unwrap_or_default(),
+                spec(&p.want),
+                created(&p.want),
+                annotation_i32(&p.before, MAX_REPLICAS_ANNOTATION).unwrap_or(fallback_max),
+            )
+        })
+        .collect();
+    let to_add = new_total - active.iter().map(|a| a.1).sum::<i32>();
+    // Largest first; among equals the newer gets more when growing, the older loses more
+    // when shrinking.
+    active.sort_by(|a, b| {
+        b.1.cmp(&a.1).then_with(|| {
+            if to_add > 0 {
+                b.2.cmp(&a.2)
+            } else {
+                a.2.cmp(&b.2)
+            }
+            .then_with(|| a.0.cmp(&b.0))
+        })
+    });
+    let mut added = 0;
+    let mut sizes: Vec<(String, i32)> = Vec::with_capacity(active.len());
+    for (name, s, _, max) in &active {
+        let p = proportion(*s, *max, desired, new_total, to_add, added);
+        added += p;
+        sizes.push((name.clone(), s + p));
+    }
+    if let Some(first) = sizes.first_mut() {
+        first.1 = (first.1 + to_add - added).max(0);
+    }
+    for (name, size) in sizes {
+        if let Some(ms) = plan.get_mut(&name) {
+            scale_set(ms, size, desired, max_replicas);
+        }
     }
 }
 
@@ -60,9 +167,13 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use drydock_api::capi::core::{MachineDeploymentSpec, MachineSetSpec};
+    use drydock_api::capi::core::{
+        MachineDeploymentSpec, MachineDeploymentStrategy, MachineDeploymentStrategyType,
+        MachineRollingUpdateDeployment, MachineSetSpec, MachineSetStatus,
+    };
     use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
     fn ms(name: &str, replicas: i32, created: i64, version: &str) -> Arc<MachineSet> {
         let mut ms = MachineSet::new(
@@ -77,11 +188,40 @@ mod tests {
         Arc::new(ms)
     }
 
+    /// A set last sized for a deployment of `desired` replicas and `max` at most.
+    fn sized(
+        name: &str,
+        replicas: i32,
+        created: i64,
+        version: &str,
+        desired: i32,
+        max: i32,
+    ) -> Arc<MachineSet> {
+        let mut m = (*ms(name, replicas, created, version)).clone();
+        m.metadata.annotations = Some(
+            [
+                (DESIRED_REPLICAS_ANNOTATION.to_string(), desired.to_string()),
+                (MAX_REPLICAS_ANNOTATION.to_string(), max.to_string()),
+            ]
+            .into(),
+        );
+        Arc::new(m)
+    }
+
     fn md(version: &str, replicas: i32) -> MachineDeployment {
         let mut md = MachineDeployment::new(
             "md",
             MachineDeploymentSpec {
                 replicas: Some(replicas),
+                strategy: Some(MachineDeploymentStrategy {
+                    type_: Some(MachineDeploymentStrategyType::RollingUpdate),
+                    rolling_update: Some(MachineRollingUpdateDeployment {
+                        max_surge: Some(IntOrString::Int(3)),
+                        max_unavailable: Some(IntOrString::Int(2)),
+                        delete_policy: None,
+                    }),
+                    remediation: None,
+                }),
                 ..Default::default()
             },
         );
@@ -93,17 +233,17 @@ mod tests {
         Timestamp::from_second(1000).expect("ts")
     }
 
-    #[test]
-    fn single_set_follows_replicas() {
-        let d = md("v1", 10);
-        let mut plan = Plan::new(&d, vec![ms("a", 3, 1, "v1")], now());
-        assert!(!rollout_in_progress(&plan));
-        sync_replicas(&d, &mut plan, 11);
-        assert_eq!(plan.current().and_then(|m| m.spec.replicas), Some(10));
+    fn specs(plan: &Plan) -> Vec<(String, i32)> {
+        let mut v: Vec<(String, i32)> = plan
+            .wanted()
+            .map(|m| (m.metadata.name.clone().unwrap_or_default(), spec(m)))
+            .collect();
+        v.sort();
+        v
     }
 
     #[test]
-    fn paused_scales_only_a_single_target() {
+    fn single_target_follows_replicas() {
         // Template changed while paused: no current set; the one active old set scales.
         let d = md("v2", 5);
         let mut plan = Plan::new(
@@ -111,20 +251,55 @@ mod tests {
             vec![ms("old", 3, 1, "v1"), ms("older", 0, 0, "v0")],
             now(),
         );
-        assert!(rollout_in_progress(&plan));
         assert_eq!(one_active_or_latest(&plan).as_deref(), Some("old"));
-        sync_paused(&d, &mut plan, 6);
-        assert_eq!(
-            plan.old()
-                .find(|m| m.metadata.name.as_deref() == Some("old"))
-                .and_then(|m| m.spec.replicas),
-            Some(5)
-        );
+        scale(&d, &mut plan, 8);
+        assert_eq!(specs(&plan), [("old".into(), 5), ("older".into(), 0)]);
         // None active: the newest.
         let plan = Plan::new(&d, vec![ms("x", 0, 1, "v1"), ms("y", 0, 5, "v1")], now());
         assert_eq!(one_active_or_latest(&plan).as_deref(), Some("y"));
         // Two active: none.
         let plan = Plan::new(&d, vec![ms("x", 1, 1, "v1"), ms("y", 2, 5, "v1")], now());
         assert_eq!(one_active_or_latest(&plan), None);
+    }
+
+    #[test]
+    fn scaling_mid_rollout_is_proportional() {
+        // 10 replicas (max 13) mid-rollout: old 8, new 5. Scaled to 20 (max 23): +10.
+        let d = md("v2", 20);
+        let sets = vec![
+            sized("old", 8, 1, "v1", 10, 13),
+            sized("new", 5, 2, "v2", 10, 13),
+        ];
+        let mut plan = Plan::new(&d, sets.clone(), now());
+        assert!(is_scaling_event(&plan, 20));
+        assert!(!is_scaling_event(&plan, 10));
+        scale(&d, &mut plan, 23);
+        // old: round(8*23/13) = 14 (+6), new: round(5*23/13) = 9 (+4).
+        assert_eq!(specs(&plan), [("new".into(), 9), ("old".into(), 14)]);
+        // Scaled down to 4 (max 7): -6 in proportion, rest from the largest.
+        let d = md("v2", 4);
+        let mut plan = Plan::new(&d, sets, now());
+        scale(&d, &mut plan, 7);
+        // old: round(8*7/13) = 4 (-4), new: round(5*7/13) = 3 (-2).
+        assert_eq!(specs(&plan), [("new".into(), 3), ("old".into(), 4)]);
+        let total: i32 = plan.wanted().map(spec).sum();
+        assert_eq!(total, 7);
+    }
+
+    #[test]
+    fn a_saturated_new_set_retires_the_old_ones() {
+        let d = md("v2", 3);
+        let mut new = (*sized("new", 3, 2, "v2", 3, 6)).clone();
+        new.status = Some(MachineSetStatus {
+            available_replicas: Some(3),
+            ..Default::default()
+        });
+        let mut plan = Plan::new(
+            &d,
+            vec![sized("old", 1, 1, "v1", 3, 6), Arc::new(new)],
+            now(),
+        );
+        scale(&d, &mut plan, 6);
+        assert_eq!(specs(&plan), [("new".into(), 3), ("old".into(), 0)]);
     }
 }

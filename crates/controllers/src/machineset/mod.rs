@@ -1,19 +1,23 @@
 //! MachineSet controller: keeps `spec.replicas` Machines of one template, each with its
 //! own infrastructure machine and bootstrap config cloned from the template's.
 //!
-//! One reconcile: check pause; default the cluster label, Cluster owner and selector;
-//! make sure the templates exist and belong to the Cluster; sort the cached Machines of
-//! the set's cluster into owned, to adopt and to release; propagate labels, annotations
-//! and timeouts in place; create or delete Machines; write status. Only differences are
-//! written, so reconciling a settled set writes nothing. Machines of a deleted set go
-//! with it through garbage collection (they carry its controller reference).
+//! One reconcile: check pause (see [`pause`] for the model); default the cluster label,
+//! Cluster owner and selector; make sure the templates exist and belong to the Cluster;
+//! sort the cached Machines of the set's cluster into owned, to adopt and to release;
+//! remediate unhealthy Machines ([`remediation`]); propagate labels, annotations and
+//! timeouts in place; create (after the [`preflight`] checks) or delete Machines; write
+//! status. Only differences are written, so reconciling a settled set writes nothing.
+//! Machines of a deleted set go with it through garbage collection (they carry its
+//! controller reference).
 
 pub mod delete_policy;
 pub mod expectations;
 pub mod index;
 pub mod machines;
 pub mod pause;
+pub mod preflight;
 pub mod propagate;
+pub mod remediation;
 pub mod replicas;
 pub mod status;
 pub mod templates;
@@ -25,6 +29,7 @@ use drydock_api::admission::FieldPath;
 use drydock_api::capi::conditions::{HasConditions, now as cond_now};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
+use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
 use futures::StreamExt;
@@ -36,8 +41,10 @@ use kube::runtime::reflector::ObjectRef;
 use self::expectations::{Expectations, Outstanding};
 use self::index::ClusterIndex;
 use self::machines::Selection;
-use self::pause::ClusterPauses;
-use self::replicas::{DeletionWaits, Scale};
+use self::pause::{ClusterPauses, Pause};
+use self::preflight::Waiting;
+use self::remediation::Outcome;
+use self::replicas::Scale;
 use self::templates::TemplateOwners;
 use crate::framework::patch::apply_changes;
 use crate::framework::runner::{self, Queue, key_of};
@@ -49,6 +56,10 @@ pub const NAME: &str = "machineset";
 /// The Cluster API group, as owner references and labels name it.
 pub const CAPI_GROUP: &str = "cluster.x-k8s.io";
 
+/// How often a set held by preflight checks looks again when its control plane is not a
+/// cached kind (a KubeadmControlPlane's changes wake it instead).
+const PREFLIGHT_RECHECK: Duration = Duration::from_secs(15);
+
 /// What the MachineSet reconciler keeps between reconciles.
 pub struct State {
     pub ctx: Arc<Context>,
@@ -58,7 +69,8 @@ pub struct State {
     pub sets: Arc<ClusterIndex<MachineSet>>,
     pub expectations: Expectations,
     pub templates: TemplateOwners,
-    pub waits: DeletionWaits,
+    /// Sets held by preflight checks, woken by their control plane and Cluster.
+    pub waiting: Arc<Waiting>,
 }
 
 /// `namespace/name` of a MachineSet (the key of its pending changes).
@@ -74,7 +86,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         sets: ClusterIndex::new(ctx.informers.machine_sets.store.clone()),
         expectations: Expectations::default(),
         templates: TemplateOwners::default(),
-        waits: DeletionWaits::default(),
+        waiting: Arc::new(Waiting::default()),
     });
     let sets = st.sets.clone();
     let trigger = queue
@@ -88,23 +100,51 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machines.observe(m);
         sets_for_machine(m, &sets)
     });
-    let (sets, pauses) = (st.sets.clone(), ClusterPauses::default());
+    let (sets, waiting, pauses) = (
+        st.sets.clone(),
+        st.waiting.clone(),
+        ClusterPauses::default(),
+    );
     let on_cluster = queue.map_to(move |c: &Cluster| {
-        if !pauses.resumed(c) {
-            return Vec::new();
-        }
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
         let name = c.metadata.name.as_deref().unwrap_or_default();
-        sets.list(ns, name)
-            .iter()
-            .map(|ms| ObjectRef::from_obj(&**ms))
-            .collect()
+        if pauses.changed(c) {
+            return sets
+                .list(ns, name)
+                .iter()
+                .map(|ms| ObjectRef::from_obj(&**ms))
+                .collect();
+        }
+        // The Cluster's skip-preflight-checks annotation may have changed.
+        refs(ns, waiting.of(ns, name))
+    });
+    let waiting = st.waiting.clone();
+    let on_control_plane = queue.map_to(move |kcp: &KubeadmControlPlane| {
+        let ns = kcp.metadata.namespace.as_deref().unwrap_or_default();
+        match cluster_of(&kcp.metadata) {
+            Some(cluster) => refs(ns, waiting.of(ns, cluster)),
+            None => Vec::new(),
+        }
     });
     let c = Controller::for_shared_stream(trigger, ctx.informers.machine_sets.store.clone())
         .watches_shared_stream(ctx.informers.machines.subscribe(), on_machine)
-        .watches_shared_stream(ctx.informers.clusters.subscribe(), on_cluster);
+        .watches_shared_stream(ctx.informers.clusters.subscribe(), on_cluster)
+        .watches_shared_stream(ctx.informers.control_planes.subscribe(), on_control_plane);
     let concurrency = ctx.settings.machineset_concurrency;
     Box::pin(runner::run(NAME, c, queue, concurrency, st, reconcile))
+}
+
+fn refs(ns: &str, names: Vec<String>) -> Vec<ObjectRef<MachineSet>> {
+    names.iter().map(|n| ObjectRef::new(n).within(ns)).collect()
+}
+
+/// The Cluster a control plane belongs to: its cluster-name label, else its Cluster owner.
+fn cluster_of(meta: &kube::core::ObjectMeta) -> Option<&str> {
+    meta.labels
+        .as_ref()
+        .and_then(|l| l.get(CLUSTER_NAME_LABEL))
+        .map(String::as_str)
+        .or_else(|| owner::find_owner(meta, CAPI_GROUP, "Cluster").map(|r| r.name.as_str()))
 }
 
 /// The sets a Machine event concerns: its controlling MachineSet, or for a Machine without
@@ -138,14 +178,35 @@ fn parse_selector(ms: &MachineSet) -> Result<Selector> {
     })
 }
 
+/// The MachineDeployment the set belongs to (its owner, else its deployment-name label).
+pub fn owning_deployment(st: &State, ms: &MachineSet) -> Option<Arc<MachineDeployment>> {
+    let name = owner::find_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment")
+        .map(|r| r.name.as_str())
+        .or_else(|| {
+            ms.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(DEPLOYMENT_NAME_LABEL))
+                .map(String::as_str)
+        })?;
+    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
+    st.ctx
+        .informers
+        .machine_deployments
+        .store
+        .get(&ObjectRef::new(name).within(ns))
+}
+
 async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     let key = key(&ms);
+    let ns = ms.metadata.namespace.clone().unwrap_or_default();
+    let name = ms.metadata.name.clone().unwrap_or_default();
+    let cluster_name = ms.spec.cluster_name.clone();
     if ms.metadata.deletion_timestamp.is_some() {
         st.expectations.forget(&key);
-        st.waits.clear(&key);
+        st.waiting.set(&ns, &cluster_name, &name, false);
         return Ok(Action::await_change());
     }
-    let ns = ms.metadata.namespace.clone().unwrap_or_default();
     st.machines.ensure_seeded().await;
     st.ctx.informers.clusters.ready().await;
     let cluster = st
@@ -153,28 +214,38 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
         .informers
         .clusters
         .store
-        .get(&ObjectRef::new(&ms.spec.cluster_name).within(&ns))
-        .ok_or_else(|| Error::other(format!("Cluster {ns}/{} not found", ms.spec.cluster_name)))?;
-    if pause::is_paused(&cluster, &ms.metadata) {
+        .get(&ObjectRef::new(&cluster_name).within(&ns))
+        .ok_or_else(|| Error::other(format!("Cluster {ns}/{cluster_name} not found")))?;
+    let api: Api<MachineSet> = st.ctx.api(&ns);
+    let mut want = (*ms).clone();
+    let paused = Pause::of(&cluster, &ms.metadata, false);
+    pause::set_condition(&mut want, paused, &cluster, cond_now());
+    if paused.is_some() {
+        st.waiting.set(&ns, &cluster_name, &name, false);
+        if want != *ms {
+            apply_changes(&api, NAME, &ms, &want).await?;
+        }
         return Ok(Action::await_change());
     }
 
-    let mut want = (*ms).clone();
     default_metadata(&mut want, &cluster);
     ensure_templates(&st, &want, &cluster).await?;
     let selector = parse_selector(&want)?;
-    let mut selection = machines::select(
-        &want,
-        &selector,
-        st.machines.list(&ns, &ms.spec.cluster_name),
-    );
+    let mut selection = machines::select(&want, &selector, st.machines.list(&ns, &cluster_name));
     adopt_and_release(&st, &want, &mut selection).await?;
     let owned = selection.owned;
 
-    let pending = outstanding(&st, &key, &owned);
+    let mut pending = outstanding(&st, &key, &owned);
+    let remediated = {
+        let deleting = |m: &Machine| is_deleting(m, &pending);
+        remediation::reconcile(&st, &ms, &cluster, &owned, deleting).await?
+    };
+    if remediated == Outcome::Deleted {
+        pending = outstanding(&st, &key, &owned);
+    }
     sync_machines(&st, &want, &owned).await?;
     let now = Timestamp::now();
-    let scaled = replicas::sync(&st, &mut want, &owned, &pending, now).await;
+    let scaled = replicas::sync(&st, &mut want, &ms, &cluster, &owned, &pending, now).await;
 
     let (counters, next_available) = status::count(&want, &owned, now);
     let cond_time = cond_now();
@@ -189,7 +260,6 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     status::set_resized(&mut want, desired, counters, cond_time.clone());
     status::set_machines_ready(&mut want, &owned, cond_time.clone());
     want.set_ready_summary(status::READY_SUMMARY, cond_time);
-    let api: Api<MachineSet> = st.ctx.api(&ns);
     // Comparing is much cheaper than the serialisation a diff needs; most reconciles
     // change nothing.
     if want != *ms {
@@ -197,24 +267,36 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     }
     let scaled = scaled?;
 
-    let deleting = scaled == Scale::Down
-        || !pending.deletes.is_empty()
-        || owned
-            .iter()
-            .any(|m| m.metadata.deletion_timestamp.is_some());
-    let recheck_deleting = if deleting {
-        Some(st.waits.next(&key))
-    } else {
-        st.waits.clear(&key);
-        None
-    };
-    let requeue = [next_available, pending.expires_in, recheck_deleting]
+    let held = scaled == Scale::Held || remediated == Outcome::Held;
+    st.waiting.set(&ns, &cluster_name, &name, held);
+    let recheck = (held && !kcp_managed(&cluster)).then_some(PREFLIGHT_RECHECK);
+    let requeue = [next_available, pending.expires_in, recheck]
         .into_iter()
         .flatten()
         .min();
     Ok(requeue.map_or_else(Action::await_change, |d| {
         Action::requeue(d.max(Duration::from_millis(100)))
     }))
+}
+
+/// True when the Machine is going: marked deleted in the cache, or deleted by this
+/// controller and not cached as such yet.
+fn is_deleting(m: &Machine, pending: &Outstanding) -> bool {
+    m.metadata.deletion_timestamp.is_some()
+        || m.metadata
+            .name
+            .as_ref()
+            .is_some_and(|n| pending.deletes.contains(n))
+}
+
+/// True when the Cluster's control plane is a KubeadmControlPlane, whose changes wake the
+/// sets waiting on it.
+fn kcp_managed(cluster: &Cluster) -> bool {
+    cluster.spec.control_plane_ref.as_ref().is_some_and(|r| {
+        r.kind.as_deref() == Some("KubeadmControlPlane")
+            && owner::api_group(r.api_version.as_deref().unwrap_or_default())
+                == "controlplane.cluster.x-k8s.io"
+    })
 }
 
 /// The cluster-name label, the Cluster owner of a standalone set, and the cluster-name in
@@ -282,23 +364,14 @@ async fn ensure_templates(st: &State, ms: &MachineSet, cluster: &Cluster) -> Res
 
 /// True when the set belongs to a MachineDeployment whose revision is not the set's.
 fn is_old_revision(st: &State, ms: &MachineSet) -> bool {
-    let Some(owner) = owner::find_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment") else {
-        return false;
-    };
-    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
     let revision = |annotations: Option<&std::collections::BTreeMap<String, String>>| {
         annotations
             .and_then(|a| a.get(REVISION_ANNOTATION))
             .cloned()
     };
-    st.ctx
-        .informers
-        .machine_deployments
-        .store
-        .get(&ObjectRef::<MachineDeployment>::new(&owner.name).within(ns))
-        .is_some_and(|md| {
-            revision(md.metadata.annotations.as_ref()) != revision(ms.metadata.annotations.as_ref())
-        })
+    owning_deployment(st, ms).is_some_and(|md| {
+        revision(md.metadata.annotations.as_ref()) != revision(ms.metadata.annotations.as_ref())
+    })
 }
 
 /// Takes orphans that match the selector and lets go of Machines that no longer match.

@@ -1,36 +1,134 @@
-//! Pausing: a paused Cluster (`spec.paused`) stops every controller for its objects; the
-//! `cluster.x-k8s.io/paused` annotation stops only the annotated object's controller.
-//! Objects skipped while their Cluster was paused are reconciled again when it resumes.
+//! Pausing: one model for the MachineSet and MachineDeployment controllers.
+//!
+//! | mechanism | what stops | what goes on |
+//! |---|---|---|
+//! | `cluster.x-k8s.io/paused` annotation on an object | all reconciliation of that object by its own controller | its children: the annotation is not inherited (a paused MachineDeployment's sets still keep their Machines) |
+//! | Cluster `spec.paused: true` | every object of that cluster | nothing |
+//! | MachineDeployment `spec.paused: true` | the rollout only: no new MachineSet, old sets are not scaled down, no cleanup of old sets | in-place propagation to the current set, scaling to `spec.replicas` (proportionally across the sets), status, health checks and remediation |
+//!
+//! The annotation on a Cluster pauses the Cluster object only, like on any other object;
+//! pausing a whole cluster is `spec.paused`.
+//!
+//! A paused object carries a `Paused` condition, True, with reason `ClusterPaused`,
+//! `AnnotationPaused` or `RolloutPaused` (in that precedence) and a message saying what
+//! holds it. Setting it is the only write made while an object is fully paused; it is
+//! removed when the object resumes. Objects skipped while their Cluster was paused are
+//! reconciled again when it resumes (the Cluster watch notices the transition).
 
 use std::collections::HashSet;
 
+use drydock_api::capi::conditions::{Condition, HasConditions, STATUS_TRUE};
 use drydock_api::capi::core::Cluster;
 use drydock_api::capi::keys::{PAUSED_ANNOTATION, has_annotation};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use parking_lot::Mutex;
 
 use crate::framework::runner::key_of;
 
-/// True when the object must not be reconciled now.
-pub fn is_paused(cluster: &Cluster, meta: &ObjectMeta) -> bool {
-    cluster.spec.paused == Some(true)
-        || has_annotation(meta.annotations.as_ref(), PAUSED_ANNOTATION)
+/// The condition every paused object carries.
+pub const PAUSED: &str = "Paused";
+pub const CLUSTER_PAUSED_REASON: &str = "ClusterPaused";
+pub const ANNOTATION_PAUSED_REASON: &str = "AnnotationPaused";
+pub const ROLLOUT_PAUSED_REASON: &str = "RolloutPaused";
+
+/// Why an object is paused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pause {
+    /// The object's Cluster has `spec.paused`: nothing is reconciled.
+    Cluster,
+    /// The object has the paused annotation: nothing is reconciled.
+    Annotation,
+    /// A MachineDeployment with `spec.paused`: only the rollout is held.
+    Rollout,
 }
 
-/// Remembers which Clusters were seen paused, to notice when one resumes.
+impl Pause {
+    /// What holds the object, most encompassing first. `rollout_paused` is a
+    /// MachineDeployment's `spec.paused` (false for other kinds).
+    pub fn of(cluster: &Cluster, meta: &ObjectMeta, rollout_paused: bool) -> Option<Pause> {
+        if cluster.spec.paused == Some(true) {
+            Some(Pause::Cluster)
+        } else if has_annotation(meta.annotations.as_ref(), PAUSED_ANNOTATION) {
+            Some(Pause::Annotation)
+        } else if rollout_paused {
+            Some(Pause::Rollout)
+        } else {
+            None
+        }
+    }
+
+    /// True when the object's reconciliation stops entirely (not just its rollout).
+    pub fn stops_everything(self) -> bool {
+        self != Pause::Rollout
+    }
+
+    fn reason(self) -> &'static str {
+        match self {
+            Pause::Cluster => CLUSTER_PAUSED_REASON,
+            Pause::Annotation => ANNOTATION_PAUSED_REASON,
+            Pause::Rollout => ROLLOUT_PAUSED_REASON,
+        }
+    }
+
+    fn message(self, cluster: &Cluster) -> String {
+        match self {
+            Pause::Cluster => format!(
+                "Cluster {} is paused (spec.paused): nothing is reconciled",
+                cluster.metadata.name.as_deref().unwrap_or_default()
+            ),
+            Pause::Annotation => {
+                format!("The {PAUSED_ANNOTATION} annotation is set: nothing is reconciled")
+            }
+            Pause::Rollout => "spec.paused is set: rollouts are held; scaling, in-place \
+                               propagation and status go on"
+                .to_string(),
+        }
+    }
+}
+
+/// True when the object must not be reconciled at all now.
+pub fn is_paused(cluster: &Cluster, meta: &ObjectMeta) -> bool {
+    Pause::of(cluster, meta, false).is_some()
+}
+
+/// Sets the `Paused` condition for `pause`, or removes it when not paused.
+pub fn set_condition<K: HasConditions>(
+    obj: &mut K,
+    pause: Option<Pause>,
+    cluster: &Cluster,
+    now: Time,
+) {
+    match pause {
+        Some(p) => obj.set_condition(Condition {
+            type_: PAUSED.to_string(),
+            status: STATUS_TRUE.to_string(),
+            severity: None,
+            last_transition_time: now,
+            reason: Some(p.reason().to_string()),
+            message: Some(p.message(cluster)),
+        }),
+        None => {
+            if obj.get_condition(PAUSED).is_some() {
+                obj.delete_condition(PAUSED);
+            }
+        }
+    }
+}
+
+/// Remembers which Clusters were seen paused, to notice when one pauses or resumes.
 #[derive(Default)]
 pub struct ClusterPauses {
     paused: Mutex<HashSet<String>>,
 }
 
 impl ClusterPauses {
-    /// Records the Cluster's state; true when it was paused and no longer is.
-    pub fn resumed(&self, cluster: &Cluster) -> bool {
+    /// Records the Cluster's state; true when it changed (paused, or resumed). A Cluster
+    /// first seen paused counts as a change: its objects must show the condition.
+    pub fn changed(&self, cluster: &Cluster) -> bool {
         let key = key_of(cluster);
         let mut paused = self.paused.lock();
         if cluster.spec.paused == Some(true) {
-            paused.insert(key);
-            false
+            paused.insert(key)
         } else {
             paused.remove(&key)
         }
@@ -40,24 +138,63 @@ impl ClusterPauses {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::ClusterSpec;
+    use drydock_api::capi::conditions::now;
+    use drydock_api::capi::core::{ClusterSpec, MachineSet, MachineSetSpec};
+
+    fn annotated() -> ObjectMeta {
+        ObjectMeta {
+            annotations: Some([(PAUSED_ANNOTATION.to_string(), String::new())].into()),
+            ..Default::default()
+        }
+    }
 
     #[test]
-    fn resumes_once() {
+    fn transitions_both_ways_once() {
         let mut c = Cluster::new("c1", ClusterSpec::default());
         c.metadata.namespace = Some("ns".into());
         let p = ClusterPauses::default();
-        assert!(!p.resumed(&c));
+        assert!(!p.changed(&c));
         c.spec.paused = Some(true);
         assert!(is_paused(&c, &ObjectMeta::default()));
-        assert!(!p.resumed(&c));
+        assert!(p.changed(&c));
+        assert!(!p.changed(&c));
         c.spec.paused = None;
-        assert!(p.resumed(&c));
-        assert!(!p.resumed(&c));
-        let annotated = ObjectMeta {
-            annotations: Some([(PAUSED_ANNOTATION.to_string(), String::new())].into()),
-            ..Default::default()
-        };
-        assert!(is_paused(&c, &annotated));
+        assert!(p.changed(&c));
+        assert!(!p.changed(&c));
+        assert!(is_paused(&c, &annotated()));
+    }
+
+    #[test]
+    fn precedence_and_scope() {
+        let mut c = Cluster::new("c1", ClusterSpec::default());
+        let plain = ObjectMeta::default();
+        assert_eq!(Pause::of(&c, &plain, false), None);
+        assert_eq!(Pause::of(&c, &plain, true), Some(Pause::Rollout));
+        assert_eq!(Pause::of(&c, &annotated(), true), Some(Pause::Annotation));
+        // The annotation on the Cluster pauses the Cluster object only.
+        c.metadata.annotations = annotated().annotations;
+        assert_eq!(Pause::of(&c, &plain, false), None);
+        c.spec.paused = Some(true);
+        assert_eq!(Pause::of(&c, &annotated(), true), Some(Pause::Cluster));
+        assert!(Pause::Cluster.stops_everything());
+        assert!(!Pause::Rollout.stops_everything());
+    }
+
+    #[test]
+    fn condition_is_set_and_removed() {
+        let c = Cluster::new("c1", ClusterSpec::default());
+        let mut ms = MachineSet::new("ms", MachineSetSpec::default());
+        set_condition(&mut ms, Some(Pause::Annotation), &c, now());
+        let cond = ms.get_condition(PAUSED).expect("paused");
+        assert!(cond.is_true());
+        assert_eq!(cond.reason.as_deref(), Some(ANNOTATION_PAUSED_REASON));
+        let before = ms.clone();
+        set_condition(&mut ms, Some(Pause::Annotation), &c, now());
+        assert_eq!(ms, before, "setting it again changes nothing");
+        set_condition(&mut ms, None, &c, now());
+        assert!(ms.get_condition(PAUSED).is_none());
+        let untouched = ms.clone();
+        set_condition(&mut ms, None, &c, now());
+        assert_eq!(ms, untouched);
     }
 }

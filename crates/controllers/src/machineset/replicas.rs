@@ -1,15 +1,14 @@
 //! Creating and deleting Machines until a MachineSet has `spec.replicas` of them.
 //!
 //! Deleting Machines count as existing, so no replacement is created before a deleting
-//! Machine is really gone. Creations and deletions not yet visible in the cache count as
+//! Machine is really gone. Creating waits for the preflight checks (see
+//! [`super::preflight`]); deleting never does. Creations and deletions not yet visible in the cache count as
 //! done (see [`super::expectations`]).
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use drydock_api::capi::conditions::{HasConditions, Severity, now as cond_now};
-use drydock_api::capi::core::{Machine, MachineSet, MachineSetDeletePolicy};
+use drydock_api::capi::core::{Cluster, Machine, MachineSet, MachineSetDeletePolicy};
 use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
 use drydock_api::capi::owner;
 use futures::StreamExt;
@@ -17,7 +16,6 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::Api;
 use kube::runtime::reflector::ObjectRef;
-use parking_lot::Mutex;
 
 use super::State;
 use super::delete_policy;
@@ -25,6 +23,7 @@ use super::expectations::Outstanding;
 use super::machines::{
     machine_annotations, machine_labels, machine_name, new_machine, random_suffix,
 };
+use super::preflight::{self, Verdict};
 use super::status::{
     BOOTSTRAP_TEMPLATE_CLONING_FAILED, INFRASTRUCTURE_TEMPLATE_CLONING_FAILED,
     MACHINE_CREATION_FAILED, MACHINES_CREATED,
@@ -46,6 +45,8 @@ pub enum Scale {
     Up,
     /// Machines were deleted or are being deleted.
     Down,
+    /// Machines are missing but the preflight checks hold their creation.
+    Held,
 }
 
 /// How many Machines to create (negative: delete) given the set's Machines.
@@ -62,11 +63,15 @@ pub fn replica_diff(desired: usize, owned: usize, pending_creates: usize) -> isi
     }
 }
 
-/// Brings the number of Machines to `spec.replicas`. Failures to create are recorded in
-/// the MachinesCreated condition of `ms` and returned after the other Machines were tried.
+/// Brings the number of Machines to `spec.replicas`. Creating needs the preflight checks
+/// to pass (`read` is the set as read, whose annotations and template they look at).
+/// Failures to create are recorded in the MachinesCreated condition of `ms` and returned
+/// after the other Machines were tried.
 pub async fn sync(
     st: &State,
     ms: &mut MachineSet,
+    read: &MachineSet,
+    cluster: &Cluster,
     owned: &[Arc<Machine>],
     pending: &Outstanding,
     now: Timestamp,
@@ -81,6 +86,29 @@ pub async fn sync(
             tracing::debug!(machineset = ?ms.metadata.name, "machine creation is disabled by annotation");
             return Ok(Scale::Steady);
         }
+        match preflight::check(st, cluster, read, preflight::ACTION_SCALE_UP).await {
+            Verdict::Pass => {}
+            Verdict::Hold(message) => {
+                ms.mark_false(
+                    MACHINES_CREATED,
+                    preflight::PREFLIGHT_CHECK_FAILED,
+                    Severity::Error,
+                    &message,
+                    cond_now(),
+                );
+                return Ok(Scale::Held);
+            }
+            Verdict::Error(message) => {
+                ms.mark_false(
+                    MACHINES_CREATED,
+                    preflight::PREFLIGHT_CHECK_FAILED,
+                    Severity::Error,
+                    &message,
+                    cond_now(),
+                );
+                return Err(Error::other(message));
+            }
+        }
         if let Err(f) = create(st, ms, diff as usize).await {
             let message = f.error.to_string();
             ms.mark_false(
@@ -92,6 +120,7 @@ pub async fn sync(
             );
             return Err(f.error);
         }
+        ms.mark_true(MACHINES_CREATED, cond_now());
         return Ok(Scale::Up);
     }
     if diff < 0 {
@@ -282,35 +311,6 @@ async fn delete(
     error.map_or(Ok(()), Err)
 }
 
-/// Rechecks of sets waiting for deleting Machines to disappear.
-///
-/// Shared informer streams deliver changes but not deletions (kube-rs #1590), and a
-/// Machine's last change before it disappears is its deletion mark, so nothing triggers
-/// the set once the Machine is gone. Until the shared informers dispatch deletions, a set
-/// with deleting Machines rechecks on a backoff (1 s doubling to 16 s) and stops when none
-/// are left; an idle set never rechecks.
-#[derive(Default)]
-pub struct DeletionWaits {
-    attempts: Mutex<HashMap<String, u32>>,
-}
-
-impl DeletionWaits {
-    pub fn next(&self, key: &str) -> Duration {
-        let mut a = self.attempts.lock();
-        let n = a.entry(key.to_string()).or_insert(0);
-        let wait = Duration::from_secs(1 << (*n).min(4));
-        *n = n.saturating_add(1);
-        wait
-    }
-
-    pub fn clear(&self, key: &str) {
-        let mut a = self.attempts.lock();
-        if !a.is_empty() {
-            a.remove(key);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,14 +325,5 @@ mod tests {
         assert_eq!(replica_diff(1, 1, 4), 0);
         assert_eq!(replica_diff(1, 2, 4), -1);
         assert_eq!(replica_diff(0, 0, 0), 0);
-    }
-
-    #[test]
-    fn deletion_waits_back_off_and_reset() {
-        let w = DeletionWaits::default();
-        let waits: Vec<u64> = (0..7).map(|_| w.next("a").as_secs()).collect();
-        assert_eq!(waits, [1, 2, 4, 8, 16, 16, 16]);
-        w.clear("a");
-        assert_eq!(w.next("a").as_secs(), 1);
     }
 }

@@ -6,6 +6,11 @@
 //! only when its status changes), so a ready Machine is one with a nodeRef and a True
 //! `NodeHealthy`, available once that has held for minReadySeconds. Reading Nodes from
 //! every workload cluster on every MachineSet reconcile would not scale to a fleet.
+//!
+//! Deleting Machines count in `replicas` (they still exist, and a rollout must not surge
+//! past them) but are neither ready nor available, unlike upstream: a rollout's
+//! availability budget counting Machines on their way out would let it take more down
+//! than `maxUnavailable` allows.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,6 +71,9 @@ pub fn count(
         });
         if fully_labeled {
             c.fully_labeled += 1;
+        }
+        if m.metadata.deletion_timestamp.is_some() {
+            continue;
         }
         let Some(since) = ready_since(m) else {
             continue;
@@ -241,18 +249,21 @@ mod tests {
     fn counts_ready_and_available_after_min_ready_seconds() {
         let mut unlabeled = (*machine("d", Some(0))).clone();
         unlabeled.metadata.labels = None;
+        let mut deleting = (*machine("e", Some(0))).clone();
+        deleting.metadata.deletion_timestamp = Some(Time(at(150)));
         let machines = vec![
             machine("a", Some(100)),
             machine("b", Some(190)),
             machine("c", None),
             Arc::new(unlabeled),
+            Arc::new(deleting),
         ];
         let (c, next) = count(&ms(30), &machines, at(200));
         assert_eq!(
             c,
             Counters {
-                replicas: 4,
-                fully_labeled: 3,
+                replicas: 5,
+                fully_labeled: 4,
                 ready: 3,
                 available: 2
             }

@@ -1,0 +1,311 @@
+//! Remediation by the MachineSet: Machines a MachineHealthCheck marked for their owner
+//! (`OwnerRemediated` False) are deleted, and the set's scale up replaces them once they
+//! are gone.
+//!
+//! Only the set running its MachineDeployment's current revision remediates; an old set's
+//! unhealthy Machines go first when the rollout scales it down (the delete policy ranks
+//! them first). `spec.strategy.remediation.maxInFlight` of the deployment bounds how many
+//! Machines are being remediated at once. The preflight checks must pass: while they fail,
+//! the unhealthy Machines stay and their `OwnerRemediated` message says why.
+//!
+//! A Machine is marked `OwnerRemediated` True before it is deleted, so a reconcile that
+//! stops between the two finishes the deletion next time without asking again.
+
+use std::sync::Arc;
+
+use drydock_api::capi::conditions::{Condition, HasConditions, Severity, now as cond_now};
+use drydock_api::capi::core::{Cluster, Machine, MachineSet};
+use drydock_api::capi::intstr;
+use drydock_api::capi::keys::REVISION_ANNOTATION;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::json;
+
+use super::State;
+use super::preflight::{self, Verdict};
+use super::status::HEALTH_CHECK_SUCCEEDED;
+use crate::framework::{Result, metrics, patch};
+
+/// Set by the MachineHealthCheck (False) and by the owner once it acts (True).
+pub const OWNER_REMEDIATED: &str = "OwnerRemediated";
+pub const WAITING_FOR_REMEDIATION: &str = "WaitingForRemediation";
+
+/// What remediation did, for the caller's requeue.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub enum Outcome {
+    #[default]
+    Nothing,
+    /// Machines were deleted.
+    Deleted,
+    /// Unhealthy Machines wait for the preflight checks.
+    Held,
+}
+
+/// How many Machines may be in remediation at once; `None` for no limit.
+fn max_in_flight(ms: &MachineSet, st: &State) -> std::result::Result<Option<i32>, String> {
+    let Some(md) = super::owning_deployment(st, ms) else {
+        return Ok(None);
+    };
+    let Some(v) = md
+        .spec
+        .strategy
+        .as_ref()
+        .and_then(|s| s.remediation.as_ref())
+        .and_then(|r| r.max_in_flight.as_ref())
+    else {
+        return Ok(None);
+    };
+    intstr::scaled_value(v, md.spec.replicas.unwrap_or(1), true)
+        .map(Some)
+        .map_err(|e| format!("spec.strategy.remediation.maxInFlight: {e}"))
+}
+
+/// False when the set belongs to a MachineDeployment whose revision is not the set's (an
+/// old set being rolled away does not replace Machines).
+fn is_current_revision(st: &State, ms: &MachineSet) -> bool {
+    let Some(md) = super::owning_deployment(st, ms) else {
+        return true;
+    };
+    let revision = |a: Option<&std::collections::BTreeMap<String, String>>| {
+        a.and_then(|a| a.get(REVISION_ANNOTATION)).cloned()
+    };
+    revision(md.metadata.annotations.as_ref()) == revision(ms.metadata.annotations.as_ref())
+}
+
+/// The Machines to act on, newest first: `approved` were already marked for deletion,
+/// `unhealthy` wait for approval. `stale` lost their health problem since being marked.
+#[derive(Debug, Default, PartialEq)]
+pub struct Candidates {
+    pub approved: Vec<Arc<Machine>>,
+    pub unhealthy: Vec<Arc<Machine>>,
+    pub stale: Vec<Arc<Machine>>,
+    /// Deleting Machines whose remediation is under way.
+    pub in_flight: usize,
+}
+
+/// Sorts the set's Machines (`deleting` says whether one is going, cached or pending).
+pub fn candidates(machines: &[Arc<Machine>], deleting: impl Fn(&Machine) -> bool) -> Candidates {
+    let mut c = Candidates::default();
+    for m in machines {
+        let Some(owner) = m.get_condition(OWNER_REMEDIATED) else {
+            continue;
+        };
+        if deleting(m) {
+            if owner.is_true() {
+                c.in_flight += 1;
+            }
+            continue;
+        }
+        if owner.is_true() {
+            c.approved.push(m.clone());
+        } else if owner.is_false() {
+            if m.is_condition_true(HEALTH_CHECK_SUCCEEDED) {
+                c.stale.push(m.clone());
+            } else {
+                c.unhealthy.push(m.clone());
+            }
+        }
+    }
+    let newest_first = |a: &Arc<Machine>, b: &Arc<Machine>| {
+        let ts = |m: &Machine| m.metadata.creation_timestamp.as_ref().map(|t| t.0);
+        ts(b)
+            .cmp(&ts(a))
+            .then_with(|| a.metadata.name.cmp(&b.metadata.name))
+    };
+    c.approved.sort_by(newest_first);
+    c.unhealthy.sort_by(newest_first);
+    c
+}
+
+/// Writes the Machine's conditions, conditional on the version read (a concurrent writer
+/// of the same list makes this conflict and the reconcile retry, instead of one dropping
+/// the other's condition).
+async fn write_conditions(api: &Api<Machine>, before: &Machine, after: &Machine) -> Result<()> {
+    if before.conditions() == after.conditions() {
+        return Ok(());
+    }
+    let name = before.metadata.name.as_deref().unwrap_or_default();
+    let p = json!({
+        "metadata": {"resourceVersion": before.metadata.resource_version},
+        "status": {"conditions": after.conditions()},
+    });
+    match api
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&p))
+        .await
+    {
+        Ok(_) => {
+            metrics::write(super::NAME);
+            Ok(())
+        }
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn with_condition(m: &Machine, c: Option<Condition>) -> Machine {
+    let mut want = m.clone();
+    match c {
+        Some(c) => want.set_condition(c),
+        None => want.delete_condition(OWNER_REMEDIATED),
+    }
+    want
+}
+
+/// Deletes the set's unhealthy Machines when allowed; see the module documentation.
+pub async fn reconcile(
+    st: &State,
+    ms: &MachineSet,
+    cluster: &Cluster,
+    machines: &[Arc<Machine>],
+    deleting: impl Fn(&Machine) -> bool,
+) -> Result<Outcome> {
+    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
+    let api: Api<Machine> = st.ctx.api(ns);
+    let mut c = candidates(machines, deleting);
+    for m in &c.stale {
+        write_conditions(&api, m, &with_condition(m, None)).await?;
+    }
+    if (c.approved.is_empty() && c.unhealthy.is_empty()) || !is_current_revision(st, ms) {
+        return Ok(Outcome::Nothing);
+    }
+    let limit = max_in_flight(ms, st).map_err(crate::framework::Error::other)?;
+    let mut room = limit.map_or(usize::MAX, |l| {
+        (l.max(0) as usize).saturating_sub(c.in_flight)
+    });
+    // Already approved Machines are in flight too: delete them first.
+    let approved = std::mem::take(&mut c.approved);
+    let mut deleted = false;
+    for m in &approved {
+        delete(st, ms, &api, m).await?;
+        deleted = true;
+        room = room.saturating_sub(1);
+    }
+    c.unhealthy.truncate(room);
+    if c.unhealthy.is_empty() {
+        return Ok(if deleted {
+            Outcome::Deleted
+        } else {
+            Outcome::Nothing
+        });
+    }
+    let verdict = preflight::check(st, cluster, ms, preflight::ACTION_REMEDIATION).await;
+    if let Some(message) = verdict.message() {
+        for m in &c.unhealthy {
+            let waiting = Condition::false_(
+                OWNER_REMEDIATED,
+                WAITING_FOR_REMEDIATION,
+                Severity::Warning,
+                message,
+                cond_now(),
+            );
+            write_conditions(&api, m, &with_condition(m, Some(waiting))).await?;
+        }
+        return Ok(Outcome::Held);
+    }
+    debug_assert_eq!(verdict, Verdict::Pass);
+    for m in &c.unhealthy {
+        let approved = with_condition(m, Some(Condition::true_(OWNER_REMEDIATED, cond_now())));
+        write_conditions(&api, m, &approved).await?;
+        delete(st, ms, &api, m).await?;
+    }
+    Ok(Outcome::Deleted)
+}
+
+async fn delete(st: &State, ms: &MachineSet, api: &Api<Machine>, m: &Machine) -> Result<()> {
+    let name = m.metadata.name.as_deref().unwrap_or_default();
+    match patch::delete_if_present(api, super::NAME, name).await {
+        Ok(_) => {
+            st.expectations.expect_delete(&super::key(ms), name);
+            st.ctx
+                .events
+                .normal(
+                    ms,
+                    "SuccessfulDelete",
+                    format!("Deleted unhealthy machine {name:?} for remediation"),
+                )
+                .await;
+            Ok(())
+        }
+        Err(e) => {
+            st.ctx
+                .events
+                .warning(
+                    ms,
+                    "FailedDelete",
+                    format!("Failed to delete unhealthy machine {name:?}: {e}"),
+                )
+                .await;
+            Err(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drydock_api::capi::core::MachineSpec;
+    use jiff::Timestamp;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    fn machine(
+        name: &str,
+        created: i64,
+        owner: Option<bool>,
+        healthy: Option<bool>,
+    ) -> Arc<Machine> {
+        let mut m = Machine::new(name, MachineSpec::default());
+        m.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
+        let now = cond_now();
+        match owner {
+            Some(true) => m.mark_true(OWNER_REMEDIATED, now.clone()),
+            Some(false) => m.mark_false(
+                OWNER_REMEDIATED,
+                WAITING_FOR_REMEDIATION,
+                Severity::Warning,
+                "",
+                now.clone(),
+            ),
+            None => {}
+        }
+        match healthy {
+            Some(true) => m.mark_true(HEALTH_CHECK_SUCCEEDED, now),
+            Some(false) => m.mark_false(
+                HEALTH_CHECK_SUCCEEDED,
+                "UnhealthyNode",
+                Severity::Warning,
+                "",
+                now,
+            ),
+            None => {}
+        }
+        Arc::new(m)
+    }
+
+    fn names(v: &[Arc<Machine>]) -> Vec<&str> {
+        v.iter()
+            .filter_map(|m| m.metadata.name.as_deref())
+            .collect()
+    }
+
+    #[test]
+    fn sorts_machines_by_remediation_state() {
+        let machines = vec![
+            machine("healthy", 1, None, Some(true)),
+            machine("old-unhealthy", 1, Some(false), Some(false)),
+            machine("new-unhealthy", 5, Some(false), None),
+            machine("recovered", 2, Some(false), Some(true)),
+            machine("approved", 3, Some(true), Some(false)),
+            machine("going", 3, Some(true), Some(false)),
+            machine("going-unmarked", 3, Some(false), Some(false)),
+        ];
+        let c = candidates(&machines, |m| {
+            m.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("going"))
+        });
+        assert_eq!(names(&c.unhealthy), ["new-unhealthy", "old-unhealthy"]);
+        assert_eq!(names(&c.approved), ["approved"]);
+        assert_eq!(names(&c.stale), ["recovered"]);
+        assert_eq!(c.in_flight, 1);
+    }
+}
