@@ -66,17 +66,20 @@ impl ClusterMachines {
     }
 
     /// The machines to wake for a Cluster event: all of the cluster's machines when its gate
-    /// changed since the last event, none otherwise. Names no longer in `store` are dropped.
+    /// changed since the last event, none otherwise. Names no longer in `store` are dropped,
+    /// and so is a Cluster no longer in `clusters` (the event was its deletion).
     pub fn on_cluster(
         &self,
         cluster: &Cluster,
+        clusters: &Store<Cluster>,
         store: &Store<InMemoryMachine>,
     ) -> Vec<ObjectRef<InMemoryMachine>> {
         let ns = cluster.namespace().unwrap_or_default();
         let gate = Gate::of(cluster);
         let mut m = self.inner.lock();
         let key = (ns.clone(), cluster.name_any());
-        if cluster.metadata.deletion_timestamp.is_some() && !m.contains_key(&key) {
+        if clusters.get(&ObjectRef::new(&key.1).within(&ns)).is_none() {
+            m.remove(&key);
             return Vec::new();
         }
         let e = m.entry(key).or_default();
@@ -109,25 +112,26 @@ mod tests {
 
     #[test]
     fn wakes_machines_only_when_the_gate_changes() {
+        use kube::runtime::watcher::Event;
         let (store, mut writer) = kube::runtime::reflector::store::<InMemoryMachine>();
+        let (clusters, mut cw) = kube::runtime::reflector::store::<Cluster>();
+        cw.apply_watcher_event(&Event::Apply(cluster(false)));
         let mut m = InMemoryMachine::new("m1", Default::default());
         m.metadata.namespace = Some("ns".into());
-        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(m));
+        writer.apply_watcher_event(&Event::Apply(m));
         let idx = ClusterMachines::default();
         idx.record("ns", "c", "m1");
         idx.record("ns", "c", "gone");
-        assert_eq!(
-            idx.on_cluster(&cluster(false), &store).len(),
-            1,
-            "first sight"
-        );
-        assert!(
-            idx.on_cluster(&cluster(false), &store).is_empty(),
-            "no change"
-        );
-        let woken = idx.on_cluster(&cluster(true), &store);
-        assert_eq!(woken, vec![ObjectRef::new("m1").within("ns")]);
+        let wake = |c: Cluster| idx.on_cluster(&c, &clusters, &store);
+        assert_eq!(wake(cluster(false)).len(), 1, "first sight");
+        assert!(wake(cluster(false)).is_empty(), "no change");
+        assert_eq!(wake(cluster(true)), vec![ObjectRef::new("m1").within("ns")]);
         idx.forget("ns", "c", "m1");
-        assert!(idx.on_cluster(&cluster(false), &store).is_empty());
+        assert!(wake(cluster(false)).is_empty());
+        // The event of a deleted Cluster forgets it.
+        idx.record("ns", "c", "m1");
+        cw.apply_watcher_event(&Event::Delete(cluster(false)));
+        assert!(wake(cluster(true)).is_empty());
+        assert!(idx.inner.lock().is_empty());
     }
 }

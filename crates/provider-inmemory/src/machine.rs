@@ -110,7 +110,8 @@ pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
     let wake = {
         let index = index.clone();
         let store = ctx.informers.inmemory_machines.store.clone();
-        move |c: &Cluster| index.on_cluster(c, &store)
+        let clusters = ctx.informers.clusters.store.clone();
+        move |c: &Cluster| index.on_cluster(c, &clusters, &store)
     };
     let c = Controller::for_shared_stream(
         queue

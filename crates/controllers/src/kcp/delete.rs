@@ -19,8 +19,9 @@ use super::{CONTROLLER, GONE_RECHECK, State, is_deleting, kubeconfig};
 use crate::framework::Result;
 use crate::framework::patch::{apply_changes, delete_if_present, remove_finalizer};
 
-/// Recheck while workers are being deleted (their removal is not reported as an event).
-const WORKERS_RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
+/// Recheck while workers are being deleted. Their changes and deletions wake the control
+/// plane of a deleting Cluster first; this only bounds the wait if an event is missed.
+const WORKERS_RECHECK: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub(super) async fn reconcile(
     s: &State,

@@ -35,7 +35,7 @@ use drydock_api::capi::owner::{api_group, find_owner, get_controller, is_control
 use futures::StreamExt;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::ObjectRef;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 use parking_lot::Mutex;
 
@@ -49,9 +49,9 @@ use index::MachineIndex;
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER: &str = "kubeadmcontrolplane";
-/// Recheck while waiting for a Machine to disappear: shared informer streams report
-/// updates, not deletions, so nothing else would wake the control plane.
-const GONE_RECHECK: Duration = Duration::from_secs(1);
+/// Recheck while waiting for a Machine to disappear. Its deletion event normally wakes the
+/// control plane first; this only bounds the wait if an event is missed.
+const GONE_RECHECK: Duration = Duration::from_secs(10);
 /// Recheck while the control plane is not stable (a Machine provisioning, a component
 /// unhealthy, the workload cluster unreachable). Machine updates normally come first; this
 /// only bounds the wait when the workload cluster changes on its own (upstream: 20 s).
@@ -85,6 +85,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     });
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
+    let clusters = ctx.informers.clusters.store.clone();
     let machines = ctx
         .informers
         .machines
@@ -94,7 +95,16 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         queue.track(ctx.informers.control_planes.subscribe()),
         ctx.informers.control_planes.store.clone(),
     )
-    .watches_shared_stream(machines, queue.map_to(owner_of))
+    .watches_shared_stream(
+        machines,
+        queue.map_to(move |m: &Machine| {
+            let mut refs = owner_of(m);
+            if refs.is_empty() {
+                refs = deleting_cluster_control_plane(m, &clusters);
+            }
+            refs
+        }),
+    )
     .watches_shared_stream(
         ctx.informers.clusters.subscribe(),
         queue.map_to(control_plane_of),
@@ -120,6 +130,20 @@ fn owner_of(m: &Machine) -> Vec<ObjectRef<KubeadmControlPlane>> {
         .map(|o| ObjectRef::new(&o.name).within(&m.namespace().unwrap_or_default()))
         .into_iter()
         .collect()
+}
+
+/// The KCP of a Machine's Cluster while that Cluster is being deleted: a deleting control
+/// plane waits for the workers, and their changes (and deletions) are what it waits on.
+fn deleting_cluster_control_plane(
+    m: &Machine,
+    clusters: &Store<Cluster>,
+) -> Vec<ObjectRef<KubeadmControlPlane>> {
+    let ns = m.namespace().unwrap_or_default();
+    clusters
+        .get(&ObjectRef::new(&m.spec.cluster_name).within(&ns))
+        .filter(|c| c.metadata.deletion_timestamp.is_some())
+        .map(|c| control_plane_of(&c))
+        .unwrap_or_default()
 }
 
 /// The KCP a Cluster points at.
