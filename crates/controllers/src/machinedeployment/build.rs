@@ -9,7 +9,7 @@ use drydock_api::capi::core::{
 };
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, DESIRED_REPLICAS_ANNOTATION,
-    MACHINE_TEMPLATE_HASH_LABEL, MAX_REPLICAS_ANNOTATION, REVISION_ANNOTATION,
+    MACHINE_TEMPLATE_HASH_LABEL, MAX_REPLICAS_ANNOTATION, PAUSED_ANNOTATION, REVISION_ANNOTATION,
     REVISION_HISTORY_ANNOTATION, SKIP_PREFLIGHT_CHECKS_ANNOTATION,
 };
 use drydock_api::capi::owner;
@@ -19,9 +19,10 @@ use super::template;
 use crate::machineset::machines::generated_name;
 
 /// MachineDeployment annotations that describe the deployment itself and are not copied
-/// to its sets.
+/// to its sets (pausing a deployment does not pause its sets).
 const NOT_PROPAGATED: &[&str] = &[
     "kubectl.kubernetes.io/last-applied-configuration",
+    PAUSED_ANNOTATION,
     REVISION_ANNOTATION,
     REVISION_HISTORY_ANNOTATION,
     DESIRED_REPLICAS_ANNOTATION,
