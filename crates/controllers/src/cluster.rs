@@ -9,7 +9,7 @@
 //!
 //! Deletion (§7.4): MachineDeployments, MachineSets, MachinePools and worker Machines owned
 //! by the Cluster; once none is left the control plane, then the infrastructure cluster; then
-//! the well-known secrets; the finalizer last.
+//! the kubeconfig; the finalizer last.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +34,7 @@ use kube::{Resource, ResourceExt};
 use crate::framework::Result;
 use crate::framework::patch::{add_finalizer, apply_changes, delete_if_present, remove_finalizer};
 use crate::framework::runner::{self, Queue};
-use crate::machine::index::{Changes, Index, ref_key};
+use crate::machine::index::{Changes, Index, Written, ref_key};
 use crate::machine::referenced::{self, Referenced, Source};
 use crate::machine::{
     CONTROL_PLANE_INITIALIZED, Events, INFRASTRUCTURE_READY, action, controller_ref_of, sooner,
@@ -65,17 +65,21 @@ struct State {
     machine_deployments: Index,
     /// What each control plane last looked like to its Cluster.
     control_planes: Changes<ControlPlaneGate>,
+    /// Clusters written by this controller and not yet seen back in the store.
+    written: Written,
+    /// Deleting Clusters whose MachinePools are all gone (they have no informer to ask).
+    pools_gone: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq)]
 struct ControlPlaneGate {
     ready: bool,
     initialized: bool,
     deleting: bool,
     failed: bool,
     owner: Option<String>,
-    /// Status, reason and severity of its Ready condition (mirrored into ControlPlaneReady).
-    ready_condition: Option<(String, Option<String>, Option<String>)>,
+    /// Its Ready condition, mirrored into ControlPlaneReady.
+    ready_condition: Option<conditions::Condition>,
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
@@ -86,6 +90,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machine_sets: Index::default(),
         machine_deployments: Index::default(),
         control_planes: Changes::default(),
+        written: Written::default(),
+        pools_gone: Default::default(),
     });
     let queue = Queue::new(CONTROLLER);
     let i = &ctx.informers;
@@ -157,6 +163,17 @@ impl State {
         }
     }
 
+    /// Remembers the version a write of `c` produced (see [`Written`]).
+    fn wrote(&self, c: &Cluster, rv: Option<String>) {
+        let store = &self.ctx.informers.clusters.store;
+        let exists = |k: &str| {
+            k.split_once('/')
+                .is_some_and(|(n, c)| self.cluster(n, c).is_some())
+        };
+        self.written
+            .record(runner::key_of(c), rv.as_deref(), store.len(), exists);
+    }
+
     fn cluster(&self, ns: &str, name: &str) -> Option<Arc<Cluster>> {
         in_store(&self.ctx.informers.clusters.store, ns, name)
     }
@@ -197,9 +214,7 @@ impl State {
             failed: s.is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some()),
             owner: owner::find_owner(&o.metadata, "cluster.x-k8s.io", "Cluster")
                 .map(|r| r.name.clone()),
-            ready_condition: o
-                .get_condition(conditions::READY)
-                .map(|c| (c.status.clone(), c.reason.clone(), c.severity.clone())),
+            ready_condition: o.get_condition(conditions::READY).cloned(),
         };
         let ns = o.metadata.namespace.as_deref().unwrap_or_default();
         let store = &self.ctx.informers.control_planes.store;
@@ -260,6 +275,13 @@ fn is_paused(obj: &Referenced) -> bool {
 }
 
 async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Action> {
+    let rv = cluster.metadata.resource_version.as_deref();
+    if state
+        .written
+        .is_behind(&runner::key_of(cluster.as_ref()), rv)
+    {
+        return Ok(Action::await_change());
+    }
     if paused(&cluster) {
         return Ok(Action::await_change());
     }
@@ -281,7 +303,8 @@ async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Action> {
     let result = reconcile_contracts(&state, &cluster, &mut c, &now).await;
     let mut events = Events::default();
     finish(&cluster, &mut c, now, &mut events);
-    write_changes(&api, CONTROLLER, &cluster, &c, result.is_ok()).await?;
+    let rv = write_changes(&api, CONTROLLER, &cluster, &c, result.is_ok()).await?;
+    state.wrote(&cluster, rv);
     events.publish(ctx, cluster.as_ref()).await;
     result.map(action)
 }
@@ -678,7 +701,9 @@ mod delete {
     }
 
     /// MachineDeployments, MachineSets, MachinePools and Machines of the Cluster; control
-    /// plane Machines only when no control plane object manages them.
+    /// plane Machines only when no control plane object manages them. MachinePools have no
+    /// informer: they are listed on the first pass (to delete them along with the rest) and
+    /// once nothing else remains, not on every recheck.
     async fn descendants(state: &State, c: &Cluster) -> Result<Vec<Descendant>> {
         let ns = namespace(c);
         let name = c.name_any();
@@ -722,9 +747,15 @@ mod delete {
                 }
             }
         }
-        // MachinePools have no informer; a labelled list is only made while deleting.
+        let key = runner::key_of(c);
+        let first_pass =
+            c.status.as_ref().and_then(|s| s.phase.as_deref()) != Some(cluster_phase::DELETING);
+        if !first_pass && (!out.is_empty() || state.pools_gone.lock().contains(&key)) {
+            return Ok(out);
+        }
         let pools: Api<MachinePool> = state.ctx.api(&ns);
         let lp = ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={name}"));
+        let before = out.len();
         for p in pools
             .list(&lp)
             .await?
@@ -733,6 +764,10 @@ mod delete {
             .filter(|p| labelled(&p.metadata))
         {
             out.push(describe(&p.metadata, c, DescendantApi::Pool));
+        }
+        if out.len() == before && !first_pass {
+            // Nothing creates MachinePools for a deleting Cluster: no need to look again.
+            state.pools_gone.lock().insert(key);
         }
         Ok(out)
     }
@@ -807,31 +842,28 @@ mod delete {
         }
         let mut events = Events::default();
         finish(cluster, &mut c, now, &mut events);
-        write_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &c, true).await?;
+        let rv = write_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &c, true).await?;
+        state.wrote(cluster, rv);
         events.publish(ctx, cluster.as_ref()).await;
         Ok(Action::requeue(GONE_RECHECK))
     }
 
-    /// Everything else is gone: the cluster's well-known secrets (those owned by it would
-    /// also go with it through garbage collection), its cached workload client, the finalizer.
+    /// Everything else is gone: the kubeconfig (secrets owned by the Cluster follow it through
+    /// garbage collection), the cached workload client, then the finalizer.
     async fn finalize(state: &State, cluster: &Arc<Cluster>) -> Result<Action> {
         let ctx = &state.ctx;
         let ns = namespace(cluster);
         let name = cluster.name_any();
         let secrets: Api<Secret> = ctx.api(&ns);
-        let names = [
-            kubeconfig_secret_name(&name),
-            format!("{name}-ca"),
-            format!("{name}-etcd"),
-            format!("{name}-sa"),
-            format!("{name}-proxy"),
-        ];
-        for s in &names {
-            delete_if_present(&secrets, CONTROLLER, s).await?;
-        }
+        delete_if_present(&secrets, CONTROLLER, &kubeconfig_secret_name(&name)).await?;
         ctx.workload.forget(&ns, &name);
         let mut done = (**cluster).clone();
         remove_finalizer(&mut done, CLUSTER_FINALIZER);
+        state.written.forget(&runner::key_of(cluster.as_ref()));
+        state
+            .pools_gone
+            .lock()
+            .remove(&runner::key_of(cluster.as_ref()));
         apply_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &done).await?;
         ctx.events
             .normal(

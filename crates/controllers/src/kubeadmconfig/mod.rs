@@ -31,10 +31,10 @@ use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 
-use crate::framework::patch::{apply_changes, create_if_absent};
+use crate::framework::patch::apply_changes;
 use crate::framework::runner::{self, Queue};
 use crate::framework::{Error, Result};
-use crate::machine::index::{Changes, Index};
+use crate::machine::index::{Changes, Index, Written};
 use crate::machine::{
     CONTROL_PLANE_INITIALIZED, Events, cluster_paused, controller_ref_of, is_control_plane,
 };
@@ -59,6 +59,8 @@ struct State {
     machines: Index,
     /// What each Cluster last looked like to the configs waiting on it.
     clusters: Changes<ClusterGate>,
+    /// Configs written by this controller and not yet seen back in the store.
+    written: Written,
 }
 
 /// The parts of a Cluster a config waits on.
@@ -94,6 +96,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         ctx: ctx.clone(),
         machines: Index::default(),
         clusters: Changes::default(),
+        written: Written::default(),
     });
     let queue = Queue::new(CONTROLLER);
     let i = &ctx.informers;
@@ -275,7 +278,12 @@ fn next(config: &KubeadmConfig, machine: &Machine, cluster: &Cluster, init_machi
 }
 
 async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Action> {
-    if config.metadata.deletion_timestamp.is_some() {
+    let key = runner::key_of(config.as_ref());
+    if state
+        .written
+        .is_behind(&key, config.metadata.resource_version.as_deref())
+        || config.metadata.deletion_timestamp.is_some()
+    {
         return Ok(Action::await_change());
     }
     let ns = config.namespace().unwrap_or_default();
@@ -345,13 +353,26 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Acti
             .get_or_insert_with(Default::default)
             .observed_generation = generation;
     }
-    apply_changes(
+    let (last, written) = apply_changes(
         &state.ctx.api::<KubeadmConfig>(&ns),
         CONTROLLER,
         &config,
         &c,
     )
     .await?;
+    if written.main || written.status {
+        let store = &state.ctx.informers.kubeadm_configs.store;
+        let exists = |k: &str| {
+            k.split_once('/')
+                .is_some_and(|(n, c)| state.config(n, c).is_some())
+        };
+        state.written.record(
+            key,
+            last.metadata.resource_version.as_deref(),
+            store.len(),
+            exists,
+        );
+    }
     events.publish(&state.ctx, config.as_ref()).await;
     result.map(|()| Action::await_change())
 }
@@ -417,15 +438,24 @@ async fn generate(
         ])),
         ..Default::default()
     };
-    create_if_absent(
-        &state
-            .ctx
-            .api::<Secret>(&config.namespace().unwrap_or_default()),
-        CONTROLLER,
-        &secret,
-    )
-    .await?;
+    // A second render (from a stale read of the config) finds the secret and stays quiet.
+    let created = match state
+        .ctx
+        .api::<Secret>(&config.namespace().unwrap_or_default())
+        .create(&Default::default(), &secret)
+        .await
+    {
+        Ok(_) => {
+            crate::framework::metrics::write(CONTROLLER);
+            true
+        }
+        Err(kube::Error::Api(s)) if s.code == 409 => false,
+        Err(e) => return Err(e.into()),
+    };
     set_ready(c, name.clone(), now);
+    if !created {
+        return Ok(());
+    }
     let what = if mode == Mode::Init { "init" } else { "join" };
     events.normal(
         "BootstrapDataGenerated",

@@ -143,6 +143,9 @@ pub(super) async fn reconcile(
     // Done: only the finalizer is written (the object disappears with it, so no status).
     let mut done = (**machine).clone();
     remove_finalizer(&mut done, MACHINE_FINALIZER);
+    state
+        .written
+        .forget(&crate::framework::runner::key_of(machine.as_ref()));
     apply_changes(&api, CONTROLLER, machine, &done).await?;
     Ok(Action::await_change())
 }
@@ -158,7 +161,8 @@ async fn write_status(
     let api = state
         .ctx
         .api::<Machine>(&machine.namespace().unwrap_or_default());
-    super::write_changes(&api, CONTROLLER, machine, &m, true).await?;
+    let rv = super::write_changes(&api, CONTROLLER, machine, &m, true).await?;
+    state.wrote(machine, rv);
     events.publish(&state.ctx, machine).await;
     Ok(Action::await_change())
 }

@@ -3,14 +3,15 @@
 //!
 //! A reconcile runs these steps in order (upstream's §4.2):
 //! 1. cluster-name label, finalizer, and a Cluster owner reference for standalone Machines;
-//! 2. [`contract::bootstrap`]: adopt the config, copy `status.dataSecretName` once it is ready;
-//! 3. [`contract::infrastructure`]: adopt the infrastructure machine, copy its providerID,
+//! 2. bootstrap (`contract.rs`): adopt the config, copy `status.dataSecretName` once ready;
+//! 3. infrastructure (`contract.rs`): adopt the infrastructure machine, copy its providerID,
 //!    addresses and failure domain once it is ready;
-//! 4. [`node::reconcile`]: find the Node by providerID, set `status.nodeRef`, report its
-//!    health and propagate labels and annotations to it;
-//! 5. [`status::finish`]: phase, Ready summary, observedGeneration; one write of what changed.
+//! 4. the Node (`node.rs`): find it by providerID, set `status.nodeRef`, report its health
+//!    and propagate labels and annotations to it;
+//! 5. phase and Ready (`status.rs`), then one write of what changed, metadata and spec before
+//!    status so observedGeneration records the generation that write produced.
 //!
-//! Deleting Machines go through [`delete`] instead.
+//! Deleting Machines go through `delete.rs` instead.
 
 mod contract;
 mod delete;
@@ -38,11 +39,10 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 
 use crate::framework::patch::{add_finalizer, apply_changes};
-
 use crate::framework::runner::{self, Queue};
 use crate::framework::{Error, Result};
 use crate::{Context, Running};
-use index::{Changes, Index, ref_key};
+use index::{Changes, Index, Written, ref_key};
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER: &str = "machine";
@@ -70,13 +70,16 @@ pub(crate) struct State {
     referrers: Index,
     /// What each Cluster last looked like to its Machines.
     cluster_gates: Changes<ClusterGate>,
+    /// Machines written by this controller and not yet seen back in the store.
+    pub written: Written,
 }
 
-/// The parts of a Cluster a Machine waits on.
+/// The parts of a Cluster a Machine waits on: its pause, and its initialization (after which
+/// the workload cluster is reachable). A deleting Cluster does not wake its Machines; they
+/// are deleted and their own deletion wakes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct ClusterGate {
     paused: bool,
-    deleting: bool,
     control_plane_initialized: bool,
 }
 
@@ -86,6 +89,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         by_cluster: Index::default(),
         referrers: Index::default(),
         cluster_gates: Changes::default(),
+        written: Written::default(),
     });
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
@@ -176,7 +180,6 @@ impl State {
         let name = c.name_any();
         let gate = ClusterGate {
             paused: cluster_paused(c),
-            deleting: c.metadata.deletion_timestamp.is_some(),
             control_plane_initialized: conditions::is_true(
                 c.status
                     .as_ref()
@@ -201,6 +204,17 @@ impl State {
             .into_iter()
             .map(|m| ObjectRef::new(&m).within(ns))
             .collect()
+    }
+
+    /// Remembers the version a write of `m` produced (see [`Written`]).
+    pub fn wrote(&self, m: &Machine, rv: Option<String>) {
+        let store = &self.ctx.informers.machines.store;
+        let exists = |k: &str| {
+            k.split_once('/')
+                .is_some_and(|(n, m)| self.machine(n, m).is_some())
+        };
+        self.written
+            .record(runner::key_of(m), rv.as_deref(), store.len(), exists);
     }
 
     /// Names of the Machines of cluster `ns/cluster` (from the index, checked against the store).
@@ -278,6 +292,12 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Action> {
         .clusters
         .store
         .get(&ObjectRef::new(&machine.spec.cluster_name).within(&ns));
+    if state.written.is_behind(
+        &runner::key_of(machine.as_ref()),
+        machine.metadata.resource_version.as_deref(),
+    ) {
+        return Ok(Action::await_change());
+    }
     if machine.metadata.deletion_timestamp.is_some() {
         return delete::reconcile(&state, &machine, cluster.as_deref()).await;
     }
@@ -297,7 +317,7 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Action> {
     let mut steps = contract::Steps::new(&state, &machine, &cluster, now.clone());
     let result = steps.run(&mut m, &mut events).await;
     status::finish(&machine, &mut m, now);
-    write_changes(
+    let rv = write_changes(
         &ctx.api::<Machine>(&ns),
         CONTROLLER,
         &machine,
@@ -305,6 +325,7 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Action> {
         result.is_ok(),
     )
     .await?;
+    state.wrote(&machine, rv);
     events.publish(ctx, machine.as_ref()).await;
     result.map(action)
 }
@@ -366,14 +387,14 @@ impl ObservesGeneration for Cluster {
 /// Writes what differs between `before` and `after` ([`apply_changes`]): metadata and spec
 /// first, then the status, recording (when `observed`) the generation the spec write
 /// produced, so a reconcile that changes the spec does not need another write just to catch
-/// observedGeneration up.
+/// observedGeneration up. Returns the resourceVersion of the last write, if any.
 pub(crate) async fn write_changes<K>(
     api: &kube::Api<K>,
     controller: &str,
     before: &K,
     after: &K,
     observed: bool,
-) -> Result<()>
+) -> Result<Option<String>>
 where
     K: Resource
         + serde::Serialize
@@ -395,8 +416,10 @@ where
     if observed {
         next.set_observed_generation(base.meta().generation);
     }
-    apply_changes(api, controller, &base, &next).await?;
-    Ok(())
+    let (last, status_written) = apply_changes(api, controller, &base, &next).await?;
+    Ok((written.main || status_written.status)
+        .then(|| last.meta().resource_version.clone())
+        .flatten())
 }
 
 /// A reference to `owner` as the controller of the objects it adopts.

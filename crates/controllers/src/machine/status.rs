@@ -70,7 +70,7 @@ pub(crate) fn phase(previous: Option<&str>, i: PhaseInputs) -> String {
 }
 
 /// Sets phase (and lastUpdated when it changes) and Ready. observedGeneration is set when
-/// writing (see [`super::write`]).
+/// writing (see [`super::write_changes`]).
 pub(crate) fn finish(before: &Machine, m: &mut Machine, now: Time) {
     let previous = before.status.as_ref().and_then(|s| s.phase.as_deref());
     let next = phase(previous, PhaseInputs::of(m));
