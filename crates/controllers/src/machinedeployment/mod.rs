@@ -279,12 +279,14 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
 
     let max_unavailable = rollout::max_unavailable(&want)
         .map_err(other("spec.strategy.rollingUpdate.maxUnavailable"))?;
+    // The current set must always be able to create Machines (an earlier OnDelete
+    // rollout may have frozen it while it was old).
+    if let Some(current) = plan.current_mut() {
+        ondelete::allow_creation(current);
+    }
     if rollout_paused || scaling {
         sync::scale(&want, &mut plan, max_replicas);
     } else {
-        if let Some(current) = plan.current_mut() {
-            ondelete::allow_creation(current);
-        }
         rollout::reconcile_new(&want, &mut plan, max_replicas).map_err(other("rollout"))?;
         match strategy {
             MachineDeploymentStrategyType::RollingUpdate => {

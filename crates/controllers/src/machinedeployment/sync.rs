@@ -95,9 +95,9 @@ fn proportion(
 pub fn scale(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) {
     let desired = replicas(md);
     if let Some(name) = one_active_or_latest(plan) {
-        if let Some(ms) = plan.get_mut(&name)
-            && spec(ms) != desired
-        {
+        // Also when the size is right: the annotations record that the set saw the
+        // replicas, which ends the scaling event.
+        if let Some(ms) = plan.get_mut(&name) {
             scale_set(ms, desired, desired, max_replicas);
         }
         return;
@@ -254,6 +254,15 @@ mod tests {
         assert_eq!(one_active_or_latest(&plan).as_deref(), Some("old"));
         scale(&d, &mut plan, 8);
         assert_eq!(specs(&plan), [("old".into(), 5), ("older".into(), 0)]);
+        // Already the right size, but unaware of the replicas: only the annotations change.
+        let d3 = md("v1", 3);
+        let mut plan = Plan::new(&d3, vec![sized("a", 3, 1, "v1", 5, 8)], now());
+        assert!(is_scaling_event(&plan, 3));
+        scale(&d3, &mut plan, 6);
+        let a = plan.wanted().next().expect("set");
+        assert_eq!(spec(a), 3);
+        assert_eq!(annotation_i32(a, DESIRED_REPLICAS_ANNOTATION), Some(3));
+        assert_eq!(annotation_i32(a, MAX_REPLICAS_ANNOTATION), Some(6));
         // None active: the newest.
         let plan = Plan::new(&d, vec![ms("x", 0, 1, "v1"), ms("y", 0, 5, "v1")], now());
         assert_eq!(one_active_or_latest(&plan).as_deref(), Some("y"));

@@ -4,9 +4,9 @@
 //! more CPU than everything else the controller does).
 //!
 //! The store stays the truth: the index only names candidates, each is looked up in the
-//! store, and names no longer there are dropped while reading (shared informer streams do
-//! not carry deletions, so that is where removals are noticed). The cluster name used is
-//! `spec.clusterName`, which admission makes immutable, so an object never changes bucket.
+//! store, and names no longer there are dropped while reading (so a deletion needs no
+//! bookkeeping of its own). The cluster name used is `spec.clusterName`, which admission
+//! makes immutable, so an object never changes bucket.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;

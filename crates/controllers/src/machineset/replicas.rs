@@ -2,8 +2,8 @@
 //!
 //! Deleting Machines count as existing, so no replacement is created before a deleting
 //! Machine is really gone. Creating waits for the preflight checks (see
-//! [`super::preflight`]); deleting never does. Creations and deletions not yet visible in the cache count as
-//! done (see [`super::expectations`]).
+//! [`super::preflight`]); deleting never does. Creations and deletions not yet visible in
+//! the cache count as done (see [`super::expectations`]).
 
 use std::sync::Arc;
 
