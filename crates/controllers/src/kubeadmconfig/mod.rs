@@ -13,6 +13,7 @@
 mod cloud_config;
 mod ignition;
 mod kubeadm;
+mod render;
 mod setup;
 mod yaml;
 
@@ -22,25 +23,23 @@ use std::sync::Arc;
 use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, has_annotation};
-use drydock_api::capi::kubeadm::{Format, KubeadmConfig, User};
+use drydock_api::capi::kubeadm::KubeadmConfig;
 use drydock_api::capi::owner;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
-use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 
+use crate::framework::Result;
 use crate::framework::patch::apply_changes;
 use crate::framework::runner::{self, Queue};
-use crate::framework::{Error, Result};
 use crate::machine::index::{Changes, Index, Written};
 use crate::machine::{
     CONTROL_PLANE_INITIALIZED, Events, cluster_paused, controller_ref_of, is_control_plane,
 };
 use crate::{Context, Running};
-use kubeadm::{ClusterFacts, Mode};
-use setup::{NodeSetup, SetupFile};
+use kubeadm::Mode;
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER: &str = "kubeadmconfig";
@@ -333,17 +332,12 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Acti
             Ok(())
         }
         Next::Render(mode) => {
-            generate(
-                &state,
-                &config,
-                &machine,
-                &cluster,
-                mode,
-                &mut c,
-                &mut events,
-                &now,
-            )
-            .await
+            let subject = Subject {
+                config: &config,
+                machine: &machine,
+                cluster: &cluster,
+            };
+            generate(&state, &subject, mode, &mut c, &mut events, &now).await
         }
     };
     c.set_ready_summary(&[DATA_SECRET_AVAILABLE, CERTIFICATES_AVAILABLE], now);
@@ -389,18 +383,27 @@ fn set_ready(
 }
 
 /// Renders the data, writes the secret and marks the config ready.
-#[allow(clippy::too_many_arguments)]
+/// The config being rendered, for its Machine in its Cluster.
+pub(super) struct Subject<'a> {
+    pub config: &'a KubeadmConfig,
+    pub machine: &'a Machine,
+    pub cluster: &'a Cluster,
+}
+
 async fn generate(
     state: &State,
-    config: &KubeadmConfig,
-    machine: &Machine,
-    cluster: &Cluster,
+    subject: &Subject<'_>,
     mode: Mode,
     c: &mut KubeadmConfig,
     events: &mut Events,
     now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
 ) -> Result<()> {
-    let rendered = match render(state, config, machine, cluster, mode).await {
+    let Subject {
+        config,
+        machine,
+        cluster,
+    } = *subject;
+    let rendered = match render::render(state, subject, mode).await {
         Ok(r) => r,
         Err(e) => {
             c.mark_false(
@@ -469,150 +472,6 @@ async fn generate(
         events.warning("AdditionalConfigNotMerged", note);
     }
     Ok(())
-}
-
-/// Bootstrap data ready to store.
-struct Rendered {
-    value: String,
-    format: &'static str,
-    note: Option<String>,
-}
-
-async fn render(
-    state: &State,
-    config: &KubeadmConfig,
-    machine: &Machine,
-    cluster: &Cluster,
-    mode: Mode,
-) -> Result<Rendered> {
-    let spec = &config.spec;
-    let ns = config.namespace().unwrap_or_default();
-    let secrets: Api<Secret> = state.ctx.api(&ns);
-    let mut files = Vec::new();
-    for f in spec.files.iter().flatten() {
-        let resolved = match &f.content_from {
-            Some(src) => Some(secret_value(&secrets, &src.secret.name, &src.secret.key).await?),
-            None => None,
-        };
-        files.push(SetupFile::from_spec(f, resolved));
-    }
-    let mut users: Vec<User> = Vec::new();
-    for u in spec.users.iter().flatten() {
-        let mut u = u.clone();
-        if let Some(src) = u.passwd_from.take() {
-            u.passwd = Some(secret_value(&secrets, &src.secret.name, &src.secret.key).await?);
-        }
-        users.push(u);
-    }
-    if matches!(
-        mode,
-        Mode::Init
-            | Mode::Join {
-                control_plane: true
-            }
-    ) {
-        files.extend(certificates(&secrets, &cluster.name_any()).await?);
-    }
-    let endpoint = cluster
-        .spec
-        .control_plane_endpoint
-        .as_ref()
-        .filter(|e| e.is_valid())
-        .map(|e| format!("{}:{}", e.host, e.port));
-    let facts = ClusterFacts {
-        cluster_name: cluster.name_any(),
-        endpoint,
-        network: cluster.spec.cluster_network.clone(),
-        version: machine.spec.version.clone(),
-        token: kubeadm::placeholder_token(cluster.uid().as_deref().unwrap_or(&cluster.name_any())),
-    };
-    let (path, content, command) = kubeadm::document(spec, mode, &facts)?;
-    files.push(SetupFile::new(&path, "0640", content));
-    let setup = NodeSetup::new(spec, files, users, command);
-    Ok(match spec.format.unwrap_or_default() {
-        Format::CloudConfig => Rendered {
-            value: cloud_config::render(&setup),
-            format: "cloud-config",
-            note: None,
-        },
-        Format::Ignition => {
-            let additional = spec
-                .ignition
-                .as_ref()
-                .and_then(|i| i.container_linux_config.as_ref())
-                .and_then(|c| c.additional_config.as_deref());
-            let (value, note) = ignition::render(&setup, additional);
-            Rendered {
-                value,
-                format: "ignition",
-                note,
-            }
-        }
-    })
-}
-
-async fn secret_value(secrets: &Api<Secret>, name: &str, key: &str) -> Result<String> {
-    let secret = secrets
-        .get_opt(name)
-        .await?
-        .ok_or_else(|| Error::other(format!("secret {name} not found")))?;
-    let bytes = secret
-        .data
-        .as_ref()
-        .and_then(|d| d.get(key))
-        .map(|b| b.0.clone())
-        .or_else(|| {
-            secret
-                .string_data
-                .as_ref()
-                .and_then(|d| d.get(key))
-                .map(|s| s.clone().into_bytes())
-        })
-        .ok_or_else(|| Error::other(format!("secret {name} has no key {key:?}")))?;
-    String::from_utf8(bytes)
-        .map_err(|_| Error::other(format!("key {key:?} of secret {name} is not UTF-8")))
-}
-
-/// The cluster CAs a control plane node needs, from the `<cluster>-{ca,etcd,proxy,sa}`
-/// secrets the control plane provider creates. A cluster without a CA secret gets none
-/// (one GET, not four).
-async fn certificates(secrets: &Api<Secret>, cluster: &str) -> Result<Vec<SetupFile>> {
-    const PKI: &str = "/etc/kubernetes/pki";
-    let sets = [
-        ("ca", format!("{PKI}/ca.crt"), format!("{PKI}/ca.key")),
-        (
-            "etcd",
-            format!("{PKI}/etcd/ca.crt"),
-            format!("{PKI}/etcd/ca.key"),
-        ),
-        (
-            "proxy",
-            format!("{PKI}/front-proxy-ca.crt"),
-            format!("{PKI}/front-proxy-ca.key"),
-        ),
-        ("sa", format!("{PKI}/sa.pub"), format!("{PKI}/sa.key")),
-    ];
-    let mut files = Vec::new();
-    for (suffix, cert_path, key_path) in sets {
-        let Some(secret) = secrets.get_opt(&format!("{cluster}-{suffix}")).await? else {
-            if suffix == "ca" {
-                return Ok(files);
-            }
-            continue;
-        };
-        let data = secret.data.unwrap_or_default();
-        let text = |k: &str| {
-            data.get(k)
-                .and_then(|b| String::from_utf8(b.0.clone()).ok())
-        };
-        if let Some(cert) = text("tls.crt") {
-            files.push(SetupFile::new(&cert_path, "0640", cert));
-        }
-        if let Some(key) = text("tls.key") {
-            files.push(SetupFile::new(&key_path, "0600", key));
-        }
-    }
-    Ok(files)
 }
 
 #[cfg(test)]

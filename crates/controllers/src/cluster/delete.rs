@@ -1,0 +1,266 @@
+//! A Cluster's deletion in upstream's order (§7.4), one stage per reconcile while something
+//! remains: its MachineDeployments, MachineSets, MachinePools and worker Machines, then the
+//! control plane, then the infrastructure cluster, then the kubeconfig and the finalizer.
+
+use std::sync::Arc;
+
+use drydock_api::capi::conditions::{self, HasConditions, Severity};
+use drydock_api::capi::core::{
+    Cluster, Machine, MachineDeployment, MachinePool, MachineSet, cluster_phase,
+};
+use drydock_api::capi::keys::{CLUSTER_FINALIZER, CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
+use drydock_api::capi::owner;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::ResourceExt;
+use kube::api::{Api, ListParams};
+use kube::runtime::controller::Action;
+
+use super::{
+    CONTROL_PLANE_READY, CONTROLLER, GONE_RECHECK, State, finish, in_store, mirror_ready, namespace,
+};
+use crate::framework::Result;
+use crate::framework::patch::{apply_changes, delete_if_present, remove_finalizer};
+use crate::framework::runner;
+use crate::machine::referenced;
+use crate::machine::{Events, INFRASTRUCTURE_READY, write_changes};
+use crate::workload::kubeconfig_secret_name;
+
+/// Stage of a Cluster's deletion, decided from what still exists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Stage {
+    /// Descendants remain; the ones listed (owned by the Cluster, not deleting) are deleted now.
+    Descendants {
+        remaining: usize,
+    },
+    ControlPlane,
+    Infrastructure,
+    Finalize,
+}
+
+/// The stage from what remains, in upstream's order.
+pub(super) fn stage(
+    descendants: usize,
+    control_plane_exists: bool,
+    infrastructure_exists: bool,
+) -> Stage {
+    if descendants > 0 {
+        Stage::Descendants {
+            remaining: descendants,
+        }
+    } else if control_plane_exists {
+        Stage::ControlPlane
+    } else if infrastructure_exists {
+        Stage::Infrastructure
+    } else {
+        Stage::Finalize
+    }
+}
+
+/// A descendant found in the stores: what deleting it needs.
+struct Descendant {
+    api: DescendantApi,
+    name: String,
+    deleting: bool,
+    owned: bool,
+}
+
+enum DescendantApi {
+    Deployment,
+    Set,
+    Pool,
+    Machine,
+}
+
+fn owned_by(meta: &ObjectMeta, c: &Cluster) -> bool {
+    owner::is_owned_by(meta, c)
+        || meta
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|r| r.kind == "Cluster" && r.name == c.name_any())
+}
+
+fn describe(meta: &ObjectMeta, c: &Cluster, api: DescendantApi) -> Descendant {
+    Descendant {
+        api,
+        name: meta.name.clone().unwrap_or_default(),
+        deleting: meta.deletion_timestamp.is_some(),
+        owned: owned_by(meta, c),
+    }
+}
+
+/// MachineDeployments, MachineSets, MachinePools and Machines of the Cluster; control
+/// plane Machines only when no control plane object manages them. MachinePools have no
+/// informer: they are listed on the first pass (to delete them along with the rest) and
+/// once nothing else remains, not on every recheck.
+async fn descendants(state: &State, c: &Cluster) -> Result<Vec<Descendant>> {
+    let ns = namespace(c);
+    let name = c.name_any();
+    let i = &state.ctx.informers;
+    let mut out = Vec::new();
+    let labelled = |meta: &ObjectMeta| {
+        meta.labels.as_ref().and_then(|l| l.get(CLUSTER_NAME_LABEL)) == Some(&name)
+    };
+    for md in state.machine_deployments.members(&ns, &name, |n| {
+        in_store(&i.machine_deployments.store, &ns, n).is_some()
+    }) {
+        if let Some(o) =
+            in_store(&i.machine_deployments.store, &ns, &md).filter(|o| o.spec.cluster_name == name)
+        {
+            out.push(describe(&o.metadata, c, DescendantApi::Deployment));
+        }
+    }
+    for ms in state.machine_sets.members(&ns, &name, |n| {
+        in_store(&i.machine_sets.store, &ns, n).is_some()
+    }) {
+        if let Some(o) =
+            in_store(&i.machine_sets.store, &ns, &ms).filter(|o| o.spec.cluster_name == name)
+        {
+            out.push(describe(&o.metadata, c, DescendantApi::Set));
+        }
+    }
+    let managed_control_plane = c.spec.control_plane_ref.is_some();
+    for m in state.machines.members(&ns, &name, |n| {
+        in_store(&i.machines.store, &ns, n).is_some()
+    }) {
+        if let Some(o) =
+            in_store(&i.machines.store, &ns, &m).filter(|o| o.spec.cluster_name == name)
+        {
+            let cp = o
+                .metadata
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL));
+            if !(cp && managed_control_plane) {
+                out.push(describe(&o.metadata, c, DescendantApi::Machine));
+            }
+        }
+    }
+    let key = runner::key_of(c);
+    let first_pass =
+        c.status.as_ref().and_then(|s| s.phase.as_deref()) != Some(cluster_phase::DELETING);
+    if !first_pass && (!out.is_empty() || state.pools_gone.lock().contains(&key)) {
+        return Ok(out);
+    }
+    let pools: Api<MachinePool> = state.ctx.api(&ns);
+    let lp = ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={name}"));
+    let before = out.len();
+    for p in pools
+        .list(&lp)
+        .await?
+        .items
+        .iter()
+        .filter(|p| labelled(&p.metadata))
+    {
+        out.push(describe(&p.metadata, c, DescendantApi::Pool));
+    }
+    if out.len() == before && !first_pass {
+        // Nothing creates MachinePools for a deleting Cluster: no need to look again.
+        state.pools_gone.lock().insert(key);
+    }
+    Ok(out)
+}
+
+async fn delete_descendant(state: &State, ns: &str, d: &Descendant) -> Result<()> {
+    let ctx = &state.ctx;
+    match d.api {
+        DescendantApi::Deployment => {
+            delete_if_present(&ctx.api::<MachineDeployment>(ns), CONTROLLER, &d.name).await
+        }
+        DescendantApi::Set => {
+            delete_if_present(&ctx.api::<MachineSet>(ns), CONTROLLER, &d.name).await
+        }
+        DescendantApi::Pool => {
+            delete_if_present(&ctx.api::<MachinePool>(ns), CONTROLLER, &d.name).await
+        }
+        DescendantApi::Machine => {
+            delete_if_present(&ctx.api::<Machine>(ns), CONTROLLER, &d.name).await
+        }
+    }
+    .map(|_| ())
+}
+
+pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<Action> {
+    if !cluster.finalizers().iter().any(|f| f == CLUSTER_FINALIZER) {
+        return Ok(Action::await_change());
+    }
+    let ctx = &state.ctx;
+    let ns = namespace(cluster);
+    let now = conditions::now();
+    let mut c = (**cluster).clone();
+    let descendants = descendants(state, cluster).await?;
+    let cp = match &c.spec.control_plane_ref {
+        Some(r) => referenced::read(ctx, &ns, r).await?,
+        None => None,
+    };
+    let infra = match &c.spec.infrastructure_ref {
+        Some(r) => referenced::read(ctx, &ns, r).await?,
+        None => None,
+    };
+    let deleted = |c: &mut Cluster, condition: &str| {
+        c.mark_false(condition, "Deleted", Severity::Info, "", now.clone());
+    };
+    if cp.is_none() && c.spec.control_plane_ref.is_some() {
+        deleted(&mut c, CONTROL_PLANE_READY);
+    }
+    if infra.is_none() && c.spec.infrastructure_ref.is_some() {
+        deleted(&mut c, INFRASTRUCTURE_READY);
+    }
+    match stage(descendants.len(), cp.is_some(), infra.is_some()) {
+        Stage::Descendants { remaining } => {
+            for d in descendants.iter().filter(|d| d.owned && !d.deleting) {
+                delete_descendant(state, &ns, d).await?;
+            }
+            tracing::debug!(cluster = %cluster.name_any(), remaining, "waiting for descendants to be deleted");
+        }
+        Stage::ControlPlane => {
+            let (r, obj) = (c.spec.control_plane_ref.clone(), cp);
+            if let (Some(r), Some(obj)) = (r, obj) {
+                referenced::delete(ctx, CONTROLLER, &ns, &r, &obj).await?;
+                mirror_ready(&mut c, &obj, CONTROL_PLANE_READY, false, "Deleting", &now);
+            }
+        }
+        Stage::Infrastructure => {
+            let (r, obj) = (c.spec.infrastructure_ref.clone(), infra);
+            if let (Some(r), Some(obj)) = (r, obj) {
+                referenced::delete(ctx, CONTROLLER, &ns, &r, &obj).await?;
+                mirror_ready(&mut c, &obj, INFRASTRUCTURE_READY, false, "Deleting", &now);
+            }
+        }
+        Stage::Finalize => return finalize(state, cluster).await,
+    }
+    let mut events = Events::default();
+    finish(cluster, &mut c, now, &mut events);
+    let rv = write_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &c, true).await?;
+    state.wrote(cluster, rv);
+    events.publish(ctx, cluster.as_ref()).await;
+    Ok(Action::requeue(GONE_RECHECK))
+}
+
+/// Everything else is gone: the kubeconfig (secrets owned by the Cluster follow it through
+/// garbage collection), the cached workload client, then the finalizer.
+async fn finalize(state: &State, cluster: &Arc<Cluster>) -> Result<Action> {
+    let ctx = &state.ctx;
+    let ns = namespace(cluster);
+    let name = cluster.name_any();
+    let secrets: Api<Secret> = ctx.api(&ns);
+    delete_if_present(&secrets, CONTROLLER, &kubeconfig_secret_name(&name)).await?;
+    ctx.workload.forget(&ns, &name);
+    let mut done = (**cluster).clone();
+    remove_finalizer(&mut done, CLUSTER_FINALIZER);
+    state.written.forget(&runner::key_of(cluster.as_ref()));
+    state
+        .pools_gone
+        .lock()
+        .remove(&runner::key_of(cluster.as_ref()));
+    apply_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &done).await?;
+    ctx.events
+        .normal(
+            cluster.as_ref(),
+            "Deleted",
+            format!("Cluster {name} has been deleted"),
+        )
+        .await;
+    Ok(Action::await_change())
+}
