@@ -17,8 +17,8 @@ use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::inmemory::InMemoryMachineTemplate;
 use drydock_api::capi::keys::{
-    DEPLOYMENT_NAME_LABEL, DISABLE_MACHINE_CREATE_ANNOTATION, PAUSED_ANNOTATION,
-    REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
+    DEPLOYMENT_NAME_LABEL, DISABLE_MACHINE_CREATE_ANNOTATION, MAX_REPLICAS_ANNOTATION,
+    PAUSED_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
 };
 use drydock_api::capi::owner;
 use futures::StreamExt;
@@ -142,13 +142,22 @@ impl Fixture {
 
     /// A copy of the workers' InMemoryMachineTemplate under another name.
     async fn copy_template(&self, suffix: &str) -> String {
+        let original = self
+            .api::<InMemoryMachineTemplate>()
+            .get(&self.md)
+            .await
+            .expect("template");
+        self.create_template(suffix, json!(original.spec)).await
+    }
+
+    /// An InMemoryMachineTemplate named after the workers' with `suffix`.
+    async fn create_template(&self, suffix: &str, spec: Value) -> String {
         let api = self.api::<InMemoryMachineTemplate>();
-        let original = api.get(&self.md).await.expect("template");
         let name = format!("{}-{suffix}", self.md);
         let copy: InMemoryMachineTemplate = serde_json::from_value(json!({
             "apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "kind": "InMemoryMachineTemplate",
             "metadata": {"name": name, "namespace": NS},
-            "spec": original.spec,
+            "spec": spec,
         }))
         .expect("template copy");
         api.create(&PostParams::default(), &copy)
@@ -449,6 +458,73 @@ async fn on_delete_replaces_only_deleted_machines() {
     assert!(seen.max_total <= 4, "OnDelete surged: {seen:?}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scaling_mid_rollout_is_proportional() {
+    let _serial = SERIAL.lock().await;
+    let f = Fixture::start("prop", 4).await;
+    // Machines of this template never finish starting: the rollout stalls half way, with
+    // both sets holding Machines.
+    let slow = f
+        .create_template(
+            "slow",
+            json!({"template": {"spec": {"behaviour": {"vm": {"provisioning": {"startupDuration": "1h"}}}}}}),
+        )
+        .await;
+    // The set records the bounds it was sized for (4 replicas, at most 6 Machines).
+    f.patch_md(
+        json!({"spec": {"strategy": {"rollingUpdate": {"maxSurge": 2, "maxUnavailable": 0}}}}),
+    )
+    .await;
+    eventually("the set to record the new bounds", WAIT, || async {
+        let sets = f.sets().await;
+        (annotation(&sets.first()?.metadata, MAX_REPLICAS_ANNOTATION) == Some("6")).then_some(())
+    })
+    .await;
+    let watch = Watch::start(&f.client, &f.md).await;
+    f.patch_md(json!({"spec": {"template": {"spec": {"infrastructureRef": {"name": slow}}}}}))
+        .await;
+    let spec_of = |sets: &[MachineSet], slow_set: bool| {
+        sets.iter()
+            .find(|s| (infra_of(s) == slow) == slow_set)
+            .and_then(|s| s.spec.replicas)
+    };
+    eventually("the rollout to stall at 4 old + 2 new", WAIT, || async {
+        let sets = f.sets().await;
+        let machines = f.machines().await;
+        (spec_of(&sets, true) == Some(2) && spec_of(&sets, false) == Some(4) && machines.len() == 6)
+            .then_some(())
+    })
+    .await;
+
+    // 4 -> 8 replicas (at most 10 Machines): both sets grow in proportion to their size,
+    // round(4 * 10/6) = 7 and round(2 * 10/6) = 3, instead of the new set taking it all.
+    f.patch_md(json!({"spec": {"replicas": 8}})).await;
+    eventually("both sets scaled in proportion", WAIT, || async {
+        let sets = f.sets().await;
+        let machines = f.machines().await;
+        (spec_of(&sets, false) == Some(7)
+            && spec_of(&sets, true) == Some(3)
+            && machines.len() == 10)
+            .then_some(())
+    })
+    .await;
+
+    // Rolling back finishes on the first set; the stalled Machines, never available, go
+    // first and without costing availability.
+    f.patch_md(json!({"spec": {"template": {"spec": {"infrastructureRef": {"name": f.md}}}}}))
+        .await;
+    f.wait_rolled_out(&f.md, 8).await;
+    let seen = watch.seen();
+    assert!(
+        seen.max_total <= 10,
+        "more than replicas + maxSurge Machines: {seen:?}"
+    );
+    assert!(
+        seen.min_available >= 4,
+        "availability dropped during the rollout: {seen:?}"
+    );
+}
+
 /// Polls `f` for `period`, panicking if it ever turns false (for things that must not
 /// happen).
 async fn stays<F, Fut>(what: &str, period: Duration, mut f: F)
@@ -536,6 +612,40 @@ async fn revisions_rollback_and_history_through_the_cli() {
     );
     f.wait_md("the deployment at revision 4", |md| {
         annotation(&md.metadata, REVISION_ANNOTATION) == Some("4")
+    })
+    .await;
+
+    // A restart (rolloutAfter = now) replaces every Machine with the same template: a
+    // new set, revision 5.
+    let before: BTreeSet<String> = f.machines().await.iter().map(|m| m.name_any()).collect();
+    let (ok, out, err) = f.rollout(&["rollout", "restart", &target]);
+    assert!(ok, "rollout restart failed: {out}\n{err}");
+    eventually("the restart to replace every Machine", WAIT, || async {
+        let sets = f.sets().await;
+        let new = sets
+            .iter()
+            .find(|s| annotation(&s.metadata, REVISION_ANNOTATION) == Some("5"))?;
+        let machines = f.machines().await;
+        let done = infra_of(new) == b
+            && new.status.as_ref()?.available_replicas == Some(2)
+            && machines.len() == 2
+            && machines
+                .iter()
+                .all(|m| owner::is_controlled_by(&m.metadata, new))
+            && machines.iter().all(|m| !before.contains(&m.name_any()));
+        done.then_some(())
+    })
+    .await;
+    // Complete: old sets beyond revisionHistoryLimit (1) go, oldest first.
+    eventually("the oldest set to be cleaned up", WAIT, || async {
+        let mut revisions: Vec<String> = f
+            .sets()
+            .await
+            .iter()
+            .filter_map(|s| annotation(&s.metadata, REVISION_ANNOTATION).map(str::to_string))
+            .collect();
+        revisions.sort();
+        (revisions == ["4", "5"]).then_some(())
     })
     .await;
 }
