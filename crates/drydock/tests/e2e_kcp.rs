@@ -450,6 +450,117 @@ async fn zero_durations_provision_three_replicas_fast() {
     print_writes(&before, 6.0);
 }
 
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// `drydock up` as a separate process, so it can be killed.
+fn start_process(dir: &std::path::Path, port: u16) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_drydock"))
+        .args(["up", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+        .arg(dir)
+        .env("DRYDOCK_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("spawn drydock")
+}
+
+async fn process_client(port: u16) -> kube::Client {
+    let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().expect("url"));
+    let client = kube::Client::try_from(config).expect("client");
+    let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    wait_for("drydock answering", Duration::from_secs(60), || async {
+        ns.get_opt("default").await.ok()?.map(|_| ())
+    })
+    .await;
+    client
+}
+
+/// Writes counted by a drydock process's controllers, by controller.
+async fn process_writes(client: &kube::Client) -> BTreeMap<String, f64> {
+    let req = http::Request::get("/metrics")
+        .body(Vec::new())
+        .expect("request");
+    let text = client.request_text(req).await.expect("metrics");
+    text.lines()
+        .filter(|l| l.starts_with("drydock_controller_writes_total"))
+        .filter_map(|l| {
+            let name = l
+                .split("controller=\"")
+                .nth(1)?
+                .split('"')
+                .next()?
+                .to_string();
+            Some((name, l.rsplit(' ').next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// A converged fleet killed and restarted stays as it was: the same Machines (none
+/// recreated or deleted), and no writes from the control plane or the provider.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarted_fleet_changes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let mut child = start_process(dir.path(), port);
+    let mgmt = process_client(port).await;
+    let clusters = 12;
+    for i in 0..clusters {
+        let manifest = SAMPLE
+            .replace("sample", &format!("f{i}"))
+            .replace("startupDuration: \"1s\"", "startupDuration: \"0s\"")
+            .replace("startupDuration: \"500ms\"", "startupDuration: \"0s\"");
+        apply(&mgmt, &manifest).await;
+    }
+    let machines: Api<Machine> = Api::namespaced(mgmt.clone(), NS);
+    let running = || async {
+        let list = machines.list(&ListParams::default()).await.ok()?;
+        let ready: BTreeMap<String, String> = list
+            .items
+            .iter()
+            .filter(|m| m.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+            .map(|m| (m.name_any(), m.uid().unwrap_or_default()))
+            .collect();
+        (ready.len() == clusters * 6 && list.items.len() == clusters * 6).then_some(ready)
+    };
+    let before = wait_for("the fleet running", Duration::from_secs(180), running).await;
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+
+    let mut child = start_process(dir.path(), port);
+    let mgmt = process_client(port).await;
+    let machines: Api<Machine> = Api::namespaced(mgmt.clone(), NS);
+    // Let every controller go through every object once.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let after: BTreeMap<String, String> = machines
+        .list(&ListParams::default())
+        .await
+        .expect("machines")
+        .items
+        .iter()
+        .map(|m| (m.name_any(), m.uid().unwrap_or_default()))
+        .collect();
+    let writes = process_writes(&mgmt).await;
+    println!("writes after the restart: {writes:?}");
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    assert_eq!(
+        after, before,
+        "Machines were recreated or removed after the restart"
+    );
+    for c in ["kubeadmcontrolplane", "inmemorymachine", "inmemorycluster"] {
+        assert_eq!(
+            writes.get(c).copied().unwrap_or(0.0),
+            0.0,
+            "{c} wrote after the restart"
+        );
+    }
+}
+
 /// API writes so far: by controller (`controller <name>`) and by verb and resource as the
 /// API server counted them (`api <VERB> <resource>`, events and workload objects included).
 fn write_counts() -> BTreeMap<String, f64> {

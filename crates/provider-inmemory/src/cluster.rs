@@ -85,6 +85,8 @@ async fn reconcile(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<
 }
 
 async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<Action> {
+    // After a restart the owner Cluster may not be loaded yet (see the machine controller).
+    p.ctx.informers.clusters.ready().await;
     let ns = ic.namespace().unwrap_or_default();
     let api: Api<InMemoryCluster> = p.ctx.api(&ns);
     if ic.meta().deletion_timestamp.is_some() {

@@ -211,6 +211,10 @@ async fn reconcile(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Acti
 
 async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Action> {
     let p = &c.p;
+    // After a restart the owner Machine and Cluster may not be loaded yet; their events
+    // might already have gone by, so wait for them rather than for the next change.
+    p.ctx.informers.machines.ready().await;
+    p.ctx.informers.clusters.ready().await;
     let ns = imm.namespace().unwrap_or_default();
     let api: Api<InMemoryMachine> = p.ctx.api(&ns);
     if imm.meta().deletion_timestamp.is_some() {

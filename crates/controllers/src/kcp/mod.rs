@@ -23,6 +23,7 @@ pub mod status;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use drydock_api::capi::conditions as conds;
@@ -74,6 +75,8 @@ pub(crate) struct State {
     /// Per control plane (`namespace/name`): the Machine last created or deleted, until the
     /// store shows it, so a reconcile on a stale store never creates a second Machine.
     pending: Mutex<HashMap<String, Pending>>,
+    /// The Machine index was filled from the loaded store.
+    seeded: AtomicBool,
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
@@ -82,6 +85,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machines: MachineIndex::default(),
         kubeconfigs: kubeconfig::Written::default(),
         pending: Mutex::new(HashMap::new()),
+        seeded: AtomicBool::new(false),
     });
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
@@ -172,6 +176,23 @@ fn is_deleting(m: &Machine) -> bool {
 }
 
 impl State {
+    /// Waits until the Machine and Cluster stores hold their initial lists (after a restart
+    /// a control plane must not count Machines before they are loaded: it would create
+    /// another), then fills the Machine index from the store once, since the trigger stream
+    /// that feeds it may still be catching up.
+    async fn caught_up(&self) {
+        let informers = &self.ctx.informers;
+        informers.machines.ready().await;
+        informers.clusters.ready().await;
+        if !self.seeded.load(Ordering::Acquire) {
+            // Concurrent reconciles may both seed; recording is idempotent.
+            for m in informers.machines.store.state() {
+                self.machines.record(&m);
+            }
+            self.seeded.store(true, Ordering::Release);
+        }
+    }
+
     /// Machines of `cluster` this control plane controls.
     fn owned_machines(&self, kcp: &KubeadmControlPlane, cluster: &str) -> Vec<Arc<Machine>> {
         let ns = kcp.namespace().unwrap_or_default();
@@ -243,6 +264,7 @@ async fn reconcile(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Actio
 }
 
 async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Action> {
+    s.caught_up().await;
     let ns = kcp.namespace().unwrap_or_default();
     let api: Api<KubeadmControlPlane> = s.ctx.api(&ns);
     // The Cluster controller sets this owner reference; upstream waits for it.
@@ -452,7 +474,7 @@ async fn scale_step(
         return Ok(Next::MachinesChanged(Action::await_change()));
     }
     if n > desired {
-        return scale_down(s, kcp, machines, &refs, &fds, observed).await;
+        return scale_down(s, kcp, cluster_name, machines, &refs, &fds, observed).await;
     }
     Ok(Next::Wait(match unstable(machines, observed, None) {
         Some(_) => Action::requeue(UNSTABLE_RECHECK),
@@ -465,6 +487,7 @@ async fn scale_step(
 async fn scale_down(
     s: &State,
     kcp: &KubeadmControlPlane,
+    cluster: &str,
     machines: &[Arc<Machine>],
     refs: &[&Machine],
     fds: &[String],
@@ -494,11 +517,6 @@ async fn scale_down(
         return Ok(Next::Wait(Action::requeue(UNSTABLE_RECHECK)));
     }
     let ns = kcp.namespace().unwrap_or_default();
-    let cluster = kcp
-        .labels()
-        .get(CLUSTER_NAME_LABEL)
-        .cloned()
-        .unwrap_or_default();
     if let Some(node) = o.health(victim).node
         && o.membership.member(&node).is_some()
     {
@@ -509,7 +527,7 @@ async fn scale_down(
         let client = s
             .ctx
             .workload
-            .get(&ns, &cluster)
+            .get(&ns, cluster)
             .await
             .map_err(|e| Error::other(format!("reaching the workload cluster: {e}")))?;
         if o.membership.leader.as_deref() == Some(node.as_str()) {
