@@ -190,45 +190,64 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<A
     let now = conditions::now();
     let mut c = (**cluster).clone();
     let descendants = descendants(state, cluster).await?;
-    let cp = match &c.spec.control_plane_ref {
+    let mut cp = match &c.spec.control_plane_ref {
         Some(r) => referenced::read(ctx, &ns, r).await?,
         None => None,
     };
-    let infra = match &c.spec.infrastructure_ref {
+    let mut infra = match &c.spec.infrastructure_ref {
         Some(r) => referenced::read(ctx, &ns, r).await?,
         None => None,
     };
-    let deleted = |c: &mut Cluster, condition: &str| {
-        c.mark_false(condition, "Deleted", Severity::Info, "", now.clone());
-    };
-    if cp.is_none() && c.spec.control_plane_ref.is_some() {
-        deleted(&mut c, CONTROL_PLANE_READY);
-    }
-    if infra.is_none() && c.spec.infrastructure_ref.is_some() {
-        deleted(&mut c, INFRASTRUCTURE_READY);
-    }
-    match stage(descendants.len(), cp.is_some(), infra.is_some()) {
-        Stage::Descendants { remaining } => {
-            for d in descendants.iter().filter(|d| d.owned && !d.deleting) {
-                delete_descendant(state, &ns, d).await?;
-            }
-            tracing::debug!(cluster = %cluster.name_any(), remaining, "waiting for descendants to be deleted");
+    // Each stage that finishes at once (an object without finalizers) moves on to the next.
+    loop {
+        if cp.is_none() && c.spec.control_plane_ref.is_some() {
+            c.mark_false(
+                CONTROL_PLANE_READY,
+                "Deleted",
+                Severity::Info,
+                "",
+                now.clone(),
+            );
         }
-        Stage::ControlPlane => {
-            let (r, obj) = (c.spec.control_plane_ref.clone(), cp);
-            if let (Some(r), Some(obj)) = (r, obj) {
-                referenced::delete(ctx, CONTROLLER, &ns, &r, &obj).await?;
+        if infra.is_none() && c.spec.infrastructure_ref.is_some() {
+            c.mark_false(
+                INFRASTRUCTURE_READY,
+                "Deleted",
+                Severity::Info,
+                "",
+                now.clone(),
+            );
+        }
+        match stage(descendants.len(), cp.is_some(), infra.is_some()) {
+            Stage::Descendants { remaining } => {
+                for d in descendants.iter().filter(|d| d.owned && !d.deleting) {
+                    delete_descendant(state, &ns, d).await?;
+                }
+                tracing::debug!(cluster = %cluster.name_any(), remaining, "waiting for descendants to be deleted");
+                break;
+            }
+            Stage::ControlPlane => {
+                let (Some(r), Some(obj)) = (c.spec.control_plane_ref.clone(), cp.take()) else {
+                    break;
+                };
+                if referenced::delete(ctx, CONTROLLER, &ns, &r, &obj).await? {
+                    continue;
+                }
                 mirror_ready(&mut c, &obj, CONTROL_PLANE_READY, false, "Deleting", &now);
+                break;
             }
-        }
-        Stage::Infrastructure => {
-            let (r, obj) = (c.spec.infrastructure_ref.clone(), infra);
-            if let (Some(r), Some(obj)) = (r, obj) {
-                referenced::delete(ctx, CONTROLLER, &ns, &r, &obj).await?;
+            Stage::Infrastructure => {
+                let (Some(r), Some(obj)) = (c.spec.infrastructure_ref.clone(), infra.take()) else {
+                    break;
+                };
+                if referenced::delete(ctx, CONTROLLER, &ns, &r, &obj).await? {
+                    continue;
+                }
                 mirror_ready(&mut c, &obj, INFRASTRUCTURE_READY, false, "Deleting", &now);
+                break;
             }
+            Stage::Finalize => return finalize(state, cluster).await,
         }
-        Stage::Finalize => return finalize(state, cluster).await,
     }
     let mut events = Events::default();
     finish(cluster, &mut c, now, &mut events);

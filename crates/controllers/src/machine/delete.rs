@@ -167,8 +167,9 @@ async fn write_status(
     Ok(Action::await_change())
 }
 
-/// Deletes the object `r` points at; true once it is gone. While it exists its readiness is
-/// mirrored into `condition` (falling back to Deleting); once gone the condition says Deleted.
+/// Deletes the object `r` points at; true once it is gone (possibly right away). While it
+/// exists its readiness is mirrored into `condition` (falling back to Deleting); once gone
+/// the condition says Deleted.
 async fn delete_and_wait(
     state: &State,
     ns: &str,
@@ -178,8 +179,7 @@ async fn delete_and_wait(
     now: &Time,
 ) -> Result<bool> {
     match referenced::read(&state.ctx, ns, r).await? {
-        Some(obj) => {
-            referenced::delete(&state.ctx, CONTROLLER, ns, r, &obj).await?;
+        Some(obj) if !referenced::delete(&state.ctx, CONTROLLER, ns, r, &obj).await? => {
             let fallback = MirrorFallback::False {
                 reason: DELETING,
                 severity: Severity::Info,
@@ -193,7 +193,8 @@ async fn delete_and_wait(
             ));
             Ok(false)
         }
-        None => {
+        // Gone, or deleted just now (nothing held it).
+        _ => {
             m.mark_false(condition, DELETED, Severity::Info, "", now.clone());
             Ok(true)
         }

@@ -18,14 +18,14 @@ use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use drydock_api::capi::owner::api_group;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::Context;
 use crate::external;
-use crate::framework::{Result, metrics, patch::delete_if_present};
+use crate::framework::{Result, metrics};
 
 const INFRASTRUCTURE_GROUP: &str = "infrastructure.cluster.x-k8s.io";
 const BOOTSTRAP_GROUP: &str = "bootstrap.cluster.x-k8s.io";
@@ -267,24 +267,35 @@ pub(crate) async fn adopt(
     Ok(true)
 }
 
-/// Deletes the object `r` points at unless it is already going.
+/// Deletes the object `r` points at unless it is already going. Returns true when it is
+/// gone: it had no finalizers (deleted at once) or was already absent. Otherwise the caller
+/// waits for its owner to finish.
 pub(crate) async fn delete(
     ctx: &Context,
     controller: &str,
     namespace: &str,
     r: &ObjectReference,
     obj: &Referenced,
-) -> Result<()> {
+) -> Result<bool> {
     if obj.is_deleting() {
-        return Ok(());
+        return Ok(false);
     }
-    delete_if_present(
-        &dynamic_api(ctx, namespace, r),
-        controller,
-        r.name.as_deref().unwrap_or_default(),
-    )
-    .await?;
-    Ok(())
+    let name = r.name.as_deref().unwrap_or_default();
+    match dynamic_api(ctx, namespace, r)
+        .delete(name, &DeleteParams::default())
+        .await
+    {
+        Ok(answer) => {
+            metrics::write(controller);
+            // The answer is the object as it stood (still there while finalizers remain) or a
+            // Status once it is gone.
+            Ok(answer
+                .left()
+                .is_none_or(|o| o.metadata.finalizers.as_ref().is_none_or(Vec::is_empty)))
+        }
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(true),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn dynamic_api(ctx: &Context, namespace: &str, r: &ObjectReference) -> Api<DynamicObject> {
