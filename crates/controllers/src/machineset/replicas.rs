@@ -86,28 +86,22 @@ pub async fn sync(
             tracing::debug!(machineset = ?ms.metadata.name, "machine creation is disabled by annotation");
             return Ok(Scale::Steady);
         }
-        match preflight::check(st, cluster, read, preflight::ACTION_SCALE_UP).await {
-            Verdict::Pass => {}
-            Verdict::Hold(message) => {
-                ms.mark_false(
-                    MACHINES_CREATED,
-                    preflight::PREFLIGHT_CHECK_FAILED,
-                    Severity::Error,
-                    &message,
-                    cond_now(),
-                );
-                return Ok(Scale::Held);
-            }
-            Verdict::Error(message) => {
-                ms.mark_false(
-                    MACHINES_CREATED,
-                    preflight::PREFLIGHT_CHECK_FAILED,
-                    Severity::Error,
-                    &message,
-                    cond_now(),
-                );
-                return Err(Error::other(message));
-            }
+        // Checks that cannot run (no control plane yet, a bad version) hold the scale up
+        // like failing ones: the control plane's or the set's next change wakes it, which
+        // beats retrying on an error backoff.
+        let verdict = preflight::check(st, cluster, read, preflight::ACTION_SCALE_UP).await;
+        if let Verdict::Error(e) = &verdict {
+            tracing::warn!(machineset = ?ms.metadata.name, error = %e, "preflight checks cannot run");
+        }
+        if let Some(message) = verdict.message() {
+            ms.mark_false(
+                MACHINES_CREATED,
+                preflight::PREFLIGHT_CHECK_FAILED,
+                Severity::Error,
+                message,
+                cond_now(),
+            );
+            return Ok(Scale::Held);
         }
         if let Err(f) = create(st, ms, diff as usize).await {
             let message = f.error.to_string();
