@@ -252,21 +252,29 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
         "{text}"
     );
 
-    // The control plane's status and the Cluster's view of it.
-    let kcp = Api::<KubeadmControlPlane>::namespaced(mgmt.clone(), NS)
-        .get(KCP)
-        .await
-        .expect("kcp");
-    for c in [
+    // The control plane's status and the Cluster's view of it (the conditions follow the
+    // last Machine's Ready within a reconcile).
+    let healthy = [
         "Ready",
         "Available",
         "MachinesReady",
         "Resized",
         "ControlPlaneComponentsHealthy",
         "EtcdClusterHealthy",
-    ] {
-        assert!(kcp.is_condition_true(c), "{c}: {:?}", kcp.get_condition(c));
-    }
+    ];
+    let kcps = Api::<KubeadmControlPlane>::namespaced(mgmt.clone(), NS);
+    let kcp = wait_for(
+        "control plane conditions True",
+        Duration::from_secs(30),
+        || async {
+            let kcp = kcps.get(KCP).await.ok()?;
+            healthy
+                .iter()
+                .all(|c| kcp.is_condition_true(c))
+                .then_some(kcp)
+        },
+    )
+    .await;
     let s = kcp.status.clone().expect("status");
     assert_eq!(s.ready, Some(true));
     assert_eq!(s.version.as_deref(), Some("v1.30.2"));
@@ -528,6 +536,35 @@ async fn restarted_fleet_changes_nothing() {
         (ready.len() == clusters * 6 && list.items.len() == clusters * 6).then_some(ready)
     };
     let before = wait_for("the fleet running", Duration::from_secs(180), running).await;
+    // Converged: every control plane Ready, and no controller writing any more.
+    let kcps: Api<KubeadmControlPlane> = Api::namespaced(mgmt.clone(), NS);
+    wait_for(
+        "every control plane Ready",
+        Duration::from_secs(60),
+        || async {
+            let list = kcps.list(&ListParams::default()).await.ok()?;
+            list.items
+                .iter()
+                .all(|k| k.is_condition_true("Ready"))
+                .then_some(())
+        },
+    )
+    .await;
+    let mut last = process_writes(&mgmt).await;
+    let mut quiet_since = Instant::now();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while quiet_since.elapsed() < Duration::from_secs(3) {
+        assert!(
+            Instant::now() < deadline,
+            "the controllers never went quiet: {last:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = process_writes(&mgmt).await;
+        if now != last {
+            last = now;
+            quiet_since = Instant::now();
+        }
+    }
     child.kill().expect("kill");
     child.wait().expect("wait");
 

@@ -6,6 +6,7 @@
 
 pub mod cluster;
 pub mod fabricate;
+mod fresh;
 mod index;
 pub mod logical;
 pub mod machine;

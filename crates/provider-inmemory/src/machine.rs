@@ -34,6 +34,7 @@ use kube::{Resource, ResourceExt};
 use parking_lot::Mutex;
 
 use crate::fabricate::{self, API_SERVER_COMPONENTS, ETCD, KUBE_SYSTEM, MachineFacts};
+use crate::fresh::Superseded;
 use crate::index::{ClusterMachines, Gate};
 use crate::logical::LogicalCluster;
 use crate::timing::{Plan, fnv1a, until};
@@ -68,9 +69,23 @@ struct MachineCtx {
     /// conditions say the same once written, but the next reconcile may still read the
     /// machine from before that write; this keeps it from creating them again.
     created: Mutex<HashMap<String, HashSet<&'static str>>>,
+    /// Versions this controller's writes superseded (see [`crate::fresh`]).
+    fresh: Superseded,
 }
 
 impl MachineCtx {
+    /// Writes what differs and remembers that `before` is now outdated.
+    async fn write(
+        &self,
+        api: &Api<InMemoryMachine>,
+        before: &InMemoryMachine,
+        after: &InMemoryMachine,
+    ) -> Result<InMemoryMachine> {
+        let (written, _) = apply_changes(api, NAME, before, after).await?;
+        self.fresh.wrote(before, &written);
+        Ok(written)
+    }
+
     fn created(&self, key: &str, what: &'static str) -> bool {
         self.created
             .lock()
@@ -125,6 +140,7 @@ pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
         p: pctx.clone(),
         index,
         created: Mutex::new(HashMap::new()),
+        fresh: Superseded::default(),
     });
     Box::pin(runner::run(NAME, c, queue, 64, mctx, reconcile))
 }
@@ -215,6 +231,10 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     // might already have gone by, so wait for them rather than for the next change.
     p.ctx.informers.machines.ready().await;
     p.ctx.informers.clusters.ready().await;
+    if c.fresh.is_stale(&*imm) {
+        // Read before this controller's last write; that write's event comes next.
+        return Ok(Action::await_change());
+    }
     let ns = imm.namespace().unwrap_or_default();
     let api: Api<InMemoryMachine> = p.ctx.api(&ns);
     if imm.meta().deletion_timestamp.is_some() {
@@ -247,7 +267,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
                 let mut want = current.clone();
                 want.set_condition(waiting(VM_PROVISIONED, reason, message));
                 want.set_ready_summary(&[VM_PROVISIONED], now());
-                apply_changes(&api, NAME, &current, &want).await?;
+                c.write(&api, &current, &want).await?;
                 // Cluster and Machine changes wake this machine again.
                 return Ok(Action::await_change());
             }
@@ -263,7 +283,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
         .entry(STARTED_ANNOTATION.to_string())
         .or_insert_with(|| start.to_string());
     if want.metadata != current.metadata || want.spec != current.spec {
-        current = apply_changes(&api, NAME, &current, &want).await?.0;
+        current = c.write(&api, &current, &want).await?;
     }
 
     let control_plane = is_control_plane(&machine);
@@ -375,7 +395,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     if progress.all_done() {
         want.status.get_or_insert_with(Default::default).ready = Some(true);
     }
-    apply_changes(&api, NAME, &current, &want).await?;
+    c.write(&api, &current, &want).await?;
     Ok(match progress.next {
         Some(t) => Action::requeue(until(Timestamp::now(), t) + TIMER_SLACK),
         None => Action::await_change(),
@@ -461,6 +481,7 @@ async fn reconcile_delete(
         c.index.forget(&ns, &cluster, &name);
     }
     c.created.lock().remove(&format!("{ns}/{name}"));
+    c.fresh.forget(imm);
     let mut want = imm.clone();
     remove_finalizer(&mut want, FINALIZER);
     apply_changes(api, NAME, imm, &want).await?;

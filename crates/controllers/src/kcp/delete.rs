@@ -52,6 +52,7 @@ pub(super) async fn reconcile(
     if owned.is_empty() {
         remove_finalizer(&mut want, KUBEADM_CONTROL_PLANE_FINALIZER);
         apply_changes(api, CONTROLLER, kcp, &want).await?;
+        s.fresh.forget(kcp);
         if let Some(c) = &cluster {
             kubeconfig::forget(&s.kubeconfigs, &ns, c);
         }
@@ -73,7 +74,7 @@ pub(super) async fn reconcile(
             "Waiting for worker nodes to be deleted first",
             now,
         );
-        apply_changes(api, CONTROLLER, kcp, &want).await?;
+        s.write(api, kcp, &want).await?;
         return Ok(Action::requeue(WORKERS_RECHECK));
     }
     want.mark_false(
@@ -86,6 +87,6 @@ pub(super) async fn reconcile(
     for m in owned.iter().filter(|m| !is_deleting(m)) {
         delete_if_present(&s.ctx.api::<Machine>(&ns), CONTROLLER, &m.name_any()).await?;
     }
-    apply_changes(api, CONTROLLER, kcp, &want).await?;
+    s.write(api, kcp, &want).await?;
     Ok(Action::requeue(GONE_RECHECK))
 }
