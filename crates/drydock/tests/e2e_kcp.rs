@@ -1,8 +1,9 @@
-//! KubeadmControlPlane end to end, with every drydock controller running in-process: the
-//! sample manifest (3 control plane machines, 3 workers) reaches 3 ready control plane
-//! replicas and Nodes; scaling 3 → 5 → 3 converges with etcd membership matching the
-//! Machines; startup durations are honoured; zero durations are fast; an idle control
-//! plane writes nothing; deleting the Cluster removes everything.
+//! KubeadmControlPlane end to end, with every drydock controller running (in-process, or in
+//! a `drydock up` process for the restart): the sample manifest (3 control plane machines,
+//! 3 workers) reaches 3 ready control plane replicas and Nodes; scaling 3 → 5 → 3 converges
+//! with etcd membership matching the Machines; startup durations are honoured; zero
+//! durations are fast; an idle control plane writes nothing; deleting the Cluster removes
+//! everything; a converged fleet killed and restarted keeps its Machines and writes nothing.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;

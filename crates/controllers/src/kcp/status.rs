@@ -147,9 +147,15 @@ pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
         if o.kubeadm_config {
             s.initialized = Some(true);
         }
-    } else if s.unavailable_replicas.is_none() || i.machines.is_empty() {
-        s.ready_replicas.get_or_insert(0);
-        s.unavailable_replicas = Some((replicas - s.ready_replicas.unwrap_or(0)).max(0));
+    } else {
+        // Not read: keep the last count (no Machines, no Nodes).
+        let ready = if i.machines.is_empty() {
+            0
+        } else {
+            s.ready_replicas.unwrap_or(0)
+        };
+        s.ready_replicas = Some(ready);
+        s.unavailable_replicas = Some((replicas - ready).max(0));
     }
     let initialized = s.initialized == Some(true);
 
