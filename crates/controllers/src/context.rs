@@ -43,6 +43,21 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    /// The same number of workers for every controller.
+    #[must_use]
+    pub fn with_concurrency(mut self, n: u16) -> Self {
+        self.cluster_concurrency = n;
+        self.machine_concurrency = n;
+        self.machineset_concurrency = n;
+        self.machinedeployment_concurrency = n;
+        self.kcp_concurrency = n;
+        self.kubeadmconfig_concurrency = n;
+        self.mhc_concurrency = n;
+        self
+    }
+}
+
 /// One shared watch and store per kind the controllers read.
 pub struct Informers {
     pub clusters: Arc<Informer<Cluster>>,

@@ -5,3 +5,4 @@ pub mod bench;
 pub mod commands;
 pub mod instance;
 pub mod kubeconfig;
+pub mod logging;

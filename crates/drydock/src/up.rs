@@ -83,10 +83,5 @@ async fn shutdown_signal() {
 }
 
 pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("DRYDOCK_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    drydock::logging::init("info");
 }

@@ -3,6 +3,10 @@
 //!
 //! Each subscriber gets every applied *and deleted* object (kube-rs' shared reflector
 //! streams leave deletions out, so an owner would never hear that its child is gone).
+//! Subscriber queues are unbounded on purpose: a controller whose workers are all busy
+//! stops pulling triggers, and a bounded queue would then stall the watch, and with it the
+//! store every other controller reads. Queued items are `Arc`s and the controller's
+//! scheduler deduplicates them when it catches up.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -16,12 +20,9 @@ use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 
-/// Objects buffered per subscriber before the watch waits for it.
-const BUFFER: usize = 4096;
-
 struct Pending<K: Resource<DynamicType = ()> + Clone + 'static> {
     writer: Writer<K>,
-    subscribers: Vec<mpsc::Sender<Arc<K>>>,
+    subscribers: Vec<mpsc::UnboundedSender<Arc<K>>>,
 }
 
 /// One kind's shared watch and store.
@@ -43,12 +44,12 @@ where
     /// A stream of changed (applied or deleted) objects for a controller. Subscribe before
     /// [`Informer::start`].
     pub fn subscribe(&self) -> impl Stream<Item = Arc<K>> + Send + 'static {
-        let (tx, rx) = mpsc::channel(BUFFER);
+        let (tx, rx) = mpsc::unbounded_channel();
         match self.pending.lock().as_mut() {
             Some(p) => p.subscribers.push(tx),
             None => panic!("informer for {} subscribed after it started", K::kind(&())),
         }
-        tokio_stream::wrappers::ReceiverStream::new(rx)
+        tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
     }
 
     /// Starts the watch (once). Store readers see objects after the initial list.
@@ -72,7 +73,7 @@ where
                 };
                 for s in &subscribers {
                     // A gone subscriber (its controller stopped) is simply skipped.
-                    let _ = s.send(obj.clone()).await;
+                    let _ = s.send(obj.clone());
                 }
             }
         });

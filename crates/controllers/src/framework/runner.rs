@@ -145,7 +145,12 @@ pub async fn run<K, C, F, Fut>(
                     let active = metrics::get().active.get_or_create(&label).clone();
                     active.inc();
                     let started = Instant::now();
-                    let result = reconcile(obj, ctx).await;
+                    // kube-rs polls all of a controller's reconciles on its own task; spawning
+                    // lets them use every core instead of one per controller.
+                    let result = match tokio::spawn(reconcile(obj, ctx)).await {
+                        Ok(r) => r,
+                        Err(e) => Err(Error::other(format!("reconcile task failed: {e}"))),
+                    };
                     active.dec();
                     let outcome = match &result {
                         Ok(a) if *a == Action::await_change() => "success",

@@ -42,6 +42,9 @@ pub struct FleetArgs {
     /// Delete the fleet at the end and measure it.
     #[arg(long)]
     pub delete: bool,
+    /// Workers of every controller (0: each controller's default).
+    #[arg(long, default_value_t = 0)]
+    pub controller_workers: u16,
     /// Give up after this many seconds per phase.
     #[arg(long, default_value_t = 1800)]
     pub timeout: u64,
@@ -160,6 +163,7 @@ fn store_rows() -> f64 {
 }
 
 pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
+    crate::logging::init("warn");
     let machines_per_cluster = (a.control_plane_machines + a.workers * a.machine_deployments) as usize;
     let total_machines = a.clusters * machines_per_cluster;
     println!(
@@ -182,8 +186,13 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
     println!("raw API server capacity: {raw_writes:.0} durable writes/s (2 KiB objects, 64 writers)");
 
     let dir = tempfile::tempdir()?;
+    let mut settings = drydock_controllers::Settings::default();
+    if a.controller_workers > 0 {
+        settings = settings.with_concurrency(a.controller_workers);
+    }
     let opts = Options {
         server: drydock_apiserver::Config { data_dir: Some(dir.path().to_path_buf()), ..Default::default() },
+        settings,
         ..Options::default()
     };
     let mut instance = Instance::start(opts).await?;
@@ -312,6 +321,23 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
         rss_mib(),
         100.0 * achieved / raw_writes.max(1.0)
     );
+    let mut text = String::new();
+    drydock_controllers::encode_metrics(&mut text);
+    let mut per_controller: std::collections::BTreeMap<String, (f64, f64)> = Default::default();
+    for line in text.lines().filter(|l| l.starts_with("controller_runtime_reconcile_total{")) {
+        let Some(v) = line.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()) else { continue };
+        let ctl = line.split("controller=\"").nth(1).and_then(|r| r.split('"').next()).unwrap_or_default().to_string();
+        let e = per_controller.entry(ctl).or_default();
+        e.0 += v;
+        if line.contains("result=\"error\"") {
+            e.1 += v;
+        }
+    }
+    let summary: Vec<String> =
+        per_controller.iter().map(|(c, (n, err))| format!("{c} {:.1}{}", n / total_machines.max(1) as f64, if *err > 0.0 { format!(" ({err:.0} errors)") } else { String::new() })).collect();
+    println!("reconciles per machine: {}", summary.join(", "));
+    let watches: f64 = metrics_text().lines().filter(|l| l.starts_with("apiserver_request_total{") && l.contains("verb=\"WATCH\"")).filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok()).sum();
+    println!("watch requests: {watches:.0}");
     if let Some(path) = &a.plot {
         plot(path, &progress.lock().samples, total_machines, a.clusters)?;
         println!("plot written to {}", path.display());
