@@ -37,9 +37,7 @@ pub fn register(b: &mut RegistryBuilder) {
             .short_names(&["ns"])
             .column(col("Status", "string", ".status.phase"))
             .schema(schema_of::<Namespace>())
-            .verbs(&[
-                "create", "delete", "get", "list", "patch", "update", "watch",
-            ]),
+            .verbs(&["create", "delete", "get", "list", "patch", "update", "watch"]),
     );
     b.add(
         ResourceDef::new("", "v1", "ConfigMap", "configmaps")
@@ -107,29 +105,19 @@ pub fn register(b: &mut RegistryBuilder) {
             .schema(schema_of::<Lease>()),
     );
     b.add(
-        ResourceDef::new(
-            "apiextensions.k8s.io",
-            "v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-        )
-        .cluster_scoped()
-        .with_status()
-        .short_names(&["crd", "crds"])
-        .column(col("Created At", "date", ".metadata.creationTimestamp")),
+        ResourceDef::new("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions")
+            .cluster_scoped()
+            .with_status()
+            .short_names(&["crd", "crds"])
+            .column(col("Created At", "date", ".metadata.creationTimestamp")),
     );
     b.add(
-        ResourceDef::new(
-            TENANCY_GROUP,
-            "v1alpha1",
-            "LogicalCluster",
-            "logicalclusters",
-        )
-        .cluster_scoped()
-        .with_status()
-        .short_names(&["lc"])
-        .column(col("Phase", "string", ".status.phase"))
-        .column(col("URL", "string", ".status.url").priority(1)),
+        ResourceDef::new(TENANCY_GROUP, "v1alpha1", "LogicalCluster", "logicalclusters")
+            .cluster_scoped()
+            .with_status()
+            .short_names(&["lc"])
+            .column(col("Phase", "string", ".status.phase"))
+            .column(col("URL", "string", ".status.url").priority(1)),
     );
     b.add_converted(
         ResourceDef::new("events.k8s.io", "v1", "Event", "events")
@@ -147,11 +135,7 @@ pub fn register(b: &mut RegistryBuilder) {
             ]),
         "",
         "events",
-        Conversion {
-            to_storage: events_v1_to_core,
-            from_storage: core_to_events_v1,
-            field: event_field_to_core,
-        },
+        Conversion { to_storage: events_v1_to_core, from_storage: core_to_events_v1, field: event_field_to_core },
     );
 }
 
@@ -190,15 +174,8 @@ fn rename(obj: Value, api_version: &str, forward: bool) -> Value {
 
 fn event_field_to_core(path: &str) -> String {
     let (head, rest) = path.split_once('.').unwrap_or((path, ""));
-    let head = EVENT_FIELDS
-        .iter()
-        .find(|(a, _)| *a == head)
-        .map_or(head, |(_, b)| b);
-    if rest.is_empty() {
-        head.to_string()
-    } else {
-        format!("{head}.{rest}")
-    }
+    let head = EVENT_FIELDS.iter().find(|(a, _)| *a == head).map_or(head, |(_, b)| b);
+    if rest.is_empty() { head.to_string() } else { format!("{head}.{rest}") }
 }
 
 fn events_v1_to_core(obj: Value) -> Value {

@@ -16,12 +16,7 @@ pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
     pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            reason,
-            message: message.into(),
-            details: None,
-        }
+        Self { code, reason, message: message.into(), details: None }
     }
     #[must_use]
     pub fn with_details(mut self, d: Value) -> Self {
@@ -33,27 +28,15 @@ impl ApiError {
         Self::new(400, "BadRequest", msg)
     }
     pub fn not_found_path() -> Self {
-        Self::new(
-            404,
-            "NotFound",
-            "the server could not find the requested resource",
-        )
+        Self::new(404, "NotFound", "the server could not find the requested resource")
     }
     pub fn not_found(def: &ResourceDef, name: &str) -> Self {
-        Self::new(
-            404,
-            "NotFound",
-            format!("{} \"{name}\" not found", def.qualified_plural()),
-        )
-        .with_details(details(def, name))
+        Self::new(404, "NotFound", format!("{} \"{name}\" not found", def.qualified_plural()))
+            .with_details(details(def, name))
     }
     pub fn already_exists(def: &ResourceDef, name: &str) -> Self {
-        Self::new(
-            409,
-            "AlreadyExists",
-            format!("{} \"{name}\" already exists", def.qualified_plural()),
-        )
-        .with_details(details(def, name))
+        Self::new(409, "AlreadyExists", format!("{} \"{name}\" already exists", def.qualified_plural()))
+            .with_details(details(def, name))
     }
     pub fn conflict(def: &ResourceDef, name: &str) -> Self {
         Self::new(
@@ -70,32 +53,18 @@ impl ApiError {
         Self::new(
             409,
             "Conflict",
-            format!(
-                "Operation cannot be fulfilled on {} \"{name}\": {why}",
-                def.qualified_plural()
-            ),
+            format!("Operation cannot be fulfilled on {} \"{name}\": {why}", def.qualified_plural()),
         )
         .with_details(details(def, name))
     }
     pub fn invalid(def: &ResourceDef, name: &str, errors: &[FieldError]) -> Self {
         let msgs: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        let summary = if msgs.len() == 1 {
-            msgs[0].clone()
-        } else {
-            format!("[{}]", msgs.join(", "))
-        };
-        let causes: Vec<Value> = errors
-            .iter()
-            .map(|e| json!({"reason": e.kind.reason(), "message": e.body(), "field": e.field}))
-            .collect();
+        let summary = if msgs.len() == 1 { msgs[0].clone() } else { format!("[{}]", msgs.join(", ")) };
+        let causes: Vec<Value> =
+            errors.iter().map(|e| json!({"reason": e.kind.reason(), "message": e.body(), "field": e.field})).collect();
         let mut d = details(def, name);
         d["causes"] = Value::Array(causes);
-        Self::new(
-            422,
-            "Invalid",
-            format!("{} \"{name}\" is invalid: {summary}", def.qualified_kind()),
-        )
-        .with_details(d)
+        Self::new(422, "Invalid", format!("{} \"{name}\" is invalid: {summary}", def.qualified_kind())).with_details(d)
     }
     pub fn method_not_allowed(msg: impl Into<String>) -> Self {
         Self::new(405, "MethodNotAllowed", msg)

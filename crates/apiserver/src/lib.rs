@@ -81,19 +81,13 @@ impl ApiServer {
         let registry = Arc::new(b.build()?);
         let backend: Box<dyn store::Backend> = match &config.data_dir {
             Some(dir) => {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating data dir {}", dir.display()))?;
-                Box::new(store::SqliteBackend::open(
-                    &dir.join("drydock.db"),
-                    config.sync,
-                )?)
+                std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
+                Box::new(store::SqliteBackend::open(&dir.join("drydock.db"), config.sync)?)
             }
             None => Box::new(store::MemoryBackend),
         };
         let names: Arc<dyn store::ResourceNames> = registry.clone();
-        let st = tokio::task::block_in_place(|| {
-            store::Store::open(backend, names, config.store.clone())
-        })?;
+        let st = tokio::task::block_in_place(|| store::Store::open(backend, names, config.store.clone()))?;
         let api = Api::new(st, registry);
         controllers::bootstrap(&api, &custom).await?;
         controllers::spawn(&api);
@@ -113,10 +107,7 @@ impl ApiServer {
         let router = self.router();
         match cluster {
             None => kube::Client::new(router, "default"),
-            Some(c) => kube::Client::new(
-                http::prefix::Prefixed::new(router, format!("/clusters/{c}")),
-                "default",
-            ),
+            Some(c) => kube::Client::new(http::prefix::Prefixed::new(router, format!("/clusters/{c}")), "default"),
         }
     }
 
@@ -136,9 +127,6 @@ impl ApiServer {
         listener: tokio::net::TcpListener,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(shutdown)
-            .await
-            .context("serving HTTP")
+        axum::serve(listener, self.router()).with_graceful_shutdown(shutdown).await.context("serving HTTP")
     }
 }

@@ -62,36 +62,16 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         "Response latency distribution in seconds for each verb, group and resource",
         latency.clone(),
     );
-    r.register(
-        "drydock_store_commit_batch_size",
-        "Writes committed per transaction",
-        commit_batch.clone(),
-    );
+    r.register("drydock_store_commit_batch_size", "Writes committed per transaction", commit_batch.clone());
     r.register(
         "drydock_store_commit_duration_seconds",
         "Time to commit one group of writes to the durable log",
         commit_latency.clone(),
     );
-    r.register(
-        "drydock_store_commits",
-        "Transactions committed to the durable log",
-        commits.clone(),
-    );
-    r.register(
-        "apiserver_watch_events",
-        "Watch events delivered to watchers (fan-out)",
-        watch_events.clone(),
-    );
-    r.register(
-        "apiserver_registered_watchers",
-        "Watchers currently connected",
-        watchers.clone(),
-    );
-    r.register(
-        "drydock_store_revision",
-        "Latest revision handed out by the store",
-        objects.clone(),
-    );
+    r.register("drydock_store_commits", "Transactions committed to the durable log", commits.clone());
+    r.register("apiserver_watch_events", "Watch events delivered to watchers (fan-out)", watch_events.clone());
+    r.register("apiserver_registered_watchers", "Watchers currently connected", watchers.clone());
+    r.register("drydock_store_revision", "Latest revision handed out by the store", objects.clone());
     Metrics {
         requests,
         latency,

@@ -19,9 +19,9 @@ impl PatchType {
             "application/json-patch+json" => Some(Self::Json),
             "application/merge-patch+json" => Some(Self::Merge),
             "application/strategic-merge-patch+json" => Some(Self::Strategic),
-            "application/apply-patch+yaml"
-            | "application/apply-patch+json"
-            | "application/apply-patch+cbor" => Some(Self::Apply),
+            "application/apply-patch+yaml" | "application/apply-patch+json" | "application/apply-patch+cbor" => {
+                Some(Self::Apply)
+            }
             _ => None,
         }
     }
@@ -89,11 +89,7 @@ pub fn strategic_merge(doc: &mut Value, patch: &Value) -> Result<(), String> {
 }
 
 fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
 }
 
 fn smp_object(doc: &mut Value, patch: &Value, path: &str) -> Result<(), String> {
@@ -158,11 +154,7 @@ fn smp_object(doc: &mut Value, patch: &Value, path: &str) -> Result<(), String> 
 fn smp_list(doc: &mut Value, items: &[Value], path: &str) -> Result<(), String> {
     let strategy = list_strategy(path);
     if strategy == ListStrategy::Replace || !doc.is_array() {
-        let cleaned: Vec<Value> = items
-            .iter()
-            .filter(|i| i.get("$patch").is_none())
-            .cloned()
-            .collect();
+        let cleaned: Vec<Value> = items.iter().filter(|i| i.get("$patch").is_none()).cloned().collect();
         *doc = Value::Array(cleaned);
         return Ok(());
     }
@@ -180,9 +172,7 @@ fn smp_list(doc: &mut Value, items: &[Value], path: &str) -> Result<(), String> 
         ListStrategy::ByKey(key) => {
             for item in items {
                 let Some(kv) = item.get(key) else {
-                    return Err(format!(
-                        "map: {item} does not contain declared merge key: {key}"
-                    ));
+                    return Err(format!("map: {item} does not contain declared merge key: {key}"));
                 };
                 let pos = list.iter().position(|e| e.get(key) == Some(kv));
                 if item.get("$patch").and_then(Value::as_str) == Some("delete") {
@@ -215,10 +205,7 @@ mod tests {
         json_patch(&mut doc, &p).unwrap();
         assert_eq!(doc["metadata"]["finalizers"], json!(["x/y"]));
         let bad = json!([{"op":"test","path":"/metadata/finalizers","value":null}]);
-        assert!(
-            json_patch(&mut doc, &bad).is_err(),
-            "present value is not null"
-        );
+        assert!(json_patch(&mut doc, &bad).is_err(), "present value is not null");
         assert!(json_patch(&mut doc, &json!({"op":"add"})).is_err());
     }
 
@@ -230,15 +217,9 @@ mod tests {
                        "status":{"conditions":[{"type":"Ready","status":"True"},{"type":"Other","$patch":"delete"}]}});
         strategic_merge(&mut doc, &p).unwrap();
         assert_eq!(doc["metadata"]["finalizers"], json!(["a", "b"]));
-        assert_eq!(
-            doc["metadata"]["ownerReferences"].as_array().unwrap().len(),
-            2
-        );
+        assert_eq!(doc["metadata"]["ownerReferences"].as_array().unwrap().len(), 2);
         assert_eq!(doc["metadata"]["labels"], json!({"k":"v"}));
-        assert_eq!(
-            doc["status"]["conditions"],
-            json!([{"type":"Ready","status":"True"}])
-        );
+        assert_eq!(doc["status"]["conditions"], json!([{"type":"Ready","status":"True"}]));
 
         let p = json!({"metadata":{"$deleteFromPrimitiveList/finalizers":["a"]}, "data":{"$patch":"replace","x":"1"}});
         strategic_merge(&mut doc, &p).unwrap();

@@ -29,10 +29,7 @@ pub struct Resource {
 
 impl std::fmt::Debug for Resource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Resource")
-            .field("id", &self.id)
-            .field("def", &self.def)
-            .finish_non_exhaustive()
+        f.debug_struct("Resource").field("id", &self.id).field("def", &self.def).finish_non_exhaustive()
     }
 }
 
@@ -58,9 +55,7 @@ impl Registry {
 
     /// Finds `plural` in `group/version`.
     pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<Resource>> {
-        let id = self
-            .by_path
-            .get(&(group.to_string(), version.to_string(), plural.to_string()))?;
+        let id = self.by_path.get(&(group.to_string(), version.to_string(), plural.to_string()))?;
         self.resources.get(*id as usize)
     }
 
@@ -98,10 +93,7 @@ impl Registry {
 
 impl ResourceNames for Registry {
     fn log_prefix(&self, res: ResId) -> String {
-        self.log_prefixes
-            .get(res as usize)
-            .cloned()
-            .unwrap_or_default()
+        self.log_prefixes.get(res as usize).cloned().unwrap_or_default()
     }
     fn resolve(&self, group_plural: &str) -> Option<ResId> {
         self.by_log_prefix.get(group_plural).copied()
@@ -110,10 +102,7 @@ impl ResourceNames for Registry {
         self.resources.len()
     }
     fn selectable(&self, res: ResId) -> &[String] {
-        self.resources
-            .get(res as usize)
-            .map(|r| r.def.selectable_fields.as_slice())
-            .unwrap_or(&[])
+        self.resources.get(res as usize).map(|r| r.def.selectable_fields.as_slice()).unwrap_or(&[])
     }
 }
 
@@ -140,8 +129,7 @@ impl RegistryBuilder {
         storage_plural: &str,
         c: Conversion,
     ) -> &mut Self {
-        self.defs
-            .push((def, Some((storage_group.into(), storage_plural.into(), c))));
+        self.defs.push((def, Some((storage_group.into(), storage_plural.into(), c))));
         self
     }
 
@@ -157,14 +145,9 @@ impl RegistryBuilder {
         for (i, (def, conv)) in self.defs.into_iter().enumerate() {
             let id = i as ResId;
             let path = (def.group.clone(), def.version.clone(), def.plural.clone());
-            anyhow::ensure!(
-                !reg.by_path.contains_key(&path),
-                "resource {path:?} registered twice"
-            );
+            anyhow::ensure!(!reg.by_path.contains_key(&path), "resource {path:?} registered twice");
             reg.by_path.insert(path, id);
-            reg.by_kind
-                .entry((def.group.clone(), def.kind.clone()))
-                .or_insert(id);
+            reg.by_kind.entry((def.group.clone(), def.kind.clone())).or_insert(id);
             let prefix = format!("{}/{}", def.group, def.plural);
             reg.by_log_prefix.entry(prefix.clone()).or_insert(id);
             reg.log_prefixes.push(prefix);
@@ -175,12 +158,7 @@ impl RegistryBuilder {
                 }
                 None => None,
             };
-            reg.resources.push(Arc::new(Resource {
-                id,
-                def,
-                storage: id,
-                conversion,
-            }));
+            reg.resources.push(Arc::new(Resource { id, def, storage: id, conversion }));
         }
         for (id, storage) in pending {
             let target = *reg
@@ -188,8 +166,7 @@ impl RegistryBuilder {
                 .get(&storage)
                 .ok_or_else(|| anyhow::anyhow!("storage resource {storage} is not registered"))?;
             let r = &mut reg.resources[id as usize];
-            let r =
-                Arc::get_mut(r).ok_or_else(|| anyhow::anyhow!("registry shared while building"))?;
+            let r = Arc::get_mut(r).ok_or_else(|| anyhow::anyhow!("registry shared while building"))?;
             r.storage = target;
         }
         Ok(reg)

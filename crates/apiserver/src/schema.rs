@@ -13,10 +13,8 @@ static OBJECT_META: LazyLock<Value> = LazyLock::new(|| {
         s.inline_subschemas = true;
         s.meta_schema = None;
     });
-    let schema = settings
-        .into_generator()
-        .into_root_schema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>(
-    );
+    let schema =
+        settings.into_generator().into_root_schema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>();
     serde_json::to_value(schema).unwrap_or(Value::Null)
 });
 
@@ -33,11 +31,7 @@ pub struct Outcome {
 pub fn process(schema: Option<&Value>, obj: &mut Value) -> Outcome {
     let mut out = Outcome::default();
     let Value::Object(map) = obj else {
-        out.errors.push(FieldError::new(
-            FieldErrorKind::TypeInvalid,
-            "",
-            "object must be a JSON object",
-        ));
+        out.errors.push(FieldError::new(FieldErrorKind::TypeInvalid, "", "object must be a JSON object"));
         return out;
     };
     if let Some(meta) = map.get_mut("metadata") {
@@ -76,17 +70,11 @@ fn nullable(s: &Value) -> bool {
 }
 
 fn preserves_unknown(s: &Value) -> bool {
-    s.get("x-kubernetes-preserve-unknown-fields")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
+    s.get("x-kubernetes-preserve-unknown-fields").and_then(Value::as_bool).unwrap_or(false)
 }
 
 fn child_path(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -111,10 +99,7 @@ fn schema_type(s: &Value) -> Option<&str> {
 }
 
 fn walk(s: &Value, v: &mut Value, path: &str, out: &mut Outcome) {
-    let int_or_string = s
-        .get("x-kubernetes-int-or-string")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let int_or_string = s.get("x-kubernetes-int-or-string").and_then(Value::as_bool).unwrap_or(false);
     if int_or_string {
         if !matches!(type_name(v), "integer" | "string") {
             out.errors.push(type_error(path, v, "integer or string"));
@@ -132,13 +117,9 @@ fn walk(s: &Value, v: &mut Value, path: &str, out: &mut Outcome) {
     if let Some(allowed) = s.get("enum").and_then(Value::as_array)
         && !allowed.contains(v)
     {
-        let names: Vec<String> = allowed
-            .iter()
-            .map(|a| a.as_str().map_or(a.to_string(), str::to_string))
-            .collect();
+        let names: Vec<String> = allowed.iter().map(|a| a.as_str().map_or(a.to_string(), str::to_string)).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        out.errors
-            .push(FieldError::not_supported(path, v.clone(), &refs));
+        out.errors.push(FieldError::not_supported(path, v.clone(), &refs));
         return;
     }
     match v {
@@ -227,12 +208,10 @@ fn required_walk(s: &Value, v: &Value, path: &str, out: &mut Vec<FieldError>) {
                 if path.is_empty() && k == "metadata" {
                     continue;
                 }
-                let child = props
-                    .and_then(|p| p.get(k))
-                    .or(match s.get("additionalProperties") {
-                        Some(a @ Value::Object(_)) => Some(a),
-                        _ => None,
-                    });
+                let child = props.and_then(|p| p.get(k)).or(match s.get("additionalProperties") {
+                    Some(a @ Value::Object(_)) => Some(a),
+                    _ => None,
+                });
                 if let Some(child) = child {
                     required_walk(child, child_v, &child_path(path, k), out);
                 }
@@ -289,10 +268,7 @@ mod tests {
             "spec":{"clusterName":"c","foo":1,"labels":{"a":"b"},"items":[{"name":"n","extra":true}],
                     "raw":{"anything":{"goes":1}},"opt":null,"maxSurge":"25%"},"top":1});
         let out = process(Some(&schema()), &mut obj);
-        assert_eq!(
-            out.unknown,
-            vec!["metadata.bogus", "spec.foo", "spec.items[0].extra", "top"]
-        );
+        assert_eq!(out.unknown, vec!["metadata.bogus", "spec.foo", "spec.items[0].extra", "top"]);
         assert!(out.errors.is_empty(), "{:?}", out.errors);
         assert_eq!(obj["spec"]["replicas"], 1);
         assert!(obj["spec"].get("opt").is_none());
@@ -301,28 +277,19 @@ mod tests {
 
     #[test]
     fn reports_types_enums_and_required() {
-        let mut obj =
-            json!({"metadata":{"name":"a"},"spec":{"replicas":"three","mode":"C","maxSurge":true}});
+        let mut obj = json!({"metadata":{"name":"a"},"spec":{"replicas":"three","mode":"C","maxSurge":true}});
         let out = process(Some(&schema()), &mut obj);
         let msgs: Vec<String> = out.errors.iter().map(ToString::to_string).collect();
-        assert!(msgs.contains(&"spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"three\"".to_string()), "{msgs:?}");
         assert!(
-            msgs.iter()
-                .any(|m| m.starts_with("spec.mode: Unsupported value: \"C\"")),
+            msgs.contains(
+                &"spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"three\""
+                    .to_string()
+            ),
             "{msgs:?}"
         );
-        assert!(
-            msgs.iter()
-                .any(|m| m.starts_with("spec.maxSurge: Invalid value")),
-            "{msgs:?}"
-        );
-        let missing: Vec<String> = missing_required(Some(&schema()), &obj)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        assert_eq!(
-            missing,
-            vec!["spec.clusterName: Required value".to_string()]
-        );
+        assert!(msgs.iter().any(|m| m.starts_with("spec.mode: Unsupported value: \"C\"")), "{msgs:?}");
+        assert!(msgs.iter().any(|m| m.starts_with("spec.maxSurge: Invalid value")), "{msgs:?}");
+        let missing: Vec<String> = missing_required(Some(&schema()), &obj).iter().map(ToString::to_string).collect();
+        assert_eq!(missing, vec!["spec.clusterName: Required value".to_string()]);
     }
 }

@@ -85,9 +85,7 @@ fn parse_requirement(p: &str) -> Result<Requirement, String> {
             let inner = rest
                 .strip_prefix('(')
                 .and_then(|r| r.strip_suffix(')'))
-                .ok_or_else(|| {
-                    format!("unable to parse requirement: found '{rest}', expected: '('")
-                })?;
+                .ok_or_else(|| format!("unable to parse requirement: found '{rest}', expected: '('"))?;
             let mut values = BTreeSet::new();
             for v in inner.split(',') {
                 let v = v.trim();
@@ -148,9 +146,7 @@ impl FieldSelector {
             } else if let Some((f, v)) = part.split_once('=') {
                 (f, true, v)
             } else {
-                return Err(format!(
-                    "invalid selector: '{s}'; can't understand '{part}'"
-                ));
+                return Err(format!("invalid selector: '{s}'; can't understand '{part}'"));
             };
             let field = field.trim();
             if !supported(field) {
@@ -167,10 +163,7 @@ impl FieldSelector {
 
     /// The value required for `field` by an equality term, if any (to narrow lookups).
     pub fn equals(&self, field: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(f, eq, _)| f == field && *eq)
-            .map(|(_, _, v)| v.as_str())
+        self.0.iter().find(|(f, eq, _)| f == field && *eq).map(|(_, _, v)| v.as_str())
     }
 
     pub fn matches(&self, get: impl Fn(&str) -> Option<String>) -> bool {
@@ -186,21 +179,12 @@ mod tests {
     use super::*;
 
     fn labels<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |k| {
-            pairs
-                .iter()
-                .find(|(a, _)| *a == k)
-                .map(|(_, v)| v.to_string())
-        }
+        move |k| pairs.iter().find(|(a, _)| *a == k).map(|(_, v)| v.to_string())
     }
 
     #[test]
     fn parses_and_matches_set_based_selectors() {
-        let l = [
-            ("env", "prod"),
-            ("tier", "web"),
-            ("cluster.x-k8s.io/cluster-name", "c1"),
-        ];
+        let l = [("env", "prod"), ("tier", "web"), ("cluster.x-k8s.io/cluster-name", "c1")];
         let cases = [
             ("env=prod", true),
             ("env==prod,tier=web", true),
@@ -223,10 +207,7 @@ mod tests {
     #[test]
     fn rejects_bad_selectors() {
         for bad in ["env in prod", "a=b=c d", "-bad=x", "env=in valid"] {
-            assert!(
-                LabelSelector::parse(bad).is_err(),
-                "{bad} should be rejected"
-            );
+            assert!(LabelSelector::parse(bad).is_err(), "{bad} should be rejected");
         }
     }
 
@@ -236,14 +217,7 @@ mod tests {
         let s = FieldSelector::parse("metadata.name=foo", &sup).unwrap();
         assert_eq!(s.equals("metadata.name"), Some("foo"));
         assert!(s.matches(|_| Some("foo".into())));
-        assert_eq!(
-            FieldSelector::parse("spec.x=1", &sup).unwrap_err(),
-            "field label not supported: spec.x"
-        );
-        assert!(
-            FieldSelector::parse("metadata.name!=foo", &sup)
-                .unwrap()
-                .matches(|_| Some("bar".into()))
-        );
+        assert_eq!(FieldSelector::parse("spec.x=1", &sup).unwrap_err(), "field label not supported: spec.x");
+        assert!(FieldSelector::parse("metadata.name!=foo", &sup).unwrap().matches(|_| Some("bar".into())));
     }
 }

@@ -44,14 +44,7 @@ fn case(
     }
 }
 
-async fn send(
-    router: &axum::Router,
-    method: &str,
-    path: &str,
-    ct: &str,
-    accept: &str,
-    body: Vec<u8>,
-) -> (u16, Value) {
+async fn send(router: &axum::Router, method: &str, path: &str, ct: &str, accept: &str, body: Vec<u8>) -> (u16, Value) {
     let req = Request::builder()
         .method(method)
         .uri(path)
@@ -73,8 +66,17 @@ async fn bad_requests_get_a_status_and_change_nothing() {
     let s = common::start().await;
     let router = s.server.router();
     // One existing object to aim updates at.
-    let (code, _) = send(&router, "POST", WIDGETS, "application/json", "application/json",
-        json!({"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"replicas":1}}).to_string().into_bytes()).await;
+    let (code, _) = send(
+        &router,
+        "POST",
+        WIDGETS,
+        "application/json",
+        "application/json",
+        json!({"apiVersion":"example.drydock.dev/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"replicas":1}})
+            .to_string()
+            .into_bytes(),
+    )
+    .await;
     assert_eq!(code, 201);
     let revision = s.server.api.store.revision();
 
@@ -84,33 +86,9 @@ async fn bad_requests_get_a_status_and_change_nothing() {
     );
     let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
     let mut cases = vec![
-        case(
-            "malformed JSON",
-            "POST",
-            CM,
-            "{\"apiVersion\":",
-            400,
-            "BadRequest",
-            "couldn't decode",
-        ),
-        case(
-            "JSON array body",
-            "POST",
-            CM,
-            "[1,2]",
-            400,
-            "BadRequest",
-            "JSON object",
-        ),
-        case(
-            "deeply nested JSON",
-            "POST",
-            CM,
-            deep,
-            400,
-            "BadRequest",
-            "couldn't decode",
-        ),
+        case("malformed JSON", "POST", CM, "{\"apiVersion\":", 400, "BadRequest", "couldn't decode"),
+        case("JSON array body", "POST", CM, "[1,2]", 400, "BadRequest", "JSON object"),
+        case("deeply nested JSON", "POST", CM, deep, 400, "BadRequest", "couldn't decode"),
         case(
             "wrong apiVersion",
             "POST",
@@ -156,15 +134,7 @@ async fn bad_requests_get_a_status_and_change_nothing() {
             "Invalid",
             "metadata.labels[a]",
         ),
-        case(
-            "oversized body",
-            "POST",
-            CM,
-            big,
-            413,
-            "RequestEntityTooLarge",
-            "limit",
-        ),
+        case("oversized body", "POST", CM, big, 413, "RequestEntityTooLarge", "limit"),
         case(
             "unknown field under Strict",
             "POST",
@@ -291,15 +261,7 @@ async fn bad_requests_get_a_status_and_change_nothing() {
             "BadRequest",
             "invalid resource version",
         ),
-        case(
-            "bad limit",
-            "GET",
-            &format!("{CM}?limit=many"),
-            "",
-            400,
-            "BadRequest",
-            "invalid limit",
-        ),
+        case("bad limit", "GET", &format!("{CM}?limit=many"), "", 400, "BadRequest", "invalid limit"),
         case(
             "unknown resource",
             "GET",
@@ -327,15 +289,7 @@ async fn bad_requests_get_a_status_and_change_nothing() {
             "NotFound",
             "logical cluster \"nowhere\" not found",
         ),
-        case(
-            "POST to a named object",
-            "POST",
-            &format!("{WIDGETS}/w"),
-            "{}",
-            405,
-            "MethodNotAllowed",
-            "not allowed",
-        ),
+        case("POST to a named object", "POST", &format!("{WIDGETS}/w"), "{}", 405, "MethodNotAllowed", "not allowed"),
         Case {
             content_type: "application/strategic-merge-patch+json",
             ..case(
@@ -384,15 +338,7 @@ async fn bad_requests_get_a_status_and_change_nothing() {
                 "spec.replicas",
             )
         },
-        case(
-            "unknown subresource",
-            "GET",
-            &format!("{WIDGETS}/w/logs"),
-            "",
-            404,
-            "NotFound",
-            "could not find",
-        ),
+        case("unknown subresource", "GET", &format!("{WIDGETS}/w/logs"), "", 404, "NotFound", "could not find"),
         case(
             "bad propagation policy",
             "DELETE",
@@ -414,27 +360,11 @@ async fn bad_requests_get_a_status_and_change_nothing() {
     ];
     cases.push(Case {
         content_type: "application/yaml",
-        ..case(
-            "malformed YAML",
-            "POST",
-            CM,
-            "apiVersion: v1\nkind: [unclosed\n",
-            400,
-            "BadRequest",
-            "YAML",
-        )
+        ..case("malformed YAML", "POST", CM, "apiVersion: v1\nkind: [unclosed\n", 400, "BadRequest", "YAML")
     });
     cases.push(Case {
         content_type: "application/vnd.kubernetes.protobuf",
-        ..case(
-            "protobuf body",
-            "POST",
-            CM,
-            "k8s\0",
-            415,
-            "UnsupportedMediaType",
-            "unknown format",
-        )
+        ..case("protobuf body", "POST", CM, "k8s\0", 415, "UnsupportedMediaType", "unknown format")
     });
     cases.push(Case {
         content_type: "application/apply-patch+yaml",
@@ -462,46 +392,20 @@ async fn bad_requests_get_a_status_and_change_nothing() {
     });
     cases.push(Case {
         accept: "application/vnd.kubernetes.protobuf",
-        ..case(
-            "protobuf only accepted",
-            "GET",
-            CM,
-            "",
-            406,
-            "NotAcceptable",
-            "media types",
-        )
+        ..case("protobuf only accepted", "GET", CM, "", 406, "NotAcceptable", "media types")
     });
 
     for c in cases {
-        let (code, status) =
-            send(&router, c.method, &c.path, c.content_type, c.accept, c.body).await;
+        let (code, status) = send(&router, c.method, &c.path, c.content_type, c.accept, c.body).await;
         assert_eq!(code, c.code, "{}: {status}", c.name);
         assert_eq!(status["kind"], "Status", "{}: {status}", c.name);
         assert_eq!(status["code"], c.code, "{}", c.name);
         assert_eq!(status["reason"], c.reason, "{}: {status}", c.name);
         let msg = status["message"].as_str().unwrap_or_default();
-        assert!(
-            msg.contains(c.message),
-            "{}: message {msg:?} lacks {:?}",
-            c.name,
-            c.message
-        );
+        assert!(msg.contains(c.message), "{}: message {msg:?} lacks {:?}", c.name, c.message);
     }
-    assert_eq!(
-        s.server.api.store.revision(),
-        revision,
-        "a rejected request changed the store"
-    );
-    let (code, w) = send(
-        &router,
-        "GET",
-        &format!("{WIDGETS}/w"),
-        "",
-        "application/json",
-        vec![],
-    )
-    .await;
+    assert_eq!(s.server.api.store.revision(), revision, "a rejected request changed the store");
+    let (code, w) = send(&router, "GET", &format!("{WIDGETS}/w"), "", "application/json", vec![]).await;
     assert_eq!(code, 200);
     assert_eq!(w["spec"]["replicas"], 1);
 }
@@ -531,16 +435,8 @@ async fn mangled_bodies_never_panic() {
             }
         }
         let method = ["POST", "PUT", "PATCH"][(next() % 3) as usize];
-        let path = if method == "POST" {
-            WIDGETS.to_string()
-        } else {
-            format!("{WIDGETS}/m")
-        };
-        let ct = if method == "PATCH" {
-            "application/merge-patch+json"
-        } else {
-            "application/json"
-        };
+        let path = if method == "POST" { WIDGETS.to_string() } else { format!("{WIDGETS}/m") };
+        let ct = if method == "PATCH" { "application/merge-patch+json" } else { "application/json" };
         let (code, status) = send(&router, method, &path, ct, "application/json", body).await;
         assert!(code < 500, "server error {code}: {status}");
         if code >= 400 {

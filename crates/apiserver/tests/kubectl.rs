@@ -15,19 +15,13 @@ const VERSIONS: &[&str] = &["1.27", "1.30", "1.33"];
 
 /// The directory holding `kubectl.1.NN`, found from the real path of `kubectl`.
 pub fn kubectl_dir() -> PathBuf {
-    let out = Command::new("sh")
-        .args(["-c", "readlink -f \"$(command -v kubectl)\""])
-        .output()
-        .expect("sh");
+    let out = Command::new("sh").args(["-c", "readlink -f \"$(command -v kubectl)\""]).output().expect("sh");
     let real = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert!(
         !real.is_empty(),
         "kubectl is not on PATH; the kubectl compatibility tests need the versioned kubectl binaries"
     );
-    Path::new(&real)
-        .parent()
-        .expect("kubectl dir")
-        .to_path_buf()
+    Path::new(&real).parent().expect("kubectl dir").to_path_buf()
 }
 
 struct Kubectl {
@@ -40,37 +34,22 @@ impl Kubectl {
     fn new(version: &str, kubeconfig: PathBuf) -> Self {
         let bin = kubectl_dir().join(format!("kubectl.{version}"));
         assert!(bin.exists(), "{} is missing", bin.display());
-        Self {
-            bin,
-            kubeconfig,
-            cache: tempfile::tempdir().expect("tempdir"),
-        }
+        Self { bin, kubeconfig, cache: tempfile::tempdir().expect("tempdir") }
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(&self.bin);
-        c.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.cache.path())
-            .args(args);
+        c.arg("--kubeconfig").arg(&self.kubeconfig).arg("--cache-dir").arg(self.cache.path()).args(args);
         c
     }
 
     /// Runs kubectl, feeding `stdin`, and returns stdout; panics with stderr on failure.
     fn run_in(&self, args: &[&str], stdin: Option<&str>) -> String {
         let mut c = self.cmd(args);
-        c.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = c.spawn().expect("spawn kubectl");
         if let Some(input) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(input.as_bytes())
-                .expect("write stdin");
+            child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
         } else {
             drop(child.stdin.take());
         }
@@ -102,17 +81,10 @@ impl Kubectl {
     /// Runs kubectl expecting failure; returns stderr.
     fn fails_in(&self, args: &[&str], stdin: Option<&str>) -> String {
         let mut c = self.cmd(args);
-        c.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = c.spawn().expect("spawn kubectl");
         if let Some(input) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(input.as_bytes())
-                .expect("write stdin");
+            child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
         } else {
             drop(child.stdin.take());
         }
@@ -148,25 +120,13 @@ fn scenario(k: &Kubectl) {
     k.run_in(&["apply", "-f", "-"], Some(WIDGET));
     k.run_in(&["create", "-f", "-"], Some(CONFIGMAP));
     let err = k.fails_in(&["create", "-f", "-"], Some(CONFIGMAP));
-    assert!(
-        err.contains("AlreadyExists") || err.contains("already exists"),
-        "{err}"
-    );
-    k.run_in(
-        &["apply", "-f", "-"],
-        Some(&WIDGET.replace("color: red", "color: green")),
-    );
-    k.run_in(
-        &["apply", "-f", "-"],
-        Some(&CONFIGMAP.replace("a: \"1\"", "a: \"2\"\n  b: \"3\"")),
-    );
+    assert!(err.contains("AlreadyExists") || err.contains("already exists"), "{err}");
+    k.run_in(&["apply", "-f", "-"], Some(&WIDGET.replace("color: red", "color: green")));
+    k.run_in(&["apply", "-f", "-"], Some(&CONFIGMAP.replace("a: \"1\"", "a: \"2\"\n  b: \"3\"")));
 
     let w = k.json(&["get", "widget", "w"]);
     assert_eq!(w["spec"]["color"], "green");
-    assert!(
-        w["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
-            .is_string()
-    );
+    assert!(w["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].is_string());
     let cm = k.json(&["get", "configmap", "settings"]);
     assert_eq!(cm["data"]["a"], "2");
     assert_eq!(cm["data"]["b"], "3");
@@ -179,37 +139,15 @@ fn scenario(k: &Kubectl) {
     for col in ["NAME", "REPLICAS", "COLOR", "AGE"] {
         assert!(header.contains(col), "missing {col} in {header}");
     }
-    assert!(
-        table.lines().nth(1).unwrap_or_default().starts_with("w "),
-        "{table}"
-    );
+    assert!(table.lines().nth(1).unwrap_or_default().starts_with("w "), "{table}");
     let names = k.run(&["get", "cm,widgets", "-l", "app=demo", "-o", "name"]);
-    assert!(
-        names.contains("configmap/settings") && names.contains("widget.example.drydock.dev/w"),
-        "{names}"
-    );
+    assert!(names.contains("configmap/settings") && names.contains("widget.example.drydock.dev/w"), "{names}");
     let none = k.run(&["get", "cm", "-l", "app notin (demo)", "-o", "name"]);
     assert!(!none.contains("settings"), "{none}");
 
     // patch, scale, label, annotate
-    k.run(&[
-        "patch",
-        "widget",
-        "w",
-        "--type",
-        "merge",
-        "-p",
-        r#"{"spec":{"color":"blue"}}"#,
-    ]);
-    k.run(&[
-        "patch",
-        "widget",
-        "w",
-        "--type",
-        "json",
-        "-p",
-        r#"[{"op":"replace","path":"/spec/replicas","value":2}]"#,
-    ]);
+    k.run(&["patch", "widget", "w", "--type", "merge", "-p", r#"{"spec":{"color":"blue"}}"#]);
+    k.run(&["patch", "widget", "w", "--type", "json", "-p", r#"[{"op":"replace","path":"/spec/replicas","value":2}]"#]);
     k.run(&["patch", "cm", "settings", "-p", r#"{"data":{"c":"4"}}"#]);
     k.run(&["scale", "widget", "w", "--replicas=5"]);
     k.run(&["label", "widget", "w", "tier=gold"]);
@@ -225,9 +163,7 @@ fn scenario(k: &Kubectl) {
     assert_eq!(cm["metadata"]["labels"]["tier"], "silver");
 
     // server-side strict validation (kubectl sends fieldValidation=Strict)
-    let bad = WIDGET
-        .replace("name: w", "name: w2")
-        .replace("color: red", "color: red\n  bogus: 1");
+    let bad = WIDGET.replace("name: w", "name: w2").replace("color: red", "color: red\n  bogus: 1");
     let stderr = k.fails_in(&["create", "-f", "-"], Some(&bad));
     assert!(stderr.contains("unknown field \"spec.bogus\""), "{stderr}");
 
@@ -247,13 +183,8 @@ fn scenario(k: &Kubectl) {
             }
         }
     });
-    let first = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("initial watch output");
-    assert!(
-        first.contains("EVENT") || first.contains("ADDED"),
-        "{first}"
-    );
+    let first = rx.recv_timeout(Duration::from_secs(10)).expect("initial watch output");
+    assert!(first.contains("EVENT") || first.contains("ADDED"), "{first}");
     std::thread::sleep(Duration::from_millis(300));
     k.run(&["label", "widget", "w", "seen=yes"]);
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -273,10 +204,7 @@ fn scenario(k: &Kubectl) {
     // delete waits until the object is gone
     k.run(&["delete", "widget", "w", "--wait=true", "--timeout=20s"]);
     let gone = k.fails(&["get", "widget", "w"]);
-    assert!(
-        gone.contains("NotFound") || gone.contains("not found"),
-        "{gone}"
-    );
+    assert!(gone.contains("NotFound") || gone.contains("not found"), "{gone}");
     k.run(&["delete", "cm", "settings", "--wait=true"]);
 }
 
@@ -290,7 +218,10 @@ async fn kubectl_versions_against_root_and_logical_cluster() {
     }
     // A logical cluster: created in the root, then used through its own URL prefix.
     let k = Kubectl::new("1.33", root.clone());
-    k.run_in(&["apply", "-f", "-"], Some("apiVersion: tenancy.drydock.dev/v1alpha1\nkind: LogicalCluster\nmetadata:\n  name: team-a\n"));
+    k.run_in(
+        &["apply", "-f", "-"],
+        Some("apiVersion: tenancy.drydock.dev/v1alpha1\nkind: LogicalCluster\nmetadata:\n  name: team-a\n"),
+    );
     let inner = s.kubeconfig(Some("team-a"));
     for v in VERSIONS {
         let k = Kubectl::new(v, inner.clone());
@@ -298,15 +229,9 @@ async fn kubectl_versions_against_root_and_logical_cluster() {
     }
     // Objects in the logical cluster are not visible from the root.
     let ki = Kubectl::new("1.33", inner.clone());
-    ki.run_in(
-        &["create", "-f", "-"],
-        Some(&CONFIGMAP.replace("settings", "only-in-team-a")),
-    );
+    ki.run_in(&["create", "-f", "-"], Some(&CONFIGMAP.replace("settings", "only-in-team-a")));
     let root_names = Kubectl::new("1.33", root).run(&["get", "cm", "-o", "name"]);
     assert!(!root_names.contains("only-in-team-a"), "{root_names}");
     let ns = ki.run(&["get", "namespaces", "-o", "name"]);
-    assert!(
-        ns.contains("namespace/default") && ns.contains("namespace/kube-system"),
-        "{ns}"
-    );
+    assert!(ns.contains("namespace/default") && ns.contains("namespace/kube-system"), "{ns}");
 }

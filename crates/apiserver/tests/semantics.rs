@@ -22,15 +22,11 @@ async fn gone<K>(api: &Api<K>, name: &str)
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    eventually(
-        &format!("{name} to be deleted"),
-        Duration::from_secs(10),
-        || {
-            let api = api.clone();
-            let name = name.to_string();
-            async move { matches!(api.get_opt(&name).await, Ok(None)).then_some(()) }
-        },
-    )
+    eventually(&format!("{name} to be deleted"), Duration::from_secs(10), || {
+        let api = api.clone();
+        let name = name.to_string();
+        async move { matches!(api.get_opt(&name).await, Ok(None)).then_some(()) }
+    })
     .await;
 }
 
@@ -38,46 +34,17 @@ where
 async fn generate_name_dry_run_and_pagination() {
     let s = start().await;
     let api: Api<ConfigMap> = Api::namespaced(s.in_process_client(), "default");
-    let c = api
-        .create(
-            &PostParams::default(),
-            &cm(json!({"metadata": {"generateName": "gen-"}})),
-        )
-        .await
-        .expect("create");
-    assert!(
-        c.name_any().starts_with("gen-") && c.name_any().len() == 9,
-        "{}",
-        c.name_any()
-    );
+    let c =
+        api.create(&PostParams::default(), &cm(json!({"metadata": {"generateName": "gen-"}}))).await.expect("create");
+    assert!(c.name_any().starts_with("gen-") && c.name_any().len() == 9, "{}", c.name_any());
 
     let before = s.server.api.store.revision();
-    let dry = PostParams {
-        dry_run: true,
-        ..Default::default()
-    };
-    let d = api
-        .create(&dry, &cm(json!({"metadata": {"name": "dry"}})))
-        .await
-        .expect("dry create");
+    let dry = PostParams { dry_run: true, ..Default::default() };
+    let d = api.create(&dry, &cm(json!({"metadata": {"name": "dry"}}))).await.expect("dry create");
     assert_eq!(d.name_any(), "dry");
-    assert!(
-        api.get_opt("dry").await.expect("get").is_none(),
-        "dry run persisted"
-    );
-    api.delete(
-        &c.name_any(),
-        &DeleteParams {
-            dry_run: true,
-            ..Default::default()
-        },
-    )
-    .await
-    .expect("dry delete");
-    assert!(
-        api.get_opt(&c.name_any()).await.expect("get").is_some(),
-        "dry-run delete deleted"
-    );
+    assert!(api.get_opt("dry").await.expect("get").is_none(), "dry run persisted");
+    api.delete(&c.name_any(), &DeleteParams { dry_run: true, ..Default::default() }).await.expect("dry delete");
+    assert!(api.get_opt(&c.name_any()).await.expect("get").is_some(), "dry-run delete deleted");
     assert_eq!(s.server.api.store.revision(), before);
 
     for i in 0..25 {
@@ -113,24 +80,17 @@ async fn generate_name_dry_run_and_pagination() {
 async fn finalizers_and_deletion_timestamp() {
     let s = start().await;
     let api: Api<ConfigMap> = Api::namespaced(s.in_process_client(), "default");
-    api.create(
-        &PostParams::default(),
-        &cm(json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}})),
-    )
-    .await
-    .expect("create");
-    api.delete("held", &DeleteParams::default())
+    api.create(&PostParams::default(), &cm(json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}})))
         .await
-        .expect("delete");
+        .expect("create");
+    api.delete("held", &DeleteParams::default()).await.expect("delete");
     let held = api.get("held").await.expect("still there");
     assert!(held.metadata.deletion_timestamp.is_some());
     let err = api
         .patch(
             "held",
             &PatchParams::default(),
-            &Patch::Merge(
-                json!({"metadata": {"finalizers": ["example.com/hold", "example.com/more"]}}),
-            ),
+            &Patch::Merge(json!({"metadata": {"finalizers": ["example.com/hold", "example.com/more"]}})),
         )
         .await
         .expect_err("new finalizer refused");
@@ -138,50 +98,30 @@ async fn finalizers_and_deletion_timestamp() {
         matches!(err, kube::Error::Api(ref e) if e.code == 422 && e.message.contains("no new finalizers")),
         "{err:?}"
     );
-    api.delete("held", &DeleteParams::default())
+    api.delete("held", &DeleteParams::default()).await.expect("second delete is a no-op");
+    api.patch("held", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
         .await
-        .expect("second delete is a no-op");
-    api.patch(
-        "held",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
-    )
-    .await
-    .expect("release");
+        .expect("release");
     gone(&api, "held").await;
 
     // generation is bumped when deletion starts on a custom resource
-    let widgets =
-        Api::<DynamicObject>::namespaced_with(s.in_process_client(), "default", &widget_ar());
-    let w: DynamicObject = serde_json::from_value(
-        json!({"apiVersion": "example.drydock.dev/v1", "kind": "Widget",
-        "metadata": {"name": "wf", "finalizers": ["example.com/hold"]}, "spec": {"replicas": 1}}),
-    )
+    let widgets = Api::<DynamicObject>::namespaced_with(s.in_process_client(), "default", &widget_ar());
+    let w: DynamicObject = serde_json::from_value(json!({"apiVersion": "example.drydock.dev/v1", "kind": "Widget",
+        "metadata": {"name": "wf", "finalizers": ["example.com/hold"]}, "spec": {"replicas": 1}}))
     .expect("widget");
-    widgets
-        .create(&PostParams::default(), &w)
-        .await
-        .expect("create widget");
-    widgets
-        .delete("wf", &DeleteParams::default())
-        .await
-        .expect("delete");
+    widgets.create(&PostParams::default(), &w).await.expect("create widget");
+    widgets.delete("wf", &DeleteParams::default()).await.expect("delete");
     let wf = widgets.get("wf").await.expect("get");
     assert_eq!(wf.metadata.generation, Some(2));
 }
 
 fn widget_ar() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("example.drydock.dev", "v1", "Widget"),
-        "widgets",
-    )
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.drydock.dev", "v1", "Widget"), "widgets")
 }
 
 fn owned(name: &str, owner: &ConfigMap, block: bool) -> ConfigMap {
-    cm(
-        json!({"metadata": {"name": name, "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap",
-        "name": owner.name_any(), "uid": owner.uid().expect("uid"), "blockOwnerDeletion": block}]}}),
-    )
+    cm(json!({"metadata": {"name": name, "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap",
+        "name": owner.name_any(), "uid": owner.uid().expect("uid"), "blockOwnerDeletion": block}]}}))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -191,82 +131,43 @@ async fn garbage_collection_policies() {
     let pp = PostParams::default();
 
     // Background: dependents follow their deleted owner.
-    let owner = api
-        .create(&pp, &cm(json!({"metadata": {"name": "bg-owner"}})))
-        .await
-        .expect("owner");
-    api.create(&pp, &owned("bg-dep", &owner, false))
-        .await
-        .expect("dep");
-    api.delete("bg-owner", &DeleteParams::background())
-        .await
-        .expect("delete");
+    let owner = api.create(&pp, &cm(json!({"metadata": {"name": "bg-owner"}}))).await.expect("owner");
+    api.create(&pp, &owned("bg-dep", &owner, false)).await.expect("dep");
+    api.delete("bg-owner", &DeleteParams::background()).await.expect("delete");
     gone(&api, "bg-dep").await;
 
     // Foreground: the owner stays (with foregroundDeletion) until blocking dependents are gone.
-    let owner = api
-        .create(&pp, &cm(json!({"metadata": {"name": "fg-owner"}})))
-        .await
-        .expect("owner");
+    let owner = api.create(&pp, &cm(json!({"metadata": {"name": "fg-owner"}}))).await.expect("owner");
     api.create(&pp, &cm(json!({"metadata": {"name": "fg-dep", "finalizers": ["example.com/hold"],
         "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "fg-owner", "uid": owner.uid(), "blockOwnerDeletion": true}]}})))
         .await
         .expect("dep");
-    api.delete("fg-owner", &DeleteParams::foreground())
-        .await
-        .expect("delete");
-    eventually(
-        "dependent marked for deletion",
-        Duration::from_secs(10),
-        || {
-            let api = api.clone();
-            async move {
-                let d = api.get("fg-dep").await.ok()?;
-                d.metadata.deletion_timestamp.is_some().then_some(())
-            }
-        },
-    )
+    api.delete("fg-owner", &DeleteParams::foreground()).await.expect("delete");
+    eventually("dependent marked for deletion", Duration::from_secs(10), || {
+        let api = api.clone();
+        async move {
+            let d = api.get("fg-dep").await.ok()?;
+            d.metadata.deletion_timestamp.is_some().then_some(())
+        }
+    })
     .await;
 
-    let still = api
-        .get("fg-owner")
+    let still = api.get("fg-owner").await.expect("owner waits for its dependent");
+    assert!(still.finalizers().contains(&"foregroundDeletion".to_string()));
+    api.patch("fg-dep", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
         .await
-        .expect("owner waits for its dependent");
-    assert!(
-        still
-            .finalizers()
-            .contains(&"foregroundDeletion".to_string())
-    );
-    api.patch(
-        "fg-dep",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
-    )
-    .await
-    .expect("release dep");
+        .expect("release dep");
     gone(&api, "fg-dep").await;
     gone(&api, "fg-owner").await;
 
     // Orphan: the dependent survives, without the owner reference.
-    let owner = api
-        .create(&pp, &cm(json!({"metadata": {"name": "or-owner"}})))
-        .await
-        .expect("owner");
-    api.create(&pp, &owned("or-dep", &owner, false))
-        .await
-        .expect("dep");
-    let dp = DeleteParams {
-        propagation_policy: Some(PropagationPolicy::Orphan),
-        ..Default::default()
-    };
+    let owner = api.create(&pp, &cm(json!({"metadata": {"name": "or-owner"}}))).await.expect("owner");
+    api.create(&pp, &owned("or-dep", &owner, false)).await.expect("dep");
+    let dp = DeleteParams { propagation_policy: Some(PropagationPolicy::Orphan), ..Default::default() };
     api.delete("or-owner", &dp).await.expect("delete");
     gone(&api, "or-owner").await;
     let dep = api.get("or-dep").await.expect("orphan survives");
-    assert!(
-        dep.owner_references().is_empty(),
-        "{:?}",
-        dep.owner_references()
-    );
+    assert!(dep.owner_references().is_empty(), "{:?}", dep.owner_references());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -274,58 +175,30 @@ async fn namespace_and_logical_cluster_deletion() {
     let s = start().await;
     let client = s.in_process_client();
     let nss: Api<Namespace> = Api::all(client.clone());
-    nss.create(
-        &PostParams::default(),
-        &serde_json::from_value(json!({"metadata": {"name": "tmp"}})).expect("ns"),
-    )
-    .await
-    .expect("ns");
+    nss.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "tmp"}})).expect("ns"))
+        .await
+        .expect("ns");
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "tmp");
     for i in 0..5 {
-        cms.create(
-            &PostParams::default(),
-            &cm(json!({"metadata": {"name": format!("c{i}")}})),
-        )
+        cms.create(&PostParams::default(), &cm(json!({"metadata": {"name": format!("c{i}")}}))).await.expect("cm");
+    }
+    cms.create(&PostParams::default(), &cm(json!({"metadata": {"name": "slow", "finalizers": ["example.com/hold"]}})))
         .await
         .expect("cm");
-    }
-    cms.create(
-        &PostParams::default(),
-        &cm(json!({"metadata": {"name": "slow", "finalizers": ["example.com/hold"]}})),
-    )
-    .await
-    .expect("cm");
-    nss.delete("tmp", &DeleteParams::default())
-        .await
-        .expect("delete ns");
+    nss.delete("tmp", &DeleteParams::default()).await.expect("delete ns");
     let ns = nss.get("tmp").await.expect("terminating");
-    assert_eq!(
-        ns.status.and_then(|s| s.phase).as_deref(),
-        Some("Terminating")
-    );
-    let err = cms
-        .create(
-            &PostParams::default(),
-            &cm(json!({"metadata": {"name": "late"}})),
-        )
-        .await
-        .expect_err("terminating");
-    assert!(
-        matches!(err, kube::Error::Api(ref e) if e.code == 403),
-        "{err:?}"
-    );
+    assert_eq!(ns.status.and_then(|s| s.phase).as_deref(), Some("Terminating"));
+    let err =
+        cms.create(&PostParams::default(), &cm(json!({"metadata": {"name": "late"}}))).await.expect_err("terminating");
+    assert!(matches!(err, kube::Error::Api(ref e) if e.code == 403), "{err:?}");
     eventually("contents deleted", Duration::from_secs(10), || {
         let cms = cms.clone();
         async move { (cms.list(&ListParams::default()).await.ok()?.items.len() == 1).then_some(()) }
     })
     .await;
-    cms.patch(
-        "slow",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
-    )
-    .await
-    .expect("release");
+    cms.patch("slow", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
+        .await
+        .expect("release");
     gone(&nss, "tmp").await;
 
     // A logical cluster's contents disappear with it.
@@ -336,32 +209,18 @@ async fn namespace_and_logical_cluster_deletion() {
             "logicalclusters",
         ),
     );
-    let lc: DynamicObject = serde_json::from_value(json!({"apiVersion": "tenancy.drydock.dev/v1alpha1", "kind": "LogicalCluster", "metadata": {"name": "w1"}})).expect("lc");
-    lcs.create(&PostParams::default(), &lc)
-        .await
-        .expect("create lc");
-    let inner = Client::try_from(kube::Config::new(
-        format!("{}/clusters/w1", s.url()).parse().expect("url"),
-    ))
-    .expect("client");
+    let lc: DynamicObject = serde_json::from_value(
+        json!({"apiVersion": "tenancy.drydock.dev/v1alpha1", "kind": "LogicalCluster", "metadata": {"name": "w1"}}),
+    )
+    .expect("lc");
+    lcs.create(&PostParams::default(), &lc).await.expect("create lc");
+    let inner =
+        Client::try_from(kube::Config::new(format!("{}/clusters/w1", s.url()).parse().expect("url"))).expect("client");
     let inner_cms: Api<ConfigMap> = Api::namespaced(inner.clone(), "default");
-    inner_cms
-        .create(
-            &PostParams::default(),
-            &cm(json!({"metadata": {"name": "x"}})),
-        )
-        .await
-        .expect("cm in w1");
-    lcs.delete("w1", &DeleteParams::default())
-        .await
-        .expect("delete lc");
+    inner_cms.create(&PostParams::default(), &cm(json!({"metadata": {"name": "x"}}))).await.expect("cm in w1");
+    lcs.delete("w1", &DeleteParams::default()).await.expect("delete lc");
     eventually("logical cluster wiped", Duration::from_secs(10), || async {
-        s.server
-            .api
-            .store
-            .scan(Some("w1"), None)
-            .is_empty()
-            .then_some(())
+        s.server.api.store.scan(Some("w1"), None).is_empty().then_some(())
     })
     .await;
 }
@@ -370,72 +229,39 @@ async fn namespace_and_logical_cluster_deletion() {
 async fn discovery_tables_and_events() {
     let s = start().await;
     let client = s.client().await;
-    let d = Discovery::new(client.clone())
-        .run_aggregated()
-        .await
-        .expect("aggregated discovery");
-    let (ar, caps) = d
-        .resolve_gvk(&GroupVersionKind::gvk(
-            "example.drydock.dev",
-            "v1",
-            "Widget",
-        ))
-        .expect("widget discovered");
+    let d = Discovery::new(client.clone()).run_aggregated().await.expect("aggregated discovery");
+    let (ar, caps) =
+        d.resolve_gvk(&GroupVersionKind::gvk("example.drydock.dev", "v1", "Widget")).expect("widget discovered");
     assert_eq!(ar.plural, "widgets");
     assert!(
-        caps.subresources
-            .iter()
-            .any(|(r, _)| r.plural == "widgets/scale" || r.plural == "scale"),
+        caps.subresources.iter().any(|(r, _)| r.plural == "widgets/scale" || r.plural == "scale"),
         "{:?}",
         caps.subresources
     );
-    let legacy = Discovery::new(client.clone())
-        .run()
-        .await
-        .expect("legacy discovery");
+    let legacy = Discovery::new(client.clone()).run().await.expect("legacy discovery");
     assert!(legacy.has_group("coordination.k8s.io"));
 
     // Table
     let req = http::Request::get("/api/v1/namespaces?limit=500")
-        .header(
-            "accept",
-            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
-        )
+        .header("accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
         .body(Vec::new())
         .expect("request");
     let table: serde_json::Value = client.request(req).await.expect("table");
     assert_eq!(table["kind"], "Table");
-    let cols: Vec<&str> = table["columnDefinitions"]
-        .as_array()
-        .expect("cols")
-        .iter()
-        .filter_map(|c| c["name"].as_str())
-        .collect();
+    let cols: Vec<&str> =
+        table["columnDefinitions"].as_array().expect("cols").iter().filter_map(|c| c["name"].as_str()).collect();
     assert_eq!(cols, vec!["Name", "Status", "Age"]);
     assert!(
-        table["rows"]
-            .as_array()
-            .expect("rows")
-            .iter()
-            .any(|r| r["cells"][0] == "default" && r["cells"][1] == "Active")
+        table["rows"].as_array().expect("rows").iter().any(|r| r["cells"][0] == "default" && r["cells"][1] == "Active")
     );
 
     // events.k8s.io/v1 written by kube's Recorder reads back through core/v1 with field selectors.
     let recorder = kube::runtime::events::Recorder::new(
         client.clone(),
-        kube::runtime::events::Reporter {
-            controller: "tester".into(),
-            instance: None,
-        },
+        kube::runtime::events::Reporter { controller: "tester".into(), instance: None },
     );
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let target = cms
-        .create(
-            &PostParams::default(),
-            &cm(json!({"metadata": {"name": "evented"}})),
-        )
-        .await
-        .expect("cm");
+    let target = cms.create(&PostParams::default(), &cm(json!({"metadata": {"name": "evented"}}))).await.expect("cm");
     recorder
         .publish(
             &kube::runtime::events::Event {
@@ -451,10 +277,7 @@ async fn discovery_tables_and_events() {
         .expect("publish event");
     let core: Api<CoreEvent> = Api::namespaced(client.clone(), "default");
     let evs = core
-        .list(
-            &ListParams::default()
-                .fields("involvedObject.name=evented,involvedObject.kind=ConfigMap"),
-        )
+        .list(&ListParams::default().fields("involvedObject.name=evented,involvedObject.kind=ConfigMap"))
         .await
         .expect("events");
     assert_eq!(evs.items.len(), 1);

@@ -32,8 +32,7 @@ use crate::framework::runner::{self, Queue};
 use crate::machine::index::{Changes, Index, Written, ref_key};
 use crate::machine::referenced::{self, Referenced, Source};
 use crate::machine::{
-    CONTROL_PLANE_INITIALIZED, Events, INFRASTRUCTURE_READY, action, controller_ref_of, sooner,
-    write_changes,
+    CONTROL_PLANE_INITIALIZED, Events, INFRASTRUCTURE_READY, action, controller_ref_of, sooner, write_changes,
 };
 use crate::workload::ENDPOINT_PATH_ANNOTATION;
 use crate::{Context, Running};
@@ -92,13 +91,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let i = &ctx.informers;
     let recorder = state.clone();
     let clusters = futures::StreamExt::inspect(i.clusters.subscribe(), move |c| recorder.record(c));
-    let (s1, s2, s3, s4, s5) = (
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
-    );
+    let (s1, s2, s3, s4, s5) = (state.clone(), state.clone(), state.clone(), state.clone(), state.clone());
     let c = Controller::for_shared_stream(queue.track(clusters), i.clusters.store.clone())
         .watches_shared_stream(
             i.inmemory_clusters.subscribe(),
@@ -108,10 +101,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
             i.control_planes.subscribe(),
             queue.map_to(move |o: &KubeadmControlPlane| s2.cluster_of_changed_control_plane(o)),
         )
-        .watches_shared_stream(
-            i.machines.subscribe(),
-            queue.map_to(move |m: &Machine| s3.cluster_of_machine(m)),
-        )
+        .watches_shared_stream(i.machines.subscribe(), queue.map_to(move |m: &Machine| s3.cluster_of_machine(m)))
         .watches_shared_stream(
             i.machine_sets.subscribe(),
             queue.map_to(move |o: &MachineSet| {
@@ -124,14 +114,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
                 s5.deleting_cluster_of(&s5.machine_deployments, &o.metadata, &o.spec.cluster_name)
             }),
         );
-    Box::pin(runner::run(
-        CONTROLLER,
-        c,
-        queue,
-        ctx.settings.cluster_concurrency,
-        state,
-        reconcile,
-    ))
+    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.cluster_concurrency, state, reconcile))
 }
 
 fn in_store<K>(store: &Store<K>, ns: &str, name: &str) -> Option<Arc<K>>
@@ -144,16 +127,9 @@ where
 impl State {
     fn record(&self, c: &Cluster) {
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
-        for r in [
-            c.spec.infrastructure_ref.as_ref(),
-            c.spec.control_plane_ref.as_ref(),
-        ]
-        .into_iter()
-        .flatten()
-        {
+        for r in [c.spec.infrastructure_ref.as_ref(), c.spec.control_plane_ref.as_ref()].into_iter().flatten() {
             if let (Some(kind), Some(name)) = (r.kind.as_deref(), r.name.as_deref()) {
-                self.referrers
-                    .record(ns, &ref_key(kind, name), &c.name_any());
+                self.referrers.record(ns, &ref_key(kind, name), &c.name_any());
             }
         }
     }
@@ -161,12 +137,8 @@ impl State {
     /// Remembers the version a write of `c` produced (see [`Written`]).
     fn wrote(&self, c: &Cluster, rv: Option<String>) {
         let store = &self.ctx.informers.clusters.store;
-        let exists = |k: &str| {
-            k.split_once('/')
-                .is_some_and(|(n, c)| self.cluster(n, c).is_some())
-        };
-        self.written
-            .record(runner::key_of(c), rv.as_deref(), store.len(), exists);
+        let exists = |k: &str| k.split_once('/').is_some_and(|(n, c)| self.cluster(n, c).is_some());
+        self.written.record(runner::key_of(c), rv.as_deref(), store.len(), exists);
     }
 
     fn cluster(&self, ns: &str, name: &str) -> Option<Arc<Cluster>> {
@@ -182,18 +154,13 @@ impl State {
         }
         let name = meta.name.as_deref().unwrap_or_default();
         let refers = |c: &Cluster| {
-            [
-                c.spec.infrastructure_ref.as_ref(),
-                c.spec.control_plane_ref.as_ref(),
-            ]
-            .into_iter()
-            .flatten()
-            .any(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
+            [c.spec.infrastructure_ref.as_ref(), c.spec.control_plane_ref.as_ref()]
+                .into_iter()
+                .flatten()
+                .any(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
         };
         self.referrers
-            .members(ns, &ref_key(kind, name), |c| {
-                self.cluster(ns, c).is_some_and(|c| refers(&c))
-            })
+            .members(ns, &ref_key(kind, name), |c| self.cluster(ns, c).is_some_and(|c| refers(&c)))
             .into_iter()
             .map(|c| ObjectRef::new(&c).within(ns))
             .collect()
@@ -207,16 +174,12 @@ impl State {
             initialized: s.and_then(|s| s.initialized).unwrap_or(false),
             deleting: o.metadata.deletion_timestamp.is_some(),
             failed: s.is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some()),
-            owner: owner::find_owner(&o.metadata, "cluster.x-k8s.io", "Cluster")
-                .map(|r| r.name.clone()),
+            owner: owner::find_owner(&o.metadata, "cluster.x-k8s.io", "Cluster").map(|r| r.name.clone()),
             ready_condition: o.get_condition(conditions::READY).cloned(),
         };
         let ns = o.metadata.namespace.as_deref().unwrap_or_default();
         let store = &self.ctx.informers.control_planes.store;
-        let exists = |k: &str| {
-            k.split_once('/')
-                .is_some_and(|(n, c)| in_store(store, n, c).is_some())
-        };
+        let exists = |k: &str| k.split_once('/').is_some_and(|(n, c)| in_store(store, n, c).is_some());
         let key = format!("{ns}/{}", o.name_any());
         if !self.control_planes.changed(key, gate, store.len(), exists) {
             return Vec::new();
@@ -228,8 +191,7 @@ impl State {
     /// a Cluster without a control plane object waits for its first control plane Node.
     fn cluster_of_machine(&self, m: &Machine) -> Vec<ObjectRef<Cluster>> {
         let ns = m.metadata.namespace.as_deref().unwrap_or_default();
-        self.machines
-            .record(ns, &m.spec.cluster_name, &m.name_any());
+        self.machines.record(ns, &m.spec.cluster_name, &m.name_any());
         let Some(c) = self.cluster(ns, &m.spec.cluster_name) else {
             return Vec::new();
         };
@@ -244,12 +206,7 @@ impl State {
         }
     }
 
-    fn deleting_cluster_of(
-        &self,
-        index: &Index,
-        meta: &ObjectMeta,
-        cluster: &str,
-    ) -> Vec<ObjectRef<Cluster>> {
+    fn deleting_cluster_of(&self, index: &Index, meta: &ObjectMeta, cluster: &str) -> Vec<ObjectRef<Cluster>> {
         let ns = meta.namespace.as_deref().unwrap_or_default();
         index.record(ns, cluster, meta.name.as_deref().unwrap_or_default());
         match self.cluster(ns, cluster) {
@@ -271,10 +228,7 @@ fn is_paused(obj: &Referenced) -> bool {
 
 async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Action> {
     let rv = cluster.metadata.resource_version.as_deref();
-    if state
-        .written
-        .is_behind(&runner::key_of(cluster.as_ref()), rv)
-    {
+    if state.written.is_behind(&runner::key_of(cluster.as_ref()), rv) {
         return Ok(Action::await_change());
     }
     if paused(&cluster) {
@@ -288,9 +242,7 @@ async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Action> {
     let mut c = (*cluster).clone();
     add_finalizer(&mut c, CLUSTER_FINALIZER);
     let api = ctx.api::<Cluster>(&cluster.namespace().unwrap_or_default());
-    if c.spec.topology.is_some()
-        && (c.spec.infrastructure_ref.is_none() || c.spec.control_plane_ref.is_none())
-    {
+    if c.spec.topology.is_some() && (c.spec.infrastructure_ref.is_none() || c.spec.control_plane_ref.is_none()) {
         // Waiting for the topology controller to create the objects.
         apply_changes(&api, CONTROLLER, &cluster, &c).await?;
         return Ok(Action::await_change());
@@ -323,11 +275,7 @@ fn namespace(c: &Cluster) -> String {
 }
 
 /// Reads and adopts a referenced object; `None` when missing or paused.
-async fn adopt(
-    state: &State,
-    cluster: &Cluster,
-    r: &ObjectReference,
-) -> Result<Option<Referenced>> {
+async fn adopt(state: &State, cluster: &Cluster, r: &ObjectReference) -> Result<Option<Referenced>> {
     let ns = namespace(cluster);
     let Some(obj) = referenced::read(&state.ctx, &ns, r).await? else {
         return Ok(None);
@@ -336,16 +284,7 @@ async fn adopt(
         return Ok(None);
     }
     let owner = controller_ref_of(cluster)?;
-    referenced::adopt(
-        &state.ctx,
-        CONTROLLER,
-        r,
-        &obj,
-        &owner,
-        &cluster.name_any(),
-        &[],
-    )
-    .await?;
+    referenced::adopt(&state.ctx, CONTROLLER, r, &obj, &owner, &cluster.name_any(), &[]).await?;
     Ok(Some(obj))
 }
 
@@ -364,50 +303,26 @@ fn copy_failure(c: &mut Cluster, obj: &Referenced) {
     }
 }
 
-fn mirror_ready(
-    c: &mut Cluster,
-    obj: &Referenced,
-    condition: &str,
-    ready: bool,
-    waiting: &str,
-    now: &Time,
-) {
+fn mirror_ready(c: &mut Cluster, obj: &Referenced, condition: &str, ready: bool, waiting: &str, now: &Time) {
     let fallback = if ready {
         MirrorFallback::True
     } else {
-        MirrorFallback::False {
-            reason: waiting,
-            severity: Severity::Info,
-            message: "",
-        }
+        MirrorFallback::False { reason: waiting, severity: Severity::Info, message: "" }
     };
-    c.set_condition(conditions::mirror(
-        &obj.conditions(),
-        condition,
-        fallback,
-        now.clone(),
-    ));
+    c.set_condition(conditions::mirror(&obj.conditions(), condition, fallback, now.clone()));
 }
 
 /// Copies the endpoint (and its path annotation) unless the Cluster already has a valid one.
 fn take_endpoint(c: &mut Cluster, obj: &Referenced) {
-    let valid = c
-        .spec
-        .control_plane_endpoint
-        .as_ref()
-        .is_some_and(|e| e.is_valid());
+    let valid = c.spec.control_plane_endpoint.as_ref().is_some_and(|e| e.is_valid());
     if !valid && let Some(e) = obj.control_plane_endpoint() {
         c.spec.control_plane_endpoint = Some(e);
     }
     if let Some(path) = obj.annotation(ENDPOINT_PATH_ANNOTATION)
-        && c.annotations()
-            .get(ENDPOINT_PATH_ANNOTATION)
-            .map(String::as_str)
-            != Some(path)
+        && c.annotations().get(ENDPOINT_PATH_ANNOTATION).map(String::as_str) != Some(path)
     {
         let path = path.to_string();
-        c.annotations_mut()
-            .insert(ENDPOINT_PATH_ANNOTATION.to_string(), path);
+        c.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.to_string(), path);
     }
 }
 
@@ -419,48 +334,26 @@ async fn reconcile_infrastructure(
 ) -> Result<Option<Duration>> {
     let Some(r) = c.spec.infrastructure_ref.clone() else {
         // No infrastructure cluster (managed control planes): nothing to wait for.
-        c.status
-            .get_or_insert_with(Default::default)
-            .infrastructure_ready = Some(true);
+        c.status.get_or_insert_with(Default::default).infrastructure_ready = Some(true);
         c.mark_true(INFRASTRUCTURE_READY, now.clone());
         return Ok(None);
     };
     let Some(infra) = adopt(state, cluster, &r).await? else {
-        let msg = format!(
-            "Waiting for {} {}",
-            r.kind.as_deref().unwrap_or_default(),
-            r.name.as_deref().unwrap_or_default()
-        );
-        c.mark_false(
-            INFRASTRUCTURE_READY,
-            "WaitingForInfrastructure",
-            Severity::Info,
-            &msg,
-            now.clone(),
-        );
+        let msg =
+            format!("Waiting for {} {}", r.kind.as_deref().unwrap_or_default(), r.name.as_deref().unwrap_or_default());
+        c.mark_false(INFRASTRUCTURE_READY, "WaitingForInfrastructure", Severity::Info, &msg, now.clone());
         return Ok(unwatched(&r));
     };
     copy_failure(c, &infra);
     let ready = infra.ready();
-    c.status
-        .get_or_insert_with(Default::default)
-        .infrastructure_ready = Some(ready);
-    mirror_ready(
-        c,
-        &infra,
-        INFRASTRUCTURE_READY,
-        ready,
-        "WaitingForInfrastructure",
-        now,
-    );
+    c.status.get_or_insert_with(Default::default).infrastructure_ready = Some(ready);
+    mirror_ready(c, &infra, INFRASTRUCTURE_READY, ready, "WaitingForInfrastructure", now);
     if !ready {
         return Ok(unwatched(&r));
     }
     take_endpoint(c, &infra);
     if let Some(fd) = infra.failure_domains() {
-        c.status
-            .get_or_insert_with(Default::default)
-            .failure_domains = Some(fd);
+        c.status.get_or_insert_with(Default::default).failure_domains = Some(fd);
     }
     Ok(None)
 }
@@ -475,39 +368,27 @@ async fn reconcile_control_plane(
         return Ok(None);
     };
     let Some(cp) = adopt(state, cluster, &r).await? else {
-        let msg = format!(
-            "Waiting for {} {}",
-            r.kind.as_deref().unwrap_or_default(),
-            r.name.as_deref().unwrap_or_default()
-        );
-        c.mark_false(
-            CONTROL_PLANE_READY,
-            "WaitingForControlPlane",
-            Severity::Info,
-            &msg,
-            now.clone(),
-        );
+        let msg =
+            format!("Waiting for {} {}", r.kind.as_deref().unwrap_or_default(), r.name.as_deref().unwrap_or_default());
+        c.mark_false(CONTROL_PLANE_READY, "WaitingForControlPlane", Severity::Info, &msg, now.clone());
         return Ok(unwatched(&r));
     };
     copy_failure(c, &cp);
     let ready = cp.ready();
-    c.status
-        .get_or_insert_with(Default::default)
-        .control_plane_ready = Some(ready);
-    mirror_ready(
-        c,
-        &cp,
-        CONTROL_PLANE_READY,
-        ready,
-        "WaitingForControlPlane",
-        now,
-    );
+    c.status.get_or_insert_with(Default::default).control_plane_ready = Some(ready);
+    mirror_ready(c, &cp, CONTROL_PLANE_READY, ready, "WaitingForControlPlane", now);
     if !c.is_condition_true(CONTROL_PLANE_INITIALIZED) {
         if cp.initialized() {
             c.mark_true(CONTROL_PLANE_INITIALIZED, now.clone());
         } else {
             let reason = "WaitingForControlPlaneProviderInitialized";
-            c.mark_false(CONTROL_PLANE_INITIALIZED, reason, Severity::Info, "Waiting for control plane provider to indicate the control plane has been initialized", now.clone());
+            c.mark_false(
+                CONTROL_PLANE_INITIALIZED,
+                reason,
+                Severity::Info,
+                "Waiting for control plane provider to indicate the control plane has been initialized",
+                now.clone(),
+            );
         }
     }
     if ready {
@@ -539,13 +420,7 @@ fn control_plane_initialized_from_machines(state: &State, c: &mut Cluster, now: 
         c.mark_true(CONTROL_PLANE_INITIALIZED, now.clone());
     } else {
         let msg = "Waiting for the first control plane machine to have its status.nodeRef set";
-        c.mark_false(
-            CONTROL_PLANE_INITIALIZED,
-            "MissingNodeRef",
-            Severity::Info,
-            msg,
-            now.clone(),
-        );
+        c.mark_false(CONTROL_PLANE_INITIALIZED, "MissingNodeRef", Severity::Info, msg, now.clone());
     }
 }
 
@@ -565,11 +440,7 @@ impl PhaseInputs {
         Self {
             has_refs: c.spec.infrastructure_ref.is_some() || c.spec.control_plane_ref.is_some(),
             infrastructure_ready: s.and_then(|s| s.infrastructure_ready).unwrap_or(false),
-            endpoint_valid: c
-                .spec
-                .control_plane_endpoint
-                .as_ref()
-                .is_some_and(|e| e.is_valid()),
+            endpoint_valid: c.spec.control_plane_endpoint.as_ref().is_some_and(|e| e.is_valid()),
             failed: s.is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some()),
             deleting: c.metadata.deletion_timestamp.is_some(),
         }
@@ -637,53 +508,17 @@ mod tests {
     fn phases() {
         let none = PhaseInputs::default();
         assert_eq!(phase(None, none), "Pending");
-        let refs = PhaseInputs {
-            has_refs: true,
-            ..none
-        };
+        let refs = PhaseInputs { has_refs: true, ..none };
         assert_eq!(phase(Some("Pending"), refs), "Provisioning");
-        let infra = PhaseInputs {
-            infrastructure_ready: true,
-            ..refs
-        };
-        assert_eq!(
-            phase(Some("Provisioning"), infra),
-            "Provisioning",
-            "an endpoint is needed too"
-        );
-        let provisioned = PhaseInputs {
-            endpoint_valid: true,
-            ..infra
-        };
+        let infra = PhaseInputs { infrastructure_ready: true, ..refs };
+        assert_eq!(phase(Some("Provisioning"), infra), "Provisioning", "an endpoint is needed too");
+        let provisioned = PhaseInputs { endpoint_valid: true, ..infra };
         assert_eq!(phase(Some("Provisioning"), provisioned), "Provisioned");
         // A Cluster with neither reference but ready infrastructure and an endpoint.
-        let bare = PhaseInputs {
-            infrastructure_ready: true,
-            endpoint_valid: true,
-            ..none
-        };
+        let bare = PhaseInputs { infrastructure_ready: true, endpoint_valid: true, ..none };
         assert_eq!(phase(None, bare), "Provisioned");
-        assert_eq!(
-            phase(
-                Some("Provisioned"),
-                PhaseInputs {
-                    failed: true,
-                    ..provisioned
-                }
-            ),
-            "Failed"
-        );
-        assert_eq!(
-            phase(
-                Some("Failed"),
-                PhaseInputs {
-                    deleting: true,
-                    failed: true,
-                    ..none
-                }
-            ),
-            "Deleting"
-        );
+        assert_eq!(phase(Some("Provisioned"), PhaseInputs { failed: true, ..provisioned }), "Failed");
+        assert_eq!(phase(Some("Failed"), PhaseInputs { deleting: true, failed: true, ..none }), "Deleting");
     }
 
     #[test]
@@ -697,26 +532,14 @@ mod tests {
     #[test]
     fn endpoint_and_path_are_taken_once() {
         let mut ic = InMemoryCluster::new("c", Default::default());
-        ic.spec.control_plane_endpoint = Some(drydock_api::capi::common::APIEndpoint {
-            host: "h".into(),
-            port: 1,
-        });
-        ic.metadata.annotations = Some(
-            [(
-                ENDPOINT_PATH_ANNOTATION.to_string(),
-                "/clusters/ns.c".to_string(),
-            )]
-            .into(),
-        );
+        ic.spec.control_plane_endpoint = Some(drydock_api::capi::common::APIEndpoint { host: "h".into(), port: 1 });
+        ic.metadata.annotations = Some([(ENDPOINT_PATH_ANNOTATION.to_string(), "/clusters/ns.c".to_string())].into());
         let infra = Referenced::InMemoryCluster(Arc::new(ic));
         let mut c = Cluster::new("c", Default::default());
         take_endpoint(&mut c, &infra);
         assert_eq!(c.spec.control_plane_endpoint.as_ref().unwrap().host, "h");
         assert_eq!(c.annotations()[ENDPOINT_PATH_ANNOTATION], "/clusters/ns.c");
-        c.spec.control_plane_endpoint = Some(drydock_api::capi::common::APIEndpoint {
-            host: "mine".into(),
-            port: 2,
-        });
+        c.spec.control_plane_endpoint = Some(drydock_api::capi::common::APIEndpoint { host: "mine".into(), port: 2 });
         take_endpoint(&mut c, &infra);
         assert_eq!(c.spec.control_plane_endpoint.as_ref().unwrap().host, "mine");
     }
@@ -728,10 +551,7 @@ mod tests {
         let mut c = before.clone();
         let mut events = Events::default();
         finish(&before, &mut c, conditions::now(), &mut events);
-        assert_eq!(
-            c.status.as_ref().unwrap().phase.as_deref(),
-            Some("Provisioning")
-        );
+        assert_eq!(c.status.as_ref().unwrap().phase.as_deref(), Some("Provisioning"));
         let mut again = c.clone();
         let mut none = Events::default();
         finish(&c, &mut again, conditions::now(), &mut none);

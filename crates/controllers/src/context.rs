@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 
-use drydock_api::capi::core::{
-    Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSet,
-};
+use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSet};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use kube::api::Api;
@@ -121,13 +119,7 @@ pub struct Context {
 impl Context {
     pub fn new(client: kube::Client, workload: WorkloadClients, settings: Settings) -> Arc<Self> {
         let informers = Informers::new(&client, settings.namespace.as_deref());
-        Arc::new(Self {
-            events: Events::new(client.clone()),
-            client,
-            informers,
-            workload,
-            settings,
-        })
+        Arc::new(Self { events: Events::new(client.clone()), client, informers, workload, settings })
     }
 
     /// A namespaced API handle of the management cluster.

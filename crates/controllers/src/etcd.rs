@@ -16,10 +16,8 @@ use crate::framework::Result;
 
 pub const CLUSTER_ID_ANNOTATION: &str = "etcd.inmemory.infrastructure.cluster.x-k8s.io/cluster-id";
 pub const MEMBER_ID_ANNOTATION: &str = "etcd.inmemory.infrastructure.cluster.x-k8s.io/member-id";
-pub const LEADER_FROM_ANNOTATION: &str =
-    "etcd.inmemory.infrastructure.cluster.x-k8s.io/leader-from";
-pub const MEMBER_REMOVED_ANNOTATION: &str =
-    "etcd.inmemory.infrastructure.cluster.x-k8s.io/member-removed";
+pub const LEADER_FROM_ANNOTATION: &str = "etcd.inmemory.infrastructure.cluster.x-k8s.io/leader-from";
+pub const MEMBER_REMOVED_ANNOTATION: &str = "etcd.inmemory.infrastructure.cluster.x-k8s.io/member-removed";
 
 /// Label selecting the etcd static pods.
 pub const ETCD_SELECTOR: &str = "component=etcd,tier=control-plane";
@@ -57,11 +55,7 @@ impl Membership {
     /// Whether losing one more healthy member (or `removing` a specific one) keeps quorum.
     pub fn keeps_quorum_without(&self, removing: &str) -> bool {
         let total = self.members.len();
-        let healthy_after = self
-            .members
-            .iter()
-            .filter(|m| m.healthy && m.node != removing)
-            .count();
+        let healthy_after = self.members.iter().filter(|m| m.healthy && m.node != removing).count();
         let total_after = total - usize::from(self.members.iter().any(|m| m.node == removing));
         total_after == 0 || healthy_after > total_after / 2
     }
@@ -73,9 +67,7 @@ fn pods(client: &kube::Client) -> Api<Pod> {
 
 /// Reads the membership of a workload cluster's etcd.
 pub async fn membership(client: &kube::Client) -> Result<Membership> {
-    let list = pods(client)
-        .list(&ListParams::default().labels(ETCD_SELECTOR))
-        .await?;
+    let list = pods(client).list(&ListParams::default().labels(ETCD_SELECTOR)).await?;
     Ok(Membership::from_pods(&list.items))
 }
 
@@ -92,19 +84,13 @@ impl Membership {
             let Some(ann) = p.metadata.annotations.as_ref() else {
                 continue;
             };
-            if ann.contains_key(MEMBER_REMOVED_ANNOTATION)
-                || p.metadata.deletion_timestamp.is_some()
-            {
+            if ann.contains_key(MEMBER_REMOVED_ANNOTATION) || p.metadata.deletion_timestamp.is_some() {
                 continue;
             }
             let Some(id) = ann.get(MEMBER_ID_ANNOTATION).cloned() else {
                 continue;
             };
-            let node = p
-                .spec
-                .as_ref()
-                .and_then(|s| s.node_name.clone())
-                .unwrap_or_default();
+            let node = p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
             let status = p.status.as_ref();
             let running = status.and_then(|s| s.phase.as_deref()) == Some("Running");
             let ready = status
@@ -136,10 +122,7 @@ impl Membership {
 
     /// The cluster id shared by the current members, if there are any.
     pub fn cluster_id(&self) -> Option<&str> {
-        self.members
-            .iter()
-            .map(|m| m.cluster_id.as_str())
-            .find(|c| !c.is_empty())
+        self.members.iter().map(|m| m.cluster_id.as_str()).find(|c| !c.is_empty())
     }
 }
 
@@ -163,10 +146,7 @@ pub fn new_member_annotations(
             a.insert(CLUSTER_ID_ANNOTATION.to_string(), id.to_string());
         }
         None => {
-            a.insert(
-                CLUSTER_ID_ANNOTATION.to_string(),
-                format!("{new_cluster_id:x}"),
-            );
+            a.insert(CLUSTER_ID_ANNOTATION.to_string(), format!("{new_cluster_id:x}"));
             a.insert(LEADER_FROM_ANNOTATION.to_string(), now.to_string());
         }
     }
@@ -176,14 +156,7 @@ pub fn new_member_annotations(
 /// Marks a member removed (etcd MemberRemove).
 pub async fn remove_member(client: &kube::Client, node: &str) -> Result<()> {
     let patch = json!({"metadata": {"annotations": {MEMBER_REMOVED_ANNOTATION: jiff::Timestamp::now().to_string()}}});
-    match pods(client)
-        .patch(
-            &pod_name(node),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await
-    {
+    match pods(client).patch(&pod_name(node), &PatchParams::default(), &Patch::Merge(&patch)).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(e.into()),
@@ -193,13 +166,7 @@ pub async fn remove_member(client: &kube::Client, node: &str) -> Result<()> {
 /// Makes `node`'s member the leader (etcd MoveLeader).
 pub async fn move_leader(client: &kube::Client, node: &str) -> Result<()> {
     let patch = json!({"metadata": {"annotations": {LEADER_FROM_ANNOTATION: jiff::Timestamp::now().to_string()}}});
-    pods(client)
-        .patch(
-            &pod_name(node),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await?;
+    pods(client).patch(&pod_name(node), &PatchParams::default(), &Patch::Merge(&patch)).await?;
     Ok(())
 }
 
@@ -208,34 +175,16 @@ mod tests {
     use super::*;
 
     fn m(node: &str, healthy: bool) -> Member {
-        Member {
-            node: node.into(),
-            id: node.into(),
-            cluster_id: "c".into(),
-            leader_from: None,
-            healthy,
-        }
+        Member { node: node.into(), id: node.into(), cluster_id: "c".into(), leader_from: None, healthy }
     }
 
     #[test]
     fn quorum_arithmetic() {
-        let three = Membership {
-            members: vec![m("a", true), m("b", true), m("c", true)],
-            leader: None,
-        };
+        let three = Membership { members: vec![m("a", true), m("b", true), m("c", true)], leader: None };
         assert!(three.keeps_quorum_without("a"));
-        let degraded = Membership {
-            members: vec![m("a", true), m("b", false), m("c", true)],
-            leader: None,
-        };
-        assert!(
-            !degraded.keeps_quorum_without("a"),
-            "2 of 3 healthy: removing a healthy one leaves 1 of 2"
-        );
-        assert!(
-            degraded.keeps_quorum_without("b"),
-            "removing the unhealthy one leaves 2 of 2"
-        );
+        let degraded = Membership { members: vec![m("a", true), m("b", false), m("c", true)], leader: None };
+        assert!(!degraded.keeps_quorum_without("a"), "2 of 3 healthy: removing a healthy one leaves 1 of 2");
+        assert!(degraded.keeps_quorum_without("b"), "removing the unhealthy one leaves 2 of 2");
     }
 
     fn pod(node: &str, ann: &[(&str, &str)], ready: bool) -> Pod {
@@ -272,28 +221,13 @@ mod tests {
                 ],
                 true,
             ),
-            pod(
-                "c",
-                &[(MEMBER_ID_ANNOTATION, "3"), (CLUSTER_ID_ANNOTATION, "c1")],
-                false,
-            ),
-            pod(
-                "d",
-                &[
-                    (MEMBER_ID_ANNOTATION, "4"),
-                    (MEMBER_REMOVED_ANNOTATION, "x"),
-                ],
-                true,
-            ),
+            pod("c", &[(MEMBER_ID_ANNOTATION, "3"), (CLUSTER_ID_ANNOTATION, "c1")], false),
+            pod("d", &[(MEMBER_ID_ANNOTATION, "4"), (MEMBER_REMOVED_ANNOTATION, "x")], true),
             pod("e", &[], true),
         ];
         let m = Membership::from_pods(&pods);
         let nodes: Vec<_> = m.members.iter().map(|m| m.node.as_str()).collect();
-        assert_eq!(
-            nodes,
-            ["a", "b", "c"],
-            "removed members and pods without an id are not members"
-        );
+        assert_eq!(nodes, ["a", "b", "c"], "removed members and pods without an id are not members");
         assert_eq!(m.leader.as_deref(), Some("b"));
         assert_eq!(m.healthy(), 2);
         assert!(!m.member("c").unwrap().healthy);
@@ -317,13 +251,7 @@ mod tests {
             true,
         )]);
         let second = new_member_annotations(&existing, 0xef, 0x99, now);
-        assert_eq!(
-            second[CLUSTER_ID_ANNOTATION], "cd",
-            "joins the existing cluster"
-        );
-        assert!(
-            !second.contains_key(LEADER_FROM_ANNOTATION),
-            "joins as a follower"
-        );
+        assert_eq!(second[CLUSTER_ID_ANNOTATION], "cd", "joins the existing cluster");
+        assert!(!second.contains_key(LEADER_FROM_ANNOTATION), "joins as a follower");
     }
 }

@@ -30,19 +30,12 @@ pub fn api_resource(api_version: &str, kind: &str) -> ApiResource {
 
 /// API handle for objects of a reference's kind in `namespace`.
 pub fn api_for(client: &kube::Client, namespace: &str, r: &ObjectReference) -> Api<DynamicObject> {
-    let ar = api_resource(
-        r.api_version.as_deref().unwrap_or_default(),
-        r.kind.as_deref().unwrap_or_default(),
-    );
+    let ar = api_resource(r.api_version.as_deref().unwrap_or_default(), r.kind.as_deref().unwrap_or_default());
     Api::namespaced_with(client.clone(), namespace, &ar)
 }
 
 /// Reads a referenced object; `None` when it does not exist.
-pub async fn get(
-    client: &kube::Client,
-    namespace: &str,
-    r: &ObjectReference,
-) -> Result<Option<DynamicObject>> {
+pub async fn get(client: &kube::Client, namespace: &str, r: &ObjectReference) -> Result<Option<DynamicObject>> {
     let name = r.name.as_deref().unwrap_or_default();
     Ok(api_for(client, namespace, r).get_opt(name).await?)
 }
@@ -78,30 +71,22 @@ pub async fn clone_from_template(
     controller: &str,
     spec: CloneSpec<'_>,
 ) -> Result<ObjectReference> {
-    let tpl = get(client, spec.namespace, spec.template)
-        .await?
-        .ok_or_else(|| {
-            Error::other(format!(
-                "template {} {}/{} not found",
-                spec.template.kind.as_deref().unwrap_or_default(),
-                spec.namespace,
-                spec.template.name.as_deref().unwrap_or_default()
-            ))
-        })?;
+    let tpl = get(client, spec.namespace, spec.template).await?.ok_or_else(|| {
+        Error::other(format!(
+            "template {} {}/{} not found",
+            spec.template.kind.as_deref().unwrap_or_default(),
+            spec.namespace,
+            spec.template.name.as_deref().unwrap_or_default()
+        ))
+    })?;
     let tpl_kind = spec.template.kind.as_deref().unwrap_or_default();
-    let kind = tpl_kind
-        .strip_suffix("Template")
-        .unwrap_or(tpl_kind)
-        .to_string();
+    let kind = tpl_kind.strip_suffix("Template").unwrap_or(tpl_kind).to_string();
     let api_version = spec.template.api_version.clone().unwrap_or_default();
     let inner = &tpl.data["spec"]["template"];
     let mut labels: BTreeMap<String, String> =
         serde_json::from_value(inner["metadata"]["labels"].clone()).unwrap_or_default();
     labels.extend(spec.labels);
-    labels.insert(
-        drydock_api::capi::keys::CLUSTER_NAME_LABEL.into(),
-        spec.cluster_name.to_string(),
-    );
+    labels.insert(drydock_api::capi::keys::CLUSTER_NAME_LABEL.into(), spec.cluster_name.to_string());
     let mut annotations: BTreeMap<String, String> =
         serde_json::from_value(inner["metadata"]["annotations"].clone()).unwrap_or_default();
     annotations.extend(spec.annotations);
@@ -111,12 +96,10 @@ pub async fn clone_from_template(
     );
     annotations.insert(
         drydock_api::capi::keys::CLONED_FROM_GROUP_KIND_ANNOTATION.into(),
-        format!(
-            "{tpl_kind}.{}",
-            api_version.split('/').next().unwrap_or_default()
-        ),
+        format!("{tpl_kind}.{}", api_version.split('/').next().unwrap_or_default()),
     );
-    let mut metadata = json!({"name": spec.name, "namespace": spec.namespace, "labels": labels, "annotations": annotations});
+    let mut metadata =
+        json!({"name": spec.name, "namespace": spec.namespace, "labels": labels, "annotations": annotations});
     if let Some(o) = &spec.owner {
         metadata["ownerReferences"] = json!([o]);
     }
@@ -127,11 +110,7 @@ pub async fn clone_from_template(
         "spec": inner.get("spec").cloned().unwrap_or(Value::Object(Default::default())),
     });
     let obj: DynamicObject = serde_json::from_value(obj)?;
-    let api = Api::<DynamicObject>::namespaced_with(
-        client.clone(),
-        spec.namespace,
-        &api_resource(&api_version, &kind),
-    );
+    let api = Api::<DynamicObject>::namespaced_with(client.clone(), spec.namespace, &api_resource(&api_version, &kind));
     let created = match api.create(&PostParams::default(), &obj).await {
         Ok(o) => {
             metrics::write(controller);
@@ -150,17 +129,10 @@ mod tests {
     #[test]
     fn plurals() {
         assert_eq!(
-            api_resource(
-                "infrastructure.cluster.x-k8s.io/v1alpha1",
-                "InMemoryMachine"
-            )
-            .plural,
+            api_resource("infrastructure.cluster.x-k8s.io/v1alpha1", "InMemoryMachine").plural,
             "inmemorymachines"
         );
-        assert_eq!(
-            api_resource("bootstrap.cluster.x-k8s.io/v1beta1", "KubeadmConfig").plural,
-            "kubeadmconfigs"
-        );
+        assert_eq!(api_resource("bootstrap.cluster.x-k8s.io/v1beta1", "KubeadmConfig").plural, "kubeadmconfigs");
         assert_eq!(api_resource("x/v1", "Policy").plural, "policies");
         assert_eq!(api_resource("v1", "Address").plural, "addresses");
     }
@@ -188,10 +160,7 @@ pub fn adoption_patch(
     let before = refs.owner_references.clone().unwrap_or_default();
     if let Some(list) = refs.owner_references.as_mut() {
         list.retain(|r| {
-            r.uid == owner.uid
-                || !drop
-                    .iter()
-                    .any(|(g, k)| r.kind == *k && api_group(&r.api_version) == *g)
+            r.uid == owner.uid || !drop.iter().any(|(g, k)| r.kind == *k && api_group(&r.api_version) == *g)
         });
     }
     let mut wanted = owner.clone();
@@ -247,21 +216,12 @@ mod adoption_tests {
         let m = owner("Machine", "m", "u-m", true);
         let p = adoption_patch(&meta, &m, "c1", &[("cluster.x-k8s.io", "MachineSet")]).unwrap();
         assert_eq!(p["metadata"]["ownerReferences"], json!([m]));
-        assert_eq!(
-            p["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"],
-            "c1"
-        );
+        assert_eq!(p["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"], "c1");
         assert_eq!(p["metadata"]["resourceVersion"], "7");
 
         let adopted = ObjectMeta {
             owner_references: Some(vec![m.clone()]),
-            labels: Some(
-                [(
-                    "cluster.x-k8s.io/cluster-name".to_string(),
-                    "c1".to_string(),
-                )]
-                .into(),
-            ),
+            labels: Some([("cluster.x-k8s.io/cluster-name".to_string(), "c1".to_string())].into()),
             ..Default::default()
         };
         assert_eq!(adoption_patch(&adopted, &m, "c1", &[]), None);
@@ -269,10 +229,7 @@ mod adoption_tests {
 
     #[test]
     fn another_controller_demotes_to_plain_owner() {
-        let meta = ObjectMeta {
-            owner_references: Some(vec![owner("Other", "x", "u-x", true)]),
-            ..Default::default()
-        };
+        let meta = ObjectMeta { owner_references: Some(vec![owner("Other", "x", "u-x", true)]), ..Default::default() };
         let c = owner("Cluster", "c1", "u-c", true);
         let p = adoption_patch(&meta, &c, "c1", &[]).unwrap();
         let refs = p["metadata"]["ownerReferences"].as_array().unwrap();

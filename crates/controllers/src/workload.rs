@@ -35,11 +35,7 @@ pub struct WorkloadClients {
 
 impl WorkloadClients {
     pub fn new(mgmt: kube::Client, local: Option<LocalConnector>) -> Self {
-        Self {
-            mgmt,
-            local,
-            cache: Mutex::new(HashMap::new()),
-        }
+        Self { mgmt, local, cache: Mutex::new(HashMap::new()) }
     }
 
     /// A client for the workload cluster `namespace/cluster`.
@@ -48,10 +44,8 @@ impl WorkloadClients {
         if let Some(c) = self.cache.lock().get(&key) {
             return Ok(c.clone());
         }
-        let unreachable = |reason: String| Error::WorkloadUnreachable {
-            cluster: format!("{namespace}/{cluster}"),
-            reason,
-        };
+        let unreachable =
+            |reason: String| Error::WorkloadUnreachable { cluster: format!("{namespace}/{cluster}"), reason };
         let secrets: Api<Secret> = Api::namespaced(self.mgmt.clone(), namespace);
         let secret = secrets
             .get_opt(&kubeconfig_secret_name(cluster))
@@ -62,23 +56,16 @@ impl WorkloadClients {
             .as_ref()
             .and_then(|d| d.get("value"))
             .ok_or_else(|| unreachable("its kubeconfig secret has no `value` key".into()))?;
-        let text = String::from_utf8(data.0.clone())
-            .map_err(|_| unreachable("kubeconfig is not UTF-8".into()))?;
-        let kc = Kubeconfig::from_yaml(&text)
-            .map_err(|e| unreachable(format!("kubeconfig does not parse: {e}")))?;
-        let server = kc
-            .clusters
-            .first()
-            .and_then(|c| c.cluster.as_ref())
-            .and_then(|c| c.server.clone())
-            .unwrap_or_default();
+        let text = String::from_utf8(data.0.clone()).map_err(|_| unreachable("kubeconfig is not UTF-8".into()))?;
+        let kc = Kubeconfig::from_yaml(&text).map_err(|e| unreachable(format!("kubeconfig does not parse: {e}")))?;
+        let server =
+            kc.clusters.first().and_then(|c| c.cluster.as_ref()).and_then(|c| c.server.clone()).unwrap_or_default();
         let client = match self.local.as_ref().and_then(|f| f(&server)) {
             Some(c) => c,
             None => {
-                let config =
-                    kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-                        .await
-                        .map_err(|e| unreachable(format!("kubeconfig is unusable: {e}")))?;
+                let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+                    .await
+                    .map_err(|e| unreachable(format!("kubeconfig is unusable: {e}")))?;
                 kube::Client::try_from(config).map_err(|e| unreachable(e.to_string()))?
             }
         };
@@ -88,8 +75,6 @@ impl WorkloadClients {
 
     /// Drops the cached client (the cluster was deleted or its kubeconfig changed).
     pub fn forget(&self, namespace: &str, cluster: &str) {
-        self.cache
-            .lock()
-            .remove(&(namespace.to_string(), cluster.to_string()));
+        self.cache.lock().remove(&(namespace.to_string(), cluster.to_string()));
     }
 }

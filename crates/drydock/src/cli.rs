@@ -9,7 +9,11 @@ use crate::commands::{self, Global, OutputFormat};
 use crate::{bench, output, up};
 
 #[derive(Parser, Debug)]
-#[command(name = "drydock", version, about = "Cluster API in Rust: an embedded API server, controllers and an in-memory provider")]
+#[command(
+    name = "drydock",
+    version,
+    about = "Cluster API in Rust: an embedded API server, controllers and an in-memory provider"
+)]
 pub struct Cli {
     /// kubeconfig to use (else KUBECONFIG, ~/.kube/config, ./.drydock/kubeconfig).
     #[arg(long, global = true)]
@@ -88,10 +92,13 @@ impl Cli {
         match self.command {
             Command::Up(args) => up::run(args).await?,
             Command::Crds => output::emit(&crate::crds::render()?)?,
-            Command::Generate { what: GenerateCommand::Cluster(args) } => output::emit(&commands::generate::render(&args))?,
+            Command::Generate { what: GenerateCommand::Cluster(args) } => {
+                output::emit(&commands::generate::render(&args))?
+            }
             Command::Get { kind, name, all_namespaces } => {
                 let text = if kind == "kubeconfig" {
-                    let name = name.ok_or_else(|| anyhow::anyhow!("usage: drydock get kubeconfig CLUSTER [-n NAMESPACE]"))?;
+                    let name =
+                        name.ok_or_else(|| anyhow::anyhow!("usage: drydock get kubeconfig CLUSTER [-n NAMESPACE]"))?;
                     commands::get::kubeconfig(&g, &name).await?
                 } else {
                     commands::get::get(&g, &kind, name.as_deref(), all_namespaces).await?

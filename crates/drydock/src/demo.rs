@@ -34,8 +34,10 @@ pub async fn run(kubeconfig: &Path, data_dir: &Path) -> anyhow::Result<()> {
     let want = (args.control_plane_machine_count + args.worker_machine_count) as u64;
     let bar = indicatif::ProgressBar::new(want);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} cluster demo: {pos}/{len} machines running [{bar:30}] {elapsed} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} cluster demo: {pos}/{len} machines running [{bar:30}] {elapsed} {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let started = Instant::now();
     loop {

@@ -23,9 +23,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             server: Config::default(),
-            listen: "127.0.0.1:0"
-                .parse()
-                .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0))),
+            listen: "127.0.0.1:0".parse().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0))),
             controllers: true,
             settings: Settings::default(),
         }
@@ -41,28 +39,16 @@ pub struct Instance {
 impl Instance {
     /// Opens the store, binds the listener and starts the controllers (serving starts with [`Instance::serve`]).
     pub async fn start(opts: Options) -> anyhow::Result<Self> {
-        let metrics: drydock_apiserver::MetricsSource =
-            Arc::new(drydock_controllers::encode_metrics);
-        let server = Arc::new(
-            ApiServer::start(
-                opts.server.clone(),
-                drydock_api::capi::resources(),
-                vec![metrics],
-            )
-            .await?,
-        );
-        let listener = tokio::net::TcpListener::bind(opts.listen)
-            .await
-            .with_context(|| format!("binding {}", opts.listen))?;
+        let metrics: drydock_apiserver::MetricsSource = Arc::new(drydock_controllers::encode_metrics);
+        let server =
+            Arc::new(ApiServer::start(opts.server.clone(), drydock_api::capi::resources(), vec![metrics]).await?);
+        let listener =
+            tokio::net::TcpListener::bind(opts.listen).await.with_context(|| format!("binding {}", opts.listen))?;
         let addr = listener.local_addr()?;
         if opts.controllers {
             start_controllers(&server, addr, opts.settings.clone());
         }
-        Ok(Self {
-            server,
-            addr,
-            listener: Some(listener),
-        })
+        Ok(Self { server, addr, listener: Some(listener) })
     }
 
     pub fn url(&self) -> String {
@@ -102,22 +88,9 @@ fn start_controllers(server: &Arc<ApiServer>, addr: SocketAddr, settings: Settin
         let name = path.strip_prefix("/clusters/")?.trim_end_matches('/');
         (!name.is_empty() && !name.contains('/') && srv.hosts(name)).then(|| srv.client(Some(name)))
     });
-    let ctx = Context::new(
-        mgmt.clone(),
-        WorkloadClients::new(mgmt, Some(local)),
-        settings,
-    );
+    let ctx = Context::new(mgmt.clone(), WorkloadClients::new(mgmt, Some(local)), settings);
     let mut controllers = drydock_controllers::controllers(&ctx);
-    let host = Host {
-        client: server.client(None),
-        endpoint_host: addr.ip().to_string(),
-        endpoint_port: addr.port(),
-    };
-    controllers.extend(drydock_provider_inmemory::controllers(Arc::new(
-        ProviderContext {
-            ctx: ctx.clone(),
-            host,
-        },
-    )));
+    let host = Host { client: server.client(None), endpoint_host: addr.ip().to_string(), endpoint_port: addr.port() };
+    controllers.extend(drydock_provider_inmemory::controllers(Arc::new(ProviderContext { ctx: ctx.clone(), host })));
     tokio::spawn(drydock_controllers::start(ctx, controllers));
 }

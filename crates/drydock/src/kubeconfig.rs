@@ -28,6 +28,5 @@ users:
 }
 
 pub fn write(path: &Path, server: &str, context: &str) -> anyhow::Result<()> {
-    std::fs::write(path, render(server, context))
-        .with_context(|| format!("writing {}", path.display()))
+    std::fs::write(path, render(server, context)).with_context(|| format!("writing {}", path.display()))
 }

@@ -27,17 +27,9 @@ pub struct UpArgs {
 
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     init_tracing();
-    let sync = if args.sync == "normal" {
-        SyncMode::Normal
-    } else {
-        SyncMode::Full
-    };
+    let sync = if args.sync == "normal" { SyncMode::Normal } else { SyncMode::Full };
     let opts = Options {
-        server: Config {
-            data_dir: Some(args.data_dir.clone()),
-            sync,
-            ..Config::default()
-        },
+        server: Config { data_dir: Some(args.data_dir.clone()), sync, ..Config::default() },
         listen: args.listen,
         ..Options::default()
     };
@@ -45,11 +37,7 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     let kc = args.data_dir.join("kubeconfig");
     kubeconfig::write(&kc, &instance.url(), "drydock")?;
     tracing::info!(addr = %instance.addr, kubeconfig = %kc.display(), "drydock API server listening");
-    println!(
-        "drydock is serving on {}\n  export KUBECONFIG={}",
-        instance.url(),
-        kc.display()
-    );
+    println!("drydock is serving on {}\n  export KUBECONFIG={}", instance.url(), kc.display());
     if args.demo {
         let (kc, dir) = (kc.clone(), args.data_dir.clone());
         tokio::spawn(async move {
@@ -69,8 +57,7 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             s.recv().await;
         }
     };

@@ -113,25 +113,47 @@ async fn invalid_objects_and_forbidden_updates_are_refused() {
     let kc = env.kubeconfig(None);
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(SAMPLE));
 
-    let bad_selector = UPSTREAM_STYLE.replace("selector: {}", "selector:\n    matchLabels:\n      app: other").replace("md-percent", "md-bad");
+    let bad_selector = UPSTREAM_STYLE
+        .replace("selector: {}", "selector:\n    matchLabels:\n      app: other")
+        .replace("md-percent", "md-bad");
     let (ok, _, err) = kubectl(&kc, &["apply", "-f", "-"], Some(&bad_selector));
     assert!(!ok);
     assert!(err.contains("spec.template.metadata.labels") || err.contains("selector"), "{err}");
 
-    let (ok, _, err) = kubectl(&kc, &["patch", "kcp", "sample-control-plane", "--type", "merge", "-p", r#"{"spec":{"version":"v1.32.0"}}"#], None);
+    let (ok, _, err) = kubectl(
+        &kc,
+        &["patch", "kcp", "sample-control-plane", "--type", "merge", "-p", r#"{"spec":{"version":"v1.32.0"}}"#],
+        None,
+    );
     assert!(!ok, "skipping a minor version must be refused");
     assert!(err.contains("spec.version"), "{err}");
-    kubectl_ok(&kc, &["patch", "kcp", "sample-control-plane", "--type", "merge", "-p", r#"{"spec":{"version":"v1.31.0"}}"#], None);
+    kubectl_ok(
+        &kc,
+        &["patch", "kcp", "sample-control-plane", "--type", "merge", "-p", r#"{"spec":{"version":"v1.31.0"}}"#],
+        None,
+    );
 
-    let (ok, _, err) = kubectl(&kc, &["patch", "kcp", "sample-control-plane", "--type", "merge", "-p", r#"{"spec":{"replicas":2}}"#], None);
+    let (ok, _, err) = kubectl(
+        &kc,
+        &["patch", "kcp", "sample-control-plane", "--type", "merge", "-p", r#"{"spec":{"replicas":2}}"#],
+        None,
+    );
     assert!(!ok, "an even number of stacked-etcd replicas is refused");
     assert!(err.contains("spec.replicas"), "{err}");
 
-    let (ok, _, err) = kubectl(&kc, &["patch", "md", "sample-workers", "--type", "merge", "-p", r#"{"spec":{"clusterName":"other"}}"#], None);
+    let (ok, _, err) = kubectl(
+        &kc,
+        &["patch", "md", "sample-workers", "--type", "merge", "-p", r#"{"spec":{"clusterName":"other"}}"#],
+        None,
+    );
     assert!(!ok, "clusterName is immutable");
     assert!(err.contains("spec.clusterName"), "{err}");
 
-    let (ok, _, err) = kubectl(&kc, &["patch", "mhc", "sample-workers", "--type", "merge", "-p", r#"{"spec":{"maxUnhealthy":"lots"}}"#], None);
+    let (ok, _, err) = kubectl(
+        &kc,
+        &["patch", "mhc", "sample-workers", "--type", "merge", "-p", r#"{"spec":{"maxUnhealthy":"lots"}}"#],
+        None,
+    );
     assert!(!ok);
     assert!(err.contains("spec.maxUnhealthy"), "{err}");
 }
@@ -144,5 +166,9 @@ async fn generated_crds_parse_with_kubectl() {
     let env = Env::start(false).await;
     let kc = env.kubeconfig(None);
     let stdout = kubectl_ok(&kc, &["apply", "--dry-run=client", "-f", "-"], Some(&yaml));
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("customresourcedefinition.apiextensions.k8s.io/")).count(), 20, "{stdout}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("customresourcedefinition.apiextensions.k8s.io/")).count(),
+        20,
+        "{stdout}"
+    );
 }

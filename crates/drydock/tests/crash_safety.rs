@@ -61,10 +61,9 @@ async fn sigkill_during_write_storm_loses_no_acknowledged_write() {
         writers.push(tokio::spawn(async move {
             for i in 0.. {
                 let name = format!("w{w}-{i}");
-                let cm: ConfigMap = serde_json::from_value(
-                    json!({"metadata": {"name": name}, "data": {"i": i.to_string()}}),
-                )
-                .expect("cm");
+                let cm: ConfigMap =
+                    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"i": i.to_string()}}))
+                        .expect("cm");
                 match api.create(&PostParams::default(), &cm).await {
                     Ok(c) => acked.lock().push((name, c.resource_version().expect("rv"))),
                     Err(_) => break,
@@ -83,11 +82,7 @@ async fn sigkill_during_write_storm_loses_no_acknowledged_write() {
         let _ = w.await;
     }
     let acked = acked.lock().clone();
-    assert!(
-        acked.len() >= 100,
-        "too few writes acknowledged before the kill: {}",
-        acked.len()
-    );
+    assert!(acked.len() >= 100, "too few writes acknowledged before the kill: {}", acked.len());
 
     let mut child = start(dir.path());
     let api: Api<ConfigMap> = Api::namespaced(client(dir.path()).await, "default");
@@ -95,56 +90,28 @@ async fn sigkill_during_write_storm_loses_no_acknowledged_write() {
     let list = loop {
         match api.list(&ListParams::default()).await {
             Ok(l) => break l,
-            Err(_) if Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(50)).await
-            }
+            Err(_) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(50)).await,
             Err(e) => panic!("server not answering after restart: {e}"),
         }
     };
-    let stored: std::collections::HashMap<String, String> = list
-        .items
-        .iter()
-        .map(|c| (c.name_any(), c.resource_version().unwrap_or_default()))
-        .collect();
-    assert_eq!(
-        stored.len(),
-        list.items.len(),
-        "duplicate names after restart"
-    );
+    let stored: std::collections::HashMap<String, String> =
+        list.items.iter().map(|c| (c.name_any(), c.resource_version().unwrap_or_default())).collect();
+    assert_eq!(stored.len(), list.items.len(), "duplicate names after restart");
     let mut rvs: Vec<&String> = stored.values().collect();
     rvs.sort();
     rvs.dedup();
-    assert_eq!(
-        rvs.len(),
-        stored.len(),
-        "two objects share a resourceVersion"
-    );
+    assert_eq!(rvs.len(), stored.len(), "two objects share a resourceVersion");
     for (name, rv) in &acked {
-        assert_eq!(
-            stored.get(name),
-            Some(rv),
-            "acknowledged write {name}@{rv} lost or changed"
-        );
+        assert_eq!(stored.get(name), Some(rv), "acknowledged write {name}@{rv} lost or changed");
     }
 
     // A watch from a pre-crash revision resumes (events after it) or is told it expired.
     let (_, mid_rv) = &acked[acked.len() / 2];
-    let mut stream = api
-        .watch(&WatchParams::default().timeout(5), mid_rv)
-        .await
-        .expect("watch starts")
-        .boxed();
+    let mut stream = api.watch(&WatchParams::default().timeout(5), mid_rv).await.expect("watch starts").boxed();
     match tokio::time::timeout(Duration::from_secs(10), stream.try_next()).await {
         Ok(Ok(Some(WatchEvent::Added(o)))) => {
-            let rv: u64 = o
-                .resource_version()
-                .unwrap_or_default()
-                .parse()
-                .expect("numeric rv");
-            assert!(
-                rv > mid_rv.parse::<u64>().expect("numeric"),
-                "replayed an event at or before the start revision"
-            );
+            let rv: u64 = o.resource_version().unwrap_or_default().parse().expect("numeric rv");
+            assert!(rv > mid_rv.parse::<u64>().expect("numeric"), "replayed an event at or before the start revision");
         }
         Ok(Ok(Some(WatchEvent::Error(status)))) => assert_eq!(status.code, 410),
         other => panic!("expected a replayed event or 410, got {other:?}"),

@@ -29,7 +29,12 @@ fn machines(kc: &Path, cluster: &str) -> HashMap<String, String> {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|m| (m["metadata"]["name"].as_str().unwrap_or_default().to_string(), m["status"]["phase"].as_str().unwrap_or_default().to_string()))
+        .map(|m| {
+            (
+                m["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+                m["status"]["phase"].as_str().unwrap_or_default().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -48,7 +53,11 @@ fn ready_nodes(workload_kc: &Path) -> usize {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|n| n["status"]["conditions"].as_array().is_some_and(|c| c.iter().any(|c| c["type"] == "Ready" && c["status"] == "True")))
+        .filter(|n| {
+            n["status"]["conditions"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
+        })
         .count()
 }
 
@@ -99,13 +108,21 @@ async fn sample_provisions_scales_and_deletes() {
     wait("4 nodes left", MINUTE, || ready_nodes(&wkc) == 4).await;
 
     // Control plane 3 → 5 → 3.
-    kubectl_ok(&kc, &["patch", "kcp", "sample-control-plane", "--type", "merge", "-p", r#"{"spec":{"replicas":5}}"#], None);
+    kubectl_ok(
+        &kc,
+        &["patch", "kcp", "sample-control-plane", "--type", "merge", "-p", r#"{"spec":{"replicas":5}}"#],
+        None,
+    );
     wait("5 control plane machines Running", 2 * MINUTE, || {
         let kcp = json(&kc, &["get", "kcp", "sample-control-plane"]);
         kcp["status"]["readyReplicas"] == 5 && running(&kc, "sample") == 6
     })
     .await;
-    kubectl_ok(&kc, &["patch", "kcp", "sample-control-plane", "--type", "merge", "-p", r#"{"spec":{"replicas":3}}"#], None);
+    kubectl_ok(
+        &kc,
+        &["patch", "kcp", "sample-control-plane", "--type", "merge", "-p", r#"{"spec":{"replicas":3}}"#],
+        None,
+    );
     wait("back to 3 control plane machines", 2 * MINUTE, || {
         let kcp = json(&kc, &["get", "kcp", "sample-control-plane"]);
         kcp["status"]["replicas"] == 3 && kcp["status"]["readyReplicas"] == 3 && machines(&kc, "sample").len() == 4
@@ -116,7 +133,9 @@ async fn sample_provisions_scales_and_deletes() {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|p| p["metadata"]["annotations"]["etcd.inmemory.infrastructure.cluster.x-k8s.io/member-removed"].is_null())
+        .filter(|p| {
+            p["metadata"]["annotations"]["etcd.inmemory.infrastructure.cluster.x-k8s.io/member-removed"].is_null()
+        })
         .collect();
     assert_eq!(members.len(), 3, "etcd membership follows the control plane machines");
 
@@ -156,10 +175,18 @@ async fn startup_durations_are_honoured_and_zero_is_fast() {
     // Every slow machine's infrastructure took at least its VM duration.
     let ims = json(&kc, &["get", "inmemorymachines", "-l", "cluster.x-k8s.io/cluster-name=slow"]);
     for im in ims["items"].as_array().into_iter().flatten() {
-        let created: jiff::Timestamp = im["metadata"]["creationTimestamp"].as_str().unwrap_or_default().parse().expect("ts");
-        let node = im["status"]["conditions"].as_array().and_then(|c| c.iter().find(|c| c["type"] == "NodeProvisioned")).expect("NodeProvisioned");
+        let created: jiff::Timestamp =
+            im["metadata"]["creationTimestamp"].as_str().unwrap_or_default().parse().expect("ts");
+        let node = im["status"]["conditions"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == "NodeProvisioned"))
+            .expect("NodeProvisioned");
         let at: jiff::Timestamp = node["lastTransitionTime"].as_str().unwrap_or_default().parse().expect("ts");
-        assert!(at.as_second() - created.as_second() >= 3, "node provisioned {}s after creation", at.as_second() - created.as_second());
+        assert!(
+            at.as_second() - created.as_second() >= 3,
+            "node provisioned {}s after creation",
+            at.as_second() - created.as_second()
+        );
     }
 }
 
@@ -202,7 +229,10 @@ async fn sigkill_mid_provisioning_converges_to_the_same_machines() {
     wait("6 machines Running after restart", 3 * MINUTE, || running(&kc, "sample") == 6).await;
     let after: BTreeSet<String> = machines(&kc, "sample").into_keys().collect();
     assert_eq!(after.len(), 6, "no machine duplicated: {after:?}");
-    assert!(before.is_subset(&after), "machines from before the kill were replaced: before {before:?}, after {after:?}");
+    assert!(
+        before.is_subset(&after),
+        "machines from before the kill were replaced: before {before:?}, after {after:?}"
+    );
     let ims = json(&kc, &["get", "inmemorymachines"]);
     assert_eq!(ims["items"].as_array().map(Vec::len), Some(6), "one infrastructure machine per machine");
     child.kill().expect("kill");
@@ -216,7 +246,15 @@ async fn fifty_clusters_provision() {
     let mut manifest = String::new();
     for i in 0..50 {
         let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
-            .args(["generate", "cluster", &format!("f{i:02}"), "--worker-machine-count", "3", "--startup-duration", "0s"])
+            .args([
+                "generate",
+                "cluster",
+                &format!("f{i:02}"),
+                "--worker-machine-count",
+                "3",
+                "--startup-duration",
+                "0s",
+            ])
             .output()
             .expect("generate");
         manifest.push_str(&String::from_utf8_lossy(&out.stdout));
@@ -229,6 +267,7 @@ async fn fifty_clusters_provision() {
     })
     .await;
     let clusters = json(&kc, &["get", "clusters"]);
-    let provisioned = clusters["items"].as_array().into_iter().flatten().filter(|c| c["status"]["phase"] == "Provisioned").count();
+    let provisioned =
+        clusters["items"].as_array().into_iter().flatten().filter(|c| c["status"]["phase"] == "Provisioned").count();
     assert_eq!(provisioned, 50);
 }

@@ -45,10 +45,7 @@ where
         if let Some(v) = f().await {
             return v;
         }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
+        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
@@ -61,10 +58,7 @@ async fn start() -> (Instance, tempfile::TempDir) {
         .try_init();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut instance = Instance::start(Options {
-        server: Config {
-            data_dir: Some(dir.path().to_path_buf()),
-            ..Default::default()
-        },
+        server: Config { data_dir: Some(dir.path().to_path_buf()), ..Default::default() },
         ..Default::default()
     })
     .await
@@ -77,10 +71,7 @@ async fn start() -> (Instance, tempfile::TempDir) {
 async fn apply(client: &kube::Client, manifest: &str) {
     let docs: Vec<Value> = serde_saphyr::from_multiple(manifest).expect("manifest parses");
     for doc in docs.into_iter().filter(|d| d.is_object()) {
-        let ar = api_resource(
-            doc["apiVersion"].as_str().unwrap_or_default(),
-            doc["kind"].as_str().unwrap_or_default(),
-        );
+        let ar = api_resource(doc["apiVersion"].as_str().unwrap_or_default(), doc["kind"].as_str().unwrap_or_default());
         let obj: DynamicObject = serde_json::from_value(doc).expect("object");
         let ns = obj.namespace().unwrap_or_else(|| NS.to_string());
         Api::<DynamicObject>::namespaced_with(client.clone(), &ns, &ar)
@@ -96,11 +87,7 @@ fn writes_of(controllers: &[&str]) -> u64 {
     drydock_controllers::encode_metrics(&mut text);
     text.lines()
         .filter(|l| l.starts_with("drydock_controller_writes_total"))
-        .filter(|l| {
-            controllers
-                .iter()
-                .any(|c| l.contains(&format!("controller=\"{c}\"")))
-        })
+        .filter(|l| controllers.iter().any(|c| l.contains(&format!("controller=\"{c}\""))))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
         .sum()
 }
@@ -113,17 +100,10 @@ struct Converged {
 }
 
 async fn converged(mgmt: &kube::Client, workload: &kube::Client, n: usize) -> Option<Converged> {
-    let kcp = Api::<KubeadmControlPlane>::namespaced(mgmt.clone(), NS)
-        .get(KCP)
-        .await
-        .ok()?;
+    let kcp = Api::<KubeadmControlPlane>::namespaced(mgmt.clone(), NS).get(KCP).await.ok()?;
     let s = kcp.status.clone()?;
     let want = Some(i32::try_from(n).ok()?);
-    if s.replicas != want
-        || s.ready_replicas != want
-        || s.updated_replicas != want
-        || s.initialized != Some(true)
-    {
+    if s.replicas != want || s.ready_replicas != want || s.updated_replicas != want || s.initialized != Some(true) {
         return None;
     }
     let machines: Vec<Machine> = Api::<Machine>::namespaced(mgmt.clone(), NS)
@@ -132,9 +112,7 @@ async fn converged(mgmt: &kube::Client, workload: &kube::Client, n: usize) -> Op
         .ok()?
         .items;
     if machines.len() != n
-        || machines
-            .iter()
-            .any(|m| m.metadata.deletion_timestamp.is_some() || !m.is_condition_true("Ready"))
+        || machines.iter().any(|m| m.metadata.deletion_timestamp.is_some() || !m.is_condition_true("Ready"))
     {
         return None;
     }
@@ -144,46 +122,29 @@ async fn converged(mgmt: &kube::Client, workload: &kube::Client, n: usize) -> Op
         .ok()?
         .items;
     let node_names: BTreeSet<String> = nodes.iter().map(|n| n.name_any()).collect();
-    let machine_nodes: BTreeSet<String> = machines
-        .iter()
-        .filter_map(|m| m.status.as_ref()?.node_ref.as_ref()?.name.clone())
-        .collect();
+    let machine_nodes: BTreeSet<String> =
+        machines.iter().filter_map(|m| m.status.as_ref()?.node_ref.as_ref()?.name.clone()).collect();
     if machine_nodes.len() != n || node_names != machine_nodes {
         return None;
     }
-    let pods = Api::<Pod>::namespaced(workload.clone(), "kube-system")
-        .list(&ListParams::default())
-        .await
-        .ok()?;
+    let pods = Api::<Pod>::namespaced(workload.clone(), "kube-system").list(&ListParams::default()).await.ok()?;
     let membership = Membership::from_pods(&pods.items);
     let members: BTreeSet<String> = membership.members.iter().map(|m| m.node.clone()).collect();
     if members != machine_nodes || membership.healthy() != n || membership.leader.is_none() {
         return None;
     }
-    Some(Converged {
-        machines,
-        membership,
-    })
+    Some(Converged { machines, membership })
 }
 
 async fn scale(mgmt: &kube::Client, replicas: i32) {
     Api::<KubeadmControlPlane>::namespaced(mgmt.clone(), NS)
-        .patch(
-            KCP,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"spec": {"replicas": replicas}})),
-        )
+        .patch(KCP, &PatchParams::default(), &Patch::Merge(&json!({"spec": {"replicas": replicas}})))
         .await
         .expect("scale the control plane");
 }
 
 /// Records, for every InMemoryMachine, when it was first seen ready (wall clock).
-fn watch_ready(
-    mgmt: kube::Client,
-) -> (
-    Arc<Mutex<HashMap<String, jiff::Timestamp>>>,
-    tokio::task::JoinHandle<()>,
-) {
+fn watch_ready(mgmt: kube::Client) -> (Arc<Mutex<HashMap<String, jiff::Timestamp>>>, tokio::task::JoinHandle<()>) {
     let seen = Arc::new(Mutex::new(HashMap::new()));
     let record = seen.clone();
     let task = tokio::spawn(async move {
@@ -192,11 +153,7 @@ fn watch_ready(
             if let Ok(list) = api.list(&ListParams::default()).await {
                 let now = jiff::Timestamp::now();
                 let mut seen = record.lock();
-                for m in list
-                    .items
-                    .iter()
-                    .filter(|m| m.status.as_ref().and_then(|s| s.ready) == Some(true))
-                {
+                for m in list.items.iter().filter(|m| m.status.as_ref().and_then(|s| s.ready) == Some(true)) {
                     seen.entry(m.name_any()).or_insert(now);
                 }
             }
@@ -217,83 +174,39 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
     apply(&mgmt, SAMPLE).await;
 
     // 3 ready control plane replicas, their Nodes Ready, etcd made of exactly them.
-    let three = wait_for(
-        "3 ready control plane replicas",
-        Duration::from_secs(120),
-        || converged(&mgmt, &workload, 3),
-    )
-    .await;
+    let three =
+        wait_for("3 ready control plane replicas", Duration::from_secs(120), || converged(&mgmt, &workload, 3)).await;
     let took = t0.elapsed();
     println!("sample: 3 control plane replicas ready in {took:?}");
     // Machines come one at a time, each taking at least 1s + 0.5s + 0.5s.
-    assert!(
-        took >= Duration::from_secs(6),
-        "3 sequential control plane machines took only {took:?}"
-    );
-    let cluster_ids: BTreeSet<&str> = three
-        .membership
-        .members
-        .iter()
-        .map(|m| m.cluster_id.as_str())
-        .collect();
+    assert!(took >= Duration::from_secs(6), "3 sequential control plane machines took only {took:?}");
+    let cluster_ids: BTreeSet<&str> = three.membership.members.iter().map(|m| m.cluster_id.as_str()).collect();
     assert_eq!(cluster_ids.len(), 1, "one etcd cluster");
 
     // The kubeconfig Secret the control plane wrote reaches the workload cluster.
-    let secret = Api::<Secret>::namespaced(mgmt.clone(), NS)
-        .get("sample-kubeconfig")
-        .await
-        .expect("kubeconfig");
+    let secret = Api::<Secret>::namespaced(mgmt.clone(), NS).get("sample-kubeconfig").await.expect("kubeconfig");
     assert_eq!(secret.type_.as_deref(), Some("cluster.x-k8s.io/secret"));
     let text = String::from_utf8(secret.data.expect("data")["value"].0.clone()).expect("utf-8");
-    assert!(
-        text.contains(&format!(
-            "server: {}/clusters/default.sample",
-            instance.url()
-        )),
-        "{text}"
-    );
+    assert!(text.contains(&format!("server: {}/clusters/default.sample", instance.url())), "{text}");
 
     // The control plane's status and the Cluster's view of it (the conditions follow the
     // last Machine's Ready within a reconcile).
-    let healthy = [
-        "Ready",
-        "Available",
-        "MachinesReady",
-        "Resized",
-        "ControlPlaneComponentsHealthy",
-        "EtcdClusterHealthy",
-    ];
+    let healthy =
+        ["Ready", "Available", "MachinesReady", "Resized", "ControlPlaneComponentsHealthy", "EtcdClusterHealthy"];
     let kcps = Api::<KubeadmControlPlane>::namespaced(mgmt.clone(), NS);
-    let kcp = wait_for(
-        "control plane conditions True",
-        Duration::from_secs(30),
-        || async {
-            let kcp = kcps.get(KCP).await.ok()?;
-            healthy
-                .iter()
-                .all(|c| kcp.is_condition_true(c))
-                .then_some(kcp)
-        },
-    )
+    let kcp = wait_for("control plane conditions True", Duration::from_secs(30), || async {
+        let kcp = kcps.get(KCP).await.ok()?;
+        healthy.iter().all(|c| kcp.is_condition_true(c)).then_some(kcp)
+    })
     .await;
     let s = kcp.status.clone().expect("status");
     assert_eq!(s.ready, Some(true));
     assert_eq!(s.version.as_deref(), Some("v1.30.2"));
-    assert_eq!(
-        s.selector.as_deref(),
-        Some("cluster.x-k8s.io/cluster-name=sample,cluster.x-k8s.io/control-plane")
-    );
-    wait_for(
-        "Cluster sees the control plane ready",
-        Duration::from_secs(30),
-        || async {
-            let c = Api::<Cluster>::namespaced(mgmt.clone(), NS)
-                .get("sample")
-                .await
-                .ok()?;
-            (c.status?.control_plane_ready == Some(true)).then_some(())
-        },
-    )
+    assert_eq!(s.selector.as_deref(), Some("cluster.x-k8s.io/cluster-name=sample,cluster.x-k8s.io/control-plane"));
+    wait_for("Cluster sees the control plane ready", Duration::from_secs(30), || async {
+        let c = Api::<Cluster>::namespaced(mgmt.clone(), NS).get("sample").await.ok()?;
+        (c.status?.control_plane_ready == Some(true)).then_some(())
+    })
     .await;
 
     // Workers join too: 3 control plane + 3 worker Nodes, all Ready.
@@ -317,20 +230,13 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
     // Scale up to 5, then back to 3.
     let t1 = Instant::now();
     scale(&mgmt, 5).await;
-    let five = wait_for(
-        "5 ready control plane replicas",
-        Duration::from_secs(120),
-        || converged(&mgmt, &workload, 5),
-    )
-    .await;
+    let five =
+        wait_for("5 ready control plane replicas", Duration::from_secs(120), || converged(&mgmt, &workload, 5)).await;
     println!("scale 3 -> 5 converged in {:?}", t1.elapsed());
     assert_eq!(five.membership.members.len(), 5);
     let t2 = Instant::now();
     scale(&mgmt, 3).await;
-    let back = wait_for("back to 3 replicas", Duration::from_secs(120), || {
-        converged(&mgmt, &workload, 3)
-    })
-    .await;
+    let back = wait_for("back to 3 replicas", Duration::from_secs(120), || converged(&mgmt, &workload, 3)).await;
     println!("scale 5 -> 3 converged in {:?}", t2.elapsed());
     // Scale down removes the oldest Machines first (no failure domains).
     let mut by_age = five.machines.clone();
@@ -342,28 +248,18 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
 
     // Startup durations were honoured: no machine was ready before its start plus its plan.
     recorder.abort();
-    let imms = Api::<InMemoryMachine>::namespaced(mgmt.clone(), NS)
-        .list(&ListParams::default())
-        .await
-        .expect("list");
+    let imms = Api::<InMemoryMachine>::namespaced(mgmt.clone(), NS).list(&ListParams::default()).await.expect("list");
     let seen = first_ready.lock().clone();
     let mut checked = 0;
     for m in &imms.items {
-        let (Some(start), Some(ready_at)) = (
-            m.annotations().get(STARTED_ANNOTATION),
-            seen.get(&m.name_any()),
-        ) else {
+        let (Some(start), Some(ready_at)) = (m.annotations().get(STARTED_ANNOTATION), seen.get(&m.name_any())) else {
             continue;
         };
         let start: jiff::Timestamp = start.parse().expect("start");
         let cp = m.labels().contains_key("cluster.x-k8s.io/control-plane");
         let plan = Plan::new(&m.name_any(), m.spec.behaviour.as_ref(), cp);
         let d = plan.deadlines(start);
-        let done = [Some(d.node), d.etcd, d.api_server]
-            .into_iter()
-            .flatten()
-            .max()
-            .expect("deadline");
+        let done = [Some(d.node), d.etcd, d.api_server].into_iter().flatten().max().expect("deadline");
         assert!(
             *ready_at >= done,
             "{} ready at {ready_at}, before its startup durations elapsed ({done})",
@@ -377,52 +273,24 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
     let mine = ["kubeadmcontrolplane", "inmemorymachine", "inmemorycluster"];
     let before = writes_of(&mine);
     tokio::time::sleep(Duration::from_secs(5)).await;
-    assert_eq!(
-        writes_of(&mine),
-        before,
-        "an idle control plane writes nothing"
-    );
+    assert_eq!(writes_of(&mine), before, "an idle control plane writes nothing");
 
     // Deleting the Cluster takes everything with it, the workload cluster included.
     let t3 = Instant::now();
-    Api::<Cluster>::namespaced(mgmt.clone(), NS)
-        .delete("sample", &DeleteParams::default())
-        .await
-        .expect("delete");
+    Api::<Cluster>::namespaced(mgmt.clone(), NS).delete("sample", &DeleteParams::default()).await.expect("delete");
     wait_for("Cluster gone", Duration::from_secs(120), || async {
-        Api::<Cluster>::namespaced(mgmt.clone(), NS)
-            .get_opt("sample")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
+        Api::<Cluster>::namespaced(mgmt.clone(), NS).get_opt("sample").await.ok()?.is_none().then_some(())
     })
     .await;
     println!("cluster deleted in {:?}", t3.elapsed());
+    assert!(Api::<KubeadmControlPlane>::namespaced(mgmt.clone(), NS).get_opt(KCP).await.expect("get").is_none());
     assert!(
-        Api::<KubeadmControlPlane>::namespaced(mgmt.clone(), NS)
-            .get_opt(KCP)
-            .await
-            .expect("get")
-            .is_none()
-    );
-    assert!(
-        Api::<Machine>::namespaced(mgmt.clone(), NS)
-            .list(&ListParams::default())
-            .await
-            .expect("list")
-            .items
-            .is_empty()
+        Api::<Machine>::namespaced(mgmt.clone(), NS).list(&ListParams::default()).await.expect("list").items.is_empty()
     );
     let gvk = GroupVersionKind::gvk("tenancy.drydock.dev", "v1alpha1", "LogicalCluster");
-    let lcs: Api<DynamicObject> = Api::all_with(
-        mgmt.clone(),
-        &ApiResource::from_gvk_with_plural(&gvk, "logicalclusters"),
-    );
-    assert!(
-        lcs.get_opt("default.sample").await.expect("get").is_none(),
-        "workload cluster wiped"
-    );
+    let lcs: Api<DynamicObject> =
+        Api::all_with(mgmt.clone(), &ApiResource::from_gvk_with_plural(&gvk, "logicalclusters"));
+    assert!(lcs.get_opt("default.sample").await.expect("get").is_none(), "workload cluster wiped");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -438,20 +306,12 @@ async fn zero_durations_provision_three_replicas_fast() {
     let before = write_counts();
     let t0 = Instant::now();
     apply(&mgmt, &instant).await;
-    wait_for(
-        "3 ready control plane replicas",
-        Duration::from_secs(60),
-        || converged(&mgmt, &workload, 3),
-    )
-    .await;
+    wait_for("3 ready control plane replicas", Duration::from_secs(60), || converged(&mgmt, &workload, 3)).await;
     let took = t0.elapsed();
     println!("zero durations: 3 control plane replicas ready in {took:?}");
     assert!(took < Duration::from_secs(10), "took {took:?}");
     wait_for("the workers' Nodes", Duration::from_secs(60), || async {
-        let n = Api::<Node>::all(workload.clone())
-            .list(&ListParams::default())
-            .await
-            .ok()?;
+        let n = Api::<Node>::all(workload.clone()).list(&ListParams::default()).await.ok()?;
         (n.items.len() == 6).then_some(())
     })
     .await;
@@ -460,10 +320,7 @@ async fn zero_durations_provision_three_replicas_fast() {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
 /// `drydock up` as a separate process, so it can be killed.
@@ -482,28 +339,19 @@ async fn process_client(port: u16) -> kube::Client {
     let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().expect("url"));
     let client = kube::Client::try_from(config).expect("client");
     let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
-    wait_for("drydock answering", Duration::from_secs(60), || async {
-        ns.get_opt("default").await.ok()?.map(|_| ())
-    })
-    .await;
+    wait_for("drydock answering", Duration::from_secs(60), || async { ns.get_opt("default").await.ok()?.map(|_| ()) })
+        .await;
     client
 }
 
 /// Writes counted by a drydock process's controllers, by controller.
 async fn process_writes(client: &kube::Client) -> BTreeMap<String, f64> {
-    let req = http::Request::get("/metrics")
-        .body(Vec::new())
-        .expect("request");
+    let req = http::Request::get("/metrics").body(Vec::new()).expect("request");
     let text = client.request_text(req).await.expect("metrics");
     text.lines()
         .filter(|l| l.starts_with("drydock_controller_writes_total"))
         .filter_map(|l| {
-            let name = l
-                .split("controller=\"")
-                .nth(1)?
-                .split('"')
-                .next()?
-                .to_string();
+            let name = l.split("controller=\"").nth(1)?.split('"').next()?.to_string();
             Some((name, l.rsplit(' ').next()?.parse().ok()?))
         })
         .collect()
@@ -539,26 +387,16 @@ async fn restarted_fleet_changes_nothing() {
     let before = wait_for("the fleet running", Duration::from_secs(180), running).await;
     // Converged: every control plane Ready, and no controller writing any more.
     let kcps: Api<KubeadmControlPlane> = Api::namespaced(mgmt.clone(), NS);
-    wait_for(
-        "every control plane Ready",
-        Duration::from_secs(60),
-        || async {
-            let list = kcps.list(&ListParams::default()).await.ok()?;
-            list.items
-                .iter()
-                .all(|k| k.is_condition_true("Ready"))
-                .then_some(())
-        },
-    )
+    wait_for("every control plane Ready", Duration::from_secs(60), || async {
+        let list = kcps.list(&ListParams::default()).await.ok()?;
+        list.items.iter().all(|k| k.is_condition_true("Ready")).then_some(())
+    })
     .await;
     let mut last = process_writes(&mgmt).await;
     let mut quiet_since = Instant::now();
     let deadline = Instant::now() + Duration::from_secs(60);
     while quiet_since.elapsed() < Duration::from_secs(3) {
-        assert!(
-            Instant::now() < deadline,
-            "the controllers never went quiet: {last:?}"
-        );
+        assert!(Instant::now() < deadline, "the controllers never went quiet: {last:?}");
         tokio::time::sleep(Duration::from_millis(250)).await;
         let now = process_writes(&mgmt).await;
         if now != last {
@@ -586,16 +424,9 @@ async fn restarted_fleet_changes_nothing() {
     println!("writes after the restart: {writes:?}");
     child.kill().expect("kill");
     child.wait().expect("wait");
-    assert_eq!(
-        after, before,
-        "Machines were recreated or removed after the restart"
-    );
+    assert_eq!(after, before, "Machines were recreated or removed after the restart");
     for c in ["kubeadmcontrolplane", "inmemorymachine", "inmemorycluster"] {
-        assert_eq!(
-            writes.get(c).copied().unwrap_or(0.0),
-            0.0,
-            "{c} wrote after the restart"
-        );
+        assert_eq!(writes.get(c).copied().unwrap_or(0.0), 0.0, "{c} wrote after the restart");
     }
 }
 
@@ -606,38 +437,19 @@ fn write_counts() -> BTreeMap<String, f64> {
     drydock_controllers::encode_metrics(&mut text);
     let _ = drydock_apiserver::metrics::encode(&mut text);
     let label = |l: &str, k: &str| -> String {
-        l.split(&format!("{k}=\""))
-            .nth(1)
-            .and_then(|r| r.split('"').next())
-            .unwrap_or_default()
-            .to_string()
+        l.split(&format!("{k}=\"")).nth(1).and_then(|r| r.split('"').next()).unwrap_or_default().to_string()
     };
-    let value = |l: &str| {
-        l.rsplit(' ')
-            .next()
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
+    let value = |l: &str| l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     let mut counts = BTreeMap::new();
     for l in text.lines() {
         if l.starts_with("drydock_controller_writes_total") {
-            *counts
-                .entry(format!("controller {}", label(l, "controller")))
-                .or_default() += value(l);
+            *counts.entry(format!("controller {}", label(l, "controller"))).or_default() += value(l);
         }
         let verb = label(l, "verb");
-        if l.starts_with("apiserver_request_total{")
-            && ["POST", "PUT", "PATCH", "DELETE"].contains(&verb.as_str())
-        {
+        if l.starts_with("apiserver_request_total{") && ["POST", "PUT", "PATCH", "DELETE"].contains(&verb.as_str()) {
             let sub = label(l, "subresource");
-            let sub = if sub.is_empty() {
-                sub
-            } else {
-                format!("/{sub}")
-            };
-            *counts
-                .entry(format!("api {verb} {}{sub}", label(l, "resource")))
-                .or_default() += value(l);
+            let sub = if sub.is_empty() { sub } else { format!("/{sub}") };
+            *counts.entry(format!("api {verb} {}{sub}", label(l, "resource"))).or_default() += value(l);
         }
     }
     counts
@@ -655,8 +467,5 @@ fn print_writes(before: &BTreeMap<String, f64>, machines: f64) {
             }
         }
     }
-    println!(
-        "  API writes in total: {:.1} per machine",
-        api_total / machines
-    );
+    println!("  API writes in total: {:.1} per machine", api_total / machines);
 }

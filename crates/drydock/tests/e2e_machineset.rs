@@ -19,8 +19,7 @@ use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::inmemory::{InMemoryMachine, InMemoryMachineTemplate};
 use drydock_api::capi::keys::{
     CLONED_FROM_NAME_ANNOTATION, CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_FINALIZER,
-    MACHINE_TEMPLATE_HASH_LABEL, PAUSED_ANNOTATION, REVISION_ANNOTATION,
-    REVISION_HISTORY_ANNOTATION, SET_NAME_LABEL,
+    MACHINE_TEMPLATE_HASH_LABEL, PAUSED_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION, SET_NAME_LABEL,
 };
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmConfigTemplate};
 use drydock_api::capi::owner;
@@ -53,9 +52,7 @@ where
         + std::fmt::Debug,
 {
     let api: Api<K> = Api::namespaced(client.clone(), NS);
-    api.create(&PostParams::default(), &obj(v))
-        .await
-        .expect("create")
+    api.create(&PostParams::default(), &obj(v)).await.expect("create")
 }
 
 async fn patch<K>(client: &kube::Client, name: &str, v: Value) -> K
@@ -66,9 +63,7 @@ where
         + std::fmt::Debug,
 {
     let api: Api<K> = Api::namespaced(client.clone(), NS);
-    api.patch(name, &PatchParams::default(), &Patch::Merge(&v))
-        .await
-        .expect("patch")
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&v)).await.expect("patch")
 }
 
 /// Objects of `cluster` (by its cluster-name label).
@@ -80,10 +75,7 @@ where
         + std::fmt::Debug,
 {
     let api: Api<K> = Api::namespaced(client.clone(), NS);
-    api.list(&ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={cluster}")))
-        .await
-        .expect("list")
-        .items
+    api.list(&ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={cluster}"))).await.expect("list").items
 }
 
 /// A Cluster (paused from the start when `paused`) and the templates the tests use.
@@ -97,10 +89,7 @@ async fn setup_cluster(client: &kube::Client, cluster: &str, paused: bool) {
         }),
     )
     .await;
-    for name in [
-        format!("{cluster}-workers"),
-        format!("{cluster}-workers-v2"),
-    ] {
+    for name in [format!("{cluster}-workers"), format!("{cluster}-workers-v2")] {
         create::<InMemoryMachineTemplate>(
             client,
             json!({
@@ -136,11 +125,7 @@ impl MachineStandIn {
         let api: Api<Machine> = Api::namespaced(client, NS);
         let cfg = watcher::Config::default().labels(&format!("{CLUSTER_NAME_LABEL}={cluster}"));
         Self(tokio::spawn(async move {
-            let mut events = pin!(
-                watcher(api.clone(), cfg)
-                    .default_backoff()
-                    .applied_objects()
-            );
+            let mut events = pin!(watcher(api.clone(), cfg).default_backoff().applied_objects());
             while let Some(ev) = events.next().await {
                 let Ok(m) = ev else { continue };
                 let name = m.name_any();
@@ -158,8 +143,8 @@ impl MachineStandIn {
                 }
                 // The real Machine controller may have written its own view before it saw
                 // the pause: put the healthy Node back whenever it is missing.
-                let healthy = m.status.as_ref().is_some_and(|s| s.node_ref.is_some())
-                    && m.is_condition_true("NodeHealthy");
+                let healthy =
+                    m.status.as_ref().is_some_and(|s| s.node_ref.is_some()) && m.is_condition_true("NodeHealthy");
                 if !healthy {
                     let now = jiff::Timestamp::now().to_string();
                     let p = json!({"status": {
@@ -184,10 +169,7 @@ fn controlled_by<K: Resource<DynamicType = ()>>(meta: &kube::core::ObjectMeta, o
 }
 
 fn writes(controller: &str) -> u64 {
-    metrics::get()
-        .writes
-        .get_or_create(&metrics::controller(controller))
-        .get()
+    metrics::get().writes.get_or_create(&metrics::controller(controller)).get()
 }
 
 fn label<'a>(meta: &'a kube::core::ObjectMeta, key: &str) -> Option<&'a str> {
@@ -205,10 +187,7 @@ async fn sets_of(client: &kube::Client, md: &MachineDeployment, n: usize) -> Vec
         let (client, cluster, md) = (client.clone(), cluster.clone(), md.clone());
         async move {
             let sets: Vec<MachineSet> = list(&client, &cluster).await;
-            let owned: Vec<MachineSet> = sets
-                .into_iter()
-                .filter(|s| controlled_by(&s.metadata, &md))
-                .collect();
+            let owned: Vec<MachineSet> = sets.into_iter().filter(|s| controlled_by(&s.metadata, &md)).collect();
             (owned.len() == n).then_some(owned)
         }
     })
@@ -217,24 +196,13 @@ async fn sets_of(client: &kube::Client, md: &MachineDeployment, n: usize) -> Vec
 
 /// The set's Machines once there are exactly `n` (deleting ones included) and its status
 /// reports `n` replicas.
-async fn machines_of(
-    client: &kube::Client,
-    cluster: &str,
-    ms_name: &str,
-    n: usize,
-) -> Vec<Machine> {
+async fn machines_of(client: &kube::Client, cluster: &str, ms_name: &str, n: usize) -> Vec<Machine> {
     eventually(&format!("{n} Machines of {ms_name}"), WAIT, || {
         let (client, cluster) = (client.clone(), cluster.to_string());
         async move {
             let machines: Vec<Machine> = list(&client, &cluster).await;
-            let ms: MachineSet = Api::namespaced(client.clone(), NS)
-                .get(ms_name)
-                .await
-                .ok()?;
-            let mine: Vec<Machine> = machines
-                .into_iter()
-                .filter(|m| controlled_by(&m.metadata, &ms))
-                .collect();
+            let ms: MachineSet = Api::namespaced(client.clone(), NS).get(ms_name).await.ok()?;
+            let mine: Vec<Machine> = machines.into_iter().filter(|m| controlled_by(&m.metadata, &ms)).collect();
             let reported = ms.status.as_ref().and_then(|s| s.replicas);
             (mine.len() == n && reported == Some(n as i32)).then_some(mine)
         }
@@ -243,21 +211,16 @@ async fn machines_of(
 }
 
 async fn wait_gone(client: &kube::Client, cluster: &str) {
-    eventually(
-        "every object of the deployment to be collected",
-        WAIT,
-        || {
-            let (client, cluster) = (client.clone(), cluster.to_string());
-            async move {
-                let sets: Vec<MachineSet> = list(&client, &cluster).await;
-                let machines: Vec<Machine> = list(&client, &cluster).await;
-                let infra: Vec<InMemoryMachine> = list(&client, &cluster).await;
-                let configs: Vec<KubeadmConfig> = list(&client, &cluster).await;
-                (sets.is_empty() && machines.is_empty() && infra.is_empty() && configs.is_empty())
-                    .then_some(())
-            }
-        },
-    )
+    eventually("every object of the deployment to be collected", WAIT, || {
+        let (client, cluster) = (client.clone(), cluster.to_string());
+        async move {
+            let sets: Vec<MachineSet> = list(&client, &cluster).await;
+            let machines: Vec<Machine> = list(&client, &cluster).await;
+            let infra: Vec<InMemoryMachine> = list(&client, &cluster).await;
+            let configs: Vec<KubeadmConfig> = list(&client, &cluster).await;
+            (sets.is_empty() && machines.is_empty() && infra.is_empty() && configs.is_empty()).then_some(())
+        }
+    })
     .await;
 }
 
@@ -298,13 +261,8 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
     let ms = &sets[0];
     let ms_name = ms.name_any();
     assert!(ms_name.starts_with("workers-"), "{ms_name}");
-    let hash = label(&ms.metadata, MACHINE_TEMPLATE_HASH_LABEL)
-        .expect("hash label")
-        .to_string();
-    assert!(
-        hash.ends_with(&ms_name["workers-".len()..]),
-        "{hash} / {ms_name}"
-    );
+    let hash = label(&ms.metadata, MACHINE_TEMPLATE_HASH_LABEL).expect("hash label").to_string();
+    assert!(hash.ends_with(&ms_name["workers-".len()..]), "{hash} / {ms_name}");
     assert_eq!(label(&ms.metadata, DEPLOYMENT_NAME_LABEL), Some("workers"));
     assert_eq!(label(&ms.metadata, CLUSTER_NAME_LABEL), Some(cluster));
     assert_eq!(annotation(&ms.metadata, REVISION_ANNOTATION), Some("1"));
@@ -324,84 +282,41 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
         assert!(name.starts_with(&format!("{ms_name}-")), "{name}");
         assert_eq!(label(&m.metadata, SET_NAME_LABEL), Some(ms_name.as_str()));
         assert_eq!(label(&m.metadata, DEPLOYMENT_NAME_LABEL), Some("workers"));
-        assert_eq!(
-            label(&m.metadata, MACHINE_TEMPLATE_HASH_LABEL),
-            Some(hash.as_str())
-        );
-        assert_eq!(
-            label(&m.metadata, "node-role.kubernetes.io/worker"),
-            Some("")
-        );
+        assert_eq!(label(&m.metadata, MACHINE_TEMPLATE_HASH_LABEL), Some(hash.as_str()));
+        assert_eq!(label(&m.metadata, "node-role.kubernetes.io/worker"), Some(""));
         assert_eq!(annotation(&m.metadata, "example.com/note"), Some("a"));
         assert!(m.finalizers().iter().any(|f| f == MACHINE_FINALIZER));
         assert_eq!(m.spec.version.as_deref(), Some("v1.30.2"));
-        assert_eq!(
-            m.spec.infrastructure_ref.kind.as_deref(),
-            Some("InMemoryMachine")
-        );
-        assert_eq!(
-            m.spec.infrastructure_ref.name.as_deref(),
-            Some(name.as_str())
-        );
-        let config_ref = m
-            .spec
-            .bootstrap
-            .config_ref
-            .as_ref()
-            .expect("bootstrap config");
+        assert_eq!(m.spec.infrastructure_ref.kind.as_deref(), Some("InMemoryMachine"));
+        assert_eq!(m.spec.infrastructure_ref.name.as_deref(), Some(name.as_str()));
+        let config_ref = m.spec.bootstrap.config_ref.as_ref().expect("bootstrap config");
         assert_eq!(config_ref.kind.as_deref(), Some("KubeadmConfig"));
         assert_eq!(config_ref.name.as_deref(), Some(name.as_str()));
 
-        let infra: InMemoryMachine = Api::namespaced(client.clone(), NS)
-            .get(&name)
-            .await
-            .expect("InMemoryMachine");
+        let infra: InMemoryMachine = Api::namespaced(client.clone(), NS).get(&name).await.expect("InMemoryMachine");
         // Created owned by the set; the Machine controller may already have taken it over.
-        let owned = |meta: &kube::core::ObjectMeta| {
-            owner::is_owned_by(meta, ms) || owner::is_owned_by(meta, m)
-        };
-        assert!(
-            owned(&infra.metadata),
-            "InMemoryMachine owned by the set or its Machine"
-        );
+        let owned = |meta: &kube::core::ObjectMeta| owner::is_owned_by(meta, ms) || owner::is_owned_by(meta, m);
+        assert!(owned(&infra.metadata), "InMemoryMachine owned by the set or its Machine");
         assert_eq!(
             annotation(&infra.metadata, CLONED_FROM_NAME_ANNOTATION),
             Some(format!("{cluster}-workers").as_str())
         );
-        assert_eq!(
-            label(&infra.metadata, SET_NAME_LABEL),
-            Some(ms_name.as_str())
-        );
-        let config: KubeadmConfig = Api::namespaced(client.clone(), NS)
-            .get(&name)
-            .await
-            .expect("KubeadmConfig");
-        assert!(
-            owned(&config.metadata),
-            "KubeadmConfig owned by the set or its Machine"
-        );
+        assert_eq!(label(&infra.metadata, SET_NAME_LABEL), Some(ms_name.as_str()));
+        let config: KubeadmConfig = Api::namespaced(client.clone(), NS).get(&name).await.expect("KubeadmConfig");
+        assert!(owned(&config.metadata), "KubeadmConfig owned by the set or its Machine");
         assert_eq!(label(&config.metadata, CLUSTER_NAME_LABEL), Some(cluster));
     }
     // The templates now belong to the Cluster.
-    let c: Cluster = Api::namespaced(client.clone(), NS)
-        .get(cluster)
-        .await
-        .expect("cluster");
-    let tpl: InMemoryMachineTemplate = Api::namespaced(client.clone(), NS)
-        .get(&format!("{cluster}-workers"))
-        .await
-        .expect("template");
+    let c: Cluster = Api::namespaced(client.clone(), NS).get(cluster).await.expect("cluster");
+    let tpl: InMemoryMachineTemplate =
+        Api::namespaced(client.clone(), NS).get(&format!("{cluster}-workers")).await.expect("template");
     assert!(owner::is_owned_by(&tpl.metadata, &c));
 
     // The stand-in reports healthy Nodes: everything becomes ready and available.
     eventually("the deployment to be available", WAIT, || async {
         let md = md_api.get("workers").await.ok()?;
         let s = md.status.as_ref()?;
-        let available = s
-            .conditions
-            .iter()
-            .flatten()
-            .any(|c| c.type_ == "Available" && c.status == "True");
+        let available = s.conditions.iter().flatten().any(|c| c.type_ == "Available" && c.status == "True");
         (s.replicas == Some(3)
             && s.available_replicas == Some(3)
             && s.updated_replicas == Some(3)
@@ -415,27 +330,16 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
     let first: BTreeSet<String> = machines.iter().map(|m| m.name_any()).collect();
     let newest_first = machines
         .iter()
-        .filter_map(|m| {
-            m.metadata
-                .creation_timestamp
-                .as_ref()
-                .map(|t| t.0.as_second())
-        })
+        .filter_map(|m| m.metadata.creation_timestamp.as_ref().map(|t| t.0.as_second()))
         .max()
         .expect("creation timestamps");
-    eventually(
-        "the clock to pass the first Machines' second",
-        WAIT,
-        || async { (jiff::Timestamp::now().as_second() > newest_first).then_some(()) },
-    )
+    eventually("the clock to pass the first Machines' second", WAIT, || async {
+        (jiff::Timestamp::now().as_second() > newest_first).then_some(())
+    })
     .await;
     patch::<MachineDeployment>(&client, "workers", json!({"spec": {"replicas": 10}})).await;
     let machines = machines_of(&client, cluster, &ms_name, 10).await;
-    assert!(
-        first
-            .iter()
-            .all(|n| machines.iter().any(|m| &m.name_any() == n))
-    );
+    assert!(first.iter().all(|n| machines.iter().any(|m| &m.name_any() == n)));
 
     // In-place propagation: labels, annotations and drain timeout reach the set and its
     // Machines without a new set.
@@ -461,11 +365,7 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
     .await;
     eventually("labels on every InMemoryMachine", WAIT, || async {
         let infra: Vec<InMemoryMachine> = list(&client, cluster).await;
-        (infra.len() == 10
-            && infra
-                .iter()
-                .all(|i| label(&i.metadata, "tier") == Some("gold")))
-        .then_some(())
+        (infra.len() == 10 && infra.iter().all(|i| label(&i.metadata, "tier") == Some("gold"))).then_some(())
     })
     .await;
     assert_eq!(sets_of(&client, &md, 1).await[0].name_any(), ms_name);
@@ -474,16 +374,11 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
     patch::<MachineDeployment>(&client, "workers", json!({"spec": {"replicas": 1}})).await;
     let machines = machines_of(&client, cluster, &ms_name, 1).await;
     let survivor = machines[0].name_any();
-    assert!(
-        !first.contains(&survivor),
-        "an oldest Machine survived: {survivor}"
-    );
+    assert!(!first.contains(&survivor), "an oldest Machine survived: {survivor}");
     eventually("the deployment status to follow", WAIT, || async {
         let s = md_api.get("workers").await.ok()?.status?;
-        (s.replicas == Some(1)
-            && s.available_replicas == Some(1)
-            && s.phase.as_deref() == Some("Running"))
-        .then_some(())
+        (s.replicas == Some(1) && s.available_replicas == Some(1) && s.phase.as_deref() == Some("Running"))
+            .then_some(())
     })
     .await;
 
@@ -509,15 +404,9 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
     )
     .await;
     let sets = sets_of(&client, &md, 2).await;
-    let new = sets
-        .iter()
-        .find(|s| s.name_any() != ms_name)
-        .expect("new set");
+    let new = sets.iter().find(|s| s.name_any() != ms_name).expect("new set");
     assert_eq!(annotation(&new.metadata, REVISION_ANNOTATION), Some("2"));
-    assert_ne!(
-        label(&new.metadata, MACHINE_TEMPLATE_HASH_LABEL),
-        Some(hash.as_str())
-    );
+    assert_ne!(label(&new.metadata, MACHINE_TEMPLATE_HASH_LABEL), Some(hash.as_str()));
     eventually("the deployment's revision 2", WAIT, || async {
         let md = md_api.get("workers").await.ok()?;
         (annotation(&md.metadata, REVISION_ANNOTATION) == Some("2")).then_some(())
@@ -530,10 +419,7 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
     )
     .await;
     eventually("the first set to become revision 3", WAIT, || async {
-        let ms: MachineSet = Api::namespaced(client.clone(), NS)
-            .get(&ms_name)
-            .await
-            .ok()?;
+        let ms: MachineSet = Api::namespaced(client.clone(), NS).get(&ms_name).await.ok()?;
         let md = md_api.get("workers").await.ok()?;
         (annotation(&ms.metadata, REVISION_ANNOTATION) == Some("3")
             && annotation(&ms.metadata, REVISION_HISTORY_ANNOTATION) == Some("1")
@@ -544,10 +430,7 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
     assert_eq!(sets_of(&client, &md, 2).await.len(), 2);
 
     // Deleting the deployment collects its sets, Machines and their clones.
-    md_api
-        .delete("workers", &DeleteParams::default())
-        .await
-        .expect("delete");
+    md_api.delete("workers", &DeleteParams::default()).await.expect("delete");
     wait_gone(&client, cluster).await;
 }
 
@@ -601,43 +484,23 @@ async fn standalone_set_adopts_releases_and_respects_pause() {
     // The orphan is adopted and one Machine is created next to it.
     let machines = machines_of(&client, cluster, "solo", 2).await;
     assert!(machines.iter().any(|m| m.name_any() == "orphan"));
-    let created = machines
-        .iter()
-        .find(|m| m.name_any() != "orphan")
-        .expect("created Machine");
-    assert_eq!(
-        created.spec.bootstrap.data_secret_name.as_deref(),
-        Some("bootstrap-data")
-    );
+    let created = machines.iter().find(|m| m.name_any() != "orphan").expect("created Machine");
+    assert_eq!(created.spec.bootstrap.data_secret_name.as_deref(), Some("bootstrap-data"));
     assert!(created.spec.bootstrap.config_ref.is_none());
-    let infra: InMemoryMachine = Api::namespaced(client.clone(), NS)
-        .get(&created.name_any())
-        .await
-        .expect("cloned InMemoryMachine");
-    assert!(
-        owner::is_owned_by(&infra.metadata, &ms) || owner::is_owned_by(&infra.metadata, created)
-    );
+    let infra: InMemoryMachine =
+        Api::namespaced(client.clone(), NS).get(&created.name_any()).await.expect("cloned InMemoryMachine");
+    assert!(owner::is_owned_by(&infra.metadata, &ms) || owner::is_owned_by(&infra.metadata, created));
     // A standalone set belongs to its Cluster.
-    let c: Cluster = Api::namespaced(client.clone(), NS)
-        .get(cluster)
-        .await
-        .expect("cluster");
+    let c: Cluster = Api::namespaced(client.clone(), NS).get(cluster).await.expect("cluster");
     let stored = ms_api.get("solo").await.expect("set");
     assert!(owner::is_owned_by(&stored.metadata, &c));
     assert_eq!(label(&stored.metadata, CLUSTER_NAME_LABEL), Some(cluster));
 
     // Relabelled, the orphan is released and replaced.
-    patch::<Machine>(
-        &client,
-        "orphan",
-        json!({"metadata": {"labels": {"pool": "other"}}}),
-    )
-    .await;
+    patch::<Machine>(&client, "orphan", json!({"metadata": {"labels": {"pool": "other"}}})).await;
     eventually("the relabelled Machine to be released", WAIT, || async {
         let orphan = machines_api.get("orphan").await.ok()?;
-        owner::get_controller(&orphan.metadata)
-            .is_none()
-            .then_some(())
+        owner::get_controller(&orphan.metadata).is_none().then_some(())
     })
     .await;
     let machines = machines_of(&client, cluster, "solo", 2).await;
@@ -653,26 +516,12 @@ async fn standalone_set_adopts_releases_and_respects_pause() {
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let all: Vec<Machine> = list(&client, cluster).await;
-    assert_eq!(
-        all.iter()
-            .filter(|m| controlled_by(&m.metadata, &ms))
-            .count(),
-        2,
-        "a paused set created Machines"
-    );
-    patch::<MachineSet>(
-        &client,
-        "solo",
-        json!({"metadata": {"annotations": {PAUSED_ANNOTATION: null}}}),
-    )
-    .await;
+    assert_eq!(all.iter().filter(|m| controlled_by(&m.metadata, &ms)).count(), 2, "a paused set created Machines");
+    patch::<MachineSet>(&client, "solo", json!({"metadata": {"annotations": {PAUSED_ANNOTATION: null}}})).await;
     machines_of(&client, cluster, "solo", 3).await;
 
     // Deleting the set collects its Machines and their clones; the released Machine stays.
-    ms_api
-        .delete("solo", &DeleteParams::default())
-        .await
-        .expect("delete");
+    ms_api.delete("solo", &DeleteParams::default()).await.expect("delete");
     eventually("the set's Machines to be collected", WAIT, || async {
         let all: Vec<Machine> = list(&client, cluster).await;
         let infra: Vec<InMemoryMachine> = list(&client, cluster).await;
@@ -709,14 +558,8 @@ async fn set_of_a_paused_cluster_waits_until_it_resumes() {
     // The Cluster was created paused: nothing may happen to its set.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let machines: Vec<Machine> = list(&client, cluster).await;
-    assert!(
-        machines.is_empty(),
-        "a paused Cluster's set created Machines"
-    );
-    let held: MachineSet = Api::namespaced(client.clone(), NS)
-        .get("held")
-        .await
-        .expect("set");
+    assert!(machines.is_empty(), "a paused Cluster's set created Machines");
+    let held: MachineSet = Api::namespaced(client.clone(), NS).get("held").await.expect("set");
     assert!(held.status.is_none(), "a paused Cluster's set got a status");
 
     // Resuming the Cluster wakes its sets up.

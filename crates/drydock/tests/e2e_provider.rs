@@ -22,9 +22,7 @@ use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_apiserver::Config;
-use drydock_controllers::etcd::{
-    CLUSTER_ID_ANNOTATION, LEADER_FROM_ANNOTATION, MEMBER_ID_ANNOTATION, Membership,
-};
+use drydock_controllers::etcd::{CLUSTER_ID_ANNOTATION, LEADER_FROM_ANNOTATION, MEMBER_ID_ANNOTATION, Membership};
 use drydock_controllers::workload::{ENDPOINT_PATH_ANNOTATION, WorkloadClients};
 use drydock_controllers::{Context, Settings};
 use drydock_provider_inmemory::machine::STARTED_ANNOTATION;
@@ -53,20 +51,14 @@ where
         if let Some(v) = f().await {
             return v;
         }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
+        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
 fn logical_clusters(client: &kube::Client) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk("tenancy.drydock.dev", "v1alpha1", "LogicalCluster");
-    Api::all_with(
-        client.clone(),
-        &ApiResource::from_gvk_with_plural(&gvk, "logicalclusters"),
-    )
+    Api::all_with(client.clone(), &ApiResource::from_gvk_with_plural(&gvk, "logicalclusters"))
 }
 
 fn owner(kind: &str, name: &str, uid: &str) -> Value {
@@ -88,10 +80,7 @@ async fn create_cluster(mgmt: &kube::Client, name: &str) -> Cluster {
                                         "kind": "InMemoryCluster", "name": name}},
     }))
     .expect("cluster");
-    let cluster = clusters
-        .create(&PostParams::default(), &cluster)
-        .await
-        .expect("create cluster");
+    let cluster = clusters.create(&PostParams::default(), &cluster).await.expect("create cluster");
     let ic: InMemoryCluster = serde_json::from_value(json!({
         "apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "kind": "InMemoryCluster",
         "metadata": {"name": name, "namespace": NS,
@@ -109,23 +98,13 @@ async fn create_cluster(mgmt: &kube::Client, name: &str) -> Cluster {
 
 async fn patch_cluster_status(mgmt: &kube::Client, name: &str, status: Value) {
     Api::<Cluster>::namespaced(mgmt.clone(), NS)
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"status": status})),
-        )
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&json!({"status": status})))
         .await
         .expect("patch cluster status");
 }
 
 /// Creates a Machine with bootstrap data and its InMemoryMachine owned by it.
-async fn create_machine(
-    mgmt: &kube::Client,
-    cluster: &str,
-    name: &str,
-    control_plane: bool,
-    behaviour: Value,
-) {
+async fn create_machine(mgmt: &kube::Client, cluster: &str, name: &str, control_plane: bool, behaviour: Value) {
     let mut labels = BTreeMap::from([("cluster.x-k8s.io/cluster-name", cluster)]);
     if control_plane {
         labels.insert("cluster.x-k8s.io/control-plane", "");
@@ -179,20 +158,10 @@ fn controller_writes() -> u64 {
 /// test's stand-ins are the only other writers).
 fn start_provider(instance: &Instance) {
     let mgmt = instance.server.client(None);
-    let ctx = Context::new(
-        mgmt.clone(),
-        WorkloadClients::new(mgmt.clone(), None),
-        Settings::default(),
-    );
-    let host = Host {
-        client: mgmt,
-        endpoint_host: instance.addr.ip().to_string(),
-        endpoint_port: instance.addr.port(),
-    };
-    let controllers = drydock_provider_inmemory::controllers(Arc::new(ProviderContext {
-        ctx: ctx.clone(),
-        host,
-    }));
+    let ctx = Context::new(mgmt.clone(), WorkloadClients::new(mgmt.clone(), None), Settings::default());
+    let host =
+        Host { client: mgmt, endpoint_host: instance.addr.ip().to_string(), endpoint_port: instance.addr.port() };
+    let controllers = drydock_provider_inmemory::controllers(Arc::new(ProviderContext { ctx: ctx.clone(), host }));
     tokio::spawn(drydock_controllers::start(ctx, controllers));
 }
 
@@ -201,10 +170,7 @@ async fn provider_simulates_clusters_and_machines() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let mut instance = Instance::start(Options {
-        server: Config {
-            data_dir: Some(dir.path().to_path_buf()),
-            ..Default::default()
-        },
+        server: Config { data_dir: Some(dir.path().to_path_buf()), ..Default::default() },
         controllers: false,
         ..Default::default()
     })
@@ -224,31 +190,10 @@ async fn provider_simulates_clusters_and_machines() {
     })
     .await;
     let ep = ic.spec.control_plane_endpoint.clone().expect("endpoint");
-    assert_eq!(
-        (ep.host.as_str(), ep.port),
-        (
-            instance.addr.ip().to_string().as_str(),
-            i32::from(instance.addr.port())
-        )
-    );
-    assert_eq!(
-        ic.annotations()
-            .get(ENDPOINT_PATH_ANNOTATION)
-            .map(String::as_str),
-        Some("/clusters/default.c1")
-    );
-    assert!(
-        ic.finalizers()
-            .iter()
-            .any(|f| f == "inmemorycluster.infrastructure.cluster.x-k8s.io")
-    );
-    assert!(
-        logical_clusters(&mgmt)
-            .get_opt("default.c1")
-            .await
-            .expect("get lc")
-            .is_some()
-    );
+    assert_eq!((ep.host.as_str(), ep.port), (instance.addr.ip().to_string().as_str(), i32::from(instance.addr.port())));
+    assert_eq!(ic.annotations().get(ENDPOINT_PATH_ANNOTATION).map(String::as_str), Some("/clusters/default.c1"));
+    assert!(ic.finalizers().iter().any(|f| f == "inmemorycluster.infrastructure.cluster.x-k8s.io"));
+    assert!(logical_clusters(&mgmt).get_opt("default.c1").await.expect("get lc").is_some());
     let workload = instance.server.client(Some("default.c1"));
     let namespaces: Api<Namespace> = Api::all(workload.clone());
     wait_for("kube-system in the workload cluster", wait, || async {
@@ -258,25 +203,14 @@ async fn provider_simulates_clusters_and_machines() {
 
     // A control plane machine waits for the cluster infrastructure.
     let imms: Api<InMemoryMachine> = Api::namespaced(mgmt.clone(), NS);
-    create_machine(
-        &mgmt,
-        "c1",
-        "cp-0",
-        true,
-        behaviour("1s", "500ms", "500ms", "300ms"),
-    )
-    .await;
+    create_machine(&mgmt, "c1", "cp-0", true, behaviour("1s", "500ms", "500ms", "300ms")).await;
     wait_for("WaitingForClusterInfrastructure", wait, || async {
         let m = imms.get("cp-0").await.ok()?;
-        (reason(&m, "VMProvisioned").as_deref() == Some("WaitingForClusterInfrastructure"))
-            .then_some(())
+        (reason(&m, "VMProvisioned").as_deref() == Some("WaitingForClusterInfrastructure")).then_some(())
     })
     .await;
     let imm = imms.get("cp-0").await.expect("get cp-0");
-    assert!(
-        imm.finalizers().is_empty(),
-        "nothing to clean up before provisioning starts"
-    );
+    assert!(imm.finalizers().is_empty(), "nothing to clean up before provisioning starts");
     assert!(!imm.annotations().contains_key(STARTED_ANNOTATION));
 
     // Startup durations are honoured: VM 1s + Node 0.5s + max(etcd 0.5s, API server 0.3s),
@@ -285,33 +219,15 @@ async fn provider_simulates_clusters_and_machines() {
     patch_cluster_status(&mgmt, "c1", json!({"infrastructureReady": true})).await;
     let cp0 = wait_for("cp-0 ready", wait, || ready_machine(&imms, "cp-0")).await;
     let took = t0.elapsed();
-    assert!(
-        took >= Duration::from_millis(2000),
-        "cp-0 was ready after {took:?}, before its startup durations"
-    );
-    assert!(
-        took < Duration::from_millis(2400 + 1500),
-        "cp-0 took {took:?}"
-    );
+    assert!(took >= Duration::from_millis(2000), "cp-0 was ready after {took:?}, before its startup durations");
+    assert!(took < Duration::from_millis(2400 + 1500), "cp-0 took {took:?}");
     println!("control plane machine with 1s+0.5s+0.5s startup ready after {took:?}");
-    for c in [
-        "Ready",
-        "VMProvisioned",
-        "NodeProvisioned",
-        "EtcdProvisioned",
-        "APIServerProvisioned",
-    ] {
+    for c in ["Ready", "VMProvisioned", "NodeProvisioned", "EtcdProvisioned", "APIServerProvisioned"] {
         assert!(cp0.is_condition_true(c), "{c}: {:?}", cp0.get_condition(c));
     }
     assert_eq!(cp0.spec.provider_id.as_deref(), Some("in-memory://cp-0"));
-    let started: jiff::Timestamp = cp0.annotations()[STARTED_ANNOTATION]
-        .parse()
-        .expect("start annotation");
-    let ready_at = cp0
-        .get_condition("APIServerProvisioned")
-        .unwrap()
-        .last_transition_time
-        .0;
+    let started: jiff::Timestamp = cp0.annotations()[STARTED_ANNOTATION].parse().expect("start annotation");
+    let ready_at = cp0.get_condition("APIServerProvisioned").unwrap().last_transition_time.0;
     assert!(
         ready_at.duration_since(started) >= jiff::SignedDuration::from_secs(1),
         "conditions carry simulated instants"
@@ -320,60 +236,29 @@ async fn provider_simulates_clusters_and_machines() {
     // What the workload cluster now holds.
     let nodes: Api<Node> = Api::all(workload.clone());
     let node = nodes.get("cp-0").await.expect("node cp-0");
-    assert_eq!(
-        node.spec.as_ref().and_then(|s| s.provider_id.as_deref()),
-        Some("in-memory://cp-0")
-    );
-    assert!(
-        node.labels()
-            .contains_key("node-role.kubernetes.io/control-plane")
-    );
+    assert_eq!(node.spec.as_ref().and_then(|s| s.provider_id.as_deref()), Some("in-memory://cp-0"));
+    assert!(node.labels().contains_key("node-role.kubernetes.io/control-plane"));
     let status = node.status.clone().expect("node status");
-    assert_eq!(
-        status.node_info.expect("nodeInfo").kubelet_version,
-        "v1.30.2"
-    );
-    assert!(
-        status
-            .conditions
-            .unwrap_or_default()
-            .iter()
-            .any(|c| c.type_ == "Ready" && c.status == "True")
-    );
+    assert_eq!(status.node_info.expect("nodeInfo").kubelet_version, "v1.30.2");
+    assert!(status.conditions.unwrap_or_default().iter().any(|c| c.type_ == "Ready" && c.status == "True"));
     let pods: Api<Pod> = Api::namespaced(workload.clone(), "kube-system");
-    for c in [
-        "etcd",
-        "kube-apiserver",
-        "kube-controller-manager",
-        "kube-scheduler",
-    ] {
+    for c in ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"] {
         let pod = pods.get(&format!("{c}-cp-0")).await.expect("static pod");
         assert_eq!(pod.labels().get("component").map(String::as_str), Some(c));
         assert_eq!(pod.status.and_then(|s| s.phase).as_deref(), Some("Running"));
     }
     let etcd0 = pods.get("etcd-cp-0").await.expect("etcd pod");
     let cluster_id = etcd0.annotations()[CLUSTER_ID_ANNOTATION].clone();
-    assert!(
-        etcd0.annotations().contains_key(LEADER_FROM_ANNOTATION),
-        "the founding member leads"
-    );
+    assert!(etcd0.annotations().contains_key(LEADER_FROM_ANNOTATION), "the founding member leads");
     let cms: Api<ConfigMap> = Api::namespaced(workload.clone(), "kube-system");
-    let kc = cms
-        .get("kubeadm-config")
-        .await
-        .expect("kubeadm-config uploaded");
-    assert!(
-        kc.data
-            .unwrap_or_default()
-            .contains_key("ClusterConfiguration")
-    );
+    let kc = cms.get("kubeadm-config").await.expect("kubeadm-config uploaded");
+    assert!(kc.data.unwrap_or_default().contains_key("ClusterConfiguration"));
 
     // A worker waits for the control plane to be initialized (zero durations: instant after).
     create_machine(&mgmt, "c1", "w-0", false, json!({})).await;
     wait_for("WaitingControlPlaneInitialized", wait, || async {
         let m = imms.get("w-0").await.ok()?;
-        (reason(&m, "VMProvisioned").as_deref() == Some("WaitingControlPlaneInitialized"))
-            .then_some(())
+        (reason(&m, "VMProvisioned").as_deref() == Some("WaitingControlPlaneInitialized")).then_some(())
     })
     .await;
     let t1 = Instant::now();
@@ -385,21 +270,11 @@ async fn provider_simulates_clusters_and_machines() {
     )
     .await;
     let w0 = wait_for("w-0 ready", wait, || ready_machine(&imms, "w-0")).await;
-    println!(
-        "worker with zero durations ready {:?} after the control plane was initialized",
-        t1.elapsed()
-    );
+    println!("worker with zero durations ready {:?} after the control plane was initialized", t1.elapsed());
     assert!(t1.elapsed() < Duration::from_secs(2));
-    assert!(
-        w0.get_condition("EtcdProvisioned").is_none(),
-        "workers run no etcd"
-    );
+    assert!(w0.get_condition("EtcdProvisioned").is_none(), "workers run no etcd");
     let wnode = nodes.get("w-0").await.expect("worker node");
-    assert!(
-        !wnode
-            .labels()
-            .contains_key("node-role.kubernetes.io/control-plane")
-    );
+    assert!(!wnode.labels().contains_key("node-role.kubernetes.io/control-plane"));
     assert!(pods.get_opt("etcd-w-0").await.expect("get").is_none());
 
     // A second control plane machine joins the existing etcd cluster as a follower.
@@ -408,10 +283,7 @@ async fn provider_simulates_clusters_and_machines() {
     let etcd1 = pods.get("etcd-cp-1").await.expect("etcd-cp-1");
     assert_eq!(etcd1.annotations()[CLUSTER_ID_ANNOTATION], cluster_id);
     assert!(!etcd1.annotations().contains_key(LEADER_FROM_ANNOTATION));
-    assert_ne!(
-        etcd1.annotations()[MEMBER_ID_ANNOTATION],
-        etcd0.annotations()[MEMBER_ID_ANNOTATION]
-    );
+    assert_ne!(etcd1.annotations()[MEMBER_ID_ANNOTATION], etcd0.annotations()[MEMBER_ID_ANNOTATION]);
     let all = pods.list(&ListParams::default()).await.expect("list pods");
     let membership = Membership::from_pods(&all.items);
     assert_eq!(membership.members.len(), 2);
@@ -423,45 +295,19 @@ async fn provider_simulates_clusters_and_machines() {
     assert_eq!(controller_writes(), before, "an idle fleet writes nothing");
 
     // Deleting a machine removes its Node and static pods.
-    imms.delete("cp-1", &DeleteParams::default())
-        .await
-        .expect("delete cp-1");
-    wait_for("cp-1 gone", wait, || async {
-        imms.get_opt("cp-1").await.ok()?.is_none().then_some(())
-    })
-    .await;
+    imms.delete("cp-1", &DeleteParams::default()).await.expect("delete cp-1");
+    wait_for("cp-1 gone", wait, || async { imms.get_opt("cp-1").await.ok()?.is_none().then_some(()) }).await;
     assert!(nodes.get_opt("cp-1").await.expect("get").is_none());
-    for c in [
-        "etcd",
-        "kube-apiserver",
-        "kube-controller-manager",
-        "kube-scheduler",
-    ] {
-        assert!(
-            pods.get_opt(&format!("{c}-cp-1"))
-                .await
-                .expect("get")
-                .is_none(),
-            "{c}-cp-1 left behind"
-        );
+    for c in ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"] {
+        assert!(pods.get_opt(&format!("{c}-cp-1")).await.expect("get").is_none(), "{c}-cp-1 left behind");
     }
     assert!(nodes.get_opt("cp-0").await.expect("get").is_some());
 
     // Deleting the cluster wipes its logical cluster.
-    ics.delete("c1", &DeleteParams::default())
-        .await
-        .expect("delete inmemorycluster");
-    wait_for("InMemoryCluster gone", wait, || async {
-        ics.get_opt("c1").await.ok()?.is_none().then_some(())
-    })
-    .await;
+    ics.delete("c1", &DeleteParams::default()).await.expect("delete inmemorycluster");
+    wait_for("InMemoryCluster gone", wait, || async { ics.get_opt("c1").await.ok()?.is_none().then_some(()) }).await;
     wait_for("LogicalCluster gone", wait, || async {
-        logical_clusters(&mgmt)
-            .get_opt("default.c1")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
+        logical_clusters(&mgmt).get_opt("default.c1").await.ok()?.is_none().then_some(())
     })
     .await;
 }
@@ -471,12 +317,8 @@ async fn provider_simulates_clusters_and_machines() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_zero_durations_are_fast() {
     let _serial = SERIAL.lock().await;
-    let mut instance = Instance::start(Options {
-        controllers: false,
-        ..Default::default()
-    })
-    .await
-    .expect("start drydock");
+    let mut instance =
+        Instance::start(Options { controllers: false, ..Default::default() }).await.expect("start drydock");
     instance.spawn_serve().expect("serve");
     start_provider(&instance);
     let mgmt = instance.server.client(None);
@@ -501,39 +343,20 @@ async fn provider_zero_durations_are_fast() {
     let imms: Api<InMemoryMachine> = Api::namespaced(mgmt.clone(), NS);
     wait_for("all machines ready", Duration::from_secs(60), || async {
         let list = imms.list(&ListParams::default()).await.ok()?;
-        let ready = list
-            .items
-            .iter()
-            .filter(|m| m.status.as_ref().and_then(|s| s.ready) == Some(true))
-            .count();
+        let ready = list.items.iter().filter(|m| m.status.as_ref().and_then(|s| s.ready) == Some(true)).count();
         (ready == clusters * 4).then_some(())
     })
     .await;
-    println!(
-        "{} machines in {clusters} clusters ready in {:?} with zero durations",
-        clusters * 4,
-        t0.elapsed()
-    );
+    println!("{} machines in {clusters} clusters ready in {:?} with zero durations", clusters * 4, t0.elapsed());
     assert!(t0.elapsed() < Duration::from_secs(30));
     for i in 0..clusters {
         let nodes: Api<Node> = Api::all(instance.server.client(Some(&format!("default.z{i}"))));
-        assert_eq!(
-            nodes
-                .list(&ListParams::default())
-                .await
-                .expect("nodes")
-                .items
-                .len(),
-            4
-        );
+        assert_eq!(nodes.list(&ListParams::default()).await.expect("nodes").items.len(), 4);
     }
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
 fn start_process(dir: &Path, port: u16) -> Child {
@@ -552,10 +375,8 @@ async fn process_client(port: u16) -> kube::Client {
     let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().expect("url"));
     let client = kube::Client::try_from(config).expect("client");
     let ns: Api<Namespace> = Api::all(client.clone());
-    wait_for("drydock answering", Duration::from_secs(60), || async {
-        ns.get_opt("default").await.ok()?.map(|_| ())
-    })
-    .await;
+    wait_for("drydock answering", Duration::from_secs(60), || async { ns.get_opt("default").await.ok()?.map(|_| ()) })
+        .await;
     client
 }
 
@@ -587,63 +408,29 @@ async fn provider_resumes_after_restart() {
     let mut child = start_process(dir.path(), port);
     let mgmt = process_client(port).await;
     let imms: Api<InMemoryMachine> = Api::namespaced(mgmt.clone(), NS);
-    let ready = wait_for("cp-0 ready after restart", wait, || {
-        ready_machine(&imms, "cp-0")
-    })
-    .await;
+    let ready = wait_for("cp-0 ready after restart", wait, || ready_machine(&imms, "cp-0")).await;
     let done_at = jiff::Timestamp::now();
-    assert_eq!(
-        ready.annotations()[STARTED_ANNOTATION],
-        started,
-        "the schedule was not restarted"
-    );
+    assert_eq!(ready.annotations()[STARTED_ANNOTATION], started, "the schedule was not restarted");
     let start: jiff::Timestamp = started.parse().expect("start");
     let plan = Plan::new("cp-0", ready.spec.behaviour.as_ref(), true);
-    let planned = plan
-        .deadlines(start)
-        .api_server
-        .max(plan.deadlines(start).etcd)
-        .expect("deadline");
+    let planned = plan.deadlines(start).api_server.max(plan.deadlines(start).etcd).expect("deadline");
     println!(
         "restarted machine ready {:?} after its original start (planned {:?}, killed at {:?})",
         done_at.duration_since(start),
         planned.duration_since(start),
         killed_at.duration_since(start)
     );
-    assert!(
-        done_at >= planned,
-        "ready before its startup durations elapsed"
-    );
+    assert!(done_at >= planned, "ready before its startup durations elapsed");
     // Starting over after the restart would need the full 6s from the restart.
-    assert!(
-        done_at < killed_at + jiff::SignedDuration::from_secs(6),
-        "provisioning started over after the restart"
-    );
+    assert!(done_at < killed_at + jiff::SignedDuration::from_secs(6), "provisioning started over after the restart");
     let workload = kube::Client::try_from(kube::Config::new(
-        format!("http://127.0.0.1:{port}/clusters/default.r1")
-            .parse()
-            .expect("url"),
+        format!("http://127.0.0.1:{port}/clusters/default.r1").parse().expect("url"),
     ))
     .expect("workload client");
     let nodes: Api<Node> = Api::all(workload.clone());
-    assert_eq!(
-        nodes
-            .list(&ListParams::default())
-            .await
-            .expect("nodes")
-            .items
-            .len(),
-        1
-    );
+    assert_eq!(nodes.list(&ListParams::default()).await.expect("nodes").items.len(), 1);
     let pods: Api<Pod> = Api::namespaced(workload, "kube-system");
-    assert_eq!(
-        pods.list(&ListParams::default())
-            .await
-            .expect("pods")
-            .items
-            .len(),
-        4
-    );
+    assert_eq!(pods.list(&ListParams::default()).await.expect("pods").items.len(), 4);
     child.kill().expect("kill");
     child.wait().expect("wait");
 }

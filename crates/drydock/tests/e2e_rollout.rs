@@ -17,8 +17,8 @@ use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::inmemory::InMemoryMachineTemplate;
 use drydock_api::capi::keys::{
-    DEPLOYMENT_NAME_LABEL, DISABLE_MACHINE_CREATE_ANNOTATION, MAX_REPLICAS_ANNOTATION,
-    PAUSED_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
+    DEPLOYMENT_NAME_LABEL, DISABLE_MACHINE_CREATE_ANNOTATION, MAX_REPLICAS_ANNOTATION, PAUSED_ANNOTATION,
+    REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
 };
 use drydock_api::capi::owner;
 use futures::StreamExt;
@@ -69,18 +69,8 @@ impl Fixture {
         let env = Env::start(true).await;
         let client = env.client();
         let kubeconfig = env.kubeconfig(None);
-        kubectl_ok(
-            &kubeconfig,
-            &["apply", "-f", "-"],
-            Some(&manifest(cluster, workers)),
-        );
-        let f = Self {
-            client,
-            kubeconfig,
-            cluster: cluster.to_string(),
-            md: format!("{cluster}-md-0"),
-            env,
-        };
+        kubectl_ok(&kubeconfig, &["apply", "-f", "-"], Some(&manifest(cluster, workers)));
+        let f = Self { client, kubeconfig, cluster: cluster.to_string(), md: format!("{cluster}-md-0"), env };
         f.wait_md("the workers to be available", |md| {
             let s = md.status.as_ref();
             s.and_then(|s| s.available_replicas) == Some(workers as i32)
@@ -108,11 +98,7 @@ impl Fixture {
             .expect("patch MachineDeployment");
     }
 
-    async fn wait_md(
-        &self,
-        what: &str,
-        f: impl Fn(&MachineDeployment) -> bool,
-    ) -> MachineDeployment {
+    async fn wait_md(&self, what: &str, f: impl Fn(&MachineDeployment) -> bool) -> MachineDeployment {
         eventually(what, WAIT, || async {
             let md: MachineDeployment = self.api().get(&self.md).await.ok()?;
             f(&md).then_some(md)
@@ -123,30 +109,18 @@ impl Fixture {
     /// The deployment's MachineSets.
     async fn sets(&self) -> Vec<MachineSet> {
         let lp = ListParams::default().labels(&format!("{DEPLOYMENT_NAME_LABEL}={}", self.md));
-        self.api::<MachineSet>()
-            .list(&lp)
-            .await
-            .expect("list sets")
-            .items
+        self.api::<MachineSet>().list(&lp).await.expect("list sets").items
     }
 
     /// The deployment's Machines.
     async fn machines(&self) -> Vec<Machine> {
         let lp = ListParams::default().labels(&format!("{DEPLOYMENT_NAME_LABEL}={}", self.md));
-        self.api::<Machine>()
-            .list(&lp)
-            .await
-            .expect("list machines")
-            .items
+        self.api::<Machine>().list(&lp).await.expect("list machines").items
     }
 
     /// A copy of the workers' InMemoryMachineTemplate under another name.
     async fn copy_template(&self, suffix: &str) -> String {
-        let original = self
-            .api::<InMemoryMachineTemplate>()
-            .get(&self.md)
-            .await
-            .expect("template");
+        let original = self.api::<InMemoryMachineTemplate>().get(&self.md).await.expect("template");
         self.create_template(suffix, json!(original.spec)).await
     }
 
@@ -160,9 +134,7 @@ impl Fixture {
             "spec": spec,
         }))
         .expect("template copy");
-        api.create(&PostParams::default(), &copy)
-            .await
-            .expect("create template copy");
+        api.create(&PostParams::default(), &copy).await.expect("create template copy");
         name
     }
 
@@ -176,22 +148,18 @@ impl Fixture {
     async fn wait_rolled_out(&self, infra: &str, replicas: i32) -> MachineSet {
         eventually(&format!("the rollout to {infra}"), WAIT, || async {
             let sets = self.sets().await;
-            let (new, old): (Vec<MachineSet>, Vec<MachineSet>) =
-                sets.into_iter().partition(|s| infra_of(s) == infra);
+            let (new, old): (Vec<MachineSet>, Vec<MachineSet>) = sets.into_iter().partition(|s| infra_of(s) == infra);
             let new = new.into_iter().next()?;
             let st = new.status.as_ref()?;
             let settled = new.spec.replicas == Some(replicas)
                 && st.replicas == Some(replicas)
                 && st.available_replicas == Some(replicas)
-                && old.iter().all(|s| {
-                    s.spec.replicas == Some(0)
-                        && s.status.as_ref().and_then(|s| s.replicas) == Some(0)
-                });
+                && old
+                    .iter()
+                    .all(|s| s.spec.replicas == Some(0) && s.status.as_ref().and_then(|s| s.replicas) == Some(0));
             let machines = self.machines().await;
             let all_new = machines.len() == replicas as usize
-                && machines
-                    .iter()
-                    .all(|m| owner::is_controlled_by(&m.metadata, &new));
+                && machines.iter().all(|m| owner::is_controlled_by(&m.metadata, &new));
             (settled && all_new).then_some(new)
         })
         .await
@@ -205,21 +173,11 @@ fn run_cli(kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
         .arg(kubeconfig)
         .output()
         .expect("drydock");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
 
 fn infra_of(ms: &MachineSet) -> &str {
-    ms.spec
-        .template
-        .spec
-        .infrastructure_ref
-        .name
-        .as_deref()
-        .unwrap_or_default()
+    ms.spec.template.spec.infrastructure_ref.name.as_deref().unwrap_or_default()
 }
 
 fn annotation<'a>(meta: &'a kube::core::ObjectMeta, key: &str) -> Option<&'a str> {
@@ -257,10 +215,7 @@ impl Watch {
     async fn start(client: &kube::Client, md: &str) -> Self {
         let api: Api<Machine> = Api::namespaced(client.clone(), NS);
         let cfg = watcher::Config::default().labels(&format!("{DEPLOYMENT_NAME_LABEL}={md}"));
-        let seen = Arc::new(Mutex::new(Seen {
-            min_available: usize::MAX,
-            ..Default::default()
-        }));
+        let seen = Arc::new(Mutex::new(Seen { min_available: usize::MAX, ..Default::default() }));
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
         let s = seen.clone();
         let task = tokio::spawn(async move {
@@ -331,14 +286,8 @@ async fn rolling_update_stays_within_surge_and_availability() {
     let new = f.wait_rolled_out(&v2, 10).await;
     let seen = watch.seen();
     drop(watch);
-    assert!(
-        seen.max_total <= 13,
-        "more than replicas + maxSurge Machines: {seen:?}"
-    );
-    assert!(
-        seen.min_available >= 8,
-        "fewer than replicas - maxUnavailable available: {seen:?}"
-    );
+    assert!(seen.max_total <= 13, "more than replicas + maxSurge Machines: {seen:?}");
+    assert!(seen.min_available >= 8, "fewer than replicas - maxUnavailable available: {seen:?}");
     assert!(seen.max_total > 10, "the rollout never surged: {seen:?}");
     assert_eq!(annotation(&new.metadata, REVISION_ANNOTATION), Some("2"));
     f.wait_md("the deployment to report the rollout done", |md| {
@@ -363,24 +312,11 @@ async fn rolling_update_stays_within_surge_and_availability() {
     let back = f.wait_rolled_out(&f.md, 10).await;
     let seen = watch.seen();
     drop(watch);
-    assert!(
-        seen.max_total <= 13,
-        "more than replicas + 30% Machines: {seen:?}"
-    );
-    assert!(
-        seen.min_available >= 8,
-        "fewer than replicas - 20% available: {seen:?}"
-    );
+    assert!(seen.max_total <= 13, "more than replicas + 30% Machines: {seen:?}");
+    assert!(seen.min_available >= 8, "fewer than replicas - 20% available: {seen:?}");
     assert_eq!(annotation(&back.metadata, REVISION_ANNOTATION), Some("3"));
-    assert_eq!(
-        annotation(&back.metadata, REVISION_HISTORY_ANNOTATION),
-        Some("1")
-    );
-    assert_eq!(
-        f.sets().await.len(),
-        2,
-        "the first set was reused, not replaced"
-    );
+    assert_eq!(annotation(&back.metadata, REVISION_HISTORY_ANNOTATION), Some("1"));
+    assert_eq!(f.sets().await.len(), 2, "the first set was reused, not replaced");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -407,51 +343,34 @@ async fn on_delete_replaces_only_deleted_machines() {
     assert_eq!(new.spec.replicas, Some(0));
     let before: BTreeSet<String> = f.machines().await.iter().map(|m| m.name_any()).collect();
     assert_eq!(before.len(), 4);
-    stays(
-        "no Machine replaced without a deletion",
-        Duration::from_secs(3),
-        || async {
-            let now: BTreeSet<String> = f.machines().await.iter().map(|m| m.name_any()).collect();
-            now == before
-        },
-    )
+    stays("no Machine replaced without a deletion", Duration::from_secs(3), || async {
+        let now: BTreeSet<String> = f.machines().await.iter().map(|m| m.name_any()).collect();
+        now == before
+    })
     .await;
 
     // Deleting two old Machines: the old set follows them down, the new set replaces them.
     let api = f.api::<Machine>();
     let victims: Vec<String> = before.iter().take(2).cloned().collect();
     for v in &victims {
-        api.delete(v, &DeleteParams::default())
-            .await
-            .expect("delete machine");
+        api.delete(v, &DeleteParams::default()).await.expect("delete machine");
     }
     eventually("two replacements in the new set", WAIT, || async {
         let machines = f.machines().await;
-        let on_new = machines
-            .iter()
-            .filter(|m| owner::is_controlled_by(&m.metadata, &new) && is_available(m))
-            .count();
-        let gone = victims
-            .iter()
-            .all(|v| machines.iter().all(|m| &m.name_any() != v));
+        let on_new = machines.iter().filter(|m| owner::is_controlled_by(&m.metadata, &new) && is_available(m)).count();
+        let gone = victims.iter().all(|v| machines.iter().all(|m| &m.name_any() != v));
         let old_set: MachineSet = f.api().get(&old.name_any()).await.ok()?;
-        (on_new == 2 && gone && machines.len() == 4 && old_set.spec.replicas == Some(2))
-            .then_some(())
+        (on_new == 2 && gone && machines.len() == 4 && old_set.spec.replicas == Some(2)).then_some(())
     })
     .await;
     // The other two old Machines are untouched.
     let untouched: BTreeSet<String> = before.iter().skip(2).cloned().collect();
     let now: BTreeSet<String> = f.machines().await.iter().map(|m| m.name_any()).collect();
-    assert!(
-        untouched.is_subset(&now),
-        "an old Machine was replaced without being deleted"
-    );
+    assert!(untouched.is_subset(&now), "an old Machine was replaced without being deleted");
 
     // The rest goes the same way.
     for v in &untouched {
-        api.delete(v, &DeleteParams::default())
-            .await
-            .expect("delete machine");
+        api.delete(v, &DeleteParams::default()).await.expect("delete machine");
     }
     f.wait_rolled_out(&v2, 4).await;
     let seen = watch.seen();
@@ -471,28 +390,21 @@ async fn scaling_mid_rollout_is_proportional() {
         )
         .await;
     // The set records the bounds it was sized for (4 replicas, at most 6 Machines).
-    f.patch_md(
-        json!({"spec": {"strategy": {"rollingUpdate": {"maxSurge": 2, "maxUnavailable": 0}}}}),
-    )
-    .await;
+    f.patch_md(json!({"spec": {"strategy": {"rollingUpdate": {"maxSurge": 2, "maxUnavailable": 0}}}})).await;
     eventually("the set to record the new bounds", WAIT, || async {
         let sets = f.sets().await;
         (annotation(&sets.first()?.metadata, MAX_REPLICAS_ANNOTATION) == Some("6")).then_some(())
     })
     .await;
     let watch = Watch::start(&f.client, &f.md).await;
-    f.patch_md(json!({"spec": {"template": {"spec": {"infrastructureRef": {"name": slow}}}}}))
-        .await;
+    f.patch_md(json!({"spec": {"template": {"spec": {"infrastructureRef": {"name": slow}}}}})).await;
     let spec_of = |sets: &[MachineSet], slow_set: bool| {
-        sets.iter()
-            .find(|s| (infra_of(s) == slow) == slow_set)
-            .and_then(|s| s.spec.replicas)
+        sets.iter().find(|s| (infra_of(s) == slow) == slow_set).and_then(|s| s.spec.replicas)
     };
     eventually("the rollout to stall at 4 old + 2 new", WAIT, || async {
         let sets = f.sets().await;
         let machines = f.machines().await;
-        (spec_of(&sets, true) == Some(2) && spec_of(&sets, false) == Some(4) && machines.len() == 6)
-            .then_some(())
+        (spec_of(&sets, true) == Some(2) && spec_of(&sets, false) == Some(4) && machines.len() == 6).then_some(())
     })
     .await;
 
@@ -502,27 +414,17 @@ async fn scaling_mid_rollout_is_proportional() {
     eventually("both sets scaled in proportion", WAIT, || async {
         let sets = f.sets().await;
         let machines = f.machines().await;
-        (spec_of(&sets, false) == Some(7)
-            && spec_of(&sets, true) == Some(3)
-            && machines.len() == 10)
-            .then_some(())
+        (spec_of(&sets, false) == Some(7) && spec_of(&sets, true) == Some(3) && machines.len() == 10).then_some(())
     })
     .await;
 
     // Rolling back finishes on the first set; the stalled Machines, never available, go
     // first and without costing availability.
-    f.patch_md(json!({"spec": {"template": {"spec": {"infrastructureRef": {"name": f.md}}}}}))
-        .await;
+    f.patch_md(json!({"spec": {"template": {"spec": {"infrastructureRef": {"name": f.md}}}}})).await;
     f.wait_rolled_out(&f.md, 8).await;
     let seen = watch.seen();
-    assert!(
-        seen.max_total <= 10,
-        "more than replicas + maxSurge Machines: {seen:?}"
-    );
-    assert!(
-        seen.min_available >= 4,
-        "availability dropped during the rollout: {seen:?}"
-    );
+    assert!(seen.max_total <= 10, "more than replicas + maxSurge Machines: {seen:?}");
+    assert!(seen.min_available >= 4, "availability dropped during the rollout: {seen:?}");
 }
 
 /// Polls `f` for `period`, panicking if it ever turns false (for things that must not
@@ -557,26 +459,14 @@ async fn revisions_rollback_and_history_through_the_cli() {
     f.patch_md(change(&b, "to b")).await;
     let set_b = f.wait_rolled_out(&b, 2).await;
     assert_eq!(annotation(&set_b.metadata, REVISION_ANNOTATION), Some("2"));
-    assert_eq!(
-        annotation(&set_b.metadata, "kubernetes.io/change-cause"),
-        Some("to b")
-    );
+    assert_eq!(annotation(&set_b.metadata, "kubernetes.io/change-cause"), Some("to b"));
     f.patch_md(change(&a, "back to a")).await;
     let set_a = f.wait_rolled_out(&a, 2).await;
     assert_eq!(annotation(&set_a.metadata, REVISION_ANNOTATION), Some("3"));
-    assert_eq!(
-        annotation(&set_a.metadata, REVISION_HISTORY_ANNOTATION),
-        Some("1")
-    );
-    assert_eq!(
-        annotation(&set_a.metadata, "kubernetes.io/change-cause"),
-        Some("back to a")
-    );
+    assert_eq!(annotation(&set_a.metadata, REVISION_HISTORY_ANNOTATION), Some("1"));
+    assert_eq!(annotation(&set_a.metadata, "kubernetes.io/change-cause"), Some("back to a"));
     assert_eq!(f.sets().await.len(), 2);
-    f.wait_md("the deployment at revision 3", |md| {
-        annotation(&md.metadata, REVISION_ANNOTATION) == Some("3")
-    })
-    .await;
+    f.wait_md("the deployment at revision 3", |md| annotation(&md.metadata, REVISION_ANNOTATION) == Some("3")).await;
 
     // The history lists every revision with its change cause.
     let (ok, out, err) = f.rollout(&["rollout", "history", &target]);
@@ -590,10 +480,7 @@ async fn revisions_rollback_and_history_through_the_cli() {
     let (ok, out, err) = f.rollout(&["rollout", "undo", &target, "--to-revision", "1"]);
     assert!(ok, "undo to 1 failed: {out}\n{err}");
     let md = f.md().await;
-    assert_eq!(
-        md.spec.template.spec.infrastructure_ref.name.as_deref(),
-        Some(a.as_str())
-    );
+    assert_eq!(md.spec.template.spec.infrastructure_ref.name.as_deref(), Some(a.as_str()));
     assert_eq!(f.sets().await.len(), 2);
 
     // Back to revision 2: B's set is reused as revision 4 and remembers 2.
@@ -601,19 +488,9 @@ async fn revisions_rollback_and_history_through_the_cli() {
     assert!(ok, "undo to 2 failed: {out}\n{err}");
     let set_b = f.wait_rolled_out(&b, 2).await;
     assert_eq!(annotation(&set_b.metadata, REVISION_ANNOTATION), Some("4"));
-    assert_eq!(
-        annotation(&set_b.metadata, REVISION_HISTORY_ANNOTATION),
-        Some("2")
-    );
-    assert_eq!(
-        f.sets().await.len(),
-        2,
-        "undo reused the set instead of creating one"
-    );
-    f.wait_md("the deployment at revision 4", |md| {
-        annotation(&md.metadata, REVISION_ANNOTATION) == Some("4")
-    })
-    .await;
+    assert_eq!(annotation(&set_b.metadata, REVISION_HISTORY_ANNOTATION), Some("2"));
+    assert_eq!(f.sets().await.len(), 2, "undo reused the set instead of creating one");
+    f.wait_md("the deployment at revision 4", |md| annotation(&md.metadata, REVISION_ANNOTATION) == Some("4")).await;
 
     // A restart (rolloutAfter = now) replaces every Machine with the same template: a
     // new set, revision 5.
@@ -622,16 +499,12 @@ async fn revisions_rollback_and_history_through_the_cli() {
     assert!(ok, "rollout restart failed: {out}\n{err}");
     eventually("the restart to replace every Machine", WAIT, || async {
         let sets = f.sets().await;
-        let new = sets
-            .iter()
-            .find(|s| annotation(&s.metadata, REVISION_ANNOTATION) == Some("5"))?;
+        let new = sets.iter().find(|s| annotation(&s.metadata, REVISION_ANNOTATION) == Some("5"))?;
         let machines = f.machines().await;
         let done = infra_of(new) == b
             && new.status.as_ref()?.available_replicas == Some(2)
             && machines.len() == 2
-            && machines
-                .iter()
-                .all(|m| owner::is_controlled_by(&m.metadata, new))
+            && machines.iter().all(|m| owner::is_controlled_by(&m.metadata, new))
             && machines.iter().all(|m| !before.contains(&m.name_any()));
         done.then_some(())
     })
@@ -640,18 +513,14 @@ async fn revisions_rollback_and_history_through_the_cli() {
     // old sets may have been created in the same second, so which one is not asserted).
     eventually("an old set to be cleaned up", WAIT, || async {
         let sets = f.sets().await;
-        let current = sets
-            .iter()
-            .any(|s| annotation(&s.metadata, REVISION_ANNOTATION) == Some("5"));
+        let current = sets.iter().any(|s| annotation(&s.metadata, REVISION_ANNOTATION) == Some("5"));
         (sets.len() == 2 && current).then_some(())
     })
     .await;
 }
 
 fn paused_reason<K: HasConditions>(obj: &K) -> Option<String> {
-    obj.get_condition("Paused")
-        .filter(|c| c.is_true())
-        .and_then(|c| c.reason.clone())
+    obj.get_condition("Paused").filter(|c| c.is_true()).and_then(|c| c.reason.clone())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -665,14 +534,8 @@ async fn each_pause_stops_exactly_what_it_should() {
     // 1. spec.paused holds the rollout only: a template change waits, scaling goes on.
     let (ok, out, err) = f.rollout(&["rollout", "pause", &target]);
     assert!(ok, "rollout pause failed: {out}\n{err}");
-    f.wait_md("the RolloutPaused condition", |md| {
-        paused_reason(md).as_deref() == Some("RolloutPaused")
-    })
-    .await;
-    f.patch_md(
-        json!({"spec": {"replicas": 3, "template": {"spec": {"infrastructureRef": {"name": v2}}}}}),
-    )
-    .await;
+    f.wait_md("the RolloutPaused condition", |md| paused_reason(md).as_deref() == Some("RolloutPaused")).await;
+    f.patch_md(json!({"spec": {"replicas": 3, "template": {"spec": {"infrastructureRef": {"name": v2}}}}})).await;
     let md = f.md().await;
     let generation = md.metadata.generation;
     f.wait_md("the paused deployment to scale its set", |md| {
@@ -686,21 +549,13 @@ async fn each_pause_stops_exactly_what_it_should() {
     let (ok, out, err) = f.rollout(&["rollout", "resume", &target]);
     assert!(ok, "rollout resume failed: {out}\n{err}");
     let current = f.wait_rolled_out(&v2, 3).await;
-    let md = f
-        .wait_md("the Paused condition to go", |md| {
-            paused_reason(md).is_none()
-        })
-        .await;
+    let md = f.wait_md("the Paused condition to go", |md| paused_reason(md).is_none()).await;
     assert!(md.get_condition("Paused").is_none());
     assert_ne!(current.name_any(), first.name_any());
 
     // 2. The annotation on the deployment stops the deployment, not its set.
-    f.patch_md(json!({"metadata": {"annotations": {PAUSED_ANNOTATION: "true"}}}))
-        .await;
-    f.wait_md("the AnnotationPaused condition", |md| {
-        paused_reason(md).as_deref() == Some("AnnotationPaused")
-    })
-    .await;
+    f.patch_md(json!({"metadata": {"annotations": {PAUSED_ANNOTATION: "true"}}})).await;
+    f.wait_md("the AnnotationPaused condition", |md| paused_reason(md).as_deref() == Some("AnnotationPaused")).await;
     f.patch_md(json!({"spec": {"replicas": 4}})).await;
     // The set still replaces a deleted Machine ...
     let victim = f
@@ -710,39 +565,20 @@ async fn each_pause_stops_exactly_what_it_should() {
         .find(|m| owner::is_controlled_by(&m.metadata, &current))
         .expect("a Machine")
         .name_any();
-    f.api::<Machine>()
-        .delete(&victim, &DeleteParams::default())
-        .await
-        .expect("delete machine");
+    f.api::<Machine>().delete(&victim, &DeleteParams::default()).await.expect("delete machine");
     eventually("the set to replace the deleted Machine", WAIT, || async {
         let machines = f.machines().await;
-        let mine: Vec<&Machine> = machines
-            .iter()
-            .filter(|m| owner::is_controlled_by(&m.metadata, &current))
-            .collect();
-        (mine.len() == 3
-            && mine
-                .iter()
-                .all(|m| m.name_any() != victim && is_available(m)))
-        .then_some(())
+        let mine: Vec<&Machine> = machines.iter().filter(|m| owner::is_controlled_by(&m.metadata, &current)).collect();
+        (mine.len() == 3 && mine.iter().all(|m| m.name_any() != victim && is_available(m))).then_some(())
     })
     .await;
     // ... while the paused deployment did not scale it.
     let set: MachineSet = f.api().get(&current.name_any()).await.expect("set");
-    assert_eq!(
-        set.spec.replicas,
-        Some(3),
-        "an annotation-paused deployment scaled its set"
-    );
-    assert_ne!(
-        f.md().await.status.and_then(|s| s.observed_generation),
-        f.md().await.metadata.generation
-    );
-    f.patch_md(json!({"metadata": {"annotations": {PAUSED_ANNOTATION: null}}}))
-        .await;
+    assert_eq!(set.spec.replicas, Some(3), "an annotation-paused deployment scaled its set");
+    assert_ne!(f.md().await.status.and_then(|s| s.observed_generation), f.md().await.metadata.generation);
+    f.patch_md(json!({"metadata": {"annotations": {PAUSED_ANNOTATION: null}}})).await;
     f.wait_md("the resumed deployment to scale to 4", |md| {
-        paused_reason(md).is_none()
-            && md.status.as_ref().and_then(|s| s.available_replicas) == Some(4)
+        paused_reason(md).is_none() && md.status.as_ref().and_then(|s| s.available_replicas) == Some(4)
     })
     .await;
 
@@ -769,31 +605,17 @@ async fn each_pause_stops_exactly_what_it_should() {
     })
     .await;
     let victim = f.machines().await[0].name_any();
-    f.api::<Machine>()
-        .delete(&victim, &DeleteParams::default())
-        .await
-        .expect("delete machine");
+    f.api::<Machine>().delete(&victim, &DeleteParams::default()).await.expect("delete machine");
     eventually("the deleted Machine to be gone", WAIT, || async {
-        f.machines()
-            .await
-            .iter()
-            .all(|m| m.name_any() != victim)
-            .then_some(())
+        f.machines().await.iter().all(|m| m.name_any() != victim).then_some(())
     })
     .await;
-    stays(
-        "a paused set creates nothing",
-        Duration::from_secs(3),
-        || async { f.machines().await.len() == 3 },
-    )
-    .await;
+    stays("a paused set creates nothing", Duration::from_secs(3), || async { f.machines().await.len() == 3 }).await;
     annotate(Value::Null).await;
     eventually("the resumed set to replace it", WAIT, || async {
         let s: MachineSet = f.api().get(&set_name).await.ok()?;
         let machines = f.machines().await;
-        (paused_reason(&s).is_none()
-            && machines.len() == 4
-            && machines.iter().filter(|m| is_available(m)).count() == 4)
+        (paused_reason(&s).is_none() && machines.len() == 4 && machines.iter().filter(|m| is_available(m)).count() == 4)
             .then_some(())
     })
     .await;
@@ -805,39 +627,28 @@ async fn each_pause_stops_exactly_what_it_should() {
         let name = f.cluster.clone();
         async move {
             clusters
-                .patch(
-                    &name,
-                    &PatchParams::default(),
-                    &Patch::Merge(&json!({"spec": {"paused": paused}})),
-                )
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&json!({"spec": {"paused": paused}})))
                 .await
                 .expect("pause cluster");
         }
     };
     pause_cluster(true).await;
-    f.wait_md("the deployment's ClusterPaused condition", |md| {
-        paused_reason(md).as_deref() == Some("ClusterPaused")
-    })
-    .await;
+    f.wait_md("the deployment's ClusterPaused condition", |md| paused_reason(md).as_deref() == Some("ClusterPaused"))
+        .await;
     eventually("the set's ClusterPaused condition", WAIT, || async {
         let s: MachineSet = f.api().get(&set_name).await.ok()?;
         (paused_reason(&s).as_deref() == Some("ClusterPaused")).then_some(())
     })
     .await;
     f.patch_md(json!({"spec": {"replicas": 5}})).await;
-    stays(
-        "a paused cluster's deployment does not scale",
-        Duration::from_secs(3),
-        || async {
-            let s: MachineSet = f.api().get(&set_name).await.expect("set");
-            s.spec.replicas == Some(4) && f.machines().await.len() == 4
-        },
-    )
+    stays("a paused cluster's deployment does not scale", Duration::from_secs(3), || async {
+        let s: MachineSet = f.api().get(&set_name).await.expect("set");
+        s.spec.replicas == Some(4) && f.machines().await.len() == 4
+    })
     .await;
     pause_cluster(false).await;
     f.wait_md("everything to resume", |md| {
-        paused_reason(md).is_none()
-            && md.status.as_ref().and_then(|s| s.available_replicas) == Some(5)
+        paused_reason(md).is_none() && md.status.as_ref().and_then(|s| s.available_replicas) == Some(5)
     })
     .await;
     let s: MachineSet = f.api().get(&set_name).await.expect("set");
@@ -858,36 +669,23 @@ async fn template_metadata_propagates_in_place_to_machines_and_nodes() {
         "spec": {"nodeDrainTimeout": "5m", "nodeDeletionTimeout": "30s"},
     }}}))
     .await;
-    eventually(
-        "labels, annotations and timeouts on the Machines",
-        WAIT,
-        || async {
-            let machines = f.machines().await;
-            machines
-                .iter()
-                .all(|m| {
-                    label(&m.metadata, "tier") == Some("gold")
-                        && label(&m.metadata, "node-role.kubernetes.io/gpu") == Some("")
-                        && annotation(&m.metadata, "example.com/note") == Some("in place")
-                        && m.spec.node_drain_timeout.as_deref() == Some("5m")
-                        && m.spec.node_deletion_timeout.as_deref() == Some("30s")
-                })
-                .then_some(())
-        },
-    )
+    eventually("labels, annotations and timeouts on the Machines", WAIT, || async {
+        let machines = f.machines().await;
+        machines
+            .iter()
+            .all(|m| {
+                label(&m.metadata, "tier") == Some("gold")
+                    && label(&m.metadata, "node-role.kubernetes.io/gpu") == Some("")
+                    && annotation(&m.metadata, "example.com/note") == Some("in place")
+                    && m.spec.node_drain_timeout.as_deref() == Some("5m")
+                    && m.spec.node_deletion_timeout.as_deref() == Some("30s")
+            })
+            .then_some(())
+    })
     .await;
-    let workload: Api<Node> = Api::all(
-        f.env
-            .instance
-            .server
-            .client(Some(&format!("{NS}.{}", f.cluster))),
-    );
-    let nodes: Vec<String> = f
-        .machines()
-        .await
-        .iter()
-        .filter_map(|m| m.status.as_ref()?.node_ref.as_ref()?.name.clone())
-        .collect();
+    let workload: Api<Node> = Api::all(f.env.instance.server.client(Some(&format!("{NS}.{}", f.cluster))));
+    let nodes: Vec<String> =
+        f.machines().await.iter().filter_map(|m| m.status.as_ref()?.node_ref.as_ref()?.name.clone()).collect();
     assert_eq!(nodes.len(), 2);
     eventually("the node role on the Nodes", WAIT, || async {
         for n in &nodes {
@@ -903,12 +701,6 @@ async fn template_metadata_propagates_in_place_to_machines_and_nodes() {
     let sets = f.sets().await;
     assert_eq!(sets.len(), 1);
     assert_eq!(sets[0].name_any(), set.name_any());
-    assert_eq!(
-        annotation(&sets[0].metadata, REVISION_ANNOTATION),
-        Some("1")
-    );
-    assert_eq!(
-        annotation(&f.md().await.metadata, REVISION_ANNOTATION),
-        Some("1")
-    );
+    assert_eq!(annotation(&sets[0].metadata, REVISION_ANNOTATION), Some("1"));
+    assert_eq!(annotation(&f.md().await.metadata, REVISION_ANNOTATION), Some("1"));
 }

@@ -26,9 +26,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 
-use crate::{
-    ENDPOINT_PATH_ANNOTATION, ProviderContext, cluster_paused, is_paused, logical_cluster_name,
-};
+use crate::{ENDPOINT_PATH_ANNOTATION, ProviderContext, cluster_paused, is_paused, logical_cluster_name};
 
 const NAME: &str = "inmemorycluster";
 pub const FINALIZER: &str = "inmemorycluster.infrastructure.cluster.x-k8s.io";
@@ -38,10 +36,7 @@ pub const SIMULATES_LABEL: &str = "infrastructure.drydock.dev/inmemorycluster";
 /// The hosting server's LogicalCluster kind.
 fn logical_clusters(client: &kube::Client) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk("tenancy.drydock.dev", "v1alpha1", "LogicalCluster");
-    Api::all_with(
-        client.clone(),
-        &ApiResource::from_gvk_with_plural(&gvk, "logicalclusters"),
-    )
+    Api::all_with(client.clone(), &ApiResource::from_gvk_with_plural(&gvk, "logicalclusters"))
 }
 
 pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
@@ -98,12 +93,7 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
     let Some(cluster) = cluster_name(&ic) else {
         return Ok(Action::await_change());
     };
-    let owner = p
-        .ctx
-        .informers
-        .clusters
-        .store
-        .get(&ObjectRef::new(&cluster).within(&ns));
+    let owner = p.ctx.informers.clusters.store.get(&ObjectRef::new(&cluster).within(&ns));
     if owner.as_deref().is_some_and(cluster_paused) {
         return Ok(Action::await_change());
     }
@@ -112,12 +102,9 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
     // The finalizer is persisted before the logical cluster exists, so it cannot leak.
     let mut want = (*ic).clone();
     add_finalizer(&mut want, FINALIZER);
-    want.spec.control_plane_endpoint = Some(APIEndpoint {
-        host: p.host.endpoint_host.clone(),
-        port: i32::from(p.host.endpoint_port),
-    });
-    want.annotations_mut()
-        .insert(ENDPOINT_PATH_ANNOTATION.into(), format!("/clusters/{lc}"));
+    want.spec.control_plane_endpoint =
+        Some(APIEndpoint { host: p.host.endpoint_host.clone(), port: i32::from(p.host.endpoint_port) });
+    want.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.into(), format!("/clusters/{lc}"));
     let (current, _) = apply_changes(&api, NAME, &ic, &want).await?;
 
     let was_ready = ic.status.as_ref().and_then(|s| s.ready) == Some(true);
@@ -136,23 +123,12 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
     want.mark_true(READY, now());
     apply_changes(&api, NAME, &current, &want).await?;
     if !was_ready {
-        p.ctx
-            .events
-            .normal(
-                &*ic,
-                "Provisioned",
-                format!("Workload cluster {lc} is served at /clusters/{lc}"),
-            )
-            .await;
+        p.ctx.events.normal(&*ic, "Provisioned", format!("Workload cluster {lc} is served at /clusters/{lc}")).await;
     }
     Ok(Action::await_change())
 }
 
-async fn reconcile_delete(
-    ic: &InMemoryCluster,
-    p: &ProviderContext,
-    api: &Api<InMemoryCluster>,
-) -> Result<Action> {
+async fn reconcile_delete(ic: &InMemoryCluster, p: &ProviderContext, api: &Api<InMemoryCluster>) -> Result<Action> {
     if !ic.finalizers().iter().any(|f| f == FINALIZER) {
         return Ok(Action::await_change());
     }

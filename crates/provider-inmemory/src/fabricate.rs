@@ -18,11 +18,7 @@ pub const KUBE_SYSTEM: &str = "kube-system";
 pub const KUBEADM_CONFIG: &str = "kubeadm-config";
 
 /// Static pods of a control plane node besides etcd.
-pub const API_SERVER_COMPONENTS: [&str; 3] = [
-    "kube-apiserver",
-    "kube-controller-manager",
-    "kube-scheduler",
-];
+pub const API_SERVER_COMPONENTS: [&str; 3] = ["kube-apiserver", "kube-controller-manager", "kube-scheduler"];
 pub const ETCD: &str = "etcd";
 const ETCD_VERSION: &str = "3.5.15-0";
 
@@ -49,9 +45,7 @@ pub struct MachineFacts<'a> {
 
 fn time(t: Timestamp) -> String {
     // Whole seconds, as Kubernetes serialises metav1.Time.
-    Timestamp::from_second(t.as_second())
-        .unwrap_or(t)
-        .to_string()
+    Timestamp::from_second(t.as_second()).unwrap_or(t).to_string()
 }
 
 /// The Node as a kubelet and cloud provider would have registered it: Ready, no pressure.
@@ -115,11 +109,7 @@ pub fn static_pod(
     at: Timestamp,
 ) -> Result<Pod> {
     let at = time(at);
-    let tag = if component == ETCD {
-        ETCD_VERSION
-    } else {
-        f.version
-    };
+    let tag = if component == ETCD { ETCD_VERSION } else { f.version };
     let ip = internal_ip(f.name);
     let cond = |type_: &str| json!({"type": type_, "status": "True", "lastTransitionTime": at});
     let pod = json!({
@@ -170,46 +160,25 @@ mod tests {
     use super::*;
 
     fn facts(cp: bool) -> MachineFacts<'static> {
-        MachineFacts {
-            name: "m-1",
-            version: "v1.30.2",
-            control_plane: cp,
-        }
+        MachineFacts { name: "m-1", version: "v1.30.2", control_plane: cp }
     }
 
     #[test]
     fn nodes() {
         let at = Timestamp::from_second(1_700_000_000).unwrap();
         let n = node(&facts(true), at).unwrap();
-        assert_eq!(
-            n.spec.as_ref().unwrap().provider_id.as_deref(),
-            Some("in-memory://m-1")
-        );
+        assert_eq!(n.spec.as_ref().unwrap().provider_id.as_deref(), Some("in-memory://m-1"));
         let labels = n.metadata.labels.as_ref().unwrap();
         assert!(labels.contains_key(CONTROL_PLANE_NODE_ROLE));
         let taints = n.spec.as_ref().unwrap().taints.as_ref().unwrap();
         assert_eq!(taints[0].effect, "NoSchedule");
         let status = n.status.as_ref().unwrap();
-        assert_eq!(
-            status.node_info.as_ref().unwrap().kubelet_version,
-            "v1.30.2"
-        );
-        let ready = status
-            .conditions
-            .as_ref()
-            .unwrap()
-            .iter()
-            .find(|c| c.type_ == "Ready")
-            .unwrap();
+        assert_eq!(status.node_info.as_ref().unwrap().kubelet_version, "v1.30.2");
+        let ready = status.conditions.as_ref().unwrap().iter().find(|c| c.type_ == "Ready").unwrap();
         assert_eq!(ready.status, "True");
 
         let w = node(&facts(false), at).unwrap();
-        assert!(
-            !w.metadata
-                .labels
-                .unwrap()
-                .contains_key(CONTROL_PLANE_NODE_ROLE)
-        );
+        assert!(!w.metadata.labels.unwrap().contains_key(CONTROL_PLANE_NODE_ROLE));
         assert!(w.spec.unwrap().taints.unwrap_or_default().is_empty());
     }
 

@@ -23,11 +23,7 @@ impl Gate {
     pub fn of(c: &Cluster) -> Self {
         use drydock_api::capi::conditions::HasConditions;
         Self {
-            infrastructure_ready: c
-                .status
-                .as_ref()
-                .and_then(|s| s.infrastructure_ready)
-                .unwrap_or(false),
+            infrastructure_ready: c.status.as_ref().and_then(|s| s.infrastructure_ready).unwrap_or(false),
             control_plane_initialized: c.is_condition_true("ControlPlaneInitialized"),
             paused: crate::cluster_paused(c),
         }
@@ -49,9 +45,7 @@ pub struct ClusterMachines {
 impl ClusterMachines {
     pub fn record(&self, namespace: &str, cluster: &str, machine: &str) {
         let mut m = self.inner.lock();
-        let e = m
-            .entry((namespace.to_string(), cluster.to_string()))
-            .or_default();
+        let e = m.entry((namespace.to_string(), cluster.to_string())).or_default();
         if !e.machines.contains(machine) {
             e.machines.insert(machine.to_string());
         }
@@ -87,12 +81,8 @@ impl ClusterMachines {
             return Vec::new();
         }
         e.gate = Some(gate);
-        e.machines
-            .retain(|n| store.get(&ObjectRef::new(n).within(&ns)).is_some());
-        e.machines
-            .iter()
-            .map(|n| ObjectRef::new(n).within(&ns))
-            .collect()
+        e.machines.retain(|n| store.get(&ObjectRef::new(n).within(&ns)).is_some());
+        e.machines.iter().map(|n| ObjectRef::new(n).within(&ns)).collect()
     }
 }
 
@@ -103,10 +93,8 @@ mod tests {
     fn cluster(infra: bool) -> Cluster {
         let mut c = Cluster::new("c", Default::default());
         c.metadata.namespace = Some("ns".into());
-        c.status = Some(drydock_api::capi::core::ClusterStatus {
-            infrastructure_ready: Some(infra),
-            ..Default::default()
-        });
+        c.status =
+            Some(drydock_api::capi::core::ClusterStatus { infrastructure_ready: Some(infra), ..Default::default() });
         c
     }
 

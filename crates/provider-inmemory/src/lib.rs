@@ -44,10 +44,7 @@ pub use drydock_controllers::workload::ENDPOINT_PATH_ANNOTATION;
 /// Reconciliation of `obj` is paused: its Cluster is paused (`spec.paused`), or the object
 /// itself carries the paused annotation.
 pub(crate) fn is_paused<K: kube::Resource>(obj: &K) -> bool {
-    drydock_api::capi::keys::has_annotation(
-        obj.meta().annotations.as_ref(),
-        drydock_api::capi::keys::PAUSED_ANNOTATION,
-    )
+    drydock_api::capi::keys::has_annotation(obj.meta().annotations.as_ref(), drydock_api::capi::keys::PAUSED_ANNOTATION)
 }
 
 /// Whether reconciling an object of `cluster` is paused.

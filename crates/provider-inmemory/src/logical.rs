@@ -26,10 +26,7 @@ pub struct LogicalCluster {
 
 impl LogicalCluster {
     pub fn new(root: &kube::Client, name: &str) -> Self {
-        Self {
-            client: root.clone(),
-            prefix: format!("/clusters/{name}"),
-        }
+        Self { client: root.clone(), prefix: format!("/clusters/{name}") }
     }
 
     fn request<K: Resource<DynamicType = ()>>(&self, namespace: Option<&str>) -> Request {
@@ -99,10 +96,7 @@ impl LogicalCluster {
     where
         K: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
     {
-        let req = self
-            .request::<K>(ns)
-            .list(lp)
-            .map_err(|e| Error::other(format!("building list request: {e}")))?;
+        let req = self.request::<K>(ns).list(lp).map_err(|e| Error::other(format!("building list request: {e}")))?;
         let list: ObjectList<K> = self.client.request(req).await?;
         Ok(list.items)
     }

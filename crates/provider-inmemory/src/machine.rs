@@ -43,8 +43,7 @@ use crate::{ProviderContext, cluster_paused, is_paused, logical_cluster_name};
 const NAME: &str = "inmemorymachine";
 pub const FINALIZER: &str = "inmemorymachine.infrastructure.cluster.x-k8s.io";
 /// When provisioning started (RFC 3339); every startup deadline derives from it.
-pub const STARTED_ANNOTATION: &str =
-    "inmemorymachine.infrastructure.drydock.dev/provisioning-started";
+pub const STARTED_ANNOTATION: &str = "inmemorymachine.infrastructure.drydock.dev/provisioning-started";
 
 pub const VM_PROVISIONED: &str = "VMProvisioned";
 pub const NODE_PROVISIONED: &str = "NodeProvisioned";
@@ -87,18 +86,11 @@ impl MachineCtx {
     }
 
     fn created(&self, key: &str, what: &'static str) -> bool {
-        self.created
-            .lock()
-            .get(key)
-            .is_some_and(|s| s.contains(what))
+        self.created.lock().get(key).is_some_and(|s| s.contains(what))
     }
 
     fn record(&self, key: &str, what: &'static str) {
-        self.created
-            .lock()
-            .entry(key.to_string())
-            .or_default()
-            .insert(what);
+        self.created.lock().entry(key.to_string()).or_default().insert(what);
     }
 }
 
@@ -129,9 +121,7 @@ pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
         move |c: &Cluster| index.on_cluster(c, &clusters, &store)
     };
     let c = Controller::for_shared_stream(
-        queue
-            .track(ctx.informers.inmemory_machines.subscribe())
-            .map(record),
+        queue.track(ctx.informers.inmemory_machines.subscribe()).map(record),
         ctx.informers.inmemory_machines.store.clone(),
     )
     .watches_shared_stream(ctx.informers.machines.subscribe(), queue.map_to(infra_of))
@@ -149,9 +139,7 @@ pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
 fn infra_of(m: &Machine) -> Vec<ObjectRef<InMemoryMachine>> {
     let r = &m.spec.infrastructure_ref;
     let ours = r.kind.as_deref() == Some("InMemoryMachine")
-        && r.api_version
-            .as_deref()
-            .is_some_and(|v| api_group(v) == "infrastructure.cluster.x-k8s.io");
+        && r.api_version.as_deref().is_some_and(|v| api_group(v) == "infrastructure.cluster.x-k8s.io");
     match (ours, r.name.as_deref()) {
         (true, Some(n)) => vec![ObjectRef::new(n).within(&m.namespace().unwrap_or_default())],
         _ => Vec::new(),
@@ -164,10 +152,7 @@ fn owner_machine_ref(imm: &InMemoryMachine) -> Option<ObjectRef<Machine>> {
 }
 
 /// The Cluster name of a machine: its cluster-name label, else its owner Machine's.
-fn cluster_of(
-    imm: &InMemoryMachine,
-    machine: impl Fn(&ObjectRef<Machine>) -> Option<Arc<Machine>>,
-) -> Option<String> {
+fn cluster_of(imm: &InMemoryMachine, machine: impl Fn(&ObjectRef<Machine>) -> Option<Arc<Machine>>) -> Option<String> {
     if let Some(c) = imm.labels().get(CLUSTER_NAME_LABEL) {
         return Some(c.clone());
     }
@@ -182,22 +167,13 @@ fn is_control_plane(m: &Machine) -> bool {
 fn waiting_for(cluster: &Cluster, machine: &Machine) -> Option<(&'static str, &'static str)> {
     let gate = Gate::of(cluster);
     if !gate.infrastructure_ready {
-        return Some((
-            WAITING_FOR_CLUSTER_INFRASTRUCTURE,
-            "Waiting for the cluster infrastructure to be ready",
-        ));
+        return Some((WAITING_FOR_CLUSTER_INFRASTRUCTURE, "Waiting for the cluster infrastructure to be ready"));
     }
     if machine.spec.bootstrap.data_secret_name.is_none() {
-        return Some((
-            WAITING_FOR_BOOTSTRAP_DATA,
-            "Waiting for the bootstrap data secret",
-        ));
+        return Some((WAITING_FOR_BOOTSTRAP_DATA, "Waiting for the bootstrap data secret"));
     }
     if !is_control_plane(machine) && !gate.control_plane_initialized {
-        return Some((
-            WAITING_CONTROL_PLANE_INITIALIZED,
-            "Waiting for the control plane to be initialized",
-        ));
+        return Some((WAITING_CONTROL_PLANE_INITIALIZED, "Waiting for the control plane to be initialized"));
     }
     None
 }
@@ -242,17 +218,12 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     }
     let informers = &p.ctx.informers;
     // The Machine controller sets the owner; until then there is nothing to simulate for.
-    let Some(machine) = owner_machine_ref(&imm).and_then(|r| informers.machines.store.get(&r))
-    else {
+    let Some(machine) = owner_machine_ref(&imm).and_then(|r| informers.machines.store.get(&r)) else {
         return Ok(Action::await_change());
     };
     let cluster_name = machine.spec.cluster_name.clone();
     c.index.record(&ns, &cluster_name, &imm.name_any());
-    let Some(cluster) = informers
-        .clusters
-        .store
-        .get(&ObjectRef::new(&cluster_name).within(&ns))
-    else {
+    let Some(cluster) = informers.clusters.store.get(&ObjectRef::new(&cluster_name).within(&ns)) else {
         return Ok(Action::await_change());
     };
     if cluster_paused(&cluster) || is_paused(&*imm) {
@@ -279,9 +250,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     let mut want = current.clone();
     add_finalizer(&mut want, FINALIZER);
     want.spec.provider_id = Some(fabricate::provider_id(&imm.name_any()));
-    want.annotations_mut()
-        .entry(STARTED_ANNOTATION.to_string())
-        .or_insert_with(|| start.to_string());
+    want.annotations_mut().entry(STARTED_ANNOTATION.to_string()).or_insert_with(|| start.to_string());
     if want.metadata != current.metadata || want.spec != current.spec {
         current = c.write(&api, &current, &want).await?;
     }
@@ -293,11 +262,8 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     let progress = plan.progress(start, now_ts);
     let deadlines = plan.deadlines(start);
     let lc = LogicalCluster::new(&p.host.client, &logical_cluster_name(&ns, &cluster_name));
-    let facts = MachineFacts {
-        name: &name,
-        version: machine.spec.version.as_deref().unwrap_or_default(),
-        control_plane,
-    };
+    let facts =
+        MachineFacts { name: &name, version: machine.spec.version.as_deref().unwrap_or_default(), control_plane };
     let mut want = current.clone();
     let key = format!("{ns}/{name}");
     let done = |t: &'static str| imm.is_condition_true(t) || c.created(&key, t);
@@ -306,11 +272,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     want.set_condition(if progress.vm {
         true_at(VM_PROVISIONED, deadlines.vm)
     } else {
-        waiting(
-            VM_PROVISIONED,
-            WAITING_FOR_STARTUP_TIMEOUT,
-            "Waiting for the VM to start",
-        )
+        waiting(VM_PROVISIONED, WAITING_FOR_STARTUP_TIMEOUT, "Waiting for the VM to start")
     });
 
     // Node.
@@ -323,17 +285,9 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
         }
         want.set_condition(true_at(NODE_PROVISIONED, deadlines.node));
     } else if progress.vm {
-        want.set_condition(waiting(
-            NODE_PROVISIONED,
-            WAITING_FOR_STARTUP_TIMEOUT,
-            "Waiting for the Node to start",
-        ));
+        want.set_condition(waiting(NODE_PROVISIONED, WAITING_FOR_STARTUP_TIMEOUT, "Waiting for the Node to start"));
     } else {
-        want.set_condition(waiting(
-            NODE_PROVISIONED,
-            WAITING_FOR_VM_PROVISIONED,
-            "Waiting for the VM",
-        ));
+        want.set_condition(waiting(NODE_PROVISIONED, WAITING_FOR_VM_PROVISIONED, "Waiting for the VM"));
     }
 
     let mut summary = vec![VM_PROVISIONED, NODE_PROVISIONED];
@@ -359,35 +313,22 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
             if !done(API_SERVER_PROVISIONED) {
                 for component in API_SERVER_COMPONENTS {
                     let pod = fabricate::static_pod(&facts, component, BTreeMap::new(), api_at)?;
-                    lc.create(NAME, &pod)
-                        .await
-                        .map_err(|e| context(e, "creating the control plane pods"))?;
+                    lc.create(NAME, &pod).await.map_err(|e| context(e, "creating the control plane pods"))?;
                 }
                 c.record(&key, API_SERVER_PROVISIONED);
             }
             want.set_condition(true_at(API_SERVER_PROVISIONED, api_at));
         } else {
-            want.set_condition(waiting_after_node(
-                API_SERVER_PROVISIONED,
-                progress.node,
-                "the API server",
-            ));
+            want.set_condition(waiting_after_node(API_SERVER_PROVISIONED, progress.node, "the API server"));
         }
         // The machine that founded etcd ran `kubeadm init`: once it is up, kubeadm-config
         // is uploaded. (After a restart whether it founded etcd is not known; the create
         // is then idempotent.)
         let ready = imm.status.as_ref().and_then(|s| s.ready).unwrap_or(false);
-        if progress.all_done()
-            && !ready
-            && !done(KUBEADM_CONFIG_UPLOADED)
-            && !c.created(&key, JOINED)
-        {
-            lc.create(
-                NAME,
-                &fabricate::kubeadm_config(&cluster_name, facts.version),
-            )
-            .await
-            .map_err(|e| context(e, "uploading kubeadm-config"))?;
+        if progress.all_done() && !ready && !done(KUBEADM_CONFIG_UPLOADED) && !c.created(&key, JOINED) {
+            lc.create(NAME, &fabricate::kubeadm_config(&cluster_name, facts.version))
+                .await
+                .map_err(|e| context(e, "uploading kubeadm-config"))?;
             c.record(&key, KUBEADM_CONFIG_UPLOADED);
         }
     }
@@ -404,11 +345,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
 
 fn waiting_after_node(type_: &str, node_done: bool, what: &str) -> Condition {
     if node_done {
-        waiting(
-            type_,
-            WAITING_FOR_STARTUP_TIMEOUT,
-            &format!("Waiting for {what} to start"),
-        )
+        waiting(type_, WAITING_FOR_STARTUP_TIMEOUT, &format!("Waiting for {what} to start"))
     } else {
         waiting(type_, WAITING_FOR_NODE_PROVISIONED, "Waiting for the Node")
     }
@@ -420,18 +357,8 @@ fn context(e: Error, what: &str) -> Error {
 
 /// Creates the `etcd-<node>` pod. Membership is read from the existing members' pods: the
 /// first member founds the cluster and leads it. Returns whether this one founded it.
-async fn create_etcd_member(
-    lc: &LogicalCluster,
-    f: &MachineFacts<'_>,
-    at: Timestamp,
-) -> Result<bool> {
-    let pods: Vec<Pod> = match lc
-        .list(
-            Some(KUBE_SYSTEM),
-            &ListParams::default().labels(etcd::ETCD_SELECTOR),
-        )
-        .await
-    {
+async fn create_etcd_member(lc: &LogicalCluster, f: &MachineFacts<'_>, at: Timestamp) -> Result<bool> {
+    let pods: Vec<Pod> = match lc.list(Some(KUBE_SYSTEM), &ListParams::default().labels(etcd::ETCD_SELECTOR)).await {
         Ok(p) => p,
         // The namespace may not exist yet in a brand new logical cluster.
         Err(e) if e.is_not_found() => Vec::new(),
@@ -440,18 +367,13 @@ async fn create_etcd_member(
     let existing = Membership::from_pods(&pods);
     let member_id = fnv1a(&[f.name.as_bytes(), b"/etcd-member"]) as u32;
     let annotations = etcd::new_member_annotations(&existing, member_id, rand::random(), at);
-    lc.create(NAME, &fabricate::static_pod(f, ETCD, annotations, at)?)
-        .await?;
+    lc.create(NAME, &fabricate::static_pod(f, ETCD, annotations, at)?).await?;
     Ok(existing.members.is_empty())
 }
 
 /// Removes the machine's Node and static pods from the workload cluster (when it still
 /// exists), then the finalizer.
-async fn reconcile_delete(
-    imm: &InMemoryMachine,
-    c: &MachineCtx,
-    api: &Api<InMemoryMachine>,
-) -> Result<Action> {
+async fn reconcile_delete(imm: &InMemoryMachine, c: &MachineCtx, api: &Api<InMemoryMachine>) -> Result<Action> {
     if !imm.finalizers().iter().any(|f| f == FINALIZER) {
         return Ok(Action::await_change());
     }
@@ -460,23 +382,15 @@ async fn reconcile_delete(
     let machines = &c.p.ctx.informers.machines.store;
     if let Some(cluster) = cluster_of(imm, |r| machines.get(r)) {
         let lc = LogicalCluster::new(&c.p.host.client, &logical_cluster_name(&ns, &cluster));
-        if imm.get_condition(ETCD_PROVISIONED).is_some()
-            || imm.get_condition(API_SERVER_PROVISIONED).is_some()
-        {
+        if imm.get_condition(ETCD_PROVISIONED).is_some() || imm.get_condition(API_SERVER_PROVISIONED).is_some() {
             for component in std::iter::once(ETCD).chain(API_SERVER_COMPONENTS) {
-                lc.delete::<Pod>(
-                    NAME,
-                    Some(KUBE_SYSTEM),
-                    &fabricate::pod_name(component, &name),
-                )
-                .await
-                .map_err(|e| context(e, "deleting the control plane pods"))?;
+                lc.delete::<Pod>(NAME, Some(KUBE_SYSTEM), &fabricate::pod_name(component, &name))
+                    .await
+                    .map_err(|e| context(e, "deleting the control plane pods"))?;
             }
         }
         if imm.get_condition(NODE_PROVISIONED).is_some() {
-            lc.delete::<Node>(NAME, None, &name)
-                .await
-                .map_err(|e| context(e, "deleting the Node"))?;
+            lc.delete::<Node>(NAME, None, &name).await.map_err(|e| context(e, "deleting the Node"))?;
         }
         c.index.forget(&ns, &cluster, &name);
     }

@@ -73,14 +73,10 @@ impl Progress {
 
 impl Plan {
     /// The plan of machine `name`; control plane machines also start etcd and an API server.
-    pub fn new(
-        name: &str,
-        behaviour: Option<&InMemoryMachineBehaviour>,
-        control_plane: bool,
-    ) -> Self {
-        let pick =
-            |f: fn(&InMemoryMachineBehaviour) -> Option<&InMemoryComponentBehaviour>,
-             phase: Phase| { effective(name, phase, behaviour.and_then(f)) };
+    pub fn new(name: &str, behaviour: Option<&InMemoryMachineBehaviour>, control_plane: bool) -> Self {
+        let pick = |f: fn(&InMemoryMachineBehaviour) -> Option<&InMemoryComponentBehaviour>, phase: Phase| {
+            effective(name, phase, behaviour.and_then(f))
+        };
         Self {
             vm: pick(|b| b.vm.as_ref(), Phase::Vm),
             node: pick(|b| b.node.as_ref(), Phase::Node),
@@ -92,22 +88,14 @@ impl Plan {
     pub fn deadlines(&self, start: Timestamp) -> Deadlines {
         let vm = add(start, self.vm);
         let node = add(vm, self.node);
-        Deadlines {
-            vm,
-            node,
-            etcd: self.etcd.map(|d| add(node, d)),
-            api_server: self.api_server.map(|d| add(node, d)),
-        }
+        Deadlines { vm, node, etcd: self.etcd.map(|d| add(node, d)), api_server: self.api_server.map(|d| add(node, d)) }
     }
 
     /// What is done at `now` for a machine that started provisioning at `start`.
     pub fn progress(&self, start: Timestamp, now: Timestamp) -> Progress {
         let d = self.deadlines(start);
         let done = |t: Timestamp| t <= now;
-        let pending = [Some(d.vm), Some(d.node), d.etcd, d.api_server]
-            .into_iter()
-            .flatten()
-            .filter(|t| !done(*t));
+        let pending = [Some(d.vm), Some(d.node), d.etcd, d.api_server].into_iter().flatten().filter(|t| !done(*t));
         Progress {
             vm: done(d.vm),
             node: done(d.node),
@@ -129,10 +117,8 @@ fn effective(name: &str, phase: Phase, c: Option<&InMemoryComponentBehaviour>) -
     let Some(p) = c.and_then(|c| c.provisioning.as_ref()) else {
         return Duration::ZERO;
     };
-    let base = duration::parse(&p.startup_duration)
-        .ok()
-        .and_then(|d| Duration::try_from(d).ok())
-        .unwrap_or(Duration::ZERO);
+    let base =
+        duration::parse(&p.startup_duration).ok().and_then(|d| Duration::try_from(d).ok()).unwrap_or(Duration::ZERO);
     let jitter = p
         .startup_jitter
         .as_deref()
@@ -213,27 +199,15 @@ mod tests {
         for i in 0..200 {
             let name = format!("machine-{i}");
             let p = Plan::new(&name, Some(&b), true);
-            assert!(
-                p.vm >= Duration::from_secs(10) && p.vm < Duration::from_secs(12),
-                "{p:?}"
-            );
+            assert!(p.vm >= Duration::from_secs(10) && p.vm < Duration::from_secs(12), "{p:?}");
             assert!(p.node >= Duration::from_secs(2) && p.node < Duration::from_millis(2400));
-            assert_eq!(
-                p.api_server,
-                Some(Duration::from_secs(2)),
-                "no jitter configured"
-            );
+            assert_eq!(p.api_server, Some(Duration::from_secs(2)), "no jitter configured");
             assert_eq!(p.etcd, Some(Duration::from_secs(3)), "zero jitter");
             assert_eq!(p, Plan::new(&name, Some(&b), true), "same name, same plan");
         }
-        let spread: std::collections::HashSet<_> = (0..50)
-            .map(|i| Plan::new(&format!("m{i}"), Some(&b), false).vm)
-            .collect();
-        assert!(
-            spread.len() > 40,
-            "jitter spreads machines: {}",
-            spread.len()
-        );
+        let spread: std::collections::HashSet<_> =
+            (0..50).map(|i| Plan::new(&format!("m{i}"), Some(&b), false).vm).collect();
+        assert!(spread.len() > 40, "jitter spreads machines: {}", spread.len());
     }
 
     #[test]
@@ -247,10 +221,7 @@ mod tests {
             let u = unit_fraction(&format!("n{i}"), Phase::Node);
             assert!((0.0..1.0).contains(&u));
         }
-        assert_ne!(
-            unit_fraction("a", Phase::Vm),
-            unit_fraction("a", Phase::Node)
-        );
+        assert_ne!(unit_fraction("a", Phase::Vm), unit_fraction("a", Phase::Node));
     }
 
     #[test]
@@ -258,10 +229,7 @@ mod tests {
         let p = Plan::new("m", None, true);
         assert_eq!(p.vm, Duration::ZERO);
         assert_eq!(p.etcd, Some(Duration::ZERO));
-        let b = InMemoryMachineBehaviour {
-            vm: comp("soon", Some("x")),
-            ..Default::default()
-        };
+        let b = InMemoryMachineBehaviour { vm: comp("soon", Some("x")), ..Default::default() };
         assert_eq!(Plan::new("m", Some(&b), false).vm, Duration::ZERO);
         let prog = p.progress(ts(100), ts(100));
         assert!(prog.all_done());

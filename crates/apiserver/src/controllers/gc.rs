@@ -28,8 +28,7 @@ struct Graph {
 impl Graph {
     /// Records an object; returns the owner uids it no longer references.
     fn upsert(&mut self, key: &ObjKey, obj: &Stored) -> Vec<String> {
-        self.objects
-            .insert((key.cluster.clone(), obj.meta.uid.clone()), key.clone());
+        self.objects.insert((key.cluster.clone(), obj.meta.uid.clone()), key.clone());
         let new: Vec<String> = obj.meta.owners.iter().map(|o| o.uid.clone()).collect();
         let old = self.owners.remove(key).unwrap_or_default();
         for uid in old.iter().filter(|u| !new.contains(u)) {
@@ -38,10 +37,7 @@ impl Graph {
             }
         }
         for uid in &new {
-            self.dependents
-                .entry((key.cluster.clone(), uid.clone()))
-                .or_default()
-                .insert(key.clone());
+            self.dependents.entry((key.cluster.clone(), uid.clone())).or_default().insert(key.clone());
         }
         if !new.is_empty() {
             self.owners.insert(key.clone(), new.clone());
@@ -60,10 +56,7 @@ impl Graph {
 
     /// Whether an owner reference of `dependent` points at a live object it may be owned by.
     fn owner_alive(&self, dependent: &ObjKey, uid: &str) -> bool {
-        match self
-            .objects
-            .get(&(dependent.cluster.clone(), uid.to_string()))
-        {
+        match self.objects.get(&(dependent.cluster.clone(), uid.to_string())) {
             // A namespaced owner must share the dependent's namespace.
             Some(owner) => owner.namespace.is_empty() || owner.namespace == dependent.namespace,
             None => false,
@@ -73,11 +66,7 @@ impl Graph {
 
 pub async fn run(api: Arc<Api>) {
     let after = api.store.revision();
-    let sub = match api
-        .store
-        .hub()
-        .subscribe(Scope::Everything, Arc::new(All), after, true)
-    {
+    let sub = match api.store.hub().subscribe(Scope::Everything, Arc::new(All), after, true) {
         Ok(s) => s,
         Err(e) => {
             tracing::error!(oldest = e.oldest, "garbage collector could not subscribe");
@@ -123,10 +112,7 @@ fn handle(api: &Arc<Api>, graph: &mut Graph, kind: EventType, key: &ObjKey, obj:
             }
             // An owner waiting in foreground deletion may now be free.
             for o in &obj.meta.owners {
-                if let Some(owner_key) = graph
-                    .objects
-                    .get(&(key.cluster.clone(), o.uid.clone()))
-                    .cloned()
+                if let Some(owner_key) = graph.objects.get(&(key.cluster.clone(), o.uid.clone())).cloned()
                     && let Some(owner) = api.store.get(&owner_key)
                 {
                     check_deleting_owner(api, graph, &owner_key, &owner);
@@ -154,12 +140,7 @@ fn check(api: &Arc<Api>, graph: &Graph, key: &ObjKey, obj: &Stored) {
     if obj.meta.owners.is_empty() || obj.meta.deleting {
         return;
     }
-    if obj
-        .meta
-        .owners
-        .iter()
-        .any(|o| graph.owner_alive(key, &o.uid))
-    {
+    if obj.meta.owners.iter().any(|o| graph.owner_alive(key, &o.uid)) {
         return;
     }
     spawn_delete(api, key.clone(), obj.meta.uid.clone());
@@ -187,11 +168,7 @@ fn check_deleting_owner(api: &Arc<Api>, graph: &Graph, key: &ObjKey, obj: &Store
         let mut blocking = false;
         for dep in &deps {
             if let Some(d) = api.store.get(dep) {
-                if d.meta
-                    .owners
-                    .iter()
-                    .any(|o| o.uid == obj.meta.uid && o.block_owner_deletion)
-                {
+                if d.meta.owners.iter().any(|o| o.uid == obj.meta.uid && o.block_owner_deletion) {
                     blocking = true;
                 }
                 if !d.meta.deleting {
@@ -222,10 +199,7 @@ fn spawn_delete(api: &Arc<Api>, key: ObjKey, uid: String) {
         let Some(t) = target_of(&api, &key) else {
             return;
         };
-        let opts = DeleteOptions {
-            precondition_uid: Some(uid),
-            ..Default::default()
-        };
+        let opts = DeleteOptions { precondition_uid: Some(uid), ..Default::default() };
         match api.delete(&t, &opts).await {
             Ok(_) => tracing::debug!(object = %key.name, "garbage collected"),
             Err(e) if e.code == 404 || e.code == 409 => {}
@@ -254,14 +228,7 @@ fn spawn_unlink(api: &Arc<Api>, key: ObjKey, owner_uid: String) {
             .collect();
         let patch = json!({"metadata": {"ownerReferences": if refs.is_empty() { Value::Null } else { Value::Array(refs) },
             "resourceVersion": cur.rv.to_string()}});
-        if let Err(e) = api
-            .patch(
-                &t,
-                crate::patch::PatchType::Merge,
-                patch,
-                &WriteOptions::default(),
-            )
-            .await
+        if let Err(e) = api.patch(&t, crate::patch::PatchType::Merge, patch, &WriteOptions::default()).await
             && e.code != 404
         {
             tracing::debug!(object = %key.name, error = %e, "orphaning dependent failed; will retry on next event");
@@ -277,22 +244,9 @@ fn spawn_remove_finalizer(api: &Arc<Api>, key: ObjKey, finalizer: &'static str) 
             return;
         };
         let Ok(cur) = api.get(&t) else { return };
-        let fins: Vec<&String> = cur
-            .meta
-            .finalizers
-            .iter()
-            .filter(|f| *f != finalizer)
-            .collect();
-        let patch =
-            json!({"metadata": {"finalizers": fins, "resourceVersion": cur.rv.to_string()}});
-        if let Err(e) = api
-            .patch(
-                &t,
-                crate::patch::PatchType::Merge,
-                patch,
-                &WriteOptions::default(),
-            )
-            .await
+        let fins: Vec<&String> = cur.meta.finalizers.iter().filter(|f| *f != finalizer).collect();
+        let patch = json!({"metadata": {"finalizers": fins, "resourceVersion": cur.rv.to_string()}});
+        if let Err(e) = api.patch(&t, crate::patch::PatchType::Merge, patch, &WriteOptions::default()).await
             && e.code != 404
             && e.code != 409
         {

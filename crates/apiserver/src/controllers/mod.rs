@@ -17,8 +17,7 @@ use crate::rest::{Api, Target, WriteOptions};
 use crate::store::{Change, Expect};
 
 /// Namespaces every logical cluster starts with.
-pub const DEFAULT_NAMESPACES: &[&str] =
-    &["default", "kube-system", "kube-public", "kube-node-lease"];
+pub const DEFAULT_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
 
 /// Addresses one object (or a collection) of a served resource.
 pub fn target(
@@ -29,12 +28,7 @@ pub fn target(
     namespace: Option<&str>,
     name: Option<&str>,
 ) -> Option<Target> {
-    let res = api
-        .registry
-        .all()
-        .iter()
-        .find(|r| r.def.group == group && r.def.plural == plural)?
-        .clone();
+    let res = api.registry.all().iter().find(|r| r.def.group == group && r.def.plural == plural)?.clone();
     Some(Target {
         cluster: api.store.cluster_name(cluster),
         res,
@@ -57,12 +51,7 @@ pub async fn ensure(api: &Api, t: &Target, obj: Value) -> ApiResult<()> {
 pub async fn init_cluster(api: &Api, cluster: &str) -> ApiResult<()> {
     for ns in DEFAULT_NAMESPACES {
         if let Some(t) = target(api, cluster, "", "namespaces", None, None) {
-            ensure(
-                api,
-                &t,
-                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
-            )
-            .await?;
+            ensure(api, &t, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})).await?;
         }
     }
     Ok(())
@@ -75,11 +64,7 @@ pub async fn wipe_cluster(api: &Api, cluster: &str) {
     let mut tasks = tokio::task::JoinSet::new();
     for (key, obj) in objects {
         let store = api.store.clone();
-        tasks.spawn(async move {
-            store
-                .commit(key, Expect::Revision(obj.rv), Change::Delete)
-                .await
-        });
+        tasks.spawn(async move { store.commit(key, Expect::Revision(obj.rv), Change::Delete).await });
         while tasks.len() >= 256 {
             tasks.join_next().await;
         }
@@ -91,35 +76,19 @@ pub async fn wipe_cluster(api: &Api, cluster: &str) {
 /// Prepares a fresh or reloaded store: default namespaces of the root cluster and a
 /// CustomResourceDefinition object for every custom resource served.
 pub async fn bootstrap(api: &Api, custom: &[ResourceDef]) -> anyhow::Result<()> {
-    init_cluster(api, ROOT_CLUSTER)
-        .await
-        .map_err(|e| anyhow::anyhow!("creating default namespaces: {e}"))?;
-    let crds = target(
-        api,
-        ROOT_CLUSTER,
-        "apiextensions.k8s.io",
-        "customresourcedefinitions",
-        None,
-        None,
-    )
-    .ok_or_else(|| anyhow::anyhow!("CRD resource not registered"))?;
+    init_cluster(api, ROOT_CLUSTER).await.map_err(|e| anyhow::anyhow!("creating default namespaces: {e}"))?;
+    let crds = target(api, ROOT_CLUSTER, "apiextensions.k8s.io", "customresourcedefinitions", None, None)
+        .ok_or_else(|| anyhow::anyhow!("CRD resource not registered"))?;
     for def in custom {
         let mut crd = serde_json::to_value(def.to_crd())?;
         crd["apiVersion"] = json!("apiextensions.k8s.io/v1");
         crd["kind"] = json!("CustomResourceDefinition");
         let name = format!("{}.{}", def.plural, def.group);
-        let one = Target {
-            name: Some(name.clone()),
-            ..crds.clone()
-        };
+        let one = Target { name: Some(name.clone()), ..crds.clone() };
         match api.get(&one) {
-            Err(_) => ensure(api, &crds, crd)
-                .await
-                .map_err(|e| anyhow::anyhow!("creating CRD {name}: {e}"))?,
+            Err(_) => ensure(api, &crds, crd).await.map_err(|e| anyhow::anyhow!("creating CRD {name}: {e}"))?,
             Ok(cur) => {
-                let mut cur_v = api
-                    .value(&one.res, &cur)
-                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                let mut cur_v = api.value(&one.res, &cur).map_err(|e| anyhow::anyhow!("{e}"))?;
                 cur_v["spec"] = crd["spec"].clone();
                 api.update(&one, cur_v, &WriteOptions::default())
                     .await

@@ -18,16 +18,9 @@ pub async fn run(api: Arc<Api>) {
     let Some(ns_res) = api.registry.lookup("", "v1", "namespaces").map(|r| r.id) else {
         return;
     };
-    let lc_res = api
-        .registry
-        .lookup(TENANCY_GROUP, "v1alpha1", "logicalclusters")
-        .map(|r| r.id);
+    let lc_res = api.registry.lookup(TENANCY_GROUP, "v1alpha1", "logicalclusters").map(|r| r.id);
     let after = api.store.revision();
-    let Ok(sub) = api
-        .store
-        .hub()
-        .subscribe(Scope::Everything, Arc::new(All), after, true)
-    else {
+    let Ok(sub) = api.store.hub().subscribe(Scope::Everything, Arc::new(All), after, true) else {
         return;
     };
     let mut terminating: HashSet<(Arc<str>, String)> = HashSet::new();
@@ -79,12 +72,7 @@ pub async fn run(api: Arc<Api>) {
 /// Deletes what remains in a terminating namespace; removes the namespace once empty.
 /// Returns true when the namespace is gone.
 async fn progress(api: &Arc<Api>, ns_res: u32, cluster: &Arc<str>, ns: &str) -> bool {
-    let key = ObjKey {
-        cluster: cluster.clone(),
-        res: ns_res,
-        namespace: String::new(),
-        name: ns.to_string(),
-    };
+    let key = ObjKey { cluster: cluster.clone(), res: ns_res, namespace: String::new(), name: ns.to_string() };
     let Some(nsobj) = api.store.get(&key) else {
         return true;
     };
@@ -92,10 +80,7 @@ async fn progress(api: &Arc<Api>, ns_res: u32, cluster: &Arc<str>, ns: &str) -> 
     if contents.is_empty() {
         // Only our `kubernetes` finalizer (in spec) remains: the namespace can go.
         if nsobj.meta.finalizers.is_empty() {
-            let _ = api
-                .store
-                .commit(key, Expect::Revision(nsobj.rv), Change::Delete)
-                .await;
+            let _ = api.store.commit(key, Expect::Revision(nsobj.rv), Change::Delete).await;
             return true;
         }
         return false;

@@ -37,28 +37,19 @@ pub fn core_versions(host: &str) -> Value {
 }
 
 fn group_doc(name: &str, versions: &[String]) -> Value {
-    let vs: Vec<Value> = versions
-        .iter()
-        .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
-        .collect();
+    let vs: Vec<Value> =
+        versions.iter().map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v})).collect();
     json!({"name": name, "versions": vs, "preferredVersion": vs.first().cloned().unwrap_or(Value::Null)})
 }
 
 pub fn group_list(reg: &Registry) -> Value {
-    let groups: Vec<Value> = reg
-        .groups()
-        .iter()
-        .filter(|(g, _)| !g.is_empty())
-        .map(|(g, vs)| group_doc(g, vs))
-        .collect();
+    let groups: Vec<Value> =
+        reg.groups().iter().filter(|(g, _)| !g.is_empty()).map(|(g, vs)| group_doc(g, vs)).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
 pub fn group(reg: &Registry, name: &str) -> Option<Value> {
-    let (g, vs) = reg
-        .groups()
-        .into_iter()
-        .find(|(g, _)| g == name && !g.is_empty())?;
+    let (g, vs) = reg.groups().into_iter().find(|(g, _)| g == name && !g.is_empty())?;
     let mut doc = group_doc(&g, &vs);
     doc["kind"] = json!("APIGroup");
     doc["apiVersion"] = json!("v1");
@@ -70,9 +61,7 @@ fn served<'a>(
     group: &'a str,
     version: &'a str,
 ) -> impl Iterator<Item = &'a std::sync::Arc<Resource>> {
-    reg.all()
-        .iter()
-        .filter(move |r| r.def.group == group && r.def.version == version)
+    reg.all().iter().filter(move |r| r.def.group == group && r.def.version == version)
 }
 
 pub fn resource_list(reg: &Registry, group: &str, version: &str) -> Option<Value> {
@@ -94,37 +83,37 @@ pub fn resource_list(reg: &Registry, group: &str, version: &str) -> Option<Value
         }
         resources.push(entry);
         if d.status_subresource {
-            resources.push(json!({"name": format!("{}/status", d.plural), "singularName": "", "namespaced": d.namespaced,
+            resources
+                .push(json!({"name": format!("{}/status", d.plural), "singularName": "", "namespaced": d.namespaced,
                 "kind": d.kind, "verbs": ["get", "patch", "update"]}));
         }
         if d.scale.is_some() {
-            resources.push(json!({"name": format!("{}/scale", d.plural), "singularName": "", "namespaced": d.namespaced,
+            resources
+                .push(json!({"name": format!("{}/scale", d.plural), "singularName": "", "namespaced": d.namespaced,
                 "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
         }
     }
     if resources.is_empty() {
         return None;
     }
-    let gv = if group.is_empty() {
-        version.to_string()
-    } else {
-        format!("{group}/{version}")
-    };
-    Some(
-        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
-    )
+    let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
 }
 
 fn aggregated_resource(r: &Resource) -> Value {
     let d = &r.def;
     let mut subs = Vec::new();
     if d.status_subresource {
-        subs.push(json!({"subresource": "status", "responseKind": {"group": d.group, "version": d.version, "kind": d.kind},
-            "verbs": ["get", "patch", "update"]}));
+        subs.push(
+            json!({"subresource": "status", "responseKind": {"group": d.group, "version": d.version, "kind": d.kind},
+            "verbs": ["get", "patch", "update"]}),
+        );
     }
     if d.scale.is_some() {
-        subs.push(json!({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
-            "verbs": ["get", "patch", "update"]}));
+        subs.push(
+            json!({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+            "verbs": ["get", "patch", "update"]}),
+        );
     }
     let mut e = json!({
         "resource": d.plural,
@@ -155,9 +144,7 @@ pub fn aggregated(reg: &Registry, core: bool, v: &str) -> Value {
             let vs: Vec<Value> = versions
                 .iter()
                 .map(|ver| {
-                    let res: Vec<Value> = served(reg, &g, ver)
-                        .map(|r| aggregated_resource(r))
-                        .collect();
+                    let res: Vec<Value> = served(reg, &g, ver).map(|r| aggregated_resource(r)).collect();
                     json!({"version": ver, "resources": res, "freshness": "Current"})
                 })
                 .collect();

@@ -22,8 +22,7 @@ use tokio::sync::mpsc;
 use crate::error::{ApiError, ApiResult};
 use crate::patch::PatchType;
 use crate::rest::{
-    Api, DeleteOptions, FieldValidation, ListOptions, Propagation, Subresource, Target,
-    WriteOptions, Written,
+    Api, DeleteOptions, FieldValidation, ListOptions, Propagation, Subresource, Target, WriteOptions, Written,
 };
 use crate::selector::LabelSelector;
 use crate::store::{ObjKey, Stored};
@@ -62,11 +61,7 @@ impl Query {
         )
     }
     fn get(&self, key: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
     fn flag(&self, key: &str) -> bool {
         matches!(self.get(key), Some("true" | "1"))
@@ -82,21 +77,9 @@ async fn dispatch(State(srv): State<Arc<Server>>, req: Request<Body>) -> Respons
         Err(e) => error_response(&e),
     };
     if verb != "WATCH" {
-        metrics::request(
-            &verb,
-            &group,
-            &resource,
-            resp.status().as_u16(),
-            started.elapsed(),
-        );
+        metrics::request(&verb, &group, &resource, resp.status().as_u16(), started.elapsed());
     } else {
-        metrics::request(
-            &verb,
-            &group,
-            &resource,
-            resp.status().as_u16(),
-            Duration::ZERO,
-        );
+        metrics::request(&verb, &group, &resource, resp.status().as_u16(), Duration::ZERO);
     }
     resp
 }
@@ -144,29 +127,13 @@ fn json_value(code: StatusCode, v: &Value) -> Response {
     json_response(code, v.to_string().into(), "application/json")
 }
 
-async fn handle(
-    srv: &Arc<Server>,
-    cluster: String,
-    route: Route,
-    req: Request<Body>,
-) -> ApiResult<Response> {
-    let accept = req
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    if !matches!(
-        route,
-        Route::Health(_) | Route::Metrics | Route::Version | Route::OpenApiV2 | Route::OpenApiV3(_)
-    ) && cluster != ROOT_CLUSTER
+async fn handle(srv: &Arc<Server>, cluster: String, route: Route, req: Request<Body>) -> ApiResult<Response> {
+    let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    if !matches!(route, Route::Health(_) | Route::Metrics | Route::Version | Route::OpenApiV2 | Route::OpenApiV3(_))
+        && cluster != ROOT_CLUSTER
         && !logical_cluster_exists(&srv.api, &cluster)
     {
-        return Err(ApiError::new(
-            404,
-            "NotFound",
-            format!("logical cluster \"{cluster}\" not found"),
-        ));
+        return Err(ApiError::new(404, "NotFound", format!("logical cluster \"{cluster}\" not found")));
     }
     let reg = &srv.api.registry;
     match route {
@@ -181,17 +148,9 @@ async fn handle(
         )),
         Route::Health(_) => {
             if srv.api.store.healthy() {
-                Ok((
-                    StatusCode::OK,
-                    [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-                    "ok",
-                )
-                    .into_response())
+                Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "ok").into_response())
             } else {
-                Ok((
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "[-]store failed: a commit to the durable log failed\n",
-                )
+                Ok((StatusCode::INTERNAL_SERVER_ERROR, "[-]store failed: a commit to the durable log failed\n")
                     .into_response())
             }
         }
@@ -203,14 +162,7 @@ async fn handle(
                 extra(&mut out);
             }
             out.push_str("# EOF\n");
-            Ok((
-                StatusCode::OK,
-                [(
-                    header::CONTENT_TYPE,
-                    "text/plain; version=0.0.4; charset=utf-8",
-                )],
-                out,
-            )
+            Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], out)
                 .into_response())
         }
         // An empty protobuf document: kubectl then finds no client-side schema and leaves
@@ -228,11 +180,7 @@ async fn handle(
                 &discovery::aggregated_content_type(v),
             )),
             None => {
-                let host = req
-                    .headers()
-                    .get(header::HOST)
-                    .and_then(|h| h.to_str().ok())
-                    .unwrap_or("127.0.0.1");
+                let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1");
                 Ok(json_value(StatusCode::OK, &discovery::core_versions(host)))
             }
         },
@@ -244,9 +192,9 @@ async fn handle(
             )),
             None => Ok(json_value(StatusCode::OK, &discovery::group_list(reg))),
         },
-        Route::Group(g) => discovery::group(reg, &g)
-            .map(|d| json_value(StatusCode::OK, &d))
-            .ok_or_else(ApiError::not_found_path),
+        Route::Group(g) => {
+            discovery::group(reg, &g).map(|d| json_value(StatusCode::OK, &d)).ok_or_else(ApiError::not_found_path)
+        }
         Route::Resources { group, version } => discovery::resource_list(reg, &group, &version)
             .map(|d| json_value(StatusCode::OK, &d))
             .ok_or_else(ApiError::not_found_path),
@@ -257,10 +205,7 @@ async fn handle(
 
 /// A non-root logical cluster exists while its LogicalCluster object does.
 pub fn logical_cluster_exists(api: &Api, name: &str) -> bool {
-    let Some(res) = api
-        .registry
-        .lookup(builtin::TENANCY_GROUP, "v1alpha1", "logicalclusters")
-    else {
+    let Some(res) = api.registry.lookup(builtin::TENANCY_GROUP, "v1alpha1", "logicalclusters") else {
         return false;
     };
     let key = ObjKey {
@@ -293,10 +238,7 @@ fn negotiate(accept: &str) -> ApiResult<As> {
             continue;
         }
         let base = p.split(';').next().unwrap_or_default().trim();
-        if matches!(
-            base,
-            "application/json" | "*/*" | "application/*" | "application/yaml" | ""
-        ) {
+        if matches!(base, "application/json" | "*/*" | "application/*" | "application/yaml" | "") {
             json_ok = true;
         }
     }
@@ -311,52 +253,37 @@ fn negotiate(accept: &str) -> ApiResult<As> {
 
 async fn read_body(req: Request<Body>) -> ApiResult<(HeaderMap, Bytes)> {
     let (parts, body) = req.into_parts();
-    if let Some(len) = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok())
+    if let Some(len) =
+        parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok())
         && len > MAX_BODY
     {
-        return Err(ApiError::too_large(format!(
-            "the request body is {len} bytes; the limit is {MAX_BODY}"
-        )));
+        return Err(ApiError::too_large(format!("the request body is {len} bytes; the limit is {MAX_BODY}")));
     }
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
-        ApiError::too_large(format!(
-            "the request body is larger than the limit of {MAX_BODY} bytes"
-        ))
-    })?;
+    let bytes = axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| ApiError::too_large(format!("the request body is larger than the limit of {MAX_BODY} bytes")))?;
     Ok((parts.headers, bytes))
 }
 
 fn decode_body(headers: &HeaderMap, body: &[u8], patch: bool) -> ApiResult<Value> {
-    let ct = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("application/json");
+    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
     let base = ct.split(';').next().unwrap_or_default().trim();
     if body.is_empty() {
         return Err(ApiError::bad_request("the request body is empty"));
     }
-    let yaml = matches!(
-        base,
-        "application/yaml" | "application/x-yaml" | "text/yaml" | "application/apply-patch+yaml"
-    );
+    let yaml = matches!(base, "application/yaml" | "application/x-yaml" | "text/yaml" | "application/apply-patch+yaml");
     if !yaml && !patch && !matches!(base, "application/json" | "" | "*/*") {
         return Err(ApiError::unsupported_media(format!(
             "the body of the request was in an unknown format ({base}) - accepted media types include: application/json, application/yaml"
         )));
     }
     if yaml && !body.starts_with(b"{") {
-        let text = std::str::from_utf8(body)
-            .map_err(|_| ApiError::bad_request("the YAML body is not UTF-8"))?;
+        let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the YAML body is not UTF-8"))?;
         return serde_saphyr::from_str::<Value>(text)
             .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")));
     }
-    serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!("couldn't decode the request body as JSON: {e}"))
-    })
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("couldn't decode the request body as JSON: {e}")))
 }
 
 fn write_options(q: &Query) -> ApiResult<WriteOptions> {
@@ -379,22 +306,16 @@ fn write_options(q: &Query) -> ApiResult<WriteOptions> {
             )));
         }
     };
-    Ok(WriteOptions {
-        dry_run,
-        validation,
-    })
+    Ok(WriteOptions { dry_run, validation })
 }
 
 fn list_options(api: &Api, t: &Target, q: &Query) -> ApiResult<ListOptions> {
-    let labels = LabelSelector::parse(q.get("labelSelector").unwrap_or_default())
-        .map_err(ApiError::bad_request)?;
+    let labels = LabelSelector::parse(q.get("labelSelector").unwrap_or_default()).map_err(ApiError::bad_request)?;
     let fields = api.field_selector(&t.res, q.get("fieldSelector").unwrap_or_default())?;
     let limit = match q.get("limit").filter(|s| !s.is_empty()) {
-        Some(l) => Some(
-            l.parse::<i64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid limit: \"{l}\"")))?
-                .max(0) as usize,
-        ),
+        Some(l) => {
+            Some(l.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit: \"{l}\"")))?.max(0) as usize)
+        }
         None => None,
     };
     Ok(ListOptions {
@@ -403,10 +324,7 @@ fn list_options(api: &Api, t: &Target, q: &Query) -> ApiResult<ListOptions> {
         limit,
         continue_token: q.get("continue").map(str::to_string),
         resource_version: q.get("resourceVersion").map(str::to_string),
-        resource_version_match: q
-            .get("resourceVersionMatch")
-            .filter(|s| !s.is_empty())
-            .map(str::to_string),
+        resource_version_match: q.get("resourceVersionMatch").filter(|s| !s.is_empty()).map(str::to_string),
         send_initial_events: q.flag("sendInitialEvents"),
     })
 }
@@ -431,11 +349,7 @@ async fn resource(
     accept: &str,
 ) -> ApiResult<Response> {
     let api = &srv.api;
-    let res = api
-        .registry
-        .lookup(&p.group, &p.version, &p.resource)
-        .cloned()
-        .ok_or_else(ApiError::not_found_path)?;
+    let res = api.registry.lookup(&p.group, &p.version, &p.resource).cloned().ok_or_else(ApiError::not_found_path)?;
     let sub = match p.subresource.as_deref() {
         None => None,
         Some("status") if res.def.status_subresource => Some(Subresource::Status),
@@ -463,29 +377,18 @@ async fn resource(
             let as_ = negotiate(accept)?;
             let obj = api.get(&t)?;
             match (sub, as_) {
-                (Some(Subresource::Scale), _) => Ok(json_value(
-                    StatusCode::OK,
-                    &api.scale_of(&t, &api.value(&res, &obj)?)?,
-                )),
+                (Some(Subresource::Scale), _) => {
+                    Ok(json_value(StatusCode::OK, &api.scale_of(&t, &api.value(&res, &obj)?)?))
+                }
                 (_, As::Table) => {
                     let v = api.value(&res, &obj)?;
                     let rv = obj.rv.to_string();
                     Ok(json_value(
                         StatusCode::OK,
-                        &table::table(
-                            &res.def,
-                            &[v],
-                            &rv,
-                            None,
-                            q.get("includeObject").unwrap_or("Metadata"),
-                        ),
+                        &table::table(&res.def, &[v], &rv, None, q.get("includeObject").unwrap_or("Metadata")),
                     ))
                 }
-                _ => Ok(json_response(
-                    StatusCode::OK,
-                    api.encode(&res, &obj)?,
-                    "application/json",
-                )),
+                _ => Ok(json_response(StatusCode::OK, api.encode(&res, &obj)?, "application/json")),
             }
         }
         (Method::GET, None) => {
@@ -494,11 +397,7 @@ async fn resource(
             let list = api.list(&t, &opts)?;
             match as_ {
                 As::Table => {
-                    let objs = list
-                        .items
-                        .iter()
-                        .map(|o| api.value(&res, o))
-                        .collect::<ApiResult<Vec<_>>>()?;
+                    let objs = list.items.iter().map(|o| api.value(&res, o)).collect::<ApiResult<Vec<_>>>()?;
                     let tbl = table::table(
                         &res.def,
                         &objs,
@@ -509,11 +408,7 @@ async fn resource(
                     Ok(json_value(StatusCode::OK, &tbl))
                 }
                 As::Object => {
-                    let items = list
-                        .items
-                        .iter()
-                        .map(|o| api.encode(&res, o))
-                        .collect::<ApiResult<Vec<_>>>()?;
+                    let items = list.items.iter().map(|o| api.encode(&res, o)).collect::<ApiResult<Vec<_>>>()?;
                     Ok(json_response(
                         StatusCode::OK,
                         list_body(
@@ -544,9 +439,9 @@ async fn resource(
             }
             Ok(written_response(written))
         }
-        (Method::POST, Some(_)) => Err(ApiError::method_not_allowed(
-            "POST is not allowed on a named resource; use PUT or PATCH",
-        )),
+        (Method::POST, Some(_)) => {
+            Err(ApiError::method_not_allowed("POST is not allowed on a named resource; use PUT or PATCH"))
+        }
         (Method::PUT, Some(_)) => {
             let opts = write_options(&q)?;
             let (headers, body) = read_body(req).await?;
@@ -555,12 +450,8 @@ async fn resource(
         }
         (Method::PATCH, Some(_)) => {
             let opts = write_options(&q)?;
-            let ct = req
-                .headers()
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_string();
+            let ct =
+                req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
             let ptype = PatchType::from_content_type(&ct).ok_or_else(|| {
                 ApiError::unsupported_media(format!(
                     "the body of the request was in an unknown format ({ct}) - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
@@ -597,13 +488,7 @@ async fn resource(
                     let items = api.delete_collection(&t, &lo, &opts).await?;
                     Ok(json_response(
                         StatusCode::OK,
-                        list_body(
-                            &res.def.kind,
-                            &res.def.api_version(),
-                            api.store.revision(),
-                            None,
-                            &items,
-                        ),
+                        list_body(&res.def.kind, &res.def.api_version(), api.store.revision(), None, &items),
                         "application/json",
                     ))
                 }
@@ -616,16 +501,15 @@ async fn resource(
 }
 
 /// Assembles a `<Kind>List` from already-encoded items.
-fn list_body(
-    kind: &str,
-    api_version: &str,
-    rev: u64,
-    cont: Option<&str>,
-    items: &[Bytes],
-) -> Bytes {
+fn list_body(kind: &str, api_version: &str, rev: u64, cont: Option<&str>, items: &[Bytes]) -> Bytes {
     let size: usize = items.iter().map(|i| i.len() + 1).sum();
     let mut b = BytesMut::with_capacity(size + 200);
-    b.put_slice(format!("{{\"apiVersion\":\"{api_version}\",\"kind\":\"{kind}List\",\"metadata\":{{\"resourceVersion\":\"{rev}\"").as_bytes());
+    b.put_slice(
+        format!(
+            "{{\"apiVersion\":\"{api_version}\",\"kind\":\"{kind}List\",\"metadata\":{{\"resourceVersion\":\"{rev}\""
+        )
+        .as_bytes(),
+    );
     if let Some(c) = cont {
         b.put_slice(format!(",\"continue\":{}", Value::String(c.to_string())).as_bytes());
     }
@@ -646,8 +530,7 @@ async fn watch(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str) -> ApiRes
     let opts = list_options(&api, t, q)?;
     let timeout = match q.get("timeoutSeconds").filter(|s| !s.is_empty()) {
         Some(s) => Duration::from_secs(
-            s.parse::<u64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: \"{s}\"")))?,
+            s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: \"{s}\"")))?,
         ),
         None => Duration::from_secs(1800 + rand::random::<u64>() % 1800),
     };
@@ -695,18 +578,9 @@ async fn watch(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str) -> ApiRes
         }
     }
     let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
-    let body = Body::from_stream(futures::StreamExt::map(
-        stream,
-        Ok::<_, std::convert::Infallible>,
-    ));
+    let body = Body::from_stream(futures::StreamExt::map(stream, Ok::<_, std::convert::Infallible>));
     let mut r = Response::new(body);
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r.headers_mut().insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("no-cache, private"),
-    );
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
     Ok(r)
 }

@@ -46,11 +46,7 @@ pub fn parse(path: &str) -> (String, Route) {
     let segs: Vec<String> = path
         .split('/')
         .filter(|s| !s.is_empty())
-        .map(|s| {
-            percent_encoding::percent_decode_str(s)
-                .decode_utf8_lossy()
-                .into_owned()
-        })
+        .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned())
         .collect();
     let (cluster, segs) = match segs.first().map(String::as_str) {
         Some("clusters") if segs.len() >= 2 => (segs[1].clone(), &segs[2..]),
@@ -65,17 +61,11 @@ pub fn parse(path: &str) -> (String, Route) {
         ["openapi", "v2"] | ["swagger-2.0.0.pb-v1"] => Route::OpenApiV2,
         ["openapi", "v3", rest @ ..] => Route::OpenApiV3(rest.join("/")),
         ["api"] => Route::CoreVersions,
-        ["api", v] => Route::Resources {
-            group: String::new(),
-            version: (*v).to_string(),
-        },
+        ["api", v] => Route::Resources { group: String::new(), version: (*v).to_string() },
         ["api", v, rest @ ..] => resource_route("", v, rest),
         ["apis"] => Route::Groups,
         ["apis", g] => Route::Group((*g).to_string()),
-        ["apis", g, v] => Route::Resources {
-            group: (*g).to_string(),
-            version: (*v).to_string(),
-        },
+        ["apis", g, v] => Route::Resources { group: (*g).to_string(), version: (*v).to_string() },
         ["apis", g, v, rest @ ..] => resource_route(g, v, rest),
         _ => Route::NotFound,
     };
@@ -141,39 +131,20 @@ mod tests {
     fn parses_resource_paths() {
         let (c, p) = res("/api/v1/namespaces/default/configmaps/x");
         assert_eq!(
-            (
-                c.as_str(),
-                p.namespace.as_deref(),
-                p.resource.as_str(),
-                p.name.as_deref()
-            ),
+            (c.as_str(), p.namespace.as_deref(), p.resource.as_str(), p.name.as_deref()),
             ("root", Some("default"), "configmaps", Some("x"))
         );
         let (_, p) = res("/api/v1/namespaces/foo");
-        assert_eq!(
-            (p.resource.as_str(), p.name.as_deref(), p.namespace),
-            ("namespaces", Some("foo"), None)
-        );
+        assert_eq!((p.resource.as_str(), p.name.as_deref(), p.namespace), ("namespaces", Some("foo"), None));
         let (_, p) = res("/api/v1/namespaces/foo/status");
-        assert_eq!(
-            (p.resource.as_str(), p.subresource.as_deref()),
-            ("namespaces", Some("status"))
-        );
-        let (c, p) = res(
-            "/clusters/w1/apis/cluster.x-k8s.io/v1beta1/namespaces/ns/machinedeployments/md/scale",
-        );
-        assert_eq!(
-            (c.as_str(), p.group.as_str(), p.subresource.as_deref()),
-            ("w1", "cluster.x-k8s.io", Some("scale"))
-        );
+        assert_eq!((p.resource.as_str(), p.subresource.as_deref()), ("namespaces", Some("status")));
+        let (c, p) = res("/clusters/w1/apis/cluster.x-k8s.io/v1beta1/namespaces/ns/machinedeployments/md/scale");
+        assert_eq!((c.as_str(), p.group.as_str(), p.subresource.as_deref()), ("w1", "cluster.x-k8s.io", Some("scale")));
         let (_, p) = res("/api/v1/watch/namespaces/default/configmaps");
         assert!(p.watch);
         let (_, p) = res("/api/v1/nodes");
         assert_eq!((p.resource.as_str(), p.name), ("nodes", None));
-        assert_eq!(
-            parse("/apis/cluster.x-k8s.io").1,
-            Route::Group("cluster.x-k8s.io".into())
-        );
+        assert_eq!(parse("/apis/cluster.x-k8s.io").1, Route::Group("cluster.x-k8s.io".into()));
         assert_eq!(parse("/clusters/x/api").0, "x");
         assert_eq!(parse("/api/v1/a/b/c/d").1, Route::NotFound);
     }

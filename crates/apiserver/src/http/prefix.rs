@@ -30,11 +30,7 @@ where
     }
 
     fn call(&mut self, mut req: Request<B>) -> Self::Future {
-        let pq = req
-            .uri()
-            .path_and_query()
-            .map(|p| p.as_str())
-            .unwrap_or("/");
+        let pq = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
         if let Ok(uri) = format!("{}{pq}", self.prefix).parse::<Uri>() {
             *req.uri_mut() = uri;
         }

@@ -7,20 +7,11 @@ use serde_json::{Value, json};
 /// Column definitions of a kind's table.
 pub fn columns(def: &ResourceDef) -> Vec<PrinterColumn> {
     let mut cols = vec![
-        PrinterColumn::new("Name", "string", ".metadata.name")
-            .description("Name must be unique within a namespace."),
+        PrinterColumn::new("Name", "string", ".metadata.name").description("Name must be unique within a namespace."),
     ];
     cols.extend(def.printer_columns.iter().cloned());
-    if !def
-        .printer_columns
-        .iter()
-        .any(|c| c.name.eq_ignore_ascii_case("age"))
-    {
-        cols.push(PrinterColumn::new(
-            "Age",
-            "date",
-            ".metadata.creationTimestamp",
-        ));
+    if !def.printer_columns.iter().any(|c| c.name.eq_ignore_ascii_case("age")) {
+        cols.push(PrinterColumn::new("Age", "date", ".metadata.creationTimestamp"));
     }
     cols
 }
@@ -54,13 +45,7 @@ pub fn row(cols: &[PrinterColumn], obj: &Value, include_object: &str) -> Value {
 }
 
 /// A whole table.
-pub fn table(
-    def: &ResourceDef,
-    objs: &[Value],
-    rv: &str,
-    cont: Option<&str>,
-    include_object: &str,
-) -> Value {
+pub fn table(def: &ResourceDef, objs: &[Value], rv: &str, cont: Option<&str>, include_object: &str) -> Value {
     let cols = columns(def);
     let rows: Vec<Value> = objs.iter().map(|o| row(&cols, o, include_object)).collect();
     let mut meta = json!({"resourceVersion": rv});
@@ -91,19 +76,13 @@ fn cell(c: &PrinterColumn, obj: &Value) -> Value {
 /// Columns of built-in kinds that are computed rather than read.
 fn computed_cell(name: &str, obj: &Value) -> Value {
     if let Some(paths) = name.strip_prefix("count:") {
-        let n: usize = paths
-            .split(',')
-            .filter_map(|p| jsonpath(obj, p))
-            .filter_map(Value::as_object)
-            .map(|m| m.len())
-            .sum();
+        let n: usize =
+            paths.split(',').filter_map(|p| jsonpath(obj, p)).filter_map(Value::as_object).map(|m| m.len()).sum();
         return json!(n);
     }
     match name {
         "node.status" => {
-            let ready = conditions(obj)
-                .find(|c| c["type"] == "Ready")
-                .map(|c| c["status"].clone());
+            let ready = conditions(obj).find(|c| c["type"] == "Ready").map(|c| c["status"].clone());
             let mut s = match ready.as_ref().and_then(Value::as_str) {
                 Some("True") => "Ready".to_string(),
                 _ => "NotReady".to_string(),
@@ -116,17 +95,9 @@ fn computed_cell(name: &str, obj: &Value) -> Value {
         "node.roles" => {
             let roles: Vec<&str> = obj["metadata"]["labels"]
                 .as_object()
-                .map(|m| {
-                    m.keys()
-                        .filter_map(|k| k.strip_prefix("node-role.kubernetes.io/"))
-                        .collect()
-                })
+                .map(|m| m.keys().filter_map(|k| k.strip_prefix("node-role.kubernetes.io/")).collect())
                 .unwrap_or_default();
-            json!(if roles.is_empty() {
-                "<none>".to_string()
-            } else {
-                roles.join(",")
-            })
+            json!(if roles.is_empty() { "<none>".to_string() } else { roles.join(",") })
         }
         "node.internalIP" => obj["status"]["addresses"]
             .as_array()
@@ -141,9 +112,7 @@ fn computed_cell(name: &str, obj: &Value) -> Value {
         "pod.restarts" => {
             let n: i64 = obj["status"]["containerStatuses"]
                 .as_array()
-                .map_or(0, |s| {
-                    s.iter().filter_map(|c| c["restartCount"].as_i64()).sum()
-                });
+                .map_or(0, |s| s.iter().filter_map(|c| c["restartCount"].as_i64()).sum());
             json!(n)
         }
         "event.lastSeen" => {
@@ -185,12 +154,8 @@ pub fn jsonpath<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
             let inner = &r[..end];
             rest = &r[end + 1..];
             cur = if inner == "*" {
-                cur.into_iter()
-                    .flat_map(|v| v.as_array().into_iter().flatten())
-                    .collect()
-            } else if let Some(filter) =
-                inner.strip_prefix("?(@.").and_then(|f| f.strip_suffix(')'))
-            {
+                cur.into_iter().flat_map(|v| v.as_array().into_iter().flatten()).collect()
+            } else if let Some(filter) = inner.strip_prefix("?(@.").and_then(|f| f.strip_suffix(')')) {
                 let (field, want) = filter.split_once("==")?;
                 let want = want.trim().trim_matches('"').trim_matches('\'');
                 let field = field.trim();
@@ -250,11 +215,7 @@ pub fn human_duration(secs: i64) -> String {
     let minutes = secs / 60;
     if minutes < 10 {
         let s = secs % 60;
-        return if s == 0 {
-            format!("{minutes}m")
-        } else {
-            format!("{minutes}m{s}s")
-        };
+        return if s == 0 { format!("{minutes}m") } else { format!("{minutes}m{s}s") };
     }
     if minutes < 180 {
         return format!("{minutes}m");
@@ -262,33 +223,21 @@ pub fn human_duration(secs: i64) -> String {
     let hours = secs / 3600;
     if hours < 8 {
         let m = minutes % 60;
-        return if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        };
+        return if m == 0 { format!("{hours}h") } else { format!("{hours}h{m}m") };
     }
     if hours < 48 {
         return format!("{hours}h");
     }
     if hours < 24 * 8 {
         let h = hours % 24;
-        return if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        };
+        return if h == 0 { format!("{}d", hours / 24) } else { format!("{}d{h}h", hours / 24) };
     }
     if hours < 24 * 365 * 2 {
         return format!("{}d", hours / 24);
     }
     if hours < 24 * 365 * 8 {
         let d = (hours / 24) % 365;
-        return if d == 0 {
-            format!("{}y", hours / 24 / 365)
-        } else {
-            format!("{}y{d}d", hours / 24 / 365)
-        };
+        return if d == 0 { format!("{}y", hours / 24 / 365) } else { format!("{}y{d}d", hours / 24 / 365) };
     }
     format!("{}y", hours / 24 / 365)
 }
@@ -301,14 +250,8 @@ mod tests {
     fn jsonpath_subset() {
         let o = json!({"metadata":{"labels":{"cluster.x-k8s.io/cluster-name":"c1"}},
             "status":{"conditions":[{"type":"A","status":"False"},{"type":"Ready","status":"True"}],"list":[1,2]}});
-        assert_eq!(
-            jsonpath(&o, ".metadata.labels.cluster\\.x-k8s\\.io/cluster-name"),
-            Some(&json!("c1"))
-        );
-        assert_eq!(
-            jsonpath(&o, ".status.conditions[?(@.type==\"Ready\")].status"),
-            Some(&json!("True"))
-        );
+        assert_eq!(jsonpath(&o, ".metadata.labels.cluster\\.x-k8s\\.io/cluster-name"), Some(&json!("c1")));
+        assert_eq!(jsonpath(&o, ".status.conditions[?(@.type==\"Ready\")].status"), Some(&json!("True")));
         assert_eq!(jsonpath(&o, ".status.list[1]"), Some(&json!(2)));
         assert_eq!(jsonpath(&o, ".status.missing"), None);
     }

@@ -48,33 +48,19 @@ fn bookmark(p: &WatchParams, rv: u64, initial_end: bool) -> Bytes {
 
 /// The single ERROR event answering a watch from a compacted revision.
 pub fn expired_event(requested: &str, e: &Expired) -> Bytes {
-    let status = ApiError::gone(format!(
-        "too old resource version: {requested} ({})",
-        e.oldest
-    ))
-    .status();
+    let status = ApiError::gone(format!("too old resource version: {requested} ({})", e.oldest)).status();
     frame("ERROR", status.to_string().as_bytes())
 }
 
 /// Runs a watch, writing frames into `tx` until the timeout, the client leaving, or the
 /// subscriber being cut off for falling behind (the client then resumes from its last revision).
-pub async fn run(
-    start: WatchStart,
-    render: Render,
-    hub: Arc<WatchHub>,
-    p: WatchParams,
-    tx: mpsc::Sender<Bytes>,
-) {
+pub async fn run(start: WatchStart, render: Render, hub: Arc<WatchHub>, p: WatchParams, tx: mpsc::Sender<Bytes>) {
     let m = metrics::get();
     m.watchers.inc();
     let _gauge = scopeguard(|| {
         metrics::get().watchers.dec();
     });
-    let WatchStart {
-        initial,
-        after,
-        subscription,
-    } = start;
+    let WatchStart { initial, after, subscription } = start;
     let mut last = after;
     let send = |b: Bytes| {
         let tx = tx.clone();

@@ -62,11 +62,7 @@ impl DeleteOptions {
                 self.precondition_rv = Some(rv.to_string());
             }
         }
-        if body
-            .get("dryRun")
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|v| v == "All"))
-        {
+        if body.get("dryRun").and_then(Value::as_array).is_some_and(|a| a.iter().any(|v| v == "All")) {
             self.dry_run = true;
         }
         Ok(())
@@ -78,9 +74,7 @@ impl Api {
     pub async fn delete(&self, t: &Target, opts: &DeleteOptions) -> ApiResult<Written> {
         let name = t.name()?.to_string();
         if t.sub.is_some() {
-            return Err(ApiError::method_not_allowed(
-                "delete is not supported on subresources",
-            ));
+            return Err(ApiError::method_not_allowed("delete is not supported on subresources"));
         }
         for _ in 0..16 {
             let current = self.get(t)?;
@@ -152,18 +146,12 @@ impl Api {
             if opts.dry_run {
                 return Ok(Written {
                     code: 200,
-                    body: serde_json::to_vec(&obj)
-                        .map_err(|e| ApiError::internal(e.to_string()))?
-                        .into(),
+                    body: serde_json::to_vec(&obj).map_err(|e| ApiError::internal(e.to_string()))?.into(),
                     warnings: vec![],
                     stored: None,
                 });
             }
-            match self
-                .store
-                .commit(t.key(&name), Expect::Revision(current.rv), change)
-                .await
-            {
+            match self.store.commit(t.key(&name), Expect::Revision(current.rv), change).await {
                 Ok(c @ (Committed::Written(_) | Committed::Unchanged(_))) => {
                     return Ok(Written {
                         code: 200,
@@ -198,29 +186,13 @@ impl Api {
         list: &ListOptions,
         opts: &DeleteOptions,
     ) -> ApiResult<Vec<bytes::Bytes>> {
-        let items = self
-            .list(
-                t,
-                &ListOptions {
-                    limit: None,
-                    continue_token: None,
-                    ..list.clone()
-                },
-            )?
-            .items;
+        let items = self.list(t, &ListOptions { limit: None, continue_token: None, ..list.clone() })?.items;
         let mut out = Vec::with_capacity(items.len());
         for item in items {
             let v = self.value(&t.res, &item)?;
-            let name = v["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
+            let name = v["metadata"]["name"].as_str().unwrap_or_default().to_string();
             let ns = v["metadata"]["namespace"].as_str().map(str::to_string);
-            let one = Target {
-                name: Some(name),
-                namespace: ns.or(t.namespace.clone()),
-                ..t.clone()
-            };
+            let one = Target { name: Some(name), namespace: ns.or(t.namespace.clone()), ..t.clone() };
             match self.delete(&one, opts).await {
                 Ok(w) => out.push(w.body),
                 Err(e) if e.code == 404 => {}

@@ -7,18 +7,14 @@ use serde_json::{Value, json};
 
 /// Current time as Kubernetes writes it: RFC 3339, whole seconds, UTC.
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// A random 5-character suffix for `generateName`, from apimachinery's alphabet.
 pub fn name_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut rng = rand::rng();
-    (0..5)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect()
+    (0..5).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
 }
 
 pub fn new_uid() -> String {
@@ -34,10 +30,8 @@ pub fn dns1123_label(s: &str) -> Result<(), String> {
     if s.len() > 63 {
         return Err("must be no more than 63 characters".into());
     }
-    let ok = !s.is_empty()
-        && s.chars().all(|c| is_alnum(c) || c == '-')
-        && s.starts_with(is_alnum)
-        && s.ends_with(is_alnum);
+    let ok =
+        !s.is_empty() && s.chars().all(|c| is_alnum(c) || c == '-') && s.starts_with(is_alnum) && s.ends_with(is_alnum);
     if ok {
         Ok(())
     } else {
@@ -75,8 +69,7 @@ pub fn path_segment_name(s: &str) -> Result<(), String> {
 fn name_part(s: &str) -> Result<(), String> {
     let ok = !s.is_empty()
         && s.len() <= 63
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
         && s.starts_with(|c: char| c.is_ascii_alphanumeric())
         && s.ends_with(|c: char| c.is_ascii_alphanumeric());
     if ok {
@@ -125,11 +118,7 @@ pub fn validate_metadata(meta: &Value) -> Vec<FieldError> {
                         errs.push(FieldError::invalid(format!("metadata.labels[{k}]"), s, e));
                     }
                 }
-                None => errs.push(FieldError::invalid(
-                    format!("metadata.labels[{k}]"),
-                    v.clone(),
-                    "must be a string",
-                )),
+                None => errs.push(FieldError::invalid(format!("metadata.labels[{k}]"), v.clone(), "must be a string")),
             }
         }
     }
@@ -159,11 +148,9 @@ pub fn validate_metadata(meta: &Value) -> Vec<FieldError> {
                         errs.push(FieldError::invalid(format!("metadata.finalizers[{i}]"), s, e));
                     }
                 }
-                None => errs.push(FieldError::invalid(
-                    format!("metadata.finalizers[{i}]"),
-                    f.clone(),
-                    "must be a string",
-                )),
+                None => {
+                    errs.push(FieldError::invalid(format!("metadata.finalizers[{i}]"), f.clone(), "must be a string"))
+                }
             }
         }
     }
@@ -172,10 +159,7 @@ pub fn validate_metadata(meta: &Value) -> Vec<FieldError> {
         for (i, r) in refs.iter().enumerate() {
             for f in ["apiVersion", "kind", "name", "uid"] {
                 if r.get(f).and_then(Value::as_str).is_none_or(str::is_empty) {
-                    errs.push(FieldError::required(
-                        format!("metadata.ownerReferences[{i}].{f}"),
-                        "",
-                    ));
+                    errs.push(FieldError::required(format!("metadata.ownerReferences[{i}].{f}"), ""));
                 }
             }
             if r.get("controller").and_then(Value::as_bool) == Some(true) {
@@ -217,13 +201,6 @@ mod tests {
         let m = json!({"labels": {"ok": "v", "bad key!": "v", "k": "bad value!"},
             "finalizers": ["machine.cluster.x-k8s.io", "example.com/x", "not valid!"]});
         let fields: Vec<String> = validate_metadata(&m).into_iter().map(|e| e.field).collect();
-        assert_eq!(
-            fields,
-            vec![
-                "metadata.labels",
-                "metadata.labels[k]",
-                "metadata.finalizers[2]"
-            ]
-        );
+        assert_eq!(fields, vec!["metadata.labels", "metadata.labels[k]", "metadata.finalizers[2]"]);
     }
 }

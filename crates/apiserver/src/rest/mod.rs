@@ -44,19 +44,13 @@ impl Target {
         ObjKey {
             cluster: self.cluster.clone(),
             res: self.res.storage,
-            namespace: if self.res.def.namespaced {
-                self.namespace.clone().unwrap_or_default()
-            } else {
-                String::new()
-            },
+            namespace: if self.res.def.namespaced { self.namespace.clone().unwrap_or_default() } else { String::new() },
             name: name.to_string(),
         }
     }
 
     pub fn name(&self) -> ApiResult<&str> {
-        self.name
-            .as_deref()
-            .ok_or_else(|| ApiError::method_not_allowed("a resource name is required"))
+        self.name.as_deref().ok_or_else(|| ApiError::method_not_allowed("a resource name is required"))
     }
 }
 
@@ -78,9 +72,7 @@ impl Api {
             None => Ok(obj.bytes.clone()),
             Some(c) => {
                 let v = (c.from_storage)(self.parse(obj)?);
-                Ok(Bytes::from(
-                    serde_json::to_vec(&v).map_err(|e| ApiError::internal(e.to_string()))?,
-                ))
+                Ok(Bytes::from(serde_json::to_vec(&v).map_err(|e| ApiError::internal(e.to_string()))?))
             }
         }
     }
@@ -95,33 +87,23 @@ impl Api {
     }
 
     fn parse(&self, obj: &Stored) -> ApiResult<Value> {
-        obj.to_value()
-            .map_err(|e| ApiError::internal(format!("stored object does not parse: {e}")))
+        obj.to_value().map_err(|e| ApiError::internal(format!("stored object does not parse: {e}")))
     }
 
     /// Selectable field paths of the storage resource behind `res`.
     fn storage_selectable(&self, res: &Resource) -> &[String] {
-        self.registry
-            .get(res.storage)
-            .map(|r| r.def.selectable_fields.as_slice())
-            .unwrap_or(&[])
+        self.registry.get(res.storage).map(|r| r.def.selectable_fields.as_slice()).unwrap_or(&[])
     }
 
     /// Whether a namespace exists in a logical cluster, and whether it is terminating.
     pub fn namespace_state(&self, cluster: &Arc<str>, ns: &str) -> Option<bool> {
         let res = self.registry.lookup("", "v1", "namespaces")?;
-        let key = ObjKey {
-            cluster: cluster.clone(),
-            res: res.id,
-            namespace: String::new(),
-            name: ns.to_string(),
-        };
+        let key = ObjKey { cluster: cluster.clone(), res: res.id, namespace: String::new(), name: ns.to_string() };
         self.store.get(&key).map(|o| o.meta.deleting)
     }
 }
 
 /// Parses a resourceVersion given by a client.
 pub fn parse_rv(s: &str) -> ApiResult<u64> {
-    s.parse::<u64>()
-        .map_err(|_| ApiError::bad_request(format!("invalid resource version: \"{s}\"")))
+    s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid resource version: \"{s}\"")))
 }

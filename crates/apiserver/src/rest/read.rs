@@ -56,9 +56,7 @@ impl ObjectFilter {
             "metadata.name" => Some(name.to_string()),
             "metadata.namespace" => Some(namespace.to_string()),
             other => {
-                let stored = self
-                    .map_field
-                    .map_or_else(|| other.to_string(), |f| f(other));
+                let stored = self.map_field.map_or_else(|| other.to_string(), |f| f(other));
                 let i = self.selectable.iter().position(|s| *s == stored)?;
                 meta.fields.get(i).cloned().flatten()
             }
@@ -70,10 +68,7 @@ impl ObjectFilter {
             return false;
         }
         self.labels.matches_meta(meta)
-            && (self.fields.is_empty()
-                || self
-                    .fields
-                    .matches(|f| self.field(name, namespace, f, meta)))
+            && (self.fields.is_empty() || self.fields.matches(|f| self.field(name, namespace, f, meta)))
     }
 }
 
@@ -93,27 +88,20 @@ struct ContinueToken {
 impl Api {
     pub fn get(&self, t: &Target) -> ApiResult<Arc<Stored>> {
         let name = t.name()?;
-        self.store
-            .get(&t.key(name))
-            .ok_or_else(|| ApiError::not_found(&t.res.def, name))
+        self.store.get(&t.key(name)).ok_or_else(|| ApiError::not_found(&t.res.def, name))
     }
 
     /// Parses field selectors against what the resource supports.
     pub fn field_selector(&self, res: &Resource, s: &str) -> ApiResult<FieldSelector> {
         let supported = |f: &str| {
-            matches!(f, "metadata.name" | "metadata.namespace")
-                || res.def.selectable_fields.iter().any(|x| x == f)
+            matches!(f, "metadata.name" | "metadata.namespace") || res.def.selectable_fields.iter().any(|x| x == f)
         };
         FieldSelector::parse(s, &supported).map_err(ApiError::bad_request)
     }
 
     pub fn filter(&self, t: &Target, opts: &ListOptions) -> ObjectFilter {
         ObjectFilter {
-            namespace: if t.res.def.namespaced {
-                t.namespace.clone()
-            } else {
-                None
-            },
+            namespace: if t.res.def.namespaced { t.namespace.clone() } else { None },
             labels: opts.labels.clone(),
             fields: opts.fields.clone(),
             selectable: self.storage_selectable(&t.res).to_vec(),
@@ -123,11 +111,7 @@ impl Api {
 
     pub fn list(&self, t: &Target, opts: &ListOptions) -> ApiResult<ListResult> {
         let current = self.store.revision();
-        if let Some(rv) = opts
-            .resource_version
-            .as_deref()
-            .filter(|rv| !rv.is_empty() && *rv != "0")
-        {
+        if let Some(rv) = opts.resource_version.as_deref().filter(|rv| !rv.is_empty() && *rv != "0") {
             let rv = parse_rv(rv)?;
             match opts.resource_version_match.as_deref() {
                 Some("Exact") if rv != current => {
@@ -139,70 +123,44 @@ impl Api {
                     return Err(ApiError::new(
                         504,
                         "Timeout",
-                        format!(
-                            "Too large resource version: {rv}, current resource version: {current}"
-                        ),
+                        format!("Too large resource version: {rv}, current resource version: {current}"),
                     ));
                 }
                 _ => {}
             }
         }
-        let (start_after, token_rv) = match opts.continue_token.as_deref().filter(|c| !c.is_empty())
-        {
+        let (start_after, token_rv) = match opts.continue_token.as_deref().filter(|c| !c.is_empty()) {
             Some(tok) => {
                 let t: ContinueToken = URL_SAFE_NO_PAD
                     .decode(tok.trim_end_matches('='))
                     .ok()
                     .and_then(|b| serde_json::from_slice(&b).ok())
-                    .ok_or_else(|| {
-                        ApiError::bad_request("continue key is not valid: malformed continue token")
-                    })?;
+                    .ok_or_else(|| ApiError::bad_request("continue key is not valid: malformed continue token"))?;
                 (Some((t.ns, t.name)), Some(t.rv))
             }
             None => (None, None),
         };
         let filter = self.filter(t, opts);
-        let ns = if t.res.def.namespaced {
-            t.namespace.as_deref()
-        } else {
-            None
-        };
+        let ns = if t.res.def.namespaced { t.namespace.as_deref() } else { None };
         // A single-name field selector is a point lookup.
-        if let Some(name) = opts
-            .fields
-            .equals("metadata.name")
-            .filter(|_| start_after.is_none())
+        if let Some(name) = opts.fields.equals("metadata.name").filter(|_| start_after.is_none())
             && (ns.is_some() || !t.res.def.namespaced)
         {
             let obj = self.store.get(&t.key(name));
-            let items = obj
-                .into_iter()
-                .filter(|o| filter.matches_parts(ns.unwrap_or_default(), name, &o.meta))
-                .collect();
-            return Ok(ListResult {
-                items,
-                rev: current,
-                continue_token: None,
-            });
+            let items =
+                obj.into_iter().filter(|o| filter.matches_parts(ns.unwrap_or_default(), name, &o.meta)).collect();
+            return Ok(ListResult { items, rev: current, continue_token: None });
         }
-        let page = self.store.list(
-            &t.cluster,
-            t.res.storage,
-            ns,
-            start_after,
-            opts.limit.filter(|l| *l > 0),
-            &|k, o| filter.matches_parts(&k.0, &k.1, &o.meta),
-        );
+        let page =
+            self.store.list(&t.cluster, t.res.storage, ns, start_after, opts.limit.filter(|l| *l > 0), &|k, o| {
+                filter.matches_parts(&k.0, &k.1, &o.meta)
+            });
         let rev = token_rv.unwrap_or(page.rev);
         let continue_token = page.next.map(|(ns, name)| {
             let json = json!({"rv": rev, "ns": ns, "name": name}).to_string();
             URL_SAFE_NO_PAD.encode(json)
         });
-        Ok(ListResult {
-            items: page.items,
-            rev,
-            continue_token,
-        })
+        Ok(ListResult { items: page.items, rev, continue_token })
     }
 
     /// Starts a watch; `Err(Ok(expired))` means the revision is too old (sent as an ERROR event).
@@ -216,23 +174,12 @@ impl Api {
         let (initial, after) = match from {
             Some(rv) if !opts.send_initial_events => (Vec::new(), rv),
             _ => {
-                let list = self.list(
-                    t,
-                    &ListOptions {
-                        limit: None,
-                        continue_token: None,
-                        ..opts.clone()
-                    },
-                )?;
+                let list = self.list(t, &ListOptions { limit: None, continue_token: None, ..opts.clone() })?;
                 (list.items, list.rev)
             }
         };
         match self.store.hub().subscribe(scope, filter, after, false) {
-            Ok(subscription) => Ok(Ok(WatchStart {
-                initial,
-                after,
-                subscription,
-            })),
+            Ok(subscription) => Ok(Ok(WatchStart { initial, after, subscription })),
             Err(e) => Ok(Err(e)),
         }
     }

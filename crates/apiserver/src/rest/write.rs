@@ -44,26 +44,18 @@ const UPDATE_RETRIES: usize = 16;
 
 /// Whether the server maintains `metadata.generation` for a resource.
 fn tracks_generation(res: &Resource) -> bool {
-    !matches!(
-        res.def.group.as_str(),
-        "" | "coordination.k8s.io" | "events.k8s.io"
-    )
+    !matches!(res.def.group.as_str(), "" | "coordination.k8s.io" | "events.k8s.io")
 }
 
 fn is_custom(res: &Resource) -> bool {
-    !matches!(
-        res.def.group.as_str(),
-        "" | "coordination.k8s.io" | "events.k8s.io" | "apiextensions.k8s.io"
-    ) && res.def.group != TENANCY_GROUP
+    !matches!(res.def.group.as_str(), "" | "coordination.k8s.io" | "events.k8s.io" | "apiextensions.k8s.io")
+        && res.def.group != TENANCY_GROUP
 }
 
 fn meta_mut(obj: &mut Value) -> ApiResult<&mut Map<String, Value>> {
-    let map = obj
-        .as_object_mut()
-        .ok_or_else(|| ApiError::bad_request("the object must be a JSON object"))?;
+    let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("the object must be a JSON object"))?;
     let m = map.entry("metadata").or_insert_with(|| json!({}));
-    m.as_object_mut()
-        .ok_or_else(|| ApiError::bad_request("metadata must be an object"))
+    m.as_object_mut().ok_or_else(|| ApiError::bad_request("metadata must be an object"))
 }
 
 fn str_field<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
@@ -90,9 +82,7 @@ impl Api {
     /// Checks `apiVersion`/`kind` of a body against the resource (filling them when absent).
     fn check_kind(&self, res: &Resource, obj: &mut Value) -> ApiResult<()> {
         let want_av = res.def.api_version();
-        let map = obj
-            .as_object_mut()
-            .ok_or_else(|| ApiError::bad_request("the object must be a JSON object"))?;
+        let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("the object must be a JSON object"))?;
         match map.get("kind").and_then(Value::as_str) {
             None | Some("") => {
                 map.insert("kind".into(), json!(res.def.kind));
@@ -131,26 +121,15 @@ impl Api {
         if !out.unknown.is_empty() {
             match opts.validation {
                 FieldValidation::Strict => {
-                    let list: Vec<String> = out
-                        .unknown
-                        .iter()
-                        .map(|f| format!("unknown field \"{f}\""))
-                        .collect();
-                    return Err(ApiError::bad_request(format!(
-                        "strict decoding error: {}",
-                        list.join(", ")
-                    )));
+                    let list: Vec<String> = out.unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect();
+                    return Err(ApiError::bad_request(format!("strict decoding error: {}", list.join(", "))));
                 }
-                FieldValidation::Warn => {
-                    warnings.extend(out.unknown.iter().map(|f| format!("unknown field \"{f}\"")))
-                }
+                FieldValidation::Warn => warnings.extend(out.unknown.iter().map(|f| format!("unknown field \"{f}\""))),
                 FieldValidation::Ignore => {}
             }
         }
         if !out.errors.is_empty() {
-            let name = str_field(obj, &["metadata", "name"])
-                .unwrap_or_default()
-                .to_string();
+            let name = str_field(obj, &["metadata", "name"]).unwrap_or_default().to_string();
             return Err(ApiError::invalid(&t.res.def, &name, &out.errors));
         }
         Ok(())
@@ -166,27 +145,17 @@ impl Api {
     }
 
     fn run_admission(&self, t: &Target, obj: &mut Value, old: Option<&Value>) -> ApiResult<()> {
-        let name = str_field(obj, &["metadata", "name"])
-            .unwrap_or_default()
-            .to_string();
+        let name = str_field(obj, &["metadata", "name"]).unwrap_or_default().to_string();
         let mut errs = meta::validate_metadata(&obj["metadata"]);
         if let Some(adm) = &t.res.def.admission {
-            let op = if old.is_some() {
-                Operation::Update
-            } else {
-                Operation::Create
-            };
+            let op = if old.is_some() { Operation::Update } else { Operation::Create };
             if let Err(e) = adm.default_with_old(obj, old, op) {
                 return Err(ApiError::invalid(&t.res.def, &name, &e));
             }
             errs.extend(adm.validate(obj, old));
         }
         errs.extend(schema::missing_required(t.res.def.schema.as_deref(), obj));
-        if errs.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::invalid(&t.res.def, &name, &errs))
-        }
+        if errs.is_empty() { Ok(()) } else { Err(ApiError::invalid(&t.res.def, &name, &errs)) }
     }
 
     /// Converts a served object to its stored shape and encodes it.
@@ -195,34 +164,17 @@ impl Api {
             Some(c) => (c.to_storage)(obj),
             None => obj,
         };
-        Encoded::new(stored, self.storage_selectable(&t.res))
-            .map_err(|e| ApiError::bad_request(e.to_string()))
+        Encoded::new(stored, self.storage_selectable(&t.res)).map_err(|e| ApiError::bad_request(e.to_string()))
     }
 
-    fn written(
-        &self,
-        t: &Target,
-        code: u16,
-        c: &Committed,
-        warnings: Vec<String>,
-    ) -> ApiResult<Written> {
+    fn written(&self, t: &Target, code: u16, c: &Committed, warnings: Vec<String>) -> ApiResult<Written> {
         let obj = c.object();
-        Ok(Written {
-            code,
-            body: self.encode(&t.res, obj)?,
-            warnings,
-            stored: Some(obj.clone()),
-        })
+        Ok(Written { code, body: self.encode(&t.res, obj)?, warnings, stored: Some(obj.clone()) })
     }
 
     fn dry_run(&self, obj: &Value, code: u16, warnings: Vec<String>) -> ApiResult<Written> {
         let body = serde_json::to_vec(obj).map_err(|e| ApiError::internal(e.to_string()))?;
-        Ok(Written {
-            code,
-            body: body.into(),
-            warnings,
-            stored: None,
-        })
+        Ok(Written { code, body: body.into(), warnings, stored: None })
     }
 
     fn store_error(&self, t: &Target, name: &str, e: StoreError) -> ApiError {
@@ -235,24 +187,13 @@ impl Api {
     }
 
     /// POST to a collection.
-    pub async fn create(
-        &self,
-        t: &Target,
-        mut obj: Value,
-        opts: &WriteOptions,
-    ) -> ApiResult<Written> {
+    pub async fn create(&self, t: &Target, mut obj: Value, opts: &WriteOptions) -> ApiResult<Written> {
         if t.sub.is_some() {
-            return Err(ApiError::method_not_allowed(
-                "create is not supported on subresources",
-            ));
+            return Err(ApiError::method_not_allowed("create is not supported on subresources"));
         }
         self.check_kind(&t.res, &mut obj)?;
         let mut warnings = Vec::new();
-        let url_ns = if t.res.def.namespaced {
-            t.namespace.clone()
-        } else {
-            None
-        };
+        let url_ns = if t.res.def.namespaced { t.namespace.clone() } else { None };
         {
             let m = meta_mut(&mut obj)?;
             match (m.get("namespace").and_then(Value::as_str), &url_ns) {
@@ -300,20 +241,13 @@ impl Api {
             obj["status"] = json!({"phase": "Active"});
         }
         self.apply_schema(t, &mut obj, opts, &mut warnings)?;
-        let name = str_field(&obj, &["metadata", "name"])
-            .unwrap_or_default()
-            .to_string();
-        let generate = str_field(&obj, &["metadata", "generateName"])
-            .unwrap_or_default()
-            .to_string();
+        let name = str_field(&obj, &["metadata", "name"]).unwrap_or_default().to_string();
+        let generate = str_field(&obj, &["metadata", "generateName"]).unwrap_or_default().to_string();
         if name.is_empty() && generate.is_empty() {
             return Err(ApiError::invalid(
                 &t.res.def,
                 "",
-                &[FieldError::required(
-                    "metadata.name",
-                    "name or generateName is required",
-                )],
+                &[FieldError::required("metadata.name", "name or generateName is required")],
             ));
         }
         if let Some(ns) = &url_ns {
@@ -326,9 +260,7 @@ impl Api {
                     return Err(ApiError::new(
                         403,
                         "Forbidden",
-                        format!(
-                            "unable to create new content in namespace {ns} because it is being terminated"
-                        ),
+                        format!("unable to create new content in namespace {ns} because it is being terminated"),
                     ));
                 }
                 Some(false) => {}
@@ -337,11 +269,7 @@ impl Api {
         let attempts = if name.is_empty() { 8 } else { 1 };
         for _ in 0..attempts {
             let mut obj = obj.clone();
-            let name = if name.is_empty() {
-                format!("{generate}{}", meta::name_suffix())
-            } else {
-                name.clone()
-            };
+            let name = if name.is_empty() { format!("{generate}{}", meta::name_suffix()) } else { name.clone() };
             meta_mut(&mut obj)?.insert("name".into(), json!(name));
             if let Err(e) = self.validate_name(t, &name) {
                 return Err(ApiError::invalid(&t.res.def, &name, &[e]));
@@ -351,11 +279,7 @@ impl Api {
                 return self.dry_run(&obj, 201, warnings);
             }
             let enc = self.encode_for_store(t, obj)?;
-            match self
-                .store
-                .commit(t.key(&name), Expect::Absent, Change::Put(enc))
-                .await
-            {
+            match self.store.commit(t.key(&name), Expect::Absent, Change::Put(enc)).await {
                 Ok(c) => return self.written(t, 201, &c, warnings),
                 Err(StoreError::AlreadyExists) if attempts > 1 => continue,
                 Err(e) => return Err(self.store_error(t, &name, e)),
@@ -369,12 +293,7 @@ impl Api {
     }
 
     /// PUT of an object, its status or its scale.
-    pub async fn update(
-        &self,
-        t: &Target,
-        mut body: Value,
-        opts: &WriteOptions,
-    ) -> ApiResult<Written> {
+    pub async fn update(&self, t: &Target, mut body: Value, opts: &WriteOptions) -> ApiResult<Written> {
         let name = t.name()?.to_string();
         if t.sub == Some(Subresource::Scale) {
             return self.update_scale(t, body, opts).await;
@@ -389,8 +308,7 @@ impl Api {
             _ => {}
         }
         if t.res.def.namespaced
-            && let (Some(body_ns), Some(url_ns)) =
-                (str_field(&body, &["metadata", "namespace"]), &t.namespace)
+            && let (Some(body_ns), Some(url_ns)) = (str_field(&body, &["metadata", "namespace"]), &t.namespace)
             && !body_ns.is_empty()
             && body_ns != url_ns
         {
@@ -398,34 +316,22 @@ impl Api {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-        let precondition =
-            match str_field(&body, &["metadata", "resourceVersion"]).filter(|s| !s.is_empty()) {
-                Some(rv) => Some(parse_rv(rv)?),
-                None if is_custom(&t.res) => {
-                    return Err(ApiError::invalid(
-                        &t.res.def,
-                        &name,
-                        &[FieldError::invalid(
-                            "metadata.resourceVersion",
-                            "0x0",
-                            "must be specified for an update",
-                        )],
-                    ));
-                }
-                None => None,
-            };
-        self.write_loop(t, &name, precondition, opts, |_current| Ok(body.clone()))
-            .await
+        let precondition = match str_field(&body, &["metadata", "resourceVersion"]).filter(|s| !s.is_empty()) {
+            Some(rv) => Some(parse_rv(rv)?),
+            None if is_custom(&t.res) => {
+                return Err(ApiError::invalid(
+                    &t.res.def,
+                    &name,
+                    &[FieldError::invalid("metadata.resourceVersion", "0x0", "must be specified for an update")],
+                ));
+            }
+            None => None,
+        };
+        self.write_loop(t, &name, precondition, opts, |_current| Ok(body.clone())).await
     }
 
     /// PATCH of an object, its status or its scale.
-    pub async fn patch(
-        &self,
-        t: &Target,
-        ptype: PatchType,
-        body: Value,
-        opts: &WriteOptions,
-    ) -> ApiResult<Written> {
+    pub async fn patch(&self, t: &Target, ptype: PatchType, body: Value, opts: &WriteOptions) -> ApiResult<Written> {
         let name = t.name()?.to_string();
         match ptype {
             PatchType::Apply => {
@@ -447,7 +353,11 @@ impl Api {
             match ptype {
                 PatchType::Json => patch::json_patch(doc, &body).map_err(|e| {
                     if body.is_array() {
-                        ApiError::new(422, "Invalid", format!("the server rejected our request due to an error in our request: {e}"))
+                        ApiError::new(
+                            422,
+                            "Invalid",
+                            format!("the server rejected our request due to an error in our request: {e}"),
+                        )
                     } else {
                         ApiError::bad_request(e)
                     }
@@ -504,19 +414,9 @@ impl Api {
             }
             // Removing the last finalizer of an object being deleted deletes it.
             let finished = next["metadata"]["deletionTimestamp"].is_string()
-                && next["metadata"]["finalizers"]
-                    .as_array()
-                    .is_none_or(Vec::is_empty);
-            let change = if finished {
-                Change::Delete
-            } else {
-                Change::Put(self.encode_for_store(t, next)?)
-            };
-            match self
-                .store
-                .commit(t.key(name), Expect::Revision(current.rv), change)
-                .await
-            {
+                && next["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+            let change = if finished { Change::Delete } else { Change::Put(self.encode_for_store(t, next)?) };
+            match self.store.commit(t.key(name), Expect::Revision(current.rv), change).await {
                 Ok(c) => return self.written(t, 200, &c, warnings),
                 Err(StoreError::Conflict) if precondition.is_none() => continue,
                 Err(e) => return Err(self.store_error(t, name, e)),
@@ -537,9 +437,7 @@ impl Api {
         if t.sub == Some(Subresource::Status) {
             let mut next = current.clone();
             let status = requested.as_object_mut().and_then(|m| m.remove("status"));
-            let map = next
-                .as_object_mut()
-                .ok_or_else(|| ApiError::internal("stored object is not an object"))?;
+            let map = next.as_object_mut().ok_or_else(|| ApiError::internal("stored object is not an object"))?;
             match status {
                 Some(s) => map.insert("status".into(), s),
                 None => map.remove("status"),
@@ -577,13 +475,10 @@ impl Api {
         }
         self.apply_schema(t, &mut requested, opts, warnings)?;
         if current["metadata"]["deletionTimestamp"].is_string() {
-            let old: Vec<&Value> = current["metadata"]["finalizers"]
-                .as_array()
-                .map(|a| a.iter().collect())
-                .unwrap_or_default();
-            let added = requested["metadata"]["finalizers"]
-                .as_array()
-                .is_some_and(|a| a.iter().any(|f| !old.contains(&f)));
+            let old: Vec<&Value> =
+                current["metadata"]["finalizers"].as_array().map(|a| a.iter().collect()).unwrap_or_default();
+            let added =
+                requested["metadata"]["finalizers"].as_array().is_some_and(|a| a.iter().any(|f| !old.contains(&f)));
             if added {
                 let name = str_field(current, &["metadata", "name"]).unwrap_or_default();
                 return Err(ApiError::invalid(
@@ -597,9 +492,7 @@ impl Api {
             }
         }
         self.run_admission(t, &mut requested, Some(current))?;
-        if tracks_generation(&t.res)
-            && spec_view(&requested, status_sub) != spec_view(current, status_sub)
-        {
+        if tracks_generation(&t.res) && spec_view(&requested, status_sub) != spec_view(current, status_sub) {
             let generation = current["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             meta_mut(&mut requested)?.insert("generation".into(), json!(generation));
         }
@@ -608,24 +501,12 @@ impl Api {
 
     /// The autoscaling/v1 Scale view of an object.
     pub fn scale_of(&self, t: &Target, obj: &Value) -> ApiResult<Value> {
-        let scale = t
-            .res
-            .def
-            .scale
-            .as_ref()
-            .ok_or_else(ApiError::not_found_path)?;
-        let spec = pointer_of(&scale.spec_replicas_path)
-            .and_then(|p| obj.pointer(&p).cloned())
-            .unwrap_or(json!(0));
-        let status = pointer_of(&scale.status_replicas_path)
-            .and_then(|p| obj.pointer(&p).cloned())
-            .unwrap_or(json!(0));
+        let scale = t.res.def.scale.as_ref().ok_or_else(ApiError::not_found_path)?;
+        let spec = pointer_of(&scale.spec_replicas_path).and_then(|p| obj.pointer(&p).cloned()).unwrap_or(json!(0));
+        let status = pointer_of(&scale.status_replicas_path).and_then(|p| obj.pointer(&p).cloned()).unwrap_or(json!(0));
         let mut st = json!({"replicas": status});
-        if let Some(sel) = scale
-            .label_selector_path
-            .as_deref()
-            .and_then(pointer_of)
-            .and_then(|p| obj.pointer(&p).cloned())
+        if let Some(sel) =
+            scale.label_selector_path.as_deref().and_then(pointer_of).and_then(|p| obj.pointer(&p).cloned())
         {
             st["selector"] = sel;
         }
@@ -642,18 +523,8 @@ impl Api {
         }))
     }
 
-    async fn update_scale(
-        &self,
-        t: &Target,
-        scale: Value,
-        opts: &WriteOptions,
-    ) -> ApiResult<Written> {
-        let def = t
-            .res
-            .def
-            .scale
-            .clone()
-            .ok_or_else(ApiError::not_found_path)?;
+    async fn update_scale(&self, t: &Target, scale: Value, opts: &WriteOptions) -> ApiResult<Written> {
+        let def = t.res.def.scale.clone().ok_or_else(ApiError::not_found_path)?;
         let name = t.name()?.to_string();
         let replicas = match &scale["spec"]["replicas"] {
             Value::Number(n) if n.as_i64().is_some_and(|r| r >= 0) => n.clone(),
@@ -662,25 +533,17 @@ impl Api {
                 return Err(ApiError::invalid(
                     &t.res.def,
                     &name,
-                    &[FieldError::invalid(
-                        "spec.replicas",
-                        other.clone(),
-                        "must be greater than or equal to 0",
-                    )],
+                    &[FieldError::invalid("spec.replicas", other.clone(), "must be greater than or equal to 0")],
                 ));
             }
         };
-        let precondition =
-            match str_field(&scale, &["metadata", "resourceVersion"]).filter(|s| !s.is_empty()) {
-                Some(rv) => Some(parse_rv(rv)?),
-                None => None,
-            };
-        let pointer = pointer_of(&def.spec_replicas_path)
-            .ok_or_else(|| ApiError::internal("invalid specReplicasPath"))?;
-        let main = Target {
-            sub: None,
-            ..t.clone()
+        let precondition = match str_field(&scale, &["metadata", "resourceVersion"]).filter(|s| !s.is_empty()) {
+            Some(rv) => Some(parse_rv(rv)?),
+            None => None,
         };
+        let pointer =
+            pointer_of(&def.spec_replicas_path).ok_or_else(|| ApiError::internal("invalid specReplicasPath"))?;
+        let main = Target { sub: None, ..t.clone() };
         let written = self
             .write_loop(&main, &name, precondition, opts, |current| {
                 let mut doc = current.clone();
@@ -688,25 +551,16 @@ impl Api {
                 Ok(doc)
             })
             .await?;
-        let obj: Value =
-            serde_json::from_slice(&written.body).map_err(|e| ApiError::internal(e.to_string()))?;
-        let body = serde_json::to_vec(&self.scale_of(t, &obj)?)
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        Ok(Written {
-            body: body.into(),
-            ..written
-        })
+        let obj: Value = serde_json::from_slice(&written.body).map_err(|e| ApiError::internal(e.to_string()))?;
+        let body = serde_json::to_vec(&self.scale_of(t, &obj)?).map_err(|e| ApiError::internal(e.to_string()))?;
+        Ok(Written { body: body.into(), ..written })
     }
 }
 
 /// `.spec.replicas` → `/spec/replicas`.
 fn pointer_of(path: &str) -> Option<String> {
     let p = path.strip_prefix('.')?;
-    Some(
-        p.split('.')
-            .map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1")))
-            .collect(),
-    )
+    Some(p.split('.').map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect())
 }
 
 fn set_pointer(doc: &mut Value, pointer: &str, v: Value) {

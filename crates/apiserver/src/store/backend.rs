@@ -27,8 +27,7 @@ pub struct LoadInfo {
 /// A durable, append-only log of revisions.
 pub trait Backend: Send + 'static {
     /// Streams every retained row in revision order.
-    fn load(&mut self, f: &mut dyn FnMut(LogRow) -> anyhow::Result<()>)
-    -> anyhow::Result<LoadInfo>;
+    fn load(&mut self, f: &mut dyn FnMut(LogRow) -> anyhow::Result<()>) -> anyhow::Result<LoadInfo>;
     /// Appends rows durably, as one transaction. Returns only once they survive a crash.
     fn append(&mut self, rows: &[LogRow]) -> anyhow::Result<()>;
     /// Deletes superseded rows and tombstones (`ids`) and records that revisions up to
@@ -41,10 +40,7 @@ pub trait Backend: Send + 'static {
 pub struct MemoryBackend;
 
 impl Backend for MemoryBackend {
-    fn load(
-        &mut self,
-        _f: &mut dyn FnMut(LogRow) -> anyhow::Result<()>,
-    ) -> anyhow::Result<LoadInfo> {
+    fn load(&mut self, _f: &mut dyn FnMut(LogRow) -> anyhow::Result<()>) -> anyhow::Result<LoadInfo> {
         Ok(LoadInfo::default())
     }
     fn append(&mut self, _rows: &[LogRow]) -> anyhow::Result<()> {

@@ -44,9 +44,7 @@ impl Committer {
             last_compaction: Instant::now(),
             last_id: 0,
         };
-        std::thread::Builder::new()
-            .name("store-committer".into())
-            .spawn(move || worker.run(rx))?;
+        std::thread::Builder::new().name("store-committer".into()).spawn(move || worker.run(rx))?;
         Ok(Self { tx })
     }
 

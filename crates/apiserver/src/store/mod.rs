@@ -161,10 +161,7 @@ impl Store {
         names: Arc<dyn ResourceNames>,
         config: StoreConfig,
     ) -> anyhow::Result<Arc<Self>> {
-        let mut state = State {
-            rev: 0,
-            clusters: HashMap::new(),
-        };
+        let mut state = State { rev: 0, clusters: HashMap::new() };
         let mut history: Vec<Arc<WatchEvent>> = Vec::new();
         let mut compactable = Vec::new();
         let mut skipped = 0usize;
@@ -180,11 +177,7 @@ impl Store {
                 skipped += 1;
                 return Ok(());
             };
-            let stored = Arc::new(Stored::from_bytes(
-                row.id,
-                row.value,
-                names.selectable(key.res),
-            )?);
+            let stored = Arc::new(Stored::from_bytes(row.id, row.value, names.selectable(key.res))?);
             let table = table_mut(&mut state.clusters, &key, names.count());
             let prev = if row.deleted {
                 table.remove(&(key.namespace.clone(), key.name.clone()))
@@ -196,44 +189,20 @@ impl Store {
                 (false, Some(_)) => EventType::Modified,
                 (false, None) => EventType::Added,
             };
-            history.push(Arc::new(WatchEvent {
-                kind,
-                key,
-                obj: stored,
-                prev: prev.map(|p| p.meta.clone()),
-            }));
+            history.push(Arc::new(WatchEvent { kind, key, obj: stored, prev: prev.map(|p| p.meta.clone()) }));
             Ok(())
         })?;
         if skipped > 0 {
-            tracing::warn!(
-                rows = skipped,
-                "log rows of resources no longer served were skipped"
-            );
+            tracing::warn!(rows = skipped, "log rows of resources no longer served were skipped");
         }
-        let hub = WatchHub::new(
-            names.count(),
-            config.watch_history,
-            config.watch_buffer,
-            info.compacted,
-        );
+        let hub = WatchHub::new(names.count(), config.watch_history, config.watch_buffer, info.compacted);
         for ev in history.into_iter().filter(|e| e.rv() > info.compacted) {
             hub.remember(ev);
         }
         let failed = Arc::new(AtomicBool::new(false));
-        let committer =
-            Committer::start(backend, hub.clone(), config, compactable, failed.clone())?;
-        tracing::info!(
-            revision = state.rev,
-            compacted = info.compacted,
-            "store loaded"
-        );
-        Ok(Arc::new(Self {
-            state: RwLock::new(state),
-            hub,
-            names,
-            committer,
-            failed,
-        }))
+        let committer = Committer::start(backend, hub.clone(), config, compactable, failed.clone())?;
+        tracing::info!(revision = state.rev, compacted = info.compacted, "store loaded");
+        Ok(Arc::new(Self { state: RwLock::new(state), hub, names, committer, failed }))
     }
 
     pub fn hub(&self) -> &Arc<WatchHub> {
@@ -281,16 +250,8 @@ impl Store {
     ) -> ListPage {
         let st = self.state.read();
         let rev = st.rev;
-        let Some(table) = st
-            .clusters
-            .get(cluster)
-            .and_then(|c| c.tables.get(res as usize))
-        else {
-            return ListPage {
-                items: Vec::new(),
-                rev,
-                next: None,
-            };
+        let Some(table) = st.clusters.get(cluster).and_then(|c| c.tables.get(res as usize)) else {
+            return ListPage { items: Vec::new(), rev, next: None };
         };
         let lower = match (&after, namespace) {
             (Some(k), _) => Bound::Excluded(k.clone()),
@@ -321,11 +282,7 @@ impl Store {
 
     /// Every object in a logical cluster (or all of them), optionally only in one namespace
     /// (`Some("")` selects cluster-scoped objects).
-    pub fn scan(
-        &self,
-        cluster: Option<&str>,
-        namespace: Option<&str>,
-    ) -> Vec<(ObjKey, Arc<Stored>)> {
+    pub fn scan(&self, cluster: Option<&str>, namespace: Option<&str>) -> Vec<(ObjKey, Arc<Stored>)> {
         let st = self.state.read();
         let mut out = Vec::new();
         for (cname, ct) in &st.clusters {
@@ -341,12 +298,8 @@ impl Store {
                     if namespace.is_some_and(|want| want != ns) {
                         break;
                     }
-                    let key = ObjKey {
-                        cluster: cname.clone(),
-                        res: res as ResId,
-                        namespace: ns.clone(),
-                        name: name.clone(),
-                    };
+                    let key =
+                        ObjKey { cluster: cname.clone(), res: res as ResId, namespace: ns.clone(), name: name.clone() };
                     out.push((key, obj.clone()));
                 }
             }
@@ -366,12 +319,7 @@ impl Store {
     }
 
     /// Applies one write if `expect` holds and waits until it is durable.
-    pub async fn commit(
-        &self,
-        key: ObjKey,
-        expect: Expect,
-        change: Change,
-    ) -> Result<Committed, StoreError> {
+    pub async fn commit(&self, key: ObjKey, expect: Expect, change: Change) -> Result<Committed, StoreError> {
         let (done, rx) = oneshot::channel();
         let outcome = self.apply(key, expect, change, done)?;
         if let Committed::Unchanged(_) = outcome {
@@ -392,9 +340,7 @@ impl Store {
         done: oneshot::Sender<Result<(), String>>,
     ) -> Result<Committed, StoreError> {
         if !self.healthy() {
-            return Err(StoreError::Failed(
-                "an earlier commit failed; restart drydock".into(),
-            ));
+            return Err(StoreError::Failed("an earlier commit failed; restart drydock".into()));
         }
         let nres = self.names.count();
         let mut st = self.state.write();
@@ -425,11 +371,7 @@ impl Store {
                 *rev += 1;
                 let obj = Arc::new(enc.finish(*rev));
                 table.insert(tkey, obj.clone());
-                let kind = if current.is_some() {
-                    EventType::Modified
-                } else {
-                    EventType::Added
-                };
+                let kind = if current.is_some() { EventType::Modified } else { EventType::Added };
                 (kind, obj, current.as_ref().map_or(0, |c| c.rv), false)
             }
             Change::Delete => {
@@ -438,49 +380,25 @@ impl Store {
                 };
                 *rev += 1;
                 table.remove(&tkey);
-                (
-                    EventType::Deleted,
-                    Arc::new(cur.with_rv(*rev)),
-                    cur.rv,
-                    true,
-                )
+                (EventType::Deleted, Arc::new(cur.with_rv(*rev)), cur.rv, true)
             }
         };
         let row = LogRow {
             id: obj.rv,
-            key: format!(
-                "{}/{}/{}/{}",
-                key.cluster,
-                self.names.log_prefix(key.res),
-                key.namespace,
-                key.name
-            ),
+            key: format!("{}/{}/{}/{}", key.cluster, self.names.log_prefix(key.res), key.namespace, key.name),
             deleted,
             prev: prev_rv,
             value: obj.bytes.clone(),
         };
-        let event = Arc::new(WatchEvent {
-            kind,
-            key,
-            obj: obj.clone(),
-            prev: current.map(|c| c.meta.clone()),
-        });
+        let event = Arc::new(WatchEvent { kind, key, obj: obj.clone(), prev: current.map(|c| c.meta.clone()) });
         // Queued under the lock so the log receives rows in revision order.
         self.committer.send(Pending { row, event, done });
         drop(st);
-        Ok(if deleted {
-            Committed::Deleted(obj)
-        } else {
-            Committed::Written(obj)
-        })
+        Ok(if deleted { Committed::Deleted(obj) } else { Committed::Written(obj) })
     }
 }
 
-fn table_mut<'a>(
-    clusters: &'a mut HashMap<Arc<str>, ClusterTables>,
-    key: &ObjKey,
-    nres: usize,
-) -> &'a mut Table {
+fn table_mut<'a>(clusters: &'a mut HashMap<Arc<str>, ClusterTables>, key: &ObjKey, nres: usize) -> &'a mut Table {
     let ct = clusters.entry(key.cluster.clone()).or_default();
     if ct.tables.len() < nres {
         ct.tables.resize_with(nres, Table::new);
@@ -504,10 +422,5 @@ fn parse_log_key(
         Some((k, _)) => k.clone(),
         None => Arc::from(cluster),
     };
-    Some(ObjKey {
-        cluster,
-        res,
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-    })
+    Some(ObjKey { cluster, res, namespace: namespace.to_string(), name: name.to_string() })
 }

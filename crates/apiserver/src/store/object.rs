@@ -45,11 +45,7 @@ impl ObjMeta {
         let meta = &obj["metadata"];
         let mut labels: Vec<(String, String)> = meta["labels"]
             .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                    .collect()
-            })
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
             .unwrap_or_default();
         labels.sort();
         let owners = meta["ownerReferences"]
@@ -69,11 +65,7 @@ impl ObjMeta {
             .unwrap_or_default();
         let finalizers = meta["finalizers"]
             .as_array()
-            .map(|f| {
-                f.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
+            .map(|f| f.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
             .unwrap_or_default();
         let fields = selectable
             .iter()
@@ -100,10 +92,7 @@ impl ObjMeta {
     }
 
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels
-            .binary_search_by(|(k, _)| k.as_str().cmp(key))
-            .ok()
-            .map(|i| self.labels[i].1.as_str())
+        self.labels.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok().map(|i| self.labels[i].1.as_str())
     }
 }
 
@@ -132,20 +121,11 @@ impl Stored {
     pub fn with_rv(&self, rv: u64) -> Stored {
         let (prefix, suffix) = (&self.bytes[..self.rv_span.0], &self.bytes[self.rv_span.1..]);
         let (bytes, rv_span) = splice(prefix, rv, suffix);
-        Stored {
-            rv,
-            bytes,
-            rv_span,
-            meta: self.meta.clone(),
-        }
+        Stored { rv, bytes, rv_span, meta: self.meta.clone() }
     }
 
     /// Rebuilds a stored object from its encoding (used when loading the log).
-    pub fn from_bytes(
-        rv: u64,
-        bytes: Bytes,
-        selectable: &[String],
-    ) -> Result<Stored, serde_json::Error> {
+    pub fn from_bytes(rv: u64, bytes: Bytes, selectable: &[String]) -> Result<Stored, serde_json::Error> {
         let value: Value = serde_json::from_slice(&bytes)?;
         let encoded = Encoded::new(value, selectable)?;
         Ok(encoded.finish(rv))
@@ -171,21 +151,13 @@ impl Encoded {
         // The marker contains a control character, which JSON escapes; search for its escaped form.
         let marker = serde_json::to_string(RV_MARKER)?;
         let pos = find(&bytes, marker.as_bytes()).ok_or_else(|| {
-            serde_json::Error::io(std::io::Error::other(
-                "object has no metadata to carry a resourceVersion",
-            ))
+            serde_json::Error::io(std::io::Error::other("object has no metadata to carry a resourceVersion"))
         })?;
         if find(&bytes[pos + 1..], marker.as_bytes()).is_some() {
-            return Err(serde_json::Error::io(std::io::Error::other(
-                "object contains a reserved string",
-            )));
+            return Err(serde_json::Error::io(std::io::Error::other("object contains a reserved string")));
         }
         let bytes = Bytes::from(bytes);
-        Ok(Self {
-            prefix: bytes.slice(..pos + 1),
-            suffix: bytes.slice(pos + marker.len() - 1..),
-            meta,
-        })
+        Ok(Self { prefix: bytes.slice(..pos + 1), suffix: bytes.slice(pos + marker.len() - 1..), meta })
     }
 
     /// True when this encoding equals `old` apart from the revision: the write would change nothing.
@@ -198,12 +170,7 @@ impl Encoded {
     /// Completes the encoding with its revision.
     pub fn finish(&self, rv: u64) -> Stored {
         let (bytes, rv_span) = splice(&self.prefix, rv, &self.suffix);
-        Stored {
-            rv,
-            bytes,
-            rv_span,
-            meta: self.meta.clone(),
-        }
+        Stored { rv, bytes, rv_span, meta: self.meta.clone() }
     }
 }
 
@@ -229,7 +196,8 @@ mod tests {
 
     #[test]
     fn splices_revision_and_detects_noop() {
-        let obj = json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"1"}},"data":{"k":"v"}});
+        let obj =
+            json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"1"}},"data":{"k":"v"}});
         let enc = Encoded::new(obj.clone(), &[]).unwrap();
         let s = enc.finish(42);
         let back = s.to_value().unwrap();
@@ -238,28 +206,21 @@ mod tests {
         assert_eq!(s.meta.label("x"), Some("1"));
 
         let again = Encoded::new(back.clone(), &[]).unwrap();
-        assert!(
-            again.same_as(&s),
-            "re-encoding the stored object is a no-op"
-        );
+        assert!(again.same_as(&s), "re-encoding the stored object is a no-op");
         let mut changed = back;
         changed["data"]["k"] = json!("w");
         assert!(!Encoded::new(changed, &[]).unwrap().same_as(&s));
 
         let t = s.with_rv(1000);
         assert_eq!(t.to_value().unwrap()["metadata"]["resourceVersion"], "1000");
-        assert_eq!(
-            t.with_rv(7).to_value().unwrap()["metadata"]["resourceVersion"],
-            "7"
-        );
+        assert_eq!(t.with_rv(7).to_value().unwrap()["metadata"]["resourceVersion"], "7");
     }
 
     #[test]
     fn event_with_nested_resource_version_is_spliced_in_metadata() {
-        let obj = json!({"apiVersion":"v1","kind":"Event","involvedObject":{"resourceVersion":"9"},"metadata":{"name":"e"}});
-        let s = Encoded::new(obj, &["involvedObject.resourceVersion".into()])
-            .unwrap()
-            .finish(5);
+        let obj =
+            json!({"apiVersion":"v1","kind":"Event","involvedObject":{"resourceVersion":"9"},"metadata":{"name":"e"}});
+        let s = Encoded::new(obj, &["involvedObject.resourceVersion".into()]).unwrap().finish(5);
         let v = s.to_value().unwrap();
         assert_eq!(v["metadata"]["resourceVersion"], "5");
         assert_eq!(v["involvedObject"]["resourceVersion"], "9");

@@ -48,26 +48,13 @@ impl SqliteBackend {
 }
 
 impl Backend for SqliteBackend {
-    fn load(
-        &mut self,
-        f: &mut dyn FnMut(LogRow) -> anyhow::Result<()>,
-    ) -> anyhow::Result<LoadInfo> {
+    fn load(&mut self, f: &mut dyn FnMut(LogRow) -> anyhow::Result<()>) -> anyhow::Result<LoadInfo> {
         let compacted: i64 = self
             .conn
-            .query_row("SELECT value FROM meta WHERE key = 'compacted'", [], |r| {
-                r.get(0)
-            })
-            .or_else(|e| {
-                if e == rusqlite::Error::QueryReturnedNoRows {
-                    Ok(0)
-                } else {
-                    Err(e)
-                }
-            })?;
+            .query_row("SELECT value FROM meta WHERE key = 'compacted'", [], |r| r.get(0))
+            .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(0) } else { Err(e) })?;
         let compacted = compacted as u64;
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, name, deleted, prev_revision, value FROM log ORDER BY id")?;
+        let mut stmt = self.conn.prepare("SELECT id, name, deleted, prev_revision, value FROM log ORDER BY id")?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
             let value: Vec<u8> = r.get(4)?;
@@ -89,13 +76,7 @@ impl Backend for SqliteBackend {
                 "INSERT INTO log (id, name, deleted, prev_revision, value) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?;
             for row in rows {
-                stmt.execute(params![
-                    row.id as i64,
-                    row.key,
-                    row.deleted as i64,
-                    row.prev as i64,
-                    row.value.as_ref()
-                ])?;
+                stmt.execute(params![row.id as i64, row.key, row.deleted as i64, row.prev as i64, row.value.as_ref()])?;
             }
         }
         tx.commit().context("committing to the SQLite log")?;

@@ -194,18 +194,9 @@ pub struct WatchHub {
 
 impl WatchHub {
     pub fn new(resources: usize, ring_capacity: usize, buffer: usize, compacted: u64) -> Arc<Self> {
-        let rings = (0..resources)
-            .map(|_| Ring {
-                events: VecDeque::new(),
-                evicted_upto: compacted,
-            })
-            .collect();
+        let rings = (0..resources).map(|_| Ring { events: VecDeque::new(), evicted_upto: compacted }).collect();
         Arc::new(Self {
-            state: Mutex::new(HubState {
-                rings,
-                subs: HashMap::new(),
-                next_id: 0,
-            }),
+            state: Mutex::new(HubState { rings, subs: HashMap::new(), next_id: 0 }),
             published: AtomicU64::new(compacted),
             ring_capacity: ring_capacity.max(1),
             buffer: buffer.max(1),
@@ -249,11 +240,8 @@ impl WatchHub {
         let mut st = self.state.lock();
         let mut delivered = 0u64;
         for ev in events {
-            let scopes = [
-                Scope::Cluster(ev.key.res, ev.key.cluster.clone()),
-                Scope::AllClusters(ev.key.res),
-                Scope::Everything,
-            ];
+            let scopes =
+                [Scope::Cluster(ev.key.res, ev.key.cluster.clone()), Scope::AllClusters(ev.key.res), Scope::Everything];
             for scope in scopes {
                 let Some(list) = st.subs.get_mut(&scope) else {
                     continue;
@@ -291,9 +279,7 @@ impl WatchHub {
                 continue;
             };
             if after < ring.evicted_upto {
-                return Err(Expired {
-                    oldest: ring.evicted_upto,
-                });
+                return Err(Expired { oldest: ring.evicted_upto });
             }
             let start = ring.events.partition_point(|e| e.rv() <= after);
             for ev in ring.events.range(start..) {
@@ -319,19 +305,8 @@ impl WatchHub {
         };
         let id = st.next_id;
         st.next_id += 1;
-        st.subs
-            .entry(scope.clone())
-            .or_default()
-            .push(Subscriber { id, filter, sink });
-        Ok(Subscription {
-            replay,
-            rx,
-            guard: SubscriptionGuard {
-                hub: self.clone(),
-                scope,
-                id,
-            },
-        })
+        st.subs.entry(scope.clone()).or_default().push(Subscriber { id, filter, sink });
+        Ok(Subscription { replay, rx, guard: SubscriptionGuard { hub: self.clone(), scope, id } })
     }
 
     /// Number of live subscribers (for metrics).

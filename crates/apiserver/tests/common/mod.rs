@@ -101,12 +101,8 @@ pub async fn start_with(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config)) 
         ..Config::default()
     };
     tune(&mut config);
-    let server = ApiServer::start(config, vec![widget()], Vec::new())
-        .await
-        .expect("start server");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let server = ApiServer::start(config, vec![widget()], Vec::new()).await.expect("start server");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, rx) = oneshot::channel::<()>();
     let router = server.router();
@@ -117,12 +113,7 @@ pub async fn start_with(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config)) 
             })
             .await;
     });
-    TestServer {
-        server,
-        addr,
-        dir,
-        stop: Some(stop),
-    }
+    TestServer { server, addr, dir, stop: Some(stop) }
 }
 
 pub async fn start() -> TestServer {

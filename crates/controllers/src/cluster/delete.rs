@@ -5,9 +5,7 @@
 use std::sync::Arc;
 
 use drydock_api::capi::conditions::{self, HasConditions, Severity};
-use drydock_api::capi::core::{
-    Cluster, Machine, MachineDeployment, MachinePool, MachineSet, cluster_phase,
-};
+use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachinePool, MachineSet, cluster_phase};
 use drydock_api::capi::keys::{CLUSTER_FINALIZER, CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::owner;
 use k8s_openapi::api::core::v1::Secret;
@@ -16,9 +14,7 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::runtime::controller::Action;
 
-use super::{
-    CONTROL_PLANE_READY, CONTROLLER, GONE_RECHECK, State, finish, in_store, mirror_ready, namespace,
-};
+use super::{CONTROL_PLANE_READY, CONTROLLER, GONE_RECHECK, State, finish, in_store, mirror_ready, namespace};
 use crate::framework::Result;
 use crate::framework::patch::{apply_changes, delete_if_present, remove_finalizer};
 use crate::framework::runner;
@@ -39,15 +35,9 @@ pub(super) enum Stage {
 }
 
 /// The stage from what remains, in upstream's order.
-pub(super) fn stage(
-    descendants: usize,
-    control_plane_exists: bool,
-    infrastructure_exists: bool,
-) -> Stage {
+pub(super) fn stage(descendants: usize, control_plane_exists: bool, infrastructure_exists: bool) -> Stage {
     if descendants > 0 {
-        Stage::Descendants {
-            remaining: descendants,
-        }
+        Stage::Descendants { remaining: descendants }
     } else if control_plane_exists {
         Stage::ControlPlane
     } else if infrastructure_exists {
@@ -74,11 +64,7 @@ enum DescendantApi {
 
 fn owned_by(meta: &ObjectMeta, c: &Cluster) -> bool {
     owner::is_owned_by(meta, c)
-        || meta
-            .owner_references
-            .iter()
-            .flatten()
-            .any(|r| r.kind == "Cluster" && r.name == c.name_any())
+        || meta.owner_references.iter().flatten().any(|r| r.kind == "Cluster" && r.name == c.name_any())
 }
 
 fn describe(meta: &ObjectMeta, c: &Cluster, api: DescendantApi) -> Descendant {
@@ -99,60 +85,37 @@ async fn descendants(state: &State, c: &Cluster) -> Result<Vec<Descendant>> {
     let name = c.name_any();
     let i = &state.ctx.informers;
     let mut out = Vec::new();
-    let labelled = |meta: &ObjectMeta| {
-        meta.labels.as_ref().and_then(|l| l.get(CLUSTER_NAME_LABEL)) == Some(&name)
-    };
-    for md in state.machine_deployments.members(&ns, &name, |n| {
-        in_store(&i.machine_deployments.store, &ns, n).is_some()
-    }) {
-        if let Some(o) =
-            in_store(&i.machine_deployments.store, &ns, &md).filter(|o| o.spec.cluster_name == name)
-        {
+    let labelled = |meta: &ObjectMeta| meta.labels.as_ref().and_then(|l| l.get(CLUSTER_NAME_LABEL)) == Some(&name);
+    for md in
+        state.machine_deployments.members(&ns, &name, |n| in_store(&i.machine_deployments.store, &ns, n).is_some())
+    {
+        if let Some(o) = in_store(&i.machine_deployments.store, &ns, &md).filter(|o| o.spec.cluster_name == name) {
             out.push(describe(&o.metadata, c, DescendantApi::Deployment));
         }
     }
-    for ms in state.machine_sets.members(&ns, &name, |n| {
-        in_store(&i.machine_sets.store, &ns, n).is_some()
-    }) {
-        if let Some(o) =
-            in_store(&i.machine_sets.store, &ns, &ms).filter(|o| o.spec.cluster_name == name)
-        {
+    for ms in state.machine_sets.members(&ns, &name, |n| in_store(&i.machine_sets.store, &ns, n).is_some()) {
+        if let Some(o) = in_store(&i.machine_sets.store, &ns, &ms).filter(|o| o.spec.cluster_name == name) {
             out.push(describe(&o.metadata, c, DescendantApi::Set));
         }
     }
     let managed_control_plane = c.spec.control_plane_ref.is_some();
-    for m in state.machines.members(&ns, &name, |n| {
-        in_store(&i.machines.store, &ns, n).is_some()
-    }) {
-        if let Some(o) =
-            in_store(&i.machines.store, &ns, &m).filter(|o| o.spec.cluster_name == name)
-        {
-            let cp = o
-                .metadata
-                .labels
-                .as_ref()
-                .is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL));
+    for m in state.machines.members(&ns, &name, |n| in_store(&i.machines.store, &ns, n).is_some()) {
+        if let Some(o) = in_store(&i.machines.store, &ns, &m).filter(|o| o.spec.cluster_name == name) {
+            let cp = o.metadata.labels.as_ref().is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL));
             if !(cp && managed_control_plane) {
                 out.push(describe(&o.metadata, c, DescendantApi::Machine));
             }
         }
     }
     let key = runner::key_of(c);
-    let first_pass =
-        c.status.as_ref().and_then(|s| s.phase.as_deref()) != Some(cluster_phase::DELETING);
+    let first_pass = c.status.as_ref().and_then(|s| s.phase.as_deref()) != Some(cluster_phase::DELETING);
     if !first_pass && (!out.is_empty() || state.pools_gone.lock().contains(&key)) {
         return Ok(out);
     }
     let pools: Api<MachinePool> = state.ctx.api(&ns);
     let lp = ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={name}"));
     let before = out.len();
-    for p in pools
-        .list(&lp)
-        .await?
-        .items
-        .iter()
-        .filter(|p| labelled(&p.metadata))
-    {
+    for p in pools.list(&lp).await?.items.iter().filter(|p| labelled(&p.metadata)) {
         out.push(describe(&p.metadata, c, DescendantApi::Pool));
     }
     if out.len() == before && !first_pass {
@@ -165,18 +128,10 @@ async fn descendants(state: &State, c: &Cluster) -> Result<Vec<Descendant>> {
 async fn delete_descendant(state: &State, ns: &str, d: &Descendant) -> Result<()> {
     let ctx = &state.ctx;
     match d.api {
-        DescendantApi::Deployment => {
-            delete_if_present(&ctx.api::<MachineDeployment>(ns), CONTROLLER, &d.name).await
-        }
-        DescendantApi::Set => {
-            delete_if_present(&ctx.api::<MachineSet>(ns), CONTROLLER, &d.name).await
-        }
-        DescendantApi::Pool => {
-            delete_if_present(&ctx.api::<MachinePool>(ns), CONTROLLER, &d.name).await
-        }
-        DescendantApi::Machine => {
-            delete_if_present(&ctx.api::<Machine>(ns), CONTROLLER, &d.name).await
-        }
+        DescendantApi::Deployment => delete_if_present(&ctx.api::<MachineDeployment>(ns), CONTROLLER, &d.name).await,
+        DescendantApi::Set => delete_if_present(&ctx.api::<MachineSet>(ns), CONTROLLER, &d.name).await,
+        DescendantApi::Pool => delete_if_present(&ctx.api::<MachinePool>(ns), CONTROLLER, &d.name).await,
+        DescendantApi::Machine => delete_if_present(&ctx.api::<Machine>(ns), CONTROLLER, &d.name).await,
     }
     .map(|_| ())
 }
@@ -201,22 +156,10 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<A
     // Each stage that finishes at once (an object without finalizers) moves on to the next.
     loop {
         if cp.is_none() && c.spec.control_plane_ref.is_some() {
-            c.mark_false(
-                CONTROL_PLANE_READY,
-                "Deleted",
-                Severity::Info,
-                "",
-                now.clone(),
-            );
+            c.mark_false(CONTROL_PLANE_READY, "Deleted", Severity::Info, "", now.clone());
         }
         if infra.is_none() && c.spec.infrastructure_ref.is_some() {
-            c.mark_false(
-                INFRASTRUCTURE_READY,
-                "Deleted",
-                Severity::Info,
-                "",
-                now.clone(),
-            );
+            c.mark_false(INFRASTRUCTURE_READY, "Deleted", Severity::Info, "", now.clone());
         }
         match stage(descendants.len(), cp.is_some(), infra.is_some()) {
             Stage::Descendants { remaining } => {
@@ -269,17 +212,8 @@ async fn finalize(state: &State, cluster: &Arc<Cluster>) -> Result<Action> {
     let mut done = (**cluster).clone();
     remove_finalizer(&mut done, CLUSTER_FINALIZER);
     state.written.forget(&runner::key_of(cluster.as_ref()));
-    state
-        .pools_gone
-        .lock()
-        .remove(&runner::key_of(cluster.as_ref()));
+    state.pools_gone.lock().remove(&runner::key_of(cluster.as_ref()));
     apply_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &done).await?;
-    ctx.events
-        .normal(
-            cluster.as_ref(),
-            "Deleted",
-            format!("Cluster {name} has been deleted"),
-        )
-        .await;
+    ctx.events.normal(cluster.as_ref(), "Deleted", format!("Cluster {name} has been deleted")).await;
     Ok(Action::await_change())
 }

@@ -28,11 +28,7 @@ pub fn merge_diff(old: &Value, new: &Value) -> Option<Value> {
                     patch.insert(k.clone(), Value::Null);
                 }
             }
-            if patch.is_empty() {
-                None
-            } else {
-                Some(Value::Object(patch))
-            }
+            if patch.is_empty() { None } else { Some(Value::Object(patch)) }
         }
         // Arrays and scalars are replaced whole; a null in `new` must be sent as an explicit
         // removal, which a merge patch cannot express inside a value: replace the parent instead.
@@ -48,14 +44,8 @@ mod tests {
     #[test]
     fn diffs() {
         assert_eq!(merge_diff(&json!({"a":1}), &json!({"a":1})), None);
-        assert_eq!(
-            merge_diff(&json!({"a":1,"b":2}), &json!({"a":1,"c":3})),
-            Some(json!({"b":null,"c":3}))
-        );
-        assert_eq!(
-            merge_diff(&json!({"s":{"x":[1]}}), &json!({"s":{"x":[1,2]}})),
-            Some(json!({"s":{"x":[1,2]}}))
-        );
+        assert_eq!(merge_diff(&json!({"a":1,"b":2}), &json!({"a":1,"c":3})), Some(json!({"b":null,"c":3})));
+        assert_eq!(merge_diff(&json!({"s":{"x":[1]}}), &json!({"s":{"x":[1,2]}})), Some(json!({"s":{"x":[1,2]}})));
         let mut old = json!({"spec":{"r":1},"status":{"p":"A"}});
         let new = json!({"spec":{"r":2},"status":{"p":"A"}});
         let p = merge_diff(&old, &new).unwrap();

@@ -12,13 +12,8 @@ pub struct Events {
 
 impl Events {
     pub fn new(client: kube::Client) -> Self {
-        let reporter = Reporter {
-            controller: "drydock-controller-manager".into(),
-            instance: None,
-        };
-        Self {
-            recorder: Recorder::new(client, reporter),
-        }
+        let reporter = Reporter { controller: "drydock-controller-manager".into(), instance: None };
+        Self { recorder: Recorder::new(client, reporter) }
     }
 
     /// Records a Normal event; failures are logged, never fail a reconcile.
@@ -26,29 +21,12 @@ impl Events {
         self.publish(obj, EventType::Normal, reason, note).await;
     }
 
-    pub async fn warning<K: Resource<DynamicType = ()>>(
-        &self,
-        obj: &K,
-        reason: &str,
-        note: String,
-    ) {
+    pub async fn warning<K: Resource<DynamicType = ()>>(&self, obj: &K, reason: &str, note: String) {
         self.publish(obj, EventType::Warning, reason, note).await;
     }
 
-    async fn publish<K: Resource<DynamicType = ()>>(
-        &self,
-        obj: &K,
-        type_: EventType,
-        reason: &str,
-        note: String,
-    ) {
-        let ev = Event {
-            type_,
-            reason: reason.into(),
-            note: Some(note),
-            action: reason.into(),
-            secondary: None,
-        };
+    async fn publish<K: Resource<DynamicType = ()>>(&self, obj: &K, type_: EventType, reason: &str, note: String) {
+        let ev = Event { type_, reason: reason.into(), note: Some(note), action: reason.into(), secondary: None };
         if let Err(e) = self.recorder.publish(&ev, &obj.object_ref(&())).await {
             tracing::debug!(error = %e, reason, "could not record event");
         }

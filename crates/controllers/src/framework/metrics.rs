@@ -45,9 +45,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     let m = Metrics {
         reconciles: Family::default(),
         errors: Family::default(),
-        time: Family::new_with_constructor(|| {
-            Histogram::new(exponential_buckets(0.000_1, 2.0, 18))
-        }),
+        time: Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.000_1, 2.0, 18))),
         active: Family::default(),
         depth: Family::default(),
         adds: Family::default(),
@@ -76,21 +74,9 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
             "Number of currently used workers per controller",
             m.active.clone(),
         );
-        r.register(
-            "workqueue_depth",
-            "Current depth of workqueue",
-            m.depth.clone(),
-        );
-        r.register(
-            "workqueue_adds",
-            "Total number of adds handled by workqueue",
-            m.adds.clone(),
-        );
-        r.register(
-            "drydock_controller_writes",
-            "API writes issued by each controller",
-            m.writes.clone(),
-        );
+        r.register("workqueue_depth", "Current depth of workqueue", m.depth.clone());
+        r.register("workqueue_adds", "Total number of adds handled by workqueue", m.adds.clone());
+        r.register("drydock_controller_writes", "API writes issued by each controller", m.writes.clone());
     }
     m
 });
@@ -100,22 +86,13 @@ pub fn get() -> &'static Metrics {
 }
 
 pub fn controller(name: &str) -> ControllerLabel {
-    ControllerLabel {
-        controller: name.to_string(),
-    }
+    ControllerLabel { controller: name.to_string() }
 }
 
 pub fn observe(name: &str, result: &str, elapsed: Duration) {
     let m = get();
-    m.reconciles
-        .get_or_create(&ResultLabels {
-            controller: name.into(),
-            result: result.into(),
-        })
-        .inc();
-    m.time
-        .get_or_create(&controller(name))
-        .observe(elapsed.as_secs_f64());
+    m.reconciles.get_or_create(&ResultLabels { controller: name.into(), result: result.into() }).inc();
+    m.time.get_or_create(&controller(name)).observe(elapsed.as_secs_f64());
     if result == "error" {
         m.errors.get_or_create(&controller(name)).inc();
     }

@@ -24,19 +24,12 @@ pub struct Written {
 }
 
 fn split(v: &mut Value) -> Value {
-    v.as_object_mut()
-        .and_then(|m| m.remove("status"))
-        .unwrap_or(Value::Null)
+    v.as_object_mut().and_then(|m| m.remove("status")).unwrap_or(Value::Null)
 }
 
 /// Writes what differs between `before` (as read) and `after` (as wanted). Returns the
 /// object as last written (or `after` when nothing was written) and what was written.
-pub async fn apply_changes<K>(
-    api: &Api<K>,
-    controller: &str,
-    before: &K,
-    after: &K,
-) -> Result<(K, Written)>
+pub async fn apply_changes<K>(api: &Api<K>, controller: &str, before: &K, after: &K) -> Result<(K, Written)>
 where
     K: Resource + Serialize + DeserializeOwned + Clone + Debug,
 {
@@ -49,25 +42,13 @@ where
     let mut written = Written::default();
     if let Some(mut patch) = merge_diff(&old, &new) {
         patch["metadata"]["resourceVersion"] = json!(before.resource_version());
-        current = api
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await?;
+        current = api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
         metrics::write(controller);
         written.main = true;
     }
     if let Some(diff) = merge_diff(&old_status, &new_status) {
-        let status = if new_status.is_null() {
-            Value::Null
-        } else {
-            diff
-        };
-        current = api
-            .patch_status(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(&json!({"status": status})),
-            )
-            .await?;
+        let status = if new_status.is_null() { Value::Null } else { diff };
+        current = api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&json!({"status": status}))).await?;
         metrics::write(controller);
         written.status = true;
     }

@@ -28,16 +28,11 @@ pub struct Queue {
 
 impl Queue {
     pub fn new(name: &str) -> Arc<Self> {
-        Arc::new(Self {
-            name: name.to_string(),
-            pending: Mutex::new(HashSet::new()),
-        })
+        Arc::new(Self { name: name.to_string(), pending: Mutex::new(HashSet::new()) })
     }
 
     fn label(&self) -> QueueLabel {
-        QueueLabel {
-            name: self.name.clone(),
-        }
+        QueueLabel { name: self.name.clone() }
     }
 
     pub fn add(&self, key: String) {
@@ -52,10 +47,7 @@ impl Queue {
     fn done(&self, key: &str) {
         let mut p = self.pending.lock();
         if p.remove(key) {
-            metrics::get()
-                .depth
-                .get_or_create(&self.label())
-                .set(p.len() as i64);
+            metrics::get().depth.get_or_create(&self.label()).set(p.len() as i64);
         }
     }
 
@@ -75,10 +67,7 @@ impl Queue {
     }
 
     /// Maps a related object to the main objects it triggers, counting them as queued.
-    pub fn map_to<K, O, F>(
-        self: &Arc<Self>,
-        f: F,
-    ) -> impl Fn(Arc<O>) -> Vec<ObjectRef<K>> + Send + Sync + 'static
+    pub fn map_to<K, O, F>(self: &Arc<Self>, f: F) -> impl Fn(Arc<O>) -> Vec<ObjectRef<K>> + Send + Sync + 'static
     where
         K: Resource<DynamicType = ()> + 'static,
         K::DynamicType: Eq + Hash + Clone,
@@ -98,11 +87,7 @@ impl Queue {
 
 /// `namespace/name` of an object.
 pub fn key_of<K: Resource>(o: &K) -> String {
-    format!(
-        "{}/{}",
-        o.meta().namespace.as_deref().unwrap_or_default(),
-        o.meta().name.as_deref().unwrap_or_default()
-    )
+    format!("{}/{}", o.meta().namespace.as_deref().unwrap_or_default(), o.meta().name.as_deref().unwrap_or_default())
 }
 
 fn ref_key<K: Resource>(r: &ObjectRef<K>) -> String

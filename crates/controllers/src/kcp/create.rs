@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use drydock_api::capi::core::{Bootstrap, Machine, MachineSpec};
 use drydock_api::capi::keys::{
-    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL,
-    KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION, MACHINE_FINALIZER,
+    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL, KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION,
+    MACHINE_FINALIZER,
 };
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use drydock_api::capi::owner::controller_ref;
@@ -24,47 +24,28 @@ use crate::framework::{Error, Result, metrics};
 
 /// Labels of every object of a control plane Machine.
 pub fn machine_labels(kcp: &KubeadmControlPlane, cluster: &str) -> BTreeMap<String, String> {
-    let mut labels = kcp
-        .spec
-        .machine_template
-        .metadata
-        .as_ref()
-        .and_then(|m| m.labels.clone())
-        .unwrap_or_default();
+    let mut labels = kcp.spec.machine_template.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
     labels.insert(CLUSTER_NAME_LABEL.into(), cluster.to_string());
     labels.insert(CONTROL_PLANE_LABEL.into(), String::new());
-    labels.insert(
-        CONTROL_PLANE_NAME_LABEL.into(),
-        format_label_value(&kcp.name_any()),
-    );
+    labels.insert(CONTROL_PLANE_NAME_LABEL.into(), format_label_value(&kcp.name_any()));
     labels
 }
 
 fn template_annotations(kcp: &KubeadmControlPlane) -> BTreeMap<String, String> {
-    kcp.spec
-        .machine_template
-        .metadata
-        .as_ref()
-        .and_then(|m| m.annotations.clone())
-        .unwrap_or_default()
+    kcp.spec.machine_template.metadata.as_ref().and_then(|m| m.annotations.clone()).unwrap_or_default()
 }
 
 /// `<kcp>-<5 random characters>` from Kubernetes' generateName alphabet (no vowels, no
 /// look-alike digits).
 pub fn machine_name(kcp: &str) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let suffix: String = (0..5)
-        .map(|_| char::from(ALPHABET[rand::random_range(0..ALPHABET.len())]))
-        .collect();
+    let suffix: String = (0..5).map(|_| char::from(ALPHABET[rand::random_range(0..ALPHABET.len())])).collect();
     format!("{kcp}-{suffix}")
 }
 
 /// The KubeadmConfig spec of a new Machine: the KCP's, with InitConfiguration for the
 /// Machine that runs `kubeadm init` and JoinConfiguration for the others.
-pub fn bootstrap_spec(
-    kcp: &KubeadmControlPlane,
-    init: bool,
-) -> drydock_api::capi::kubeadm::KubeadmConfigSpec {
+pub fn bootstrap_spec(kcp: &KubeadmControlPlane, init: bool) -> drydock_api::capi::kubeadm::KubeadmConfigSpec {
     let mut spec = kcp.spec.kubeadm_config_spec.clone();
     if init {
         spec.join_configuration = None;
@@ -161,13 +142,7 @@ pub async fn create_machine(
 }
 
 /// Best-effort removal of what a failed creation left behind.
-async fn cleanup(
-    ctx: &Context,
-    controller: &str,
-    ns: &str,
-    infra: &ObjectReference,
-    config: Option<&str>,
-) {
+async fn cleanup(ctx: &Context, controller: &str, ns: &str, infra: &ObjectReference, config: Option<&str>) {
     let api: Api<DynamicObject> = external::api_for(&ctx.client, ns, infra);
     let name = infra.name.as_deref().unwrap_or_default();
     if let Err(e) = delete_if_present(&api, controller, name).await {
@@ -195,10 +170,7 @@ mod tests {
         assert!(init.cluster_configuration.is_some());
         let join = bootstrap_spec(&kcp, false);
         assert!(join.init_configuration.is_none() && join.join_configuration.is_some());
-        assert!(
-            join.cluster_configuration.is_some(),
-            "joins keep the ClusterConfiguration"
-        );
+        assert!(join.cluster_configuration.is_some(), "joins keep the ClusterConfiguration");
 
         let n = machine_name("cp");
         assert!(n.starts_with("cp-") && n.len() == 8, "{n}");

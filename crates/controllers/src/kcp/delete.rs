@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use drydock_api::capi::conditions::{self as conds, HasConditions, Severity};
 use drydock_api::capi::core::Machine;
-use drydock_api::capi::keys::{
-    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER,
-};
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use kube::ResourceExt;
 use kube::api::Api;
@@ -29,25 +27,17 @@ pub(super) async fn reconcile(
     kcp: &KubeadmControlPlane,
     cluster: Option<&str>,
 ) -> Result<Action> {
-    if !kcp
-        .finalizers()
-        .iter()
-        .any(|f| f == KUBEADM_CONTROL_PLANE_FINALIZER)
-    {
+    if !kcp.finalizers().iter().any(|f| f == KUBEADM_CONTROL_PLANE_FINALIZER) {
         return Ok(Action::await_change());
     }
     let ns = kcp.namespace().unwrap_or_default();
-    let cluster = cluster
-        .map(str::to_string)
-        .or_else(|| kcp.labels().get(CLUSTER_NAME_LABEL).cloned());
+    let cluster = cluster.map(str::to_string).or_else(|| kcp.labels().get(CLUSTER_NAME_LABEL).cloned());
     let all: Vec<Arc<Machine>> = match &cluster {
         Some(c) => s.machines.machines(&ns, c, &s.ctx.informers.machines.store),
         None => Vec::new(),
     };
-    let owned: Vec<&Arc<Machine>> = all
-        .iter()
-        .filter(|m| drydock_api::capi::owner::is_controlled_by(&m.metadata, kcp))
-        .collect();
+    let owned: Vec<&Arc<Machine>> =
+        all.iter().filter(|m| drydock_api::capi::owner::is_controlled_by(&m.metadata, kcp)).collect();
     let mut want = kcp.clone();
     if owned.is_empty() {
         remove_finalizer(&mut want, KUBEADM_CONTROL_PLANE_FINALIZER);
@@ -59,31 +49,16 @@ pub(super) async fn reconcile(
         s.pending.lock().remove(&super::key(kcp));
         return Ok(Action::await_change());
     }
-    let workers = all
-        .iter()
-        .filter(|m| !m.labels().contains_key(CONTROL_PLANE_LABEL))
-        .count();
+    let workers = all.iter().filter(|m| !m.labels().contains_key(CONTROL_PLANE_LABEL)).count();
     let now = conds::now();
     let replicas = i32::try_from(owned.len()).unwrap_or(i32::MAX);
     want.status.get_or_insert_with(Default::default).replicas = Some(replicas);
     if workers > 0 {
-        want.mark_false(
-            RESIZED,
-            DELETING,
-            Severity::Info,
-            "Waiting for worker nodes to be deleted first",
-            now,
-        );
+        want.mark_false(RESIZED, DELETING, Severity::Info, "Waiting for worker nodes to be deleted first", now);
         s.write(api, kcp, &want).await?;
         return Ok(Action::requeue(WORKERS_RECHECK));
     }
-    want.mark_false(
-        RESIZED,
-        DELETING,
-        Severity::Info,
-        "Deleting control plane Machines",
-        now,
-    );
+    want.mark_false(RESIZED, DELETING, Severity::Info, "Deleting control plane Machines", now);
     for m in owned.iter().filter(|m| !is_deleting(m)) {
         delete_if_present(&s.ctx.api::<Machine>(&ns), CONTROLLER, &m.name_any()).await?;
     }

@@ -17,11 +17,7 @@ use parking_lot::Mutex;
 pub struct Superseded(Mutex<HashMap<String, Vec<String>>>);
 
 fn key<K: Resource>(o: &K) -> String {
-    format!(
-        "{}/{}",
-        o.meta().namespace.as_deref().unwrap_or_default(),
-        o.meta().name.as_deref().unwrap_or_default()
-    )
+    format!("{}/{}", o.meta().namespace.as_deref().unwrap_or_default(), o.meta().name.as_deref().unwrap_or_default())
 }
 
 impl Superseded {

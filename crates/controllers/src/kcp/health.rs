@@ -16,11 +16,7 @@ use crate::framework::{Error, Result};
 pub const CONTROL_PLANE_NODE_ROLE: &str = "node-role.kubernetes.io/control-plane";
 const LEGACY_MASTER_NODE_ROLE: &str = "node-role.kubernetes.io/master";
 /// Static pods of a kubeadm control plane node besides etcd.
-pub const COMPONENTS: [&str; 3] = [
-    "kube-apiserver",
-    "kube-controller-manager",
-    "kube-scheduler",
-];
+pub const COMPONENTS: [&str; 3] = ["kube-apiserver", "kube-controller-manager", "kube-scheduler"];
 /// One slow workload cluster must not hold a worker for long.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -40,11 +36,7 @@ pub struct Observed {
 pub async fn bounded<T>(what: &str, f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
     tokio::time::timeout(READ_TIMEOUT, f)
         .await
-        .map_err(|_| {
-            Error::other(format!(
-                "{what}: the workload cluster did not answer within {READ_TIMEOUT:?}"
-            ))
-        })?
+        .map_err(|_| Error::other(format!("{what}: the workload cluster did not answer within {READ_TIMEOUT:?}")))?
         .map_err(|e| Error::other(format!("{what}: {e}")))
 }
 
@@ -54,30 +46,15 @@ pub async fn observe(client: &kube::Client, check_initialized: bool) -> Result<O
         let nodes: Api<Node> = Api::all(client.clone());
         let pods: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
         let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-system");
-        let nodes = nodes
-            .list(&ListParams::default().labels(CONTROL_PLANE_NODE_ROLE))
-            .await?
-            .items;
-        let pods = pods
-            .list(&ListParams::default().labels("tier=control-plane"))
-            .await?
-            .items;
+        let nodes = nodes.list(&ListParams::default().labels(CONTROL_PLANE_NODE_ROLE)).await?.items;
+        let pods = pods.list(&ListParams::default().labels("tier=control-plane")).await?.items;
         let kubeadm_config = check_initialized && cms.get_opt("kubeadm-config").await?.is_some();
         let membership = Membership::from_pods(&pods);
-        Ok::<_, Error>(Observed {
-            nodes,
-            pods,
-            membership,
-            kubeadm_config,
-        })
+        Ok::<_, Error>(Observed { nodes, pods, membership, kubeadm_config })
     };
     tokio::time::timeout(READ_TIMEOUT, read)
         .await
-        .map_err(|_| {
-            Error::other(format!(
-                "workload cluster did not answer within {READ_TIMEOUT:?}"
-            ))
-        })?
+        .map_err(|_| Error::other(format!("workload cluster did not answer within {READ_TIMEOUT:?}")))?
 }
 
 fn node_ready(n: &Node) -> bool {
@@ -101,26 +78,18 @@ impl Observed {
             .iter()
             .filter(|n| {
                 let l = n.labels();
-                (l.contains_key(CONTROL_PLANE_NODE_ROLE) || l.contains_key(LEGACY_MASTER_NODE_ROLE))
-                    && node_ready(n)
+                (l.contains_key(CONTROL_PLANE_NODE_ROLE) || l.contains_key(LEGACY_MASTER_NODE_ROLE)) && node_ready(n)
             })
             .count()
     }
 
     /// The Node of a Machine: by `status.nodeRef`, else by provider ID.
     pub fn node_of(&self, m: &Machine) -> Option<&Node> {
-        if let Some(name) = m
-            .status
-            .as_ref()
-            .and_then(|s| s.node_ref.as_ref())
-            .and_then(|r| r.name.as_deref())
-        {
+        if let Some(name) = m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.as_deref()) {
             return self.nodes.iter().find(|n| n.name_any() == name);
         }
         let pid = m.spec.provider_id.as_deref()?;
-        self.nodes
-            .iter()
-            .find(|n| n.spec.as_ref().and_then(|s| s.provider_id.as_deref()) == Some(pid))
+        self.nodes.iter().find(|n| n.spec.as_ref().and_then(|s| s.provider_id.as_deref()) == Some(pid))
     }
 
     fn pod(&self, component: &str, node: &str) -> Option<&Pod> {

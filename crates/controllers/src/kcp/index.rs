@@ -17,30 +17,19 @@ pub struct MachineIndex {
 
 impl MachineIndex {
     pub fn record(&self, m: &Machine) {
-        self.insert(
-            &m.namespace().unwrap_or_default(),
-            &m.spec.cluster_name,
-            &m.name_any(),
-        );
+        self.insert(&m.namespace().unwrap_or_default(), &m.spec.cluster_name, &m.name_any());
     }
 
     pub fn insert(&self, namespace: &str, cluster: &str, machine: &str) {
         let mut g = self.inner.lock();
-        let set = g
-            .entry((namespace.to_string(), cluster.to_string()))
-            .or_default();
+        let set = g.entry((namespace.to_string(), cluster.to_string())).or_default();
         if !set.contains(machine) {
             set.insert(machine.to_string());
         }
     }
 
     /// The Machines of `namespace/cluster` currently in `store`, sorted by name.
-    pub fn machines(
-        &self,
-        namespace: &str,
-        cluster: &str,
-        store: &Store<Machine>,
-    ) -> Vec<Arc<Machine>> {
+    pub fn machines(&self, namespace: &str, cluster: &str, store: &Store<Machine>) -> Vec<Arc<Machine>> {
         let mut g = self.inner.lock();
         let key = (namespace.to_string(), cluster.to_string());
         let Some(names) = g.get_mut(&key) else {
@@ -84,12 +73,7 @@ mod tests {
             idx.record(&m);
             w.apply_watcher_event(&Event::Apply(m));
         }
-        let names = |c: &str| -> Vec<String> {
-            idx.machines("ns", c, &store)
-                .iter()
-                .map(|m| m.name_any())
-                .collect()
-        };
+        let names = |c: &str| -> Vec<String> { idx.machines("ns", c, &store).iter().map(|m| m.name_any()).collect() };
         assert_eq!(names("c1"), ["a", "b"]);
         w.apply_watcher_event(&Event::Delete(machine("a", "c1")));
         assert_eq!(names("c1"), ["b"]);

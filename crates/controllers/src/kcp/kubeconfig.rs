@@ -30,16 +30,9 @@ pub fn server_url(cluster: &Cluster) -> Option<String> {
     if !ep.is_valid() {
         return None;
     }
-    let path = cluster
-        .annotations()
-        .get(ENDPOINT_PATH_ANNOTATION)
-        .map(String::as_str)
-        .unwrap_or_default();
-    let host = if ep.host.contains(':') && !ep.host.starts_with('[') {
-        format!("[{}]", ep.host)
-    } else {
-        ep.host.clone()
-    };
+    let path = cluster.annotations().get(ENDPOINT_PATH_ANNOTATION).map(String::as_str).unwrap_or_default();
+    let host =
+        if ep.host.contains(':') && !ep.host.starts_with('[') { format!("[{}]", ep.host) } else { ep.host.clone() };
     Some(format!("http://{host}:{}{path}", ep.port))
 }
 
@@ -87,10 +80,7 @@ pub async fn ensure(
             };
             s.metadata.name = Some(secret_name.clone());
             s.metadata.namespace = Some(ns.clone());
-            s.metadata.labels = Some(BTreeMap::from([(
-                CLUSTER_NAME_LABEL.to_string(),
-                name.clone(),
-            )]));
+            s.metadata.labels = Some(BTreeMap::from([(CLUSTER_NAME_LABEL.to_string(), name.clone())]));
             s.metadata.owner_references = controller_ref(kcp).map(|r| vec![r]);
             match api.create(&PostParams::default(), &s).await {
                 Ok(_) => {
@@ -119,10 +109,7 @@ pub async fn ensure(
 
 /// Forgets what was written for a cluster (its control plane is gone).
 pub fn forget(written: &Written, namespace: &str, cluster: &str) {
-    written
-        .0
-        .lock()
-        .remove(&(namespace.to_string(), cluster.to_string()));
+    written.0.lock().remove(&(namespace.to_string(), cluster.to_string()));
 }
 
 #[cfg(test)]
@@ -135,38 +122,18 @@ mod tests {
     fn urls_and_rendering() {
         let mut c = Cluster::new("c", Default::default());
         assert_eq!(server_url(&c), None);
-        c.spec.control_plane_endpoint = Some(APIEndpoint {
-            host: "10.0.0.1".into(),
-            port: 0,
-        });
+        c.spec.control_plane_endpoint = Some(APIEndpoint { host: "10.0.0.1".into(), port: 0 });
         assert_eq!(server_url(&c), None, "port 0 is not an endpoint yet");
-        c.spec.control_plane_endpoint = Some(APIEndpoint {
-            host: "127.0.0.1".into(),
-            port: 6443,
-        });
+        c.spec.control_plane_endpoint = Some(APIEndpoint { host: "127.0.0.1".into(), port: 6443 });
         assert_eq!(server_url(&c).as_deref(), Some("http://127.0.0.1:6443"));
-        c.annotations_mut()
-            .insert(ENDPOINT_PATH_ANNOTATION.into(), "/clusters/ns.c".into());
-        assert_eq!(
-            server_url(&c).as_deref(),
-            Some("http://127.0.0.1:6443/clusters/ns.c")
-        );
-        c.spec.control_plane_endpoint = Some(APIEndpoint {
-            host: "::1".into(),
-            port: 80,
-        });
-        assert_eq!(
-            server_url(&c).as_deref(),
-            Some("http://[::1]:80/clusters/ns.c")
-        );
+        c.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.into(), "/clusters/ns.c".into());
+        assert_eq!(server_url(&c).as_deref(), Some("http://127.0.0.1:6443/clusters/ns.c"));
+        c.spec.control_plane_endpoint = Some(APIEndpoint { host: "::1".into(), port: 80 });
+        assert_eq!(server_url(&c).as_deref(), Some("http://[::1]:80/clusters/ns.c"));
 
-        let kc =
-            Kubeconfig::from_yaml(&render("c", "http://127.0.0.1:6443/clusters/ns.c")).unwrap();
+        let kc = Kubeconfig::from_yaml(&render("c", "http://127.0.0.1:6443/clusters/ns.c")).unwrap();
         let server = kc.clusters[0].cluster.as_ref().unwrap().server.clone();
-        assert_eq!(
-            server.as_deref(),
-            Some("http://127.0.0.1:6443/clusters/ns.c")
-        );
+        assert_eq!(server.as_deref(), Some("http://127.0.0.1:6443/clusters/ns.c"));
         assert_eq!(kc.current_context.as_deref(), Some("c-admin@c"));
     }
 }

@@ -32,9 +32,7 @@ use std::time::{Duration, Instant};
 
 use drydock_api::capi::conditions as conds;
 use drydock_api::capi::core::{Cluster, Machine};
-use drydock_api::capi::keys::{
-    CLUSTER_NAME_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER, PAUSED_ANNOTATION, has_annotation,
-};
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER, PAUSED_ANNOTATION, has_annotation};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner::{api_group, find_owner, get_controller, is_controlled_by};
 use futures::StreamExt;
@@ -97,11 +95,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
     let clusters = ctx.informers.clusters.store.clone();
-    let machines = ctx
-        .informers
-        .machines
-        .subscribe()
-        .inspect(move |m| recorder.machines.record(m));
+    let machines = ctx.informers.machines.subscribe().inspect(move |m| recorder.machines.record(m));
     let c = Controller::for_shared_stream(
         queue.track(ctx.informers.control_planes.subscribe()),
         ctx.informers.control_planes.store.clone(),
@@ -116,18 +110,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
             refs
         }),
     )
-    .watches_shared_stream(
-        ctx.informers.clusters.subscribe(),
-        queue.map_to(control_plane_of),
-    );
-    Box::pin(runner::run(
-        CONTROLLER,
-        c,
-        queue,
-        ctx.settings.kcp_concurrency,
-        state,
-        reconcile,
-    ))
+    .watches_shared_stream(ctx.informers.clusters.subscribe(), queue.map_to(control_plane_of));
+    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.kcp_concurrency, state, reconcile))
 }
 
 fn is_kcp_ref(api_version: &str, kind: &str) -> bool {
@@ -145,10 +129,7 @@ fn owner_of(m: &Machine) -> Vec<ObjectRef<KubeadmControlPlane>> {
 
 /// The KCP of a Machine's Cluster while that Cluster is being deleted: a deleting control
 /// plane waits for the workers, and their changes (and deletions) are what it waits on.
-fn deleting_cluster_control_plane(
-    m: &Machine,
-    clusters: &Store<Cluster>,
-) -> Vec<ObjectRef<KubeadmControlPlane>> {
+fn deleting_cluster_control_plane(m: &Machine, clusters: &Store<Cluster>) -> Vec<ObjectRef<KubeadmControlPlane>> {
     let ns = m.namespace().unwrap_or_default();
     clusters
         .get(&ObjectRef::new(&m.spec.cluster_name).within(&ns))
@@ -162,12 +143,7 @@ fn control_plane_of(c: &Cluster) -> Vec<ObjectRef<KubeadmControlPlane>> {
     c.spec
         .control_plane_ref
         .as_ref()
-        .filter(|r| {
-            is_kcp_ref(
-                r.api_version.as_deref().unwrap_or_default(),
-                r.kind.as_deref().unwrap_or_default(),
-            )
-        })
+        .filter(|r| is_kcp_ref(r.api_version.as_deref().unwrap_or_default(), r.kind.as_deref().unwrap_or_default()))
         .and_then(|r| r.name.as_deref())
         .map(|n| ObjectRef::new(n).within(&c.namespace().unwrap_or_default()))
         .into_iter()
@@ -230,24 +206,14 @@ impl State {
         let mut pending = self.pending.lock();
         let (name, since, seen) = match pending.get(&k)? {
             Pending::Created(name, since) => {
-                let seen = self
-                    .ctx
-                    .informers
-                    .machines
-                    .store
-                    .get(&ObjectRef::new(name).within(&ns));
+                let seen = self.ctx.informers.machines.store.get(&ObjectRef::new(name).within(&ns));
                 if seen.is_some() {
                     self.machines.insert(&ns, cluster, name);
                 }
                 (name.clone(), *since, seen.is_some())
             }
             Pending::Deleted(name, since) => {
-                let m = self
-                    .ctx
-                    .informers
-                    .machines
-                    .store
-                    .get(&ObjectRef::new(name).within(&ns));
+                let m = self.ctx.informers.machines.store.get(&ObjectRef::new(name).within(&ns));
                 (name.clone(), *since, m.is_none_or(|m| is_deleting(&m)))
             }
         };
@@ -291,15 +257,9 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
     let ns = kcp.namespace().unwrap_or_default();
     let api: Api<KubeadmControlPlane> = s.ctx.api(&ns);
     // The Cluster controller sets this owner reference; upstream waits for it.
-    let cluster_name =
-        find_owner(&kcp.metadata, "cluster.x-k8s.io", "Cluster").map(|o| o.name.clone());
-    let cluster = cluster_name.as_ref().and_then(|n| {
-        s.ctx
-            .informers
-            .clusters
-            .store
-            .get(&ObjectRef::new(n).within(&ns))
-    });
+    let cluster_name = find_owner(&kcp.metadata, "cluster.x-k8s.io", "Cluster").map(|o| o.name.clone());
+    let cluster =
+        cluster_name.as_ref().and_then(|n| s.ctx.informers.clusters.store.get(&ObjectRef::new(n).within(&ns)));
     if kcp.meta().deletion_timestamp.is_some() {
         return delete::reconcile(&s, &api, &kcp, cluster_name.as_deref()).await;
     }
@@ -312,20 +272,11 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
 
     let mut want = (*kcp).clone();
     add_finalizer(&mut want, KUBEADM_CONTROL_PLANE_FINALIZER);
-    want.labels_mut()
-        .insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
-    let current = if want.metadata != kcp.metadata {
-        s.write(&api, &kcp, &want).await?
-    } else {
-        (*kcp).clone()
-    };
+    want.labels_mut().insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
+    let current = if want.metadata != kcp.metadata { s.write(&api, &kcp, &want).await? } else { (*kcp).clone() };
 
     let now = conds::now();
-    let infra_ready = cluster
-        .status
-        .as_ref()
-        .and_then(|s| s.infrastructure_ready)
-        .unwrap_or(false);
+    let infra_ready = cluster.status.as_ref().and_then(|s| s.infrastructure_ready).unwrap_or(false);
     let server = kubeconfig::server_url(&cluster);
     let Some(server) = server.filter(|_| infra_ready) else {
         let mut want = current.clone();
@@ -339,15 +290,7 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         // The Cluster's changes wake this control plane.
         return Ok(Action::await_change());
     };
-    kubeconfig::ensure(
-        &s.ctx,
-        &s.kubeconfigs,
-        CONTROLLER,
-        &current,
-        &cluster,
-        &server,
-    )
-    .await?;
+    kubeconfig::ensure(&s.ctx, &s.kubeconfigs, CONTROLLER, &current, &cluster, &server).await?;
 
     if let Some(wait) = s.wait_for_store(&current, &cluster_name) {
         return Ok(Action::requeue(wait));
@@ -365,15 +308,7 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         .ok()
     };
 
-    let step = scale_step(
-        &s,
-        &current,
-        &cluster,
-        &cluster_name,
-        &machines,
-        observed.as_ref(),
-    )
-    .await;
+    let step = scale_step(&s, &current, &cluster, &cluster_name, &machines, observed.as_ref()).await;
     let (action, creation_failed) = match step {
         // The status would describe the Machines as they were before this step; the
         // created or deleting Machine's event brings the next reconcile, which writes it.
@@ -393,8 +328,7 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
             now,
         },
     );
-    let became_initialized =
-        !initialized && want.status.as_ref().and_then(|s| s.initialized) == Some(true);
+    let became_initialized = !initialized && want.status.as_ref().and_then(|s| s.initialized) == Some(true);
     s.write(&api, &current, &want).await?;
     if became_initialized {
         s.ctx
@@ -418,16 +352,14 @@ mod tests {
         let mut m = Machine::new("m", Default::default());
         m.metadata.namespace = Some("ns".into());
         assert!(owner_of(&m).is_empty());
-        m.metadata.owner_references = Some(vec![
-            k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
-                api_version: "controlplane.cluster.x-k8s.io/v1beta1".into(),
-                kind: "KubeadmControlPlane".into(),
-                name: "cp".into(),
-                uid: "u".into(),
-                controller: Some(true),
-                ..Default::default()
-            },
-        ]);
+        m.metadata.owner_references = Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+            api_version: "controlplane.cluster.x-k8s.io/v1beta1".into(),
+            kind: "KubeadmControlPlane".into(),
+            name: "cp".into(),
+            uid: "u".into(),
+            controller: Some(true),
+            ..Default::default()
+        }]);
         assert_eq!(owner_of(&m), vec![ObjectRef::new("cp").within("ns")]);
 
         let mut c = Cluster::new("c", Default::default());
@@ -438,9 +370,6 @@ mod tests {
             name: Some("cp".into()),
             ..Default::default()
         });
-        assert_eq!(
-            control_plane_of(&c),
-            vec![ObjectRef::new("cp").within("ns")]
-        );
+        assert_eq!(control_plane_of(&c), vec![ObjectRef::new("cp").within("ns")]);
     }
 }

@@ -16,12 +16,7 @@ pub fn control_plane_failure_domains(cluster: &Cluster) -> Vec<String> {
         .status
         .as_ref()
         .and_then(|s| s.failure_domains.as_ref())
-        .map(|fds| {
-            fds.iter()
-                .filter(|(_, fd)| fd.control_plane == Some(true))
-                .map(|(name, _)| name.clone())
-                .collect()
-        })
+        .map(|fds| fds.iter().filter(|(_, fd)| fd.control_plane == Some(true)).map(|(name, _)| name.clone()).collect())
         .unwrap_or_default()
 }
 
@@ -34,9 +29,7 @@ pub fn is_outdated(kcp: &KubeadmControlPlane, m: &Machine) -> bool {
 /// Oldest first; the name breaks ties so the choice is stable.
 fn age_order(a: &Machine, b: &Machine) -> Ordering {
     let ts = |m: &Machine| m.metadata.creation_timestamp.as_ref().map(|t| t.0);
-    ts(a)
-        .cmp(&ts(b))
-        .then_with(|| a.name_any().cmp(&b.name_any()))
+    ts(a).cmp(&ts(b)).then_with(|| a.name_any().cmp(&b.name_any()))
 }
 
 fn in_domain(m: &Machine, fd: &str) -> bool {
@@ -88,36 +81,20 @@ pub fn select_for_scale_down<'a>(
     ];
     let eligible: Vec<&Machine> = tiers
         .iter()
-        .map(|tier| {
-            machines
-                .iter()
-                .copied()
-                .filter(|m| tier(m))
-                .collect::<Vec<_>>()
-        })
+        .map(|tier| machines.iter().copied().filter(|m| tier(m)).collect::<Vec<_>>())
         .find(|set| !set.is_empty())?;
     // A Machine outside every control plane failure domain goes first.
-    let outside = eligible.iter().copied().filter(|m| {
-        m.spec
-            .failure_domain
-            .as_ref()
-            .is_none_or(|fd| !fds.contains(fd))
-    });
+    let outside =
+        eligible.iter().copied().filter(|m| m.spec.failure_domain.as_ref().is_none_or(|fd| !fds.contains(fd)));
     if let Some(m) = outside.min_by(|a, b| age_order(a, b)) {
         return Some(m);
     }
     // Otherwise the most crowded domain that has an eligible Machine.
-    let fd = fds
-        .iter()
-        .filter(|fd| eligible.iter().any(|m| in_domain(m, fd)))
-        .max_by(|a, b| {
-            let count = |fd: &str| machines.iter().filter(|m| in_domain(m, fd)).count();
-            count(a).cmp(&count(b)).then_with(|| b.cmp(a))
-        })?;
-    eligible
-        .into_iter()
-        .filter(|m| in_domain(m, fd))
-        .min_by(|a, b| age_order(a, b))
+    let fd = fds.iter().filter(|fd| eligible.iter().any(|m| in_domain(m, fd))).max_by(|a, b| {
+        let count = |fd: &str| machines.iter().filter(|m| in_domain(m, fd)).count();
+        count(a).cmp(&count(b)).then_with(|| b.cmp(a))
+    })?;
+    eligible.into_iter().filter(|m| in_domain(m, fd)).min_by(|a, b| age_order(a, b))
 }
 
 #[cfg(test)]
@@ -127,22 +104,14 @@ mod tests {
 
     fn m(name: &str, age: i64, fd: Option<&str>) -> Machine {
         let mut m = Machine::new(name, Default::default());
-        m.metadata.creation_timestamp =
-            Some(Time(jiff::Timestamp::from_second(1_000_000 - age).unwrap()));
+        m.metadata.creation_timestamp = Some(Time(jiff::Timestamp::from_second(1_000_000 - age).unwrap()));
         m.spec.failure_domain = fd.map(str::to_string);
         m.spec.version = Some("v1.30.2".into());
         m
     }
 
-    fn prefs<'a>(
-        outdated: &'a dyn Fn(&Machine) -> bool,
-        removed: &'a dyn Fn(&Machine) -> bool,
-    ) -> Preferences<'a> {
-        Preferences {
-            outdated,
-            member_removed: removed,
-            unhealthy: &|_| false,
-        }
+    fn prefs<'a>(outdated: &'a dyn Fn(&Machine) -> bool, removed: &'a dyn Fn(&Machine) -> bool) -> Preferences<'a> {
+        Preferences { outdated, member_removed: removed, unhealthy: &|_| false }
     }
 
     fn pick(machines: &[Machine], fds: &[&str], p: &Preferences<'_>) -> String {
@@ -159,24 +128,13 @@ mod tests {
 
     #[test]
     fn scale_down_prefers_the_most_crowded_domain_then_age() {
-        let ms = [
-            m("a1", 50, Some("a")),
-            m("b1", 10, Some("b")),
-            m("b2", 20, Some("b")),
-            m("c1", 99, Some("c")),
-        ];
-        assert_eq!(
-            pick(&ms, &["a", "b", "c"], &prefs(&|_| false, &|_| false)),
-            "b2"
-        );
+        let ms = [m("a1", 50, Some("a")), m("b1", 10, Some("b")), m("b2", 20, Some("b")), m("c1", 99, Some("c"))];
+        assert_eq!(pick(&ms, &["a", "b", "c"], &prefs(&|_| false, &|_| false)), "b2");
         // A Machine outside every control plane domain goes first, oldest of those.
         let mut ms = ms.to_vec();
         ms.push(m("x", 1, Some("gone")));
         ms.push(m("y", 2, None));
-        assert_eq!(
-            pick(&ms, &["a", "b", "c"], &prefs(&|_| false, &|_| false)),
-            "y"
-        );
+        assert_eq!(pick(&ms, &["a", "b", "c"], &prefs(&|_| false, &|_| false)), "y");
     }
 
     #[test]
@@ -186,9 +144,7 @@ mod tests {
         let outdated = |m: &Machine| m.name_any() == "c";
         assert_eq!(pick(&ms, &[], &prefs(&outdated, &|_| false)), "c");
         // The delete-machine annotation beats being outdated.
-        ms[1]
-            .annotations_mut()
-            .insert(DELETE_MACHINE_ANNOTATION.into(), String::new());
+        ms[1].annotations_mut().insert(DELETE_MACHINE_ANNOTATION.into(), String::new());
         assert_eq!(pick(&ms, &[], &prefs(&outdated, &|_| false)), "b");
         // A Machine whose etcd member is already gone finishes its removal first.
         let removed = |m: &Machine| m.name_any() == "a";
@@ -202,27 +158,14 @@ mod tests {
         assert_eq!(next_failure_domain(&[], &[], |_| true), None);
         let ms = [m("1", 1, Some("a")), m("2", 1, Some("b"))];
         let refs: Vec<&Machine> = ms.iter().collect();
-        assert_eq!(
-            next_failure_domain(&fds, &refs, |_| true).as_deref(),
-            Some("c")
-        );
+        assert_eq!(next_failure_domain(&fds, &refs, |_| true).as_deref(), Some("c"));
         // Only up-to-date Machines count first: an outdated one in "a" leaves room there.
         let outdated_a = |m: &Machine| m.name_any() != "1";
-        let ms = [
-            m("1", 1, Some("a")),
-            m("2", 1, Some("b")),
-            m("3", 1, Some("c")),
-        ];
+        let ms = [m("1", 1, Some("a")), m("2", 1, Some("b")), m("3", 1, Some("c"))];
         let refs: Vec<&Machine> = ms.iter().collect();
-        assert_eq!(
-            next_failure_domain(&fds, &refs, outdated_a).as_deref(),
-            Some("a")
-        );
+        assert_eq!(next_failure_domain(&fds, &refs, outdated_a).as_deref(), Some("a"));
         // Ties on both counts go by name.
-        assert_eq!(
-            next_failure_domain(&fds, &refs, |_| true).as_deref(),
-            Some("a")
-        );
+        assert_eq!(next_failure_domain(&fds, &refs, |_| true).as_deref(), Some("a"));
     }
 
     #[test]
@@ -230,19 +173,9 @@ mod tests {
         use drydock_api::capi::core::{ClusterStatus, FailureDomainSpec};
         let mut c = Cluster::new("c", Default::default());
         assert!(control_plane_failure_domains(&c).is_empty());
-        let fd = |cp: bool| FailureDomainSpec {
-            control_plane: Some(cp),
-            attributes: None,
-        };
+        let fd = |cp: bool| FailureDomainSpec { control_plane: Some(cp), attributes: None };
         c.status = Some(ClusterStatus {
-            failure_domains: Some(
-                [
-                    ("z".into(), fd(true)),
-                    ("w".into(), fd(false)),
-                    ("a".into(), fd(true)),
-                ]
-                .into(),
-            ),
+            failure_domains: Some([("z".into(), fd(true)), ("w".into(), fd(false)), ("a".into(), fd(true))].into()),
             ..Default::default()
         });
         assert_eq!(control_plane_failure_domains(&c), ["a", "z"]);

@@ -5,9 +5,7 @@
 
 use std::sync::Arc;
 
-use drydock_api::capi::conditions::{
-    Condition, HasConditions, READY, STATUS_FALSE, STATUS_TRUE, Severity,
-};
+use drydock_api::capi::conditions::{Condition, HasConditions, READY, STATUS_FALSE, STATUS_TRUE, Severity};
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
@@ -37,13 +35,7 @@ pub const ETCD_CLUSTER_UNHEALTHY: &str = "EtcdClusterUnhealthy";
 pub const WAITING_FOR_CONTROL_PLANE: &str = "WaitingForControlPlane";
 
 /// Conditions summarised into Ready, in priority order.
-const READY_SUMMARY: &[&str] = &[
-    MACHINES_CREATED,
-    MACHINES_SPEC_UP_TO_DATE,
-    RESIZED,
-    MACHINES_READY,
-    AVAILABLE,
-];
+const READY_SUMMARY: &[&str] = &[MACHINES_CREATED, MACHINES_SPEC_UP_TO_DATE, RESIZED, MACHINES_READY, AVAILABLE];
 
 /// `cluster-name=<c>,control-plane`: the selector of the scale subresource.
 pub fn selector(cluster: &str) -> String {
@@ -86,9 +78,10 @@ pub fn aggregate_ready(machines: &[Arc<Machine>], type_: &str, now: Time) -> Opt
     let conditions: Vec<(String, Condition)> = machines
         .iter()
         .map(|m| {
-            let c = m.get_condition(READY).cloned().unwrap_or_else(|| {
-                Condition::false_(READY, "WaitingForMachine", Severity::Info, "", now.clone())
-            });
+            let c = m
+                .get_condition(READY)
+                .cloned()
+                .unwrap_or_else(|| Condition::false_(READY, "WaitingForMachine", Severity::Info, "", now.clone()));
             (m.name_any(), c)
         })
         .collect();
@@ -97,10 +90,7 @@ pub fn aggregate_ready(machines: &[Arc<Machine>], type_: &str, now: Time) -> Opt
     if worst.is_true() {
         return Some(Condition::true_(type_, now));
     }
-    let reason = format!(
-        "{} @ Machine/{name}",
-        worst.reason.as_deref().unwrap_or("NotReady")
-    );
+    let reason = format!("{} @ Machine/{name}", worst.reason.as_deref().unwrap_or("NotReady"));
     let message = format!("{ready} of {} completed", conditions.len());
     Some(match worst.severity() {
         Some(sev) if worst.is_false() => Condition::false_(type_, &reason, sev, &message, now),
@@ -149,11 +139,7 @@ pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
         }
     } else {
         // Not read: keep the last count (no Machines, no Nodes).
-        let ready = if i.machines.is_empty() {
-            0
-        } else {
-            s.ready_replicas.unwrap_or(0)
-        };
+        let ready = if i.machines.is_empty() { 0 } else { s.ready_replicas.unwrap_or(0) };
         s.ready_replicas = Some(ready);
         s.unavailable_replicas = Some((replicas - ready).max(0));
     }
@@ -162,36 +148,16 @@ pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
     if initialized {
         kcp.mark_true(AVAILABLE, now.clone());
     } else {
-        kcp.mark_false(
-            AVAILABLE,
-            WAITING_FOR_KUBEADM_INIT,
-            Severity::Info,
-            "Waiting for kubeadm init",
-            now.clone(),
-        );
+        kcp.mark_false(AVAILABLE, WAITING_FOR_KUBEADM_INIT, Severity::Info, "Waiting for kubeadm init", now.clone());
     }
     match &i.creation_failed {
-        Some(msg) => kcp.mark_false(
-            MACHINES_CREATED,
-            MACHINE_GENERATION_FAILED,
-            Severity::Error,
-            msg,
-            now.clone(),
-        ),
+        Some(msg) => kcp.mark_false(MACHINES_CREATED, MACHINE_GENERATION_FAILED, Severity::Error, msg, now.clone()),
         None if replicas > 0 => kcp.mark_true(MACHINES_CREATED, now.clone()),
         None => {}
     }
     if outdated > 0 {
-        let msg = format!(
-            "Rolling {outdated} replicas with outdated spec ({updated} replicas up to date)"
-        );
-        kcp.mark_false(
-            MACHINES_SPEC_UP_TO_DATE,
-            ROLLING_UPDATE_IN_PROGRESS,
-            Severity::Warning,
-            &msg,
-            now.clone(),
-        );
+        let msg = format!("Rolling {outdated} replicas with outdated spec ({updated} replicas up to date)");
+        kcp.mark_false(MACHINES_SPEC_UP_TO_DATE, ROLLING_UPDATE_IN_PROGRESS, Severity::Warning, &msg, now.clone());
     } else if kcp.get_condition(MACHINES_SPEC_UP_TO_DATE).is_some() || replicas > 0 {
         kcp.mark_true(MACHINES_SPEC_UP_TO_DATE, now.clone());
     }
@@ -215,20 +181,12 @@ pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
 }
 
 /// ControlPlaneComponentsHealthy and EtcdClusterHealthy from the workload cluster.
-fn health_conditions(
-    kcp: &mut KubeadmControlPlane,
-    machines: &[Arc<Machine>],
-    o: &Observed,
-    now: Time,
-) {
+fn health_conditions(kcp: &mut KubeadmControlPlane, machines: &[Arc<Machine>], o: &Observed, now: Time) {
     let mut components = Vec::new();
     let mut etcd = Vec::new();
     let mut nodes = Vec::new();
     let mut unmapped = false;
-    for m in machines
-        .iter()
-        .filter(|m| m.metadata.deletion_timestamp.is_none())
-    {
+    for m in machines.iter().filter(|m| m.metadata.deletion_timestamp.is_none()) {
         let h = o.health(m);
         let Some(node) = h.node.clone() else {
             // Still provisioning: nothing to judge yet.
@@ -246,11 +204,8 @@ fn health_conditions(
     // A member without a Machine is as bad as a Machine without a member; it can only be
     // told once every Machine's Node is known (a provisioning Machine's member may already
     // exist), and a deleting Machine's member is on its way out.
-    let deleting: Vec<String> = machines
-        .iter()
-        .filter(|m| m.metadata.deletion_timestamp.is_some())
-        .filter_map(|m| o.health(m).node)
-        .collect();
+    let deleting: Vec<String> =
+        machines.iter().filter(|m| m.metadata.deletion_timestamp.is_some()).filter_map(|m| o.health(m).node).collect();
     let strays: Vec<&str> = if unmapped {
         Vec::new()
     } else {
@@ -264,10 +219,7 @@ fn health_conditions(
     if components.is_empty() {
         kcp.mark_true(CONTROL_PLANE_COMPONENTS_HEALTHY, now.clone());
     } else {
-        let msg = format!(
-            "Following Machines are reporting control plane errors: {}",
-            components.join(", ")
-        );
+        let msg = format!("Following Machines are reporting control plane errors: {}", components.join(", "));
         kcp.mark_false(
             CONTROL_PLANE_COMPONENTS_HEALTHY,
             CONTROL_PLANE_COMPONENTS_UNHEALTHY,
@@ -281,27 +233,15 @@ fn health_conditions(
     } else {
         let mut msg = String::new();
         if !etcd.is_empty() {
-            msg = format!(
-                "Following Machines are reporting etcd member errors: {}",
-                etcd.join(", ")
-            );
+            msg = format!("Following Machines are reporting etcd member errors: {}", etcd.join(", "));
         }
         if !strays.is_empty() {
             if !msg.is_empty() {
                 msg.push_str("; ");
             }
-            msg.push_str(&format!(
-                "etcd members without a Machine: {}",
-                strays.join(", ")
-            ));
+            msg.push_str(&format!("etcd members without a Machine: {}", strays.join(", ")));
         }
-        kcp.mark_false(
-            ETCD_CLUSTER_HEALTHY,
-            ETCD_CLUSTER_UNHEALTHY,
-            Severity::Warning,
-            &msg,
-            now,
-        );
+        kcp.mark_false(ETCD_CLUSTER_HEALTHY, ETCD_CLUSTER_UNHEALTHY, Severity::Warning, &msg, now);
     }
 }
 
@@ -312,13 +252,7 @@ pub fn waiting(kcp: &mut KubeadmControlPlane, cluster: &str, message: &str, now:
     s.selector = Some(selector(cluster));
     s.replicas.get_or_insert(0);
     s.observed_generation = generation;
-    kcp.mark_false(
-        AVAILABLE,
-        WAITING_FOR_KUBEADM_INIT,
-        Severity::Info,
-        message,
-        now.clone(),
-    );
+    kcp.mark_false(AVAILABLE, WAITING_FOR_KUBEADM_INIT, Severity::Info, message, now.clone());
     kcp.set_ready_summary(READY_SUMMARY, now);
 }
 
@@ -332,13 +266,7 @@ mod tests {
         m.spec.version = Some(version.into());
         match ready {
             Some(true) => m.mark_true(READY, conditions::now()),
-            Some(false) => m.mark_false(
-                READY,
-                "WaitingForInfrastructure",
-                Severity::Info,
-                "",
-                conditions::now(),
-            ),
+            Some(false) => m.mark_false(READY, "WaitingForInfrastructure", Severity::Info, "", conditions::now()),
             None => {}
         }
         Arc::new(m)
@@ -346,47 +274,22 @@ mod tests {
 
     #[test]
     fn versions_and_selector() {
-        let ms = [
-            machine("a", "v1.30.10", None),
-            machine("b", "v1.30.9", None),
-            machine("c", "bogus", None),
-        ];
-        assert_eq!(
-            lowest_version(&ms).as_deref(),
-            Some("v1.30.9"),
-            "semver order, not text order"
-        );
+        let ms = [machine("a", "v1.30.10", None), machine("b", "v1.30.9", None), machine("c", "bogus", None)];
+        assert_eq!(lowest_version(&ms).as_deref(), Some("v1.30.9"), "semver order, not text order");
         assert_eq!(lowest_version(&[]), None);
-        assert_eq!(
-            selector("c1"),
-            "cluster.x-k8s.io/cluster-name=c1,cluster.x-k8s.io/control-plane"
-        );
+        assert_eq!(selector("c1"), "cluster.x-k8s.io/cluster-name=c1,cluster.x-k8s.io/control-plane");
     }
 
     #[test]
     fn machines_ready_aggregate() {
         let now = conditions::now();
         assert!(aggregate_ready(&[], MACHINES_READY, now.clone()).is_none());
-        let all = [
-            machine("a", "v1", Some(true)),
-            machine("b", "v1", Some(true)),
-        ];
-        assert!(
-            aggregate_ready(&all, MACHINES_READY, now.clone())
-                .unwrap()
-                .is_true()
-        );
-        let some = [
-            machine("a", "v1", Some(true)),
-            machine("b", "v1", Some(false)),
-            machine("c", "v1", None),
-        ];
+        let all = [machine("a", "v1", Some(true)), machine("b", "v1", Some(true))];
+        assert!(aggregate_ready(&all, MACHINES_READY, now.clone()).unwrap().is_true());
+        let some = [machine("a", "v1", Some(true)), machine("b", "v1", Some(false)), machine("c", "v1", None)];
         let c = aggregate_ready(&some, MACHINES_READY, now).unwrap();
         assert!(c.is_false());
-        assert_eq!(
-            c.reason.as_deref(),
-            Some("WaitingForInfrastructure @ Machine/b")
-        );
+        assert_eq!(c.reason.as_deref(), Some("WaitingForInfrastructure @ Machine/b"));
         assert_eq!(c.message.as_deref(), Some("1 of 3 completed"));
     }
 
@@ -406,15 +309,9 @@ mod tests {
         };
         update(&mut kcp, &inputs(None));
         let s = kcp.status.clone().unwrap();
-        assert_eq!(
-            (s.replicas, s.updated_replicas, s.ready_replicas),
-            (Some(1), Some(1), Some(0))
-        );
+        assert_eq!((s.replicas, s.updated_replicas, s.ready_replicas), (Some(1), Some(1), Some(0)));
         assert_eq!(s.initialized, None);
-        assert_eq!(
-            kcp.get_condition(RESIZED).unwrap().reason.as_deref(),
-            Some(SCALING_UP)
-        );
+        assert_eq!(kcp.get_condition(RESIZED).unwrap().reason.as_deref(), Some(SCALING_UP));
         assert!(kcp.is_condition_false(AVAILABLE));
         assert!(kcp.is_condition_false(READY));
 

@@ -11,9 +11,7 @@ use kube::ResourceExt;
 use kube::runtime::controller::Action;
 
 use super::health::{self, Observed};
-use super::{
-    CONTROLLER, GONE_RECHECK, Pending, State, UNSTABLE_RECHECK, create, is_deleting, key, scale,
-};
+use super::{CONTROLLER, GONE_RECHECK, Pending, State, UNSTABLE_RECHECK, create, is_deleting, key, scale};
 use crate::etcd;
 use crate::framework::Error;
 use crate::framework::patch::delete_if_present;
@@ -42,18 +40,11 @@ impl From<Error> for Step {
 /// Why the control plane is not stable enough to change, if it is not: every Machine
 /// (but `except`) must be Ready with a ready Node, ready static pods and a healthy etcd
 /// member (upstream's preflight checks).
-fn unstable(
-    machines: &[Arc<Machine>],
-    observed: Option<&Observed>,
-    except: Option<&str>,
-) -> Option<String> {
+fn unstable(machines: &[Arc<Machine>], observed: Option<&Observed>, except: Option<&str>) -> Option<String> {
     let Some(o) = observed else {
         return Some("the workload cluster cannot be read".into());
     };
-    machines
-        .iter()
-        .filter(|m| Some(m.name_any().as_str()) != except)
-        .find_map(|m| o.health(m).problem(m))
+    machines.iter().filter(|m| Some(m.name_any().as_str()) != except).find_map(|m| o.health(m).problem(m))
 }
 
 /// One step towards the desired replicas. Returns when to look again.
@@ -94,14 +85,7 @@ pub(super) async fn scale_step(
         s.expect(kcp, Pending::Created(name.clone(), Instant::now()));
         s.ctx
             .events
-            .normal(
-                kcp,
-                "SuccessfulCreate",
-                format!(
-                    "Created control plane Machine {name} ({} of {desired})",
-                    n + 1
-                ),
-            )
+            .normal(kcp, "SuccessfulCreate", format!("Created control plane Machine {name} ({} of {desired})", n + 1))
             .await;
         return Ok(Next::MachinesChanged(Action::await_change()));
     }
@@ -163,20 +147,13 @@ async fn scale_down(
             .await
             .map_err(|e| Error::other(format!("reaching the workload cluster: {e}")))?;
         if o.membership.leader.as_deref() == Some(node.as_str()) {
-            let successor = newest_healthy_member(machines, o, &victim_name).ok_or_else(|| {
-                Error::other(format!(
-                    "no healthy etcd member to take leadership from {node}"
-                ))
-            })?;
+            let successor = newest_healthy_member(machines, o, &victim_name)
+                .ok_or_else(|| Error::other(format!("no healthy etcd member to take leadership from {node}")))?;
             let what = format!("moving etcd leadership to {successor}");
             health::bounded(&what, etcd::move_leader(&client, &successor)).await?;
             s.ctx
                 .events
-                .normal(
-                    kcp,
-                    "EtcdLeaderMoved",
-                    format!("Moved etcd leadership from {node} to {successor}"),
-                )
+                .normal(kcp, "EtcdLeaderMoved", format!("Moved etcd leadership from {node} to {successor}"))
                 .await;
         }
         let what = format!("removing the etcd member of {node}");
@@ -186,11 +163,7 @@ async fn scale_down(
     s.expect(kcp, Pending::Deleted(victim_name.clone(), Instant::now()));
     s.ctx
         .events
-        .normal(
-            kcp,
-            "SuccessfulDelete",
-            format!("Deleted control plane Machine {victim_name} (scaling down)"),
-        )
+        .normal(kcp, "SuccessfulDelete", format!("Deleted control plane Machine {victim_name} (scaling down)"))
         .await;
     Ok(Next::MachinesChanged(Action::requeue(GONE_RECHECK)))
 }
@@ -202,18 +175,9 @@ fn newest_healthy_member(machines: &[Arc<Machine>], o: &Observed, except: &str) 
         .filter(|m| m.name_any() != except && !is_deleting(m))
         .filter_map(|m| {
             let h = o.health(m);
-            h.etcd_member_healthy.then_some((
-                m.metadata.creation_timestamp.clone(),
-                m.name_any(),
-                h.node?,
-            ))
+            h.etcd_member_healthy.then_some((m.metadata.creation_timestamp.clone(), m.name_any(), h.node?))
         })
-        .max_by(|a, b| {
-            a.0.as_ref()
-                .map(|t| t.0)
-                .cmp(&b.0.as_ref().map(|t| t.0))
-                .then_with(|| a.1.cmp(&b.1))
-        })
+        .max_by(|a, b| a.0.as_ref().map(|t| t.0).cmp(&b.0.as_ref().map(|t| t.0)).then_with(|| a.1.cmp(&b.1)))
         .map(|(_, _, node)| node)
 }
 
@@ -227,8 +191,7 @@ mod tests {
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
         let machine = |name: &str, age: i64| {
             let mut m = Machine::new(name, Default::default());
-            m.metadata.creation_timestamp =
-                Some(Time(jiff::Timestamp::from_second(10_000 - age).unwrap()));
+            m.metadata.creation_timestamp = Some(Time(jiff::Timestamp::from_second(10_000 - age).unwrap()));
             m.status = Some(drydock_api::capi::core::MachineStatus {
                 node_ref: Some(k8s_openapi::api::core::v1::ObjectReference {
                     name: Some(name.into()),
@@ -258,11 +221,7 @@ mod tests {
             kubeadm_config: true,
         };
         let ms = [machine("a", 30), machine("b", 20), machine("c", 10)];
-        assert_eq!(
-            newest_healthy_member(&ms, &o, "a").as_deref(),
-            Some("b"),
-            "c is newest but unhealthy"
-        );
+        assert_eq!(newest_healthy_member(&ms, &o, "a").as_deref(), Some("b"), "c is newest but unhealthy");
         assert_eq!(newest_healthy_member(&ms, &o, "b").as_deref(), Some("a"));
         assert_eq!(newest_healthy_member(&ms[..1], &o, "a"), None);
     }

@@ -9,20 +9,11 @@ use super::yaml;
 /// The `#cloud-config` document.
 pub(crate) fn render(setup: &NodeSetup) -> String {
     let mut sections: Vec<(&str, Value)> = vec![
-        (
-            "write_files",
-            Value::Array(setup.files.iter().map(file).collect()),
-        ),
-        (
-            "runcmd",
-            Value::Array(setup.commands().map(|c| json!(c)).collect()),
-        ),
+        ("write_files", Value::Array(setup.files.iter().map(file).collect())),
+        ("runcmd", Value::Array(setup.commands().map(|c| json!(c)).collect())),
     ];
     if !setup.users.is_empty() {
-        sections.push((
-            "users",
-            Value::Array(setup.users.iter().map(user).collect()),
-        ));
+        sections.push(("users", Value::Array(setup.users.iter().map(user).collect())));
     }
     if let Some(ntp) = &setup.ntp {
         let mut n = Map::new();
@@ -91,10 +82,7 @@ fn user(u: &User) -> Value {
     put("primary_group", u.primary_group.as_ref().map(|v| json!(v)));
     put("lock_passwd", u.lock_password.map(|v| json!(v)));
     put("sudo", u.sudo.as_ref().map(|v| json!(v)));
-    put(
-        "ssh_authorized_keys",
-        u.ssh_authorized_keys.as_ref().map(|v| json!(v)),
-    );
+    put("ssh_authorized_keys", u.ssh_authorized_keys.as_ref().map(|v| json!(v)));
     Value::Object(m)
 }
 
@@ -143,28 +131,14 @@ mod tests {
     fn renders_files_commands_users_and_extras() {
         let setup = NodeSetup {
             files: vec![
-                SetupFile {
-                    encoding: Some(Encoding::Base64),
-                    ..SetupFile::new("/etc/x", "0600", "aGk=".into())
-                },
-                SetupFile::new(
-                    "/run/kubeadm/kubeadm.yaml",
-                    "0640",
-                    "---\nkind: InitConfiguration\n".into(),
-                ),
+                SetupFile { encoding: Some(Encoding::Base64), ..SetupFile::new("/etc/x", "0600", "aGk=".into()) },
+                SetupFile::new("/run/kubeadm/kubeadm.yaml", "0640", "---\nkind: InitConfiguration\n".into()),
             ],
             pre_commands: vec!["echo pre".into()],
             kubeadm_command: "kubeadm init --config /run/kubeadm/kubeadm.yaml".into(),
             post_commands: vec!["echo post".into()],
-            users: vec![User {
-                name: "ops".into(),
-                sudo: Some("ALL=(ALL) NOPASSWD:ALL".into()),
-                ..Default::default()
-            }],
-            ntp: Some(NTP {
-                servers: Some(vec!["time.example".into()]),
-                enabled: Some(true),
-            }),
+            users: vec![User { name: "ops".into(), sudo: Some("ALL=(ALL) NOPASSWD:ALL".into()), ..Default::default() }],
+            ntp: Some(NTP { servers: Some(vec!["time.example".into()]), enabled: Some(true) }),
             mounts: vec![vec!["/dev/sdb".into(), "/data".into()]],
             disk_setup: None,
         };

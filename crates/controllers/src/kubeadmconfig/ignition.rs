@@ -22,24 +22,11 @@ pub(crate) fn render(setup: &NodeSetup, additional: Option<&str>) -> (String, Op
     files.push(file(&SetupFile::new(SCRIPT_PATH, "0700", script(setup))));
     for u in setup.users.iter().filter(|u| u.sudo.is_some()) {
         let rule = format!("{} {}\n", u.name, u.sudo.as_deref().unwrap_or_default());
-        files.push(file(&SetupFile::new(
-            &format!("/etc/sudoers.d/{}", u.name),
-            "0440",
-            rule,
-        )));
+        files.push(file(&SetupFile::new(&format!("/etc/sudoers.d/{}", u.name), "0440", rule)));
     }
-    if let Some(servers) = setup
-        .ntp
-        .as_ref()
-        .filter(|n| n.enabled != Some(false))
-        .and_then(|n| n.servers.as_ref())
-    {
+    if let Some(servers) = setup.ntp.as_ref().filter(|n| n.enabled != Some(false)).and_then(|n| n.servers.as_ref()) {
         let conf = format!("[Time]\nNTP={}\n", servers.join(" "));
-        files.push(file(&SetupFile::new(
-            "/etc/systemd/timesyncd.conf",
-            "0644",
-            conf,
-        )));
+        files.push(file(&SetupFile::new("/etc/systemd/timesyncd.conf", "0644", conf)));
         units.push(json!({"name": "systemd-timesyncd.service", "enabled": true}));
     }
     units.extend(setup.mounts.iter().filter_map(|m| mount_unit(m)));
@@ -95,23 +82,15 @@ fn script(setup: &NodeSetup) -> String {
 
 /// Octal permissions (`0640`) as Ignition's decimal mode.
 fn mode(permissions: Option<&str>) -> u32 {
-    permissions
-        .and_then(|p| u32::from_str_radix(p.trim_start_matches("0o"), 8).ok())
-        .unwrap_or(0o644)
+    permissions.and_then(|p| u32::from_str_radix(p.trim_start_matches("0o"), 8).ok()).unwrap_or(0o644)
 }
 
 fn file(f: &SetupFile) -> Value {
     let (source, compression) = match f.encoding {
         Some(Encoding::Base64) => (format!("data:;base64,{}", f.content), None),
         Some(Encoding::GzipBase64) => (format!("data:;base64,{}", f.content), Some("gzip")),
-        Some(Encoding::Gzip) => (
-            format!("data:;base64,{}", STANDARD.encode(f.content.as_bytes())),
-            Some("gzip"),
-        ),
-        None => (
-            format!("data:;base64,{}", STANDARD.encode(f.content.as_bytes())),
-            None,
-        ),
+        Some(Encoding::Gzip) => (format!("data:;base64,{}", STANDARD.encode(f.content.as_bytes())), Some("gzip")),
+        None => (format!("data:;base64,{}", STANDARD.encode(f.content.as_bytes())), None),
     };
     let mut contents = json!({ "source": source });
     if let Some(c) = compression {
@@ -124,11 +103,7 @@ fn file(f: &SetupFile) -> Value {
         v["overwrite"] = json!(true);
         v["contents"] = contents;
     }
-    if let Some((u, g)) = f
-        .owner
-        .as_deref()
-        .map(|o| o.split_once(':').unwrap_or((o, o)))
-    {
+    if let Some((u, g)) = f.owner.as_deref().map(|o| o.split_once(':').unwrap_or((o, o))) {
         v["user"] = json!({"name": u});
         v["group"] = json!({"name": g});
     }
@@ -145,19 +120,12 @@ fn user(u: &User) -> Value {
         m.insert("sshAuthorizedKeys".into(), json!(k));
     }
     if let Some(g) = &u.groups {
-        let groups: Vec<&str> = g
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect();
+        let groups: Vec<&str> = g.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
         m.insert("groups".into(), json!(groups));
     }
-    for (k, v) in [
-        ("homeDir", &u.home_dir),
-        ("shell", &u.shell),
-        ("primaryGroup", &u.primary_group),
-        ("gecos", &u.gecos),
-    ] {
+    for (k, v) in
+        [("homeDir", &u.home_dir), ("shell", &u.shell), ("primaryGroup", &u.primary_group), ("gecos", &u.gecos)]
+    {
         if let Some(v) = v {
             m.insert(k.into(), json!(v));
         }
@@ -176,9 +144,7 @@ fn escape_path(path: &str) -> String {
         match b {
             b'/' => out.push('-'),
             b'.' if i == 0 => out.push_str("\\x2e"),
-            b if b.is_ascii_alphanumeric() || b == b':' || b == b'_' || b == b'.' => {
-                out.push(b as char)
-            }
+            b if b.is_ascii_alphanumeric() || b == b':' || b == b'_' || b == b'.' => out.push(b as char),
             b => out.push_str(&format!("\\x{b:02x}")),
         }
     }
@@ -188,8 +154,7 @@ fn escape_path(path: &str) -> String {
 /// A `.mount` unit for a cloud-init style mount entry `[what, where, type, options]`.
 fn mount_unit(entry: &[String]) -> Option<Value> {
     let (what, path) = (entry.first()?, entry.get(1)?);
-    let mut contents =
-        format!("[Unit]\nDescription=Mount {path}\n\n[Mount]\nWhat={what}\nWhere={path}\n");
+    let mut contents = format!("[Unit]\nDescription=Mount {path}\n\n[Mount]\nWhat={what}\nWhere={path}\n");
     if let Some(t) = entry.get(2).filter(|t| !t.is_empty() && *t != "auto") {
         contents.push_str(&format!("Type={t}\n"));
     }
@@ -197,9 +162,7 @@ fn mount_unit(entry: &[String]) -> Option<Value> {
         contents.push_str(&format!("Options={o}\n"));
     }
     contents.push_str("\n[Install]\nWantedBy=multi-user.target\n");
-    Some(
-        json!({"name": format!("{}.mount", escape_path(path)), "enabled": true, "contents": contents}),
-    )
+    Some(json!({"name": format!("{}.mount", escape_path(path)), "enabled": true, "contents": contents}))
 }
 
 fn disks(d: &DiskSetup) -> (Vec<Value>, Vec<Value>) {
@@ -264,15 +227,8 @@ mod tests {
     fn setup() -> NodeSetup {
         NodeSetup {
             files: vec![
-                SetupFile {
-                    owner: Some("core:core".into()),
-                    ..SetupFile::new("/etc/a", "0600", "hello".into())
-                },
-                SetupFile::new(
-                    "/run/kubeadm/kubeadm-join-config.yaml",
-                    "0640",
-                    "kind: JoinConfiguration\n".into(),
-                ),
+                SetupFile { owner: Some("core:core".into()), ..SetupFile::new("/etc/a", "0600", "hello".into()) },
+                SetupFile::new("/run/kubeadm/kubeadm-join-config.yaml", "0640", "kind: JoinConfiguration\n".into()),
             ],
             pre_commands: vec!["echo pre".into()],
             kubeadm_command: "kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml".into(),
@@ -283,15 +239,8 @@ mod tests {
                 sudo: Some("ALL=(ALL) NOPASSWD:ALL".into()),
                 ..Default::default()
             }],
-            ntp: Some(NTP {
-                servers: Some(vec!["a".into(), "b".into()]),
-                enabled: None,
-            }),
-            mounts: vec![vec![
-                "/dev/sdb1".into(),
-                "/var/lib/data-1".into(),
-                "ext4".into(),
-            ]],
+            ntp: Some(NTP { servers: Some(vec!["a".into(), "b".into()]), enabled: None }),
+            mounts: vec![vec!["/dev/sdb1".into(), "/var/lib/data-1".into(), "ext4".into()]],
             disk_setup: None,
         }
     }
@@ -308,34 +257,15 @@ mod tests {
         assert_eq!(files[0]["user"]["name"], "core");
         assert_eq!(files[0]["contents"]["source"], "data:;base64,aGVsbG8=");
         let script = files.iter().find(|f| f["path"] == SCRIPT_PATH).unwrap();
-        let body = script["contents"]["source"]
-            .as_str()
-            .unwrap()
-            .trim_start_matches("data:;base64,");
+        let body = script["contents"]["source"].as_str().unwrap().trim_start_matches("data:;base64,");
         let body = String::from_utf8(STANDARD.decode(body).unwrap()).unwrap();
-        assert!(
-            body.contains(
-                "echo pre\nkubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\n"
-            ),
-            "{body}"
-        );
+        assert!(body.contains("echo pre\nkubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\n"), "{body}");
         assert!(files.iter().any(|f| f["path"] == "/etc/sudoers.d/ops"));
-        assert!(
-            files
-                .iter()
-                .any(|f| f["path"] == "/etc/systemd/timesyncd.conf")
-        );
+        assert!(files.iter().any(|f| f["path"] == "/etc/systemd/timesyncd.conf"));
         let units = v["systemd"]["units"].as_array().unwrap();
         assert_eq!(units[0]["name"], "kubeadm.service");
-        assert!(
-            units
-                .iter()
-                .any(|u| u["name"] == "var-lib-data\\x2d1.mount")
-        );
-        assert_eq!(
-            v["passwd"]["users"][0]["groups"],
-            json!(["wheel", "docker"])
-        );
+        assert!(units.iter().any(|u| u["name"] == "var-lib-data\\x2d1.mount"));
+        assert_eq!(v["passwd"]["users"][0]["groups"], json!(["wheel", "docker"]));
     }
 
     #[test]
@@ -345,13 +275,7 @@ mod tests {
         assert!(note.is_none());
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["ignition"]["version"], VERSION);
-        assert!(
-            v["systemd"]["units"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|u| u["name"] == "extra.service")
-        );
+        assert!(v["systemd"]["units"].as_array().unwrap().iter().any(|u| u["name"] == "extra.service"));
         let (_, note) = render(&setup(), Some("storage:\n  files: []\n"));
         assert!(note.is_some());
     }

@@ -5,8 +5,8 @@
 
 use drydock_api::capi::core::ClusterNetwork;
 use drydock_api::capi::kubeadm::{
-    BootstrapTokenDiscovery, ClusterConfiguration, Discovery, JoinConfiguration, JoinControlPlane,
-    KubeadmConfigSpec, Networking,
+    BootstrapTokenDiscovery, ClusterConfiguration, Discovery, JoinConfiguration, JoinControlPlane, KubeadmConfigSpec,
+    Networking,
 };
 use serde_json::{Map, Value, json};
 
@@ -43,9 +43,7 @@ pub(crate) struct ClusterFacts {
 
 /// kubeadm's API version for a Kubernetes version: v1beta4 from 1.31, v1beta3 before.
 pub(crate) fn api_version(version: Option<&str>) -> &'static str {
-    let minor = version
-        .and_then(|v| drydock_api::capi::version::parse(v).ok())
-        .map(|v| (v.major, v.minor));
+    let minor = version.and_then(|v| drydock_api::capi::version::parse(v).ok()).map(|v| (v.major, v.minor));
     match minor {
         Some((1, m)) if m >= 31 => "kubeadm.k8s.io/v1beta4",
         Some((major, _)) if major > 1 => "kubeadm.k8s.io/v1beta4",
@@ -54,18 +52,11 @@ pub(crate) fn api_version(version: Option<&str>) -> &'static str {
 }
 
 /// The configuration file's path and content, and the command running it.
-pub(crate) fn document(
-    spec: &KubeadmConfigSpec,
-    mode: Mode,
-    facts: &ClusterFacts,
-) -> Result<(String, String, String)> {
+pub(crate) fn document(spec: &KubeadmConfigSpec, mode: Mode, facts: &ClusterFacts) -> Result<(String, String, String)> {
     let api = api_version(facts.version.as_deref());
     let (path, content) = match mode {
         Mode::Init => {
-            let cluster = cluster_configuration(
-                spec.cluster_configuration.clone().unwrap_or_default(),
-                facts,
-            );
+            let cluster = cluster_configuration(spec.cluster_configuration.clone().unwrap_or_default(), facts);
             let init = spec.init_configuration.clone().unwrap_or_default();
             let mut cluster = typed(serde_json::to_value(cluster)?, api, "ClusterConfiguration");
             let mut init = typed(serde_json::to_value(init)?, api, "InitConfiguration");
@@ -81,27 +72,14 @@ pub(crate) fn document(
                 to_v1beta4(&mut cluster);
                 to_v1beta4(&mut init);
             }
-            (
-                INIT_CONFIG_PATH,
-                format!(
-                    "---\n{}---\n{}",
-                    yaml::to_string(&cluster),
-                    yaml::to_string(&init)
-                ),
-            )
+            (INIT_CONFIG_PATH, format!("---\n{}---\n{}", yaml::to_string(&cluster), yaml::to_string(&init)))
         }
         Mode::Join { control_plane } => {
-            let join = join_configuration(
-                spec.join_configuration.clone().unwrap_or_default(),
-                control_plane,
-                facts,
-            );
+            let join = join_configuration(spec.join_configuration.clone().unwrap_or_default(), control_plane, facts);
             let mut join = typed(serde_json::to_value(join)?, api, "JoinConfiguration");
             if api.ends_with("v1beta4") {
-                if let Some(t) = join
-                    .pointer_mut("/discovery")
-                    .and_then(Value::as_object_mut)
-                    .and_then(|d| d.remove("timeout"))
+                if let Some(t) =
+                    join.pointer_mut("/discovery").and_then(Value::as_object_mut).and_then(|d| d.remove("timeout"))
                 {
                     join["timeouts"]["discovery"] = t;
                 }
@@ -111,10 +89,7 @@ pub(crate) fn document(
         }
     };
     let verb = if mode == Mode::Init { "init" } else { "join" };
-    let verbosity = spec
-        .verbosity
-        .map(|v| format!(" --v={v}"))
-        .unwrap_or_default();
+    let verbosity = spec.verbosity.map(|v| format!(" --v={v}")).unwrap_or_default();
     let command = format!(
         "kubeadm {verb} --config {path}{verbosity} && mkdir -p /run/cluster-api && echo success > {SENTINEL_PATH}"
     );
@@ -131,14 +106,8 @@ fn typed(mut v: Value, api_version: &str, kind: &str) -> Value {
 }
 
 /// Fills the cluster-wide fields the user left empty from the Cluster and Machine.
-fn cluster_configuration(
-    mut c: ClusterConfiguration,
-    facts: &ClusterFacts,
-) -> ClusterConfiguration {
-    if c.control_plane_endpoint
-        .as_deref()
-        .is_none_or(str::is_empty)
-    {
+fn cluster_configuration(mut c: ClusterConfiguration, facts: &ClusterFacts) -> ClusterConfiguration {
+    if c.control_plane_endpoint.as_deref().is_none_or(str::is_empty) {
         c.control_plane_endpoint = facts.endpoint.clone();
     }
     if c.cluster_name.as_deref().is_none_or(str::is_empty) {
@@ -169,20 +138,14 @@ fn cluster_configuration(
 
 /// Fills discovery (the control plane endpoint) and, for control plane nodes, the
 /// controlPlane section.
-fn join_configuration(
-    mut j: JoinConfiguration,
-    control_plane: bool,
-    facts: &ClusterFacts,
-) -> JoinConfiguration {
+fn join_configuration(mut j: JoinConfiguration, control_plane: bool, facts: &ClusterFacts) -> JoinConfiguration {
     let d = j.discovery.get_or_insert_with(Discovery::default);
     if d.file.is_none() {
-        let t = d
-            .bootstrap_token
-            .get_or_insert_with(|| BootstrapTokenDiscovery {
-                token: facts.token.clone(),
-                unsafe_skip_ca_verification: Some(true),
-                ..Default::default()
-            });
+        let t = d.bootstrap_token.get_or_insert_with(|| BootstrapTokenDiscovery {
+            token: facts.token.clone(),
+            unsafe_skip_ca_verification: Some(true),
+            ..Default::default()
+        });
         if t.api_server_endpoint.as_deref().is_none_or(str::is_empty) {
             t.api_server_endpoint = facts.endpoint.clone();
         }
@@ -205,11 +168,7 @@ pub(crate) fn placeholder_token(seed: &str) -> String {
         let mut s = String::with_capacity(n);
         for _ in 0..n {
             let d = (h % 36) as u8;
-            s.push(if d < 10 {
-                (b'0' + d) as char
-            } else {
-                (b'a' + d - 10) as char
-            });
+            s.push(if d < 10 { (b'0' + d) as char } else { (b'a' + d - 10) as char });
             h /= 36;
             if h == 0 {
                 h = fnv1a(s.as_bytes(), salt.as_bytes());
@@ -237,10 +196,7 @@ fn to_v1beta4(v: &mut Value) {
                 if (k == "extraArgs" || k == "kubeletExtraArgs")
                     && let Value::Object(args) = child
                 {
-                    let list: Vec<Value> = args
-                        .iter()
-                        .map(|(n, val)| json!({"name": n, "value": val}))
-                        .collect();
+                    let list: Vec<Value> = args.iter().map(|(n, val)| json!({"name": n, "value": val})).collect();
                     *child = Value::Array(list);
                 } else {
                     to_v1beta4(child);
@@ -262,12 +218,8 @@ mod tests {
             cluster_name: "c1".into(),
             endpoint: Some("10.0.0.1:6443".into()),
             network: Some(ClusterNetwork {
-                pods: Some(NetworkRanges {
-                    cidr_blocks: vec!["192.168.0.0/16".into()],
-                }),
-                services: Some(NetworkRanges {
-                    cidr_blocks: vec!["10.128.0.0/12".into()],
-                }),
+                pods: Some(NetworkRanges { cidr_blocks: vec!["192.168.0.0/16".into()] }),
+                services: Some(NetworkRanges { cidr_blocks: vec!["10.128.0.0/12".into()] }),
                 service_domain: Some("cluster.local".into()),
                 ..Default::default()
             }),
@@ -292,14 +244,9 @@ mod tests {
         .unwrap();
         let (path, doc, cmd) = document(&spec, Mode::Init, &facts("v1.30.2")).unwrap();
         assert_eq!(path, INIT_CONFIG_PATH);
+        assert!(cmd.starts_with("kubeadm init --config /run/kubeadm/kubeadm.yaml"), "{cmd}");
         assert!(
-            cmd.starts_with("kubeadm init --config /run/kubeadm/kubeadm.yaml"),
-            "{cmd}"
-        );
-        assert!(
-            doc.starts_with(
-                "---\napiServer:\n  certSANs:\n  - localhost\napiVersion: kubeadm.k8s.io/v1beta3\n"
-            ),
+            doc.starts_with("---\napiServer:\n  certSANs:\n  - localhost\napiVersion: kubeadm.k8s.io/v1beta3\n"),
             "{doc}"
         );
         for want in [
@@ -320,33 +267,13 @@ mod tests {
     #[test]
     fn join_fills_discovery_and_control_plane() {
         let spec = KubeadmConfigSpec::default();
-        let (path, doc, cmd) = document(
-            &spec,
-            Mode::Join {
-                control_plane: true,
-            },
-            &facts("v1.30.2"),
-        )
-        .unwrap();
+        let (path, doc, cmd) = document(&spec, Mode::Join { control_plane: true }, &facts("v1.30.2")).unwrap();
         assert_eq!(path, JOIN_CONFIG_PATH);
         assert!(cmd.contains("kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml"));
         assert!(doc.contains("controlPlane: {}\n"), "{doc}");
-        assert!(
-            doc.contains("    apiServerEndpoint: \"10.0.0.1:6443\"\n"),
-            "{doc}"
-        );
-        assert!(
-            doc.contains("    unsafeSkipCAVerification: true\n"),
-            "{doc}"
-        );
-        let (_, worker, _) = document(
-            &spec,
-            Mode::Join {
-                control_plane: false,
-            },
-            &facts("v1.30.2"),
-        )
-        .unwrap();
+        assert!(doc.contains("    apiServerEndpoint: \"10.0.0.1:6443\"\n"), "{doc}");
+        assert!(doc.contains("    unsafeSkipCAVerification: true\n"), "{doc}");
+        let (_, worker, _) = document(&spec, Mode::Join { control_plane: false }, &facts("v1.30.2")).unwrap();
         assert!(!worker.contains("controlPlane"));
     }
 
@@ -358,14 +285,8 @@ mod tests {
         .unwrap();
         let (_, doc, _) = document(&spec, Mode::Init, &facts("v1.31.1")).unwrap();
         assert!(doc.contains("apiVersion: kubeadm.k8s.io/v1beta4\n"));
-        assert!(
-            doc.contains("  extraArgs:\n  - name: a\n    value: \"1\"\n"),
-            "{doc}"
-        );
-        assert!(
-            doc.contains("timeouts:\n  controlPlaneComponentHealthCheck: \"4m0s\"\n"),
-            "{doc}"
-        );
+        assert!(doc.contains("  extraArgs:\n  - name: a\n    value: \"1\"\n"), "{doc}");
+        assert!(doc.contains("timeouts:\n  controlPlaneComponentHealthCheck: \"4m0s\"\n"), "{doc}");
         assert!(!doc.contains("timeoutForControlPlane"));
     }
 
@@ -376,9 +297,6 @@ mod tests {
         assert_ne!(t, placeholder_token("uid-2"));
         let (id, secret) = t.split_once('.').unwrap();
         assert_eq!((id.len(), secret.len()), (6, 16));
-        assert!(
-            t.chars()
-                .all(|c| c == '.' || c.is_ascii_digit() || c.is_ascii_lowercase())
-        );
+        assert!(t.chars().all(|c| c == '.' || c.is_ascii_digit() || c.is_ascii_lowercase()));
     }
 }

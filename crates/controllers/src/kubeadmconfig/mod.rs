@@ -35,9 +35,7 @@ use crate::framework::Result;
 use crate::framework::patch::apply_changes;
 use crate::framework::runner::{self, Queue};
 use crate::machine::index::{Changes, Index, Written};
-use crate::machine::{
-    CONTROL_PLANE_INITIALIZED, Events, cluster_paused, controller_ref_of, is_control_plane,
-};
+use crate::machine::{CONTROL_PLANE_INITIALIZED, Events, cluster_paused, controller_ref_of, is_control_plane};
 use crate::{Context, Running};
 use kubeadm::Mode;
 
@@ -75,17 +73,9 @@ impl ClusterGate {
     fn of(c: &Cluster) -> Self {
         Self {
             paused: cluster_paused(c),
-            infrastructure_ready: c
-                .status
-                .as_ref()
-                .and_then(|s| s.infrastructure_ready)
-                .unwrap_or(false),
+            infrastructure_ready: c.status.as_ref().and_then(|s| s.infrastructure_ready).unwrap_or(false),
             control_plane_initialized: c.is_condition_true(CONTROL_PLANE_INITIALIZED),
-            endpoint_valid: c
-                .spec
-                .control_plane_endpoint
-                .as_ref()
-                .is_some_and(|e| e.is_valid()),
+            endpoint_valid: c.spec.control_plane_endpoint.as_ref().is_some_and(|e| e.is_valid()),
         }
     }
 }
@@ -100,51 +90,29 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let queue = Queue::new(CONTROLLER);
     let i = &ctx.informers;
     let (s1, s2) = (state.clone(), state.clone());
-    let c = Controller::for_shared_stream(
-        queue.track(i.kubeadm_configs.subscribe()),
-        i.kubeadm_configs.store.clone(),
-    )
-    .watches_shared_stream(
-        i.machines.subscribe(),
-        queue.map_to(move |m: &Machine| s1.config_of(m)),
-    )
-    .watches_shared_stream(
-        i.clusters.subscribe(),
-        queue.map_to(move |c: &Cluster| s2.configs_of_changed_cluster(c)),
-    );
-    Box::pin(runner::run(
-        CONTROLLER,
-        c,
-        queue,
-        ctx.settings.kubeadmconfig_concurrency,
-        state,
-        reconcile,
-    ))
+    let c = Controller::for_shared_stream(queue.track(i.kubeadm_configs.subscribe()), i.kubeadm_configs.store.clone())
+        .watches_shared_stream(i.machines.subscribe(), queue.map_to(move |m: &Machine| s1.config_of(m)))
+        .watches_shared_stream(
+            i.clusters.subscribe(),
+            queue.map_to(move |c: &Cluster| s2.configs_of_changed_cluster(c)),
+        );
+    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.kubeadmconfig_concurrency, state, reconcile))
 }
 
 impl State {
     fn config(&self, ns: &str, name: &str) -> Option<Arc<KubeadmConfig>> {
-        self.ctx
-            .informers
-            .kubeadm_configs
-            .store
-            .get(&ObjectRef::new(name).within(ns))
+        self.ctx.informers.kubeadm_configs.store.get(&ObjectRef::new(name).within(ns))
     }
 
     fn machine(&self, ns: &str, name: &str) -> Option<Arc<Machine>> {
-        self.ctx
-            .informers
-            .machines
-            .store
-            .get(&ObjectRef::new(name).within(ns))
+        self.ctx.informers.machines.store.get(&ObjectRef::new(name).within(ns))
     }
 
     /// The Machine's KubeadmConfig while it has no data yet (the only time the Machine
     /// matters to it).
     fn config_of(&self, m: &Machine) -> Vec<ObjectRef<KubeadmConfig>> {
         let ns = m.metadata.namespace.as_deref().unwrap_or_default();
-        self.machines
-            .record(ns, &m.spec.cluster_name, &m.name_any());
+        self.machines.record(ns, &m.spec.cluster_name, &m.name_any());
         config_name(m)
             .filter(|name| self.config(ns, name).is_none_or(|c| !is_ready(&c)))
             .map(|name| vec![ObjectRef::new(name).within(ns)])
@@ -157,16 +125,9 @@ impl State {
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
         let name = c.name_any();
         let store = &self.ctx.informers.clusters.store;
-        let exists = |k: &str| {
-            k.split_once('/')
-                .is_some_and(|(n, c)| store.get(&ObjectRef::new(c).within(n)).is_some())
-        };
-        if !self.clusters.changed(
-            format!("{ns}/{name}"),
-            ClusterGate::of(c),
-            store.len(),
-            exists,
-        ) {
+        let exists =
+            |k: &str| k.split_once('/').is_some_and(|(n, c)| store.get(&ObjectRef::new(c).within(n)).is_some());
+        if !self.clusters.changed(format!("{ns}/{name}"), ClusterGate::of(c), store.len(), exists) {
             return Vec::new();
         }
         self.machines_of(ns, &name)
@@ -194,15 +155,8 @@ impl State {
         let rank = |m: &Machine| {
             let cfg = config_name(m).and_then(|c| self.config(ns, c));
             let ready = cfg.as_ref().is_some_and(|c| is_ready(c));
-            let init = cfg
-                .as_ref()
-                .is_some_and(|c| c.spec.init_configuration.is_some());
-            (
-                !ready,
-                !init,
-                m.metadata.creation_timestamp.as_ref().map(|t| t.0),
-                m.name_any(),
-            )
+            let init = cfg.as_ref().is_some_and(|c| c.spec.init_configuration.is_some());
+            (!ready, !init, m.metadata.creation_timestamp.as_ref().map(|t| t.0), m.name_any())
         };
         self.machines_of(ns, &machine.spec.cluster_name)
             .iter()
@@ -222,9 +176,7 @@ fn config_name(m: &Machine) -> Option<&str> {
 }
 
 fn is_ready(c: &KubeadmConfig) -> bool {
-    c.status
-        .as_ref()
-        .is_some_and(|s| s.ready == Some(true) && s.data_secret_name.is_some())
+    c.status.as_ref().is_some_and(|s| s.ready == Some(true) && s.data_secret_name.is_some())
 }
 
 /// What to do with a config, from what the stores say.
@@ -250,10 +202,7 @@ fn next(config: &KubeadmConfig, machine: &Machine, cluster: &Cluster, init_machi
     }
     let gate = ClusterGate::of(cluster);
     if !gate.infrastructure_ready {
-        return Next::Wait {
-            reason: WAITING_FOR_CLUSTER_INFRASTRUCTURE,
-            message: "",
-        };
+        return Next::Wait { reason: WAITING_FOR_CLUSTER_INFRASTRUCTURE, message: "" };
     }
     let control_plane = is_control_plane(machine);
     if !gate.control_plane_initialized {
@@ -261,54 +210,35 @@ fn next(config: &KubeadmConfig, machine: &Machine, cluster: &Cluster, init_machi
             return Next::Render(Mode::Init);
         }
         let message = "Waiting for the control plane to be initialized";
-        return Next::Wait {
-            reason: WAITING_FOR_CONTROL_PLANE,
-            message,
-        };
+        return Next::Wait { reason: WAITING_FOR_CONTROL_PLANE, message };
     }
     if !gate.endpoint_valid {
         let message = "Waiting for Cluster.spec.controlPlaneEndpoint";
-        return Next::Wait {
-            reason: WAITING_FOR_CONTROL_PLANE,
-            message,
-        };
+        return Next::Wait { reason: WAITING_FOR_CONTROL_PLANE, message };
     }
     Next::Render(Mode::Join { control_plane })
 }
 
 async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Action> {
     let key = runner::key_of(config.as_ref());
-    if state
-        .written
-        .is_behind(&key, config.metadata.resource_version.as_deref())
+    if state.written.is_behind(&key, config.metadata.resource_version.as_deref())
         || config.metadata.deletion_timestamp.is_some()
     {
         return Ok(Action::await_change());
     }
     let ns = config.namespace().unwrap_or_default();
     // Configs are rendered for their Machine; the Machine controller makes itself the owner.
-    let Some(machine) = owner::find_owner(&config.metadata, "cluster.x-k8s.io", "Machine")
-        .and_then(|o| state.machine(&ns, &o.name))
+    let Some(machine) =
+        owner::find_owner(&config.metadata, "cluster.x-k8s.io", "Machine").and_then(|o| state.machine(&ns, &o.name))
     else {
         return Ok(Action::await_change());
     };
-    let cluster_name = config
-        .labels()
-        .get(CLUSTER_NAME_LABEL)
-        .cloned()
-        .unwrap_or_else(|| machine.spec.cluster_name.clone());
-    let Some(cluster) = state
-        .ctx
-        .informers
-        .clusters
-        .store
-        .get(&ObjectRef::new(&cluster_name).within(&ns))
-    else {
+    let cluster_name =
+        config.labels().get(CLUSTER_NAME_LABEL).cloned().unwrap_or_else(|| machine.spec.cluster_name.clone());
+    let Some(cluster) = state.ctx.informers.clusters.store.get(&ObjectRef::new(&cluster_name).within(&ns)) else {
         return Ok(Action::await_change());
     };
-    if cluster_paused(&cluster)
-        || has_annotation(config.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
-    {
+    if cluster_paused(&cluster) || has_annotation(config.metadata.annotations.as_ref(), PAUSED_ANNOTATION) {
         return Ok(Action::await_change());
     }
     let now = drydock_api::capi::conditions::now();
@@ -322,60 +252,30 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Acti
             Ok(())
         }
         Next::Wait { reason, message } => {
-            c.mark_false(
-                DATA_SECRET_AVAILABLE,
-                reason,
-                Severity::Info,
-                message,
-                now.clone(),
-            );
+            c.mark_false(DATA_SECRET_AVAILABLE, reason, Severity::Info, message, now.clone());
             Ok(())
         }
         Next::Render(mode) => {
-            let subject = Subject {
-                config: &config,
-                machine: &machine,
-                cluster: &cluster,
-            };
+            let subject = Subject { config: &config, machine: &machine, cluster: &cluster };
             generate(&state, &subject, mode, &mut c, &mut events, &now).await
         }
     };
     c.set_ready_summary(&[DATA_SECRET_AVAILABLE, CERTIFICATES_AVAILABLE], now);
     if result.is_ok() {
         let generation = c.metadata.generation;
-        c.status
-            .get_or_insert_with(Default::default)
-            .observed_generation = generation;
+        c.status.get_or_insert_with(Default::default).observed_generation = generation;
     }
-    let (last, written) = apply_changes(
-        &state.ctx.api::<KubeadmConfig>(&ns),
-        CONTROLLER,
-        &config,
-        &c,
-    )
-    .await?;
+    let (last, written) = apply_changes(&state.ctx.api::<KubeadmConfig>(&ns), CONTROLLER, &config, &c).await?;
     if written.main || written.status {
         let store = &state.ctx.informers.kubeadm_configs.store;
-        let exists = |k: &str| {
-            k.split_once('/')
-                .is_some_and(|(n, c)| state.config(n, c).is_some())
-        };
-        state.written.record(
-            key,
-            last.metadata.resource_version.as_deref(),
-            store.len(),
-            exists,
-        );
+        let exists = |k: &str| k.split_once('/').is_some_and(|(n, c)| state.config(n, c).is_some());
+        state.written.record(key, last.metadata.resource_version.as_deref(), store.len(), exists);
     }
     events.publish(&state.ctx, config.as_ref()).await;
     result.map(|()| Action::await_change())
 }
 
-fn set_ready(
-    c: &mut KubeadmConfig,
-    secret: String,
-    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
-) {
+fn set_ready(c: &mut KubeadmConfig, secret: String, now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time) {
     let s = c.status.get_or_insert_with(Default::default);
     s.ready = Some(true);
     s.data_secret_name = Some(secret);
@@ -398,21 +298,11 @@ async fn generate(
     events: &mut Events,
     now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
 ) -> Result<()> {
-    let Subject {
-        config,
-        machine,
-        cluster,
-    } = *subject;
+    let Subject { config, machine, cluster } = *subject;
     let rendered = match render::render(state, subject, mode).await {
         Ok(r) => r,
         Err(e) => {
-            c.mark_false(
-                DATA_SECRET_AVAILABLE,
-                GENERATION_FAILED,
-                Severity::Warning,
-                &e.to_string(),
-                now.clone(),
-            );
+            c.mark_false(DATA_SECRET_AVAILABLE, GENERATION_FAILED, Severity::Warning, &e.to_string(), now.clone());
             return Err(e);
         }
     };
@@ -424,20 +314,14 @@ async fn generate(
         metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
             name: Some(name.clone()),
             namespace: config.namespace(),
-            labels: Some(BTreeMap::from([(
-                CLUSTER_NAME_LABEL.to_string(),
-                cluster.name_any(),
-            )])),
+            labels: Some(BTreeMap::from([(CLUSTER_NAME_LABEL.to_string(), cluster.name_any())])),
             owner_references: Some(vec![controller_ref_of(config)?]),
             ..Default::default()
         },
         type_: Some(SECRET_TYPE.into()),
         data: Some(BTreeMap::from([
             ("value".to_string(), ByteString(rendered.value.into_bytes())),
-            (
-                "format".to_string(),
-                ByteString(rendered.format.as_bytes().to_vec()),
-            ),
+            ("format".to_string(), ByteString(rendered.format.as_bytes().to_vec())),
         ])),
         ..Default::default()
     };
@@ -462,11 +346,7 @@ async fn generate(
     let what = if mode == Mode::Init { "init" } else { "join" };
     events.normal(
         "BootstrapDataGenerated",
-        format!(
-            "{} {what} data for Machine {} written to Secret {name}",
-            rendered.format,
-            machine.name_any()
-        ),
+        format!("{} {what} data for Machine {} written to Secret {name}", rendered.format, machine.name_any()),
     );
     if let Some(note) = rendered.note {
         events.warning("AdditionalConfigNotMerged", note);
@@ -484,10 +364,7 @@ mod tests {
 
     fn cluster(infra: bool, initialized: bool) -> Cluster {
         let mut c = Cluster::new("c1", Default::default());
-        c.spec.control_plane_endpoint = Some(APIEndpoint {
-            host: "h".into(),
-            port: 6443,
-        });
+        c.spec.control_plane_endpoint = Some(APIEndpoint { host: "h".into(), port: 6443 });
         let s = c.status.get_or_insert_with(Default::default);
         s.infrastructure_ready = Some(infra);
         if initialized {
@@ -508,44 +385,19 @@ mod tests {
     fn init_join_or_wait() {
         let cfg = KubeadmConfig::new("m1", Default::default());
         let wait_infra = next(&cfg, &machine(true), &cluster(false, false), true);
-        assert!(matches!(
-            wait_infra,
-            Next::Wait {
-                reason: WAITING_FOR_CLUSTER_INFRASTRUCTURE,
-                ..
-            }
-        ));
-        assert_eq!(
-            next(&cfg, &machine(true), &cluster(true, false), true),
-            Next::Render(Mode::Init)
-        );
+        assert!(matches!(wait_infra, Next::Wait { reason: WAITING_FOR_CLUSTER_INFRASTRUCTURE, .. }));
+        assert_eq!(next(&cfg, &machine(true), &cluster(true, false), true), Next::Render(Mode::Init));
         let second_cp = next(&cfg, &machine(true), &cluster(true, false), false);
-        assert!(matches!(
-            second_cp,
-            Next::Wait {
-                reason: WAITING_FOR_CONTROL_PLANE,
-                ..
-            }
-        ));
+        assert!(matches!(second_cp, Next::Wait { reason: WAITING_FOR_CONTROL_PLANE, .. }));
         let worker = next(&cfg, &machine(false), &cluster(true, false), true);
-        assert!(matches!(
-            worker,
-            Next::Wait {
-                reason: WAITING_FOR_CONTROL_PLANE,
-                ..
-            }
-        ));
+        assert!(matches!(worker, Next::Wait { reason: WAITING_FOR_CONTROL_PLANE, .. }));
         assert_eq!(
             next(&cfg, &machine(false), &cluster(true, true), false),
-            Next::Render(Mode::Join {
-                control_plane: false
-            })
+            Next::Render(Mode::Join { control_plane: false })
         );
         assert_eq!(
             next(&cfg, &machine(true), &cluster(true, true), false),
-            Next::Render(Mode::Join {
-                control_plane: true
-            })
+            Next::Render(Mode::Join { control_plane: true })
         );
     }
 
@@ -554,15 +406,9 @@ mod tests {
         let mut cfg = KubeadmConfig::new("m1", Default::default());
         let mut m = machine(false);
         m.spec.bootstrap.data_secret_name = Some("own".into());
-        assert_eq!(
-            next(&cfg, &m, &cluster(false, false), false),
-            Next::UseMachineSecret("own".into())
-        );
-        cfg.status = Some(KubeadmConfigStatus {
-            ready: Some(true),
-            data_secret_name: Some("m1".into()),
-            ..Default::default()
-        });
+        assert_eq!(next(&cfg, &m, &cluster(false, false), false), Next::UseMachineSecret("own".into()));
+        cfg.status =
+            Some(KubeadmConfigStatus { ready: Some(true), data_secret_name: Some("m1".into()), ..Default::default() });
         assert_eq!(next(&cfg, &m, &cluster(false, false), false), Next::Done);
     }
 }

@@ -19,11 +19,7 @@ pub(super) struct Rendered {
 }
 
 pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode) -> Result<Rendered> {
-    let Subject {
-        config,
-        machine,
-        cluster,
-    } = *subject;
+    let Subject { config, machine, cluster } = *subject;
     let spec = &config.spec;
     let ns = config.namespace().unwrap_or_default();
     let secrets: Api<Secret> = state.ctx.api(&ns);
@@ -43,21 +39,11 @@ pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode) -> 
         }
         users.push(u);
     }
-    if matches!(
-        mode,
-        Mode::Init
-            | Mode::Join {
-                control_plane: true
-            }
-    ) {
+    if matches!(mode, Mode::Init | Mode::Join { control_plane: true }) {
         files.extend(certificates(&secrets, &cluster.name_any()).await?);
     }
-    let endpoint = cluster
-        .spec
-        .control_plane_endpoint
-        .as_ref()
-        .filter(|e| e.is_valid())
-        .map(|e| format!("{}:{}", e.host, e.port));
+    let endpoint =
+        cluster.spec.control_plane_endpoint.as_ref().filter(|e| e.is_valid()).map(|e| format!("{}:{}", e.host, e.port));
     let facts = ClusterFacts {
         cluster_name: cluster.name_any(),
         endpoint,
@@ -69,11 +55,7 @@ pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode) -> 
     files.push(SetupFile::new(&path, "0640", content));
     let setup = NodeSetup::new(spec, files, users, command);
     Ok(match spec.format.unwrap_or_default() {
-        Format::CloudConfig => Rendered {
-            value: cloud_config::render(&setup),
-            format: "cloud-config",
-            note: None,
-        },
+        Format::CloudConfig => Rendered { value: cloud_config::render(&setup), format: "cloud-config", note: None },
         Format::Ignition => {
             let additional = spec
                 .ignition
@@ -81,35 +63,21 @@ pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode) -> 
                 .and_then(|i| i.container_linux_config.as_ref())
                 .and_then(|c| c.additional_config.as_deref());
             let (value, note) = ignition::render(&setup, additional);
-            Rendered {
-                value,
-                format: "ignition",
-                note,
-            }
+            Rendered { value, format: "ignition", note }
         }
     })
 }
 
 async fn secret_value(secrets: &Api<Secret>, name: &str, key: &str) -> Result<String> {
-    let secret = secrets
-        .get_opt(name)
-        .await?
-        .ok_or_else(|| Error::other(format!("secret {name} not found")))?;
+    let secret = secrets.get_opt(name).await?.ok_or_else(|| Error::other(format!("secret {name} not found")))?;
     let bytes = secret
         .data
         .as_ref()
         .and_then(|d| d.get(key))
         .map(|b| b.0.clone())
-        .or_else(|| {
-            secret
-                .string_data
-                .as_ref()
-                .and_then(|d| d.get(key))
-                .map(|s| s.clone().into_bytes())
-        })
+        .or_else(|| secret.string_data.as_ref().and_then(|d| d.get(key)).map(|s| s.clone().into_bytes()))
         .ok_or_else(|| Error::other(format!("secret {name} has no key {key:?}")))?;
-    String::from_utf8(bytes)
-        .map_err(|_| Error::other(format!("key {key:?} of secret {name} is not UTF-8")))
+    String::from_utf8(bytes).map_err(|_| Error::other(format!("key {key:?} of secret {name} is not UTF-8")))
 }
 
 /// The cluster CAs a control plane node needs, from the `<cluster>-{ca,etcd,proxy,sa}`
@@ -119,16 +87,8 @@ async fn certificates(secrets: &Api<Secret>, cluster: &str) -> Result<Vec<SetupF
     const PKI: &str = "/etc/kubernetes/pki";
     let sets = [
         ("ca", format!("{PKI}/ca.crt"), format!("{PKI}/ca.key")),
-        (
-            "etcd",
-            format!("{PKI}/etcd/ca.crt"),
-            format!("{PKI}/etcd/ca.key"),
-        ),
-        (
-            "proxy",
-            format!("{PKI}/front-proxy-ca.crt"),
-            format!("{PKI}/front-proxy-ca.key"),
-        ),
+        ("etcd", format!("{PKI}/etcd/ca.crt"), format!("{PKI}/etcd/ca.key")),
+        ("proxy", format!("{PKI}/front-proxy-ca.crt"), format!("{PKI}/front-proxy-ca.key")),
         ("sa", format!("{PKI}/sa.pub"), format!("{PKI}/sa.key")),
     ];
     let mut files = Vec::new();
@@ -140,10 +100,7 @@ async fn certificates(secrets: &Api<Secret>, cluster: &str) -> Result<Vec<SetupF
             continue;
         };
         let data = secret.data.unwrap_or_default();
-        let text = |k: &str| {
-            data.get(k)
-                .and_then(|b| String::from_utf8(b.0.clone()).ok())
-        };
+        let text = |k: &str| data.get(k).and_then(|b| String::from_utf8(b.0.clone()).ok());
         if let Some(cert) = text("tls.crt") {
             files.push(SetupFile::new(&cert_path, "0640", cert));
         }

@@ -57,12 +57,7 @@ pub(crate) struct NodeSetup {
 
 impl NodeSetup {
     /// The setup from the spec; files and users already resolved by the caller.
-    pub fn new(
-        spec: &KubeadmConfigSpec,
-        files: Vec<SetupFile>,
-        users: Vec<User>,
-        kubeadm_command: String,
-    ) -> Self {
+    pub fn new(spec: &KubeadmConfigSpec, files: Vec<SetupFile>, users: Vec<User>, kubeadm_command: String) -> Self {
         Self {
             files,
             pre_commands: spec.pre_kubeadm_commands.clone().unwrap_or_default(),
@@ -77,9 +72,6 @@ impl NodeSetup {
 
     /// Every command in order.
     pub fn commands(&self) -> impl Iterator<Item = &String> {
-        self.pre_commands
-            .iter()
-            .chain(std::iter::once(&self.kubeadm_command))
-            .chain(&self.post_commands)
+        self.pre_commands.iter().chain(std::iter::once(&self.kubeadm_command)).chain(&self.post_commands)
     }
 }

@@ -111,9 +111,7 @@ fn write_inline(out: &mut String, v: &Value, level: usize) {
 
 /// Multi-line text without characters a literal block cannot carry.
 fn is_block(s: &str) -> bool {
-    s.contains('\n')
-        && !s.contains('\r')
-        && !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t')
+    s.contains('\n') && !s.contains('\r') && !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t')
 }
 
 fn write_block(out: &mut String, s: &str, level: usize) {
@@ -128,11 +126,7 @@ fn write_block(out: &mut String, s: &str, level: usize) {
         1 => {}
         _ => out.push('+'),
     }
-    let body = if trailing == 1 {
-        &s[..s.len() - 1]
-    } else {
-        s.trim_end_matches('\n')
-    };
+    let body = if trailing == 1 { &s[..s.len() - 1] } else { s.trim_end_matches('\n') };
     for line in body.split('\n') {
         out.push('\n');
         if !line.is_empty() {
@@ -148,11 +142,7 @@ fn write_block(out: &mut String, s: &str, level: usize) {
 
 /// A string as a plain scalar when that reads back as the same string, else double-quoted.
 pub(crate) fn scalar(s: &str) -> String {
-    if is_plain(s) {
-        s.to_string()
-    } else {
-        serde_json::Value::String(s.to_string()).to_string()
-    }
+    if is_plain(s) { s.to_string() } else { serde_json::Value::String(s.to_string()).to_string() }
 }
 
 fn is_plain(s: &str) -> bool {
@@ -163,10 +153,7 @@ fn is_plain(s: &str) -> bool {
     if !(first.is_ascii_alphabetic() || first == '/' || first == '_') {
         return false;
     }
-    if !s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-' | '+' | '@' | '='))
-    {
+    if !s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-' | '+' | '@' | '=')) {
         return false;
     }
     // YAML 1.1 booleans and nulls (cloud-init's parser is YAML 1.1).
@@ -183,10 +170,7 @@ mod tests {
     fn scalars_quote_what_would_change_type() {
         assert_eq!(scalar("kubeadm"), "kubeadm");
         assert_eq!(scalar("v1.30.2"), "v1.30.2");
-        assert_eq!(
-            scalar("/run/kubeadm/kubeadm.yaml"),
-            "/run/kubeadm/kubeadm.yaml"
-        );
+        assert_eq!(scalar("/run/kubeadm/kubeadm.yaml"), "/run/kubeadm/kubeadm.yaml");
         assert_eq!(scalar("0640"), "\"0640\"");
         assert_eq!(scalar("yes"), "\"yes\"");
         assert_eq!(scalar("On"), "\"On\"");

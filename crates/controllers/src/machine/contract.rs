@@ -11,17 +11,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
 use super::referenced::{self, Referenced, Source};
-use super::{
-    BOOTSTRAP_READY, Events, INFRASTRUCTURE_READY, NOT_FOUND_RECHECK, State, UNWATCHED_RECHECK,
-};
+use super::{BOOTSTRAP_READY, Events, INFRASTRUCTURE_READY, NOT_FOUND_RECHECK, State, UNWATCHED_RECHECK};
 use super::{controller_ref_of, node, sooner, status};
 use crate::framework::{Error, Result};
 
 /// On-create owners the Machine replaces as controller of its objects.
-const CREATOR_KINDS: &[(&str, &str)] = &[
-    ("cluster.x-k8s.io", "MachineSet"),
-    ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane"),
-];
+const CREATOR_KINDS: &[(&str, &str)] =
+    &[("cluster.x-k8s.io", "MachineSet"), ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane")];
 
 const WAITING_FOR_DATA_SECRET: &str = "WaitingForDataSecret";
 const WAITING_FOR_INFRASTRUCTURE: &str = "WaitingForInfrastructure";
@@ -39,13 +35,7 @@ pub(super) struct Steps<'a> {
 impl<'a> Steps<'a> {
     pub fn new(state: &'a State, machine: &'a Machine, cluster: &'a Cluster, now: Time) -> Self {
         let namespace = machine.namespace().unwrap_or_default();
-        Self {
-            state,
-            machine,
-            cluster,
-            namespace,
-            now,
-        }
+        Self { state, machine, cluster, namespace, now }
     }
 
     /// Runs the steps in order, stopping at the first error. Returns when to look again
@@ -54,21 +44,13 @@ impl<'a> Steps<'a> {
         let (bootstrap_recheck, config) = self.bootstrap(m).await?;
         let (infra_recheck, infra) = self.infrastructure(m).await?;
         status::certificates_expiry(m, config.as_ref())?;
-        let node_recheck =
-            node::reconcile(self.state, m, self.cluster, infra.as_ref(), events).await?;
-        Ok(sooner(
-            sooner(bootstrap_recheck, infra_recheck),
-            node_recheck,
-        ))
+        let node_recheck = node::reconcile(self.state, m, self.cluster, infra.as_ref(), events).await?;
+        Ok(sooner(sooner(bootstrap_recheck, infra_recheck), node_recheck))
     }
 
     /// Reads and adopts a referenced object. `None` when it is missing or paused (then the
     /// recheck to return is given).
-    async fn adopt(
-        &self,
-        r: &ObjectReference,
-        m: &mut Machine,
-    ) -> Result<Result<Referenced, Option<Duration>>> {
+    async fn adopt(&self, r: &ObjectReference, m: &mut Machine) -> Result<Result<Referenced, Option<Duration>>> {
         let ctx = &self.state.ctx;
         let Some(obj) = referenced::read(ctx, &self.namespace, r).await? else {
             return Ok(Err(Some(NOT_FOUND_RECHECK)));
@@ -77,16 +59,7 @@ impl<'a> Steps<'a> {
             return Ok(Err(None));
         }
         let owner = controller_ref_of(self.machine)?;
-        referenced::adopt(
-            ctx,
-            super::CONTROLLER,
-            r,
-            &obj,
-            &owner,
-            &m.spec.cluster_name,
-            CREATOR_KINDS,
-        )
-        .await?;
+        referenced::adopt(ctx, super::CONTROLLER, r, &obj, &owner, &m.spec.cluster_name, CREATOR_KINDS).await?;
         copy_failure(m, r, &obj);
         Ok(Ok(obj))
     }
@@ -106,13 +79,7 @@ impl<'a> Steps<'a> {
             Err(recheck) => {
                 if recheck.is_some() {
                     let msg = format!("Waiting for bootstrap config {} to exist", ref_name(&r));
-                    m.mark_false(
-                        BOOTSTRAP_READY,
-                        WAITING_FOR_DATA_SECRET,
-                        Severity::Info,
-                        &msg,
-                        self.now.clone(),
-                    );
+                    m.mark_false(BOOTSTRAP_READY, WAITING_FOR_DATA_SECRET, Severity::Info, &msg, self.now.clone());
                 }
                 return Ok((recheck, None));
             }
@@ -129,44 +96,28 @@ impl<'a> Steps<'a> {
         let fallback = if ready {
             MirrorFallback::True
         } else {
-            MirrorFallback::False {
-                reason: WAITING_FOR_DATA_SECRET,
-                severity: Severity::Info,
-                message: "",
-            }
+            MirrorFallback::False { reason: WAITING_FOR_DATA_SECRET, severity: Severity::Info, message: "" }
         };
-        m.set_condition(conditions::mirror(
-            &config.conditions(),
-            BOOTSTRAP_READY,
-            fallback,
-            self.now.clone(),
-        ));
+        m.set_condition(conditions::mirror(&config.conditions(), BOOTSTRAP_READY, fallback, self.now.clone()));
         if !ready {
             set_bootstrap_ready(m, false);
             return Ok((unwatched(&r), Some(config)));
         }
         let secret = config.data_secret_name().ok_or_else(|| {
-            Error::other(format!(
-                "bootstrap config {} is ready but has no status.dataSecretName",
-                ref_name(&r)
-            ))
+            Error::other(format!("bootstrap config {} is ready but has no status.dataSecretName", ref_name(&r)))
         })?;
         m.spec.bootstrap.data_secret_name = Some(secret);
         set_bootstrap_ready(m, true);
         Ok((None, Some(config)))
     }
 
-    async fn infrastructure(
-        &self,
-        m: &mut Machine,
-    ) -> Result<(Option<Duration>, Option<Referenced>)> {
+    async fn infrastructure(&self, m: &mut Machine) -> Result<(Option<Duration>, Option<Referenced>)> {
         let r = m.spec.infrastructure_ref.clone();
         let infra = match self.adopt(&r, m).await? {
             Ok(i) => i,
             Err(None) => return Ok((None, None)),
             Err(Some(recheck)) => {
-                let was_ready =
-                    m.status.as_ref().and_then(|s| s.infrastructure_ready) == Some(true);
+                let was_ready = m.status.as_ref().and_then(|s| s.infrastructure_ready) == Some(true);
                 if was_ready {
                     let s = m.status.get_or_insert_with(Default::default);
                     s.failure_reason = Some("InvalidConfiguration".into());
@@ -175,52 +126,26 @@ impl<'a> Steps<'a> {
                         r.kind.as_deref().unwrap_or_default(),
                         r.name.as_deref().unwrap_or_default()
                     ));
-                    return Err(Error::other(format!(
-                        "infrastructure machine {} is gone",
-                        ref_name(&r)
-                    )));
+                    return Err(Error::other(format!("infrastructure machine {} is gone", ref_name(&r))));
                 }
-                let msg = format!(
-                    "Waiting for infrastructure machine {} to exist",
-                    ref_name(&r)
-                );
-                m.mark_false(
-                    INFRASTRUCTURE_READY,
-                    WAITING_FOR_INFRASTRUCTURE,
-                    Severity::Info,
-                    &msg,
-                    self.now.clone(),
-                );
+                let msg = format!("Waiting for infrastructure machine {} to exist", ref_name(&r));
+                m.mark_false(INFRASTRUCTURE_READY, WAITING_FOR_INFRASTRUCTURE, Severity::Info, &msg, self.now.clone());
                 return Ok((Some(recheck), None));
             }
         };
         let ready = infra.ready();
-        m.status
-            .get_or_insert_with(Default::default)
-            .infrastructure_ready = Some(ready);
+        m.status.get_or_insert_with(Default::default).infrastructure_ready = Some(ready);
         let fallback = if ready {
             MirrorFallback::True
         } else {
-            MirrorFallback::False {
-                reason: WAITING_FOR_INFRASTRUCTURE,
-                severity: Severity::Info,
-                message: "",
-            }
+            MirrorFallback::False { reason: WAITING_FOR_INFRASTRUCTURE, severity: Severity::Info, message: "" }
         };
-        m.set_condition(conditions::mirror(
-            &infra.conditions(),
-            INFRASTRUCTURE_READY,
-            fallback,
-            self.now.clone(),
-        ));
+        m.set_condition(conditions::mirror(&infra.conditions(), INFRASTRUCTURE_READY, fallback, self.now.clone()));
         if !ready {
             return Ok((unwatched(&r), Some(infra)));
         }
         let provider_id = infra.provider_id().ok_or_else(|| {
-            Error::other(format!(
-                "infrastructure machine {} is ready but has no spec.providerID",
-                ref_name(&r)
-            ))
+            Error::other(format!("infrastructure machine {} is ready but has no spec.providerID", ref_name(&r)))
         })?;
         if let Some(addresses) = infra.addresses() {
             m.status.get_or_insert_with(Default::default).addresses = Some(addresses);
@@ -234,9 +159,7 @@ impl<'a> Steps<'a> {
 }
 
 fn set_bootstrap_ready(m: &mut Machine, ready: bool) {
-    m.status
-        .get_or_insert_with(Default::default)
-        .bootstrap_ready = Some(ready);
+    m.status.get_or_insert_with(Default::default).bootstrap_ready = Some(ready);
 }
 
 /// Kinds nothing watches are rechecked on a timer while not ready.
@@ -245,11 +168,7 @@ fn unwatched(r: &ObjectReference) -> Option<Duration> {
 }
 
 fn ref_name(r: &ObjectReference) -> String {
-    format!(
-        "{} {}",
-        r.kind.as_deref().unwrap_or_default(),
-        r.name.as_deref().unwrap_or_default()
-    )
+    format!("{} {}", r.kind.as_deref().unwrap_or_default(), r.name.as_deref().unwrap_or_default())
 }
 
 /// Copies a provider's terminal failure into the Machine (never cleared: a failed machine

@@ -9,9 +9,7 @@ use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severit
 use drydock_api::capi::core::{Cluster, DEFAULT_NODE_DELETION_TIMEOUT, Machine};
 use drydock_api::capi::duration;
 use drydock_api::capi::keys::{CONTROL_PLANE_LABEL, has_annotation_prefix};
-use drydock_api::capi::keys::{
-    MACHINE_FINALIZER, PRE_DRAIN_DELETE_HOOK_PREFIX, PRE_TERMINATE_DELETE_HOOK_PREFIX,
-};
+use drydock_api::capi::keys::{MACHINE_FINALIZER, PRE_DRAIN_DELETE_HOOK_PREFIX, PRE_TERMINATE_DELETE_HOOK_PREFIX};
 use k8s_openapi::api::core::v1::{Node, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
@@ -20,10 +18,7 @@ use kube::runtime::controller::Action;
 
 use super::node::find_by_provider_id;
 use super::referenced::{self, Referenced};
-use super::{
-    BOOTSTRAP_READY, CONTROLLER, Events, GONE_RECHECK, INFRASTRUCTURE_READY, NODE_HEALTHY, State,
-    status,
-};
+use super::{BOOTSTRAP_READY, CONTROLLER, Events, GONE_RECHECK, INFRASTRUCTURE_READY, NODE_HEALTHY, State, status};
 use crate::framework::Result;
 use crate::framework::patch::{apply_changes, delete_if_present, remove_finalizer};
 
@@ -59,11 +54,7 @@ pub(crate) fn node_deletion(
     }
 }
 
-pub(super) async fn reconcile(
-    state: &State,
-    machine: &Arc<Machine>,
-    cluster: Option<&Cluster>,
-) -> Result<Action> {
+pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Option<&Cluster>) -> Result<Action> {
     if !machine.finalizers().iter().any(|f| f == MACHINE_FINALIZER) {
         return Ok(Action::await_change());
     }
@@ -73,11 +64,8 @@ pub(super) async fn reconcile(
     let now = conditions::now();
     let mut m = (**machine).clone();
     let mut events = Events::default();
-    let allowed = node_deletion(
-        cluster,
-        control_plane_deleting(state, &ns, cluster).await?,
-        live_control_planes(state, &ns, &m),
-    );
+    let allowed =
+        node_deletion(cluster, control_plane_deleting(state, &ns, cluster).await?, live_control_planes(state, &ns, &m));
 
     // Hooks: pre-drain only matters when the Node is drained (i.e. deleted); pre-terminate
     // always holds the infrastructure.
@@ -102,32 +90,20 @@ pub(super) async fn reconcile(
     // Infrastructure first, then bootstrap; each must be gone before the next step.
     let infra = m.spec.infrastructure_ref.clone();
     if !delete_and_wait(state, &ns, &infra, &mut m, INFRASTRUCTURE_READY, &now).await? {
-        return write_status(state, machine, m, now, events)
-            .await
-            .map(|_| Action::requeue(GONE_RECHECK));
+        return write_status(state, machine, m, now, events).await.map(|_| Action::requeue(GONE_RECHECK));
     }
     if let Some(config) = m.spec.bootstrap.config_ref.clone()
         && !delete_and_wait(state, &ns, &config, &mut m, BOOTSTRAP_READY, &now).await?
     {
-        return write_status(state, machine, m, now, events)
-            .await
-            .map(|_| Action::requeue(GONE_RECHECK));
+        return write_status(state, machine, m, now, events).await.map(|_| Action::requeue(GONE_RECHECK));
     }
 
     if allowed.is_ok()
         && let Err(msg) = delete_node(state, &m, cluster).await
     {
         let left = node_deletion_time_left(&m, &now);
-        let first = m
-            .get_condition(NODE_HEALTHY)
-            .is_none_or(|c| c.reason.as_deref() != Some("DeletionFailed"));
-        m.mark_false(
-            NODE_HEALTHY,
-            "DeletionFailed",
-            Severity::Warning,
-            &msg,
-            now.clone(),
-        );
+        let first = m.get_condition(NODE_HEALTHY).is_none_or(|c| c.reason.as_deref() != Some("DeletionFailed"));
+        m.mark_false(NODE_HEALTHY, "DeletionFailed", Severity::Warning, &msg, now.clone());
         if first {
             events.warning("FailedDeleteNode", msg.clone());
         }
@@ -143,24 +119,14 @@ pub(super) async fn reconcile(
     // Done: only the finalizer is written (the object disappears with it, so no status).
     let mut done = (**machine).clone();
     remove_finalizer(&mut done, MACHINE_FINALIZER);
-    state
-        .written
-        .forget(&crate::framework::runner::key_of(machine.as_ref()));
+    state.written.forget(&crate::framework::runner::key_of(machine.as_ref()));
     apply_changes(&api, CONTROLLER, machine, &done).await?;
     Ok(Action::await_change())
 }
 
-async fn write_status(
-    state: &State,
-    machine: &Machine,
-    mut m: Machine,
-    now: Time,
-    events: Events,
-) -> Result<Action> {
+async fn write_status(state: &State, machine: &Machine, mut m: Machine, now: Time, events: Events) -> Result<Action> {
     status::finish(machine, &mut m, now);
-    let api = state
-        .ctx
-        .api::<Machine>(&machine.namespace().unwrap_or_default());
+    let api = state.ctx.api::<Machine>(&machine.namespace().unwrap_or_default());
     let rv = super::write_changes(&api, CONTROLLER, machine, &m, true).await?;
     state.wrote(machine, rv);
     events.publish(&state.ctx, machine).await;
@@ -180,17 +146,8 @@ async fn delete_and_wait(
 ) -> Result<bool> {
     match referenced::read(&state.ctx, ns, r).await? {
         Some(obj) if !referenced::delete(&state.ctx, CONTROLLER, ns, r, &obj).await? => {
-            let fallback = MirrorFallback::False {
-                reason: DELETING,
-                severity: Severity::Info,
-                message: "",
-            };
-            m.set_condition(conditions::mirror(
-                &obj.conditions(),
-                condition,
-                fallback,
-                now.clone(),
-            ));
+            let fallback = MirrorFallback::False { reason: DELETING, severity: Severity::Info, message: "" };
+            m.set_condition(conditions::mirror(&obj.conditions(), condition, fallback, now.clone()));
             Ok(false)
         }
         // Gone, or deleted just now (nothing held it).
@@ -207,37 +164,22 @@ async fn delete_node(state: &State, m: &Machine, cluster: Option<&Cluster>) -> R
     let Some(cluster) = cluster else {
         return Ok(());
     };
-    let node_ref = m
-        .status
-        .as_ref()
-        .and_then(|s| s.node_ref.as_ref())
-        .and_then(|r| r.name.clone());
+    let node_ref = m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.clone());
     if node_ref.is_none() && m.spec.provider_id.is_none() {
         return Ok(());
     }
     let ns = m.namespace().unwrap_or_default();
-    let client = state
-        .ctx
-        .workload
-        .get(&ns, &cluster.name_any())
-        .await
-        .map_err(|e| e.to_string())?;
+    let client = state.ctx.workload.get(&ns, &cluster.name_any()).await.map_err(|e| e.to_string())?;
     let nodes: Api<Node> = Api::all(client);
     let name = match (node_ref, m.spec.provider_id.as_deref()) {
         (Some(n), _) => n,
-        (None, Some(pid)) => match find_by_provider_id(&nodes, pid)
-            .await
-            .map_err(|e| e.to_string())?
-        {
+        (None, Some(pid)) => match find_by_provider_id(&nodes, pid).await.map_err(|e| e.to_string())? {
             Some(n) => n.name_any(),
             None => return Ok(()),
         },
         (None, None) => return Ok(()),
     };
-    delete_if_present(&nodes, CONTROLLER, &name)
-        .await
-        .map(|_| ())
-        .map_err(|e| format!("deleting Node {name}: {e}"))
+    delete_if_present(&nodes, CONTROLLER, &name).await.map(|_| ()).map_err(|e| format!("deleting Node {name}: {e}"))
 }
 
 /// Time left to keep retrying Node deletion: `nodeDeletionTimeout` (default 10s) from the
@@ -259,18 +201,11 @@ fn node_deletion_time_left(m: &Machine, now: &Time) -> Option<Duration> {
 }
 
 /// Whether the Cluster's control plane object is being deleted.
-async fn control_plane_deleting(
-    state: &State,
-    ns: &str,
-    cluster: Option<&Cluster>,
-) -> Result<bool> {
+async fn control_plane_deleting(state: &State, ns: &str, cluster: Option<&Cluster>) -> Result<bool> {
     let Some(r) = cluster.and_then(|c| c.spec.control_plane_ref.as_ref()) else {
         return Ok(false);
     };
-    Ok(referenced::read(&state.ctx, ns, r)
-        .await?
-        .as_ref()
-        .is_some_and(Referenced::is_deleting))
+    Ok(referenced::read(&state.ctx, ns, r).await?.as_ref().is_some_and(Referenced::is_deleting))
 }
 
 /// Control plane Machines of the cluster that are not being deleted.
@@ -279,20 +214,10 @@ fn live_control_planes(state: &State, ns: &str, m: &Machine) -> usize {
         .machines_of(ns, &m.spec.cluster_name)
         .iter()
         .filter_map(|name| {
-            state
-                .ctx
-                .informers
-                .machines
-                .store
-                .get(&kube::runtime::reflector::ObjectRef::new(name).within(ns))
+            state.ctx.informers.machines.store.get(&kube::runtime::reflector::ObjectRef::new(name).within(ns))
         })
         .filter(|o| o.metadata.deletion_timestamp.is_none())
-        .filter(|o| {
-            o.metadata
-                .labels
-                .as_ref()
-                .is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL))
-        })
+        .filter(|o| o.metadata.labels.as_ref().is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL)))
         .count()
 }
 
@@ -303,24 +228,12 @@ mod tests {
     #[test]
     fn node_deletion_rules() {
         let mut c = Cluster::new("c", Default::default());
-        assert_eq!(
-            node_deletion(None, false, 1),
-            Err(KeepNode::ClusterDeleting)
-        );
+        assert_eq!(node_deletion(None, false, 1), Err(KeepNode::ClusterDeleting));
         assert_eq!(node_deletion(Some(&c), false, 1), Ok(()));
-        assert_eq!(
-            node_deletion(Some(&c), true, 1),
-            Err(KeepNode::ControlPlaneDeleting)
-        );
-        assert_eq!(
-            node_deletion(Some(&c), false, 0),
-            Err(KeepNode::NoControlPlane)
-        );
+        assert_eq!(node_deletion(Some(&c), true, 1), Err(KeepNode::ControlPlaneDeleting));
+        assert_eq!(node_deletion(Some(&c), false, 0), Err(KeepNode::NoControlPlane));
         c.metadata.deletion_timestamp = Some(conditions::now());
-        assert_eq!(
-            node_deletion(Some(&c), false, 1),
-            Err(KeepNode::ClusterDeleting)
-        );
+        assert_eq!(node_deletion(Some(&c), false, 1), Err(KeepNode::ClusterDeleting));
     }
 
     #[test]
@@ -329,16 +242,10 @@ mod tests {
         let start = Time(jiff::Timestamp::from_second(1_000).unwrap());
         m.metadata.deletion_timestamp = Some(start);
         let at = |s| Time(jiff::Timestamp::from_second(s).unwrap());
-        assert_eq!(
-            node_deletion_time_left(&m, &at(1_004)),
-            Some(Duration::from_secs(6))
-        );
+        assert_eq!(node_deletion_time_left(&m, &at(1_004)), Some(Duration::from_secs(6)));
         assert_eq!(node_deletion_time_left(&m, &at(1_010)), None);
         m.spec.node_deletion_timeout = Some("1m".into());
-        assert_eq!(
-            node_deletion_time_left(&m, &at(1_010)),
-            Some(Duration::from_secs(50))
-        );
+        assert_eq!(node_deletion_time_left(&m, &at(1_010)), Some(Duration::from_secs(50)));
         m.spec.node_deletion_timeout = Some("0s".into());
         assert_eq!(node_deletion_time_left(&m, &at(1_011)), None);
     }

@@ -35,10 +35,7 @@ impl Index {
             keys.insert(key.to_string(), BTreeSet::from([member.to_string()]));
             return;
         }
-        inner.insert(
-            namespace.to_string(),
-            HashMap::from([(key.to_string(), BTreeSet::from([member.to_string()]))]),
-        );
+        inner.insert(namespace.to_string(), HashMap::from([(key.to_string(), BTreeSet::from([member.to_string()]))]));
     }
 
     /// The members under `namespace`/`key` for which `keep` holds; the others are forgotten.
@@ -75,9 +72,7 @@ pub(crate) struct Changes<T> {
 
 impl<T> Default for Changes<T> {
     fn default() -> Self {
-        Self {
-            last: Mutex::new(HashMap::new()),
-        }
+        Self { last: Mutex::new(HashMap::new()) }
     }
 }
 
@@ -85,13 +80,7 @@ impl<T: PartialEq> Changes<T> {
     /// Records `value` for `key`; true when it differs from the previous one (or is the first).
     /// `live` bounds the memory: once the map holds far more entries than `live` objects
     /// exist, entries for which `exists` is false are dropped.
-    pub fn changed(
-        &self,
-        key: String,
-        value: T,
-        live: usize,
-        exists: impl Fn(&str) -> bool,
-    ) -> bool {
+    pub fn changed(&self, key: String, value: T, live: usize, exists: impl Fn(&str) -> bool) -> bool {
         let mut last = self.last.lock();
         if last.len() > 2 * live + 1024 {
             last.retain(|k, _| exists(k));
@@ -123,13 +112,7 @@ impl Written {
     /// Records a write of `key` that produced `rv`. Versions that are not numbers (opaque to
     /// clients by API convention) are not tracked. `live` and `exists` bound the memory as in
     /// [`Changes::changed`].
-    pub fn record(
-        &self,
-        key: String,
-        rv: Option<&str>,
-        live: usize,
-        exists: impl Fn(&str) -> bool,
-    ) {
+    pub fn record(&self, key: String, rv: Option<&str>, live: usize, exists: impl Fn(&str) -> bool) {
         let Some(rv) = revision(rv) else { return };
         let mut versions = self.versions.lock();
         if versions.len() > 2 * live + 1024 {

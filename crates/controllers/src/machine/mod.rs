@@ -27,8 +27,8 @@ use drydock_api::capi::conditions;
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{
-    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL, MACHINE_FINALIZER,
-    PAUSED_ANNOTATION, POOL_NAME_LABEL, SET_NAME_LABEL, has_annotation,
+    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL, MACHINE_FINALIZER, PAUSED_ANNOTATION,
+    POOL_NAME_LABEL, SET_NAME_LABEL, has_annotation,
 };
 use drydock_api::capi::kubeadm::KubeadmConfig;
 use drydock_api::capi::owner::{self, api_group};
@@ -93,35 +93,22 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     });
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
-    let machines = ctx
-        .informers
-        .machines
-        .subscribe()
-        .inspect(move |m| recorder.record(m));
+    let machines = ctx.informers.machines.subscribe().inspect(move |m| recorder.record(m));
     let (s1, s2, s3) = (state.clone(), state.clone(), state.clone());
-    let c =
-        Controller::for_shared_stream(queue.track(machines), ctx.informers.machines.store.clone())
-            .watches_shared_stream(
-                ctx.informers.inmemory_machines.subscribe(),
-                queue
-                    .map_to(move |o: &InMemoryMachine| s1.referrer_of(o.meta(), "InMemoryMachine")),
-            )
-            .watches_shared_stream(
-                ctx.informers.kubeadm_configs.subscribe(),
-                queue.map_to(move |o: &KubeadmConfig| s2.referrer_of(o.meta(), "KubeadmConfig")),
-            )
-            .watches_shared_stream(
-                ctx.informers.clusters.subscribe(),
-                queue.map_to(move |c: &Cluster| s3.machines_of_changed_cluster(c)),
-            );
-    Box::pin(runner::run(
-        CONTROLLER,
-        c,
-        queue,
-        ctx.settings.machine_concurrency,
-        state,
-        reconcile,
-    ))
+    let c = Controller::for_shared_stream(queue.track(machines), ctx.informers.machines.store.clone())
+        .watches_shared_stream(
+            ctx.informers.inmemory_machines.subscribe(),
+            queue.map_to(move |o: &InMemoryMachine| s1.referrer_of(o.meta(), "InMemoryMachine")),
+        )
+        .watches_shared_stream(
+            ctx.informers.kubeadm_configs.subscribe(),
+            queue.map_to(move |o: &KubeadmConfig| s2.referrer_of(o.meta(), "KubeadmConfig")),
+        )
+        .watches_shared_stream(
+            ctx.informers.clusters.subscribe(),
+            queue.map_to(move |c: &Cluster| s3.machines_of_changed_cluster(c)),
+        );
+    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.machine_concurrency, state, reconcile))
 }
 
 impl State {
@@ -129,10 +116,7 @@ impl State {
         let ns = m.metadata.namespace.as_deref().unwrap_or_default();
         let name = m.name_any();
         self.by_cluster.record(ns, &m.spec.cluster_name, &name);
-        let refs = [
-            Some(&m.spec.infrastructure_ref),
-            m.spec.bootstrap.config_ref.as_ref(),
-        ];
+        let refs = [Some(&m.spec.infrastructure_ref), m.spec.bootstrap.config_ref.as_ref()];
         for r in refs.into_iter().flatten() {
             if let (Some(kind), Some(target)) = (r.kind.as_deref(), r.name.as_deref()) {
                 self.referrers.record(ns, &ref_key(kind, target), &name);
@@ -141,11 +125,7 @@ impl State {
     }
 
     fn machine(&self, ns: &str, name: &str) -> Option<Arc<Machine>> {
-        self.ctx
-            .informers
-            .machines
-            .store
-            .get(&ObjectRef::new(name).within(ns))
+        self.ctx.informers.machines.store.get(&ObjectRef::new(name).within(ns))
     }
 
     /// The Machine an infrastructure machine or bootstrap config belongs to: its Machine
@@ -157,18 +137,11 @@ impl State {
         }
         let name = meta.name.as_deref().unwrap_or_default();
         let refers = |m: &Machine| {
-            let refs = [
-                Some(&m.spec.infrastructure_ref),
-                m.spec.bootstrap.config_ref.as_ref(),
-            ];
-            refs.into_iter()
-                .flatten()
-                .any(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
+            let refs = [Some(&m.spec.infrastructure_ref), m.spec.bootstrap.config_ref.as_ref()];
+            refs.into_iter().flatten().any(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
         };
         self.referrers
-            .members(ns, &ref_key(kind, name), |m| {
-                self.machine(ns, m).is_some_and(|m| refers(&m))
-            })
+            .members(ns, &ref_key(kind, name), |m| self.machine(ns, m).is_some_and(|m| refers(&m)))
             .into_iter()
             .map(|m| ObjectRef::new(&m).within(ns))
             .collect()
@@ -181,48 +154,30 @@ impl State {
         let gate = ClusterGate {
             paused: cluster_paused(c),
             control_plane_initialized: conditions::is_true(
-                c.status
-                    .as_ref()
-                    .and_then(|s| s.conditions.as_deref())
-                    .unwrap_or_default(),
+                c.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default(),
                 CONTROL_PLANE_INITIALIZED,
             ),
         };
         let clusters = &self.ctx.informers.clusters.store;
         let live = clusters.len();
-        let exists = |k: &str| {
-            k.split_once('/')
-                .is_some_and(|(n, c)| clusters.get(&ObjectRef::new(c).within(n)).is_some())
-        };
-        if !self
-            .cluster_gates
-            .changed(format!("{ns}/{name}"), gate, live, exists)
-        {
+        let exists =
+            |k: &str| k.split_once('/').is_some_and(|(n, c)| clusters.get(&ObjectRef::new(c).within(n)).is_some());
+        if !self.cluster_gates.changed(format!("{ns}/{name}"), gate, live, exists) {
             return Vec::new();
         }
-        self.machines_of(ns, &name)
-            .into_iter()
-            .map(|m| ObjectRef::new(&m).within(ns))
-            .collect()
+        self.machines_of(ns, &name).into_iter().map(|m| ObjectRef::new(&m).within(ns)).collect()
     }
 
     /// Remembers the version a write of `m` produced (see [`Written`]).
     pub fn wrote(&self, m: &Machine, rv: Option<String>) {
         let store = &self.ctx.informers.machines.store;
-        let exists = |k: &str| {
-            k.split_once('/')
-                .is_some_and(|(n, m)| self.machine(n, m).is_some())
-        };
-        self.written
-            .record(runner::key_of(m), rv.as_deref(), store.len(), exists);
+        let exists = |k: &str| k.split_once('/').is_some_and(|(n, m)| self.machine(n, m).is_some());
+        self.written.record(runner::key_of(m), rv.as_deref(), store.len(), exists);
     }
 
     /// Names of the Machines of cluster `ns/cluster` (from the index, checked against the store).
     pub fn machines_of(&self, ns: &str, cluster: &str) -> Vec<String> {
-        self.by_cluster.members(ns, cluster, |m| {
-            self.machine(ns, m)
-                .is_some_and(|m| m.spec.cluster_name == cluster)
-        })
+        self.by_cluster.members(ns, cluster, |m| self.machine(ns, m).is_some_and(|m| m.spec.cluster_name == cluster))
     }
 }
 
@@ -234,15 +189,11 @@ pub(crate) const CONTROL_PLANE_INITIALIZED: &str = "ControlPlaneInitialized";
 
 /// A Cluster pauses its objects with `spec.paused` or the paused annotation.
 pub(crate) fn cluster_paused(c: &Cluster) -> bool {
-    c.spec.paused == Some(true)
-        || has_annotation(c.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
+    c.spec.paused == Some(true) || has_annotation(c.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
 }
 
 pub(crate) fn is_control_plane(m: &Machine) -> bool {
-    m.metadata
-        .labels
-        .as_ref()
-        .is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL))
+    m.metadata.labels.as_ref().is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL))
 }
 
 /// Events to publish once the reconcile's writes succeeded.
@@ -287,15 +238,8 @@ pub(crate) fn action(recheck: Option<Duration>) -> Action {
 async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Action> {
     let ctx = &state.ctx;
     let ns = machine.namespace().unwrap_or_default();
-    let cluster = ctx
-        .informers
-        .clusters
-        .store
-        .get(&ObjectRef::new(&machine.spec.cluster_name).within(&ns));
-    if state.written.is_behind(
-        &runner::key_of(machine.as_ref()),
-        machine.metadata.resource_version.as_deref(),
-    ) {
+    let cluster = ctx.informers.clusters.store.get(&ObjectRef::new(&machine.spec.cluster_name).within(&ns));
+    if state.written.is_behind(&runner::key_of(machine.as_ref()), machine.metadata.resource_version.as_deref()) {
         return Ok(Action::await_change());
     }
     if machine.metadata.deletion_timestamp.is_some() {
@@ -305,9 +249,7 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Action> {
     let Some(cluster) = cluster else {
         return Ok(Action::await_change());
     };
-    if cluster_paused(&cluster)
-        || has_annotation(machine.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
-    {
+    if cluster_paused(&cluster) || has_annotation(machine.metadata.annotations.as_ref(), PAUSED_ANNOTATION) {
         return Ok(Action::await_change());
     }
     let now = conditions::now();
@@ -317,14 +259,7 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Action> {
     let mut steps = contract::Steps::new(&state, &machine, &cluster, now.clone());
     let result = steps.run(&mut m, &mut events).await;
     status::finish(&machine, &mut m, now);
-    let rv = write_changes(
-        &ctx.api::<Machine>(&ns),
-        CONTROLLER,
-        &machine,
-        &m,
-        result.is_ok(),
-    )
-    .await?;
+    let rv = write_changes(&ctx.api::<Machine>(&ns), CONTROLLER, &machine, &m, result.is_ok()).await?;
     state.wrote(&machine, rv);
     events.publish(ctx, machine.as_ref()).await;
     result.map(action)
@@ -333,8 +268,7 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Action> {
 /// Label, finalizer and, for standalone Machines, a Cluster owner reference.
 fn adopt_metadata(m: &mut Machine, cluster: &Cluster) {
     let cluster_name = m.spec.cluster_name.clone();
-    m.labels_mut()
-        .insert(CLUSTER_NAME_LABEL.to_string(), cluster_name);
+    m.labels_mut().insert(CLUSTER_NAME_LABEL.to_string(), cluster_name);
     add_finalizer(m, MACHINE_FINALIZER);
     let labels = m.metadata.labels.as_ref();
     let managed = [SET_NAME_LABEL, POOL_NAME_LABEL, CONTROL_PLANE_NAME_LABEL]
@@ -367,9 +301,7 @@ impl ObservesGeneration for Machine {
         self.status.clone_from(&other.status);
     }
     fn set_observed_generation(&mut self, generation: Option<i64>) {
-        self.status
-            .get_or_insert_with(Default::default)
-            .observed_generation = generation;
+        self.status.get_or_insert_with(Default::default).observed_generation = generation;
     }
 }
 
@@ -378,9 +310,7 @@ impl ObservesGeneration for Cluster {
         self.status.clone_from(&other.status);
     }
     fn set_observed_generation(&mut self, generation: Option<i64>) {
-        self.status
-            .get_or_insert_with(Default::default)
-            .observed_generation = generation;
+        self.status.get_or_insert_with(Default::default).observed_generation = generation;
     }
 }
 
@@ -396,30 +326,19 @@ pub(crate) async fn write_changes<K>(
     observed: bool,
 ) -> Result<Option<String>>
 where
-    K: Resource
-        + serde::Serialize
-        + serde::de::DeserializeOwned
-        + Clone
-        + std::fmt::Debug
-        + ObservesGeneration,
+    K: Resource + serde::Serialize + serde::de::DeserializeOwned + Clone + std::fmt::Debug + ObservesGeneration,
 {
     let mut main = after.clone();
     main.take_status(before);
     let (current, written) = apply_changes(api, controller, before, &main).await?;
-    let base = if written.main {
-        current
-    } else {
-        before.clone()
-    };
+    let base = if written.main { current } else { before.clone() };
     let mut next = base.clone();
     next.take_status(after);
     if observed {
         next.set_observed_generation(base.meta().generation);
     }
     let (last, status_written) = apply_changes(api, controller, &base, &next).await?;
-    Ok((written.main || status_written.status)
-        .then(|| last.meta().resource_version.clone())
-        .flatten())
+    Ok((written.main || status_written.status).then(|| last.meta().resource_version.clone()).flatten())
 }
 
 /// A reference to `owner` as the controller of the objects it adopts.

@@ -44,11 +44,7 @@ pub(super) async fn reconcile(
         }
         Err(e) => return Err(e),
     };
-    let node_ref = m
-        .status
-        .as_ref()
-        .and_then(|s| s.node_ref.as_ref())
-        .and_then(|r| r.name.clone());
+    let node_ref = m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.clone());
     let found = match &node_ref {
         Some(name) => nodes.get_opt(name).await.map_err(Error::from),
         None => find_by_provider_id(&nodes, &provider_id).await,
@@ -62,13 +58,7 @@ pub(super) async fn reconcile(
         }
         Ok(None) => {
             let msg = "Waiting for a node with matching ProviderID to exist";
-            m.mark_false(
-                NODE_HEALTHY,
-                "NodeProvisioning",
-                Severity::Warning,
-                msg,
-                now,
-            );
+            m.mark_false(NODE_HEALTHY, "NodeProvisioning", Severity::Warning, msg, now);
             return Ok(Some(NODE_RECHECK));
         }
         Err(e) => {
@@ -88,52 +78,27 @@ pub(super) async fn reconcile(
         events.normal("SuccessfulSetNodeRef", node.name_any());
     }
     status.node_info = node.status.as_ref().and_then(|s| s.node_info.clone());
-    match health(
-        node.status
-            .as_ref()
-            .and_then(|s| s.conditions.as_deref())
-            .unwrap_or_default(),
-    ) {
+    match health(node.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default()) {
         Health::Healthy => m.mark_true(NODE_HEALTHY, now),
-        Health::Unhealthy(msg) => m.mark_false(
-            NODE_HEALTHY,
-            "NodeConditionsFailed",
-            Severity::Warning,
-            &msg,
-            now,
-        ),
+        Health::Unhealthy(msg) => m.mark_false(NODE_HEALTHY, "NodeConditionsFailed", Severity::Warning, &msg, now),
         Health::Unknown(msg) => m.mark_unknown(NODE_HEALTHY, "NodeConditionsFailed", &msg, now),
     }
     let interruptible = infra.is_some_and(Referenced::interruptible);
     if let Some(patch) = node_patch(&node, m, interruptible) {
-        nodes
-            .patch(
-                &node.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(&patch),
-            )
-            .await?;
+        nodes.patch(&node.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
         metrics::write(CONTROLLER);
     }
     Ok(None)
 }
 
 /// The Node whose `spec.providerID` is `provider_id`; more than one is an error.
-pub(super) async fn find_by_provider_id(
-    nodes: &Api<Node>,
-    provider_id: &str,
-) -> Result<Option<Node>> {
+pub(super) async fn find_by_provider_id(nodes: &Api<Node>, provider_id: &str) -> Result<Option<Node>> {
     let selector = format!("spec.providerID={}", escape_field_value(provider_id));
-    let mut list = nodes
-        .list(&ListParams::default().fields(&selector))
-        .await?
-        .items;
+    let mut list = nodes.list(&ListParams::default().fields(&selector)).await?.items;
     match list.len() {
         0 => Ok(None),
         1 => Ok(list.pop()),
-        n => Err(Error::other(format!(
-            "{n} nodes have providerID {provider_id:?}"
-        ))),
+        n => Err(Error::other(format!("{n} nodes have providerID {provider_id:?}"))),
     }
 }
 
@@ -164,16 +129,10 @@ pub(crate) fn health(conditions: &[NodeCondition]) -> Health {
     let mut bad = Vec::new();
     let mut definite = false;
     let mut unknown = false;
-    for (type_, good) in [
-        ("Ready", "True"),
-        ("MemoryPressure", "False"),
-        ("DiskPressure", "False"),
-        ("PIDPressure", "False"),
-    ] {
-        let status = conditions
-            .iter()
-            .find(|c| c.type_ == type_)
-            .map(|c| c.status.as_str());
+    for (type_, good) in
+        [("Ready", "True"), ("MemoryPressure", "False"), ("DiskPressure", "False"), ("PIDPressure", "False")]
+    {
+        let status = conditions.iter().find(|c| c.type_ == type_).map(|c| c.status.as_str());
         match status {
             Some(s) if s == good => {}
             None if type_ != "Ready" => {}
@@ -205,15 +164,8 @@ pub(crate) fn health(conditions: &[NodeCondition]) -> Health {
 /// `[*.]node-restriction.kubernetes.io/*` and `[*.]node.cluster.x-k8s.io/*`.
 pub(crate) fn is_node_label(key: &str) -> bool {
     let prefix = key.split_once('/').map_or(key, |(p, _)| p);
-    let under = |domain: &str| {
-        prefix == domain
-            || prefix
-                .strip_suffix(domain)
-                .is_some_and(|p| p.ends_with('.'))
-    };
-    prefix == "node-role.kubernetes.io"
-        || under("node-restriction.kubernetes.io")
-        || under("node.cluster.x-k8s.io")
+    let under = |domain: &str| prefix == domain || prefix.strip_suffix(domain).is_some_and(|p| p.ends_with('.'));
+    prefix == "node-role.kubernetes.io" || under("node-restriction.kubernetes.io") || under("node.cluster.x-k8s.io")
 }
 
 /// The merge patch bringing the Node's labels, annotations and taints in line with its
@@ -245,20 +197,14 @@ pub(crate) fn node_patch(node: &Node, m: &Machine, interruptible: bool) -> Optio
             labels.insert((*k).to_string(), json!(v));
         }
     }
-    for k in tracked
-        .iter()
-        .filter(|k| !want.contains_key(*k) && have_labels.contains_key(**k))
-    {
+    for k in tracked.iter().filter(|k| !want.contains_key(*k) && have_labels.contains_key(**k)) {
         labels.insert((*k).to_string(), Value::Null);
     }
 
     let keys: Vec<&str> = want.keys().copied().collect();
     let mut annotations_wanted = vec![
         (NODE_CLUSTER_NAME_ANNOTATION, m.spec.cluster_name.clone()),
-        (
-            NODE_CLUSTER_NAMESPACE_ANNOTATION,
-            m.namespace().unwrap_or_default(),
-        ),
+        (NODE_CLUSTER_NAMESPACE_ANNOTATION, m.namespace().unwrap_or_default()),
         (NODE_MACHINE_ANNOTATION, m.name_any()),
         (NODE_LABELS_FROM_MACHINE_ANNOTATION, keys.join(",")),
     ];
@@ -281,9 +227,8 @@ pub(crate) fn node_patch(node: &Node, m: &Machine, interruptible: bool) -> Optio
         metadata.insert("annotations".into(), Value::Object(annotations));
     }
     let taints = node.spec.as_ref().and_then(|s| s.taints.as_ref());
-    let uninitialized = |t: &&k8s_openapi::api::core::v1::Taint| {
-        t.key == NODE_UNINITIALIZED_TAINT && t.effect == "NoSchedule"
-    };
+    let uninitialized =
+        |t: &&k8s_openapi::api::core::v1::Taint| t.key == NODE_UNINITIALIZED_TAINT && t.effect == "NoSchedule";
     let mut patch = Map::new();
     if let Some(ts) = taints.filter(|ts| ts.iter().any(|t| uninitialized(&t))) {
         let kept: Vec<_> = ts.iter().filter(|t| !uninitialized(t)).collect();
@@ -292,10 +237,7 @@ pub(crate) fn node_patch(node: &Node, m: &Machine, interruptible: bool) -> Optio
     if metadata.is_empty() && patch.is_empty() {
         return None;
     }
-    metadata.insert(
-        "resourceVersion".into(),
-        json!(node.metadata.resource_version),
-    );
+    metadata.insert("resourceVersion".into(), json!(node.metadata.resource_version));
     patch.insert("metadata".into(), Value::Object(metadata));
     Some(Value::Object(patch))
 }
@@ -306,33 +248,17 @@ mod tests {
     use k8s_openapi::api::core::v1::{NodeSpec, Taint};
 
     fn cond(type_: &str, status: &str) -> NodeCondition {
-        NodeCondition {
-            type_: type_.into(),
-            status: status.into(),
-            ..Default::default()
-        }
+        NodeCondition { type_: type_.into(), status: status.into(), ..Default::default() }
     }
 
     #[test]
     fn health_from_conditions() {
-        let ok = [
-            cond("Ready", "True"),
-            cond("MemoryPressure", "False"),
-            cond("DiskPressure", "False"),
-        ];
+        let ok = [cond("Ready", "True"), cond("MemoryPressure", "False"), cond("DiskPressure", "False")];
         assert_eq!(health(&ok), Health::Healthy);
         let pressure = [cond("Ready", "True"), cond("DiskPressure", "True")];
-        assert!(
-            matches!(health(&pressure), Health::Unhealthy(m) if m.contains("DiskPressure is True"))
-        );
-        assert!(matches!(
-            health(&[cond("Ready", "False")]),
-            Health::Unhealthy(_)
-        ));
-        assert!(matches!(
-            health(&[cond("Ready", "Unknown")]),
-            Health::Unknown(_)
-        ));
+        assert!(matches!(health(&pressure), Health::Unhealthy(m) if m.contains("DiskPressure is True")));
+        assert!(matches!(health(&[cond("Ready", "False")]), Health::Unhealthy(_)));
+        assert!(matches!(health(&[cond("Ready", "Unknown")]), Health::Unknown(_)));
         assert!(matches!(health(&[]), Health::Unknown(_)));
         let mixed = [cond("Ready", "Unknown"), cond("PIDPressure", "True")];
         assert!(matches!(health(&mixed), Health::Unhealthy(_)));
@@ -356,14 +282,10 @@ mod tests {
         m.metadata.namespace = Some("ns".into());
         m.spec.cluster_name = "c1".into();
         m.metadata.labels = Some(
-            [
-                ("node-role.kubernetes.io/worker", ""),
-                ("app", "x"),
-                ("node.cluster.x-k8s.io/pool", "a"),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
+            [("node-role.kubernetes.io/worker", ""), ("app", "x"), ("node.cluster.x-k8s.io/pool", "a")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         );
         m
     }
@@ -374,20 +296,11 @@ mod tests {
         let mut node = Node::default();
         node.metadata.name = Some("m1".into());
         node.metadata.resource_version = Some("5".into());
-        node.metadata.labels =
-            Some([("kubernetes.io/hostname".to_string(), "m1".to_string())].into());
+        node.metadata.labels = Some([("kubernetes.io/hostname".to_string(), "m1".to_string())].into());
         node.spec = Some(NodeSpec {
             taints: Some(vec![
-                Taint {
-                    key: NODE_UNINITIALIZED_TAINT.into(),
-                    effect: "NoSchedule".into(),
-                    ..Default::default()
-                },
-                Taint {
-                    key: "keep".into(),
-                    effect: "NoExecute".into(),
-                    ..Default::default()
-                },
+                Taint { key: NODE_UNINITIALIZED_TAINT.into(), effect: "NoSchedule".into(), ..Default::default() },
+                Taint { key: "keep".into(), effect: "NoExecute".into(), ..Default::default() },
             ]),
             ..Default::default()
         });
@@ -410,40 +323,19 @@ mod tests {
         for (k, v) in p["metadata"]["labels"].as_object().unwrap() {
             labels.insert(k.clone(), v.as_str().unwrap().to_string());
         }
-        let annotations = synced
-            .metadata
-            .annotations
-            .get_or_insert_with(Default::default);
+        let annotations = synced.metadata.annotations.get_or_insert_with(Default::default);
         for (k, v) in p["metadata"]["annotations"].as_object().unwrap() {
             annotations.insert(k.clone(), v.as_str().unwrap().to_string());
         }
-        synced
-            .spec
-            .as_mut()
-            .unwrap()
-            .taints
-            .as_mut()
-            .unwrap()
-            .retain(|t| t.key == "keep");
+        synced.spec.as_mut().unwrap().taints.as_mut().unwrap().retain(|t| t.key == "keep");
         assert_eq!(node_patch(&synced, &m, false), None);
 
         // A label the Machine no longer has is removed, since an earlier sync added it.
         let mut fewer = m.clone();
-        fewer
-            .metadata
-            .labels
-            .as_mut()
-            .unwrap()
-            .remove("node.cluster.x-k8s.io/pool");
+        fewer.metadata.labels.as_mut().unwrap().remove("node.cluster.x-k8s.io/pool");
         let p = node_patch(&synced, &fewer, false).unwrap();
-        assert_eq!(
-            p["metadata"]["labels"],
-            json!({"node.cluster.x-k8s.io/pool": null})
-        );
-        assert_eq!(
-            p["metadata"]["annotations"][NODE_LABELS_FROM_MACHINE_ANNOTATION],
-            "node-role.kubernetes.io/worker"
-        );
+        assert_eq!(p["metadata"]["labels"], json!({"node.cluster.x-k8s.io/pool": null}));
+        assert_eq!(p["metadata"]["annotations"][NODE_LABELS_FROM_MACHINE_ANNOTATION], "node-role.kubernetes.io/worker");
     }
 
     #[test]

@@ -79,11 +79,7 @@ where
 
 /// Reads the object `r` points at in `namespace`; `None` when it does not exist (or, for
 /// watched kinds, is not in the store yet: its arrival triggers the referrer).
-pub(crate) async fn read(
-    ctx: &Context,
-    namespace: &str,
-    r: &ObjectReference,
-) -> Result<Option<Referenced>> {
+pub(crate) async fn read(ctx: &Context, namespace: &str, r: &ObjectReference) -> Result<Option<Referenced>> {
     let name = r.name.as_deref().unwrap_or_default();
     let i = &ctx.informers;
     Ok(match Source::of(r) {
@@ -93,20 +89,16 @@ pub(crate) async fn read(
         Source::InMemoryCluster => {
             from_store(&i.inmemory_clusters.store, namespace, name).map(Referenced::InMemoryCluster)
         }
-        Source::KubeadmConfig => {
-            from_store(&i.kubeadm_configs.store, namespace, name).map(Referenced::KubeadmConfig)
+        Source::KubeadmConfig => from_store(&i.kubeadm_configs.store, namespace, name).map(Referenced::KubeadmConfig),
+        Source::KubeadmControlPlane => {
+            from_store(&i.control_planes.store, namespace, name).map(Referenced::KubeadmControlPlane)
         }
-        Source::KubeadmControlPlane => from_store(&i.control_planes.store, namespace, name)
-            .map(Referenced::KubeadmControlPlane),
-        Source::Api => external::get(&ctx.client, namespace, r)
-            .await?
-            .map(|o| Referenced::Dynamic(Box::new(o))),
+        Source::Api => external::get(&ctx.client, namespace, r).await?.map(|o| Referenced::Dynamic(Box::new(o))),
     })
 }
 
 fn field<T: DeserializeOwned>(v: Option<&Value>) -> Option<T> {
-    v.filter(|v| !v.is_null())
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
+    v.filter(|v| !v.is_null()).and_then(|v| serde_json::from_value(v.clone()).ok())
 }
 
 impl Referenced {
@@ -144,15 +136,8 @@ impl Referenced {
     /// `status.initialized` of the control plane contract.
     pub fn initialized(&self) -> bool {
         match self {
-            Self::KubeadmControlPlane(o) => o
-                .status
-                .as_ref()
-                .and_then(|s| s.initialized)
-                .unwrap_or(false),
-            _ => self
-                .dynamic(&["status", "initialized"])
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            Self::KubeadmControlPlane(o) => o.status.as_ref().and_then(|s| s.initialized).unwrap_or(false),
+            _ => self.dynamic(&["status", "initialized"]).and_then(Value::as_bool).unwrap_or(false),
         }
     }
 
@@ -163,9 +148,7 @@ impl Referenced {
             Self::InMemoryCluster(o) => Cow::Borrowed(o.conditions()),
             Self::KubeadmConfig(o) => Cow::Borrowed(o.conditions()),
             Self::KubeadmControlPlane(o) => Cow::Borrowed(o.conditions()),
-            Self::Dynamic(_) => {
-                Cow::Owned(field(self.dynamic(&["status", "conditions"])).unwrap_or_default())
-            }
+            Self::Dynamic(_) => Cow::Owned(field(self.dynamic(&["status", "conditions"])).unwrap_or_default()),
         }
     }
 
@@ -173,16 +156,15 @@ impl Referenced {
     pub fn failure(&self) -> (Option<String>, Option<String>) {
         let pick = |r: Option<&String>, m: Option<&String>| (r.cloned(), m.cloned());
         match self {
-            Self::KubeadmConfig(o) => o.status.as_ref().map_or((None, None), |s| {
-                pick(s.failure_reason.as_ref(), s.failure_message.as_ref())
-            }),
-            Self::KubeadmControlPlane(o) => o.status.as_ref().map_or((None, None), |s| {
-                pick(s.failure_reason.as_ref(), s.failure_message.as_ref())
-            }),
-            _ => (
-                field(self.dynamic(&["status", "failureReason"])),
-                field(self.dynamic(&["status", "failureMessage"])),
-            ),
+            Self::KubeadmConfig(o) => {
+                o.status.as_ref().map_or((None, None), |s| pick(s.failure_reason.as_ref(), s.failure_message.as_ref()))
+            }
+            Self::KubeadmControlPlane(o) => {
+                o.status.as_ref().map_or((None, None), |s| pick(s.failure_reason.as_ref(), s.failure_message.as_ref()))
+            }
+            _ => {
+                (field(self.dynamic(&["status", "failureReason"])), field(self.dynamic(&["status", "failureMessage"])))
+            }
         }
     }
 
@@ -207,9 +189,7 @@ impl Referenced {
 
     /// `status.interruptible` of an infrastructure machine (spot instances).
     pub fn interruptible(&self) -> bool {
-        self.dynamic(&["status", "interruptible"])
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        self.dynamic(&["status", "interruptible"]).and_then(Value::as_bool).unwrap_or(false)
     }
 
     /// `spec.controlPlaneEndpoint` of an infrastructure cluster or control plane.
@@ -236,11 +216,7 @@ impl Referenced {
     }
 
     pub fn annotation(&self, key: &str) -> Option<&str> {
-        self.meta()
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(key))
-            .map(String::as_str)
+        self.meta().annotations.as_ref().and_then(|a| a.get(key)).map(String::as_str)
     }
 }
 
@@ -260,9 +236,7 @@ pub(crate) async fn adopt(
     };
     let namespace = obj.meta().namespace.as_deref().unwrap_or_default();
     let name = obj.meta().name.as_deref().unwrap_or_default();
-    dynamic_api(ctx, namespace, r)
-        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await?;
+    dynamic_api(ctx, namespace, r).patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
     metrics::write(controller);
     Ok(true)
 }
@@ -281,17 +255,12 @@ pub(crate) async fn delete(
         return Ok(false);
     }
     let name = r.name.as_deref().unwrap_or_default();
-    match dynamic_api(ctx, namespace, r)
-        .delete(name, &DeleteParams::default())
-        .await
-    {
+    match dynamic_api(ctx, namespace, r).delete(name, &DeleteParams::default()).await {
         Ok(answer) => {
             metrics::write(controller);
             // The answer is the object as it stood (still there while finalizers remain) or a
             // Status once it is gone.
-            Ok(answer
-                .left()
-                .is_none_or(|o| o.metadata.finalizers.as_ref().is_none_or(Vec::is_empty)))
+            Ok(answer.left().is_none_or(|o| o.metadata.finalizers.as_ref().is_none_or(Vec::is_empty)))
         }
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(true),
         Err(e) => Err(e.into()),
@@ -308,30 +277,17 @@ mod tests {
     use serde_json::json;
 
     fn r(api_version: &str, kind: &str) -> ObjectReference {
-        ObjectReference {
-            api_version: Some(api_version.into()),
-            kind: Some(kind.into()),
-            ..Default::default()
-        }
+        ObjectReference { api_version: Some(api_version.into()), kind: Some(kind.into()), ..Default::default() }
     }
 
     #[test]
     fn sources_by_group_and_kind() {
         assert_eq!(
-            Source::of(&r(
-                "infrastructure.cluster.x-k8s.io/v1alpha1",
-                "InMemoryMachine"
-            )),
+            Source::of(&r("infrastructure.cluster.x-k8s.io/v1alpha1", "InMemoryMachine")),
             Source::InMemoryMachine
         );
-        assert_eq!(
-            Source::of(&r("bootstrap.cluster.x-k8s.io/v1beta1", "KubeadmConfig")),
-            Source::KubeadmConfig
-        );
-        assert_eq!(
-            Source::of(&r("other.io/v1", "InMemoryMachine")),
-            Source::Api
-        );
+        assert_eq!(Source::of(&r("bootstrap.cluster.x-k8s.io/v1beta1", "KubeadmConfig")), Source::KubeadmConfig);
+        assert_eq!(Source::of(&r("other.io/v1", "InMemoryMachine")), Source::Api);
         assert!(!Source::Api.is_watched());
     }
 

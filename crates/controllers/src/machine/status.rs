@@ -11,13 +11,8 @@ use super::{BOOTSTRAP_READY, INFRASTRUCTURE_READY, is_control_plane};
 use crate::framework::{Error, Result};
 
 /// Conditions summarised into a Machine's Ready, in priority order.
-const READY_SUMMARY: &[&str] = &[
-    INFRASTRUCTURE_READY,
-    BOOTSTRAP_READY,
-    "HealthCheckSucceeded",
-    "OwnerRemediated",
-    "DrainingSucceeded",
-];
+const READY_SUMMARY: &[&str] =
+    &[INFRASTRUCTURE_READY, BOOTSTRAP_READY, "HealthCheckSucceeded", "OwnerRemediated", "DrainingSucceeded"];
 
 /// What the phase of a Machine is computed from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -89,23 +84,12 @@ pub(crate) fn certificates_expiry(m: &mut Machine, config: Option<&Referenced>) 
     if !is_control_plane(m) {
         return Ok(());
     }
-    let own = m
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(CERTIFICATES_EXPIRY_ANNOTATION))
-        .cloned();
-    let value = own.or_else(|| {
-        config
-            .and_then(|c| c.annotation(CERTIFICATES_EXPIRY_ANNOTATION))
-            .map(String::from)
-    });
+    let own = m.metadata.annotations.as_ref().and_then(|a| a.get(CERTIFICATES_EXPIRY_ANNOTATION)).cloned();
+    let value = own.or_else(|| config.and_then(|c| c.annotation(CERTIFICATES_EXPIRY_ANNOTATION)).map(String::from));
     let expiry = match value {
         None => None,
         Some(v) => Some(Time(v.parse().map_err(|e| {
-            Error::other(format!(
-                "annotation {CERTIFICATES_EXPIRY_ANNOTATION}={v:?} is not an RFC 3339 time: {e}"
-            ))
+            Error::other(format!("annotation {CERTIFICATES_EXPIRY_ANNOTATION}={v:?} is not an RFC 3339 time: {e}"))
         })?)),
     };
     let s = m.status.get_or_insert_with(Default::default);
@@ -126,62 +110,21 @@ mod tests {
     #[test]
     fn phases_follow_the_rules_in_order() {
         assert_eq!(phase(None, inputs()), "Pending");
-        let boot = PhaseInputs {
-            bootstrap_ready: true,
-            ..inputs()
-        };
+        let boot = PhaseInputs { bootstrap_ready: true, ..inputs() };
         assert_eq!(phase(Some("Pending"), boot), "Provisioning");
-        let provisioned = PhaseInputs {
-            has_provider_id: true,
-            infrastructure_ready: true,
-            ..boot
-        };
+        let provisioned = PhaseInputs { has_provider_id: true, infrastructure_ready: true, ..boot };
         assert_eq!(phase(Some("Provisioning"), provisioned), "Provisioned");
-        let running = PhaseInputs {
-            has_node_ref: true,
-            ..provisioned
-        };
+        let running = PhaseInputs { has_node_ref: true, ..provisioned };
         assert_eq!(phase(Some("Provisioned"), running), "Running");
         // Infrastructure readiness lost after Running: back to Provisioned.
-        let lost = PhaseInputs {
-            infrastructure_ready: false,
-            ..running
-        };
+        let lost = PhaseInputs { infrastructure_ready: false, ..running };
         assert_eq!(phase(Some("Running"), lost), "Provisioned");
-        assert_eq!(
-            phase(
-                Some("Running"),
-                PhaseInputs {
-                    failed: true,
-                    ..running
-                }
-            ),
-            "Failed"
-        );
-        assert_eq!(
-            phase(
-                Some("Failed"),
-                PhaseInputs {
-                    deleting: true,
-                    failed: true,
-                    ..running
-                }
-            ),
-            "Deleting"
-        );
+        assert_eq!(phase(Some("Running"), PhaseInputs { failed: true, ..running }), "Failed");
+        assert_eq!(phase(Some("Failed"), PhaseInputs { deleting: true, failed: true, ..running }), "Deleting");
         // No rule applies: the previous phase stays.
         assert_eq!(phase(Some("Running"), inputs()), "Running");
         // Without a bootstrap config the Machine skips Provisioning.
-        assert_eq!(
-            phase(
-                Some("Pending"),
-                PhaseInputs {
-                    has_provider_id: true,
-                    ..inputs()
-                }
-            ),
-            "Provisioned"
-        );
+        assert_eq!(phase(Some("Pending"), PhaseInputs { has_provider_id: true, ..inputs() }), "Provisioned");
     }
 
     #[test]
@@ -195,50 +138,22 @@ mod tests {
         assert_eq!(s.phase.as_deref(), Some("Pending"));
         assert_eq!(s.last_updated, Some(t1));
         let mut again = m.clone();
-        finish(
-            &m,
-            &mut again,
-            Time(jiff::Timestamp::from_second(1).unwrap()),
-        );
+        finish(&m, &mut again, Time(jiff::Timestamp::from_second(1).unwrap()));
         assert_eq!(again.status, m.status);
     }
 
     #[test]
     fn certificate_expiry_from_annotations() {
         let mut m = Machine::new("m", Default::default());
-        m.metadata.labels =
-            Some([("cluster.x-k8s.io/control-plane".to_string(), String::new())].into());
-        m.metadata.annotations = Some(
-            [(
-                CERTIFICATES_EXPIRY_ANNOTATION.to_string(),
-                "2030-01-01T00:00:00Z".to_string(),
-            )]
-            .into(),
-        );
+        m.metadata.labels = Some([("cluster.x-k8s.io/control-plane".to_string(), String::new())].into());
+        m.metadata.annotations =
+            Some([(CERTIFICATES_EXPIRY_ANNOTATION.to_string(), "2030-01-01T00:00:00Z".to_string())].into());
         certificates_expiry(&mut m, None).unwrap();
-        assert!(
-            m.status
-                .as_ref()
-                .unwrap()
-                .certificates_expiry_date
-                .is_some()
-        );
-        m.metadata.annotations = Some(
-            [(
-                CERTIFICATES_EXPIRY_ANNOTATION.to_string(),
-                "soon".to_string(),
-            )]
-            .into(),
-        );
+        assert!(m.status.as_ref().unwrap().certificates_expiry_date.is_some());
+        m.metadata.annotations = Some([(CERTIFICATES_EXPIRY_ANNOTATION.to_string(), "soon".to_string())].into());
         assert!(certificates_expiry(&mut m, None).is_err());
         m.metadata.annotations = None;
         certificates_expiry(&mut m, None).unwrap();
-        assert!(
-            m.status
-                .as_ref()
-                .unwrap()
-                .certificates_expiry_date
-                .is_none()
-        );
+        assert!(m.status.as_ref().unwrap().certificates_expiry_date.is_none());
     }
 }

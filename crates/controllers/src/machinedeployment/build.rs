@@ -4,13 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use drydock_api::capi::core::{
-    MachineDeployment, MachineSet, MachineSetDeletePolicy, MachineSetSpec,
-};
+use drydock_api::capi::core::{MachineDeployment, MachineSet, MachineSetDeletePolicy, MachineSetSpec};
 use drydock_api::capi::keys::{
-    CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, DESIRED_REPLICAS_ANNOTATION,
-    MACHINE_TEMPLATE_HASH_LABEL, MAX_REPLICAS_ANNOTATION, PAUSED_ANNOTATION, REVISION_ANNOTATION,
-    REVISION_HISTORY_ANNOTATION, SKIP_PREFLIGHT_CHECKS_ANNOTATION,
+    CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, DESIRED_REPLICAS_ANNOTATION, MACHINE_TEMPLATE_HASH_LABEL,
+    MAX_REPLICAS_ANNOTATION, PAUSED_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
+    SKIP_PREFLIGHT_CHECKS_ANNOTATION,
 };
 use drydock_api::capi::owner;
 
@@ -34,11 +32,8 @@ const NOT_PROPAGATED: &[&str] = &[
 /// only when present on the deployment (other annotations are only added or updated).
 /// The change cause labels the revision in `rollout history`; the preflight opt-out must
 /// stop applying once removed from the deployment.
-pub const MIRRORED: &[&str] = &[
-    "cluster.x-k8s.io/change-cause",
-    "kubernetes.io/change-cause",
-    SKIP_PREFLIGHT_CHECKS_ANNOTATION,
-];
+pub const MIRRORED: &[&str] =
+    &["cluster.x-k8s.io/change-cause", "kubernetes.io/change-cause", SKIP_PREFLIGHT_CHECKS_ANNOTATION];
 
 /// `machine-template-hash` of a new set: the template hash and the set's name suffix.
 pub fn hash_label(md: &MachineDeployment, suffix: &str) -> String {
@@ -99,11 +94,7 @@ pub fn new_machine_set(
 
 /// The hash label of an existing set (required: it keys the set's selector).
 pub fn existing_hash(ms: &MachineSet) -> Option<String> {
-    ms.metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(MACHINE_TEMPLATE_HASH_LABEL))
-        .cloned()
+    ms.metadata.labels.as_ref().and_then(|l| l.get(MACHINE_TEMPLATE_HASH_LABEL)).cloned()
 }
 
 /// Sets every field the deployment owns on its current set. Labels and annotations of the
@@ -116,16 +107,11 @@ pub fn apply_in_place(md: &MachineDeployment, ms: &mut MachineSet, hash: &str) {
     meta_labels.insert(DEPLOYMENT_NAME_LABEL.to_string(), md_name(md));
     let annotations = propagated_annotations(md);
     if !annotations.is_empty() {
-        ms.metadata
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(annotations);
+        ms.metadata.annotations.get_or_insert_with(Default::default).extend(annotations);
     }
     if let Some(a) = ms.metadata.annotations.as_mut() {
         let on_md = md.metadata.annotations.as_ref();
-        a.retain(|k, _| {
-            !MIRRORED.contains(&k.as_str()) || on_md.is_some_and(|m| m.contains_key(k))
-        });
+        a.retain(|k, _| !MIRRORED.contains(&k.as_str()) || on_md.is_some_and(|m| m.contains_key(k)));
     }
 
     let mut selector = md.spec.selector.clone();
@@ -158,9 +144,7 @@ pub fn apply_in_place(md: &MachineDeployment, ms: &mut MachineSet, hash: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{
-        MachineDeploymentSpec, MachineDeploymentStrategy, MachineRollingUpdateDeployment,
-    };
+    use drydock_api::capi::core::{MachineDeploymentSpec, MachineDeploymentStrategy, MachineRollingUpdateDeployment};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
     fn md() -> MachineDeployment {
@@ -182,15 +166,11 @@ mod tests {
             [
                 ("team".to_string(), "a".to_string()),
                 (REVISION_ANNOTATION.to_string(), "4".to_string()),
-                (
-                    "kubectl.kubernetes.io/last-applied-configuration".to_string(),
-                    "{}".to_string(),
-                ),
+                ("kubectl.kubernetes.io/last-applied-configuration".to_string(), "{}".to_string()),
             ]
             .into(),
         );
-        md.spec.template.metadata.labels =
-            Some([("role".to_string(), "worker".to_string())].into());
+        md.spec.template.metadata.labels = Some([("role".to_string(), "worker".to_string())].into());
         md.spec.template.metadata.annotations = Some([("t".to_string(), "1".to_string())].into());
         md.spec.template.spec.version = Some("v1.30.2".into());
         md.spec.template.spec.node_drain_timeout = Some("5m".into());
@@ -231,10 +211,7 @@ mod tests {
     fn in_place_update_keeps_identity_and_foreign_keys() {
         let mut md = md();
         let mut ms = new_machine_set(&md, "x2b4c", 1, 3, 4);
-        ms.metadata
-            .labels
-            .get_or_insert_with(Default::default)
-            .insert("someone".into(), "else".into());
+        ms.metadata.labels.get_or_insert_with(Default::default).insert("someone".into(), "else".into());
         let before_spec_template = ms.spec.template.spec.clone();
         md.spec.template.metadata.labels = Some([("role".to_string(), "db".to_string())].into());
         md.spec.template.spec.node_drain_timeout = Some("1m".into());
@@ -252,10 +229,7 @@ mod tests {
         assert_eq!(labels["role"], "db");
         assert_eq!(labels["someone"], "else");
         assert_eq!(labels[MACHINE_TEMPLATE_HASH_LABEL], hash);
-        assert_eq!(
-            ms.spec.template.spec.node_drain_timeout.as_deref(),
-            Some("1m")
-        );
+        assert_eq!(ms.spec.template.spec.node_drain_timeout.as_deref(), Some("1m"));
         assert_eq!(ms.spec.min_ready_seconds, Some(10));
         assert_eq!(ms.spec.delete_policy, Some(MachineSetDeletePolicy::Oldest));
         assert_eq!(ms.spec.replicas, Some(3));

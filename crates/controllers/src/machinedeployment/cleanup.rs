@@ -11,8 +11,7 @@ fn eligible(ms: &MachineSet) -> bool {
     ms.metadata.deletion_timestamp.is_none()
         && ms.spec.replicas.unwrap_or(0) == 0
         && status.and_then(|s| s.replicas).unwrap_or(0) == 0
-        && ms.metadata.generation.unwrap_or(0)
-            <= status.and_then(|s| s.observed_generation).unwrap_or(0)
+        && ms.metadata.generation.unwrap_or(0) <= status.and_then(|s| s.observed_generation).unwrap_or(0)
 }
 
 /// Names of the old sets to delete, given the history limit (`None`: keep everything).
@@ -20,19 +19,14 @@ pub fn to_delete(plan: &Plan, limit: Option<i32>) -> Vec<String> {
     let Some(limit) = limit else {
         return Vec::new();
     };
-    let mut candidates: Vec<&MachineSet> = plan
-        .old()
-        .filter(|ms| ms.metadata.deletion_timestamp.is_none())
-        .collect();
+    let mut candidates: Vec<&MachineSet> = plan.old().filter(|ms| ms.metadata.deletion_timestamp.is_none()).collect();
     let excess = candidates.len() as i64 - i64::from(limit.max(0));
     if excess <= 0 {
         return Vec::new();
     }
     candidates.sort_by(|a, b| {
         let ts = |m: &MachineSet| m.metadata.creation_timestamp.as_ref().map(|t| t.0);
-        ts(a)
-            .cmp(&ts(b))
-            .then_with(|| a.metadata.name.cmp(&b.metadata.name))
+        ts(a).cmp(&ts(b)).then_with(|| a.metadata.name.cmp(&b.metadata.name))
     });
     candidates
         .into_iter()
@@ -47,28 +41,17 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use drydock_api::capi::core::{
-        MachineDeployment, MachineDeploymentSpec, MachineSetSpec, MachineSetStatus,
-    };
+    use drydock_api::capi::core::{MachineDeployment, MachineDeploymentSpec, MachineSetSpec, MachineSetStatus};
     use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     fn ms(name: &str, created: i64, version: &str, spec: i32, status: i32) -> Arc<MachineSet> {
-        let mut ms = MachineSet::new(
-            name,
-            MachineSetSpec {
-                replicas: Some(spec),
-                ..Default::default()
-            },
-        );
+        let mut ms = MachineSet::new(name, MachineSetSpec { replicas: Some(spec), ..Default::default() });
         ms.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
         ms.metadata.generation = Some(2);
         ms.spec.template.spec.version = Some(version.into());
-        ms.status = Some(MachineSetStatus {
-            replicas: Some(status),
-            observed_generation: Some(2),
-            ..Default::default()
-        });
+        ms.status =
+            Some(MachineSetStatus { replicas: Some(status), observed_generation: Some(2), ..Default::default() });
         Arc::new(ms)
     }
 
@@ -91,11 +74,8 @@ mod tests {
         // A set whose latest spec was not observed yet stays.
         let mut unobserved = (*sets[1]).clone();
         unobserved.metadata.generation = Some(3);
-        let plan = Plan::new(
-            &md,
-            vec![sets[0].clone(), Arc::new(unobserved)],
-            Timestamp::from_second(100).expect("ts"),
-        );
+        let plan =
+            Plan::new(&md, vec![sets[0].clone(), Arc::new(unobserved)], Timestamp::from_second(100).expect("ts"));
         assert!(to_delete(&plan, Some(0)).is_empty());
     }
 }

@@ -27,9 +27,7 @@ use std::time::Duration;
 
 use drydock_api::admission::FieldPath;
 use drydock_api::capi::conditions::now as cond_now;
-use drydock_api::capi::core::{
-    Cluster, Machine, MachineDeployment, MachineDeploymentStrategyType, MachineSet,
-};
+use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineDeploymentStrategyType, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
 use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
@@ -80,12 +78,10 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         templates: TemplateOwners::default(),
     });
     let deployments = st.deployments.clone();
-    let trigger = queue
-        .track(ctx.informers.machine_deployments.subscribe())
-        .map(move |md| {
-            deployments.observe(&md);
-            md
-        });
+    let trigger = queue.track(ctx.informers.machine_deployments.subscribe()).map(move |md| {
+        deployments.observe(&md);
+        md
+    });
     let (sets, deployments) = (st.sets.clone(), st.deployments.clone());
     let on_set = queue.map_to(move |ms: &MachineSet| {
         sets.observe(ms);
@@ -104,11 +100,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         }
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
         let name = c.metadata.name.as_deref().unwrap_or_default();
-        deployments
-            .list(ns, name)
-            .iter()
-            .map(|md| ObjectRef::from_obj(&**md))
-            .collect()
+        deployments.list(ns, name).iter().map(|md| ObjectRef::from_obj(&**md)).collect()
     });
     let c = Controller::for_shared_stream(trigger, ctx.informers.machine_deployments.store.clone())
         .watches_shared_stream(ctx.informers.machine_sets.subscribe(), on_set)
@@ -127,11 +119,7 @@ fn deployments_for_set(
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
     if let Some(c) = owner::get_controller(&ms.metadata) {
         let is_md = c.kind == "MachineDeployment" && owner::api_group(&c.api_version) == CAPI_GROUP;
-        return if is_md {
-            vec![ObjectRef::new(&c.name).within(ns)]
-        } else {
-            Vec::new()
-        };
+        return if is_md { vec![ObjectRef::new(&c.name).within(ns)] } else { Vec::new() };
     }
     if ms.metadata.deletion_timestamp.is_some() {
         return Vec::new();
@@ -155,19 +143,13 @@ fn on_delete_deployment_of_deleting_machine(
     if m.metadata.deletion_timestamp.is_none() {
         return Vec::new();
     }
-    let Some(name) = m
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(DEPLOYMENT_NAME_LABEL))
-    else {
+    let Some(name) = m.metadata.labels.as_ref().and_then(|l| l.get(DEPLOYMENT_NAME_LABEL)) else {
         return Vec::new();
     };
     let ns = m.metadata.namespace.as_deref().unwrap_or_default();
     let r = ObjectRef::new(name).within(ns);
-    let on_delete = deployments
-        .get(&r)
-        .is_some_and(|md| rollout::strategy_type(&md) == MachineDeploymentStrategyType::OnDelete);
+    let on_delete =
+        deployments.get(&r).is_some_and(|md| rollout::strategy_type(&md) == MachineDeploymentStrategyType::OnDelete);
     if on_delete { vec![r] } else { Vec::new() }
 }
 
@@ -222,18 +204,13 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
     let owned = owned_sets(&st, &want, &selector).await?;
     let pending = st.expectations.outstanding(
         &key,
-        |name| {
-            owned
-                .iter()
-                .any(|ms| ms.metadata.name.as_deref() == Some(name))
-        },
+        |name| owned.iter().any(|ms| ms.metadata.name.as_deref() == Some(name)),
         |_| true,
     );
     let now = Timestamp::now();
     let mut plan = Plan::new(&want, owned, now);
     let desired = rollout::replicas(&want);
-    let max_replicas = desired
-        + rollout::max_surge(&want).map_err(other("spec.strategy.rollingUpdate.maxSurge"))?;
+    let max_replicas = desired + rollout::max_surge(&want).map_err(other("spec.strategy.rollingUpdate.maxSurge"))?;
     let strategy = rollout::strategy_type(&want);
     // Judged on the sets as read, before this reconcile records the replicas on them.
     let scaling = !rollout_paused
@@ -264,21 +241,13 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
     } else {
         update_current(&want, &mut plan, max_replicas)?;
     }
-    if let Some(rev) = plan.current().and_then(|ms| {
-        ms.metadata
-            .annotations
-            .as_ref()?
-            .get(REVISION_ANNOTATION)
-            .cloned()
-    }) {
-        want.metadata
-            .annotations
-            .get_or_insert_with(Default::default)
-            .insert(REVISION_ANNOTATION.into(), rev);
+    if let Some(rev) = plan.current().and_then(|ms| ms.metadata.annotations.as_ref()?.get(REVISION_ANNOTATION).cloned())
+    {
+        want.metadata.annotations.get_or_insert_with(Default::default).insert(REVISION_ANNOTATION.into(), rev);
     }
 
-    let max_unavailable = rollout::max_unavailable(&want)
-        .map_err(other("spec.strategy.rollingUpdate.maxUnavailable"))?;
+    let max_unavailable =
+        rollout::max_unavailable(&want).map_err(other("spec.strategy.rollingUpdate.maxUnavailable"))?;
     // The current set must always be able to create Machines (an earlier OnDelete
     // rollout may have frozen it while it was old).
     if let Some(current) = plan.current_mut() {
@@ -295,9 +264,7 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
             MachineDeploymentStrategyType::OnDelete => {
                 st.machines.ensure_seeded().await;
                 let machines = st.machines.list(&ns, &want.spec.cluster_name);
-                ondelete::reconcile_old(&want, &mut plan, max_replicas, |ms| {
-                    count_machines(ms, &machines)
-                });
+                ondelete::reconcile_old(&want, &mut plan, max_replicas, |ms| count_machines(ms, &machines));
             }
         }
     }
@@ -326,9 +293,7 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
 /// The Machines an old set's selector matches (whoever owns them), and how many of those
 /// are being deleted.
 fn count_machines(ms: &MachineSet, machines: &[Arc<Machine>]) -> Counted {
-    let Ok(selector) =
-        Selector::parse(&ms.spec.selector, &FieldPath::new("spec").child("selector"))
-    else {
+    let Ok(selector) = Selector::parse(&ms.spec.selector, &FieldPath::new("spec").child("selector")) else {
         return Counted::default();
     };
     if selector.is_empty() {
@@ -357,36 +322,17 @@ fn requeue(md: &MachineDeployment, pending: &Outstanding, now: Timestamp) -> Act
         .filter(|t| t.0 > now)
         .and_then(|t| Duration::try_from(t.0.duration_since(now)).ok())
         .map(|d| d + Duration::from_millis(100));
-    [pending.expires_in, rollout_after]
-        .into_iter()
-        .flatten()
-        .min()
-        .map_or_else(Action::await_change, Action::requeue)
+    [pending.expires_in, rollout_after].into_iter().flatten().min().map_or_else(Action::await_change, Action::requeue)
 }
 
 /// Ensures the templates belong to the Cluster; returns the ones that do not exist
 /// (existing sets can still scale without them; a new set cannot be created).
-async fn ensure_templates(
-    st: &State,
-    md: &MachineDeployment,
-    cluster: &Cluster,
-) -> Result<Vec<String>> {
+async fn ensure_templates(st: &State, md: &MachineDeployment, cluster: &Cluster) -> Result<Vec<String>> {
     let ns = md.metadata.namespace.as_deref().unwrap_or_default();
     let tpl = &md.spec.template.spec;
     let mut missing = Vec::new();
-    for r in [
-        Some(&tpl.infrastructure_ref),
-        tpl.bootstrap.config_ref.as_ref(),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        if templates::is_template(r)
-            && !st
-                .templates
-                .ensure(&st.ctx.client, NAME, ns, r, cluster)
-                .await?
-        {
+    for r in [Some(&tpl.infrastructure_ref), tpl.bootstrap.config_ref.as_ref()].into_iter().flatten() {
+        if templates::is_template(r) && !st.templates.ensure(&st.ctx.client, NAME, ns, r, cluster).await? {
             missing.push(format!(
                 "{} {ns}/{}",
                 r.kind.as_deref().unwrap_or_default(),
@@ -399,11 +345,7 @@ async fn ensure_templates(
 
 /// The deployment's sets: those it controls, plus orphans matching its (non-empty)
 /// selector, which it adopts.
-async fn owned_sets(
-    st: &State,
-    md: &MachineDeployment,
-    selector: &Selector,
-) -> Result<Vec<Arc<MachineSet>>> {
+async fn owned_sets(st: &State, md: &MachineDeployment, selector: &Selector) -> Result<Vec<Arc<MachineSet>>> {
     let ns = md.metadata.namespace.as_deref().unwrap_or_default();
     let Some(controller_ref) = owner::controller_ref(md) else {
         return Ok(Vec::new());
@@ -417,24 +359,14 @@ async fn owned_sets(
             Some(_) => {}
             None => {
                 let labels = ms.metadata.labels.as_ref().unwrap_or(&empty);
-                if selector.is_empty()
-                    || !selector.matches(labels)
-                    || ms.metadata.deletion_timestamp.is_some()
-                {
+                if selector.is_empty() || !selector.matches(labels) || ms.metadata.deletion_timestamp.is_some() {
                     continue;
                 }
                 let mut adopted = (*ms).clone();
                 owner::ensure_owner_ref(&mut adopted.metadata, controller_ref.clone());
                 let name = ms.metadata.name.clone().unwrap_or_default();
                 let (written, _) = apply_changes(&api, NAME, &ms, &adopted).await?;
-                st.ctx
-                    .events
-                    .normal(
-                        md,
-                        "SuccessfulAdopt",
-                        format!("Adopted MachineSet {name:?}"),
-                    )
-                    .await;
+                st.ctx.events.normal(md, "SuccessfulAdopt", format!("Adopted MachineSet {name:?}")).await;
                 owned.push(Arc::new(written));
             }
         }
@@ -444,17 +376,10 @@ async fn owned_sets(
 
 /// Creates the set for the deployment's current template and makes it the plan's current
 /// set. It starts with the replicas a rollout allows next to the old sets.
-async fn create_set(
-    st: &State,
-    md: &MachineDeployment,
-    plan: &mut Plan,
-    key: &str,
-    max_replicas: i32,
-) -> Result<()> {
+async fn create_set(st: &State, md: &MachineDeployment, plan: &mut Plan, key: &str, max_replicas: i32) -> Result<()> {
     let ns = md.metadata.namespace.as_deref().unwrap_or_default();
     let revision = revision::next_revision(plan.old().map(|ms| ms.metadata.annotations.as_ref()));
-    let replicas =
-        rollout::new_set_replicas(md, plan.old(), 0).map_err(other("new MachineSet replicas"))?;
+    let replicas = rollout::new_set_replicas(md, plan.old(), 0).map_err(other("new MachineSet replicas"))?;
     let ms = build::new_machine_set(md, &random_suffix(), revision, replicas, max_replicas);
     let name = ms.metadata.name.clone().unwrap_or_default();
     let api: Api<MachineSet> = st.ctx.api(ns);
@@ -462,26 +387,12 @@ async fn create_set(
         Ok(created) => {
             metrics::write(NAME);
             st.expectations.expect_create(key, &name);
-            st.ctx
-                .events
-                .normal(
-                    md,
-                    "SuccessfulCreate",
-                    format!("Created MachineSet {ns}/{name}"),
-                )
-                .await;
+            st.ctx.events.normal(md, "SuccessfulCreate", format!("Created MachineSet {ns}/{name}")).await;
             plan.push_current(created);
             Ok(())
         }
         Err(e) => {
-            st.ctx
-                .events
-                .warning(
-                    md,
-                    "FailedCreate",
-                    format!("Failed to create MachineSet {ns}/{name}: {e}"),
-                )
-                .await;
+            st.ctx.events.warning(md, "FailedCreate", format!("Failed to create MachineSet {ns}/{name}: {e}")).await;
             Err(e.into())
         }
     }
@@ -489,27 +400,17 @@ async fn create_set(
 
 /// Propagates the deployment's in-place fields and revision to the current set.
 fn update_current(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) -> Result<()> {
-    let new_revision =
-        revision::next_revision(plan.old().map(|ms| ms.metadata.annotations.as_ref()));
+    let new_revision = revision::next_revision(plan.old().map(|ms| ms.metadata.annotations.as_ref()));
     let desired = rollout::replicas(md);
     let Some(current) = plan.current_mut() else {
         return Ok(());
     };
     let name = current.metadata.name.clone().unwrap_or_default();
-    let hash = build::existing_hash(current).ok_or_else(|| {
-        Error::other(format!(
-            "MachineSet {name} has no machine-template-hash label"
-        ))
-    })?;
+    let hash = build::existing_hash(current)
+        .ok_or_else(|| Error::other(format!("MachineSet {name} has no machine-template-hash label")))?;
     build::apply_in_place(md, current, &hash);
-    revision::set_current(
-        current
-            .metadata
-            .annotations
-            .get_or_insert_with(Default::default),
-        new_revision,
-    )
-    .map_err(|e| Error::other(format!("MachineSet {name}: {e}")))?;
+    revision::set_current(current.metadata.annotations.get_or_insert_with(Default::default), new_revision)
+        .map_err(|e| Error::other(format!("MachineSet {name}: {e}")))?;
     plan::set_replica_annotations(current, desired, max_replicas);
     Ok(())
 }
@@ -530,28 +431,17 @@ async fn write_sets(st: &State, plan: &Plan) -> Result<()> {
                 if p.want.spec.replicas != p.before.spec.replicas {
                     st.ctx
                         .events
-                        .warning(
-                            &p.want,
-                            "FailedScale",
-                            format!("Failed to scale MachineSet {ns}/{name}: {e}"),
-                        )
+                        .warning(&p.want, "FailedScale", format!("Failed to scale MachineSet {ns}/{name}: {e}"))
                         .await;
                 }
                 return Err(e);
             }
         }
-        let (from, to) = (
-            p.before.spec.replicas.unwrap_or(0),
-            p.want.spec.replicas.unwrap_or(0),
-        );
+        let (from, to) = (p.before.spec.replicas.unwrap_or(0), p.want.spec.replicas.unwrap_or(0));
         if from != to {
             st.ctx
                 .events
-                .normal(
-                    &p.want,
-                    "SuccessfulScale",
-                    format!("Scaled MachineSet {ns}/{name}: {from} -> {to}"),
-                )
+                .normal(&p.want, "SuccessfulScale", format!("Scaled MachineSet {ns}/{name}: {from} -> {to}"))
                 .await;
         }
     }
@@ -565,23 +455,12 @@ async fn cleanup(st: &State, md: &MachineDeployment, plan: &Plan) -> Result<()> 
     for name in cleanup::to_delete(plan, md.spec.revision_history_limit) {
         match delete_if_present(&api, NAME, &name).await {
             Ok(_) => {
-                st.ctx
-                    .events
-                    .normal(
-                        md,
-                        "SuccessfulDelete",
-                        format!("Deleted MachineSet {ns}/{name}"),
-                    )
-                    .await;
+                st.ctx.events.normal(md, "SuccessfulDelete", format!("Deleted MachineSet {ns}/{name}")).await;
             }
             Err(e) => {
                 st.ctx
                     .events
-                    .warning(
-                        md,
-                        "FailedDelete",
-                        format!("Failed to delete MachineSet {ns}/{name}: {e}"),
-                    )
+                    .warning(md, "FailedDelete", format!("Failed to delete MachineSet {ns}/{name}: {e}"))
                     .await;
                 return Err(e);
             }
@@ -604,48 +483,29 @@ mod tests {
             let mut md = MachineDeployment::new(
                 name,
                 MachineDeploymentSpec {
-                    strategy: Some(MachineDeploymentStrategy {
-                        type_: Some(strategy),
-                        ..Default::default()
-                    }),
+                    strategy: Some(MachineDeploymentStrategy { type_: Some(strategy), ..Default::default() }),
                     ..Default::default()
                 },
             );
             md.metadata.namespace = Some("ns".into());
             md
         };
-        writer.apply_watcher_event(&Event::Apply(md(
-            "manual",
-            MachineDeploymentStrategyType::OnDelete,
-        )));
-        writer.apply_watcher_event(&Event::Apply(md(
-            "rolling",
-            MachineDeploymentStrategyType::RollingUpdate,
-        )));
+        writer.apply_watcher_event(&Event::Apply(md("manual", MachineDeploymentStrategyType::OnDelete)));
+        writer.apply_watcher_event(&Event::Apply(md("rolling", MachineDeploymentStrategyType::RollingUpdate)));
         let store = writer.as_reader();
         let machine = |deployment: &str, deleting: bool| {
             let mut m = Machine::new("m", MachineSpec::default());
             m.metadata.namespace = Some("ns".into());
-            m.metadata.labels =
-                Some([(DEPLOYMENT_NAME_LABEL.to_string(), deployment.to_string())].into());
+            m.metadata.labels = Some([(DEPLOYMENT_NAME_LABEL.to_string(), deployment.to_string())].into());
             if deleting {
                 m.metadata.deletion_timestamp = Some(cond_now());
             }
             m
         };
         let refs = on_delete_deployment_of_deleting_machine(&machine("manual", true), &store);
-        assert_eq!(
-            refs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
-            ["manual"]
-        );
-        assert!(
-            on_delete_deployment_of_deleting_machine(&machine("manual", false), &store).is_empty()
-        );
-        assert!(
-            on_delete_deployment_of_deleting_machine(&machine("rolling", true), &store).is_empty()
-        );
-        assert!(
-            on_delete_deployment_of_deleting_machine(&machine("gone", true), &store).is_empty()
-        );
+        assert_eq!(refs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["manual"]);
+        assert!(on_delete_deployment_of_deleting_machine(&machine("manual", false), &store).is_empty());
+        assert!(on_delete_deployment_of_deleting_machine(&machine("rolling", true), &store).is_empty());
+        assert!(on_delete_deployment_of_deleting_machine(&machine("gone", true), &store).is_empty());
     }
 }

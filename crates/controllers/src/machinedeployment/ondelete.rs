@@ -82,8 +82,8 @@ mod tests {
     use std::sync::Arc;
 
     use drydock_api::capi::core::{
-        MachineDeploymentSpec, MachineDeploymentStrategy, MachineDeploymentStrategyType,
-        MachineSetSpec, MachineSetStatus,
+        MachineDeploymentSpec, MachineDeploymentStrategy, MachineDeploymentStrategyType, MachineSetSpec,
+        MachineSetStatus,
     };
     use drydock_api::capi::keys::has_annotation;
     use jiff::Timestamp;
@@ -108,19 +108,10 @@ mod tests {
     }
 
     fn ms(name: &str, version: &str, spec: i32, machines: i32) -> Arc<MachineSet> {
-        let mut ms = MachineSet::new(
-            name,
-            MachineSetSpec {
-                replicas: Some(spec),
-                ..Default::default()
-            },
-        );
+        let mut ms = MachineSet::new(name, MachineSetSpec { replicas: Some(spec), ..Default::default() });
         ms.metadata.creation_timestamp = Some(Time(Timestamp::from_second(1).expect("ts")));
         ms.spec.template.spec.version = Some(version.into());
-        ms.status = Some(MachineSetStatus {
-            replicas: Some(machines),
-            ..Default::default()
-        });
+        ms.status = Some(MachineSetStatus { replicas: Some(machines), ..Default::default() });
         Arc::new(ms)
     }
 
@@ -132,10 +123,8 @@ mod tests {
     }
 
     fn specs(plan: &Plan) -> Vec<(String, i32)> {
-        let mut v: Vec<(String, i32)> = plan
-            .wanted()
-            .map(|m| (m.metadata.name.clone().unwrap_or_default(), spec(m)))
-            .collect();
+        let mut v: Vec<(String, i32)> =
+            plan.wanted().map(|m| (m.metadata.name.clone().unwrap_or_default(), spec(m))).collect();
         v.sort();
         v
     }
@@ -143,29 +132,17 @@ mod tests {
     #[test]
     fn nothing_moves_until_a_machine_is_deleted() {
         let d = md(3);
-        let all = Counted {
-            total: 3,
-            deleting: 0,
-        };
+        let all = Counted { total: 3, deleting: 0 };
         let plan = step(&d, vec![ms("old", "v1", 3, 3), ms("new", "v2", 0, 0)], all);
         assert_eq!(specs(&plan), [("new".into(), 0), ("old".into(), 3)]);
         let old = plan.old().next().expect("old");
-        assert!(has_annotation(
-            old.metadata.annotations.as_ref(),
-            DISABLE_MACHINE_CREATE_ANNOTATION
-        ));
+        assert!(has_annotation(old.metadata.annotations.as_ref(), DISABLE_MACHINE_CREATE_ANNOTATION));
         // One deleted: the old set follows, the new one waits for it to be gone ...
-        let one = Counted {
-            total: 3,
-            deleting: 1,
-        };
+        let one = Counted { total: 3, deleting: 1 };
         let plan = step(&d, vec![ms("old", "v1", 3, 3), ms("new", "v2", 0, 0)], one);
         assert_eq!(specs(&plan), [("new".into(), 0), ("old".into(), 2)]);
         // ... and then takes its place.
-        let gone = Counted {
-            total: 2,
-            deleting: 0,
-        };
+        let gone = Counted { total: 2, deleting: 0 };
         let plan = step(&d, vec![ms("old", "v1", 2, 2), ms("new", "v2", 0, 0)], gone);
         assert_eq!(specs(&plan), [("new".into(), 1), ("old".into(), 2)]);
     }
@@ -173,10 +150,7 @@ mod tests {
     #[test]
     fn a_smaller_deployment_takes_from_old_sets() {
         let d = md(2);
-        let all = Counted {
-            total: 3,
-            deleting: 0,
-        };
+        let all = Counted { total: 3, deleting: 0 };
         let plan = step(&d, vec![ms("old", "v1", 3, 3), ms("new", "v2", 1, 1)], all);
         assert_eq!(specs(&plan), [("new".into(), 1), ("old".into(), 1)]);
     }

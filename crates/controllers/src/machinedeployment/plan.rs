@@ -45,38 +45,20 @@ impl Plan {
     /// Machine created before gets replaced.
     pub fn new(md: &MachineDeployment, mut sets: Vec<Arc<MachineSet>>, now: Timestamp) -> Self {
         sets.sort_by(|a, b| order(a, b));
-        let rollout_after = md
-            .spec
-            .rollout_after
-            .as_ref()
-            .map(|t| t.0)
-            .filter(|t| now >= *t);
+        let rollout_after = md.spec.rollout_after.as_ref().map(|t| t.0).filter(|t| now >= *t);
         let current = sets.iter().position(|ms| {
             ms.metadata.deletion_timestamp.is_none()
                 && template::equal(&ms.spec.template, &md.spec.template)
-                && rollout_after.is_none_or(|after| {
-                    ms.metadata
-                        .creation_timestamp
-                        .as_ref()
-                        .is_some_and(|c| c.0 >= after)
-                })
+                && rollout_after
+                    .is_none_or(|after| ms.metadata.creation_timestamp.as_ref().is_some_and(|c| c.0 >= after))
         });
-        let sets = sets
-            .into_iter()
-            .map(|before| Planned {
-                want: (*before).clone(),
-                before,
-            })
-            .collect();
+        let sets = sets.into_iter().map(|before| Planned { want: (*before).clone(), before }).collect();
         Self { sets, current }
     }
 
     /// Adds a set just created; it becomes the current one.
     pub fn push_current(&mut self, created: MachineSet) {
-        self.sets.push(Planned {
-            want: created.clone(),
-            before: Arc::new(created),
-        });
+        self.sets.push(Planned { want: created.clone(), before: Arc::new(created) });
         self.current = Some(self.sets.len() - 1);
     }
 
@@ -96,11 +78,7 @@ impl Plan {
     /// The sets that are not current, as wanted, in plan order.
     pub fn old(&self) -> impl Iterator<Item = &MachineSet> {
         let current = self.current;
-        self.sets
-            .iter()
-            .enumerate()
-            .filter(move |(i, _)| Some(*i) != current)
-            .map(|(_, p)| &p.want)
+        self.sets.iter().enumerate().filter(move |(i, _)| Some(*i) != current).map(|(_, p)| &p.want)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -121,13 +99,9 @@ impl Plan {
         let mut old: Vec<&MachineSet> = self.old().collect();
         old.sort_by(|a, b| {
             let ts = |m: &MachineSet| m.metadata.creation_timestamp.as_ref().map(|t| t.0);
-            ts(a)
-                .cmp(&ts(b))
-                .then_with(|| a.metadata.name.cmp(&b.metadata.name))
+            ts(a).cmp(&ts(b)).then_with(|| a.metadata.name.cmp(&b.metadata.name))
         });
-        old.into_iter()
-            .filter_map(|m| m.metadata.name.clone())
-            .collect()
+        old.into_iter().filter_map(|m| m.metadata.name.clone()).collect()
     }
 
     /// Names of the sets that are not current, in plan order.
@@ -137,18 +111,12 @@ impl Plan {
 
     /// The set named `name` as read.
     pub fn before(&self, name: &str) -> Option<&MachineSet> {
-        self.sets
-            .iter()
-            .find(|p| p.want.metadata.name.as_deref() == Some(name))
-            .map(|p| &*p.before)
+        self.sets.iter().find(|p| p.want.metadata.name.as_deref() == Some(name)).map(|p| &*p.before)
     }
 
     /// Mutable access to the set named `name`.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut MachineSet> {
-        self.sets
-            .iter_mut()
-            .find(|p| p.want.metadata.name.as_deref() == Some(name))
-            .map(|p| &mut p.want)
+        self.sets.iter_mut().find(|p| p.want.metadata.name.as_deref() == Some(name)).map(|p| &mut p.want)
     }
 }
 
@@ -160,11 +128,7 @@ pub fn spec(ms: &MachineSet) -> i32 {
 /// A set's available Machines as last reported, never more than it is to keep: a set just
 /// scaled down still reports Machines it is about to delete.
 pub fn available(ms: &MachineSet) -> i32 {
-    let reported = ms
-        .status
-        .as_ref()
-        .and_then(|s| s.available_replicas)
-        .unwrap_or(0);
+    let reported = ms.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0);
     reported.min(spec(ms)).max(0)
 }
 
@@ -181,14 +145,8 @@ pub fn scale(ms: &mut MachineSet, replicas: i32, md_replicas: i32, max_replicas:
 
 pub fn set_replica_annotations(ms: &mut MachineSet, md_replicas: i32, max_replicas: i32) {
     let a = ms.metadata.annotations.get_or_insert_with(Default::default);
-    a.insert(
-        DESIRED_REPLICAS_ANNOTATION.to_string(),
-        md_replicas.to_string(),
-    );
-    a.insert(
-        MAX_REPLICAS_ANNOTATION.to_string(),
-        max_replicas.to_string(),
-    );
+    a.insert(DESIRED_REPLICAS_ANNOTATION.to_string(), md_replicas.to_string());
+    a.insert(MAX_REPLICAS_ANNOTATION.to_string(), max_replicas.to_string());
 }
 
 #[cfg(test)]
@@ -198,13 +156,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     fn ms(name: &str, replicas: i32, created: i64, version: &str) -> Arc<MachineSet> {
-        let mut ms = MachineSet::new(
-            name,
-            MachineSetSpec {
-                replicas: Some(replicas),
-                ..Default::default()
-            },
-        );
+        let mut ms = MachineSet::new(name, MachineSetSpec { replicas: Some(replicas), ..Default::default() });
         ms.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
         ms.spec.template.spec.version = Some(version.into());
         Arc::new(ms)
@@ -230,10 +182,7 @@ mod tests {
             ms("d-v1-big-newer", 3, 40, "v1"),
         ];
         let plan = Plan::new(&md("v1"), sets.clone(), now);
-        assert_eq!(
-            plan.current().and_then(|m| m.metadata.name.as_deref()),
-            Some("c-v1-big")
-        );
+        assert_eq!(plan.current().and_then(|m| m.metadata.name.as_deref()), Some("c-v1-big"));
         assert_eq!(names(plan.old()), ["d-v1-big-newer", "a-v2", "b-v1-small"]);
         let plan = Plan::new(&md("v3"), sets, now);
         assert!(plan.current().is_none());
@@ -246,20 +195,10 @@ mod tests {
         let mut d = md("v1");
         d.spec.rollout_after = Some(Time(Timestamp::from_second(40).expect("ts")));
         let before = Plan::new(&d, sets.clone(), Timestamp::from_second(30).expect("ts"));
-        assert_eq!(
-            before.current().and_then(|m| m.metadata.name.as_deref()),
-            Some("old")
-        );
+        assert_eq!(before.current().and_then(|m| m.metadata.name.as_deref()), Some("old"));
         let after = Plan::new(&d, sets.clone(), Timestamp::from_second(60).expect("ts"));
-        assert_eq!(
-            after.current().and_then(|m| m.metadata.name.as_deref()),
-            Some("newer")
-        );
-        let only_old = Plan::new(
-            &d,
-            vec![sets[0].clone()],
-            Timestamp::from_second(60).expect("ts"),
-        );
+        assert_eq!(after.current().and_then(|m| m.metadata.name.as_deref()), Some("newer"));
+        let only_old = Plan::new(&d, vec![sets[0].clone()], Timestamp::from_second(60).expect("ts"));
         assert!(only_old.current().is_none());
     }
 
@@ -269,12 +208,6 @@ mod tests {
         scale(&mut s, 5, 5, 6);
         assert_eq!(s.spec.replicas, Some(5));
         let a = s.metadata.annotations.clone().unwrap_or_default();
-        assert_eq!(
-            (
-                a[DESIRED_REPLICAS_ANNOTATION].as_str(),
-                a[MAX_REPLICAS_ANNOTATION].as_str()
-            ),
-            ("5", "6")
-        );
+        assert_eq!((a[DESIRED_REPLICAS_ANNOTATION].as_str(), a[MAX_REPLICAS_ANNOTATION].as_str()), ("5", "6"));
     }
 }

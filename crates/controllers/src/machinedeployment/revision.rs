@@ -10,30 +10,19 @@ use drydock_api::capi::keys::{REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION};
 pub fn revision(annotations: Option<&BTreeMap<String, String>>) -> Result<i64, String> {
     match annotations.and_then(|a| a.get(REVISION_ANNOTATION)) {
         None => Ok(0),
-        Some(v) => v
-            .parse::<i64>()
-            .map_err(|_| format!("revision annotation {v:?} is not a number")),
+        Some(v) => v.parse::<i64>().map_err(|_| format!("revision annotation {v:?} is not a number")),
     }
 }
 
 /// One more than the highest revision among `old` (unparsable ones are skipped).
-pub fn next_revision<'a>(
-    old: impl IntoIterator<Item = Option<&'a BTreeMap<String, String>>>,
-) -> i64 {
-    old.into_iter()
-        .filter_map(|a| revision(a).ok())
-        .max()
-        .unwrap_or(0)
-        + 1
+pub fn next_revision<'a>(old: impl IntoIterator<Item = Option<&'a BTreeMap<String, String>>>) -> i64 {
+    old.into_iter().filter_map(|a| revision(a).ok()).max().unwrap_or(0) + 1
 }
 
 /// Sets the revision of the current set in its annotations. A revision never decreases;
 /// when a set that had a revision gets a new one, the old one is appended to its
 /// history. Returns the set's revision.
-pub fn set_current(
-    annotations: &mut BTreeMap<String, String>,
-    new_revision: i64,
-) -> Result<i64, String> {
+pub fn set_current(annotations: &mut BTreeMap<String, String>, new_revision: i64) -> Result<i64, String> {
     let had = annotations.contains_key(REVISION_ANNOTATION);
     let current = revision(Some(annotations))?;
     if current >= new_revision && had {
@@ -55,8 +44,7 @@ mod tests {
     use super::*;
 
     fn ann(rev: Option<&str>) -> BTreeMap<String, String> {
-        rev.map(|r| [(REVISION_ANNOTATION.to_string(), r.to_string())].into())
-            .unwrap_or_default()
+        rev.map(|r| [(REVISION_ANNOTATION.to_string(), r.to_string())].into()).unwrap_or_default()
     }
 
     #[test]

@@ -20,12 +20,7 @@ use super::plan::{Plan, available, scale, spec};
 use super::rollout::replicas;
 
 /// Shrinks the old sets for one rolling update step (after the new set's step).
-pub fn reconcile_old(
-    md: &MachineDeployment,
-    plan: &mut Plan,
-    max_unavailable: i32,
-    max_replicas: i32,
-) {
+pub fn reconcile_old(md: &MachineDeployment, plan: &mut Plan, max_unavailable: i32, max_replicas: i32) {
     let old_total: i32 = plan.old().map(spec).sum();
     if old_total == 0 {
         return;
@@ -33,9 +28,7 @@ pub fn reconcile_old(
     let desired = replicas(md);
     let all_total: i32 = plan.wanted().map(spec).sum();
     let min_available = desired - max_unavailable;
-    let new_unavailable = plan
-        .current()
-        .map_or(0, |new| (spec(new) - available(new)).max(0));
+    let new_unavailable = plan.current().map_or(0, |new| (spec(new) - available(new)).max(0));
     let max_scaled_down = all_total - min_available - new_unavailable;
     if max_scaled_down <= 0 {
         return;
@@ -46,13 +39,7 @@ pub fn reconcile_old(
 }
 
 /// Step 2: removes old sets' unavailable replicas, up to `max` in total.
-fn cleanup_unavailable(
-    plan: &mut Plan,
-    order: &[String],
-    max: i32,
-    desired: i32,
-    max_replicas: i32,
-) {
+fn cleanup_unavailable(plan: &mut Plan, order: &[String], max: i32, desired: i32, max_replicas: i32) {
     let mut cleaned = 0;
     for name in order {
         if cleaned >= max {
@@ -72,13 +59,7 @@ fn cleanup_unavailable(
 }
 
 /// Step 3: takes old sets down within the availability budget.
-fn scale_down_within_budget(
-    plan: &mut Plan,
-    order: &[String],
-    min_available: i32,
-    desired: i32,
-    max_replicas: i32,
-) {
+fn scale_down_within_budget(plan: &mut Plan, order: &[String], min_available: i32, desired: i32, max_replicas: i32) {
     let total_available: i32 = plan.wanted().map(available).sum();
     if total_available <= min_available {
         return;
@@ -140,20 +121,10 @@ mod tests {
 
     /// A set: `(spec, machines, available)`.
     fn ms(name: &str, created: i64, version: &str, s: (i32, i32, i32)) -> Arc<MachineSet> {
-        let mut ms = MachineSet::new(
-            name,
-            MachineSetSpec {
-                replicas: Some(s.0),
-                ..Default::default()
-            },
-        );
+        let mut ms = MachineSet::new(name, MachineSetSpec { replicas: Some(s.0), ..Default::default() });
         ms.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
         ms.spec.template.spec.version = Some(version.into());
-        ms.status = Some(MachineSetStatus {
-            replicas: Some(s.1),
-            available_replicas: Some(s.2),
-            ..Default::default()
-        });
+        ms.status = Some(MachineSetStatus { replicas: Some(s.1), available_replicas: Some(s.2), ..Default::default() });
         Arc::new(ms)
     }
 
@@ -162,10 +133,8 @@ mod tests {
         let max = d.spec.replicas.unwrap_or(1) + max_surge(d).expect("surge");
         reconcile_new(d, &mut plan, max).expect("new");
         reconcile_old(d, &mut plan, max_unavailable(d).expect("unavailable"), max);
-        let mut out: Vec<(String, i32)> = plan
-            .wanted()
-            .map(|m| (m.metadata.name.clone().unwrap_or_default(), spec(m)))
-            .collect();
+        let mut out: Vec<(String, i32)> =
+            plan.wanted().map(|m| (m.metadata.name.clone().unwrap_or_default(), spec(m))).collect();
         out.sort();
         out
     }
@@ -178,28 +147,16 @@ mod tests {
     fn worked_example_surge_one_unavailable_zero() {
         let d = md(3, 1, 0);
         // The new set starts at 1; nothing old goes before it is available.
-        let out = step(
-            &d,
-            vec![ms("old", 1, "v1", (3, 3, 3)), ms("new", 2, "v2", (1, 0, 0))],
-        );
+        let out = step(&d, vec![ms("old", 1, "v1", (3, 3, 3)), ms("new", 2, "v2", (1, 0, 0))]);
         assert_eq!(out, pairs(&[("new", 1), ("old", 3)]));
         // Available: one old Machine goes.
-        let out = step(
-            &d,
-            vec![ms("old", 1, "v1", (3, 3, 3)), ms("new", 2, "v2", (1, 1, 1))],
-        );
+        let out = step(&d, vec![ms("old", 1, "v1", (3, 3, 3)), ms("new", 2, "v2", (1, 1, 1))]);
         assert_eq!(out, pairs(&[("new", 1), ("old", 2)]));
         // While that Machine is still deleting, the new set cannot grow.
-        let out = step(
-            &d,
-            vec![ms("old", 1, "v1", (2, 3, 2)), ms("new", 2, "v2", (1, 1, 1))],
-        );
+        let out = step(&d, vec![ms("old", 1, "v1", (2, 3, 2)), ms("new", 2, "v2", (1, 1, 1))]);
         assert_eq!(out, pairs(&[("new", 1), ("old", 2)]));
         // Once it is gone, it grows by one.
-        let out = step(
-            &d,
-            vec![ms("old", 1, "v1", (2, 2, 2)), ms("new", 2, "v2", (1, 1, 1))],
-        );
+        let out = step(&d, vec![ms("old", 1, "v1", (2, 2, 2)), ms("new", 2, "v2", (1, 1, 1))]);
         assert_eq!(out, pairs(&[("new", 2), ("old", 2)]));
     }
 
@@ -207,31 +164,13 @@ mod tests {
     fn ten_with_surge_three_unavailable_two() {
         let d = md(10, 3, 2);
         // The new set may take the whole surge; two old Machines go at once.
-        let out = step(
-            &d,
-            vec![
-                ms("old", 1, "v1", (10, 10, 10)),
-                ms("new", 2, "v2", (3, 0, 0)),
-            ],
-        );
+        let out = step(&d, vec![ms("old", 1, "v1", (10, 10, 10)), ms("new", 2, "v2", (3, 0, 0))]);
         assert_eq!(out, pairs(&[("new", 3), ("old", 8)]));
         // Just scaled down, the old set still reports its ten available: counted as eight,
         // so nothing more goes until the new Machines are available.
-        let out = step(
-            &d,
-            vec![
-                ms("old", 1, "v1", (8, 10, 10)),
-                ms("new", 2, "v2", (3, 3, 0)),
-            ],
-        );
+        let out = step(&d, vec![ms("old", 1, "v1", (8, 10, 10)), ms("new", 2, "v2", (3, 3, 0))]);
         assert_eq!(out, pairs(&[("new", 3), ("old", 8)]));
-        let out = step(
-            &d,
-            vec![
-                ms("old", 1, "v1", (8, 10, 10)),
-                ms("new", 2, "v2", (3, 3, 3)),
-            ],
-        );
+        let out = step(&d, vec![ms("old", 1, "v1", (8, 10, 10)), ms("new", 2, "v2", (3, 3, 3))]);
         assert_eq!(out, pairs(&[("new", 3), ("old", 5)]));
     }
 
@@ -241,11 +180,7 @@ mod tests {
         // The oldest set has two unavailable Machines: they go without touching availability.
         let out = step(
             &d,
-            vec![
-                ms("a-oldest", 1, "v0", (2, 2, 0)),
-                ms("b-old", 2, "v1", (2, 2, 2)),
-                ms("new", 3, "v2", (1, 1, 1)),
-            ],
+            vec![ms("a-oldest", 1, "v0", (2, 2, 0)), ms("b-old", 2, "v1", (2, 2, 2)), ms("new", 3, "v2", (1, 1, 1))],
         );
         // maxScaledDown = 5 - 4 - 0 = 1: one unavailable Machine of the oldest set.
         assert_eq!(out, pairs(&[("a-oldest", 1), ("b-old", 2), ("new", 1)]));
@@ -254,10 +189,7 @@ mod tests {
     #[test]
     fn a_smaller_deployment_cuts_the_new_set_directly() {
         let d = md(2, 1, 0);
-        let out = step(
-            &d,
-            vec![ms("old", 1, "v1", (1, 1, 1)), ms("new", 2, "v2", (4, 4, 4))],
-        );
+        let out = step(&d, vec![ms("old", 1, "v1", (1, 1, 1)), ms("new", 2, "v2", (4, 4, 4))]);
         // New cut to 2; with 2 available of 2 needed plus the old one, the old one goes.
         assert_eq!(out, pairs(&[("new", 2), ("old", 0)]));
     }

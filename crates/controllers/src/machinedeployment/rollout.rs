@@ -10,11 +10,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use super::plan::{Plan, scale};
 
 pub fn strategy_type(md: &MachineDeployment) -> MachineDeploymentStrategyType {
-    md.spec
-        .strategy
-        .as_ref()
-        .and_then(|s| s.type_)
-        .unwrap_or(MachineDeploymentStrategyType::RollingUpdate)
+    md.spec.strategy.as_ref().and_then(|s| s.type_).unwrap_or(MachineDeploymentStrategyType::RollingUpdate)
 }
 
 pub fn replicas(md: &MachineDeployment) -> i32 {
@@ -24,11 +20,7 @@ pub fn replicas(md: &MachineDeployment) -> i32 {
 /// `(surge, unavailable)` for the deployment's replicas: maxSurge rounded up,
 /// maxUnavailable rounded down, and at least one of them non-zero so a rollout can move.
 pub fn fenceposts(md: &MachineDeployment) -> Result<(i32, i32), IntOrPercentError> {
-    let ru = md
-        .spec
-        .strategy
-        .as_ref()
-        .and_then(|s| s.rolling_update.as_ref());
+    let ru = md.spec.strategy.as_ref().and_then(|s| s.rolling_update.as_ref());
     let desired = replicas(md);
     let surge = intstr::scaled_value_or(
         ru.and_then(|r| r.max_surge.as_ref()),
@@ -42,11 +34,7 @@ pub fn fenceposts(md: &MachineDeployment) -> Result<(i32, i32), IntOrPercentErro
         desired,
         false,
     )?;
-    Ok(if surge == 0 && unavailable == 0 {
-        (0, 1)
-    } else {
-        (surge, unavailable)
-    })
+    Ok(if surge == 0 && unavailable == 0 { (0, 1) } else { (surge, unavailable) })
 }
 
 /// Machines a rolling update may create above the desired count (0 for OnDelete).
@@ -115,21 +103,13 @@ pub fn new_set_replicas<'a>(
 
 /// The new set's step of a rollout: scaled down to the deployment's replicas when above
 /// them, else grown within the bounds of [`new_set_replicas`].
-pub fn reconcile_new(
-    md: &MachineDeployment,
-    plan: &mut Plan,
-    max_replicas: i32,
-) -> Result<(), IntOrPercentError> {
+pub fn reconcile_new(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) -> Result<(), IntOrPercentError> {
     let desired = replicas(md);
     let Some(new) = plan.current() else {
         return Ok(());
     };
     let spec = new.spec.replicas.unwrap_or(0);
-    let wanted = if spec >= desired {
-        desired
-    } else {
-        new_set_replicas(md, plan.wanted(), spec)?
-    };
+    let wanted = if spec >= desired { desired } else { new_set_replicas(md, plan.wanted(), spec)? };
     if let Some(new) = plan.current_mut()
         && wanted != spec
     {
@@ -142,8 +122,8 @@ pub fn reconcile_new(
 mod tests {
     use super::*;
     use drydock_api::capi::core::{
-        MachineDeploymentSpec, MachineDeploymentStrategy, MachineRollingUpdateDeployment,
-        MachineSetSpec, MachineSetStatus,
+        MachineDeploymentSpec, MachineDeploymentStrategy, MachineRollingUpdateDeployment, MachineSetSpec,
+        MachineSetStatus,
     };
 
     fn md(replicas: i32, surge: IntOrString, unavailable: IntOrString) -> MachineDeployment {
@@ -170,17 +150,8 @@ mod tests {
     }
 
     fn ms(spec: i32, status: i32) -> MachineSet {
-        let mut ms = MachineSet::new(
-            "ms",
-            MachineSetSpec {
-                replicas: Some(spec),
-                ..Default::default()
-            },
-        );
-        ms.status = Some(MachineSetStatus {
-            replicas: Some(status),
-            ..Default::default()
-        });
+        let mut ms = MachineSet::new("ms", MachineSetSpec { replicas: Some(spec), ..Default::default() });
+        ms.status = Some(MachineSetStatus { replicas: Some(status), ..Default::default() });
         ms
     }
 
@@ -198,10 +169,7 @@ mod tests {
         if let Some(s) = on_delete.spec.strategy.as_mut() {
             s.type_ = Some(MachineDeploymentStrategyType::OnDelete);
         }
-        assert_eq!(
-            (max_surge(&on_delete), max_unavailable(&on_delete)),
-            (Ok(0), Ok(0))
-        );
+        assert_eq!((max_surge(&on_delete), max_unavailable(&on_delete)), (Ok(0), Ok(0)));
         assert!(fenceposts(&md(3, pct("x"), IntOrString::Int(0))).is_err());
     }
 

@@ -20,10 +20,7 @@ pub const PHASE_SCALING_UP: &str = "ScalingUp";
 pub const PHASE_SCALING_DOWN: &str = "ScalingDown";
 pub const PHASE_FAILED: &str = "Failed";
 
-fn status_of(
-    ms: &MachineSet,
-    f: impl Fn(&drydock_api::capi::core::MachineSetStatus) -> Option<i32>,
-) -> i32 {
+fn status_of(ms: &MachineSet, f: impl Fn(&drydock_api::capi::core::MachineSetStatus) -> Option<i32>) -> i32 {
     ms.status.as_ref().and_then(f).unwrap_or(0)
 }
 
@@ -37,10 +34,7 @@ pub fn compute(md: &MachineDeployment, plan: &Plan, selector: String) -> Machine
         ready += status_of(ms, |s| s.ready_replicas);
         available += status_of(ms, |s| s.available_replicas);
         spec_total += ms.spec.replicas.unwrap_or(0);
-        failed |= ms
-            .status
-            .as_ref()
-            .is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some());
+        failed |= ms.status.as_ref().is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some());
     }
     let updated = plan.current().map_or(0, |ms| status_of(ms, |s| s.replicas));
     // Later rules win, as upstream applies them in this order.
@@ -75,11 +69,7 @@ pub fn compute(md: &MachineDeployment, plan: &Plan, selector: String) -> Machine
 /// (the current set's Ready) and Ready (a summary of Available).
 pub fn set_conditions(md: &mut MachineDeployment, plan: &Plan, max_unavailable: i32, now: Time) {
     let desired = md.spec.replicas.unwrap_or(1);
-    let available = md
-        .status
-        .as_ref()
-        .and_then(|s| s.available_replicas)
-        .unwrap_or(0);
+    let available = md.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0);
     let needed = desired - max_unavailable;
     if available >= needed {
         md.mark_true(AVAILABLE, now.clone());
@@ -88,9 +78,7 @@ pub fn set_conditions(md: &mut MachineDeployment, plan: &Plan, max_unavailable: 
             AVAILABLE,
             WAITING_FOR_AVAILABLE_MACHINES,
             Severity::Warning,
-            &format!(
-                "Minimum availability requires {needed} replicas, current {available} available"
-            ),
+            &format!("Minimum availability requires {needed} replicas, current {available} available"),
             now.clone(),
         );
     }
@@ -98,11 +86,7 @@ pub fn set_conditions(md: &mut MachineDeployment, plan: &Plan, max_unavailable: 
         Some(ms) => conditions::mirror(
             ms.conditions(),
             MACHINE_SET_READY,
-            MirrorFallback::False {
-                reason: WAITING_FOR_MACHINE_SET,
-                severity: Severity::Info,
-                message: "",
-            },
+            MirrorFallback::False { reason: WAITING_FOR_MACHINE_SET, severity: Severity::Info, message: "" },
             now.clone(),
         ),
         None => conditions::Condition::false_(
@@ -124,25 +108,19 @@ fn set_machines_created(md: &mut MachineDeployment, plan: &Plan, now: Time) {
     if plan.is_empty() {
         return;
     }
-    let blocked = plan
-        .current()
-        .into_iter()
-        .chain(plan.old())
-        .filter(|ms| ms.metadata.deletion_timestamp.is_none())
-        .find_map(|ms| {
-            let c = ms.get_condition(MACHINES_CREATED)?;
-            c.is_false()
-                .then(|| (ms.metadata.name.as_deref().unwrap_or_default(), c))
-        });
+    let blocked =
+        plan.current().into_iter().chain(plan.old()).filter(|ms| ms.metadata.deletion_timestamp.is_none()).find_map(
+            |ms| {
+                let c = ms.get_condition(MACHINES_CREATED)?;
+                c.is_false().then(|| (ms.metadata.name.as_deref().unwrap_or_default(), c))
+            },
+        );
     match blocked {
         Some((name, c)) => md.mark_false(
             MACHINES_CREATED,
             c.reason.as_deref().unwrap_or_default(),
             c.severity().unwrap_or(Severity::Warning),
-            &format!(
-                "MachineSet {name}: {}",
-                c.message.as_deref().unwrap_or_default()
-            ),
+            &format!("MachineSet {name}: {}", c.message.as_deref().unwrap_or_default()),
             now,
         ),
         None => md.mark_true(MACHINES_CREATED, now),
@@ -169,21 +147,8 @@ mod tests {
     use drydock_api::capi::core::{MachineDeploymentSpec, MachineSetSpec, MachineSetStatus};
     use jiff::Timestamp;
 
-    fn ms(
-        name: &str,
-        version: &str,
-        spec: i32,
-        replicas: i32,
-        ready: i32,
-        available: i32,
-    ) -> Arc<MachineSet> {
-        let mut ms = MachineSet::new(
-            name,
-            MachineSetSpec {
-                replicas: Some(spec),
-                ..Default::default()
-            },
-        );
+    fn ms(name: &str, version: &str, spec: i32, replicas: i32, ready: i32, available: i32) -> Arc<MachineSet> {
+        let mut ms = MachineSet::new(name, MachineSetSpec { replicas: Some(spec), ..Default::default() });
         ms.spec.template.spec.version = Some(version.into());
         ms.status = Some(MachineSetStatus {
             replicas: Some(replicas),
@@ -195,13 +160,8 @@ mod tests {
     }
 
     fn md(replicas: i32) -> MachineDeployment {
-        let mut md = MachineDeployment::new(
-            "md",
-            MachineDeploymentSpec {
-                replicas: Some(replicas),
-                ..Default::default()
-            },
-        );
+        let mut md =
+            MachineDeployment::new("md", MachineDeploymentSpec { replicas: Some(replicas), ..Default::default() });
         md.metadata.generation = Some(3);
         md.spec.template.spec.version = Some("v2".into());
         md
@@ -214,11 +174,7 @@ mod tests {
     #[test]
     fn sums_over_sets_and_picks_the_phase() {
         let d = md(3);
-        let plan = Plan::new(
-            &d,
-            vec![ms("new", "v2", 2, 2, 1, 1), ms("old", "v1", 1, 2, 2, 2)],
-            now(),
-        );
+        let plan = Plan::new(&d, vec![ms("new", "v2", 2, 2, 1, 1), ms("old", "v1", 1, 2, 2, 2)], now());
         let s = compute(&d, &plan, "a=b".into());
         assert_eq!(s.replicas, Some(4));
         assert_eq!(s.updated_replicas, Some(2));
@@ -235,10 +191,7 @@ mod tests {
 
         let d1 = md(1);
         let plan = Plan::new(&d1, vec![ms("new", "v2", 1, 5, 5, 5)], now());
-        assert_eq!(
-            compute(&d1, &plan, String::new()).phase.as_deref(),
-            Some(PHASE_SCALING_DOWN)
-        );
+        assert_eq!(compute(&d1, &plan, String::new()).phase.as_deref(), Some(PHASE_SCALING_DOWN));
 
         let plan = Plan::new(&d, vec![ms("old", "v1", 3, 3, 3, 3)], now());
         let s = compute(&d, &plan, String::new());
@@ -254,16 +207,9 @@ mod tests {
         set_conditions(&mut d, &plan, 0, t.clone());
         let a = d.get_condition(AVAILABLE).expect("available");
         assert_eq!(a.reason.as_deref(), Some(WAITING_FOR_AVAILABLE_MACHINES));
-        assert_eq!(
-            a.message.as_deref(),
-            Some("Minimum availability requires 3 replicas, current 2 available")
-        );
+        assert_eq!(a.message.as_deref(), Some("Minimum availability requires 3 replicas, current 2 available"));
         assert!(d.is_condition_false(conditions::READY));
-        assert_eq!(
-            d.get_condition(MACHINE_SET_READY)
-                .and_then(|c| c.reason.as_deref()),
-            Some(WAITING_FOR_MACHINE_SET)
-        );
+        assert_eq!(d.get_condition(MACHINE_SET_READY).and_then(|c| c.reason.as_deref()), Some(WAITING_FOR_MACHINE_SET));
         assert!(!is_complete(&d));
         set_conditions(&mut d, &plan, 1, t.clone());
         assert!(d.is_condition_true(AVAILABLE));
@@ -274,13 +220,7 @@ mod tests {
         assert!(is_complete(&d));
         assert!(d.is_condition_true(MACHINES_CREATED));
         let mut held = (*ms("new", "v2", 4, 3, 3, 3)).clone();
-        held.mark_false(
-            MACHINES_CREATED,
-            "PreflightCheckFailed",
-            Severity::Error,
-            "on hold",
-            t.clone(),
-        );
+        held.mark_false(MACHINES_CREATED, "PreflightCheckFailed", Severity::Error, "on hold", t.clone());
         let plan = Plan::new(&d, vec![Arc::new(held)], now());
         set_conditions(&mut d, &plan, 0, t.clone());
         let c = d.get_condition(MACHINES_CREATED).expect("machines created");
@@ -289,10 +229,6 @@ mod tests {
         assert_eq!(c.severity(), Some(Severity::Error));
         let none = Plan::new(&d, vec![], now());
         set_conditions(&mut d, &none, 0, t);
-        assert_eq!(
-            d.get_condition(MACHINE_SET_READY)
-                .and_then(|c| c.message.as_deref()),
-            Some("MachineSet not found")
-        );
+        assert_eq!(d.get_condition(MACHINE_SET_READY).and_then(|c| c.message.as_deref()), Some("MachineSet not found"));
     }
 }

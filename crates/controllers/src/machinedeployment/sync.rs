@@ -21,8 +21,7 @@ fn created(ms: &MachineSet) -> Option<jiff::Timestamp> {
 /// True when an active set has not seen the deployment's current replicas.
 pub fn is_scaling_event(plan: &Plan, desired: i32) -> bool {
     plan.iter().any(|p| {
-        spec(&p.before) > 0
-            && annotation_i32(&p.before, DESIRED_REPLICAS_ANNOTATION).is_some_and(|d| d != desired)
+        spec(&p.before) > 0 && annotation_i32(&p.before, DESIRED_REPLICAS_ANNOTATION).is_some_and(|d| d != desired)
     })
 }
 
@@ -31,11 +30,7 @@ pub fn is_scaling_event(plan: &Plan, desired: i32) -> bool {
 pub fn one_active_or_latest(plan: &Plan) -> Option<String> {
     let mut candidates: Vec<&MachineSet> = plan.current().into_iter().collect();
     let mut old: Vec<&MachineSet> = plan.old().collect();
-    old.sort_by(|a, b| {
-        created(b)
-            .cmp(&created(a))
-            .then_with(|| a.metadata.name.cmp(&b.metadata.name))
-    });
+    old.sort_by(|a, b| created(b).cmp(&created(a)).then_with(|| a.metadata.name.cmp(&b.metadata.name)));
     candidates.extend(old);
     let active: Vec<&&MachineSet> = candidates.iter().filter(|ms| spec(ms) > 0).collect();
     let pick = match active.len() {
@@ -52,25 +47,13 @@ fn saturated(md: &MachineDeployment, plan: &Plan) -> bool {
     plan.current().is_some_and(|new| {
         spec(new) == desired
             && annotation_i32(new, DESIRED_REPLICAS_ANNOTATION) == Some(desired)
-            && new
-                .status
-                .as_ref()
-                .and_then(|s| s.available_replicas)
-                .unwrap_or(0)
-                == desired
+            && new.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0) == desired
     })
 }
 
 /// A set's share of `to_add` more (or fewer) replicas: its size scaled from the total it
 /// was last sized for (`max-replicas`, as read) to the new total.
-fn proportion(
-    ms_spec: i32,
-    annotated_max: i32,
-    md_replicas: i32,
-    new_total: i32,
-    to_add: i32,
-    added: i32,
-) -> i32 {
+fn proportion(ms_spec: i32, annotated_max: i32, md_replicas: i32, new_total: i32, to_add: i32, added: i32) -> i32 {
     if ms_spec == 0 || to_add == 0 || to_add == added {
         return 0;
     }
@@ -84,11 +67,7 @@ fn proportion(
         scaled.round() as i32 - ms_spec
     };
     let allowed = to_add - added;
-    if to_add > 0 {
-        fraction.min(allowed)
-    } else {
-        fraction.max(allowed)
-    }
+    if to_add > 0 { fraction.min(allowed) } else { fraction.max(allowed) }
 }
 
 /// Scales the deployment's sets to its replicas without advancing a rollout.
@@ -112,9 +91,7 @@ pub fn scale(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) {
         }
         return;
     }
-    if rollout::strategy_type(md)
-        != drydock_api::capi::core::MachineDeploymentStrategyType::RollingUpdate
-    {
+    if rollout::strategy_type(md) != drydock_api::capi::core::MachineDeploymentStrategyType::RollingUpdate {
         return;
     }
     let new_total = if desired > 0 { max_replicas } else { 0 };
@@ -136,14 +113,7 @@ pub fn scale(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) {
     // Largest first; among equals the newer gets more when growing, the older loses more
     // when shrinking.
     active.sort_by(|a, b| {
-        b.1.cmp(&a.1).then_with(|| {
-            if to_add > 0 {
-                b.2.cmp(&a.2)
-            } else {
-                a.2.cmp(&b.2)
-            }
-            .then_with(|| a.0.cmp(&b.0))
-        })
+        b.1.cmp(&a.1).then_with(|| if to_add > 0 { b.2.cmp(&a.2) } else { a.2.cmp(&b.2) }.then_with(|| a.0.cmp(&b.0)))
     });
     let mut added = 0;
     let mut sizes: Vec<(String, i32)> = Vec::with_capacity(active.len());
@@ -176,27 +146,14 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
     fn ms(name: &str, replicas: i32, created: i64, version: &str) -> Arc<MachineSet> {
-        let mut ms = MachineSet::new(
-            name,
-            MachineSetSpec {
-                replicas: Some(replicas),
-                ..Default::default()
-            },
-        );
+        let mut ms = MachineSet::new(name, MachineSetSpec { replicas: Some(replicas), ..Default::default() });
         ms.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
         ms.spec.template.spec.version = Some(version.into());
         Arc::new(ms)
     }
 
     /// A set last sized for a deployment of `desired` replicas and `max` at most.
-    fn sized(
-        name: &str,
-        replicas: i32,
-        created: i64,
-        version: &str,
-        desired: i32,
-        max: i32,
-    ) -> Arc<MachineSet> {
+    fn sized(name: &str, replicas: i32, created: i64, version: &str, desired: i32, max: i32) -> Arc<MachineSet> {
         let mut m = (*ms(name, replicas, created, version)).clone();
         m.metadata.annotations = Some(
             [
@@ -234,10 +191,8 @@ mod tests {
     }
 
     fn specs(plan: &Plan) -> Vec<(String, i32)> {
-        let mut v: Vec<(String, i32)> = plan
-            .wanted()
-            .map(|m| (m.metadata.name.clone().unwrap_or_default(), spec(m)))
-            .collect();
+        let mut v: Vec<(String, i32)> =
+            plan.wanted().map(|m| (m.metadata.name.clone().unwrap_or_default(), spec(m))).collect();
         v.sort();
         v
     }
@@ -246,11 +201,7 @@ mod tests {
     fn single_target_follows_replicas() {
         // Template changed while paused: no current set; the one active old set scales.
         let d = md("v2", 5);
-        let mut plan = Plan::new(
-            &d,
-            vec![ms("old", 3, 1, "v1"), ms("older", 0, 0, "v0")],
-            now(),
-        );
+        let mut plan = Plan::new(&d, vec![ms("old", 3, 1, "v1"), ms("older", 0, 0, "v0")], now());
         assert_eq!(one_active_or_latest(&plan).as_deref(), Some("old"));
         scale(&d, &mut plan, 8);
         assert_eq!(specs(&plan), [("old".into(), 5), ("older".into(), 0)]);
@@ -275,10 +226,7 @@ mod tests {
     fn scaling_mid_rollout_is_proportional() {
         // 10 replicas (max 13) mid-rollout: old 8, new 5. Scaled to 20 (max 23): +10.
         let d = md("v2", 20);
-        let sets = vec![
-            sized("old", 8, 1, "v1", 10, 13),
-            sized("new", 5, 2, "v2", 10, 13),
-        ];
+        let sets = vec![sized("old", 8, 1, "v1", 10, 13), sized("new", 5, 2, "v2", 10, 13)];
         let mut plan = Plan::new(&d, sets.clone(), now());
         assert!(is_scaling_event(&plan, 20));
         assert!(!is_scaling_event(&plan, 10));
@@ -299,15 +247,8 @@ mod tests {
     fn a_saturated_new_set_retires_the_old_ones() {
         let d = md("v2", 3);
         let mut new = (*sized("new", 3, 2, "v2", 3, 6)).clone();
-        new.status = Some(MachineSetStatus {
-            available_replicas: Some(3),
-            ..Default::default()
-        });
-        let mut plan = Plan::new(
-            &d,
-            vec![sized("old", 1, 1, "v1", 3, 6), Arc::new(new)],
-            now(),
-        );
+        new.status = Some(MachineSetStatus { available_replicas: Some(3), ..Default::default() });
+        let mut plan = Plan::new(&d, vec![sized("old", 1, 1, "v1", 3, 6), Arc::new(new)], now());
         scale(&d, &mut plan, 6);
         assert_eq!(specs(&plan), [("new".into(), 3), ("old".into(), 0)]);
     }

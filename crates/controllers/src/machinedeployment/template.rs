@@ -22,10 +22,7 @@ pub struct RolloutFields {
 }
 
 fn group_only(r: &ObjectReference) -> ObjectReference {
-    ObjectReference {
-        api_version: r.api_version.as_deref().map(|v| api_group(v).to_string()),
-        ..r.clone()
-    }
+    ObjectReference { api_version: r.api_version.as_deref().map(|v| api_group(v).to_string()), ..r.clone() }
 }
 
 pub fn rollout_fields(t: &MachineTemplateSpec) -> RolloutFields {
@@ -51,9 +48,7 @@ pub fn equal(a: &MachineTemplateSpec, b: &MachineTemplateSpec) -> bool {
 /// which sets share a template.
 pub fn hash(t: &MachineTemplateSpec) -> u32 {
     let bytes = serde_json::to_vec(&rollout_fields(t)).unwrap_or_default();
-    bytes.iter().fold(0x811c_9dc5u32, |h, b| {
-        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
-    })
+    bytes.iter().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
 }
 
 #[cfg(test)]
@@ -88,8 +83,7 @@ mod tests {
         b.spec.node_deletion_timeout = Some("1m".into());
         b.spec.node_volume_detach_timeout = Some("1m".into());
         b.spec.cluster_name = "renamed".into();
-        b.spec.infrastructure_ref.api_version =
-            Some("infrastructure.cluster.x-k8s.io/v1beta1".into());
+        b.spec.infrastructure_ref.api_version = Some("infrastructure.cluster.x-k8s.io/v1beta1".into());
         assert!(equal(&a, &b));
         assert_eq!(hash(&a), hash(&b));
     }

@@ -50,12 +50,7 @@ fn oldest_score(m: &Machine, now: Timestamp) -> f64 {
 /// The deletion priority of one Machine. `deleting` says whether it is being deleted
 /// (its deletionTimestamp, or a deletion this controller issued and the cache has not
 /// shown yet).
-pub fn priority(
-    m: &Machine,
-    policy: MachineSetDeletePolicy,
-    deleting: bool,
-    now: Timestamp,
-) -> f64 {
+pub fn priority(m: &Machine, policy: MachineSetDeletePolicy, deleting: bool, now: Timestamp) -> f64 {
     if deleting {
         return MUST_DELETE;
     }
@@ -80,14 +75,10 @@ pub fn pick(
     now: Timestamp,
     deleting: impl Fn(&Machine) -> bool,
 ) -> Vec<&Arc<Machine>> {
-    let mut scored: Vec<(f64, &Arc<Machine>)> = machines
-        .iter()
-        .map(|m| (priority(m, policy, deleting(m), now), m))
-        .collect();
+    let mut scored: Vec<(f64, &Arc<Machine>)> =
+        machines.iter().map(|m| (priority(m, policy, deleting(m), now), m)).collect();
     scored.sort_by(|(sa, a), (sb, b)| {
-        sb.partial_cmp(sa)
-            .unwrap_or(Ordering::Equal)
-            .then_with(|| a.metadata.name.cmp(&b.metadata.name))
+        sb.partial_cmp(sa).unwrap_or(Ordering::Equal).then_with(|| a.metadata.name.cmp(&b.metadata.name))
     });
     scored.into_iter().take(count).map(|(_, m)| m).collect()
 }
@@ -107,10 +98,7 @@ mod tests {
     fn machine(name: &str, created: i64) -> Arc<Machine> {
         let mut m = Machine::new(name, MachineSpec::default());
         m.metadata.creation_timestamp = Some(Time(at(created)));
-        m.status = Some(MachineStatus {
-            node_ref: Some(ObjectReference::default()),
-            ..Default::default()
-        });
+        m.status = Some(MachineStatus { node_ref: Some(ObjectReference::default()), ..Default::default() });
         Arc::new(m)
     }
 
@@ -121,11 +109,7 @@ mod tests {
     #[test]
     fn oldest_and_newest_follow_age() {
         let now = at(1_000_000);
-        let ms = vec![
-            machine("b", 999_000),
-            machine("a", 500_000),
-            machine("c", 999_990),
-        ];
+        let ms = vec![machine("b", 999_000), machine("a", 500_000), machine("c", 999_990)];
         let none = |_: &Machine| false;
         let oldest = pick(&ms, MachineSetDeletePolicy::Oldest, 2, now, none);
         assert_eq!(names(oldest), ["a", "b"]);
@@ -141,8 +125,7 @@ mod tests {
         let now = at(1_000_000);
         let annotated = {
             let mut m = (*machine("z-annotated", 999_999)).clone();
-            m.metadata.annotations =
-                Some([(DELETE_MACHINE_ANNOTATION.to_string(), String::new())].into());
+            m.metadata.annotations = Some([(DELETE_MACHINE_ANNOTATION.to_string(), String::new())].into());
             Arc::new(m)
         };
         let no_node = {
@@ -152,34 +135,13 @@ mod tests {
         };
         let node_bad = {
             let mut m = (*machine("x-node-bad", 999_999)).clone();
-            m.mark_false(
-                NODE_HEALTHY,
-                "NodeConditionsFailed",
-                Severity::Warning,
-                "",
-                cond_now(),
-            );
+            m.mark_false(NODE_HEALTHY, "NodeConditionsFailed", Severity::Warning, "", cond_now());
             Arc::new(m)
         };
-        let ms = vec![
-            machine("a-old", 1),
-            node_bad,
-            no_node,
-            annotated,
-            machine("w-deleting", 999_999),
-        ];
+        let ms = vec![machine("a-old", 1), node_bad, no_node, annotated, machine("w-deleting", 999_999)];
         let deleting = |m: &Machine| m.metadata.name.as_deref() == Some("w-deleting");
         let order = pick(&ms, MachineSetDeletePolicy::Oldest, 5, now, deleting);
-        assert_eq!(
-            names(order),
-            [
-                "w-deleting",
-                "z-annotated",
-                "x-node-bad",
-                "y-no-node",
-                "a-old"
-            ]
-        );
+        assert_eq!(names(order), ["w-deleting", "z-annotated", "x-node-bad", "y-no-node", "a-old"]);
         // Random: the annotation still outranks unhealthy Machines.
         let order = pick(&ms, MachineSetDeletePolicy::Random, 2, now, deleting);
         assert_eq!(names(order), ["w-deleting", "z-annotated"]);
@@ -196,9 +158,6 @@ mod tests {
         assert!(!is_healthy(&m));
         let mut fresh = (*machine("n", 10)).clone();
         fresh.metadata.creation_timestamp = None;
-        assert_eq!(
-            priority(&fresh, MachineSetDeletePolicy::Oldest, false, at(5)),
-            0.0
-        );
+        assert_eq!(priority(&fresh, MachineSetDeletePolicy::Oldest, false, at(5)), 0.0);
     }
 }

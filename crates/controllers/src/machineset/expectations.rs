@@ -51,12 +51,7 @@ impl Expectations {
     }
 
     pub fn expect_delete(&self, owner: &str, name: &str) {
-        self.owners
-            .lock()
-            .entry(owner.to_string())
-            .or_default()
-            .deletes
-            .insert(name.to_string(), Instant::now());
+        self.owners.lock().entry(owner.to_string()).or_default().deletes.insert(name.to_string(), Instant::now());
     }
 
     /// Forgets a create whose request failed.
@@ -144,10 +139,6 @@ mod tests {
         assert!(o.creates.is_empty());
         e.expect_create("ns/ms", "m4");
         e.forget("ns/ms");
-        assert!(
-            e.outstanding("ns/ms", |_| false, |_| false)
-                .creates
-                .is_empty()
-        );
+        assert!(e.outstanding("ns/ms", |_| false, |_| false).creates.is_empty());
     }
 }

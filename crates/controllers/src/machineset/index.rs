@@ -53,17 +53,12 @@ where
     K: Resource<DynamicType = ()> + ClusterScoped + Clone + 'static,
 {
     pub fn new(store: Store<K>) -> Arc<Self> {
-        Arc::new(Self {
-            store,
-            buckets: Mutex::new(HashMap::new()),
-            seeded: AtomicBool::new(false),
-        })
+        Arc::new(Self { store, buckets: Mutex::new(HashMap::new()), seeded: AtomicBool::new(false) })
     }
 
     /// Records an object seen on a watch stream.
     pub fn observe(&self, obj: &K) {
-        let (Some(ns), Some(name)) = (obj.meta().namespace.as_ref(), obj.meta().name.as_ref())
-        else {
+        let (Some(ns), Some(name)) = (obj.meta().namespace.as_ref(), obj.meta().name.as_ref()) else {
             return;
         };
         let key = (ns.clone(), obj.cluster_name().to_string());
@@ -98,15 +93,13 @@ where
             return Vec::new();
         };
         let mut found = Vec::with_capacity(bucket.len());
-        bucket.retain(
-            |name| match self.store.get(&ObjectRef::new(name).within(namespace)) {
-                Some(obj) => {
-                    found.push(obj);
-                    true
-                }
-                None => false,
-            },
-        );
+        bucket.retain(|name| match self.store.get(&ObjectRef::new(name).within(namespace)) {
+            Some(obj) => {
+                found.push(obj);
+                true
+            }
+            None => false,
+        });
         if bucket.is_empty() {
             buckets.remove(&key);
         }
@@ -122,13 +115,7 @@ mod tests {
     use kube::runtime::watcher::Event;
 
     fn machine(ns: &str, name: &str, cluster: &str) -> Machine {
-        let mut m = Machine::new(
-            name,
-            MachineSpec {
-                cluster_name: cluster.into(),
-                ..Default::default()
-            },
-        );
+        let mut m = Machine::new(name, MachineSpec { cluster_name: cluster.into(), ..Default::default() });
         m.metadata.namespace = Some(ns.into());
         m
     }

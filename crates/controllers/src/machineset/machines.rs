@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use drydock_api::capi::core::{Bootstrap, Machine, MachineSet};
-use drydock_api::capi::keys::{
-    CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_FINALIZER, SET_NAME_LABEL,
-};
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_FINALIZER, SET_NAME_LABEL};
 use drydock_api::capi::naming;
 use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
@@ -50,19 +48,10 @@ pub fn generated_name(base: &str, suffix: &str) -> String {
 /// `<machineset>-<random>`.
 pub fn machine_name(ms: &MachineSet, suffix: &str) -> Result<String, String> {
     let ms_name = ms.metadata.name.as_deref().unwrap_or_default();
-    match ms
-        .spec
-        .machine_naming_strategy
-        .as_ref()
-        .and_then(|s| s.template.as_deref())
-    {
+    match ms.spec.machine_naming_strategy.as_ref().and_then(|s| s.template.as_deref()) {
         Some(t) => naming::render(
             t,
-            &[
-                ("cluster.name", ms.spec.cluster_name.as_str()),
-                ("machineSet.name", ms_name),
-                ("random", suffix),
-            ],
+            &[("cluster.name", ms.spec.cluster_name.as_str()), ("machineSet.name", ms_name), ("random", suffix)],
         ),
         None => Ok(generated_name(ms_name, suffix)),
     }
@@ -72,16 +61,8 @@ pub fn machine_name(ms: &MachineSet, suffix: &str) -> Result<String, String> {
 /// name when the set belongs to one, and the cluster name.
 pub fn machine_labels(ms: &MachineSet) -> BTreeMap<String, String> {
     let mut labels = ms.spec.template.metadata.labels.clone().unwrap_or_default();
-    labels.insert(
-        SET_NAME_LABEL.to_string(),
-        format_label_value(ms.metadata.name.as_deref().unwrap_or_default()),
-    );
-    if let Some(md) = ms
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(DEPLOYMENT_NAME_LABEL))
-    {
+    labels.insert(SET_NAME_LABEL.to_string(), format_label_value(ms.metadata.name.as_deref().unwrap_or_default()));
+    if let Some(md) = ms.metadata.labels.as_ref().and_then(|l| l.get(DEPLOYMENT_NAME_LABEL)) {
         labels.insert(DEPLOYMENT_NAME_LABEL.to_string(), md.clone());
     }
     labels.insert(CLUSTER_NAME_LABEL.to_string(), ms.spec.cluster_name.clone());
@@ -90,12 +71,7 @@ pub fn machine_labels(ms: &MachineSet) -> BTreeMap<String, String> {
 
 /// Annotations every Machine of the set carries: the template's.
 pub fn machine_annotations(ms: &MachineSet) -> BTreeMap<String, String> {
-    ms.spec
-        .template
-        .metadata
-        .annotations
-        .clone()
-        .unwrap_or_default()
+    ms.spec.template.metadata.annotations.clone().unwrap_or_default()
 }
 
 /// A new Machine of the set, pointing at its freshly cloned infrastructure machine and
@@ -110,14 +86,8 @@ pub fn new_machine(
     spec.cluster_name = ms.spec.cluster_name.clone();
     spec.infrastructure_ref = infrastructure_ref;
     spec.bootstrap = match bootstrap_ref {
-        Some(r) => Bootstrap {
-            config_ref: Some(r),
-            data_secret_name: None,
-        },
-        None => Bootstrap {
-            config_ref: None,
-            data_secret_name: spec.bootstrap.data_secret_name.take(),
-        },
+        Some(r) => Bootstrap { config_ref: Some(r), data_secret_name: None },
+        None => Bootstrap { config_ref: None, data_secret_name: spec.bootstrap.data_secret_name.take() },
     };
     let mut m = Machine::new(name, spec);
     m.metadata.namespace = ms.metadata.namespace.clone();
@@ -162,8 +132,7 @@ pub fn select(ms: &MachineSet, selector: &Selector, candidates: Vec<Arc<Machine>
             None => {}
         }
     }
-    s.owned
-        .sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    s.owned.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     s
 }
 
@@ -176,23 +145,13 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
     fn ms() -> MachineSet {
-        let mut ms = MachineSet::new(
-            "workers-abcde",
-            MachineSetSpec {
-                cluster_name: "c1".into(),
-                ..Default::default()
-            },
-        );
+        let mut ms =
+            MachineSet::new("workers-abcde", MachineSetSpec { cluster_name: "c1".into(), ..Default::default() });
         ms.metadata.namespace = Some("ns".into());
         ms.metadata.uid = Some("ms-uid".into());
-        ms.metadata.labels =
-            Some([(DEPLOYMENT_NAME_LABEL.to_string(), "workers".to_string())].into());
+        ms.metadata.labels = Some([(DEPLOYMENT_NAME_LABEL.to_string(), "workers".to_string())].into());
         ms.spec.template.metadata.labels = Some(
-            [
-                ("role".to_string(), "worker".to_string()),
-                (CLUSTER_NAME_LABEL.to_string(), "c1".to_string()),
-            ]
-            .into(),
+            [("role".to_string(), "worker".to_string()), (CLUSTER_NAME_LABEL.to_string(), "c1".to_string())].into(),
         );
         ms.spec.template.metadata.annotations = Some([("a".to_string(), "1".to_string())].into());
         ms.spec.template.spec.bootstrap.data_secret_name = Some("secret".into());
@@ -203,35 +162,24 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(random_suffix().len(), SUFFIX_LEN);
-        assert!(
-            random_suffix()
-                .bytes()
-                .all(|b| SUFFIX_ALPHABET.contains(&b))
-        );
+        assert!(random_suffix().bytes().all(|b| SUFFIX_ALPHABET.contains(&b)));
         assert_eq!(generated_name("ms", "xyz12"), "ms-xyz12");
         let long = "a".repeat(70);
         let n = generated_name(&long, "xyz12");
         assert_eq!(n.len(), 63);
         assert!(n.ends_with("aaa-xyz12") || n.ends_with("aaaaxyz12"));
-        assert_eq!(
-            machine_name(&ms(), "b2c4d").as_deref(),
-            Ok("workers-abcde-b2c4d")
-        );
+        assert_eq!(machine_name(&ms(), "b2c4d").as_deref(), Ok("workers-abcde-b2c4d"));
         let mut named = ms();
-        named.spec.machine_naming_strategy = Some(MachineNamingStrategy {
-            template: Some("{{ .cluster.name }}-w-{{ .random }}".into()),
-        });
+        named.spec.machine_naming_strategy =
+            Some(MachineNamingStrategy { template: Some("{{ .cluster.name }}-w-{{ .random }}".into()) });
         assert_eq!(machine_name(&named, "b2c4d").as_deref(), Ok("c1-w-b2c4d"));
     }
 
     #[test]
     fn new_machine_carries_labels_owner_and_finalizer() {
         let ms = ms();
-        let infra = ObjectReference {
-            kind: Some("InMemoryMachine".into()),
-            name: Some("m1".into()),
-            ..Default::default()
-        };
+        let infra =
+            ObjectReference { kind: Some("InMemoryMachine".into()), name: Some("m1".into()), ..Default::default() };
         let m = new_machine(&ms, "m1", infra.clone(), None);
         let labels = m.metadata.labels.clone().unwrap_or_default();
         assert_eq!(labels[SET_NAME_LABEL], "workers-abcde");
@@ -239,10 +187,7 @@ mod tests {
         assert_eq!(labels[CLUSTER_NAME_LABEL], "c1");
         assert_eq!(labels["role"], "worker");
         assert_eq!(m.metadata.annotations.clone().unwrap_or_default()["a"], "1");
-        assert_eq!(
-            m.metadata.finalizers,
-            Some(vec![MACHINE_FINALIZER.to_string()])
-        );
+        assert_eq!(m.metadata.finalizers, Some(vec![MACHINE_FINALIZER.to_string()]));
         assert!(owner::is_controlled_by(&m.metadata, &ms));
         assert_eq!(m.spec.cluster_name, "c1");
         assert_eq!(m.spec.infrastructure_ref, infra);
@@ -286,18 +231,12 @@ mod tests {
                 mk("someone-elses", "worker", Some("other-uid")),
             ],
         );
-        let names = |v: &[Arc<Machine>]| -> Vec<String> {
-            v.iter().filter_map(|m| m.metadata.name.clone()).collect()
-        };
+        let names = |v: &[Arc<Machine>]| -> Vec<String> { v.iter().filter_map(|m| m.metadata.name.clone()).collect() };
         assert_eq!(names(&s.owned), ["a-owned", "b-owned"]);
         assert_eq!(names(&s.adopt), ["orphan"]);
         assert_eq!(names(&s.release), ["relabelled"]);
         // An empty selector selects nothing.
-        let s = select(
-            &ms,
-            &Selector::default(),
-            vec![mk("orphan", "worker", None)],
-        );
+        let s = select(&ms, &Selector::default(), vec![mk("orphan", "worker", None)]);
         assert!(s.adopt.is_empty());
     }
 }

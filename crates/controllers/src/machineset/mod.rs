@@ -89,31 +89,21 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         waiting: Arc::new(Waiting::default()),
     });
     let sets = st.sets.clone();
-    let trigger = queue
-        .track(ctx.informers.machine_sets.subscribe())
-        .map(move |ms| {
-            sets.observe(&ms);
-            ms
-        });
+    let trigger = queue.track(ctx.informers.machine_sets.subscribe()).map(move |ms| {
+        sets.observe(&ms);
+        ms
+    });
     let (machines, sets) = (st.machines.clone(), st.sets.clone());
     let on_machine = queue.map_to(move |m: &Machine| {
         machines.observe(m);
         sets_for_machine(m, &sets)
     });
-    let (sets, waiting, pauses) = (
-        st.sets.clone(),
-        st.waiting.clone(),
-        ClusterPauses::default(),
-    );
+    let (sets, waiting, pauses) = (st.sets.clone(), st.waiting.clone(), ClusterPauses::default());
     let on_cluster = queue.map_to(move |c: &Cluster| {
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
         let name = c.metadata.name.as_deref().unwrap_or_default();
         if pauses.changed(c) {
-            return sets
-                .list(ns, name)
-                .iter()
-                .map(|ms| ObjectRef::from_obj(&**ms))
-                .collect();
+            return sets.list(ns, name).iter().map(|ms| ObjectRef::from_obj(&**ms)).collect();
         }
         // The Cluster's skip-preflight-checks annotation may have changed.
         refs(ns, waiting.of(ns, name))
@@ -153,11 +143,7 @@ fn sets_for_machine(m: &Machine, sets: &ClusterIndex<MachineSet>) -> Vec<ObjectR
     let ns = m.metadata.namespace.as_deref().unwrap_or_default();
     if let Some(c) = owner::get_controller(&m.metadata) {
         let is_set = c.kind == "MachineSet" && owner::api_group(&c.api_version) == CAPI_GROUP;
-        return if is_set {
-            vec![ObjectRef::new(&c.name).within(ns)]
-        } else {
-            Vec::new()
-        };
+        return if is_set { vec![ObjectRef::new(&c.name).within(ns)] } else { Vec::new() };
     }
     if m.metadata.deletion_timestamp.is_some() {
         return Vec::new();
@@ -182,19 +168,9 @@ fn parse_selector(ms: &MachineSet) -> Result<Selector> {
 pub fn owning_deployment(st: &State, ms: &MachineSet) -> Option<Arc<MachineDeployment>> {
     let name = owner::find_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment")
         .map(|r| r.name.as_str())
-        .or_else(|| {
-            ms.metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(DEPLOYMENT_NAME_LABEL))
-                .map(String::as_str)
-        })?;
+        .or_else(|| ms.metadata.labels.as_ref().and_then(|l| l.get(DEPLOYMENT_NAME_LABEL)).map(String::as_str))?;
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
-    st.ctx
-        .informers
-        .machine_deployments
-        .store
-        .get(&ObjectRef::new(name).within(ns))
+    st.ctx.informers.machine_deployments.store.get(&ObjectRef::new(name).within(ns))
 }
 
 async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
@@ -250,12 +226,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     let (counters, next_available) = status::count(&want, &owned, now);
     let cond_time = cond_now();
     let generation = want.metadata.generation;
-    status::set_counters(
-        want.status.get_or_insert_with(Default::default),
-        counters,
-        selector.to_query(),
-        generation,
-    );
+    status::set_counters(want.status.get_or_insert_with(Default::default), counters, selector.to_query(), generation);
     let desired = want.spec.replicas.unwrap_or(1);
     status::set_resized(&mut want, desired, counters, cond_time.clone());
     status::set_machines_ready(&mut want, &owned, cond_time.clone());
@@ -270,23 +241,14 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     let held = scaled == Scale::Held || remediated == Outcome::Held;
     st.waiting.set(&ns, &cluster_name, &name, held);
     let recheck = (held && !kcp_managed(&cluster)).then_some(PREFLIGHT_RECHECK);
-    let requeue = [next_available, pending.expires_in, recheck]
-        .into_iter()
-        .flatten()
-        .min();
-    Ok(requeue.map_or_else(Action::await_change, |d| {
-        Action::requeue(d.max(Duration::from_millis(100)))
-    }))
+    let requeue = [next_available, pending.expires_in, recheck].into_iter().flatten().min();
+    Ok(requeue.map_or_else(Action::await_change, |d| Action::requeue(d.max(Duration::from_millis(100)))))
 }
 
 /// True when the Machine is going: marked deleted in the cache, or deleted by this
 /// controller and not cached as such yet.
 fn is_deleting(m: &Machine, pending: &Outstanding) -> bool {
-    m.metadata.deletion_timestamp.is_some()
-        || m.metadata
-            .name
-            .as_ref()
-            .is_some_and(|n| pending.deletes.contains(n))
+    m.metadata.deletion_timestamp.is_some() || m.metadata.name.as_ref().is_some_and(|n| pending.deletes.contains(n))
 }
 
 /// True when the Cluster's control plane is a KubeadmControlPlane, whose changes wake the
@@ -294,8 +256,7 @@ fn is_deleting(m: &Machine, pending: &Outstanding) -> bool {
 fn kcp_managed(cluster: &Cluster) -> bool {
     cluster.spec.control_plane_ref.as_ref().is_some_and(|r| {
         r.kind.as_deref() == Some("KubeadmControlPlane")
-            && owner::api_group(r.api_version.as_deref().unwrap_or_default())
-                == "controlplane.cluster.x-k8s.io"
+            && owner::api_group(r.api_version.as_deref().unwrap_or_default()) == "controlplane.cluster.x-k8s.io"
     })
 }
 
@@ -304,16 +265,9 @@ fn kcp_managed(cluster: &Cluster) -> bool {
 /// Machines).
 fn default_metadata(ms: &mut MachineSet, cluster: &Cluster) {
     let cluster_name = ms.spec.cluster_name.clone();
-    ms.metadata
-        .labels
-        .get_or_insert_with(Default::default)
-        .insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
+    ms.metadata.labels.get_or_insert_with(Default::default).insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
     let in_deployment = owner::has_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment")
-        || ms
-            .metadata
-            .labels
-            .as_ref()
-            .is_some_and(|l| l.contains_key(DEPLOYMENT_NAME_LABEL));
+        || ms.metadata.labels.as_ref().is_some_and(|l| l.contains_key(DEPLOYMENT_NAME_LABEL));
     if !in_deployment
         && !owner::has_owner(&ms.metadata, CAPI_GROUP, "Cluster")
         && let Some(r) = owner::owner_ref(cluster)
@@ -339,18 +293,12 @@ fn default_metadata(ms: &mut MachineSet, cluster: &Cluster) {
 async fn ensure_templates(st: &State, ms: &MachineSet, cluster: &Cluster) -> Result<()> {
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
     let tpl = &ms.spec.template.spec;
-    let refs = [
-        Some(&tpl.infrastructure_ref),
-        tpl.bootstrap.config_ref.as_ref(),
-    ];
+    let refs = [Some(&tpl.infrastructure_ref), tpl.bootstrap.config_ref.as_ref()];
     for r in refs.into_iter().flatten() {
         if !templates::is_template(r) {
             continue;
         }
-        let found = st
-            .templates
-            .ensure(&st.ctx.client, NAME, ns, r, cluster)
-            .await?;
+        let found = st.templates.ensure(&st.ctx.client, NAME, ns, r, cluster).await?;
         if !found && !is_old_revision(st, ms) {
             return Err(Error::other(format!(
                 "{} {ns}/{} not found",
@@ -365,13 +313,10 @@ async fn ensure_templates(st: &State, ms: &MachineSet, cluster: &Cluster) -> Res
 /// True when the set belongs to a MachineDeployment whose revision is not the set's.
 fn is_old_revision(st: &State, ms: &MachineSet) -> bool {
     let revision = |annotations: Option<&std::collections::BTreeMap<String, String>>| {
-        annotations
-            .and_then(|a| a.get(REVISION_ANNOTATION))
-            .cloned()
+        annotations.and_then(|a| a.get(REVISION_ANNOTATION)).cloned()
     };
-    owning_deployment(st, ms).is_some_and(|md| {
-        revision(md.metadata.annotations.as_ref()) != revision(ms.metadata.annotations.as_ref())
-    })
+    owning_deployment(st, ms)
+        .is_some_and(|md| revision(md.metadata.annotations.as_ref()) != revision(ms.metadata.annotations.as_ref()))
 }
 
 /// Takes orphans that match the selector and lets go of Machines that no longer match.
@@ -387,21 +332,11 @@ async fn adopt_and_release(st: &State, ms: &MachineSet, sel: &mut Selection) -> 
         let name = m.metadata.name.clone().unwrap_or_default();
         match apply_changes(&api, NAME, &m, &want).await {
             Ok((adopted, _)) => {
-                st.ctx
-                    .events
-                    .normal(ms, "SuccessfulAdopt", format!("Adopted Machine {name:?}"))
-                    .await;
+                st.ctx.events.normal(ms, "SuccessfulAdopt", format!("Adopted Machine {name:?}")).await;
                 sel.owned.push(Arc::new(adopted));
             }
             Err(e) => {
-                st.ctx
-                    .events
-                    .warning(
-                        ms,
-                        "FailedAdopt",
-                        format!("Failed to adopt Machine {name:?}: {e}"),
-                    )
-                    .await;
+                st.ctx.events.warning(ms, "FailedAdopt", format!("Failed to adopt Machine {name:?}: {e}")).await;
                 return Err(e);
             }
         }
@@ -415,18 +350,13 @@ async fn adopt_and_release(st: &State, ms: &MachineSet, sel: &mut Selection) -> 
             Err(e) => return Err(e),
         }
     }
-    sel.owned
-        .sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    sel.owned.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     Ok(())
 }
 
 /// Pending creations and deletions of this set that the cache does not show yet.
 fn outstanding(st: &State, key: &str, owned: &[Arc<Machine>]) -> Outstanding {
-    let find = |name: &str| {
-        owned
-            .iter()
-            .find(|m| m.metadata.name.as_deref() == Some(name))
-    };
+    let find = |name: &str| owned.iter().find(|m| m.metadata.name.as_deref() == Some(name));
     st.expectations.outstanding(
         key,
         |name| find(name).is_some(),
@@ -444,8 +374,8 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
         let mut metadata_changed = false;
         if !wanted.is_applied(m) {
             let want = wanted.apply(m);
-            metadata_changed = want.metadata.labels != m.metadata.labels
-                || want.metadata.annotations != m.metadata.annotations;
+            metadata_changed =
+                want.metadata.labels != m.metadata.labels || want.metadata.annotations != m.metadata.annotations;
             match apply_changes(&api, NAME, m, &want).await {
                 Ok(_) => {}
                 Err(e) if e.is_not_found() => continue,
@@ -455,21 +385,10 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
         if m.metadata.deletion_timestamp.is_some() {
             continue;
         }
-        let refs = [
-            Some(&m.spec.infrastructure_ref),
-            m.spec.bootstrap.config_ref.as_ref(),
-        ];
+        let refs = [Some(&m.spec.infrastructure_ref), m.spec.bootstrap.config_ref.as_ref()];
         for r in refs.into_iter().flatten() {
-            propagate::sync_referenced(
-                &st.ctx,
-                NAME,
-                ns,
-                r,
-                &wanted.labels,
-                &wanted.annotations,
-                metadata_changed,
-            )
-            .await?;
+            propagate::sync_referenced(&st.ctx, NAME, ns, r, &wanted.labels, &wanted.annotations, metadata_changed)
+                .await?;
         }
     }
     Ok(())
@@ -501,13 +420,7 @@ mod tests {
     }
 
     fn machine(pool: &str) -> Machine {
-        let mut m = Machine::new(
-            "m",
-            MachineSpec {
-                cluster_name: "c1".into(),
-                ..Default::default()
-            },
-        );
+        let mut m = Machine::new("m", MachineSpec { cluster_name: "c1".into(), ..Default::default() });
         m.metadata.namespace = Some("ns".into());
         m.metadata.labels = Some([("pool".to_string(), pool.to_string())].into());
         m
@@ -523,9 +436,7 @@ mod tests {
         writer.apply_watcher_event(&Event::InitDone);
         let index = ClusterIndex::new(writer.as_reader());
         index.ensure_seeded().await;
-        let names = |refs: Vec<ObjectRef<MachineSet>>| -> Vec<String> {
-            refs.into_iter().map(|r| r.name).collect()
-        };
+        let names = |refs: Vec<ObjectRef<MachineSet>>| -> Vec<String> { refs.into_iter().map(|r| r.name).collect() };
 
         // An orphan goes to the sets selecting it.
         assert_eq!(names(sets_for_machine(&machine("y"), &index)), ["b"]);

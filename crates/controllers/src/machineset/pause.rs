@@ -92,12 +92,7 @@ pub fn is_paused(cluster: &Cluster, meta: &ObjectMeta) -> bool {
 }
 
 /// Sets the `Paused` condition for `pause`, or removes it when not paused.
-pub fn set_condition<K: HasConditions>(
-    obj: &mut K,
-    pause: Option<Pause>,
-    cluster: &Cluster,
-    now: Time,
-) {
+pub fn set_condition<K: HasConditions>(obj: &mut K, pause: Option<Pause>, cluster: &Cluster, now: Time) {
     match pause {
         Some(p) => obj.set_condition(Condition {
             type_: PAUSED.to_string(),
@@ -127,11 +122,7 @@ impl ClusterPauses {
     pub fn changed(&self, cluster: &Cluster) -> bool {
         let key = key_of(cluster);
         let mut paused = self.paused.lock();
-        if cluster.spec.paused == Some(true) {
-            paused.insert(key)
-        } else {
-            paused.remove(&key)
-        }
+        if cluster.spec.paused == Some(true) { paused.insert(key) } else { paused.remove(&key) }
     }
 }
 
@@ -142,10 +133,7 @@ mod tests {
     use drydock_api::capi::core::{ClusterSpec, MachineSet, MachineSetSpec};
 
     fn annotated() -> ObjectMeta {
-        ObjectMeta {
-            annotations: Some([(PAUSED_ANNOTATION.to_string(), String::new())].into()),
-            ..Default::default()
-        }
+        ObjectMeta { annotations: Some([(PAUSED_ANNOTATION.to_string(), String::new())].into()), ..Default::default() }
     }
 
     #[test]

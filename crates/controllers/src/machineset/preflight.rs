@@ -23,9 +23,8 @@ use std::collections::BTreeSet;
 
 use drydock_api::capi::core::{Cluster, MachineSet};
 use drydock_api::capi::keys::{
-    PREFLIGHT_CHECK_ALL, PREFLIGHT_CHECK_CONTROL_PLANE_IS_STABLE,
-    PREFLIGHT_CHECK_KUBEADM_VERSION_SKEW, PREFLIGHT_CHECK_KUBERNETES_VERSION_SKEW,
-    SKIP_PREFLIGHT_CHECKS_ANNOTATION,
+    PREFLIGHT_CHECK_ALL, PREFLIGHT_CHECK_CONTROL_PLANE_IS_STABLE, PREFLIGHT_CHECK_KUBEADM_VERSION_SKEW,
+    PREFLIGHT_CHECK_KUBERNETES_VERSION_SKEW, SKIP_PREFLIGHT_CHECKS_ANNOTATION,
 };
 use drydock_api::capi::owner::api_group;
 use drydock_api::capi::version;
@@ -93,8 +92,7 @@ impl Candidate {
             version: ms.spec.template.spec.version.clone(),
             kubeadm_bootstrap: bootstrap.is_some_and(|r| {
                 r.kind.as_deref() == Some("KubeadmConfigTemplate")
-                    && api_group(r.api_version.as_deref().unwrap_or_default())
-                        == "bootstrap.cluster.x-k8s.io"
+                    && api_group(r.api_version.as_deref().unwrap_or_default()) == "bootstrap.cluster.x-k8s.io"
             }),
             topology_version: cluster.spec.topology.as_ref().map(|t| t.version.clone()),
         }
@@ -109,10 +107,7 @@ pub struct Failure {
 }
 
 fn failed(check: &'static str, what: String) -> Failure {
-    Failure {
-        check,
-        message: format!("{what} ({check:?} preflight check failed)"),
-    }
+    Failure { check, message: format!("{what} ({check:?} preflight check failed)") }
 }
 
 fn parse_version(what: &str, v: &str) -> Result<(u64, u64), String> {
@@ -125,10 +120,7 @@ fn parse_version(what: &str, v: &str) -> Result<(u64, u64), String> {
 /// different build metadata.
 fn ahead(a: &str, b: &str) -> Result<bool, String> {
     let err = |e: version::VersionError| format!("cannot run preflight checks: {e}");
-    let (mut a, mut b) = (
-        version::parse(a).map_err(err)?,
-        version::parse(b).map_err(err)?,
-    );
+    let (mut a, mut b) = (version::parse(a).map_err(err)?, version::parse(b).map_err(err)?);
     let (build_a, build_b) = (std::mem::take(&mut a.build), std::mem::take(&mut b.build));
     Ok(a > b || (a == b && build_a != build_b))
 }
@@ -148,23 +140,16 @@ pub fn evaluate(cp: &ControlPlane, ms: &Candidate, skip: &Skipped) -> Result<Vec
         let check = PREFLIGHT_CHECK_CONTROL_PLANE_IS_STABLE;
         match cp.status_version.as_deref().filter(|v| !v.is_empty()) {
             None => failures.push(failed(check, format!("{} is provisioning", cp.display))),
-            Some(status) if ahead(cp_version, status)? => failures.push(failed(
-                check,
-                format!(
-                    "{} is upgrading (from {status} to {cp_version})",
-                    cp.display
-                ),
-            )),
+            Some(status) if ahead(cp_version, status)? => {
+                failures.push(failed(check, format!("{} is upgrading (from {status} to {cp_version})", cp.display)))
+            }
             Some(_) => {
                 if let Some(topology) = ms.topology_version.as_deref()
                     && ahead(topology, cp_version)?
                 {
                     failures.push(failed(
                         check,
-                        format!(
-                            "{} has an upgrade to {topology} pending (now {cp_version})",
-                            cp.display
-                        ),
+                        format!("{} has an upgrade to {topology} pending (now {cp_version})", cp.display),
                     ));
                 }
             }
@@ -175,11 +160,7 @@ pub fn evaluate(cp: &ControlPlane, ms: &Candidate, skip: &Skipped) -> Result<Vec
     };
     let (ms_major, ms_minor) = parse_version("MachineSet", ms_version)?;
     if skip.runs(PREFLIGHT_CHECK_KUBERNETES_VERSION_SKEW) {
-        let skew = if (cp_major, cp_minor) >= (1, 28) {
-            3
-        } else {
-            2
-        };
+        let skew = if (cp_major, cp_minor) >= (1, 28) { 3 } else { 2 };
         let problem = if ms_minor > cp_minor {
             Some("is newer than".to_string())
         } else if ms_minor + skew < cp_minor {
@@ -190,10 +171,7 @@ pub fn evaluate(cp: &ControlPlane, ms: &Candidate, skip: &Skipped) -> Result<Vec
         if let Some(p) = problem {
             failures.push(failed(
                 PREFLIGHT_CHECK_KUBERNETES_VERSION_SKEW,
-                format!(
-                    "MachineSet version {ms_version} {p} {} version {cp_version}",
-                    cp.display
-                ),
+                format!("MachineSet version {ms_version} {p} {} version {cp_version}", cp.display),
             ));
         }
     }
@@ -262,8 +240,7 @@ impl Verdict {
 /// The annotation on the set, on its MachineDeployment and on its Cluster.
 fn skipped(st: &State, ms: &MachineSet, cluster: &Cluster) -> Skipped {
     let get = |a: Option<&std::collections::BTreeMap<String, String>>| {
-        a.and_then(|a| a.get(SKIP_PREFLIGHT_CHECKS_ANNOTATION))
-            .cloned()
+        a.and_then(|a| a.get(SKIP_PREFLIGHT_CHECKS_ANNOTATION)).cloned()
     };
     let md = super::owning_deployment(st, ms).and_then(|md| get(md.metadata.annotations.as_ref()));
     let own = get(ms.metadata.annotations.as_ref());
@@ -277,11 +254,7 @@ async fn control_plane(st: &State, cluster: &Cluster) -> Result<Option<ControlPl
     let Some(r) = cluster.spec.control_plane_ref.as_ref() else {
         return Ok(None);
     };
-    let ns = r
-        .namespace
-        .as_deref()
-        .or(cluster.metadata.namespace.as_deref())
-        .unwrap_or_default();
+    let ns = r.namespace.as_deref().or(cluster.metadata.namespace.as_deref()).unwrap_or_default();
     let kind = r.kind.as_deref().unwrap_or_default();
     let name = r.name.as_deref().unwrap_or_default();
     let display = format!("{kind} {ns}/{name}");
@@ -373,11 +346,7 @@ mod tests {
     }
 
     fn ms(version: &str, kubeadm: bool) -> Candidate {
-        Candidate {
-            version: Some(version.into()),
-            kubeadm_bootstrap: kubeadm,
-            topology_version: None,
-        }
+        Candidate { version: Some(version.into()), kubeadm_bootstrap: kubeadm, topology_version: None }
     }
 
     fn checks(f: &[Failure]) -> Vec<&str> {
@@ -404,16 +373,10 @@ mod tests {
             f[0].message,
             "KubeadmControlPlane ns/cp is provisioning (\"ControlPlaneIsStable\" preflight check failed)"
         );
-        let f =
-            evaluate(&cp("v1.31.0", Some("v1.30.2")), &ms("v1.30.2", true), &NONE).expect("runs");
+        let f = evaluate(&cp("v1.31.0", Some("v1.30.2")), &ms("v1.30.2", true), &NONE).expect("runs");
         assert_eq!(checks(&f), ["ControlPlaneIsStable", "KubeadmVersionSkew"]);
         // Build metadata alone differing counts as an upgrade.
-        let f = evaluate(
-            &cp("v1.30.2+b", Some("v1.30.2+a")),
-            &ms("v1.30.2", false),
-            &NONE,
-        )
-        .expect("runs");
+        let f = evaluate(&cp("v1.30.2+b", Some("v1.30.2+a")), &ms("v1.30.2", false), &NONE).expect("runs");
         assert_eq!(checks(&f), ["ControlPlaneIsStable"]);
         // A pending topology upgrade.
         let mut topo = ms("v1.30.2", false);
@@ -452,21 +415,11 @@ mod tests {
         let skip = Skipped::from_annotations([Some(" ControlPlaneIsStable , Other"), None]);
         let f = evaluate(&upgrading, &ms("v1.30.2", true), &skip).expect("runs");
         assert_eq!(checks(&f), ["KubeadmVersionSkew"]);
-        let skip = Skipped::from_annotations([
-            None,
-            Some("KubeadmVersionSkew"),
-            Some("ControlPlaneIsStable"),
-        ]);
-        assert_eq!(
-            evaluate(&upgrading, &ms("v1.30.2", true), &skip),
-            Ok(vec![])
-        );
+        let skip = Skipped::from_annotations([None, Some("KubeadmVersionSkew"), Some("ControlPlaneIsStable")]);
+        assert_eq!(evaluate(&upgrading, &ms("v1.30.2", true), &skip), Ok(vec![]));
         let all = Skipped::from_annotations([Some("All")]);
         assert_eq!(evaluate(&cp("x", None), &ms("y", true), &all), Ok(vec![]));
-        let msg = hold_message(
-            ACTION_SCALE_UP,
-            &evaluate(&upgrading, &ms("v1.30.2", false), &NONE).expect("runs"),
-        );
+        let msg = hold_message(ACTION_SCALE_UP, &evaluate(&upgrading, &ms("v1.30.2", false), &NONE).expect("runs"));
         assert_eq!(
             msg,
             "Performing \"Scale up\" on hold because KubeadmControlPlane ns/cp is upgrading (from \

@@ -40,10 +40,7 @@ impl<'a> Propagated<'a> {
             node_volume_detach_timeout: tpl.node_volume_detach_timeout.as_deref(),
             // Machine admission defaults an unset deletion timeout; wanting the default
             // keeps the two from undoing each other on every reconcile.
-            node_deletion_timeout: tpl
-                .node_deletion_timeout
-                .as_deref()
-                .unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT),
+            node_deletion_timeout: tpl.node_deletion_timeout.as_deref().unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT),
         }
     }
 
@@ -60,11 +57,7 @@ impl<'a> Propagated<'a> {
         timeouts
             && contains(m.metadata.labels.as_ref(), &self.labels)
             && contains(m.metadata.annotations.as_ref(), &self.annotations)
-            && m.metadata
-                .finalizers
-                .iter()
-                .flatten()
-                .any(|f| f == MACHINE_FINALIZER)
+            && m.metadata.finalizers.iter().flatten().any(|f| f == MACHINE_FINALIZER)
     }
 
     /// The Machine as the set wants it. A deleting Machine only gets the timeouts (they
@@ -84,8 +77,7 @@ impl<'a> Propagated<'a> {
 }
 
 fn contains(have: Option<&BTreeMap<String, String>>, want: &BTreeMap<String, String>) -> bool {
-    want.iter()
-        .all(|(k, v)| have.and_then(|h| h.get(k)) == Some(v))
+    want.iter().all(|(k, v)| have.and_then(|h| h.get(k)) == Some(v))
 }
 
 fn merge_into(target: &mut Option<BTreeMap<String, String>>, add: &BTreeMap<String, String>) {
@@ -101,14 +93,8 @@ fn merge_into(target: &mut Option<BTreeMap<String, String>>, add: &BTreeMap<Stri
 }
 
 /// Entries of `want` missing from or different in `have`.
-pub fn missing(
-    have: Option<&BTreeMap<String, String>>,
-    want: &BTreeMap<String, String>,
-) -> BTreeMap<String, String> {
-    want.iter()
-        .filter(|(k, v)| have.and_then(|h| h.get(*k)) != Some(*v))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+pub fn missing(have: Option<&BTreeMap<String, String>>, want: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    want.iter().filter(|(k, v)| have.and_then(|h| h.get(*k)) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
 /// A referenced object's metadata as far as the informer caches know it.
@@ -121,18 +107,11 @@ enum Cached {
     Missing(BTreeMap<String, String>, BTreeMap<String, String>),
 }
 
-fn lacks(
-    meta: &ObjectMeta,
-    labels: &BTreeMap<String, String>,
-    annotations: &BTreeMap<String, String>,
-) -> Cached {
+fn lacks(meta: &ObjectMeta, labels: &BTreeMap<String, String>, annotations: &BTreeMap<String, String>) -> Cached {
     if meta.deletion_timestamp.is_some() {
         return Cached::Absent;
     }
-    Cached::Missing(
-        missing(meta.labels.as_ref(), labels),
-        missing(meta.annotations.as_ref(), annotations),
-    )
+    Cached::Missing(missing(meta.labels.as_ref(), labels), missing(meta.annotations.as_ref(), annotations))
 }
 
 fn from_cache(
@@ -142,11 +121,7 @@ fn from_cache(
     labels: &BTreeMap<String, String>,
     annotations: &BTreeMap<String, String>,
 ) -> Cached {
-    let group = r
-        .api_version
-        .as_deref()
-        .map(drydock_api::capi::owner::api_group)
-        .unwrap_or_default();
+    let group = r.api_version.as_deref().map(drydock_api::capi::owner::api_group).unwrap_or_default();
     let name = r.name.as_deref().unwrap_or_default();
     let found = match (group, r.kind.as_deref().unwrap_or_default()) {
         ("infrastructure.cluster.x-k8s.io", "InMemoryMachine") => ctx
@@ -204,11 +179,7 @@ pub async fn sync_referenced(
     let name = r.name.as_deref().unwrap_or_default();
     // Map entries merge key by key, so this needs no resourceVersion precondition.
     match external::api_for(&ctx.client, namespace, r)
-        .patch(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"metadata": m})),
-        )
+        .patch(name, &PatchParams::default(), &Patch::Merge(&json!({"metadata": m})))
         .await
     {
         Ok(_) => {
@@ -227,15 +198,8 @@ mod tests {
     use drydock_api::capi::keys::SET_NAME_LABEL;
 
     fn ms() -> MachineSet {
-        let mut ms = MachineSet::new(
-            "ms",
-            MachineSetSpec {
-                cluster_name: "c1".into(),
-                ..Default::default()
-            },
-        );
-        ms.spec.template.metadata.labels =
-            Some([("role".to_string(), "worker".to_string())].into());
+        let mut ms = MachineSet::new("ms", MachineSetSpec { cluster_name: "c1".into(), ..Default::default() });
+        ms.spec.template.metadata.labels = Some([("role".to_string(), "worker".to_string())].into());
         ms.spec.template.spec.node_drain_timeout = Some("5m".into());
         ms
     }
@@ -254,10 +218,7 @@ mod tests {
         assert_eq!(labels["user"], "mine");
         assert_eq!(labels["role"], "worker");
         assert_eq!(labels[SET_NAME_LABEL], "ms");
-        assert_eq!(
-            want.metadata.finalizers,
-            Some(vec![MACHINE_FINALIZER.to_string()])
-        );
+        assert_eq!(want.metadata.finalizers, Some(vec![MACHINE_FINALIZER.to_string()]));
         assert_eq!(want.spec.node_drain_timeout.as_deref(), Some("5m"));
         assert_eq!(want.spec.node_volume_detach_timeout, None);
         assert_eq!(want.spec.node_deletion_timeout.as_deref(), Some("10s"));
@@ -280,14 +241,9 @@ mod tests {
 
     #[test]
     fn missing_entries() {
-        let have: BTreeMap<String, String> =
-            [("a".into(), "1".into()), ("b".into(), "2".into())].into();
-        let want: BTreeMap<String, String> = [
-            ("a".into(), "1".into()),
-            ("b".into(), "3".into()),
-            ("c".into(), "4".into()),
-        ]
-        .into();
+        let have: BTreeMap<String, String> = [("a".into(), "1".into()), ("b".into(), "2".into())].into();
+        let want: BTreeMap<String, String> =
+            [("a".into(), "1".into()), ("b".into(), "3".into()), ("c".into(), "4".into())].into();
         let m = missing(Some(&have), &want);
         assert_eq!(m.len(), 2);
         assert_eq!(m["b"], "3");

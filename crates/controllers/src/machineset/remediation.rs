@@ -45,12 +45,7 @@ fn max_in_flight(ms: &MachineSet, st: &State) -> std::result::Result<Option<i32>
     let Some(md) = super::owning_deployment(st, ms) else {
         return Ok(None);
     };
-    let Some(v) = md
-        .spec
-        .strategy
-        .as_ref()
-        .and_then(|s| s.remediation.as_ref())
-        .and_then(|r| r.max_in_flight.as_ref())
+    let Some(v) = md.spec.strategy.as_ref().and_then(|s| s.remediation.as_ref()).and_then(|r| r.max_in_flight.as_ref())
     else {
         return Ok(None);
     };
@@ -65,9 +60,8 @@ fn is_current_revision(st: &State, ms: &MachineSet) -> bool {
     let Some(md) = super::owning_deployment(st, ms) else {
         return true;
     };
-    let revision = |a: Option<&std::collections::BTreeMap<String, String>>| {
-        a.and_then(|a| a.get(REVISION_ANNOTATION)).cloned()
-    };
+    let revision =
+        |a: Option<&std::collections::BTreeMap<String, String>>| a.and_then(|a| a.get(REVISION_ANNOTATION)).cloned();
     revision(md.metadata.annotations.as_ref()) == revision(ms.metadata.annotations.as_ref())
 }
 
@@ -107,9 +101,7 @@ pub fn candidates(machines: &[Arc<Machine>], deleting: impl Fn(&Machine) -> bool
     }
     let newest_first = |a: &Arc<Machine>, b: &Arc<Machine>| {
         let ts = |m: &Machine| m.metadata.creation_timestamp.as_ref().map(|t| t.0);
-        ts(b)
-            .cmp(&ts(a))
-            .then_with(|| a.metadata.name.cmp(&b.metadata.name))
+        ts(b).cmp(&ts(a)).then_with(|| a.metadata.name.cmp(&b.metadata.name))
     };
     c.approved.sort_by(newest_first);
     c.unhealthy.sort_by(newest_first);
@@ -128,10 +120,7 @@ async fn write_conditions(api: &Api<Machine>, before: &Machine, after: &Machine)
         "metadata": {"resourceVersion": before.metadata.resource_version},
         "status": {"conditions": after.conditions()},
     });
-    match api
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(&p))
-        .await
-    {
+    match api.patch_status(name, &PatchParams::default(), &Patch::Merge(&p)).await {
         Ok(_) => {
             metrics::write(super::NAME);
             Ok(())
@@ -168,9 +157,7 @@ pub async fn reconcile(
         return Ok(Outcome::Nothing);
     }
     let limit = max_in_flight(ms, st).map_err(crate::framework::Error::other)?;
-    let mut room = limit.map_or(usize::MAX, |l| {
-        (l.max(0) as usize).saturating_sub(c.in_flight)
-    });
+    let mut room = limit.map_or(usize::MAX, |l| (l.max(0) as usize).saturating_sub(c.in_flight));
     // Already approved Machines are in flight too: delete them first.
     let approved = std::mem::take(&mut c.approved);
     let mut deleted = false;
@@ -181,22 +168,13 @@ pub async fn reconcile(
     }
     c.unhealthy.truncate(room);
     if c.unhealthy.is_empty() {
-        return Ok(if deleted {
-            Outcome::Deleted
-        } else {
-            Outcome::Nothing
-        });
+        return Ok(if deleted { Outcome::Deleted } else { Outcome::Nothing });
     }
     let verdict = preflight::check(st, cluster, ms, preflight::ACTION_REMEDIATION).await;
     if let Some(message) = verdict.message() {
         for m in &c.unhealthy {
-            let waiting = Condition::false_(
-                OWNER_REMEDIATED,
-                WAITING_FOR_REMEDIATION,
-                Severity::Warning,
-                message,
-                cond_now(),
-            );
+            let waiting =
+                Condition::false_(OWNER_REMEDIATED, WAITING_FOR_REMEDIATION, Severity::Warning, message, cond_now());
             write_conditions(&api, m, &with_condition(m, Some(waiting))).await?;
         }
         return Ok(Outcome::Held);
@@ -217,22 +195,14 @@ async fn delete(st: &State, ms: &MachineSet, api: &Api<Machine>, m: &Machine) ->
             st.expectations.expect_delete(&super::key(ms), name);
             st.ctx
                 .events
-                .normal(
-                    ms,
-                    "SuccessfulDelete",
-                    format!("Deleted unhealthy machine {name:?} for remediation"),
-                )
+                .normal(ms, "SuccessfulDelete", format!("Deleted unhealthy machine {name:?} for remediation"))
                 .await;
             Ok(())
         }
         Err(e) => {
             st.ctx
                 .events
-                .warning(
-                    ms,
-                    "FailedDelete",
-                    format!("Failed to delete unhealthy machine {name:?}: {e}"),
-                )
+                .warning(ms, "FailedDelete", format!("Failed to delete unhealthy machine {name:?}: {e}"))
                 .await;
             Err(e)
         }
@@ -246,44 +216,25 @@ mod tests {
     use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-    fn machine(
-        name: &str,
-        created: i64,
-        owner: Option<bool>,
-        healthy: Option<bool>,
-    ) -> Arc<Machine> {
+    fn machine(name: &str, created: i64, owner: Option<bool>, healthy: Option<bool>) -> Arc<Machine> {
         let mut m = Machine::new(name, MachineSpec::default());
         m.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
         let now = cond_now();
         match owner {
             Some(true) => m.mark_true(OWNER_REMEDIATED, now.clone()),
-            Some(false) => m.mark_false(
-                OWNER_REMEDIATED,
-                WAITING_FOR_REMEDIATION,
-                Severity::Warning,
-                "",
-                now.clone(),
-            ),
+            Some(false) => m.mark_false(OWNER_REMEDIATED, WAITING_FOR_REMEDIATION, Severity::Warning, "", now.clone()),
             None => {}
         }
         match healthy {
             Some(true) => m.mark_true(HEALTH_CHECK_SUCCEEDED, now),
-            Some(false) => m.mark_false(
-                HEALTH_CHECK_SUCCEEDED,
-                "UnhealthyNode",
-                Severity::Warning,
-                "",
-                now,
-            ),
+            Some(false) => m.mark_false(HEALTH_CHECK_SUCCEEDED, "UnhealthyNode", Severity::Warning, "", now),
             None => {}
         }
         Arc::new(m)
     }
 
     fn names(v: &[Arc<Machine>]) -> Vec<&str> {
-        v.iter()
-            .filter_map(|m| m.metadata.name.as_deref())
-            .collect()
+        v.iter().filter_map(|m| m.metadata.name.as_deref()).collect()
     }
 
     #[test]
@@ -297,12 +248,7 @@ mod tests {
             machine("going", 3, Some(true), Some(false)),
             machine("going-unmarked", 3, Some(false), Some(false)),
         ];
-        let c = candidates(&machines, |m| {
-            m.metadata
-                .name
-                .as_deref()
-                .is_some_and(|n| n.starts_with("going"))
-        });
+        let c = candidates(&machines, |m| m.metadata.name.as_deref().is_some_and(|n| n.starts_with("going")));
         assert_eq!(names(&c.unhealthy), ["new-unhealthy", "old-unhealthy"]);
         assert_eq!(names(&c.approved), ["approved"]);
         assert_eq!(names(&c.stale), ["recovered"]);

@@ -20,13 +20,11 @@ use kube::runtime::reflector::ObjectRef;
 use super::State;
 use super::delete_policy;
 use super::expectations::Outstanding;
-use super::machines::{
-    machine_annotations, machine_labels, machine_name, new_machine, random_suffix,
-};
+use super::machines::{machine_annotations, machine_labels, machine_name, new_machine, random_suffix};
 use super::preflight::{self, Verdict};
 use super::status::{
-    BOOTSTRAP_TEMPLATE_CLONING_FAILED, INFRASTRUCTURE_TEMPLATE_CLONING_FAILED,
-    MACHINE_CREATION_FAILED, MACHINES_CREATED,
+    BOOTSTRAP_TEMPLATE_CLONING_FAILED, INFRASTRUCTURE_TEMPLATE_CLONING_FAILED, MACHINE_CREATION_FAILED,
+    MACHINES_CREATED,
 };
 use crate::external::{self, CloneSpec};
 use crate::framework::{Error, Result, patch};
@@ -79,10 +77,7 @@ pub async fn sync(
     let desired = ms.spec.replicas.unwrap_or(1).max(0) as usize;
     let diff = replica_diff(desired, owned.len(), pending.creates.len());
     if diff > 0 {
-        if has_annotation(
-            ms.metadata.annotations.as_ref(),
-            DISABLE_MACHINE_CREATE_ANNOTATION,
-        ) {
+        if has_annotation(ms.metadata.annotations.as_ref(), DISABLE_MACHINE_CREATE_ANNOTATION) {
             tracing::debug!(machineset = ?ms.metadata.name, "machine creation is disabled by annotation");
             return Ok(Scale::Steady);
         }
@@ -94,24 +89,12 @@ pub async fn sync(
             tracing::warn!(machineset = ?ms.metadata.name, error = %e, "preflight checks cannot run");
         }
         if let Some(message) = verdict.message() {
-            ms.mark_false(
-                MACHINES_CREATED,
-                preflight::PREFLIGHT_CHECK_FAILED,
-                Severity::Error,
-                message,
-                cond_now(),
-            );
+            ms.mark_false(MACHINES_CREATED, preflight::PREFLIGHT_CHECK_FAILED, Severity::Error, message, cond_now());
             return Ok(Scale::Held);
         }
         if let Err(f) = create(st, ms, diff as usize).await {
             let message = f.error.to_string();
-            ms.mark_false(
-                MACHINES_CREATED,
-                f.reason,
-                Severity::Error,
-                &message,
-                cond_now(),
-            );
+            ms.mark_false(MACHINES_CREATED, f.reason, Severity::Error, &message, cond_now());
             return Err(f.error);
         }
         ms.mark_true(MACHINES_CREATED, cond_now());
@@ -158,15 +141,9 @@ async fn create(st: &State, ms: &MachineSet, count: usize) -> Result<(), CreateF
 /// name is recorded as a pending creation.
 fn unused_name(st: &State, ms: &MachineSet, ns: &str, key: &str) -> Result<String> {
     for _ in 0..NAME_ATTEMPTS {
-        let name = machine_name(ms, &random_suffix())
-            .map_err(|e| Error::other(format!("machine naming template: {e}")))?;
-        let cached = st
-            .ctx
-            .informers
-            .machines
-            .store
-            .get(&ObjectRef::new(&name).within(ns))
-            .is_some();
+        let name =
+            machine_name(ms, &random_suffix()).map_err(|e| Error::other(format!("machine naming template: {e}")))?;
+        let cached = st.ctx.informers.machines.store.get(&ObjectRef::new(&name).within(ns)).is_some();
         if !cached && st.expectations.expect_create(key, &name) {
             return Ok(name);
         }
@@ -191,12 +168,7 @@ async fn create_one(st: &State, ms: &MachineSet) -> Result<String, CreateFailure
     result.map(|_| name)
 }
 
-async fn clone_and_create(
-    st: &State,
-    ms: &MachineSet,
-    ns: &str,
-    name: &str,
-) -> Result<(), CreateFailure> {
+async fn clone_and_create(st: &State, ms: &MachineSet, ns: &str, name: &str) -> Result<(), CreateFailure> {
     let fail = |reason, error| CreateFailure { reason, error };
     let client = &st.ctx.client;
     let tpl = &ms.spec.template.spec;
@@ -217,16 +189,13 @@ async fn clone_and_create(
         ),
         None => None,
     };
-    let infra =
-        match external::clone_from_template(client, super::NAME, clone(&tpl.infrastructure_ref))
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => {
-                delete_clones(client, ns, [bootstrap.as_ref()]).await;
-                return Err(fail(INFRASTRUCTURE_TEMPLATE_CLONING_FAILED, e));
-            }
-        };
+    let infra = match external::clone_from_template(client, super::NAME, clone(&tpl.infrastructure_ref)).await {
+        Ok(r) => r,
+        Err(e) => {
+            delete_clones(client, ns, [bootstrap.as_ref()]).await;
+            return Err(fail(INFRASTRUCTURE_TEMPLATE_CLONING_FAILED, e));
+        }
+    };
     let machine = new_machine(ms, name, infra.clone(), bootstrap.clone());
     let api: Api<Machine> = st.ctx.api(ns);
     if let Err(e) = patch::create_if_absent(&api, super::NAME, &machine).await {
@@ -243,10 +212,7 @@ async fn delete_clones<'a>(
 ) {
     for r in refs.into_iter().flatten() {
         let name = r.name.as_deref().unwrap_or_default();
-        if let Err(e) = external::api_for(client, ns, r)
-            .delete(name, &Default::default())
-            .await
-        {
+        if let Err(e) = external::api_for(client, ns, r).delete(name, &Default::default()).await {
             tracing::debug!(object = name, error = %e, "could not delete the clone of a failed machine creation");
         }
     }
@@ -260,16 +226,9 @@ async fn delete(
     count: usize,
     now: Timestamp,
 ) -> Result<()> {
-    let policy = ms
-        .spec
-        .delete_policy
-        .unwrap_or(MachineSetDeletePolicy::Random);
+    let policy = ms.spec.delete_policy.unwrap_or(MachineSetDeletePolicy::Random);
     let deleting = |m: &Machine| {
-        m.metadata.deletion_timestamp.is_some()
-            || m.metadata
-                .name
-                .as_ref()
-                .is_some_and(|n| pending.deletes.contains(n))
+        m.metadata.deletion_timestamp.is_some() || m.metadata.name.as_ref().is_some_and(|n| pending.deletes.contains(n))
     };
     let victims = delete_policy::pick(owned, policy, count, now, deleting);
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
@@ -284,20 +243,10 @@ async fn delete(
         match patch::delete_if_present(&api, super::NAME, name).await {
             Ok(_) => {
                 st.expectations.expect_delete(&key, name);
-                st.ctx
-                    .events
-                    .normal(ms, "SuccessfulDelete", format!("Deleted machine {name:?}"))
-                    .await;
+                st.ctx.events.normal(ms, "SuccessfulDelete", format!("Deleted machine {name:?}")).await;
             }
             Err(e) => {
-                st.ctx
-                    .events
-                    .warning(
-                        ms,
-                        "FailedDelete",
-                        format!("Failed to delete machine {name:?}: {e}"),
-                    )
-                    .await;
+                st.ctx.events.warning(ms, "FailedDelete", format!("Failed to delete machine {name:?}: {e}")).await;
                 error = Some(e);
             }
         }

@@ -53,11 +53,7 @@ pub struct Counters {
 
 /// Counts the MachineSet's Machines (deleting ones included). Also returns how long until
 /// the next ready Machine becomes available, when one is waiting for minReadySeconds.
-pub fn count(
-    ms: &MachineSet,
-    machines: &[Arc<Machine>],
-    now: Timestamp,
-) -> (Counters, Option<Duration>) {
+pub fn count(ms: &MachineSet, machines: &[Arc<Machine>], now: Timestamp) -> (Counters, Option<Duration>) {
     let template_labels = ms.spec.template.metadata.labels.as_ref();
     let min_ready = Duration::from_secs(ms.spec.min_ready_seconds.unwrap_or(0).max(0) as u64);
     let mut c = Counters::default();
@@ -65,10 +61,8 @@ pub fn count(
     for m in machines {
         c.replicas += 1;
         let labels = m.metadata.labels.as_ref();
-        let fully_labeled = template_labels.is_none_or(|want| {
-            want.iter()
-                .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
-        });
+        let fully_labeled =
+            template_labels.is_none_or(|want| want.iter().all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v)));
         if fully_labeled {
             c.fully_labeled += 1;
         }
@@ -92,12 +86,7 @@ pub fn count(
 }
 
 /// Writes the counters, selector and observed generation into the status.
-pub fn set_counters(
-    status: &mut MachineSetStatus,
-    c: Counters,
-    selector: String,
-    generation: Option<i64>,
-) {
+pub fn set_counters(status: &mut MachineSetStatus, c: Counters, selector: String, generation: Option<i64>) {
     status.selector = Some(selector);
     status.replicas = Some(c.replicas);
     status.fully_labeled_replicas = Some(c.fully_labeled);
@@ -115,10 +104,7 @@ pub fn set_resized(ms: &mut MachineSet, desired: i32, c: Counters, now: Time) {
             RESIZED,
             SCALING_UP_REASON,
             Severity::Warning,
-            &format!(
-                "Scaling up MachineSet to {desired} replicas (actual {})",
-                c.replicas
-            ),
+            &format!("Scaling up MachineSet to {desired} replicas (actual {})", c.replicas),
             now,
         );
         return;
@@ -128,10 +114,7 @@ pub fn set_resized(ms: &mut MachineSet, desired: i32, c: Counters, now: Time) {
             RESIZED,
             SCALING_DOWN_REASON,
             Severity::Warning,
-            &format!(
-                "Scaling down MachineSet to {desired} replicas (actual {})",
-                c.replicas
-            ),
+            &format!("Scaling down MachineSet to {desired} replicas (actual {})", c.replicas),
             now.clone(),
         );
     } else if c.ready == c.replicas {
@@ -167,20 +150,14 @@ pub fn aggregate_ready(machines: &[Arc<Machine>], type_: &str, now: Time) -> Opt
         conditions::STATUS_TRUE => Condition::true_(type_, now),
         conditions::STATUS_FALSE => Condition::false_(
             type_,
-            &format!(
-                "{} @ Machine/{name}",
-                c.reason.as_deref().unwrap_or_default()
-            ),
+            &format!("{} @ Machine/{name}", c.reason.as_deref().unwrap_or_default()),
             c.severity().unwrap_or(Severity::Info),
             &message,
             now,
         ),
         _ => Condition::unknown(
             type_,
-            &format!(
-                "{} @ Machine/{name}",
-                c.reason.as_deref().unwrap_or_default()
-            ),
+            &format!("{} @ Machine/{name}", c.reason.as_deref().unwrap_or_default()),
             &message,
             now,
         ),
@@ -223,25 +200,15 @@ mod tests {
         let mut m = Machine::new(name, MachineSpec::default());
         m.metadata.labels = Some([("role".to_string(), "worker".to_string())].into());
         if let Some(t) = healthy_since {
-            m.status = Some(MachineStatus {
-                node_ref: Some(ObjectReference::default()),
-                ..Default::default()
-            });
+            m.status = Some(MachineStatus { node_ref: Some(ObjectReference::default()), ..Default::default() });
             m.mark_true(NODE_HEALTHY, Time(at(t)));
         }
         Arc::new(m)
     }
 
     fn ms(min_ready: i32) -> MachineSet {
-        let mut ms = MachineSet::new(
-            "ms",
-            MachineSetSpec {
-                min_ready_seconds: Some(min_ready),
-                ..Default::default()
-            },
-        );
-        ms.spec.template.metadata.labels =
-            Some([("role".to_string(), "worker".to_string())].into());
+        let mut ms = MachineSet::new("ms", MachineSetSpec { min_ready_seconds: Some(min_ready), ..Default::default() });
+        ms.spec.template.metadata.labels = Some([("role".to_string(), "worker".to_string())].into());
         ms
     }
 
@@ -259,15 +226,7 @@ mod tests {
             Arc::new(deleting),
         ];
         let (c, next) = count(&ms(30), &machines, at(200));
-        assert_eq!(
-            c,
-            Counters {
-                replicas: 5,
-                fully_labeled: 4,
-                ready: 3,
-                available: 2
-            }
-        );
+        assert_eq!(c, Counters { replicas: 5, fully_labeled: 4, ready: 3, available: 2 });
         assert_eq!(next, Some(Duration::from_secs(20)));
         let (c, next) = count(&ms(0), &machines, at(200));
         assert_eq!((c.available, next), (3, None));
@@ -277,18 +236,11 @@ mod tests {
     fn resized_follows_counts() {
         let now = Time(at(5));
         let mut s = ms(0);
-        let c = |replicas, ready| Counters {
-            replicas,
-            ready,
-            ..Default::default()
-        };
+        let c = |replicas, ready| Counters { replicas, ready, ..Default::default() };
         set_resized(&mut s, 3, c(1, 0), now.clone());
         let r = s.get_condition(RESIZED).expect("resized");
         assert_eq!(r.reason.as_deref(), Some(SCALING_UP_REASON));
-        assert_eq!(
-            r.message.as_deref(),
-            Some("Scaling up MachineSet to 3 replicas (actual 1)")
-        );
+        assert_eq!(r.message.as_deref(), Some("Scaling up MachineSet to 3 replicas (actual 1)"));
         assert!(s.get_condition(MACHINES_CREATED).is_none());
         set_resized(&mut s, 3, c(3, 1), now.clone());
         assert!(s.is_condition_false(RESIZED));
@@ -296,10 +248,7 @@ mod tests {
         set_resized(&mut s, 3, c(3, 3), now.clone());
         assert!(s.is_condition_true(RESIZED));
         set_resized(&mut s, 1, c(3, 3), now);
-        assert_eq!(
-            s.get_condition(RESIZED).and_then(|r| r.reason.as_deref()),
-            Some(SCALING_DOWN_REASON)
-        );
+        assert_eq!(s.get_condition(RESIZED).and_then(|r| r.reason.as_deref()), Some(SCALING_DOWN_REASON));
     }
 
     #[test]
@@ -308,21 +257,10 @@ mod tests {
         let mut a = (*machine("a", None)).clone();
         a.mark_true(READY, now.clone());
         let mut b = (*machine("b", None)).clone();
-        b.mark_false(
-            READY,
-            "WaitingForInfrastructure",
-            Severity::Info,
-            "",
-            now.clone(),
-        );
+        b.mark_false(READY, "WaitingForInfrastructure", Severity::Info, "", now.clone());
         let mut c = (*machine("c", None)).clone();
         c.mark_false(READY, "DrainingFailed", Severity::Warning, "", now.clone());
-        let all = vec![
-            Arc::new(a.clone()),
-            Arc::new(b),
-            Arc::new(c),
-            machine("d", None),
-        ];
+        let all = vec![Arc::new(a.clone()), Arc::new(b), Arc::new(c), machine("d", None)];
         let agg = aggregate_ready(&all, MACHINES_READY, now.clone()).expect("aggregate");
         assert_eq!(agg.reason.as_deref(), Some("DrainingFailed @ Machine/c"));
         assert_eq!(agg.severity(), Some(Severity::Warning));

@@ -60,11 +60,7 @@ impl TemplateOwners {
                 "resourceVersion": tpl.resource_version(),
             }});
             external::api_for(client, namespace, r)
-                .patch(
-                    &tpl.name_any(),
-                    &PatchParams::default(),
-                    &Patch::Merge(&patch),
-                )
+                .patch(&tpl.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
             metrics::write(controller);
         }

@@ -68,22 +68,14 @@ impl Phase {
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
 async fn connect(addr: SocketAddr) -> anyhow::Result<Sender> {
-    let stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .context("connecting")?;
+    let stream = tokio::net::TcpStream::connect(addr).await.context("connecting")?;
     stream.set_nodelay(true)?;
     let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     tokio::spawn(conn);
     Ok(sender)
 }
 
-async fn call(
-    s: &mut Sender,
-    method: &str,
-    path: &str,
-    ct: &str,
-    body: Bytes,
-) -> anyhow::Result<(u16, Bytes)> {
+async fn call(s: &mut Sender, method: &str, path: &str, ct: &str, body: Bytes) -> anyhow::Result<(u16, Bytes)> {
     let req = Request::builder()
         .method(method)
         .uri(path)
@@ -100,10 +92,7 @@ async fn call(
 
 fn rv_of(body: &[u8]) -> anyhow::Result<String> {
     let v: Value = serde_json::from_slice(body)?;
-    v["metadata"]["resourceVersion"]
-        .as_str()
-        .map(str::to_string)
-        .context("no resourceVersion")
+    v["metadata"]["resourceVersion"].as_str().map(str::to_string).context("no resourceVersion")
 }
 
 const NS_PATH: &str = "/api/v1/namespaces/bench/configmaps";
@@ -131,9 +120,7 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
         "POST",
         "/api/v1/namespaces",
         "application/json",
-        json!({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})
-            .to_string()
-            .into(),
+        json!({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}}).to_string().into(),
     )
     .await?;
 
@@ -209,14 +196,8 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
             let mut lat = Latencies::default();
             for i in 0..per_writer {
                 let t = Instant::now();
-                let (code, _) = call(
-                    &mut s,
-                    "GET",
-                    &format!("{NS_PATH}/cm-{}-{i}", (w + i) % writers),
-                    "",
-                    Bytes::new(),
-                )
-                .await?;
+                let (code, _) =
+                    call(&mut s, "GET", &format!("{NS_PATH}/cm-{}-{i}", (w + i) % writers), "", Bytes::new()).await?;
                 lat.push(t.elapsed());
                 if code != 200 {
                     bail!("get answered {code}");
@@ -240,11 +221,8 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
             let mut s = connect(addr).await?;
             let mut lat = Latencies::default();
             for i in 0..lists / 8 {
-                let path = if i % 2 == 0 {
-                    NS_PATH.to_string()
-                } else {
-                    format!("{NS_PATH}?labelSelector=writer%3D{c}")
-                };
+                let path =
+                    if i % 2 == 0 { NS_PATH.to_string() } else { format!("{NS_PATH}?labelSelector=writer%3D{c}") };
                 let t = Instant::now();
                 let (code, body) = call(&mut s, "GET", &path, "", Bytes::new()).await?;
                 lat.push(t.elapsed());
@@ -259,12 +237,7 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     for t in tasks {
         lat.extend(t.await??);
     }
-    phases.push(Phase::new(
-        &format!("list ({total} objects)"),
-        lists,
-        started.elapsed(),
-        lat,
-    ));
+    phases.push(Phase::new(&format!("list ({total} objects)"), lists, started.elapsed(), lat));
 
     // watch: fan-out of every write to every watcher
     let (code, body) = call(&mut s, "GET", NS_PATH, "", Bytes::new()).await?;
@@ -278,10 +251,7 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
         let received = received.clone();
         let path = format!("{NS_PATH}?watch=true&resourceVersion={start_rv}&timeoutSeconds=600");
         let mut ws = connect(addr).await?;
-        let req = Request::builder()
-            .uri(path)
-            .header("host", "localhost")
-            .body(Full::new(Bytes::new()))?;
+        let req = Request::builder().uri(path).header("host", "localhost").body(Full::new(Bytes::new()))?;
         ws.ready().await?;
         let resp = ws.send_request(req).await?;
         let mut body = resp.into_body();
@@ -353,12 +323,7 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     let (_, metrics) = call(&mut s, "GET", "/metrics", "", Bytes::new()).await?;
     let text = String::from_utf8_lossy(&metrics);
     let metric = |name: &str| -> f64 {
-        text.lines()
-            .find_map(|l| {
-                l.strip_prefix(name)
-                    .and_then(|r| r.trim().parse::<f64>().ok())
-            })
-            .unwrap_or(0.0)
+        text.lines().find_map(|l| l.strip_prefix(name).and_then(|r| r.trim().parse::<f64>().ok())).unwrap_or(0.0)
     };
     let commits = metric("drydock_store_commit_duration_seconds_count");
     println!(
@@ -387,16 +352,8 @@ pub async fn main(args: ApiBenchArgs) -> anyhow::Result<()> {
             p.ops.to_string(),
             format!("{:.2}", p.seconds),
             format!("{:.0}", p.per_second),
-            if p.p50_ms > 0.0 {
-                format!("{:.2}", p.p50_ms)
-            } else {
-                "-".into()
-            },
-            if p.p99_ms > 0.0 {
-                format!("{:.2}", p.p99_ms)
-            } else {
-                "-".into()
-            },
+            if p.p50_ms > 0.0 { format!("{:.2}", p.p50_ms) } else { "-".into() },
+            if p.p99_ms > 0.0 { format!("{:.2}", p.p99_ms) } else { "-".into() },
         ]);
     }
     println!("{table}");

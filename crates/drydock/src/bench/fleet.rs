@@ -168,7 +168,13 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
     let total_machines = a.clusters * machines_per_cluster;
     println!(
         "drydock bench: {} clusters × ({} control plane + {}×{} workers) = {} machines, startup {}, concurrency {}",
-        a.clusters, a.control_plane_machines, a.machine_deployments, a.workers, total_machines, a.startup_duration, a.concurrency
+        a.clusters,
+        a.control_plane_machines,
+        a.machine_deployments,
+        a.workers,
+        total_machines,
+        a.startup_duration,
+        a.concurrency
     );
 
     // Raw capacity of the API server on this machine, measured first on its own server.
@@ -268,14 +274,35 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
         let started = Instant::now();
         progress.lock().created_at.clear();
         progress.lock().ready_at.clear();
-        let kcps: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &drydock_controllers::external::api_resource("controlplane.cluster.x-k8s.io/v1beta1", "KubeadmControlPlane"));
-        let mds: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &drydock_controllers::external::api_resource("cluster.x-k8s.io/v1beta1", "MachineDeployment"));
+        let kcps: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            "default",
+            &drydock_controllers::external::api_resource(
+                "controlplane.cluster.x-k8s.io/v1beta1",
+                "KubeadmControlPlane",
+            ),
+        );
+        let mds: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            "default",
+            &drydock_controllers::external::api_resource("cluster.x-k8s.io/v1beta1", "MachineDeployment"),
+        );
         for i in 0..a.clusters {
             let name = format!("c{i:05}");
             progress.lock().created_at.insert(name.clone(), Instant::now());
-            kcps.patch(&format!("{name}-control-plane"), &PatchParams::default(), &Patch::Merge(json!({"spec": {"version": target}}))).await?;
+            kcps.patch(
+                &format!("{name}-control-plane"),
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"version": target}})),
+            )
+            .await?;
             for md in 0..a.machine_deployments {
-                mds.patch(&format!("{name}-md-{md}"), &PatchParams::default(), &Patch::Merge(json!({"spec": {"template": {"spec": {"version": target}}}}))).await?;
+                mds.patch(
+                    &format!("{name}-md-{md}"),
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"spec": {"template": {"spec": {"version": target}}}})),
+                )
+                .await?;
             }
         }
         let lat = wait_phase(&a, &progress, &bar, started, machines_per_cluster, Some(target), false).await?;
@@ -287,7 +314,11 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
         let (req0, wr0) = request_totals(&metrics_text());
         let cpu0 = cpu_seconds();
         let started = Instant::now();
-        let clusters: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &drydock_controllers::external::api_resource("cluster.x-k8s.io/v1beta1", "Cluster"));
+        let clusters: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            "default",
+            &drydock_controllers::external::api_resource("cluster.x-k8s.io/v1beta1", "Cluster"),
+        );
         for i in 0..a.clusters {
             clusters.delete(&format!("c{i:05}"), &DeleteParams::default()).await?;
         }
@@ -298,7 +329,17 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
 
     let mut table = comfy_table::Table::new();
     table.load_preset(comfy_table::presets::NOTHING);
-    table.set_header(["PHASE", "SECONDS", "CLUSTERS/S", "MACHINES/S", "P50 S", "P99 S", "REQUESTS/MACHINE", "WRITES/MACHINE", "CPU S"]);
+    table.set_header([
+        "PHASE",
+        "SECONDS",
+        "CLUSTERS/S",
+        "MACHINES/S",
+        "P50 S",
+        "P99 S",
+        "REQUESTS/MACHINE",
+        "WRITES/MACHINE",
+        "CPU S",
+    ]);
     for r in &reports {
         table.add_row([
             r.name.clone(),
@@ -333,10 +374,22 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
             e.1 += v;
         }
     }
-    let summary: Vec<String> =
-        per_controller.iter().map(|(c, (n, err))| format!("{c} {:.1}{}", n / total_machines.max(1) as f64, if *err > 0.0 { format!(" ({err:.0} errors)") } else { String::new() })).collect();
+    let summary: Vec<String> = per_controller
+        .iter()
+        .map(|(c, (n, err))| {
+            format!(
+                "{c} {:.1}{}",
+                n / total_machines.max(1) as f64,
+                if *err > 0.0 { format!(" ({err:.0} errors)") } else { String::new() }
+            )
+        })
+        .collect();
     println!("reconciles per machine: {}", summary.join(", "));
-    let watches: f64 = metrics_text().lines().filter(|l| l.starts_with("apiserver_request_total{") && l.contains("verb=\"WATCH\"")).filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok()).sum();
+    let watches: f64 = metrics_text()
+        .lines()
+        .filter(|l| l.starts_with("apiserver_request_total{") && l.contains("verb=\"WATCH\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
     println!("watch requests: {watches:.0}");
     if let Some(path) = &a.plot {
         plot(path, &progress.lock().samples, total_machines, a.clusters)?;
@@ -351,7 +404,16 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn report(name: &str, a: &FleetArgs, elapsed: Duration, mut lat: Latencies, req0: f64, wr0: f64, cpu0: f64, machines: usize) -> PhaseReport {
+fn report(
+    name: &str,
+    a: &FleetArgs,
+    elapsed: Duration,
+    mut lat: Latencies,
+    req0: f64,
+    wr0: f64,
+    cpu0: f64,
+    machines: usize,
+) -> PhaseReport {
     let (req, wr) = request_totals(&metrics_text());
     let secs = elapsed.as_secs_f64().max(1e-9);
     PhaseReport {
@@ -390,7 +452,8 @@ async fn wait_phase(
                 (left == 0, 0, 0)
             } else {
                 let running = p.per_cluster_running(version);
-                let ready: Vec<String> = running.iter().filter(|(_, n)| **n >= per_cluster).map(|(c, _)| c.to_string()).collect();
+                let ready: Vec<String> =
+                    running.iter().filter(|(_, n)| **n >= per_cluster).map(|(c, _)| c.to_string()).collect();
                 let machines_ok: usize = running.values().sum();
                 let now = Instant::now();
                 for c in &ready {
@@ -420,7 +483,12 @@ async fn wait_phase(
     Ok(lat)
 }
 
-fn plot(path: &std::path::Path, samples: &[(f64, usize, usize)], machines: usize, clusters: usize) -> anyhow::Result<()> {
+fn plot(
+    path: &std::path::Path,
+    samples: &[(f64, usize, usize)],
+    machines: usize,
+    clusters: usize,
+) -> anyhow::Result<()> {
     use plotters::prelude::*;
     let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;

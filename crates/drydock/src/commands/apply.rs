@@ -70,9 +70,16 @@ pub async fn apply(g: &Global, file: &str) -> anyhow::Result<String> {
         let gvk = gvk_of(&doc)?;
         let r = resolve(&client, &gvk.kind, &server).await?;
         let name = doc["metadata"]["name"].as_str().context("object has no metadata.name")?.to_string();
-        let ns = doc["metadata"]["namespace"].as_str().map(str::to_string).or(g.namespace.clone()).unwrap_or_else(|| "default".into());
-        let api: Api<DynamicObject> =
-            if r.namespaced { Api::namespaced_with(client.clone(), &ns, &r.resource) } else { Api::all_with(client.clone(), &r.resource) };
+        let ns = doc["metadata"]["namespace"]
+            .as_str()
+            .map(str::to_string)
+            .or(g.namespace.clone())
+            .unwrap_or_else(|| "default".into());
+        let api: Api<DynamicObject> = if r.namespaced {
+            Api::namespaced_with(client.clone(), &ns, &r.resource)
+        } else {
+            Api::all_with(client.clone(), &r.resource)
+        };
         // What we apply is recorded (without the annotation itself) for the next three-way merge.
         if let Some(ann) = doc.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut) {
             ann.remove(LAST_APPLIED);
@@ -94,7 +101,9 @@ pub async fn apply(g: &Global, file: &str) -> anyhow::Result<String> {
                     .unwrap_or(Value::Null);
                 match three_way_patch(&original, &doc, &live_v) {
                     Some(patch) => {
-                        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.map_err(|e| connect::explain(e, &server))?;
+                        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                            .await
+                            .map_err(|e| connect::explain(e, &server))?;
                         out.push_str(&format!("{label} configured\n"));
                     }
                     None => out.push_str(&format!("{label} unchanged\n")),

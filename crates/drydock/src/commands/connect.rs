@@ -25,7 +25,9 @@ pub fn kubeconfig_path(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     if local.exists() {
         return Ok(local);
     }
-    bail!("no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or start drydock with `drydock up` in this directory")
+    bail!(
+        "no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or start drydock with `drydock up` in this directory"
+    )
 }
 
 /// A client for the resolved kubeconfig, and the server URL it points at.

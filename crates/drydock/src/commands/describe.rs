@@ -52,7 +52,13 @@ impl Node {
     }
 }
 
-async fn list_by_cluster(client: &kube::Client, server: &str, ns: &str, kind: &str, cluster: &str) -> anyhow::Result<Vec<Value>> {
+async fn list_by_cluster(
+    client: &kube::Client,
+    server: &str,
+    ns: &str,
+    kind: &str,
+    cluster: &str,
+) -> anyhow::Result<Vec<Value>> {
     let r = resolve(client, kind, server).await?;
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &r.resource);
     let lp = ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={cluster}"));
@@ -88,7 +94,11 @@ fn machine_rows(machines: &[&Value], grouping: bool) -> Vec<Node> {
     }
     let mut groups: Vec<(String, Vec<&Value>)> = Vec::new();
     for m in machines {
-        let r = m["status"]["conditions"].as_array().and_then(|c| c.iter().find(|c| c["type"] == "Ready")).cloned().unwrap_or(Value::Null);
+        let r = m["status"]["conditions"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+            .cloned()
+            .unwrap_or(Value::Null);
         let key = format!("{}|{}|{}", r["status"], r["severity"], r["reason"]);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(m),
@@ -137,26 +147,71 @@ impl Style {
 }
 
 fn render(root: &Node, show: &[String], echo: bool, style: &Style) -> String {
-    let mut rows = vec![vec!["NAME".to_string(), "READY".into(), "SEVERITY".into(), "REASON".into(), "SINCE".into(), "MESSAGE".into()]];
-    fn walk(n: &Node, prefix: &str, last: bool, top: bool, parent_ready: Option<&Value>, ctx: (&[String], bool, &Style), rows: &mut Vec<Vec<String>>) {
+    let mut rows = vec![vec![
+        "NAME".to_string(),
+        "READY".into(),
+        "SEVERITY".into(),
+        "REASON".into(),
+        "SINCE".into(),
+        "MESSAGE".into(),
+    ]];
+    fn walk(
+        n: &Node,
+        prefix: &str,
+        last: bool,
+        top: bool,
+        parent_ready: Option<&Value>,
+        ctx: (&[String], bool, &Style),
+        rows: &mut Vec<Vec<String>>,
+    ) {
         let (show, echo, style) = ctx;
-        let branch = if top { String::new() } else if last { format!("{prefix}└─") } else { format!("{prefix}├─") };
-        let child_prefix = if top { String::new() } else if last { format!("{prefix}  ") } else { format!("{prefix}│ ") };
+        let branch = if top {
+            String::new()
+        } else if last {
+            format!("{prefix}└─")
+        } else {
+            format!("{prefix}├─")
+        };
+        let child_prefix = if top {
+            String::new()
+        } else if last {
+            format!("{prefix}  ")
+        } else {
+            format!("{prefix}│ ")
+        };
         let mut cells = vec![format!("{branch}{}", n.label)];
         match &n.ready {
-            Some(r) if echo || parent_ready.is_none_or(|p| p["status"] != r["status"] || p["reason"] != r["reason"] || n.label.contains("Machines...")) || n.kind.is_empty() => {
+            Some(r)
+                if echo
+                    || parent_ready.is_none_or(|p| {
+                        p["status"] != r["status"] || p["reason"] != r["reason"] || n.label.contains("Machines...")
+                    })
+                    || n.kind.is_empty() =>
+            {
                 let status = r["status"].as_str().unwrap_or_default();
                 let sev = r["severity"].as_str().unwrap_or_default();
                 cells.push(style.paint(status, status, sev));
                 cells.push(style.paint(sev, status, sev));
-                cells.extend([r["reason"].as_str().unwrap_or_default().to_string(), since(r), r["message"].as_str().unwrap_or_default().to_string()]);
+                cells.extend([
+                    r["reason"].as_str().unwrap_or_default().to_string(),
+                    since(r),
+                    r["message"].as_str().unwrap_or_default().to_string(),
+                ]);
             }
-            Some(_) => cells.extend(["".to_string(), String::new(), String::new(), String::new(), "Same as parent".to_string()]),
+            Some(_) => cells.extend([
+                "".to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                "Same as parent".to_string(),
+            ]),
             None => cells.extend(std::iter::repeat_n(String::new(), 5)),
         }
         rows.push(cells);
-        let show_conds = !n.kind.is_empty() && show.iter().any(|s| s.eq_ignore_ascii_case("all") || s.eq_ignore_ascii_case(&n.kind));
-        let conds: Vec<&Value> = if show_conds { n.conditions.iter().filter(|c| c["type"] != "Ready").collect() } else { Vec::new() };
+        let show_conds =
+            !n.kind.is_empty() && show.iter().any(|s| s.eq_ignore_ascii_case("all") || s.eq_ignore_ascii_case(&n.kind));
+        let conds: Vec<&Value> =
+            if show_conds { n.conditions.iter().filter(|c| c["type"] != "Ready").collect() } else { Vec::new() };
         let total = conds.len() + n.children.len();
         for (i, c) in conds.iter().enumerate() {
             let last = i + 1 == total;
@@ -204,7 +259,9 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
         root.children.push(Node::of(i, "ClusterInfrastructure"));
         everything.push(i.clone());
     }
-    let owned_by = |uid: Option<&str>| -> Vec<&Value> { machines.iter().filter(|m| uid.is_some() && controller_uid(m) == uid).collect() };
+    let owned_by = |uid: Option<&str>| -> Vec<&Value> {
+        machines.iter().filter(|m| uid.is_some() && controller_uid(m) == uid).collect()
+    };
     if let Some(c) = &cp {
         let mut n = Node::of(c, "ControlPlane");
         n.children = machine_rows(&owned_by(c["metadata"]["uid"].as_str()), a.grouping);
@@ -221,13 +278,15 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
         }
         workers.children.push(n);
     }
-    let claimed: Vec<&str> = deployments.iter().chain(sets.iter()).chain(cp.iter()).filter_map(|o| o["metadata"]["uid"].as_str()).collect();
+    let claimed: Vec<&str> =
+        deployments.iter().chain(sets.iter()).chain(cp.iter()).filter_map(|o| o["metadata"]["uid"].as_str()).collect();
     for ms in sets.iter().filter(|s| controller_uid(s).is_none_or(|u| !claimed.contains(&u))) {
         let mut sn = Node::of(ms, "");
         sn.children = machine_rows(&owned_by(ms["metadata"]["uid"].as_str()), a.grouping);
         workers.children.push(sn);
     }
-    let standalone: Vec<&Value> = machines.iter().filter(|m| controller_uid(m).is_none_or(|u| !claimed.contains(&u))).collect();
+    let standalone: Vec<&Value> =
+        machines.iter().filter(|m| controller_uid(m).is_none_or(|u| !claimed.contains(&u))).collect();
     workers.children.extend(machine_rows(&standalone, a.grouping));
     if !workers.children.is_empty() {
         root.children.push(workers);
@@ -238,7 +297,11 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
     match g.output {
         OutputFormat::Yaml | OutputFormat::Json => print_objects(&everything, g.output, true),
         _ => {
-            let show: Vec<String> = a.show_conditions.as_deref().map(|s| s.split(',').map(|x| x.trim().to_string()).collect()).unwrap_or_default();
+            let show: Vec<String> = a
+                .show_conditions
+                .as_deref()
+                .map(|s| s.split(',').map(|x| x.trim().to_string()).collect())
+                .unwrap_or_default();
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
             Ok(render(&root, &show, a.echo, &Style { color }))
         }
@@ -267,9 +330,12 @@ mod tests {
 
     #[test]
     fn renders_a_tree_without_colour() {
-        let mut root = Node::of(&json!({"kind": "Cluster", "metadata": {"name": "x"}, "status": {"conditions": [
+        let mut root = Node::of(
+            &json!({"kind": "Cluster", "metadata": {"name": "x"}, "status": {"conditions": [
             {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"},
-            {"type": "InfrastructureReady", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}), "");
+            {"type": "InfrastructureReady", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}),
+            "",
+        );
         let mut workers = Node::group("Workers");
         workers.children.push(Node::of(&machine("m", "False", "Waiting"), ""));
         root.children.push(workers);

@@ -206,11 +206,23 @@ mod tests {
         let kinds: Vec<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
         assert_eq!(
             kinds,
-            vec!["Cluster", "InMemoryCluster", "InMemoryMachineTemplate", "KubeadmControlPlane", "InMemoryMachineTemplate", "KubeadmConfigTemplate", "MachineDeployment", "MachineHealthCheck"]
+            vec![
+                "Cluster",
+                "InMemoryCluster",
+                "InMemoryMachineTemplate",
+                "KubeadmControlPlane",
+                "InMemoryMachineTemplate",
+                "KubeadmConfigTemplate",
+                "MachineDeployment",
+                "MachineHealthCheck"
+            ]
         );
         assert_eq!(docs[3]["spec"]["replicas"], 3);
         assert_eq!(docs[6]["spec"]["replicas"], 2);
         assert!(docs.iter().all(|d| d["metadata"]["namespace"] == "ns1"));
-        assert_eq!(docs[2]["spec"]["template"]["spec"]["behaviour"]["node"]["provisioning"]["startupDuration"], "1000ms");
+        assert_eq!(
+            docs[2]["spec"]["template"]["spec"]["behaviour"]["node"]["provisioning"]["startupDuration"],
+            "1000ms"
+        );
     }
 }

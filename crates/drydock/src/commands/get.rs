@@ -39,7 +39,8 @@ pub async fn get(g: &Global, kind: &str, name: Option<&str>, all_namespaces: boo
                 .body(Vec::new())
                 .context("building request")?;
             let table: serde_json::Value = client.request(req).await.map_err(|e| connect::explain(e, &server))?;
-            let text = super::table::from_server_table(&table, g.output == OutputFormat::Wide, all_namespaces && r.namespaced);
+            let text =
+                super::table::from_server_table(&table, g.output == OutputFormat::Wide, all_namespaces && r.namespaced);
             if text.is_empty() {
                 let scope = if r.namespaced && !all_namespaces { format!(" in {ns} namespace") } else { String::new() };
                 eprintln!("No resources found{scope}.");
@@ -57,8 +58,13 @@ pub async fn kubeconfig(g: &Global, cluster: &str) -> anyhow::Result<String> {
     let name = format!("{cluster}-kubeconfig");
     let secret = secrets.get_opt(&name).await.map_err(|e| connect::explain(e, &server))?;
     let Some(secret) = secret else {
-        bail!("no kubeconfig for cluster {ns}/{cluster} yet (secret {name} not found): is the cluster's control plane provisioned? Check `drydock describe cluster {cluster} -n {ns}`");
+        bail!(
+            "no kubeconfig for cluster {ns}/{cluster} yet (secret {name} not found): is the cluster's control plane provisioned? Check `drydock describe cluster {cluster} -n {ns}`"
+        );
     };
-    let data = secret.data.and_then(|d| d.get("value").cloned()).with_context(|| format!("secret {name} has no `value` key"))?;
+    let data = secret
+        .data
+        .and_then(|d| d.get("value").cloned())
+        .with_context(|| format!("secret {name} has no `value` key"))?;
     String::from_utf8(data.0).context("kubeconfig is not UTF-8")
 }

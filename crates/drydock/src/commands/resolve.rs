@@ -13,7 +13,8 @@ pub struct Resolved {
 
 /// Looks `name` up by plural, singular, kind or short name (case-insensitive).
 pub async fn resolve(client: &kube::Client, name: &str, server: &str) -> anyhow::Result<Resolved> {
-    let discovery = Discovery::new(client.clone()).run_aggregated().await.map_err(|e| super::connect::explain(e, server))?;
+    let discovery =
+        Discovery::new(client.clone()).run_aggregated().await.map_err(|e| super::connect::explain(e, server))?;
     let want = name.to_ascii_lowercase();
     let want = want.split('.').next().unwrap_or_default().to_string();
     for group in discovery.groups() {
@@ -27,9 +28,7 @@ pub async fn resolve(client: &kube::Client, name: &str, server: &str) -> anyhow:
 }
 
 fn matches(ar: &ApiResource, _caps: &ApiCapabilities, want: &str) -> bool {
-    ar.plural == want
-        || ar.kind.to_ascii_lowercase() == want
-        || short_names(&ar.kind).contains(&want)
+    ar.plural == want || ar.kind.to_ascii_lowercase() == want || short_names(&ar.kind).contains(&want)
 }
 
 /// Short names of the kinds drydock users type most (as upstream's CRDs declare them).

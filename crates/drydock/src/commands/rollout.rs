@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use drydock_api::capi::keys::{MACHINE_TEMPLATE_HASH_LABEL, PAUSED_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION};
+use drydock_api::capi::keys::{
+    MACHINE_TEMPLATE_HASH_LABEL, PAUSED_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
+};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
@@ -91,13 +93,20 @@ async fn target(g: &Global, t: &str) -> anyhow::Result<(Target, Value)> {
 
 impl Target {
     async fn patch(&self, patch: &Value) -> anyhow::Result<()> {
-        self.api.patch(&self.name, &PatchParams::default(), &Patch::Merge(patch)).await.map_err(|e| connect::explain(e, &self.server))?;
+        self.api
+            .patch(&self.name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map_err(|e| connect::explain(e, &self.server))?;
         Ok(())
     }
 
     fn label(&self) -> String {
         let k = if self.kind == Kind::MachineDeployment { "machinedeployment" } else { "kubeadmcontrolplane" };
-        format!("{k}.{}/{}", if self.kind == Kind::MachineDeployment { "cluster.x-k8s.io" } else { "controlplane.cluster.x-k8s.io" }, self.name)
+        format!(
+            "{k}.{}/{}",
+            if self.kind == Kind::MachineDeployment { "cluster.x-k8s.io" } else { "controlplane.cluster.x-k8s.io" },
+            self.name
+        )
     }
 
     /// MachineSets controlled by this MachineDeployment.
@@ -109,7 +118,11 @@ impl Target {
         Ok(all
             .into_iter()
             .filter_map(|o| serde_json::to_value(o).ok())
-            .filter(|o| o["metadata"]["ownerReferences"].as_array().is_some_and(|rs| rs.iter().any(|r| r["uid"] == uid.as_str() && r["controller"] == true)))
+            .filter(|o| {
+                o["metadata"]["ownerReferences"]
+                    .as_array()
+                    .is_some_and(|rs| rs.iter().any(|r| r["uid"] == uid.as_str() && r["controller"] == true))
+            })
             .collect())
     }
 }
@@ -171,13 +184,23 @@ pub async fn run(g: &Global, cmd: &RolloutCommand) -> anyhow::Result<(String, bo
         RolloutCommand::History { target: t, revision } => {
             let (tg, md) = target(g, t).await?;
             if tg.kind != Kind::MachineDeployment {
-                bail!("rollout history is kept by MachineDeployments; a KubeadmControlPlane replaces machines in place");
+                bail!(
+                    "rollout history is kept by MachineDeployments; a KubeadmControlPlane replaces machines in place"
+                );
             }
             let sets = tg.machine_sets(&md).await?;
             if let Some(n) = revision {
-                let ms = find(&sets, *n).with_context(|| format!("revision {n} not found in the history of {}", tg.label()))?;
+                let ms = find(&sets, *n)
+                    .with_context(|| format!("revision {n} not found in the history of {}", tg.label()))?;
                 let tpl = &ms["spec"]["template"];
-                return Ok((print_objects(std::slice::from_ref(tpl), if g.output == OutputFormat::Json { OutputFormat::Json } else { OutputFormat::Yaml }, false)?, true));
+                return Ok((
+                    print_objects(
+                        std::slice::from_ref(tpl),
+                        if g.output == OutputFormat::Json { OutputFormat::Json } else { OutputFormat::Yaml },
+                        false,
+                    )?,
+                    true,
+                ));
             }
             let revs = history(&sets);
             if g.output == OutputFormat::Json || g.output == OutputFormat::Yaml {
@@ -187,7 +210,14 @@ pub async fn run(g: &Global, cmd: &RolloutCommand) -> anyhow::Result<(String, bo
                     .collect();
                 return Ok((print_objects(&[json!({"revisions": v})], g.output, false)?, true));
             }
-            let mut rows = vec![vec!["REVISION".to_string(), "MACHINESET".into(), "CREATED".into(), "REPLICAS".into(), "CHANGE-CAUSE".into(), "NOTE".into()]];
+            let mut rows = vec![vec![
+                "REVISION".to_string(),
+                "MACHINESET".into(),
+                "CREATED".into(),
+                "REPLICAS".into(),
+                "CHANGE-CAUSE".into(),
+                "NOTE".into(),
+            ]];
             for r in &revs {
                 rows.push(vec![
                     r.number.to_string(),
@@ -203,16 +233,23 @@ pub async fn run(g: &Global, cmd: &RolloutCommand) -> anyhow::Result<(String, bo
         RolloutCommand::Undo { target: t, to_revision } => {
             let (tg, md) = target(g, t).await?;
             if tg.kind != Kind::MachineDeployment {
-                bail!("undo applies to MachineDeployments (roll a KubeadmControlPlane back by setting its version and template)");
+                bail!(
+                    "undo applies to MachineDeployments (roll a KubeadmControlPlane back by setting its version and template)"
+                );
             }
             if md["spec"]["paused"] == true {
                 bail!("{} is paused: run `drydock rollout resume {}` first", tg.label(), t);
             }
             let sets = tg.machine_sets(&md).await?;
             let revs = history(&sets);
-            let current: u64 = md["metadata"]["annotations"][REVISION_ANNOTATION].as_str().and_then(|s| s.parse().ok()).unwrap_or(0);
+            let current: u64 =
+                md["metadata"]["annotations"][REVISION_ANNOTATION].as_str().and_then(|s| s.parse().ok()).unwrap_or(0);
             let wanted = if *to_revision == 0 {
-                revs.iter().map(|r| r.number).filter(|n| *n < current).max().context("no earlier revision in the history")?
+                revs.iter()
+                    .map(|r| r.number)
+                    .filter(|n| *n < current)
+                    .max()
+                    .context("no earlier revision in the history")?
             } else {
                 *to_revision
             };
@@ -243,7 +280,9 @@ pub async fn run(g: &Global, cmd: &RolloutCommand) -> anyhow::Result<(String, bo
             }
             let patch = match tg.kind {
                 Kind::MachineDeployment => json!({"spec": {"paused": pause}}),
-                Kind::KubeadmControlPlane => json!({"metadata": {"annotations": {PAUSED_ANNOTATION: if pause { json!("true") } else { Value::Null }}}}),
+                Kind::KubeadmControlPlane => {
+                    json!({"metadata": {"annotations": {PAUSED_ANNOTATION: if pause { json!("true") } else { Value::Null }}}})
+                }
             };
             tg.patch(&patch).await?;
             Ok((format!("{} {}\n", tg.label(), if pause { "paused" } else { "resumed" }), true))
@@ -317,7 +356,10 @@ async fn status(g: &Global, t: &str, limit: Duration) -> anyhow::Result<(String,
         }
         if started.elapsed() >= limit {
             bar.abandon();
-            eprintln!("error: timed out after {limit:?} waiting for {} ({updated} of {wanted} updated, {available} available)", tg.label());
+            eprintln!(
+                "error: timed out after {limit:?} waiting for {} ({updated} of {wanted} updated, {available} available)",
+                tg.label()
+            );
             return Ok((String::new(), false));
         }
         tokio::time::sleep(Duration::from_millis(250)).await;

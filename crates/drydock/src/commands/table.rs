@@ -25,8 +25,12 @@ pub fn render(rows: &[Vec<String>]) -> String {
 /// A server-side Table (`meta.k8s.io/v1`) as text; `wide` includes priority > 0 columns.
 pub fn from_server_table(t: &serde_json::Value, wide: bool, with_namespace: bool) -> String {
     let defs = t["columnDefinitions"].as_array().cloned().unwrap_or_default();
-    let keep: Vec<usize> =
-        defs.iter().enumerate().filter(|(_, d)| wide || d["priority"].as_i64().unwrap_or(0) == 0).map(|(i, _)| i).collect();
+    let keep: Vec<usize> = defs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| wide || d["priority"].as_i64().unwrap_or(0) == 0)
+        .map(|(i, _)| i)
+        .collect();
     let mut header: Vec<String> = Vec::new();
     if with_namespace {
         header.push("NAMESPACE".into());
