@@ -6,6 +6,8 @@ mod common;
 
 use std::time::Duration;
 
+use futures::StreamExt;
+
 use common::{eventually, start};
 use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Namespace};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
@@ -283,4 +285,51 @@ async fn discovery_tables_and_events() {
     assert_eq!(evs.items.len(), 1);
     assert_eq!(evs.items[0].reason.as_deref(), Some("Tested"));
     assert_eq!(evs.items[0].message.as_deref(), Some("hello"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wildcard_reads_span_logical_clusters() {
+    let s = start().await;
+    let root = s.in_process_client();
+    let lcs = Api::<DynamicObject>::all_with(
+        root.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("tenancy.drydock.dev", "v1alpha1", "LogicalCluster"),
+            "logicalclusters",
+        ),
+    );
+    for name in ["a", "b"] {
+        let lc: DynamicObject = serde_json::from_value(
+            json!({"apiVersion": "tenancy.drydock.dev/v1alpha1", "kind": "LogicalCluster", "metadata": {"name": name}}),
+        )
+        .expect("lc");
+        lcs.create(&PostParams::default(), &lc).await.expect("create lc");
+        let c: Api<ConfigMap> = Api::namespaced(s.server.client(Some(name)), "default");
+        c.create(&PostParams::default(), &cm(json!({"metadata": {"name": format!("in-{name}")}}))).await.expect("cm");
+    }
+    let all: Api<ConfigMap> = Api::all(s.server.client(Some("*")));
+    let list = all.list(&ListParams::default()).await.expect("wildcard list");
+    let mut seen: Vec<(String, String)> = list
+        .items
+        .iter()
+        .map(|c| (c.name_any(), c.annotations().get("tenancy.drydock.dev/cluster").cloned().unwrap_or_default()))
+        .collect();
+    seen.sort();
+    assert_eq!(seen, vec![("in-a".to_string(), "a".to_string()), ("in-b".to_string(), "b".to_string())]);
+
+    // A watch across clusters names each event's cluster.
+    let rv = list.metadata.resource_version.expect("rv");
+    let mut stream = all.watch(&kube::api::WatchParams::default().timeout(5), &rv).await.expect("watch").boxed();
+    let b: Api<ConfigMap> = Api::namespaced(s.server.client(Some("b")), "default");
+    b.create(&PostParams::default(), &cm(json!({"metadata": {"name": "later"}}))).await.expect("cm");
+    match tokio::time::timeout(Duration::from_secs(5), futures::TryStreamExt::try_next(&mut stream)).await {
+        Ok(Ok(Some(kube::api::WatchEvent::Added(o)))) => {
+            assert_eq!(o.name_any(), "later");
+            assert_eq!(o.annotations().get("tenancy.drydock.dev/cluster").map(String::as_str), Some("b"));
+        }
+        other => panic!("expected ADDED from cluster b, got {other:?}"),
+    }
+    // Writes need a named logical cluster.
+    let err = all.create(&PostParams::default(), &cm(json!({"metadata": {"name": "x", "namespace": "default"}}))).await;
+    assert!(err.is_err());
 }

@@ -131,6 +131,7 @@ async fn handle(srv: &Arc<Server>, cluster: String, route: Route, req: Request<B
     let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     if !matches!(route, Route::Health(_) | Route::Metrics | Route::Version | Route::OpenApiV2 | Route::OpenApiV3(_))
         && cluster != ROOT_CLUSTER
+        && cluster != crate::rest::WILDCARD
         && !logical_cluster_exists(&srv.api, &cluster)
     {
         return Err(ApiError::new(404, "NotFound", format!("logical cluster \"{cluster}\" not found")));
@@ -371,6 +372,11 @@ async fn resource(
         return Err(ApiError::not_found_path());
     }
     let method = req.method().clone();
+    if crate::rest::is_wildcard(&t) && (method != Method::GET || p.name.is_some()) {
+        return Err(ApiError::method_not_allowed(
+            "/clusters/* addresses every logical cluster for list and watch only; name a logical cluster to read one object or write",
+        ));
+    }
     match (method, &p.name) {
         (Method::GET, _) if p.watch || q.flag("watch") => watch(srv, &t, &q, accept).await,
         (Method::GET, Some(_)) => {
@@ -408,7 +414,12 @@ async fn resource(
                     Ok(json_value(StatusCode::OK, &tbl))
                 }
                 As::Object => {
-                    let items = list.items.iter().map(|o| api.encode(&res, o)).collect::<ApiResult<Vec<_>>>()?;
+                    let items = list
+                        .items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, o)| api.encode_in(&res, o, list.clusters.get(i).map(|c| &**c)))
+                        .collect::<ApiResult<Vec<_>>>()?;
                     Ok(json_response(
                         StatusCode::OK,
                         list_body(
@@ -555,12 +566,13 @@ async fn watch(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str) -> ApiRes
             let render: watch::Render = match as_ {
                 As::Object => {
                     let api = api.clone();
-                    Arc::new(move |o: &Stored| api.encode(&res, o))
+                    let wildcard = crate::rest::is_wildcard(t);
+                    Arc::new(move |cluster: &str, o: &Stored| api.encode_in(&res, o, wildcard.then_some(cluster)))
                 }
                 As::Table => {
                     let api = api.clone();
                     let include = q.get("includeObject").unwrap_or("Metadata").to_string();
-                    Arc::new(move |o: &Stored| {
+                    Arc::new(move |_cluster: &str, o: &Stored| {
                         let v = api.value(&res, o)?;
                         let tbl = table::table(&res.def, &[v], &o.rv.to_string(), None, &include);
                         Ok(Bytes::from(tbl.to_string()))

@@ -15,7 +15,8 @@ use crate::store::Stored;
 use crate::store::watch::{EventType, Expired, WatchHub};
 
 /// How each object is rendered into an event (plain, converted, or as a Table row).
-pub type Render = Arc<dyn Fn(&Stored) -> Result<Bytes, ApiError> + Send + Sync>;
+/// It is given the object's logical cluster (named in wildcard watches).
+pub type Render = Arc<dyn Fn(&str, &Stored) -> Result<Bytes, ApiError> + Send + Sync>;
 
 pub struct WatchParams {
     pub timeout: Duration,
@@ -60,14 +61,15 @@ pub async fn run(start: WatchStart, render: Render, hub: Arc<WatchHub>, p: Watch
     let _gauge = scopeguard(|| {
         metrics::get().watchers.dec();
     });
-    let WatchStart { initial, after, subscription } = start;
+    let WatchStart { initial, initial_clusters, after, subscription } = start;
     let mut last = after;
     let send = |b: Bytes| {
         let tx = tx.clone();
         async move { tx.send(b).await.is_ok() }
     };
-    for obj in &initial {
-        let Ok(bytes) = render(obj) else { continue };
+    for (i, obj) in initial.iter().enumerate() {
+        let cluster = initial_clusters.get(i).map_or("", |c| &**c);
+        let Ok(bytes) = render(cluster, obj) else { continue };
         if !send(frame(EventType::Added.as_str(), &bytes)).await {
             return;
         }
@@ -80,7 +82,7 @@ pub async fn run(start: WatchStart, render: Render, hub: Arc<WatchHub>, p: Watch
             continue;
         }
         last = ev.rv();
-        let Ok(bytes) = render(&ev.obj) else { continue };
+        let Ok(bytes) = render(&ev.key.cluster, &ev.obj) else { continue };
         if !send(frame(kind.as_str(), &bytes)).await {
             return;
         }
@@ -98,7 +100,7 @@ pub async fn run(start: WatchStart, render: Render, hub: Arc<WatchHub>, p: Watch
                     continue;
                 }
                 last = ev.rv();
-                let Ok(bytes) = render(&ev.obj) else { continue };
+                let Ok(bytes) = render(&ev.key.cluster, &ev.obj) else { continue };
                 m.watch_events.inc();
                 if !send(frame(kind.as_str(), &bytes)).await {
                     return;

@@ -18,7 +18,7 @@ use crate::registry::{Registry, Resource};
 use crate::store::{ObjKey, Store, Stored};
 
 pub use delete::{DeleteOptions, Propagation};
-pub use read::{ListOptions, ListResult, WatchStart};
+pub use read::{CLUSTER_ANNOTATION, ListOptions, ListResult, WILDCARD, WatchStart, is_wildcard};
 pub use write::{FieldValidation, WriteOptions, Written};
 
 /// Subresources served.
@@ -75,6 +75,15 @@ impl Api {
                 Ok(Bytes::from(serde_json::to_vec(&v).map_err(|e| ApiError::internal(e.to_string()))?))
             }
         }
+    }
+
+    /// Like [`Api::encode`], naming the object's logical cluster in an annotation when
+    /// `cluster` is given (objects of wildcard reads).
+    pub fn encode_in(&self, res: &Resource, obj: &Stored, cluster: Option<&str>) -> ApiResult<Bytes> {
+        let Some(cluster) = cluster else { return self.encode(res, obj) };
+        let mut v = self.value(res, obj)?;
+        v["metadata"]["annotations"][CLUSTER_ANNOTATION] = Value::String(cluster.to_string());
+        Ok(Bytes::from(serde_json::to_vec(&v).map_err(|e| ApiError::internal(e.to_string()))?))
     }
 
     /// The object as served by `res`, parsed.

@@ -28,6 +28,8 @@ pub struct ListOptions {
 /// One page of a list.
 pub struct ListResult {
     pub items: Vec<Arc<Stored>>,
+    /// Logical cluster of each item, for lists across every cluster (`/clusters/*`); else empty.
+    pub clusters: Vec<Arc<str>>,
     pub rev: u64,
     pub continue_token: Option<String>,
 }
@@ -36,6 +38,8 @@ pub struct ListResult {
 /// given), then the subscription's replay and live events after `after`.
 pub struct WatchStart {
     pub initial: Vec<Arc<Stored>>,
+    /// Logical cluster of each initial object (wildcard watches); else empty.
+    pub initial_clusters: Vec<Arc<str>>,
     pub after: u64,
     pub subscription: Subscription,
 }
@@ -76,6 +80,16 @@ impl EventFilter for ObjectFilter {
     fn matches(&self, key: &ObjKey, meta: &ObjMeta) -> bool {
         self.matches_parts(&key.namespace, &key.name, meta)
     }
+}
+
+/// The logical cluster name that addresses every logical cluster (reads only).
+pub const WILDCARD: &str = "*";
+
+/// Annotation naming the logical cluster of an object returned by a wildcard read.
+pub const CLUSTER_ANNOTATION: &str = "tenancy.drydock.dev/cluster";
+
+pub fn is_wildcard(t: &Target) -> bool {
+    &*t.cluster == WILDCARD
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -142,6 +156,19 @@ impl Api {
         };
         let filter = self.filter(t, opts);
         let ns = if t.res.def.namespaced { t.namespace.as_deref() } else { None };
+        if is_wildcard(t) {
+            // Across every logical cluster: no paging (the result is one consistent read).
+            let mut items = Vec::new();
+            let mut clusters = Vec::new();
+            for c in self.store.clusters() {
+                let page = self
+                    .store
+                    .list(&c, t.res.storage, ns, None, None, &|k, o| filter.matches_parts(&k.0, &k.1, &o.meta));
+                clusters.extend(std::iter::repeat_n(c.clone(), page.items.len()));
+                items.extend(page.items);
+            }
+            return Ok(ListResult { items, clusters, rev: current, continue_token: None });
+        }
         // A single-name field selector is a point lookup.
         if let Some(name) = opts.fields.equals("metadata.name").filter(|_| start_after.is_none())
             && (ns.is_some() || !t.res.def.namespaced)
@@ -149,7 +176,7 @@ impl Api {
             let obj = self.store.get(&t.key(name));
             let items =
                 obj.into_iter().filter(|o| filter.matches_parts(ns.unwrap_or_default(), name, &o.meta)).collect();
-            return Ok(ListResult { items, rev: current, continue_token: None });
+            return Ok(ListResult { items, clusters: Vec::new(), rev: current, continue_token: None });
         }
         let page =
             self.store.list(&t.cluster, t.res.storage, ns, start_after, opts.limit.filter(|l| *l > 0), &|k, o| {
@@ -160,7 +187,7 @@ impl Api {
             let json = json!({"rv": rev, "ns": ns, "name": name}).to_string();
             URL_SAFE_NO_PAD.encode(json)
         });
-        Ok(ListResult { items: page.items, rev, continue_token })
+        Ok(ListResult { items: page.items, clusters: Vec::new(), rev, continue_token })
     }
 
     /// Starts a watch; `Err(Ok(expired))` means the revision is too old (sent as an ERROR event).
@@ -170,16 +197,20 @@ impl Api {
             Some(rv) => Some(parse_rv(rv)?),
         };
         let filter = Arc::new(self.filter(t, opts));
-        let scope = Scope::Cluster(t.res.storage, t.cluster.clone());
-        let (initial, after) = match from {
-            Some(rv) if !opts.send_initial_events => (Vec::new(), rv),
+        let scope = if is_wildcard(t) {
+            Scope::AllClusters(t.res.storage)
+        } else {
+            Scope::Cluster(t.res.storage, t.cluster.clone())
+        };
+        let (initial, initial_clusters, after) = match from {
+            Some(rv) if !opts.send_initial_events => (Vec::new(), Vec::new(), rv),
             _ => {
                 let list = self.list(t, &ListOptions { limit: None, continue_token: None, ..opts.clone() })?;
-                (list.items, list.rev)
+                (list.items, list.clusters, list.rev)
             }
         };
         match self.store.hub().subscribe(scope, filter, after, false) {
-            Ok(subscription) => Ok(Ok(WatchStart { initial, after, subscription })),
+            Ok(subscription) => Ok(Ok(WatchStart { initial, initial_clusters, after, subscription })),
             Err(e) => Ok(Err(e)),
         }
     }
