@@ -555,12 +555,23 @@ async fn set_of_a_paused_cluster_waits_until_it_resumes() {
         }),
     )
     .await;
-    // The Cluster was created paused: nothing may happen to its set.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The Cluster was created paused: the set only reports that it is paused.
+    let api: Api<MachineSet> = Api::namespaced(client.clone(), NS);
+    let held = eventually("the set to report the Cluster pause", Duration::from_secs(20), || {
+        let api = api.clone();
+        async move {
+            let ms = api.get("held").await.ok()?;
+            let paused = ms.status.as_ref()?.conditions.as_ref()?.iter().any(|c| {
+                c.type_ == "Paused" && c.status == "True" && c.reason.as_deref() == Some("ClusterPaused")
+            });
+            paused.then_some(ms)
+        }
+    })
+    .await;
     let machines: Vec<Machine> = list(&client, cluster).await;
     assert!(machines.is_empty(), "a paused Cluster's set created Machines");
-    let held: MachineSet = Api::namespaced(client.clone(), NS).get("held").await.expect("set");
-    assert!(held.status.is_none(), "a paused Cluster's set got a status");
+    let status = held.status.expect("status");
+    assert_eq!(status.replicas.unwrap_or(0), 0, "a paused Cluster's set counted machines");
 
     // Resuming the Cluster wakes its sets up.
     patch::<Cluster>(&client, cluster, json!({"spec": {"paused": false}})).await;
