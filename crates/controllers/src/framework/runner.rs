@@ -118,9 +118,9 @@ pub async fn run<K, C, F, Fut>(
     let label = metrics::controller(name);
     // Series exist from the start (at zero), as controller-runtime exports them.
     let m = metrics::get();
-    m.errors.get_or_create(&label);
-    m.active.get_or_create(&label);
-    m.depth.get_or_create(&queue.label());
+    let _ = m.errors.get_or_create(&label);
+    let _ = m.active.get_or_create(&label);
+    let _ = m.depth.get_or_create(&queue.label());
     controller
         .with_config(Config::default().concurrency(concurrency))
         .run(
