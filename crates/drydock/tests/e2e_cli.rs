@@ -1,0 +1,193 @@
+//! The drydock CLI against a live drydock with a provisioned cluster: generate, describe,
+//! get kubeconfig, rollout history/undo/pause/resume/restart/status. Assertions are on the
+//! output's structure (rows, columns, revisions, tree shape), not on timestamps.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{Env, eventually, kubectl, kubectl_ok};
+use serde_json::Value;
+
+fn drydock(kc: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(args)
+        .output()
+        .expect("run drydock");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn drydock_ok(kc: &Path, args: &[&str]) -> String {
+    let (ok, out, err) = drydock(kc, args);
+    assert!(ok, "drydock {args:?} failed:\n{out}\n{err}");
+    out
+}
+
+async fn wait_ok(what: &str, kc: &Path, args: &[&str], pred: impl Fn(&str) -> bool) -> String {
+    eventually(what, Duration::from_secs(120), || {
+        let (ok, out, _) = kubectl(kc, args, None);
+        let hit = ok && pred(&out);
+        async move { hit.then_some(out) }
+    })
+    .await
+}
+
+fn md_infra(kc: &Path) -> String {
+    kubectl_ok(kc, &["get", "md", "c1-md-0", "-o", "jsonpath={.spec.template.spec.infrastructureRef.name}"], None)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_against_a_provisioned_cluster() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+
+    // generate cluster output applies with kubectl and provisions.
+    let manifest =
+        drydock_ok(&kc, &["generate", "cluster", "c1", "--worker-machine-count", "2", "--startup-duration", "0s"]);
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest));
+    wait_ok("3 machines Running", &kc, &["get", "machines", "-o", "jsonpath={.items[*].status.phase}"], |o| {
+        o.split_whitespace().filter(|p| *p == "Running").count() == 3
+    })
+    .await;
+
+    // get kubeconfig works with kubectl get nodes.
+    let wkc_text = drydock_ok(&kc, &["get", "kubeconfig", "c1"]);
+    let wkc = env.dir.path().join("c1.kubeconfig");
+    std::fs::write(&wkc, wkc_text).expect("write");
+    wait_ok("3 nodes through the workload kubeconfig", &wkc, &["get", "nodes", "-o", "name"], |o| {
+        o.lines().count() == 3
+    })
+    .await;
+
+    // describe: tree shape.
+    let tree = drydock_ok(&kc, &["describe", "cluster", "c1"]);
+    let lines: Vec<&str> = tree.lines().collect();
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(header, vec!["NAME", "READY", "SEVERITY", "REASON", "SINCE", "MESSAGE"]);
+    assert!(lines[1].starts_with("Cluster/c1"), "{tree}");
+    assert!(lines.iter().any(|l| l.starts_with("├─ClusterInfrastructure - InMemoryCluster/c1")), "{tree}");
+    assert!(lines.iter().any(|l| l.starts_with("├─ControlPlane - KubeadmControlPlane/c1-control-plane")), "{tree}");
+    assert!(lines.iter().any(|l| l.starts_with("└─Workers")), "{tree}");
+    assert!(
+        lines.iter().any(|l| l.trim_start_matches(['│', ' ']).starts_with("└─MachineDeployment/c1-md-0")),
+        "{tree}"
+    );
+    assert!(lines.iter().any(|l| l.contains("2 Machines...")), "identical workers are grouped:\n{tree}");
+    let ungrouped = drydock_ok(&kc, &["describe", "cluster", "c1", "--grouping=false", "--show-conditions", "all"]);
+    assert_eq!(ungrouped.lines().filter(|l| l.contains("Machine/c1-md-0")).count(), 2, "{ungrouped}");
+    assert!(ungrouped.lines().any(|l| l.contains("InfrastructureReady")), "conditions shown:\n{ungrouped}");
+    assert!(!tree.contains('\x1b'), "no colours when piped");
+    let as_yaml = drydock_ok(&kc, &["describe", "cluster", "c1", "-o", "yaml"]);
+    assert!(as_yaml.contains("kind: List") && as_yaml.contains("kind: Cluster"), "{as_yaml}");
+
+    // Errors name the object and exit non-zero.
+    let (ok, _, err) = drydock(&kc, &["describe", "cluster", "nope"]);
+    assert!(!ok && err.contains("nope") && err.contains("not found"), "{err}");
+    let (ok, _, err) = drydock(&kc, &["get", "widgets"]);
+    assert!(!ok && err.contains("widgets"), "{err}");
+    let unreachable = env.dir.path().join("dead.kubeconfig");
+    drydock::kubeconfig::write(&unreachable, "http://127.0.0.1:9", "dead").expect("kubeconfig");
+    let (ok, _, err) = drydock(&unreachable, &["get", "clusters"]);
+    assert!(!ok && err.contains("cannot reach the API server"), "{err}");
+
+    // history / undo round trip: templates A, B, A, C.
+    kubectl_ok(
+        &kc,
+        &["patch", "md", "c1-md-0", "--type", "merge", "-p", r#"{"spec":{"revisionHistoryLimit":10}}"#],
+        None,
+    );
+    let tpl: Value =
+        serde_json::from_str(&kubectl_ok(&kc, &["get", "inmemorymachinetemplate", "c1-md-0", "-o", "json"], None))
+            .expect("json");
+    for suffix in ["b", "c"] {
+        let mut copy = serde_json::json!({"apiVersion": tpl["apiVersion"], "kind": tpl["kind"],
+            "metadata": {"name": format!("c1-md-0-{suffix}"), "namespace": "default"}, "spec": tpl["spec"]});
+        copy["metadata"]["labels"] = serde_json::json!({"template": suffix});
+        kubectl_ok(&kc, &["apply", "-f", "-"], Some(&copy.to_string()));
+    }
+    for (infra, cause) in [("c1-md-0-b", "to B"), ("c1-md-0", "back to A"), ("c1-md-0-c", "to C")] {
+        kubectl_ok(
+            &kc,
+            &["annotate", "md", "c1-md-0", "--overwrite", &format!("kubernetes.io/change-cause={cause}")],
+            None,
+        );
+        let patch = format!(r#"{{"spec":{{"template":{{"spec":{{"infrastructureRef":{{"name":"{infra}"}}}}}}}}}}"#);
+        kubectl_ok(&kc, &["patch", "md", "c1-md-0", "--type", "merge", "-p", &patch], None);
+        drydock_ok(&kc, &["rollout", "status", "machinedeployment/c1-md-0", "--timeout", "2m"]);
+    }
+    let history = drydock_ok(&kc, &["rollout", "history", "machinedeployment/c1-md-0"]);
+    let rows: Vec<Vec<&str>> = history.lines().skip(2).map(|l| l.split_whitespace().collect()).collect();
+    let numbers: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(numbers, vec!["1", "2", "3", "4"], "{history}");
+    assert_eq!(rows[0][1], rows[2][1], "revisions 1 and 3 are the same MachineSet:\n{history}");
+    assert!(history.lines().nth(2).is_some_and(|l| l.contains("same MachineSet as revision 3")), "{history}");
+    assert!(history.contains("back to A") && history.contains("to C"), "change causes shown:\n{history}");
+    let rev2 = drydock_ok(&kc, &["rollout", "history", "machinedeployment/c1-md-0", "--revision", "2"]);
+    assert!(rev2.contains("name: c1-md-0-b"), "revision 2's template:\n{rev2}");
+
+    for (rev, infra) in [("1", "c1-md-0"), ("2", "c1-md-0-b")] {
+        drydock_ok(&kc, &["rollout", "undo", "machinedeployment/c1-md-0", "--to-revision", rev]);
+        assert_eq!(md_infra(&kc), infra, "undo to revision {rev}");
+        drydock_ok(&kc, &["rollout", "status", "machinedeployment/c1-md-0", "--timeout", "2m"]);
+        // Every worker now runs on infrastructure cloned from that revision's template.
+        let ims: Value = serde_json::from_str(&kubectl_ok(
+            &kc,
+            &["get", "inmemorymachines", "-l", "cluster.x-k8s.io/deployment-name=c1-md-0", "-o", "json"],
+            None,
+        ))
+        .expect("json");
+        let sources: Vec<&str> = ims["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["metadata"]["deletionTimestamp"].is_null())
+            .filter_map(|m| m["metadata"]["annotations"]["cluster.x-k8s.io/cloned-from-name"].as_str())
+            .collect();
+        assert_eq!(sources, vec![infra, infra], "workers after undo to revision {rev}");
+    }
+    let (ok, _, err) = drydock(&kc, &["rollout", "undo", "machinedeployment/c1-md-0", "--to-revision", "99"]);
+    assert!(!ok && err.contains("revision 99 not found"), "{err}");
+
+    // pause / resume / restart are idempotent with a message.
+    assert!(drydock_ok(&kc, &["rollout", "pause", "md/c1-md-0"]).contains("paused"));
+    assert!(drydock_ok(&kc, &["rollout", "pause", "md/c1-md-0"]).contains("already paused"));
+    let (ok, _, err) = drydock(&kc, &["rollout", "restart", "md/c1-md-0"]);
+    assert!(!ok && err.contains("resume"), "{err}");
+    assert!(drydock_ok(&kc, &["rollout", "resume", "md/c1-md-0"]).contains("resumed"));
+    assert!(drydock_ok(&kc, &["rollout", "resume", "md/c1-md-0"]).contains("already resumed"));
+    assert!(drydock_ok(&kc, &["rollout", "pause", "kcp/c1-control-plane"]).contains("paused"));
+    assert!(drydock_ok(&kc, &["rollout", "resume", "kcp/c1-control-plane"]).contains("resumed"));
+    drydock_ok(&kc, &["rollout", "restart", "md/c1-md-0"]);
+    drydock_ok(&kc, &["rollout", "status", "md/c1-md-0", "--timeout", "2m"]);
+
+    // rollout status: exit 0 when complete (above), non-zero on timeout.
+    kubectl_ok(&kc, &["patch", "md", "c1-md-0", "--type", "merge", "-p", r#"{"spec":{"paused":true}}"#], None);
+    kubectl_ok(
+        &kc,
+        &[
+            "patch",
+            "md",
+            "c1-md-0",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"template":{"spec":{"infrastructureRef":{"name":"c1-md-0-c"}}}}}"#,
+        ],
+        None,
+    );
+    let (ok, _, err) = drydock(&kc, &["rollout", "status", "md/c1-md-0", "--timeout", "2s"]);
+    assert!(!ok, "a paused rollout cannot complete");
+    assert!(err.contains("timed out"), "{err}");
+
+    // get in kubectl's table shape, and -o json.
+    let table = drydock_ok(&kc, &["get", "machinedeployments"]);
+    let header: Vec<&str> = table.lines().next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(header[0], "NAME");
+    assert!(header.contains(&"REPLICAS") && header.contains(&"PHASE"), "{table}");
+    let json: Value = serde_json::from_str(&drydock_ok(&kc, &["get", "md", "c1-md-0", "-o", "json"])).expect("json");
+    assert_eq!(json["metadata"]["name"], "c1-md-0");
+}
