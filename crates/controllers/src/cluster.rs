@@ -7,6 +7,9 @@
 //! used when the infrastructure gave none); ControlPlaneInitialized from the first control
 //! plane Node when there is no control plane object; then phase, Ready and one write.
 //!
+//! Pausing: `spec.paused` or the paused annotation on the Cluster stop its reconciliation;
+//! only the `Paused` condition is written (see [`crate::machineset::pause`]).
+//!
 //! Deletion (§7.4): MachineDeployments, MachineSets, MachinePools and worker Machines owned
 //! by the Cluster; once none is left the control plane, then the infrastructure cluster; then
 //! the kubeconfig; the finalizer last.
@@ -34,6 +37,7 @@ use crate::machine::referenced::{self, Referenced, Source};
 use crate::machine::{
     CONTROL_PLANE_INITIALIZED, Events, INFRASTRUCTURE_READY, action, controller_ref_of, sooner, write_changes,
 };
+use crate::machineset::pause::{self, Pause};
 use crate::workload::ENDPOINT_PATH_ANNOTATION;
 use crate::{Context, Running};
 
@@ -218,10 +222,6 @@ impl State {
     }
 }
 
-fn paused(c: &Cluster) -> bool {
-    crate::machine::cluster_paused(c)
-}
-
 fn is_paused(obj: &Referenced) -> bool {
     has_annotation(obj.meta().annotations.as_ref(), PAUSED_ANNOTATION)
 }
@@ -231,7 +231,13 @@ async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Action> {
     if state.written.is_behind(&runner::key_of(cluster.as_ref()), rv) {
         return Ok(Action::await_change());
     }
-    if paused(&cluster) {
+    // `spec.paused` or the paused annotation: only the Paused condition is written.
+    if let Some(p) = Pause::of(&cluster, &cluster.metadata, false) {
+        let mut c = (*cluster).clone();
+        pause::set_condition(&mut c, Some(p), &cluster, conditions::now());
+        let api = state.ctx.api::<Cluster>(&namespace(&cluster));
+        let rv = write_changes(&api, CONTROLLER, &cluster, &c, false).await?;
+        state.wrote(&cluster, rv);
         return Ok(Action::await_change());
     }
     if cluster.metadata.deletion_timestamp.is_some() {
@@ -240,6 +246,7 @@ async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Action> {
     let ctx = &state.ctx;
     let now = conditions::now();
     let mut c = (*cluster).clone();
+    pause::set_condition(&mut c, None, &cluster, now.clone());
     add_finalizer(&mut c, CLUSTER_FINALIZER);
     let api = ctx.api::<Cluster>(&cluster.namespace().unwrap_or_default());
     if c.spec.topology.is_some() && (c.spec.infrastructure_ref.is_none() || c.spec.control_plane_ref.is_none()) {

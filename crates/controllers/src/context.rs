@@ -10,6 +10,7 @@ use kube::api::Api;
 
 use crate::framework::events::Events;
 use crate::framework::informer::Informer;
+use crate::machine::nodes::WorkloadNodes;
 use crate::workload::WorkloadClients;
 
 /// Per-controller concurrency.
@@ -67,6 +68,9 @@ pub struct Informers {
     pub kubeadm_configs: Arc<Informer<KubeadmConfig>>,
     pub inmemory_clusters: Arc<Informer<InMemoryCluster>>,
     pub inmemory_machines: Arc<Informer<InMemoryMachine>>,
+    /// Nodes of every workload cluster through one cross-cluster watch, when the API server
+    /// hosting the workload clusters offers one (otherwise Nodes are read per reconcile).
+    pub nodes: Option<Arc<WorkloadNodes>>,
 }
 
 impl Informers {
@@ -90,6 +94,7 @@ impl Informers {
             kubeadm_configs: Informer::new(api(client, namespace)),
             inmemory_clusters: Informer::new(api(client, namespace)),
             inmemory_machines: Informer::new(api(client, namespace)),
+            nodes: None,
         }
     }
 
@@ -104,6 +109,9 @@ impl Informers {
         self.kubeadm_configs.start();
         self.inmemory_clusters.start();
         self.inmemory_machines.start();
+        if let Some(n) = &self.nodes {
+            n.start();
+        }
     }
 }
 
@@ -118,7 +126,20 @@ pub struct Context {
 
 impl Context {
     pub fn new(client: kube::Client, workload: WorkloadClients, settings: Settings) -> Arc<Self> {
-        let informers = Informers::new(&client, settings.namespace.as_deref());
+        Self::with_workload_nodes(client, workload, settings, None)
+    }
+
+    /// Like [`Context::new`], with a client whose base path addresses every workload cluster
+    /// at once (`/clusters/*` of a drydock API server): Nodes are then watched with one
+    /// watch instead of read per reconcile.
+    pub fn with_workload_nodes(
+        client: kube::Client,
+        workload: WorkloadClients,
+        settings: Settings,
+        all_workload_clusters: Option<kube::Client>,
+    ) -> Arc<Self> {
+        let mut informers = Informers::new(&client, settings.namespace.as_deref());
+        informers.nodes = all_workload_clusters.map(WorkloadNodes::new);
         Arc::new(Self { events: Events::new(client.clone()), client, informers, workload, settings })
     }
 

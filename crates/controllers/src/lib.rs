@@ -14,6 +14,7 @@ pub mod kubeadmconfig;
 pub mod machine;
 pub mod machinedeployment;
 pub mod machineset;
+pub mod mhc;
 pub mod workload;
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub fn controllers(ctx: &Arc<Context>) -> Vec<Running> {
         machineset::controller(ctx),
         machinedeployment::controller(ctx),
         kcp::controller(ctx),
+        mhc::controller(ctx),
     ]
 }
 

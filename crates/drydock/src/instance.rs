@@ -88,7 +88,12 @@ fn start_controllers(server: &Arc<ApiServer>, addr: SocketAddr, settings: Settin
         let name = path.strip_prefix("/clusters/")?.trim_end_matches('/');
         (!name.is_empty() && !name.contains('/') && srv.hosts(name)).then(|| srv.client(Some(name)))
     });
-    let ctx = Context::new(mgmt.clone(), WorkloadClients::new(mgmt, Some(local)), settings);
+    let ctx = Context::with_workload_nodes(
+        mgmt.clone(),
+        WorkloadClients::new(mgmt, Some(local)),
+        settings,
+        Some(server.client(Some("*"))),
+    );
     let mut controllers = drydock_controllers::controllers(&ctx);
     let host = Host { client: server.client(None), endpoint_host: addr.ip().to_string(), endpoint_port: addr.port() };
     controllers.extend(drydock_provider_inmemory::controllers(Arc::new(ProviderContext { ctx: ctx.clone(), host })));

@@ -112,6 +112,12 @@ pub fn static_pod(
     let tag = if component == ETCD { ETCD_VERSION } else { f.version };
     let ip = internal_ip(f.name);
     let cond = |type_: &str| json!({"type": type_, "status": "True", "lastTransitionTime": at});
+    // What the kubelet puts on the API copy (mirror pod) of a static pod; drains skip them.
+    let hash = format!("{:016x}", fnv1a(&[component.as_bytes(), b"/", f.name.as_bytes()]));
+    let mut annotations = annotations;
+    annotations.insert("kubernetes.io/config.mirror".into(), hash.clone());
+    annotations.insert("kubernetes.io/config.hash".into(), hash);
+    annotations.insert("kubernetes.io/config.source".into(), "file".into());
     let pod = json!({
         "apiVersion": "v1",
         "kind": "Pod",
@@ -187,6 +193,7 @@ mod tests {
         let at = Timestamp::from_second(1_700_000_000).unwrap();
         let p = static_pod(&facts(true), "kube-apiserver", BTreeMap::new(), at).unwrap();
         assert_eq!(p.metadata.name.as_deref(), Some("kube-apiserver-m-1"));
+        assert!(p.metadata.annotations.as_ref().is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")));
         assert_eq!(p.status.as_ref().unwrap().phase.as_deref(), Some("Running"));
         assert_eq!(internal_ip("m-1"), internal_ip("m-1"));
         assert_ne!(internal_ip("m-1"), internal_ip("m-2"));

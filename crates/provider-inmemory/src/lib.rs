@@ -3,9 +3,15 @@
 //! clusters. Each workload cluster is a logical cluster of a drydock API server (the
 //! "host"): its Nodes, control plane static pods and etcd members are ordinary objects
 //! there, so kubectl can look at them through the cluster's kubeconfig.
+//!
+//! Faults are injected with an annotation on an InMemoryMachine (see [`fault`]):
+//! `infrastructure.drydock.dev/fault: node-not-ready | node-unknown | node-deleted` makes the
+//! simulated Node's Ready condition False or Unknown, or removes the Node (one that never
+//! registered, if set from the start); removing the annotation brings the Node back Ready.
 
 pub mod cluster;
 pub mod fabricate;
+pub mod fault;
 mod fresh;
 mod index;
 pub mod logical;
@@ -47,9 +53,10 @@ pub(crate) fn is_paused<K: kube::Resource>(obj: &K) -> bool {
     drydock_api::capi::keys::has_annotation(obj.meta().annotations.as_ref(), drydock_api::capi::keys::PAUSED_ANNOTATION)
 }
 
-/// Whether reconciling an object of `cluster` is paused.
+/// Whether reconciling an object of `cluster` is paused: `spec.paused` pauses every object
+/// of the cluster (the paused annotation on the Cluster pauses the Cluster object only).
 pub(crate) fn cluster_paused(cluster: &drydock_api::capi::core::Cluster) -> bool {
-    cluster.spec.paused == Some(true) || is_paused(cluster)
+    cluster.spec.paused == Some(true)
 }
 
 /// The provider's controllers (subscribe before the informers start).

@@ -9,7 +9,7 @@
 use std::fmt::Debug;
 
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{DeleteParams, ListParams, ObjectList, PostParams};
+use kube::api::{DeleteParams, GetParams, ListParams, ObjectList, Patch, PatchParams, PostParams};
 use kube::core::Request;
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
@@ -90,6 +90,42 @@ impl LogicalCluster {
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Reads an object; `None` when it (or the logical cluster) does not exist.
+    pub async fn get<K>(&self, ns: Option<&str>, name: &str) -> Result<Option<K>>
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
+    {
+        let req = self
+            .request::<K>(ns)
+            .get(name, &GetParams::default())
+            .map_err(|e| Error::other(format!("building get request: {e}")))?;
+        match self.client.request::<K>(req).await {
+            Ok(o) => Ok(Some(o)),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Merge-patches an object's status.
+    pub async fn patch_status<K>(
+        &self,
+        controller: &str,
+        ns: Option<&str>,
+        name: &str,
+        patch: &serde_json::Value,
+    ) -> Result<K>
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
+    {
+        let req = self
+            .request::<K>(ns)
+            .patch_subresource("status", name, &PatchParams::default(), &Patch::Merge(patch))
+            .map_err(|e| Error::other(format!("building patch request: {e}")))?;
+        let out = self.client.request::<K>(req).await?;
+        metrics::write(controller);
+        Ok(out)
     }
 
     pub async fn list<K>(&self, ns: Option<&str>, lp: &ListParams) -> Result<Vec<K>>

@@ -23,6 +23,7 @@ use drydock_controllers::etcd::{self, Membership};
 use drydock_controllers::framework::patch::{add_finalizer, apply_changes, remove_finalizer};
 use drydock_controllers::framework::runner::{self, Queue};
 use drydock_controllers::framework::{Error, Result};
+use drydock_controllers::machine::nodes::Sync as NodeSync;
 use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -34,6 +35,7 @@ use kube::{Resource, ResourceExt};
 use parking_lot::Mutex;
 
 use crate::fabricate::{self, API_SERVER_COMPONENTS, ETCD, KUBE_SYSTEM, MachineFacts};
+use crate::fault::{self, FAULT_REASON, Fault};
 use crate::fresh::Superseded;
 use crate::index::{ClusterMachines, Gate};
 use crate::logical::LogicalCluster;
@@ -92,6 +94,12 @@ impl MachineCtx {
     fn record(&self, key: &str, what: &'static str) {
         self.created.lock().entry(key.to_string()).or_default().insert(what);
     }
+
+    fn forget(&self, key: &str, what: &'static str) {
+        if let Some(s) = self.created.lock().get_mut(key) {
+            s.remove(what);
+        }
+    }
 }
 
 /// What [`MachineCtx::created`] tracks besides the condition types: kubeadm-config was
@@ -99,6 +107,10 @@ impl MachineCtx {
 /// uploads nothing).
 const KUBEADM_CONFIG_UPLOADED: &str = "KubeadmConfigUploaded";
 const JOINED: &str = "Joined";
+/// A fault was applied to the Node (so healing has something to undo).
+const FAULT_APPLIED: &str = "FaultApplied";
+/// The Node is absent because of a fault (so healing recreates it).
+const FAULT_DELETED_NODE: &str = "FaultDeletedNode";
 
 pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
     let ctx = &pctx.ctx;
@@ -276,12 +288,21 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     });
 
     // Node.
+    let fault = Fault::of(imm.metadata.annotations.as_ref());
     if progress.node {
         if !done(NODE_PROVISIONED) {
-            lc.create(NAME, &fabricate::node(&facts, deadlines.node)?)
-                .await
-                .map_err(|e| context(e, "creating the Node"))?;
+            if fault == Some(Fault::NodeDeleted) {
+                // A kubelet that never registers.
+                c.record(&key, FAULT_DELETED_NODE);
+            } else {
+                lc.create(NAME, &fabricate::node(&facts, deadlines.node)?)
+                    .await
+                    .map_err(|e| context(e, "creating the Node"))?;
+            }
             c.record(&key, NODE_PROVISIONED);
+        } else {
+            let lc_name = logical_cluster_name(&ns, &cluster_name);
+            apply_fault(&c, &lc, &lc_name, &facts, &key, fault).await.map_err(|e| context(e, "injecting a fault"))?;
         }
         want.set_condition(true_at(NODE_PROVISIONED, deadlines.node));
     } else if progress.vm {
@@ -341,6 +362,52 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
         Some(t) => Action::requeue(until(Timestamp::now(), t) + TIMER_SLACK),
         None => Action::await_change(),
     })
+}
+
+/// Brings the Node in line with the machine's fault annotation (see [`crate::fault`]). The
+/// Node is read only for machines with a fault (or one just healed), or when the Node store
+/// shows a Ready condition a fault set (left over from before a restart).
+async fn apply_fault(
+    c: &MachineCtx,
+    lc: &LogicalCluster,
+    lc_name: &str,
+    facts: &MachineFacts<'_>,
+    key: &str,
+    fault: Option<Fault>,
+) -> Result<()> {
+    let deleted_by_fault = c.created(key, FAULT_DELETED_NODE);
+    let applied = c.created(key, FAULT_APPLIED);
+    let leftover = || {
+        let store = c.p.ctx.informers.nodes.as_ref().filter(|n| n.sync() == NodeSync::Synced);
+        store.and_then(|s| s.get(lc_name, facts.name)).is_some_and(|n| {
+            let conditions = n.status.as_ref().and_then(|s| s.conditions.as_ref());
+            conditions.into_iter().flatten().any(|c| c.type_ == "Ready" && c.reason.as_deref() == Some(FAULT_REASON))
+        })
+    };
+    if fault.is_none() && !applied && !deleted_by_fault && !leftover() {
+        return Ok(());
+    }
+    let node: Option<Node> = lc.get(None, facts.name).await?;
+    match fault::plan(node.as_ref(), fault, deleted_by_fault, Timestamp::now())? {
+        fault::Action::Nothing => {}
+        fault::Action::Delete => {
+            lc.delete::<Node>(NAME, None, facts.name).await?;
+            c.record(key, FAULT_DELETED_NODE);
+        }
+        fault::Action::Recreate => {
+            lc.create(NAME, &fabricate::node(facts, Timestamp::now())?).await?;
+            c.forget(key, FAULT_DELETED_NODE);
+        }
+        fault::Action::SetConditions(patch) => {
+            lc.patch_status::<Node>(NAME, None, facts.name, &patch).await?;
+        }
+    }
+    if fault.is_some() {
+        c.record(key, FAULT_APPLIED);
+    } else if !c.created(key, FAULT_DELETED_NODE) {
+        c.forget(key, FAULT_APPLIED);
+    }
+    Ok(())
 }
 
 fn waiting_after_node(type_: &str, node_done: bool, what: &str) -> Condition {

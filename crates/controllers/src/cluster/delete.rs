@@ -144,6 +144,7 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<A
     let ns = namespace(cluster);
     let now = conditions::now();
     let mut c = (**cluster).clone();
+    crate::machineset::pause::set_condition(&mut c, None, cluster, conditions::now());
     let descendants = descendants(state, cluster).await?;
     let mut cp = match &c.spec.control_plane_ref {
         Some(r) => referenced::read(ctx, &ns, r).await?,

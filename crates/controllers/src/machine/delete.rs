@@ -1,6 +1,12 @@
-//! Deleting a Machine (upstream's §4.6 without drain and volume detach): wait for lifecycle
-//! hooks, delete the infrastructure machine and the bootstrap config and wait until both are
-//! gone, delete the Node, then release the finalizer.
+//! Deleting a Machine (upstream's §4.6, without waiting for volume detach): pre-drain hooks,
+//! the drain (`drain.rs`), pre-terminate hooks, then the infrastructure machine and the
+//! bootstrap config (each waited for until gone), then the Node (waited for until gone, at
+//! most `nodeDeletionTimeout`), then the finalizer.
+//!
+//! Hooks are annotations with the prefixes `pre-drain.delete.hook.machine.cluster.x-k8s.io`
+//! and `pre-terminate.delete.hook.machine.cluster.x-k8s.io`; their owners remove them, which
+//! triggers the next step. Pre-drain hooks and the drain apply only when the Node is to be
+//! deleted (not when the whole cluster goes, or no control plane is left to serve it).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,23 +16,27 @@ use drydock_api::capi::core::{Cluster, DEFAULT_NODE_DELETION_TIMEOUT, Machine};
 use drydock_api::capi::duration;
 use drydock_api::capi::keys::{CONTROL_PLANE_LABEL, has_annotation_prefix};
 use drydock_api::capi::keys::{MACHINE_FINALIZER, PRE_DRAIN_DELETE_HOOK_PREFIX, PRE_TERMINATE_DELETE_HOOK_PREFIX};
-use k8s_openapi::api::core::v1::{Node, ObjectReference};
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
-use kube::api::Api;
+use kube::api::DeleteParams;
 use kube::runtime::controller::Action;
 
-use super::node::find_by_provider_id;
+use super::drain::{self, Drain};
+use super::node::{NodeReader, node_ref_name, workload_nodes};
 use super::referenced::{self, Referenced};
 use super::{BOOTSTRAP_READY, CONTROLLER, Events, GONE_RECHECK, INFRASTRUCTURE_READY, NODE_HEALTHY, State, status};
-use crate::framework::Result;
-use crate::framework::patch::{apply_changes, delete_if_present, remove_finalizer};
+use crate::framework::patch::{apply_changes, remove_finalizer};
+use crate::framework::{Error, Result};
+use crate::machineset::pause;
 
 const PRE_DRAIN_HOOK_SUCCEEDED: &str = "PreDrainDeleteHookSucceeded";
 const PRE_TERMINATE_HOOK_SUCCEEDED: &str = "PreTerminateDeleteHookSucceeded";
 const WAITING_EXTERNAL_HOOK: &str = "WaitingExternalHook";
 const DELETING: &str = "Deleting";
 const DELETED: &str = "Deleted";
+/// How often a Node that is not gone yet is looked at again when no watch reports it.
+const NODE_DELETION_RETRY: Duration = Duration::from_secs(2);
 
 /// Why the Node of a deleting Machine is left alone.
 #[derive(Debug, PartialEq, Eq)]
@@ -58,30 +68,39 @@ pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Op
     if !machine.finalizers().iter().any(|f| f == MACHINE_FINALIZER) {
         return Ok(Action::await_change());
     }
+    // A paused Machine is not deleted either (upstream checks pause before deletion).
+    if let Some(c) = cluster
+        && super::write_pause(state, machine, c).await?
+    {
+        return Ok(Action::await_change());
+    }
     let ctx = &state.ctx;
     let ns = machine.namespace().unwrap_or_default();
     let api = ctx.api::<Machine>(&ns);
     let now = conditions::now();
     let mut m = (**machine).clone();
+    if let Some(c) = cluster {
+        pause::set_condition(&mut m, None, c, now.clone());
+    }
     let mut events = Events::default();
     let allowed =
         node_deletion(cluster, control_plane_deleting(state, &ns, cluster).await?, live_control_planes(state, &ns, &m));
-
-    // Hooks: pre-drain only matters when the Node is drained (i.e. deleted); pre-terminate
-    // always holds the infrastructure.
     let hooks = m.metadata.annotations.as_ref();
-    let waiting = if allowed.is_ok() && has_annotation_prefix(hooks, PRE_DRAIN_DELETE_HOOK_PREFIX) {
-        Some(PRE_DRAIN_HOOK_SUCCEEDED)
-    } else if has_annotation_prefix(hooks, PRE_TERMINATE_DELETE_HOOK_PREFIX) {
-        Some(PRE_TERMINATE_HOOK_SUCCEEDED)
-    } else {
-        None
-    };
-    if allowed.is_ok() && waiting != Some(PRE_DRAIN_HOOK_SUCCEEDED) {
+
+    // Pre-drain hooks and the drain only matter when the Node is going away with the Machine.
+    if let (Ok(()), Some(cluster)) = (&allowed, cluster) {
+        if has_annotation_prefix(hooks, PRE_DRAIN_DELETE_HOOK_PREFIX) {
+            m.mark_false(PRE_DRAIN_HOOK_SUCCEEDED, WAITING_EXTERNAL_HOOK, Severity::Info, "", now.clone());
+            // The hook's removal is a Machine change: it triggers the next step.
+            return write_status(state, machine, m, now, events).await;
+        }
         m.mark_true(PRE_DRAIN_HOOK_SUCCEEDED, now.clone());
+        if let Drain::Wait(after) = drain::run(state, &mut m, cluster, &now, &mut events).await? {
+            return write_status(state, machine, m, now, events).await.map(|_| Action::requeue(after));
+        }
     }
-    if let Some(hook) = waiting {
-        m.mark_false(hook, WAITING_EXTERNAL_HOOK, Severity::Info, "", now.clone());
+    if has_annotation_prefix(m.metadata.annotations.as_ref(), PRE_TERMINATE_DELETE_HOOK_PREFIX) {
+        m.mark_false(PRE_TERMINATE_HOOK_SUCCEEDED, WAITING_EXTERNAL_HOOK, Severity::Info, "", now.clone());
         return write_status(state, machine, m, now, events).await;
     }
     m.mark_true(PRE_TERMINATE_HOOK_SUCCEEDED, now.clone());
@@ -98,25 +117,35 @@ pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Op
         return write_status(state, machine, m, now, events).await.map(|_| Action::requeue(GONE_RECHECK));
     }
 
-    if allowed.is_ok()
-        && let Err(msg) = delete_node(state, &m, cluster).await
-    {
-        let left = node_deletion_time_left(&m, &now);
-        let first = m.get_condition(NODE_HEALTHY).is_none_or(|c| c.reason.as_deref() != Some("DeletionFailed"));
-        m.mark_false(NODE_HEALTHY, "DeletionFailed", Severity::Warning, &msg, now.clone());
-        if first {
-            events.warning("FailedDeleteNode", msg.clone());
+    if let (Ok(()), Some(cluster)) = (&allowed, cluster) {
+        let outcome = delete_node(state, &m, cluster).await;
+        if outcome != NodeDeletion::Gone {
+            let left = node_deletion_time_left(&m, &now);
+            let (reason, severity, msg) = match &outcome {
+                NodeDeletion::Failed(msg) => ("DeletionFailed", Severity::Warning, msg.clone()),
+                _ => (DELETING, Severity::Info, "Waiting for the Node to be deleted".to_string()),
+            };
+            let first = m.get_condition(NODE_HEALTHY).is_none_or(|c| c.reason.as_deref() != Some(reason));
+            m.mark_false(NODE_HEALTHY, reason, severity, &msg, now.clone());
+            if first && let NodeDeletion::Failed(msg) = &outcome {
+                events.warning("FailedDeleteNode", msg.clone());
+            }
+            if let Some(left) = left {
+                tracing::debug!(machine = %machine.name_any(), outcome = ?outcome, "node not deleted yet; retrying");
+                // With a Node watch its disappearance triggers the Machine; else poll.
+                let recheck = match outcome {
+                    NodeDeletion::Pending { watched: true } => left,
+                    _ => left.min(NODE_DELETION_RETRY),
+                };
+                return write_status(state, machine, m, now, events).await.map(|_| Action::requeue(recheck));
+            }
+            tracing::warn!(machine = %machine.name_any(), outcome = ?outcome, "giving up on deleting the node");
+            events.warning("NodeDeletionTimedOut", format!("gave up waiting for the Node to be deleted: {msg}"));
         }
-        if let Some(left) = left {
-            tracing::debug!(machine = %machine.name_any(), error = %msg, "node deletion failed; retrying");
-            return write_status(state, machine, m, now, events)
-                .await
-                .map(|_| Action::requeue(left.min(Duration::from_secs(2))));
-        }
-        tracing::warn!(machine = %machine.name_any(), error = %msg, "giving up on deleting the node");
     }
 
     // Done: only the finalizer is written (the object disappears with it, so no status).
+    events.publish(ctx, machine.as_ref()).await;
     let mut done = (**machine).clone();
     remove_finalizer(&mut done, MACHINE_FINALIZER);
     state.written.forget(&crate::framework::runner::key_of(machine.as_ref()));
@@ -158,28 +187,52 @@ async fn delete_and_wait(
     }
 }
 
-/// Deletes the Machine's Node (found by nodeRef, else by providerID). A missing Node counts
-/// as deleted. Errors come back as a message for the NodeHealthy condition.
-async fn delete_node(state: &State, m: &Machine, cluster: Option<&Cluster>) -> Result<(), String> {
-    let Some(cluster) = cluster else {
-        return Ok(());
-    };
-    let node_ref = m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.clone());
-    if node_ref.is_none() && m.spec.provider_id.is_none() {
-        return Ok(());
+/// Where deleting the Node stands.
+#[derive(Debug, PartialEq, Eq)]
+enum NodeDeletion {
+    Gone,
+    /// Deleted, but still there (a finalizer holds it). `watched`: its disappearance will
+    /// be reported by the Node watch.
+    Pending {
+        watched: bool,
+    },
+    Failed(String),
+}
+
+/// Deletes the Machine's Node (found by nodeRef, else by providerID) and reports whether it
+/// is gone. Unlike upstream, a Node held by a finalizer is waited for (within
+/// nodeDeletionTimeout) rather than taken as deleted.
+async fn delete_node(state: &State, m: &Machine, cluster: &Cluster) -> NodeDeletion {
+    if node_ref_name(m).is_none() && m.spec.provider_id.is_none() {
+        return NodeDeletion::Gone;
     }
-    let ns = m.namespace().unwrap_or_default();
-    let client = state.ctx.workload.get(&ns, &cluster.name_any()).await.map_err(|e| e.to_string())?;
-    let nodes: Api<Node> = Api::all(client);
-    let name = match (node_ref, m.spec.provider_id.as_deref()) {
-        (Some(n), _) => n,
-        (None, Some(pid)) => match find_by_provider_id(&nodes, pid).await.map_err(|e| e.to_string())? {
-            Some(n) => n.name_any(),
-            None => return Ok(()),
-        },
-        (None, None) => return Ok(()),
+    let failed = |e: Error| NodeDeletion::Failed(e.to_string());
+    let reader = match NodeReader::of(&state.ctx, cluster).await {
+        Ok(r) => r,
+        Err(e) => return failed(e),
     };
-    delete_if_present(&nodes, CONTROLLER, &name).await.map(|_| ()).map_err(|e| format!("deleting Node {name}: {e}"))
+    let node = match reader.of_machine(m).await {
+        Ok(Some(n)) => n,
+        Ok(None) => return NodeDeletion::Gone,
+        Err(e) => return failed(e),
+    };
+    let pending = NodeDeletion::Pending { watched: reader.is_watched() };
+    if node.metadata.deletion_timestamp.is_some() {
+        return pending;
+    }
+    let name = node.name_any();
+    let api = match workload_nodes(&state.ctx, cluster).await {
+        Ok(a) => a,
+        Err(e) => return failed(e),
+    };
+    match api.delete(&name, &DeleteParams::default()).await {
+        Ok(either) => {
+            crate::framework::metrics::write(CONTROLLER);
+            if either.is_left() { pending } else { NodeDeletion::Gone }
+        }
+        Err(kube::Error::Api(s)) if s.code == 404 => NodeDeletion::Gone,
+        Err(e) => NodeDeletion::Failed(format!("deleting Node {name}: {e}")),
+    }
 }
 
 /// Time left to keep retrying Node deletion: `nodeDeletionTimeout` (default 10s) from the

@@ -11,12 +11,23 @@
 //! 5. phase and Ready (`status.rs`), then one write of what changed, metadata and spec before
 //!    status so observedGeneration records the generation that write produced.
 //!
-//! Deleting Machines go through `delete.rs` instead.
+//! Deleting Machines go through `delete.rs` (hooks, `drain.rs`, infrastructure, Node).
+//!
+//! Pausing follows the model of [`crate::machineset::pause`]: the Cluster's `spec.paused`
+//! or the Machine's own paused annotation stop everything but the `Paused` condition; the
+//! paused annotation on the Cluster pauses the Cluster object only.
+//!
+//! Workload Nodes come from the cross-cluster Node watch when there is one (`nodes.rs`):
+//! their changes trigger the Machine, found by the annotations the Machine controller puts
+//! on its Node or by providerID. Without it they are read per reconcile and rechecked on a
+//! timer while something is awaited.
 
 mod contract;
 mod delete;
+mod drain;
 pub(crate) mod index;
 mod node;
+pub mod nodes;
 pub(crate) mod referenced;
 mod status;
 
@@ -27,12 +38,13 @@ use drydock_api::capi::conditions;
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{
-    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL, MACHINE_FINALIZER, PAUSED_ANNOTATION,
-    POOL_NAME_LABEL, SET_NAME_LABEL, has_annotation,
+    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL, MACHINE_FINALIZER,
+    NODE_CLUSTER_NAMESPACE_ANNOTATION, NODE_MACHINE_ANNOTATION, POOL_NAME_LABEL, SET_NAME_LABEL,
 };
 use drydock_api::capi::kubeadm::KubeadmConfig;
 use drydock_api::capi::owner::{self, api_group};
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
@@ -41,6 +53,7 @@ use kube::{Resource, ResourceExt};
 use crate::framework::patch::{add_finalizer, apply_changes};
 use crate::framework::runner::{self, Queue};
 use crate::framework::{Error, Result};
+use crate::machineset::pause::{self, Pause};
 use crate::{Context, Running};
 use index::{Changes, Index, Written, ref_key};
 
@@ -56,9 +69,8 @@ pub(crate) const UNWATCHED_RECHECK: Duration = Duration::from_secs(10);
 /// Recheck while waiting for an object to disappear: shared informer streams report
 /// updates but not deletions, so nothing else would wake the Machine.
 pub(crate) const GONE_RECHECK: Duration = Duration::from_secs(1);
-/// Recheck of the workload cluster while its Node is missing: drydock does not watch
-/// workload Nodes (the in-memory provider marks its machine ready only once the Node
-/// exists, so the infrastructure update normally brings the Machine back first).
+/// Recheck of the workload cluster while something about its Node is awaited and no Node
+/// watch reports changes (controllers against a plain kube-apiserver).
 pub(crate) const NODE_RECHECK: Duration = Duration::from_secs(5);
 
 /// The controller's state beside the shared context: indexes fed from its trigger streams.
@@ -72,7 +84,16 @@ pub(crate) struct State {
     cluster_gates: Changes<ClusterGate>,
     /// Machines written by this controller and not yet seen back in the store.
     pub written: Written,
+    /// Machine `namespace/name`s by providerID (key space [`PROVIDER_KEYS`]).
+    by_provider: Index,
+    /// What each workload Node (`<logical cluster>/<name>`) last looked like to its Machine.
+    node_gates: Changes<u64>,
+    /// Nodes patched by this controller and not yet seen back in the Node store.
+    pub nodes_written: Written,
 }
+
+/// The "namespace" of providerIDs in [`State::by_provider`] (they span namespaces).
+const PROVIDER_KEYS: &str = "*";
 
 /// The parts of a Cluster a Machine waits on: its pause, and its initialization (after which
 /// the workload cluster is reachable). A deleting Cluster does not wake its Machines; they
@@ -90,12 +111,15 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         referrers: Index::default(),
         cluster_gates: Changes::default(),
         written: Written::default(),
+        by_provider: Index::default(),
+        node_gates: Changes::default(),
+        nodes_written: Written::default(),
     });
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
     let machines = ctx.informers.machines.subscribe().inspect(move |m| recorder.record(m));
     let (s1, s2, s3) = (state.clone(), state.clone(), state.clone());
-    let c = Controller::for_shared_stream(queue.track(machines), ctx.informers.machines.store.clone())
+    let mut c = Controller::for_shared_stream(queue.track(machines), ctx.informers.machines.store.clone())
         .watches_shared_stream(
             ctx.informers.inmemory_machines.subscribe(),
             queue.map_to(move |o: &InMemoryMachine| s1.referrer_of(o.meta(), "InMemoryMachine")),
@@ -108,6 +132,10 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
             ctx.informers.clusters.subscribe(),
             queue.map_to(move |c: &Cluster| s3.machines_of_changed_cluster(c)),
         );
+    if let Some(nodes) = &ctx.informers.nodes {
+        let s4 = state.clone();
+        c = c.watches_shared_stream(nodes.subscribe(), queue.map_to(move |n: &Node| s4.machines_of_changed_node(n)));
+    }
     Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.machine_concurrency, state, reconcile))
 }
 
@@ -122,6 +150,24 @@ impl State {
                 self.referrers.record(ns, &ref_key(kind, target), &name);
             }
         }
+        record_provider_id(&self.by_provider, m);
+    }
+
+    /// The Machine of a workload Node, when something the Machine reads of it changed.
+    fn machines_of_changed_node(&self, n: &Node) -> Vec<ObjectRef<Machine>> {
+        let Some(nodes) = self.ctx.informers.nodes.as_ref() else {
+            return Vec::new();
+        };
+        let Some(lc) = nodes::logical_cluster_of(n) else {
+            return Vec::new();
+        };
+        let name = n.metadata.name.as_deref().unwrap_or_default();
+        let gone = nodes.get(lc, name).is_none();
+        let exists = |k: &str| k.split_once('/').is_some_and(|(c, n)| nodes.get(c, n).is_some());
+        if !self.node_gates.changed(format!("{lc}/{name}"), node_digest(n, gone), nodes.len(), exists) {
+            return Vec::new();
+        }
+        machine_of_node(&self.ctx, &self.by_provider, lc, n).into_iter().collect()
     }
 
     fn machine(&self, ns: &str, name: &str) -> Option<Arc<Machine>> {
@@ -187,9 +233,81 @@ pub(crate) const INFRASTRUCTURE_READY: &str = "InfrastructureReady";
 pub(crate) const NODE_HEALTHY: &str = "NodeHealthy";
 pub(crate) const CONTROL_PLANE_INITIALIZED: &str = "ControlPlaneInitialized";
 
-/// A Cluster pauses its objects with `spec.paused` or the paused annotation.
+/// A Cluster pauses all its objects with `spec.paused`. (Its paused annotation pauses the
+/// Cluster object alone, like the annotation on any object.)
 pub(crate) fn cluster_paused(c: &Cluster) -> bool {
-    c.spec.paused == Some(true) || has_annotation(c.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
+    c.spec.paused == Some(true)
+}
+
+/// The logical cluster of drydock's API server hosting a Cluster's workload cluster (from the
+/// endpoint path its infrastructure reported), if it is hosted that way.
+pub(crate) fn logical_cluster(c: &Cluster) -> Option<&str> {
+    let path = c.metadata.annotations.as_ref()?.get(crate::workload::ENDPOINT_PATH_ANNOTATION)?;
+    let name = path.trim_end_matches('/').strip_prefix("/clusters/")?;
+    (!name.is_empty() && !name.contains('/')).then_some(name)
+}
+
+/// Records a Machine's providerID in an index read by [`machine_of_node`].
+pub(crate) fn record_provider_id(by_provider: &Index, m: &Machine) {
+    if let (Some(pid), Some(ns), Some(name)) =
+        (m.spec.provider_id.as_deref(), m.metadata.namespace.as_deref(), m.metadata.name.as_deref())
+    {
+        by_provider.record(PROVIDER_KEYS, pid, &format!("{ns}/{name}"));
+    }
+}
+
+/// The Machine a workload Node (read through the cross-cluster watch, in logical cluster
+/// `lc`) belongs to: named by the annotations its Machine put on it, else the Machine with
+/// its providerID whose Cluster lives in `lc`. `by_provider` maps providerIDs to Machines.
+pub(crate) fn machine_of_node(ctx: &Context, by_provider: &Index, lc: &str, n: &Node) -> Option<ObjectRef<Machine>> {
+    let machines = &ctx.informers.machines.store;
+    let clusters = &ctx.informers.clusters.store;
+    let in_lc = |m: &Machine| {
+        let ns = m.metadata.namespace.as_deref().unwrap_or_default();
+        clusters.get(&ObjectRef::new(&m.spec.cluster_name).within(ns)).is_some_and(|c| logical_cluster(&c) == Some(lc))
+    };
+    let annotations = n.metadata.annotations.as_ref();
+    let named = |k: &str| annotations.and_then(|a| a.get(k));
+    if let (Some(ns), Some(name)) = (named(NODE_CLUSTER_NAMESPACE_ANNOTATION), named(NODE_MACHINE_ANNOTATION)) {
+        let r = ObjectRef::new(name).within(ns);
+        if machines.get(&r).is_some_and(|m| in_lc(&m)) {
+            return Some(r);
+        }
+    }
+    let pid = n.spec.as_ref().and_then(|s| s.provider_id.as_deref())?;
+    let of = |key: &str| key.split_once('/').and_then(|(ns, m)| machines.get(&ObjectRef::new(m).within(ns)));
+    by_provider
+        .members(PROVIDER_KEYS, pid, |k| of(k).is_some_and(|m| m.spec.provider_id.as_deref() == Some(pid)))
+        .iter()
+        .filter_map(|k| of(k))
+        .find(|m| in_lc(m))
+        .map(|m| ObjectRef::from_obj(m.as_ref()))
+}
+
+/// A digest of what the Machine controller reads from a Node: condition statuses, node
+/// info, labels, annotations, taints, schedulability, identity and whether it still exists.
+fn node_digest(n: &Node, gone: bool) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    gone.hash(&mut h);
+    n.metadata.uid.hash(&mut h);
+    n.metadata.deletion_timestamp.as_ref().map(|t| t.0.as_second()).hash(&mut h);
+    n.metadata.labels.hash(&mut h);
+    n.metadata.annotations.hash(&mut h);
+    if let Some(spec) = &n.spec {
+        spec.provider_id.hash(&mut h);
+        spec.unschedulable.hash(&mut h);
+        for t in spec.taints.iter().flatten() {
+            (&t.key, &t.value, &t.effect).hash(&mut h);
+        }
+    }
+    if let Some(status) = &n.status {
+        for c in status.conditions.iter().flatten() {
+            (&c.type_, &c.status).hash(&mut h);
+        }
+        serde_json::to_string(&status.node_info).unwrap_or_default().hash(&mut h);
+    }
+    h.finish()
 }
 
 pub(crate) fn is_control_plane(m: &Machine) -> bool {
@@ -249,11 +367,12 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Action> {
     let Some(cluster) = cluster else {
         return Ok(Action::await_change());
     };
-    if cluster_paused(&cluster) || has_annotation(machine.metadata.annotations.as_ref(), PAUSED_ANNOTATION) {
+    if write_pause(&state, &machine, &cluster).await? {
         return Ok(Action::await_change());
     }
     let now = conditions::now();
     let mut m = (*machine).clone();
+    pause::set_condition(&mut m, None, &cluster, now.clone());
     adopt_metadata(&mut m, &cluster);
     let mut events = Events::default();
     let mut steps = contract::Steps::new(&state, &machine, &cluster, now.clone());
@@ -263,6 +382,20 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Action> {
     state.wrote(&machine, rv);
     events.publish(ctx, machine.as_ref()).await;
     result.map(action)
+}
+
+/// When the Machine is paused, records that in its `Paused` condition (the only write a
+/// paused Machine gets) and returns true.
+pub(crate) async fn write_pause(state: &State, machine: &Machine, cluster: &Cluster) -> Result<bool> {
+    let Some(p) = Pause::of(cluster, &machine.metadata, false) else {
+        return Ok(false);
+    };
+    let mut m = machine.clone();
+    pause::set_condition(&mut m, Some(p), cluster, conditions::now());
+    let api = state.ctx.api::<Machine>(&machine.namespace().unwrap_or_default());
+    let rv = write_changes(&api, CONTROLLER, machine, &m, false).await?;
+    state.wrote(machine, rv);
+    Ok(true)
 }
 
 /// Label, finalizer and, for standalone Machines, a Cluster owner reference.
@@ -337,8 +470,39 @@ where
     if observed {
         next.set_observed_generation(base.meta().generation);
     }
-    let (last, status_written) = apply_changes(api, controller, &base, &next).await?;
-    Ok((written.main || status_written.status).then(|| last.meta().resource_version.clone()).flatten())
+    let last = write_status_if_unchanged(api, controller, &base, &next).await?;
+    let last = last.or_else(|| written.main.then_some(base));
+    Ok(last.and_then(|l| l.meta().resource_version.clone()))
+}
+
+/// Writes the status of `after` if it differs from `before`'s, on the condition that the
+/// object is still at `before`'s resourceVersion: other controllers (the
+/// MachineHealthCheck, the Machine's owner) write conditions of the same list, and a patch
+/// computed from an older copy would drop theirs. Returns the object written, if any.
+pub(crate) async fn write_status_if_unchanged<K>(
+    api: &kube::Api<K>,
+    controller: &str,
+    before: &K,
+    after: &K,
+) -> Result<Option<K>>
+where
+    K: Resource + serde::Serialize + serde::de::DeserializeOwned + Clone + std::fmt::Debug,
+{
+    let status = |o: &K| -> Result<serde_json::Value> {
+        Ok(serde_json::to_value(o)?.get("status").cloned().unwrap_or(serde_json::Value::Null))
+    };
+    let (old, new) = (status(before)?, status(after)?);
+    let Some(diff) = crate::framework::diff::merge_diff(&old, &new) else {
+        return Ok(None);
+    };
+    let body = serde_json::json!({
+        "metadata": {"resourceVersion": before.meta().resource_version},
+        "status": if new.is_null() { serde_json::Value::Null } else { diff },
+    });
+    let name = before.meta().name.clone().unwrap_or_default();
+    let written = api.patch_status(&name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&body)).await?;
+    crate::framework::metrics::write(controller);
+    Ok(Some(written))
 }
 
 /// A reference to `owner` as the controller of the objects it adopts.

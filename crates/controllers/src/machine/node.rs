@@ -1,8 +1,10 @@
 //! A Machine's Node in its workload cluster: found by providerID, referenced once from
 //! `status.nodeRef`, its health summarised into NodeHealthy, and the Machine's node labels
-//! and annotations propagated to it with a minimal patch.
+//! and annotations propagated to it with a minimal patch. Nodes are read from the
+//! cross-cluster Node store when it covers the workload cluster ([`NodeReader`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use drydock_api::capi::conditions::{HasConditions, Severity};
@@ -18,9 +20,93 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde_json::{Map, Value, json};
 
+use super::nodes::{Found, WorkloadNodes};
 use super::referenced::Referenced;
-use super::{CONTROLLER, Events, NODE_HEALTHY, NODE_RECHECK, State};
+use super::{CONTROLLER, Events, NODE_HEALTHY, NODE_RECHECK, State, logical_cluster};
+use crate::Context;
 use crate::framework::{Error, Result, metrics};
+
+/// How long a reconcile waits for the cross-cluster Node watch to load at startup before
+/// reading the workload cluster directly.
+const STORE_WAIT: Duration = Duration::from_secs(5);
+
+/// Where a Machine's Node is read from.
+pub(crate) enum NodeReader {
+    /// The cross-cluster Node store; its changes trigger reconciles.
+    Watched { nodes: Arc<WorkloadNodes>, cluster: String },
+    /// The workload cluster's API; nothing reports changes.
+    Api(Box<Api<Node>>),
+}
+
+impl NodeReader {
+    /// The Node store when it covers this Cluster's workload cluster, else its API.
+    pub async fn of(ctx: &Context, cluster: &Cluster) -> Result<Self> {
+        if let (Some(nodes), Some(lc)) = (ctx.informers.nodes.as_ref(), logical_cluster(cluster))
+            && nodes.ready_within(STORE_WAIT).await
+        {
+            return Ok(Self::Watched { nodes: nodes.clone(), cluster: lc.to_string() });
+        }
+        Ok(Self::Api(Box::new(workload_nodes(ctx, cluster).await?)))
+    }
+
+    pub fn is_watched(&self) -> bool {
+        matches!(self, Self::Watched { .. })
+    }
+
+    /// When to look again while waiting for a Node change: never with a watch (its events
+    /// trigger), else after `every`.
+    pub fn recheck(&self, every: Duration) -> Option<Duration> {
+        (!self.is_watched()).then_some(every)
+    }
+
+    pub async fn get(&self, name: &str) -> Result<Option<Arc<Node>>> {
+        match self {
+            Self::Watched { nodes, cluster } => Ok(nodes.get(cluster, name)),
+            Self::Api(api) => Ok(api.get_opt(name).await?.map(Arc::new)),
+        }
+    }
+
+    /// The Node whose `spec.providerID` is `provider_id`; more than one is an error.
+    pub async fn find(&self, provider_id: &str) -> Result<Option<Arc<Node>>> {
+        match self {
+            Self::Watched { nodes, cluster } => match nodes.by_provider_id(cluster, provider_id) {
+                Found::None => Ok(None),
+                Found::One(n) => Ok(Some(n)),
+                Found::Conflict(names) => {
+                    Err(Error::other(format!("Nodes {names:?} all have providerID {provider_id:?}")))
+                }
+            },
+            Self::Api(api) => Ok(find_by_provider_id(api, provider_id).await?.map(Arc::new)),
+        }
+    }
+
+    /// The Machine's Node: by `status.nodeRef`, else by providerID.
+    pub async fn of_machine(&self, m: &Machine) -> Result<Option<Arc<Node>>> {
+        match (node_ref_name(m), m.spec.provider_id.as_deref()) {
+            (Some(name), _) => self.get(name).await,
+            (None, Some(pid)) => self.find(pid).await,
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// Key of a Node in [`State::nodes_written`].
+    pub fn written_key(&self, name: &str) -> Option<String> {
+        match self {
+            Self::Watched { cluster, .. } => Some(format!("{cluster}/{name}")),
+            Self::Api(_) => None,
+        }
+    }
+}
+
+/// The Node API of a Cluster's workload cluster (for writes, and reads without a watch).
+pub(crate) async fn workload_nodes(ctx: &Context, cluster: &Cluster) -> Result<Api<Node>> {
+    let client = ctx.workload.get(&cluster.namespace().unwrap_or_default(), &cluster.name_any()).await?;
+    Ok(Api::all(client))
+}
+
+pub(crate) fn node_ref_name(m: &Machine) -> Option<&str> {
+    m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.as_deref())
+}
 
 /// Finds, references, checks and labels the Machine's Node. Returns when to look again.
 pub(super) async fn reconcile(
@@ -31,35 +117,31 @@ pub(super) async fn reconcile(
     events: &mut Events,
 ) -> Result<Option<Duration>> {
     let now = drydock_api::capi::conditions::now();
-    let Some(provider_id) = m.spec.provider_id.clone() else {
+    if m.spec.provider_id.is_none() {
         m.mark_false(NODE_HEALTHY, "WaitingForNodeRef", Severity::Info, "", now);
         return Ok(None);
-    };
-    let ns = m.namespace().unwrap_or_default();
-    let nodes: Api<Node> = match state.ctx.workload.get(&ns, &cluster.name_any()).await {
-        Ok(client) => Api::all(client),
+    }
+    let reader = match NodeReader::of(&state.ctx, cluster).await {
+        Ok(r) => r,
         Err(e @ Error::WorkloadUnreachable { .. }) => {
             m.mark_unknown(NODE_HEALTHY, "NodeInspectionFailed", &e.to_string(), now);
             return Ok(Some(NODE_RECHECK));
         }
         Err(e) => return Err(e),
     };
-    let node_ref = m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.clone());
-    let found = match &node_ref {
-        Some(name) => nodes.get_opt(name).await.map_err(Error::from),
-        None => find_by_provider_id(&nodes, &provider_id).await,
-    };
-    let node = match found {
+    let node_ref = node_ref_name(m).map(str::to_string);
+    let node = match reader.of_machine(m).await {
         Ok(Some(n)) => n,
         Ok(None) if node_ref.is_some() => {
             let msg = format!("Node {} not found", node_ref.as_deref().unwrap_or_default());
             m.mark_false(NODE_HEALTHY, "NodeNotFound", Severity::Error, &msg, now);
-            return Err(Error::other(msg));
+            // With a watch, the Node's return is an event; without, retry with backoff.
+            return if reader.is_watched() { Ok(None) } else { Err(Error::other(msg)) };
         }
         Ok(None) => {
             let msg = "Waiting for a node with matching ProviderID to exist";
             m.mark_false(NODE_HEALTHY, "NodeProvisioning", Severity::Warning, msg, now);
-            return Ok(Some(NODE_RECHECK));
+            return Ok(reader.recheck(NODE_RECHECK));
         }
         Err(e) => {
             m.mark_unknown(NODE_HEALTHY, "NodeInspectionFailed", &e.to_string(), now);
@@ -84,9 +166,23 @@ pub(super) async fn reconcile(
         Health::Unknown(msg) => m.mark_unknown(NODE_HEALTHY, "NodeConditionsFailed", &msg, now),
     }
     let interruptible = infra.is_some_and(Referenced::interruptible);
-    if let Some(patch) = node_patch(&node, m, interruptible) {
-        nodes.patch(&node.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    let written_key = reader.written_key(&node.name_any());
+    // A store copy older than this controller's last patch would recompute that patch; the
+    // patch's own event brings the Machine back.
+    let behind = written_key
+        .as_deref()
+        .is_some_and(|k| state.nodes_written.is_behind(k, node.metadata.resource_version.as_deref()));
+    if !behind && let Some(patch) = node_patch(&node, m, interruptible) {
+        let api = match &reader {
+            NodeReader::Api(api) => (**api).clone(),
+            NodeReader::Watched { .. } => workload_nodes(&state.ctx, cluster).await?,
+        };
+        let patched = api.patch(&node.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
         metrics::write(CONTROLLER);
+        if let (Some(key), Some(nodes)) = (written_key, state.ctx.informers.nodes.as_ref()) {
+            let exists = |k: &str| k.split_once('/').is_some_and(|(c, n)| nodes.get(c, n).is_some());
+            state.nodes_written.record(key, patched.metadata.resource_version.as_deref(), nodes.len(), exists);
+        }
     }
     Ok(None)
 }

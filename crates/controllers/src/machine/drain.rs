@@ -1,0 +1,264 @@
+//! Draining the Node of a deleting Machine (upstream's §4.6, step 2b): cordon it, evict its
+//! pods (deleting them where the workload API has no eviction subresource, as drydock's
+//! simulated clusters), and wait until they are gone.
+//!
+//! Pods left in place: mirror pods of static pods (the kubelet owns them), DaemonSet pods
+//! (their controller would recreate them at once, and they tolerate cordoned Nodes), and
+//! pods labelled `cluster.x-k8s.io/drain: skip`. On an unreachable Node (Ready Unknown) pods
+//! deleted more than a second ago are not waited for: no kubelet will confirm their end.
+//!
+//! The drain is skipped with the `machine.cluster.x-k8s.io/exclude-node-draining`
+//! annotation, when the Node is gone, and once `spec.nodeDrainTimeout` (when positive) has
+//! passed since the drain started (`status.deletion.nodeDrainStartTime`).
+
+use std::time::Duration;
+
+use drydock_api::capi::conditions::{HasConditions, Severity};
+use drydock_api::capi::core::{Cluster, Machine, MachineDeletionStatus};
+use drydock_api::capi::duration;
+use drydock_api::capi::keys::{EXCLUDE_NODE_DRAINING_ANNOTATION, POD_DRAIN_LABEL, has_annotation};
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
+use kube::api::{Api, EvictParams, ListParams, Patch, PatchParams};
+use serde_json::json;
+
+use super::node::{NodeReader, workload_nodes};
+use super::{CONTROLLER, Events, State};
+use crate::framework::patch::delete_if_present;
+use crate::framework::{Error, Result, metrics};
+
+pub(crate) const DRAINING_SUCCEEDED: &str = "DrainingSucceeded";
+const DRAINING: &str = "Draining";
+const DRAINING_FAILED: &str = "DrainingFailed";
+/// Marks the mirror pod of a static pod.
+const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
+/// How often a drain looks again at pods that are still terminating (or whose eviction a
+/// disruption budget refused). Upstream retries every 20s; pods of drydock's simulated
+/// clusters vanish at once, so a waiting drain is usually a refused eviction.
+const DRAIN_RETRY: Duration = Duration::from_secs(5);
+/// Pods on an unreachable Node deleted longer ago than this are not waited for.
+const UNREACHABLE_GRACE: Duration = Duration::from_secs(1);
+
+/// Whether deletion may go on.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Drain {
+    Done,
+    /// Look again after this long.
+    Wait(Duration),
+}
+
+/// What the drain does with one pod.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum PodAction {
+    /// Left running on the Node.
+    Skip,
+    /// Evicted (or deleted).
+    Evict,
+    /// Already terminating: waited for.
+    WaitForExit,
+    /// Terminating on an unreachable Node: not waited for.
+    Ignore,
+}
+
+pub(crate) fn classify(p: &Pod, node_unreachable: bool, now: Timestamp) -> PodAction {
+    if p.metadata.annotations.as_ref().is_some_and(|a| a.contains_key(MIRROR_ANNOTATION)) {
+        return PodAction::Skip;
+    }
+    let daemon =
+        p.metadata.owner_references.iter().flatten().any(|o| o.controller == Some(true) && o.kind == "DaemonSet");
+    let skip_label =
+        p.metadata.labels.as_ref().and_then(|l| l.get(POD_DRAIN_LABEL)).is_some_and(|v| v.eq_ignore_ascii_case("skip"));
+    if daemon || skip_label {
+        return PodAction::Skip;
+    }
+    match &p.metadata.deletion_timestamp {
+        Some(t) if node_unreachable && now.duration_since(t.0).unsigned_abs() > UNREACHABLE_GRACE && t.0 < now => {
+            PodAction::Ignore
+        }
+        Some(_) => PodAction::WaitForExit,
+        None => PodAction::Evict,
+    }
+}
+
+fn drain_timeout(m: &Machine) -> Option<Duration> {
+    let t = duration::parse(m.spec.node_drain_timeout.as_deref()?).ok()?;
+    (t.is_positive()).then(|| t.unsigned_abs())
+}
+
+/// Time left before the drain gives up, `None` without a timeout.
+fn time_left(m: &Machine, now: Timestamp) -> Option<Duration> {
+    let timeout = drain_timeout(m)?;
+    let start = m.status.as_ref()?.deletion.as_ref()?.node_drain_start_time.as_ref()?.0;
+    let deadline = start.checked_add(timeout).ok()?;
+    Some(if deadline > now { now.duration_until(deadline).unsigned_abs() } else { Duration::ZERO })
+}
+
+/// Drains the Machine's Node; see the module documentation.
+pub(super) async fn run(
+    state: &State,
+    m: &mut Machine,
+    cluster: &Cluster,
+    now: &Time,
+    events: &mut Events,
+) -> Result<Drain> {
+    if has_annotation(m.metadata.annotations.as_ref(), EXCLUDE_NODE_DRAINING_ANNOTATION)
+        || m.is_condition_true(DRAINING_SUCCEEDED)
+    {
+        return Ok(Drain::Done);
+    }
+    let precise_now = Timestamp::now();
+    let left = time_left(m, precise_now);
+    if left == Some(Duration::ZERO) {
+        tracing::info!(machine = %m.name_any(), "node drain timed out; deleting the machine anyway");
+        return Ok(Drain::Done);
+    }
+    let failed = |m: &mut Machine, e: &Error| {
+        let msg = format!("Draining the Node failed: {e}");
+        m.mark_false(DRAINING_SUCCEEDED, DRAINING_FAILED, Severity::Warning, &msg, now.clone());
+        Drain::Wait(DRAIN_RETRY.min(left.unwrap_or(DRAIN_RETRY)))
+    };
+    let reader = match NodeReader::of(&state.ctx, cluster).await {
+        Ok(r) => r,
+        Err(e) => return Ok(failed(m, &e)),
+    };
+    let node = match reader.of_machine(m).await {
+        Ok(Some(n)) => n,
+        // No Node, nothing to drain.
+        Ok(None) => return Ok(Drain::Done),
+        Err(e) => return Ok(failed(m, &e)),
+    };
+    let node_name = node.name_any();
+    let status = m.status.get_or_insert_with(Default::default);
+    let deletion = status.deletion.get_or_insert_with(MachineDeletionStatus::default);
+    if deletion.node_drain_start_time.is_none() {
+        deletion.node_drain_start_time = Some(now.clone());
+        let msg = format!("Draining Node {node_name}");
+        m.mark_false(DRAINING_SUCCEEDED, DRAINING, Severity::Info, &msg, now.clone());
+    }
+    let unreachable = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+        .is_some_and(|c| c.status == "Unknown");
+    let remaining = match evict_pods(state, cluster, &node, unreachable, precise_now).await {
+        Ok(r) => r,
+        Err(e) => return Ok(failed(m, &e)),
+    };
+    if remaining.is_empty() {
+        m.mark_true(DRAINING_SUCCEEDED, now.clone());
+        events.normal("SuccessfulDrainNode", format!("success draining Machine's node {node_name:?}"));
+        return Ok(Drain::Done);
+    }
+    let shown: Vec<&str> = remaining.iter().take(5).map(String::as_str).collect();
+    let more = if remaining.len() > shown.len() { ", ..." } else { "" };
+    let msg =
+        format!("Draining Node {node_name}: waiting for {} pods to go: {}{more}", remaining.len(), shown.join(", "));
+    m.mark_false(DRAINING_SUCCEEDED, DRAINING, Severity::Info, &msg, now.clone());
+    Ok(Drain::Wait(DRAIN_RETRY.min(left.unwrap_or(DRAIN_RETRY))))
+}
+
+/// Cordons the Node and evicts its pods. Returns the pods still waited for
+/// (`namespace/name`).
+async fn evict_pods(
+    state: &State,
+    cluster: &Cluster,
+    node: &k8s_openapi::api::core::v1::Node,
+    unreachable: bool,
+    now: Timestamp,
+) -> Result<Vec<String>> {
+    let name = node.name_any();
+    let nodes = workload_nodes(&state.ctx, cluster).await?;
+    if node.spec.as_ref().and_then(|s| s.unschedulable) != Some(true) {
+        let cordon = json!({"spec": {"unschedulable": true}});
+        nodes.patch(&name, &PatchParams::default(), &Patch::Merge(&cordon)).await?;
+        metrics::write(CONTROLLER);
+    }
+    let client = state.ctx.workload.get(&cluster.namespace().unwrap_or_default(), &cluster.name_any()).await?;
+    let all: Api<Pod> = Api::all(client.clone());
+    let on_node = ListParams::default().fields(&format!("spec.nodeName={name}"));
+    let pods = all.list(&on_node).await?.items;
+    let mut evicted = false;
+    for p in &pods {
+        if classify(p, unreachable, now) == PodAction::Evict {
+            let api: Api<Pod> = Api::namespaced(client.clone(), &p.namespace().unwrap_or_default());
+            evicted |= evict(&api, &p.name_any()).await?;
+        }
+    }
+    // Evicted pods may be gone at once; look again rather than wait a retry for nothing.
+    let pods = if evicted { all.list(&on_node).await?.items } else { pods };
+    Ok(pods
+        .iter()
+        .filter(|p| matches!(classify(p, unreachable, now), PodAction::Evict | PodAction::WaitForExit))
+        .map(|p| format!("{}/{}", p.namespace().unwrap_or_default(), p.name_any()))
+        .collect())
+}
+
+/// Evicts a pod; where the API has no eviction subresource (404, 405) the pod is deleted.
+/// Returns false when a disruption budget refused the eviction (retried later).
+async fn evict(api: &Api<Pod>, name: &str) -> Result<bool> {
+    match api.evict(name, &EvictParams::default()).await {
+        Ok(_) => {
+            metrics::write(CONTROLLER);
+            Ok(true)
+        }
+        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 405 => {
+            delete_if_present(api, CONTROLLER, name).await?;
+            Ok(true)
+        }
+        Err(kube::Error::Api(s)) if s.code == 429 => {
+            tracing::debug!(pod = name, reason = %s.message, "eviction refused; retrying later");
+            Ok(false)
+        }
+        Err(e) => Err(Error::other(format!("evicting pod {name}: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn pod(v: Value) -> Pod {
+        serde_json::from_value(v).expect("pod")
+    }
+
+    #[test]
+    fn pods_to_evict() {
+        let now = Timestamp::from_second(1_000).expect("ts");
+        let plain = pod(json!({"metadata": {"name": "a"}}));
+        assert_eq!(classify(&plain, false, now), PodAction::Evict);
+        let mirror = pod(json!({"metadata": {"name": "m", "annotations": {MIRROR_ANNOTATION: "h"}}}));
+        assert_eq!(classify(&mirror, false, now), PodAction::Skip);
+        let daemon = pod(json!({"metadata": {"name": "d", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "u", "controller": true}]}}));
+        assert_eq!(classify(&daemon, false, now), PodAction::Skip);
+        let owned = pod(json!({"metadata": {"name": "r", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": true}]}}));
+        assert_eq!(classify(&owned, false, now), PodAction::Evict);
+        let skip = pod(json!({"metadata": {"name": "s", "labels": {POD_DRAIN_LABEL: "Skip"}}}));
+        assert_eq!(classify(&skip, false, now), PodAction::Skip);
+        let going = pod(json!({"metadata": {"name": "g", "deletionTimestamp": "1970-01-01T00:16:30Z"}}));
+        assert_eq!(classify(&going, false, now), PodAction::WaitForExit);
+        assert_eq!(classify(&going, true, now), PodAction::Ignore);
+        let just_now = pod(json!({"metadata": {"name": "j", "deletionTimestamp": "1970-01-01T00:16:40Z"}}));
+        assert_eq!(classify(&just_now, true, now), PodAction::WaitForExit);
+    }
+
+    #[test]
+    fn drain_deadline() {
+        let mut m = Machine::new("m", Default::default());
+        let at = |s| Timestamp::from_second(s).expect("ts");
+        assert_eq!(time_left(&m, at(10)), None);
+        m.spec.node_drain_timeout = Some("30s".into());
+        assert_eq!(time_left(&m, at(10)), None, "not started");
+        let deletion = MachineDeletionStatus { node_drain_start_time: Some(Time(at(100))), ..Default::default() };
+        m.status = Some(drydock_api::capi::core::MachineStatus { deletion: Some(deletion), ..Default::default() });
+        assert_eq!(time_left(&m, at(110)), Some(Duration::from_secs(20)));
+        assert_eq!(time_left(&m, at(200)), Some(Duration::ZERO));
+        m.spec.node_drain_timeout = Some("0s".into());
+        assert_eq!(time_left(&m, at(200)), None, "zero waits forever");
+    }
+}

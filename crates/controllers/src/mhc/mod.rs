@@ -1,0 +1,469 @@
+//! The MachineHealthCheck controller: judges the health of the Machines a check selects
+//! from their Nodes, and hands unhealthy ones over for remediation (upstream's §5).
+//!
+//! A reconcile of one check:
+//! 1. pause (the Cluster's `spec.paused` or the check's paused annotation): only the
+//!    `Paused` condition is written;
+//! 2. the cluster-name label and a Cluster owner reference;
+//! 3. targets: Machines of the cluster matching the selector, without the paused or
+//!    `cluster.x-k8s.io/skip-remediation` annotation;
+//! 4. each target judged (`judge.rs`) from its Node: read from the cross-cluster Node store
+//!    when there is one, else from one list of the workload cluster's Nodes;
+//! 5. the short-circuit (`limits.rs`): too many unhealthy targets stop all remediation;
+//! 6. Machine conditions and remediation requests (`remediate.rs`), each Machine written
+//!    only when its conditions change, conditionally on the version read;
+//! 7. status (counters, targets, `RemediationAllowed`) written when it changed.
+//!
+//! The check is reconciled again when its Machines, its Cluster or (through the Node watch)
+//! their Nodes change in a way the judgement reads, and exactly when the earliest running
+//! timeout expires; it never polls. Without a Node watch nothing reports Node changes, so
+//! a check with targets then looks again every [`UNWATCHED_RECHECK`].
+
+mod judge;
+mod limits;
+mod remediate;
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+use drydock_api::capi::conditions::{self, HasConditions, Severity};
+use drydock_api::capi::core::{Cluster, Machine, MachineHealthCheck};
+use drydock_api::capi::keys::{
+    CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, REMEDIATE_MACHINE_ANNOTATION, SKIP_REMEDIATION_ANNOTATION, has_annotation,
+};
+use drydock_api::capi::owner;
+use drydock_api::capi::selector::Selector;
+use futures::StreamExt;
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, ListParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Resource, ResourceExt};
+
+use crate::framework::runner::{self, Queue};
+use crate::framework::{Error, Result};
+use crate::machine::index::{Changes, Index, Written};
+use crate::machine::nodes::{WorkloadNodes, logical_cluster_of};
+use crate::machine::{
+    CONTROL_PLANE_INITIALIZED, INFRASTRUCTURE_READY, ObservesGeneration, logical_cluster, machine_of_node,
+    record_provider_id, write_changes, write_status_if_unchanged,
+};
+use crate::machineset::index::{ClusterIndex, ClusterScoped};
+use crate::machineset::pause::{self, Pause};
+use crate::{Context, Running};
+use judge::{ClusterFacts, Rules, Target, Verdict};
+use remediate::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, RequestError};
+
+/// Name of the controller in metrics and logs.
+pub const CONTROLLER: &str = "machinehealthcheck";
+
+const REMEDIATION_ALLOWED: &str = "RemediationAllowed";
+const TOO_MANY_UNHEALTHY: &str = "TooManyUnhealthy";
+const TEMPLATE_AVAILABLE: &str = "ExternalRemediationTemplateAvailable";
+const REQUEST_AVAILABLE: &str = "ExternalRemediationRequestAvailable";
+
+/// Recheck of a check with targets when no Node watch reports Node changes.
+const UNWATCHED_RECHECK: Duration = Duration::from_secs(30);
+/// How long a reconcile waits for the Node watch to load at startup.
+const STORE_WAIT: Duration = Duration::from_secs(5);
+
+impl ClusterScoped for MachineHealthCheck {
+    fn cluster_name(&self) -> &str {
+        &self.spec.cluster_name
+    }
+}
+
+impl ObservesGeneration for MachineHealthCheck {
+    fn take_status(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
+    }
+    fn set_observed_generation(&mut self, generation: Option<i64>) {
+        self.status.get_or_insert_with(Default::default).observed_generation = generation;
+    }
+}
+
+struct State {
+    ctx: Arc<Context>,
+    checks: Arc<ClusterIndex<MachineHealthCheck>>,
+    machines: Arc<ClusterIndex<Machine>>,
+    /// Machines by providerID (to find a Node's Machine).
+    by_provider: Index,
+    /// What each Machine, Cluster and Node last looked like to the checks.
+    machine_gates: Changes<u64>,
+    cluster_gates: Changes<u64>,
+    node_gates: Changes<u64>,
+    /// Checks and Machines written by this controller and not yet seen back in the stores.
+    written: Written,
+    machines_written: Written,
+}
+
+pub fn controller(ctx: &Arc<Context>) -> Running {
+    let i = &ctx.informers;
+    let st = Arc::new(State {
+        ctx: ctx.clone(),
+        checks: ClusterIndex::new(i.machine_health_checks.store.clone()),
+        machines: ClusterIndex::new(i.machines.store.clone()),
+        by_provider: Index::default(),
+        machine_gates: Changes::default(),
+        cluster_gates: Changes::default(),
+        node_gates: Changes::default(),
+        written: Written::default(),
+        machines_written: Written::default(),
+    });
+    let queue = Queue::new(CONTROLLER);
+    let checks = st.checks.clone();
+    let trigger = queue.track(i.machine_health_checks.subscribe()).map(move |mhc| {
+        checks.observe(&mhc);
+        mhc
+    });
+    let (s1, s2) = (st.clone(), st.clone());
+    let mut c = Controller::for_shared_stream(trigger, i.machine_health_checks.store.clone())
+        .watches_shared_stream(i.machines.subscribe(), queue.map_to(move |m: &Machine| s1.checks_of_machine(m)))
+        .watches_shared_stream(i.clusters.subscribe(), queue.map_to(move |c: &Cluster| s2.checks_of_cluster(c)));
+    if let Some(nodes) = &i.nodes {
+        let s3 = st.clone();
+        c = c.watches_shared_stream(nodes.subscribe(), queue.map_to(move |n: &Node| s3.checks_of_node(n)));
+    }
+    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.mhc_concurrency, st, reconcile))
+}
+
+fn digest(f: impl FnOnce(&mut std::collections::hash_map::DefaultHasher)) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    f(&mut h);
+    h.finish()
+}
+
+/// What a check reads of a Machine (so its other status changes do not wake checks).
+fn machine_digest(m: &Machine, gone: bool) -> u64 {
+    digest(|h| {
+        gone.hash(h);
+        m.metadata.labels.hash(h);
+        let a = m.metadata.annotations.as_ref();
+        for k in [PAUSED_ANNOTATION, SKIP_REMEDIATION_ANNOTATION, REMEDIATE_MACHINE_ANNOTATION] {
+            has_annotation(a, k).hash(h);
+        }
+        m.metadata.deletion_timestamp.is_some().hash(h);
+        m.metadata.resource_version.is_some().hash(h);
+        let s = m.status.as_ref();
+        s.and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.as_ref()).hash(h);
+        s.and_then(|s| s.failure_reason.as_ref()).hash(h);
+        s.and_then(|s| s.failure_message.as_ref()).hash(h);
+        for t in [INFRASTRUCTURE_READY, HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED] {
+            m.get_condition(t).map(|c| (&c.status, &c.reason, c.last_transition_time.0.as_second())).hash(h);
+        }
+    })
+}
+
+fn cluster_digest(c: &Cluster, gone: bool) -> u64 {
+    digest(|h| {
+        gone.hash(h);
+        c.spec.paused.hash(h);
+        logical_cluster(c).hash(h);
+        for t in [CONTROL_PLANE_INITIALIZED, INFRASTRUCTURE_READY] {
+            c.get_condition(t).map(|c| (&c.status, c.last_transition_time.0.as_second())).hash(h);
+        }
+    })
+}
+
+fn node_digest(n: &Node, gone: bool) -> u64 {
+    digest(|h| {
+        gone.hash(h);
+        n.metadata.uid.hash(h);
+        for c in n.status.as_ref().and_then(|s| s.conditions.as_ref()).into_iter().flatten() {
+            (&c.type_, &c.status, c.last_transition_time.as_ref().map(|t| t.0.as_second())).hash(h);
+        }
+    })
+}
+
+impl State {
+    fn checks_of(&self, ns: &str, cluster: &str) -> Vec<ObjectRef<MachineHealthCheck>> {
+        self.checks.list(ns, cluster).iter().map(|c| ObjectRef::from_obj(c.as_ref())).collect()
+    }
+
+    fn checks_of_machine(&self, m: &Machine) -> Vec<ObjectRef<MachineHealthCheck>> {
+        self.machines.observe(m);
+        record_provider_id(&self.by_provider, m);
+        let ns = m.metadata.namespace.as_deref().unwrap_or_default();
+        let store = &self.ctx.informers.machines.store;
+        let gone = store.get(&ObjectRef::from_obj(m)).is_none();
+        let exists =
+            |k: &str| k.split_once('/').is_some_and(|(n, m)| store.get(&ObjectRef::new(m).within(n)).is_some());
+        if !self.machine_gates.changed(runner::key_of(m), machine_digest(m, gone), store.len(), exists) {
+            return Vec::new();
+        }
+        self.checks_of(ns, &m.spec.cluster_name)
+    }
+
+    fn checks_of_cluster(&self, c: &Cluster) -> Vec<ObjectRef<MachineHealthCheck>> {
+        let store = &self.ctx.informers.clusters.store;
+        let gone = store.get(&ObjectRef::from_obj(c)).is_none();
+        let exists =
+            |k: &str| k.split_once('/').is_some_and(|(n, c)| store.get(&ObjectRef::new(c).within(n)).is_some());
+        if !self.cluster_gates.changed(runner::key_of(c), cluster_digest(c, gone), store.len(), exists) {
+            return Vec::new();
+        }
+        self.checks_of(c.metadata.namespace.as_deref().unwrap_or_default(), &c.name_any())
+    }
+
+    fn checks_of_node(&self, n: &Node) -> Vec<ObjectRef<MachineHealthCheck>> {
+        let (Some(nodes), Some(lc)) = (self.ctx.informers.nodes.as_ref(), logical_cluster_of(n)) else {
+            return Vec::new();
+        };
+        let name = n.metadata.name.as_deref().unwrap_or_default();
+        let gone = nodes.get(lc, name).is_none();
+        let exists = |k: &str| k.split_once('/').is_some_and(|(c, n)| nodes.get(c, n).is_some());
+        if !self.node_gates.changed(format!("{lc}/{name}"), node_digest(n, gone), nodes.len(), exists) {
+            return Vec::new();
+        }
+        let Some(m) = machine_of_node(&self.ctx, &self.by_provider, lc, n)
+            .and_then(|r| self.ctx.informers.machines.store.get(&r))
+        else {
+            return Vec::new();
+        };
+        self.checks_of(m.metadata.namespace.as_deref().unwrap_or_default(), &m.spec.cluster_name)
+    }
+
+    fn wrote_check(&self, mhc: &MachineHealthCheck, rv: Option<String>) {
+        let store = &self.ctx.informers.machine_health_checks.store;
+        let exists =
+            |k: &str| k.split_once('/').is_some_and(|(n, c)| store.get(&ObjectRef::new(c).within(n)).is_some());
+        self.written.record(runner::key_of(mhc), rv.as_deref(), store.len(), exists);
+    }
+
+    fn wrote_machine(&self, m: &Machine, rv: Option<&str>) {
+        let store = &self.ctx.informers.machines.store;
+        let exists =
+            |k: &str| k.split_once('/').is_some_and(|(n, m)| store.get(&ObjectRef::new(m).within(n)).is_some());
+        self.machines_written.record(runner::key_of(m), rv, store.len(), exists);
+    }
+}
+
+/// The Nodes of a check's workload cluster.
+enum ClusterNodes {
+    Watched(Arc<WorkloadNodes>, String),
+    /// Listed once for this reconcile (no watch covers the cluster).
+    Listed(HashMap<String, Arc<Node>>),
+}
+
+impl ClusterNodes {
+    async fn of(ctx: &Context, cluster: &Cluster) -> Result<Self> {
+        if let (Some(nodes), Some(lc)) = (ctx.informers.nodes.as_ref(), logical_cluster(cluster))
+            && nodes.ready_within(STORE_WAIT).await
+        {
+            return Ok(Self::Watched(nodes.clone(), lc.to_string()));
+        }
+        let client = ctx.workload.get(&cluster.namespace().unwrap_or_default(), &cluster.name_any()).await?;
+        let list = Api::<Node>::all(client).list(&ListParams::default()).await?;
+        Ok(Self::Listed(list.items.into_iter().map(|n| (n.name_any(), Arc::new(n))).collect()))
+    }
+
+    fn get(&self, name: &str) -> Option<Arc<Node>> {
+        match self {
+            Self::Watched(nodes, lc) => nodes.get(lc, name),
+            Self::Listed(nodes) => nodes.get(name).cloned(),
+        }
+    }
+}
+
+/// Machines of the cluster the check looks after, sorted by name.
+fn targets(st: &State, mhc: &MachineHealthCheck, selector: &Selector) -> Vec<Arc<Machine>> {
+    let ns = mhc.metadata.namespace.as_deref().unwrap_or_default();
+    let mut out: Vec<Arc<Machine>> = st
+        .machines
+        .list(ns, &mhc.spec.cluster_name)
+        .into_iter()
+        .filter(|m| selector.matches(m.metadata.labels.as_ref().unwrap_or(&Default::default())))
+        .filter(|m| {
+            let a = m.metadata.annotations.as_ref();
+            !has_annotation(a, PAUSED_ANNOTATION) && !has_annotation(a, SKIP_REMEDIATION_ANNOTATION)
+        })
+        .collect();
+    out.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    out
+}
+
+async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Action> {
+    if st.written.is_behind(&runner::key_of(mhc.as_ref()), mhc.metadata.resource_version.as_deref())
+        || mhc.metadata.deletion_timestamp.is_some()
+    {
+        return Ok(Action::await_change());
+    }
+    let ctx = &st.ctx;
+    st.machines.ensure_seeded().await;
+    st.checks.ensure_seeded().await;
+    ctx.informers.clusters.ready().await;
+    let ns = mhc.namespace().unwrap_or_default();
+    // A missing Cluster is waited for: its creation triggers the check.
+    let Some(cluster) = ctx.informers.clusters.store.get(&ObjectRef::new(&mhc.spec.cluster_name).within(&ns)) else {
+        return Ok(Action::await_change());
+    };
+    let api: Api<MachineHealthCheck> = ctx.api(&ns);
+    let now = conditions::now();
+    if let Some(p) = Pause::of(&cluster, &mhc.metadata, false) {
+        let mut want = (*mhc).clone();
+        pause::set_condition(&mut want, Some(p), &cluster, now);
+        let rv = write_changes(&api, CONTROLLER, &mhc, &want, false).await?;
+        st.wrote_check(&mhc, rv);
+        return Ok(Action::await_change());
+    }
+    let mut want = (*mhc).clone();
+    pause::set_condition(&mut want, None, &cluster, now.clone());
+    want.labels_mut().insert(CLUSTER_NAME_LABEL.to_string(), mhc.spec.cluster_name.clone());
+    if let Some(r) = owner::owner_ref(cluster.as_ref()) {
+        owner::ensure_owner_ref(&mut want.metadata, r);
+    }
+    let result = check(&st, &mhc, &cluster, &mut want, &now).await;
+    let rv = write_changes(&api, CONTROLLER, &mhc, &want, result.is_ok()).await?;
+    st.wrote_check(&mhc, rv);
+    result.map(|next| next.map_or_else(Action::await_change, Action::requeue))
+}
+
+/// Judges the targets, writes their conditions and the check's status into `want`; returns
+/// when to look again.
+async fn check(
+    st: &State,
+    mhc: &MachineHealthCheck,
+    cluster: &Cluster,
+    want: &mut MachineHealthCheck,
+    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+) -> Result<Option<Duration>> {
+    let ctx = &st.ctx;
+    let selector = Selector::parse(&mhc.spec.selector, &drydock_api::admission::FieldPath::new("spec.selector"))
+        .map_err(|e| Error::other(format!("spec.selector is invalid: {e:?}")))?;
+    let rules = Rules::of(&mhc.spec).map_err(Error::other)?;
+    let facts = ClusterFacts::of(cluster);
+    let targets = targets(st, mhc, &selector);
+    // Nodes exist only once the control plane is initialized.
+    let nodes = match facts.control_plane_initialized {
+        Some(_) if !targets.is_empty() => Some(ClusterNodes::of(ctx, cluster).await?),
+        _ => None,
+    };
+    let precise_now = Timestamp::now();
+    let judged: Vec<(Arc<Machine>, Verdict)> = targets
+        .into_iter()
+        .map(|m| {
+            let node_ref = m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.as_deref());
+            let node = match (&nodes, node_ref) {
+                (Some(n), Some(name)) => n.get(name),
+                _ => None,
+            };
+            let node_missing = nodes.is_some() && node_ref.is_some() && node.is_none();
+            let target = Target { machine: &m, node: node.as_deref(), node_missing };
+            let verdict = judge::judge(&target, &facts, &rules, precise_now);
+            (m, verdict)
+        })
+        .collect();
+    let expected = i32::try_from(judged.len()).unwrap_or(i32::MAX);
+    let healthy = i32::try_from(judged.iter().filter(|(_, v)| *v == Verdict::Healthy).count()).unwrap_or(i32::MAX);
+    let allowance = limits::allowance(&mhc.spec, expected, healthy).map_err(Error::other)?;
+
+    let was_allowed = !mhc.is_condition_false(REMEDIATION_ALLOWED);
+    match &allowance.message {
+        None => want.mark_true(REMEDIATION_ALLOWED, now.clone()),
+        Some(msg) => {
+            want.mark_false(REMEDIATION_ALLOWED, TOO_MANY_UNHEALTHY, Severity::Warning, msg, now.clone());
+            if was_allowed && expected > healthy {
+                ctx.events.warning(mhc, "RemediationRestricted", msg.clone()).await;
+            }
+        }
+    }
+    let template = mhc.spec.remediation_template.as_ref();
+    let owner_remediation = allowance.allowed && template.is_none();
+    let mut next: Option<Duration> = None;
+    let mut request_problem: Option<RequestError> = None;
+    for (m, verdict) in &judged {
+        if let Verdict::Pending { next: Some(d) } = verdict {
+            next = Some(next.map_or(*d, |n| n.min(*d)));
+        }
+        write_machine(st, m, verdict, owner_remediation, now).await?;
+        match (template, verdict) {
+            (Some(t), Verdict::Unhealthy { .. }) if allowance.allowed && m.metadata.deletion_timestamp.is_none() => {
+                match remediate::ensure_request(ctx, mhc, t, m).await {
+                    Ok(true) => {
+                        let note =
+                            format!("Machine {} has been marked as unhealthy by {}", m.name_any(), mhc.name_any());
+                        ctx.events.normal(m.as_ref(), "MachineMarkedUnhealthy", note).await;
+                    }
+                    Ok(false) => {}
+                    Err(e) => request_problem = Some(e),
+                }
+            }
+            // Only a Machine judged otherwise before can have a request to take back.
+            (Some(t), Verdict::Healthy) if !m.is_condition_true(HEALTH_CHECK_SUCCEEDED) => {
+                remediate::delete_request(ctx, t, m).await?;
+            }
+            _ => {}
+        }
+    }
+    if template.is_some() {
+        match &request_problem {
+            Some(RequestError::TemplateNotFound(msg)) => {
+                let reason = "ExternalRemediationTemplateNotFound";
+                want.mark_false(TEMPLATE_AVAILABLE, reason, Severity::Error, msg, now.clone());
+            }
+            Some(RequestError::CreationFailed(msg)) => {
+                want.mark_true(TEMPLATE_AVAILABLE, now.clone());
+                let reason = "ExternalRemediationRequestCreationFailed";
+                want.mark_false(REQUEST_AVAILABLE, reason, Severity::Error, msg, now.clone());
+            }
+            None => {
+                if judged.iter().any(|(_, v)| v.is_unhealthy()) && allowance.allowed {
+                    want.mark_true(TEMPLATE_AVAILABLE, now.clone());
+                    want.mark_true(REQUEST_AVAILABLE, now.clone());
+                }
+            }
+        }
+    }
+    let status = want.status.get_or_insert_with(Default::default);
+    status.expected_machines = Some(expected);
+    status.current_healthy = Some(healthy);
+    status.remediations_allowed = Some(allowance.remediations_allowed);
+    status.targets = Some(judged.iter().map(|(m, _)| m.name_any()).collect());
+    // Without a Node watch, Node changes would go unnoticed.
+    if !judged.is_empty()
+        && !matches!(nodes, Some(ClusterNodes::Watched(..)))
+        && facts.control_plane_initialized.is_some()
+    {
+        next = Some(next.map_or(UNWATCHED_RECHECK, |n| n.min(UNWATCHED_RECHECK)));
+    }
+    Ok(next)
+}
+
+/// Writes the conditions the check wants on a target, if they changed.
+async fn write_machine(
+    st: &State,
+    m: &Arc<Machine>,
+    verdict: &Verdict,
+    owner_remediation: bool,
+    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+) -> Result<()> {
+    // A copy older than this controller's own last write would redo it; the write's event
+    // brings the check back.
+    if st.machines_written.is_behind(&runner::key_of(m.as_ref()), m.metadata.resource_version.as_deref()) {
+        return Ok(());
+    }
+    let want = remediate::desired(m, verdict, owner_remediation, now);
+    if want.conditions() == m.conditions() {
+        return Ok(());
+    }
+    let api: Api<Machine> = st.ctx.api(&m.namespace().unwrap_or_default());
+    let written = match write_status_if_unchanged(&api, CONTROLLER, m.as_ref(), &want).await {
+        Ok(w) => w,
+        // Deleted meanwhile: nothing to judge any more.
+        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    st.wrote_machine(m, written.as_ref().and_then(|w| w.meta().resource_version.as_deref()));
+    if remediate::newly_unhealthy(m, verdict) {
+        let reason = match verdict {
+            Verdict::Unhealthy { message, .. } => message.clone(),
+            _ => String::new(),
+        };
+        let note = format!("Machine {} has been marked as unhealthy: {reason}", m.name_any());
+        st.ctx.events.normal(m.as_ref(), "MachineMarkedUnhealthy", note).await;
+    }
+    Ok(())
+}

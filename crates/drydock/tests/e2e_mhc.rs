@@ -1,0 +1,327 @@
+//! MachineHealthChecks end to end on an in-process drydock with the in-memory provider:
+//! sick Nodes are simulated with the provider's fault annotation on InMemoryMachines, and
+//! Node changes reach the check through the cross-cluster Node watch.
+//!
+//! - a worker whose Node stays NotReady beyond its timeout is replaced by its MachineSet,
+//!   the check's counters follow, and an idle fleet is not written to;
+//! - with more unhealthy workers than maxUnhealthy nothing is remediated and the check says
+//!   why; once one recovers, the other is remediated;
+//! - a worker whose Node never registers is flagged after nodeStartupTimeout.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::{Env, eventually, kubectl_ok};
+use drydock_api::capi::conditions::{Condition, HasConditions};
+use drydock_api::capi::core::{Machine, MachineHealthCheck};
+use drydock_api::capi::inmemory::InMemoryMachine;
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::events::v1::Event;
+use kube::ResourceExt;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use serde_json::json;
+
+const NS: &str = "default";
+const MINUTE: Duration = Duration::from_secs(60);
+const FAULT: &str = "infrastructure.drydock.dev/fault";
+
+/// A cluster with one control plane machine and a MachineDeployment `<name>-workers` of
+/// `workers` machines (instant provisioning unless `node_startup` is given), plus `mhc`
+/// (a MachineHealthCheck spec selecting the workers, as YAML lines under `spec:`).
+fn manifest(name: &str, workers: u32, node_startup: Option<&str>, mhc: &str) -> String {
+    let behaviour = node_startup.map_or_else(
+        || "      {}\n".to_string(),
+        |d| format!("      behaviour:\n        node:\n          provisioning:\n            startupDuration: \"{d}\"\n"),
+    );
+    format!(
+        r#"apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {{name: {name}, namespace: {NS}}}
+spec:
+  clusterNetwork: {{pods: {{cidrBlocks: ["192.168.0.0/16"]}}}}
+  infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryCluster, name: {name}}}
+  controlPlaneRef: {{apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: KubeadmControlPlane, name: {name}-cp}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryCluster
+metadata: {{name: {name}, namespace: {NS}}}
+spec: {{}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryMachineTemplate
+metadata: {{name: {name}-cp, namespace: {NS}}}
+spec: {{template: {{spec: {{}}}}}}
+---
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlane
+metadata: {{name: {name}-cp, namespace: {NS}}}
+spec:
+  replicas: 1
+  version: v1.30.2
+  machineTemplate:
+    infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {name}-cp}}
+  kubeadmConfigSpec: {{initConfiguration: {{}}, joinConfiguration: {{}}}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryMachineTemplate
+metadata: {{name: {name}-workers, namespace: {NS}}}
+spec:
+  template:
+    spec:
+{behaviour}---
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+kind: KubeadmConfigTemplate
+metadata: {{name: {name}-workers, namespace: {NS}}}
+spec: {{template: {{spec: {{joinConfiguration: {{}}}}}}}}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {{name: {name}-workers, namespace: {NS}}}
+spec:
+  clusterName: {name}
+  replicas: {workers}
+  template:
+    metadata: {{labels: {{node-role.kubernetes.io/worker: ""}}}}
+    spec:
+      clusterName: {name}
+      version: v1.30.2
+      bootstrap:
+        configRef: {{apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: {name}-workers}}
+      infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {name}-workers}}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineHealthCheck
+metadata: {{name: {name}-workers, namespace: {NS}}}
+spec:
+  clusterName: {name}
+  selector: {{matchLabels: {{cluster.x-k8s.io/deployment-name: {name}-workers}}}}
+{mhc}"#
+    )
+}
+
+struct Fleet {
+    env: Env,
+    client: kube::Client,
+    name: String,
+}
+
+impl Fleet {
+    async fn start(name: &str, workers: u32, node_startup: Option<&str>, mhc: &str) -> Self {
+        let env = Env::start(true).await;
+        let client = env.client();
+        kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(name, workers, node_startup, mhc)));
+        Self { env, client, name: name.to_string() }
+    }
+
+    fn api<K>(&self) -> Api<K>
+    where
+        K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
+    {
+        Api::namespaced(self.client.clone(), NS)
+    }
+
+    /// The workers, by name.
+    async fn workers(&self) -> BTreeMap<String, Machine> {
+        let lp = ListParams::default().labels(&format!("cluster.x-k8s.io/deployment-name={}-workers", self.name));
+        let list = self.api::<Machine>().list(&lp).await.expect("list machines");
+        list.items.into_iter().map(|m| (m.name_any(), m)).collect()
+    }
+
+    async fn running_workers(&self, n: usize) -> BTreeMap<String, Machine> {
+        eventually(&format!("{n} workers Running with healthy Nodes"), 2 * MINUTE, || async {
+            let w = self.workers().await;
+            let running = w.values().all(|m| {
+                m.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+                    && m.metadata.deletion_timestamp.is_none()
+                    && m.is_condition_true("NodeHealthy")
+            });
+            (w.len() == n && running).then_some(w)
+        })
+        .await
+    }
+
+    async fn check(&self) -> MachineHealthCheck {
+        self.api::<MachineHealthCheck>().get(&format!("{}-workers", self.name)).await.expect("mhc")
+    }
+
+    /// Waits until the check reports these counters.
+    async fn counters(&self, expected: i32, healthy: i32) -> MachineHealthCheck {
+        eventually(&format!("check counters {expected}/{healthy}"), 2 * MINUTE, || async {
+            let c = self.check().await;
+            let s = c.status.clone().unwrap_or_default();
+            (s.expected_machines == Some(expected) && s.current_healthy == Some(healthy)).then_some(c)
+        })
+        .await
+    }
+
+    /// Sets (or with `None` removes) the fault annotation of a worker's InMemoryMachine.
+    async fn fault(&self, machine: &Machine, fault: Option<&str>) {
+        let infra = machine.spec.infrastructure_ref.name.clone().expect("infrastructure ref");
+        let patch = json!({"metadata": {"annotations": {FAULT: fault}}});
+        self.api::<InMemoryMachine>()
+            .patch(&infra, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .expect("annotate InMemoryMachine");
+    }
+
+    fn nodes(&self) -> Api<Node> {
+        Api::all(self.env.instance.server.client(Some(&format!("{NS}.{}", self.name))))
+    }
+
+    async fn events_about(&self, name: &str) -> Vec<Event> {
+        let list = self.api::<Event>().list(&ListParams::default()).await.expect("events");
+        list.items.into_iter().filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)).collect()
+    }
+}
+
+fn condition<'a>(obj: &'a impl HasConditions, type_: &str) -> Option<&'a Condition> {
+    obj.get_condition(type_)
+}
+
+fn node_ready(n: &Node) -> Option<String> {
+    let conditions = n.status.as_ref()?.conditions.as_ref()?;
+    conditions.iter().find(|c| c.type_ == "Ready").map(|c| c.status.clone())
+}
+
+const READY_TIMEOUTS: &str = "  unhealthyConditions:
+  - {type: Ready, status: \"False\", timeout: 2s}
+  - {type: Ready, status: Unknown, timeout: 2s}
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn not_ready_worker_is_remediated() {
+    let f = Fleet::start("sick", 3, None, READY_TIMEOUTS).await;
+    let workers = f.running_workers(3).await;
+    let c = f.counters(3, 3).await;
+    let s = c.status.as_ref().expect("status");
+    assert_eq!(s.remediations_allowed, Some(3), "maxUnhealthy defaults to 100%");
+    assert_eq!(s.targets.clone().unwrap_or_default(), workers.keys().cloned().collect::<Vec<_>>());
+    assert!(condition(&c, "RemediationAllowed").is_some_and(Condition::is_true));
+    for m in workers.values() {
+        let hc = f.api::<Machine>().get(&m.name_any()).await.expect("machine");
+        assert!(condition(&hc, "HealthCheckSucceeded").is_some_and(Condition::is_true), "{:?}", hc.status);
+    }
+
+    // The Node goes NotReady: for its 2s timeout the worker is neither healthy nor unhealthy.
+    let sick = workers.values().next().expect("a worker").clone();
+    let node_name =
+        sick.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.clone()).expect("nodeRef");
+    f.fault(&sick, Some("node-not-ready")).await;
+    eventually("the Node to turn NotReady", MINUTE, || async {
+        let n = f.nodes().get_opt(&node_name).await.expect("node");
+        n.as_ref().and_then(node_ready).filter(|s| s == "False")
+    })
+    .await;
+    eventually("the Machine to report its Node unhealthy", MINUTE, || async {
+        let m = f.api::<Machine>().get_opt(&sick.name_any()).await.expect("get")?;
+        condition(&m, "NodeHealthy").filter(|c| c.is_false()).map(|_| ())
+    })
+    .await;
+    f.counters(3, 2).await;
+
+    // Beyond the timeout it is handed to its MachineSet, which replaces it.
+    eventually("the sick worker to be replaced", 2 * MINUTE, || async {
+        let w = f.workers().await;
+        (!w.contains_key(&sick.name_any()) && w.len() == 3).then_some(())
+    })
+    .await;
+    let replaced = f.running_workers(3).await;
+    assert!(!replaced.contains_key(&sick.name_any()));
+    let c = f.counters(3, 3).await;
+    assert_eq!(c.status.as_ref().and_then(|s| s.remediations_allowed), Some(3));
+    let events = f.events_about(&sick.name_any()).await;
+    let marked = events.iter().find(|e| e.reason.as_deref() == Some("MachineMarkedUnhealthy")).expect("event");
+    let note = marked.note.as_deref().unwrap_or_default();
+    assert!(note.contains("Condition Ready on node is reporting status False for more than 2s"), "{note}");
+
+    // An idle fleet is not written to by the check (nor by the Machines' controllers).
+    let versions = || async {
+        let mut v = vec![f.check().await.resource_version()];
+        v.extend(f.workers().await.values().map(|m| m.resource_version()));
+        v
+    };
+    let before = versions().await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(versions().await, before, "an idle fleet was written to");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_unhealthy_short_circuits_remediation() {
+    let spec = format!("  maxUnhealthy: 1\n{READY_TIMEOUTS}");
+    let f = Fleet::start("storm", 3, None, &spec).await;
+    let workers = f.running_workers(3).await;
+    f.counters(3, 3).await;
+    let sick: Vec<Machine> = workers.values().take(2).cloned().collect();
+    for m in &sick {
+        f.fault(m, Some("node-unknown")).await;
+    }
+
+    // Both unhealthy, one allowed: nothing is remediated and the check says why.
+    let c = eventually("remediation to be restricted", 2 * MINUTE, || async {
+        let c = f.check().await;
+        let restricted = condition(&c, "RemediationAllowed").is_some_and(Condition::is_false);
+        let both = {
+            let w = f.workers().await;
+            sick.iter().all(|m| {
+                w.get(&m.name_any()).is_some_and(|m| {
+                    condition(m, "HealthCheckSucceeded").is_some_and(|c| c.reason.as_deref() == Some("UnhealthyNode"))
+                })
+            })
+        };
+        (restricted && both).then_some(c)
+    })
+    .await;
+    let cond = condition(&c, "RemediationAllowed").expect("condition");
+    assert_eq!(cond.reason.as_deref(), Some("TooManyUnhealthy"));
+    assert_eq!(cond.severity.as_deref(), Some("Warning"));
+    let msg = cond.message.as_deref().unwrap_or_default();
+    assert!(msg.contains("exceeds maxUnhealthy (total: 3, unhealthy: 2, maxUnhealthy: 1)"), "{msg}");
+    let s = c.status.as_ref().expect("status");
+    assert_eq!((s.expected_machines, s.current_healthy, s.remediations_allowed), (Some(3), Some(1), Some(0)));
+    let w = f.workers().await;
+    assert_eq!(w.len(), 3);
+    for m in w.values() {
+        assert!(condition(m, "OwnerRemediated").is_none(), "{} handed over: {:?}", m.name_any(), m.status);
+        assert!(m.metadata.deletion_timestamp.is_none());
+    }
+    assert!(
+        f.events_about(&c.name_any()).await.iter().any(|e| e.reason.as_deref() == Some("RemediationRestricted")),
+        "no RemediationRestricted event"
+    );
+
+    // One recovers: the other is now within the limit and gets replaced.
+    f.fault(&sick[0], None).await;
+    eventually("the still sick worker to be replaced", 2 * MINUTE, || async {
+        let w = f.workers().await;
+        (!w.contains_key(&sick[1].name_any()) && w.contains_key(&sick[0].name_any())).then_some(())
+    })
+    .await;
+    f.running_workers(3).await;
+    let c = f.counters(3, 3).await;
+    assert!(condition(&c, "RemediationAllowed").is_some_and(Condition::is_true));
+    let healed = f.api::<Machine>().get(&sick[0].name_any()).await.expect("healed machine");
+    assert!(condition(&healed, "HealthCheckSucceeded").is_some_and(Condition::is_true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_that_never_starts_is_flagged() {
+    // The Node takes 10 minutes to register; the check gives it 30s (the minimum).
+    let spec = format!("  nodeStartupTimeout: 30s\n{READY_TIMEOUTS}");
+    let f = Fleet::start("late", 1, Some("10m"), &spec).await;
+    let first = eventually("a worker", MINUTE, || async { f.workers().await.into_values().next() }).await;
+    let c = f.counters(1, 0).await;
+    assert_eq!(c.status.as_ref().and_then(|s| s.remediations_allowed), Some(0), "waiting counts against the limit");
+    let started = tokio::time::Instant::now();
+    eventually("the worker to be flagged and replaced", 2 * MINUTE, || async {
+        let w = f.workers().await;
+        (!w.contains_key(&first.name_any())).then_some(())
+    })
+    .await;
+    assert!(started.elapsed() >= Duration::from_secs(20), "flagged before its start-up timeout");
+    let events = f.events_about(&first.name_any()).await;
+    let marked = events.iter().find(|e| e.reason.as_deref() == Some("MachineMarkedUnhealthy")).expect("event");
+    let note = marked.note.as_deref().unwrap_or_default();
+    assert!(note.contains("Node failed to report startup in 30s"), "{note}");
+}
