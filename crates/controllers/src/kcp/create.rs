@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use drydock_api::capi::core::{Bootstrap, Machine, MachineSpec};
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL, KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION,
-    MACHINE_FINALIZER,
+    MACHINE_FINALIZER, REMEDIATION_FOR_ANNOTATION, REMEDIATION_IN_PROGRESS_ANNOTATION,
 };
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use drydock_api::capi::owner::controller_ref;
@@ -31,7 +31,8 @@ pub fn machine_labels(kcp: &KubeadmControlPlane, cluster: &str) -> BTreeMap<Stri
     labels
 }
 
-fn template_annotations(kcp: &KubeadmControlPlane) -> BTreeMap<String, String> {
+/// Annotations every object of a control plane Machine carries (the template's).
+pub fn machine_annotations(kcp: &KubeadmControlPlane) -> BTreeMap<String, String> {
     kcp.spec.machine_template.metadata.as_ref().and_then(|m| m.annotations.clone()).unwrap_or_default()
 }
 
@@ -68,7 +69,7 @@ pub async fn create_machine(
     let name = machine_name(&kcp.name_any());
     let owner = controller_ref(kcp).ok_or_else(|| Error::other("control plane has no uid yet"))?;
     let labels = machine_labels(kcp, cluster);
-    let annotations = template_annotations(kcp);
+    let annotations = machine_annotations(kcp);
 
     let infra_ref = external::clone_from_template(
         &ctx.client,
@@ -98,11 +99,15 @@ pub async fn create_machine(
     }
     metrics::write(controller);
 
-    let mut machine_annotations = annotations;
-    machine_annotations.insert(
+    let mut own_annotations = annotations;
+    own_annotations.insert(
         KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION.into(),
         serde_json::to_string(&kcp.spec.kubeadm_config_spec.cluster_configuration)?,
     );
+    // A replacement of a remediated Machine records which one (retry limits count on it).
+    if let Some(r) = kcp.annotations().get(REMEDIATION_IN_PROGRESS_ANNOTATION) {
+        own_annotations.insert(REMEDIATION_FOR_ANNOTATION.into(), r.clone());
+    }
     let t = &kcp.spec.machine_template;
     let mut machine = Machine::new(
         &name,
@@ -129,7 +134,7 @@ pub async fn create_machine(
     );
     machine.metadata.namespace = Some(ns.clone());
     machine.metadata.labels = Some(labels);
-    machine.metadata.annotations = Some(machine_annotations);
+    machine.metadata.annotations = Some(own_annotations);
     machine.metadata.owner_references = Some(vec![owner]);
     machine.metadata.finalizers = Some(vec![MACHINE_FINALIZER.into()]);
     let machines: Api<Machine> = ctx.api(&ns);

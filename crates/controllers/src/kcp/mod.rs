@@ -1,19 +1,30 @@
 //! The KubeadmControlPlane controller: a Cluster's control plane Machines, managed as one.
 //!
-//! A reconcile (upstream's §6.2, provisioning part):
-//! 1. wait for the Cluster's owner reference, add finalizer and cluster-name label;
-//! 2. wait for the Cluster's infrastructure and control plane endpoint, then write the
+//! A reconcile (upstream's §6.2):
+//! 1. a paused control plane (its own `cluster.x-k8s.io/paused` annotation, or its
+//!    Cluster's `spec.paused`; see `machineset::pause`) only gets its `Paused` condition;
+//! 2. wait for the Cluster's owner reference, add finalizer and cluster-name label;
+//! 3. wait for the Cluster's infrastructure and control plane endpoint, then write the
 //!    `<cluster>-kubeconfig` Secret ([`kubeconfig`]);
-//! 3. read the workload cluster once ([`health`]): Nodes, static pods, etcd membership;
-//! 4. move one step towards `spec.replicas` (`steps`, with [`scale`] choosing and `create`
-//!    building Machines): one Machine at a time, each only once every existing one is Ready
-//!    with a healthy etcd member; scale down removes the etcd member first, only when
-//!    quorum is kept;
-//! 5. write the status ([`status`]) once, only what changed.
+//! 4. propagate the machine template's metadata and timeouts in place (`propagate`);
+//! 5. read the workload cluster once ([`health`]): Nodes, static pods, etcd membership;
+//! 6. remediate one Machine a MachineHealthCheck marked, if safe ([`remediation`]);
+//! 7. judge which Machines are outdated ([`rollout`]) and move one step (`steps`, with
+//!    [`scale`] choosing and `create` building Machines): roll out, or scale to
+//!    `spec.replicas`, one Machine at a time, each only once every existing one is Ready
+//!    with a healthy etcd member; a Machine leaves etcd (leadership moved away first, only
+//!    while quorum holds) before it is deleted;
+//! 8. write the status ([`status`]) once, only what changed.
 //!
 //! Deletion (`delete`) waits for the cluster's workers, then deletes every Machine.
-//! Upgrades, rollouts and remediation hook in at step 4 (see [`scale::is_outdated`] and the
-//! scale-down preferences).
+//!
+//! The etcd member of a leaving Machine is removed by this controller right before it
+//! deletes the Machine, rather than in upstream's `kcp-cleanup` pre-terminate hook: the
+//! in-memory Machines have no workloads to drain first, the quorum check and the removal
+//! then happen in the same step, and no Machine deletion waits on this controller. A
+//! Machine deleted by someone else takes its member along with its infrastructure (the
+//! in-memory provider removes the etcd pod); a member left without a Machine is reported
+//! in `EtcdClusterHealthy`.
 
 mod create;
 mod delete;
@@ -21,6 +32,9 @@ mod fresh;
 pub mod health;
 mod index;
 pub mod kubeconfig;
+mod propagate;
+pub mod remediation;
+pub mod rollout;
 pub mod scale;
 pub mod status;
 mod steps;
@@ -32,7 +46,7 @@ use std::time::{Duration, Instant};
 
 use drydock_api::capi::conditions as conds;
 use drydock_api::capi::core::{Cluster, Machine};
-use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER, PAUSED_ANNOTATION, has_annotation};
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner::{api_group, find_owner, get_controller, is_controlled_by};
 use futures::StreamExt;
@@ -46,9 +60,11 @@ use crate::framework::Result;
 use crate::framework::patch::{add_finalizer, apply_changes};
 
 use crate::framework::runner::{self, Queue};
+use crate::machineset::pause::{self, Pause};
 use crate::{Context, Running};
 use index::MachineIndex;
-use steps::{Next, Step, scale_step};
+use rollout::Outdated;
+use steps::{Next, Step};
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER: &str = "kubeadmcontrolplane";
@@ -233,10 +249,19 @@ impl State {
     }
 }
 
-fn paused(kcp: &KubeadmControlPlane, cluster: &Cluster) -> bool {
-    cluster.spec.paused == Some(true)
-        || has_annotation(cluster.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
-        || has_annotation(kcp.metadata.annotations.as_ref(), PAUSED_ANNOTATION)
+/// Longest wait before looking at a control plane again for time-driven rollouts
+/// (`rolloutAfter`, certificate expiry): far instants are approached in steps.
+const LONGEST_RECHECK: Duration = Duration::from_secs(24 * 3600);
+
+fn soonest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn requeue(after: Option<Duration>) -> Action {
+    after.map_or_else(Action::await_change, Action::requeue)
 }
 
 async fn reconcile(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Action> {
@@ -260,20 +285,28 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
     let cluster_name = find_owner(&kcp.metadata, "cluster.x-k8s.io", "Cluster").map(|o| o.name.clone());
     let cluster =
         cluster_name.as_ref().and_then(|n| s.ctx.informers.clusters.store.get(&ObjectRef::new(n).within(&ns)));
+    // The pause model of MachineSets (see `machineset::pause`): the Cluster's spec.paused or
+    // the control plane's own annotation stop everything, deletion included; the
+    // annotation on the Cluster object pauses only the Cluster.
+    if let Some(c) = &cluster
+        && let Some(p) = Pause::of(c, &kcp.metadata, false)
+    {
+        let mut want = (*kcp).clone();
+        pause::set_condition(&mut want, Some(p), c, conds::now());
+        s.write(&api, &kcp, &want).await?;
+        return Ok(Action::await_change());
+    }
     if kcp.meta().deletion_timestamp.is_some() {
         return delete::reconcile(&s, &api, &kcp, cluster_name.as_deref()).await;
     }
     let (Some(cluster_name), Some(cluster)) = (cluster_name, cluster) else {
         return Ok(Action::await_change());
     };
-    if paused(&kcp, &cluster) {
-        return Ok(Action::await_change());
-    }
 
     let mut want = (*kcp).clone();
     add_finalizer(&mut want, KUBEADM_CONTROL_PLANE_FINALIZER);
     want.labels_mut().insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
-    let current = if want.metadata != kcp.metadata { s.write(&api, &kcp, &want).await? } else { (*kcp).clone() };
+    let mut current = if want.metadata != kcp.metadata { s.write(&api, &kcp, &want).await? } else { (*kcp).clone() };
 
     let now = conds::now();
     let infra_ready = cluster.status.as_ref().and_then(|s| s.infrastructure_ready).unwrap_or(false);
@@ -285,7 +318,8 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         } else {
             "Waiting for the cluster's infrastructure"
         };
-        status::waiting(&mut want, &cluster_name, msg, now);
+        status::waiting(&mut want, &cluster_name, msg, now.clone());
+        pause::set_condition(&mut want, None, &cluster, now);
         s.write(&api, &current, &want).await?;
         // The Cluster's changes wake this control plane.
         return Ok(Action::await_change());
@@ -296,6 +330,10 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         return Ok(Action::requeue(wait));
     }
     let machines = s.owned_machines(&current, &cluster_name);
+    if propagate::sync(&s.ctx, &current, &cluster_name, &machines).await? {
+        // The Machines' update events bring the next reconcile, on what was written.
+        return Ok(Action::await_change());
+    }
     let initialized = current.status.as_ref().and_then(|s| s.initialized) == Some(true);
     let observed = if machines.is_empty() {
         None
@@ -308,13 +346,36 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         .ok()
     };
 
-    let step = scale_step(&s, &current, &cluster, &cluster_name, &machines, observed.as_ref()).await;
-    let (action, creation_failed) = match step {
+    // Remediation first, rollouts and scaling after (upstream's order).
+    let remediated =
+        remediation::reconcile(&s, &api, &mut current, &cluster_name, &machines, observed.as_ref()).await?;
+    if remediated.deleted {
+        return Ok(Action::requeue(GONE_RECHECK));
+    }
+    let mut facts = Vec::with_capacity(machines.len());
+    for m in &machines {
+        facts.push(rollout::facts(&s.ctx, m).await);
+    }
+    let outdated =
+        Outdated::judge(&current, machines.iter().map(|m| m.as_ref()).zip(facts.iter()), jiff::Timestamp::now());
+    for m in machines.iter().filter(|m| outdated.is_outdated(m)) {
+        tracing::debug!(machine = %m.name_any(), reason = outdated.reason(&m.name_any()), "needs rollout");
+    }
+
+    let inputs = steps::Inputs {
+        kcp: &current,
+        cluster: &cluster,
+        cluster_name: &cluster_name,
+        machines: &machines,
+        observed: observed.as_ref(),
+        outdated: &outdated,
+    };
+    let (wait, blocked, creation_failed) = match steps::scale_step(&s, &api, &inputs).await {
         // The status would describe the Machines as they were before this step; the
         // created or deleting Machine's event brings the next reconcile, which writes it.
         Ok(Next::MachinesChanged(a)) => return Ok(a),
-        Ok(Next::Wait(a)) => (a, None),
-        Err(Step::CreateFailed(msg)) => (Action::requeue(UNSTABLE_RECHECK), Some(msg)),
+        Ok(Next::Wait { after, blocked }) => (after, blocked, None),
+        Err(Step::CreateFailed(msg)) => (Some(UNSTABLE_RECHECK), None, Some(msg)),
         Err(Step::Failed(e)) => return Err(e),
     };
     let mut want = current.clone();
@@ -325,9 +386,12 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
             machines: &machines,
             observed: observed.as_ref(),
             creation_failed,
-            now,
+            outdated: &outdated,
+            blocked: blocked.as_deref(),
+            now: now.clone(),
         },
     );
+    pause::set_condition(&mut want, None, &cluster, now);
     let became_initialized = !initialized && want.status.as_ref().and_then(|s| s.initialized) == Some(true);
     s.write(&api, &current, &want).await?;
     if became_initialized {
@@ -340,7 +404,8 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
             )
             .await;
     }
-    Ok(action)
+    let timed = outdated.next_check.map(|d| d.min(LONGEST_RECHECK));
+    Ok(requeue(soonest(soonest(wait, remediated.recheck), timed)))
 }
 
 #[cfg(test)]

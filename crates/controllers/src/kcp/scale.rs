@@ -7,7 +7,6 @@ use std::cmp::Ordering;
 
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{DELETE_MACHINE_ANNOTATION, has_annotation};
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use kube::ResourceExt;
 
 /// The Cluster's failure domains usable by control plane Machines, sorted.
@@ -18,12 +17,6 @@ pub fn control_plane_failure_domains(cluster: &Cluster) -> Vec<String> {
         .and_then(|s| s.failure_domains.as_ref())
         .map(|fds| fds.iter().filter(|(_, fd)| fd.control_plane == Some(true)).map(|(name, _)| name.clone()).collect())
         .unwrap_or_default()
-}
-
-/// Whether a Machine no longer matches the control plane spec. Only the version is
-/// compared for now; rollouts (next) extend this with configuration and template changes.
-pub fn is_outdated(kcp: &KubeadmControlPlane, m: &Machine) -> bool {
-    m.spec.version.as_deref() != Some(kcp.spec.version.as_str())
 }
 
 /// Oldest first; the name breaks ties so the choice is stable.
@@ -179,14 +172,5 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(control_plane_failure_domains(&c), ["a", "z"]);
-    }
-
-    #[test]
-    fn outdated_by_version() {
-        let mut kcp = KubeadmControlPlane::new("k", Default::default());
-        kcp.spec.version = "v1.30.2".into();
-        assert!(!is_outdated(&kcp, &m("a", 1, None)));
-        kcp.spec.version = "v1.31.0".into();
-        assert!(is_outdated(&kcp, &m("a", 1, None)));
     }
 }

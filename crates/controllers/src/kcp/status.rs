@@ -14,7 +14,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
 use super::health::Observed;
-use super::scale::is_outdated;
+use super::remediation::last_remediation;
+use super::rollout::Outdated;
 
 pub const AVAILABLE: &str = "Available";
 pub const MACHINES_CREATED: &str = "MachinesCreated";
@@ -107,7 +108,19 @@ pub struct Inputs<'a> {
     pub observed: Option<&'a Observed>,
     /// Message of a failed Machine creation in this reconcile.
     pub creation_failed: Option<String>,
+    /// The Machines to roll out.
+    pub outdated: &'a Outdated,
+    /// Why a needed scale or rollout step waits, if it does.
+    pub blocked: Option<&'a str>,
     pub now: Time,
+}
+
+/// `message`, plus why the next step waits.
+fn with_blocked(message: String, blocked: Option<&str>) -> String {
+    match blocked {
+        Some(b) => format!("{message}; waiting: {b}"),
+        None => message,
+    }
 }
 
 /// Writes the status of `kcp` (a copy that will be diffed against the stored object).
@@ -115,8 +128,12 @@ pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
     let desired = kcp.spec.replicas.unwrap_or(1);
     let now = i.now.clone();
     let replicas = i32::try_from(i.machines.len()).unwrap_or(i32::MAX);
-    let outdated = i.machines.iter().filter(|m| is_outdated(kcp, m)).count();
-    let updated = replicas - i32::try_from(outdated).unwrap_or(0);
+    let outdated = i.outdated.len();
+    // Up to date: neither outdated nor on their way out.
+    let updated =
+        i.machines.iter().filter(|m| m.metadata.deletion_timestamp.is_none() && !i.outdated.is_outdated(m)).count();
+    let updated = i32::try_from(updated).unwrap_or(i32::MAX);
+    let last = last_remediation(kcp, i.machines);
     let machines_ready = aggregate_ready(i.machines, MACHINES_READY, now.clone());
     let all_ready = i.machines.iter().all(|m| m.is_condition_true(READY));
     let generation = kcp.metadata.generation;
@@ -127,6 +144,7 @@ pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
     s.updated_replicas = Some(updated);
     s.version = lowest_version(i.machines);
     s.observed_generation = generation;
+    s.last_remediation = last;
     if let Some(o) = i.observed {
         let ready = i32::try_from(o.ready_nodes()).unwrap_or(i32::MAX);
         s.ready_replicas = Some(ready);
@@ -155,17 +173,24 @@ pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
         None if replicas > 0 => kcp.mark_true(MACHINES_CREATED, now.clone()),
         None => {}
     }
+    // Why the next step waits goes with the change it holds: the rollout, else the resize.
+    let (rolling_blocked, resize_blocked) = if outdated > 0 { (i.blocked, None) } else { (None, i.blocked) };
     if outdated > 0 {
         let msg = format!("Rolling {outdated} replicas with outdated spec ({updated} replicas up to date)");
+        let msg = with_blocked(msg, rolling_blocked);
         kcp.mark_false(MACHINES_SPEC_UP_TO_DATE, ROLLING_UPDATE_IN_PROGRESS, Severity::Warning, &msg, now.clone());
     } else if kcp.get_condition(MACHINES_SPEC_UP_TO_DATE).is_some() || replicas > 0 {
         kcp.mark_true(MACHINES_SPEC_UP_TO_DATE, now.clone());
     }
     if replicas < desired {
-        let msg = format!("Scaling up control plane to {desired} replicas (actual {replicas})");
+        let msg =
+            with_blocked(format!("Scaling up control plane to {desired} replicas (actual {replicas})"), resize_blocked);
         kcp.mark_false(RESIZED, SCALING_UP, Severity::Warning, &msg, now.clone());
     } else if replicas > desired {
-        let msg = format!("Scaling down control plane to {desired} replicas (actual {replicas})");
+        let msg = with_blocked(
+            format!("Scaling down control plane to {desired} replicas (actual {replicas})"),
+            resize_blocked,
+        );
         kcp.mark_false(RESIZED, SCALING_DOWN, Severity::Warning, &msg, now.clone());
     } else if all_ready {
         kcp.mark_true(RESIZED, now.clone());
@@ -300,18 +325,23 @@ mod tests {
         kcp.spec.version = "v1.30.2".into();
         let machines = [machine("a", "v1.30.2", Some(true))];
         let mut observed = Observed::default();
+        let none = Outdated::default();
         let inputs = |o: Option<&'static Observed>| Inputs {
             cluster: "c1",
             machines: &machines,
             observed: o,
             creation_failed: None,
+            outdated: &none,
+            blocked: Some("Machine a is not ready"),
             now: conditions::now(),
         };
         update(&mut kcp, &inputs(None));
         let s = kcp.status.clone().unwrap();
         assert_eq!((s.replicas, s.updated_replicas, s.ready_replicas), (Some(1), Some(1), Some(0)));
         assert_eq!(s.initialized, None);
-        assert_eq!(kcp.get_condition(RESIZED).unwrap().reason.as_deref(), Some(SCALING_UP));
+        let resized = kcp.get_condition(RESIZED).unwrap();
+        assert_eq!(resized.reason.as_deref(), Some(SCALING_UP));
+        assert!(resized.message.as_deref().unwrap().ends_with("; waiting: Machine a is not ready"));
         assert!(kcp.is_condition_false(AVAILABLE));
         assert!(kcp.is_condition_false(READY));
 
@@ -324,5 +354,50 @@ mod tests {
         // Not read this time: initialized stays.
         update(&mut kcp, &inputs(None));
         assert_eq!(kcp.status.as_ref().unwrap().initialized, Some(true));
+    }
+}
+
+#[cfg(test)]
+mod rollout_tests {
+    use super::*;
+    use drydock_api::capi::conditions;
+
+    #[test]
+    fn a_rollout_counts_updated_replicas_and_says_why_it_waits() {
+        let mut kcp = KubeadmControlPlane::new("cp", Default::default());
+        kcp.spec.replicas = Some(3);
+        kcp.spec.version = "v1.31.0".into();
+        let m = |name: &str, v: &str| {
+            let mut m = Machine::new(name, Default::default());
+            m.spec.version = Some(v.into());
+            m.mark_true(READY, conditions::now());
+            Arc::new(m)
+        };
+        let mut going = (*m("d", "v1.30.2")).clone();
+        going.metadata.deletion_timestamp = Some(conditions::now());
+        let machines = [m("a", "v1.30.2"), m("b", "v1.30.2"), m("c", "v1.31.0"), Arc::new(going)];
+        let outdated = Outdated::of(&["a", "b"]);
+        update(
+            &mut kcp,
+            &Inputs {
+                cluster: "c1",
+                machines: &machines,
+                observed: None,
+                creation_failed: None,
+                outdated: &outdated,
+                blocked: Some("Machine c is not ready"),
+                now: conditions::now(),
+            },
+        );
+        let s = kcp.status.clone().unwrap();
+        assert_eq!((s.replicas, s.updated_replicas), (Some(4), Some(1)));
+        let c = kcp.get_condition(MACHINES_SPEC_UP_TO_DATE).unwrap();
+        assert_eq!(c.reason.as_deref(), Some(ROLLING_UPDATE_IN_PROGRESS));
+        assert_eq!(
+            c.message.as_deref(),
+            Some("Rolling 2 replicas with outdated spec (1 replicas up to date); waiting: Machine c is not ready")
+        );
+        let resized = kcp.get_condition(RESIZED).unwrap();
+        assert_eq!(resized.message.as_deref(), Some("Scaling down control plane to 3 replicas (actual 4)"));
     }
 }

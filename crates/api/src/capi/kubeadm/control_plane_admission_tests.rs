@@ -98,8 +98,6 @@ fn allowed_updates() {
     let allowed = [
         json!({ "spec": { "version": "v1.30.9" } }),
         json!({ "spec": { "version": "v1.31.0" } }),
-        // Downgrades are not refused by the control plane (the topology refuses them).
-        json!({ "spec": { "version": "v1.29.4" } }),
         json!({ "spec": { "replicas": 5 } }),
         json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": { "apiServer": { "certSANs": ["localhost", "10.0.0.1"] } } } } }),
         json!({ "spec": { "kubeadmConfigSpec": { "files": [ { "path": "/etc/motd", "content": "hi" } ], "preKubeadmCommands": ["true"] } } }),
@@ -122,6 +120,9 @@ fn refused_updates() {
     let refused = [
         (json!({ "spec": { "version": "v1.32.0" } }), vec!["spec.version"]),
         (json!({ "spec": { "version": "v1.19.0" } }), vec!["spec.version"]),
+        // Unlike upstream, downgrades are refused too (minor or patch).
+        (json!({ "spec": { "version": "v1.29.4" } }), vec!["spec.version"]),
+        (json!({ "spec": { "version": "v1.30.1" } }), vec!["spec.version"]),
         (
             json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": { "networking": { "podSubnet": "10.0.0.0/8" } } } } }),
             vec!["spec.kubeadmConfigSpec.clusterConfiguration.networking.podSubnet"],
@@ -173,4 +174,23 @@ fn template() {
         &json!({ "spec": { "template": { "spec": { "rolloutStrategy": { "rollingUpdate": { "maxSurge": "50%" } } } } } }),
     );
     assert_eq!(error_fields(&admit(&a, bad, None)), ["spec.template.spec.rolloutStrategy.rollingUpdate.maxSurge"]);
+}
+
+#[test]
+fn refused_version_changes_say_what_to_do() {
+    let a = Typed(KubeadmControlPlaneAdmission);
+    let old = admit(&a, kcp(), None).unwrap();
+    let message = |version: &str| {
+        let r = admit(&a, merged(&old, &json!({ "spec": { "version": version } })), Some(old.clone()));
+        r.expect_err("refused").iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+    };
+    let down = message("v1.29.4");
+    assert!(down.starts_with("spec.version: Forbidden: "), "{down}");
+    for part in ["from v1.30.2 to v1.29.4", "downgrading", "keep spec.version at v1.30.2 or later"] {
+        assert!(down.contains(part), "{down}");
+    }
+    let jump = message("v1.32.1");
+    for part in ["spec.version", "from v1.30.2 to v1.32.1", "one minor version at a time", "v1.31.x"] {
+        assert!(jump.contains(part), "{jump}");
+    }
 }

@@ -123,8 +123,14 @@ pub(crate) fn validate_update(new: &KubeadmControlPlaneSpec, old: &KubeadmContro
     errs
 }
 
-/// Upgrades go at most one minor at a time. Downgrades are not refused here (they are a
-/// recovery path). v1.19.0 is refused because kubeadm 1.19.0 cannot join control planes.
+/// Version changes a kubeadm control plane can make: upgrades of at most one minor at a time
+/// (kubeadm upgrades one minor per step), never v1.19.0 (kubeadm 1.19.0 cannot join control
+/// planes), and never downwards.
+///
+/// Upstream's KubeadmControlPlane webhook lets downgrades through (only the Cluster topology
+/// webhook refuses them). drydock refuses them for every control plane, as its Day 2 issue
+/// requires: once the first Machine runs the newer version, etcd and the API server may
+/// have migrated stored data, and replacing Machines with older ones is not a rollback.
 fn validate_version_change(old: &str, new: &str, path: &FieldPath) -> Option<FieldError> {
     if old == new {
         return None;
@@ -136,10 +142,23 @@ fn validate_version_change(old: &str, new: &str, path: &FieldPath) -> Option<Fie
         ));
     }
     let (Ok(o), Ok(n)) = (version::parse(old), version::parse(new)) else { return None };
+    if version::is_downgrade(&o, &n) {
+        return Some(FieldError::forbidden(
+            path.as_str(),
+            format!(
+                "cannot change spec.version from {old} to {new}: downgrading a control plane is not supported; \
+                 keep spec.version at {old} or later (to undo other changes, revert them instead)"
+            ),
+        ));
+    }
     version::skips_minor(&o, &n).then(|| {
+        let next = format!("v{}.{}", o.major, o.minor + 1);
         FieldError::forbidden(
             path.as_str(),
-            format!("cannot update Kubernetes version from {old} to {new}: upgrade one minor version at a time"),
+            format!(
+                "cannot change spec.version from {old} to {new}: upgrades go one minor version at a time; \
+                 upgrade to a {next}.x release first, then to {new}"
+            ),
         )
     })
 }

@@ -1,0 +1,292 @@
+//! KubeadmControlPlane remediation end to end, with every drydock controller in process.
+//! The tests mark Machines as a MachineHealthCheck would (`HealthCheckSucceeded` and
+//! `OwnerRemediated` False):
+//! - a marked control plane Machine is replaced while etcd keeps quorum without it;
+//! - with one etcd member already unhealthy, a marked Machine whose removal would break
+//!   quorum is kept, and the control plane says why; once the member recovers, it goes;
+//! - before kubeadm init finished, a first Machine that never comes up is replaced.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use common::{Env, eventually, kubectl_ok};
+use drydock_api::capi::conditions::HasConditions;
+use drydock_api::capi::core::Machine;
+use drydock_api::capi::keys::{REMEDIATION_FOR_ANNOTATION, REMEDIATION_IN_PROGRESS_ANNOTATION};
+use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_controllers::etcd::{self, Membership};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::events::v1::Event;
+use kube::ResourceExt;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use serde_json::{Value, json};
+
+const NS: &str = "default";
+const WAIT: Duration = Duration::from_secs(180);
+
+fn template(name: &str, vm_startup: &str) -> String {
+    format!(
+        r#"apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryMachineTemplate
+metadata: {{name: {name}, namespace: {NS}}}
+spec:
+  template:
+    spec:
+      behaviour:
+        vm: {{provisioning: {{startupDuration: "{vm_startup}"}}}}
+        node: {{provisioning: {{startupDuration: "0s"}}}}
+        apiServer: {{provisioning: {{startupDuration: "0s"}}}}
+        etcd: {{provisioning: {{startupDuration: "0s"}}}}
+"#
+    )
+}
+
+/// Controller logs on demand: DRYDOCK_TEST_LOG=debug (or warn, ...).
+fn logs() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("DRYDOCK_TEST_LOG"))
+        .with_test_writer()
+        .try_init();
+}
+
+fn manifest(cluster: &str, replicas: u8, vm_startup: &str) -> String {
+    format!(
+        r#"
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {{name: {cluster}, namespace: {NS}}}
+spec:
+  clusterNetwork: {{pods: {{cidrBlocks: ["192.168.0.0/16"]}}}}
+  infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryCluster, name: {cluster}}}
+  controlPlaneRef: {{apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: KubeadmControlPlane, name: {cluster}-cp}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryCluster
+metadata: {{name: {cluster}, namespace: {NS}}}
+spec: {{}}
+---
+{template}
+---
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlane
+metadata: {{name: {cluster}-cp, namespace: {NS}}}
+spec:
+  replicas: {replicas}
+  version: v1.31.2
+  machineTemplate:
+    infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {cluster}-cp}}
+  kubeadmConfigSpec:
+    clusterConfiguration: {{}}
+    initConfiguration: {{nodeRegistration: {{}}}}
+    joinConfiguration: {{nodeRegistration: {{}}}}
+"#,
+        template = template(&format!("{cluster}-cp"), vm_startup)
+    )
+}
+
+fn machines_api(client: &kube::Client) -> Api<Machine> {
+    Api::namespaced(client.clone(), NS)
+}
+
+async fn control_plane(client: &kube::Client, cluster: &str) -> Option<KubeadmControlPlane> {
+    Api::<KubeadmControlPlane>::namespaced(client.clone(), NS).get(&format!("{cluster}-cp")).await.ok()
+}
+
+async fn control_plane_machines(client: &kube::Client, cluster: &str) -> Option<Vec<Machine>> {
+    let lp = ListParams::default()
+        .labels(&format!("cluster.x-k8s.io/control-plane,cluster.x-k8s.io/cluster-name={cluster}"));
+    Some(machines_api(client).list(&lp).await.ok()?.items)
+}
+
+async fn etcd_pods(workload: &kube::Client) -> Option<Vec<Pod>> {
+    let api: Api<Pod> = Api::namespaced(workload.clone(), "kube-system");
+    Some(api.list(&ListParams::default().labels(etcd::ETCD_SELECTOR)).await.ok()?.items)
+}
+
+/// `n` Ready Machines, none deleting, and etcd made of exactly their Nodes, all healthy.
+async fn settled(mgmt: &kube::Client, workload: &kube::Client, cluster: &str, n: usize) -> Option<Vec<Machine>> {
+    let s = control_plane(mgmt, cluster).await?.status?;
+    let want = i32::try_from(n).ok();
+    if s.replicas != want || s.ready_replicas != want || s.initialized != Some(true) {
+        return None;
+    }
+    let machines = control_plane_machines(mgmt, cluster).await?;
+    if machines.len() != n
+        || machines.iter().any(|m| m.metadata.deletion_timestamp.is_some() || !m.is_condition_true("Ready"))
+    {
+        return None;
+    }
+    let nodes: BTreeSet<String> =
+        machines.iter().filter_map(|m| m.status.as_ref()?.node_ref.as_ref()?.name.clone()).collect();
+    let membership = Membership::from_pods(&etcd_pods(workload).await?);
+    let members: BTreeSet<String> = membership.members.iter().map(|m| m.node.clone()).collect();
+    (nodes.len() == n && members == nodes && membership.healthy() == n).then_some(machines)
+}
+
+fn node_of(m: &Machine) -> String {
+    m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.clone()).expect("a Node")
+}
+
+/// Adds the conditions a MachineHealthCheck sets on an unhealthy Machine it leaves to its
+/// owner, retrying on conflicts with the Machine controller.
+async fn mark_unhealthy(client: &kube::Client, name: &str, reason: &str) {
+    let api = machines_api(client);
+    eventually("the Machine to be marked unhealthy", WAIT, || async {
+        let mut m = api.get(name).await.ok()?;
+        let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        let mut conditions: Vec<Value> = m
+            .conditions()
+            .iter()
+            .filter(|c| c.type_ != "HealthCheckSucceeded" && c.type_ != "OwnerRemediated")
+            .filter_map(|c| serde_json::to_value(c).ok())
+            .collect();
+        conditions.push(json!({"type": "HealthCheckSucceeded", "status": "False", "severity": "Warning",
+            "reason": reason, "lastTransitionTime": now}));
+        conditions.push(json!({"type": "OwnerRemediated", "status": "False", "severity": "Warning",
+            "reason": "WaitingForRemediation", "lastTransitionTime": now}));
+        let p = json!({"metadata": {"resourceVersion": m.metadata.resource_version.take()},
+            "status": {"conditions": conditions}});
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&p)).await.ok().map(|_| ())
+    })
+    .await;
+}
+
+/// Makes a Node's etcd pod (not) Ready, as a failing member would report.
+async fn set_etcd_ready(workload: &kube::Client, node: &str, ready: bool) {
+    let api: Api<Pod> = Api::namespaced(workload.clone(), "kube-system");
+    let status = if ready { "True" } else { "False" };
+    let p = json!({"status": {"conditions": [{"type": "Ready", "status": status}, {"type": "ContainersReady", "status": status}]}});
+    api.patch_status(&etcd::pod_name(node), &PatchParams::default(), &Patch::Merge(&p)).await.expect("etcd pod status");
+}
+
+fn remediation_for(m: &Machine) -> Option<Value> {
+    serde_json::from_str(m.annotations().get(REMEDIATION_FOR_ANNOTATION)?).ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn marked_machine_is_replaced_while_quorum_holds() {
+    logs();
+    let env = Env::start(true).await;
+    let mgmt = env.client();
+    let cluster = "rem";
+    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(cluster, 3, "0s")));
+    let before = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
+
+    let victim = before[1].name_any();
+    mark_unhealthy(&mgmt, &victim, "UnhealthyNode").await;
+    let after = eventually("the marked Machine replaced", WAIT, || async {
+        let now = settled(&mgmt, &workload, cluster, 3).await?;
+        now.iter().all(|m| m.name_any() != victim).then_some(now)
+    })
+    .await;
+    let kept: BTreeSet<String> = after.iter().map(|m| m.name_any()).collect();
+    let others: BTreeSet<String> = before.iter().map(|m| m.name_any()).filter(|n| *n != victim).collect();
+    assert!(others.is_subset(&kept), "only the marked Machine went: {kept:?}");
+    let replacement = after.iter().find(|m| !others.contains(&m.name_any())).expect("a replacement");
+    let origin = remediation_for(replacement).expect("the replacement records what it replaces");
+    assert_eq!(origin["machine"], victim.as_str());
+    assert_eq!(origin["retryCount"], 0);
+
+    let kcp = eventually("the remediation in the status", WAIT, || async {
+        let kcp = control_plane(&mgmt, cluster).await?;
+        (kcp.status.as_ref()?.last_remediation.as_ref()?.machine == victim).then_some(kcp)
+    })
+    .await;
+    assert!(!kcp.annotations().contains_key(REMEDIATION_IN_PROGRESS_ANNOTATION), "the remediation is over");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remediation_that_would_break_quorum_waits() {
+    logs();
+    let env = Env::start(true).await;
+    let mgmt = env.client();
+    let cluster = "quorum";
+    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(cluster, 3, "0s")));
+    let machines = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
+    let (failing, marked) = (&machines[0], machines[1].name_any());
+
+    // One member fails; then a healthy Machine is marked: removing it would leave one
+    // healthy member of two.
+    set_etcd_ready(&workload, &node_of(failing), false).await;
+    mark_unhealthy(&mgmt, &marked, "HasRemediateMachineAnnotation").await;
+    let why = eventually("the control plane to say why the Machine stays", WAIT, || async {
+        let m = machines_api(&mgmt).get(&marked).await.ok()?;
+        let c = m.get_condition("OwnerRemediated")?;
+        let message = c.message.clone()?;
+        (c.reason.as_deref() == Some("WaitingForRemediation") && message.contains("quorum")).then_some(message)
+    })
+    .await;
+    assert!(why.contains(&marked) && why.contains("lose quorum"), "{why}");
+    let events: Api<Event> = Api::namespaced(mgmt.clone(), NS);
+    eventually("a RemediationHeld event on the control plane", WAIT, || async {
+        let list = events.list(&ListParams::default()).await.ok()?;
+        list.items
+            .iter()
+            .any(|e| {
+                e.reason.as_deref() == Some("RemediationHeld")
+                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(&format!("{cluster}-cp"))
+                    && e.note.as_deref().is_some_and(|n| n.contains("quorum"))
+            })
+            .then_some(())
+    })
+    .await;
+    // The decision was made (the hold is written in the reconcile that would have deleted).
+    let m = machines_api(&mgmt).get(&marked).await.expect("the marked Machine");
+    assert!(m.metadata.deletion_timestamp.is_none(), "remediated although quorum would break");
+    let pods = etcd_pods(&workload).await.expect("etcd pods");
+    assert_eq!(Membership::from_pods(&pods).members.len(), 3, "no etcd member was removed");
+
+    // Once the failing member recovers the marked Machine is replaced.
+    set_etcd_ready(&workload, &node_of(failing), true).await;
+    eventually("the marked Machine replaced", WAIT, || async {
+        let now = settled(&mgmt, &workload, cluster, 3).await?;
+        now.iter().all(|m| m.name_any() != marked).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_machine_that_never_comes_up_is_replaced() {
+    logs();
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    let mgmt = env.client();
+    let cluster = "init";
+    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    // The first Machine's VM takes an hour.
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest(cluster, 1, "1h")));
+    let first = eventually("the first Machine", WAIT, || async {
+        let ms = control_plane_machines(&mgmt, cluster).await?;
+        (ms.len() == 1).then(|| ms[0].name_any())
+    })
+    .await;
+    // Templates are immutable: point the control plane at a fast one (before init nothing
+    // rolls, so only the replacement uses it), then mark the stuck Machine.
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&template(&format!("{cluster}-cp-fast"), "0s")));
+    let p = json!({"spec": {"machineTemplate": {"infrastructureRef": {"name": format!("{cluster}-cp-fast")}}}});
+    kubectl_ok(
+        &kc,
+        &["patch", "kubeadmcontrolplane", &format!("{cluster}-cp"), "--type", "merge", "-p", &p.to_string()],
+        None,
+    );
+    let kcp = control_plane(&mgmt, cluster).await.expect("control plane");
+    assert_ne!(kcp.status.and_then(|s| s.initialized), Some(true));
+    mark_unhealthy(&mgmt, &first, "NodeStartupTimeout").await;
+
+    let replaced = eventually("the stuck Machine replaced and the control plane initialized", WAIT, || async {
+        let now = settled(&mgmt, &workload, cluster, 1).await?;
+        (now[0].name_any() != first).then(|| now[0].clone())
+    })
+    .await;
+    let origin = remediation_for(&replaced).expect("the replacement records what it replaces");
+    assert_eq!(origin["machine"], first.as_str());
+    eventually("the remediation in the status", WAIT, || async {
+        let s = control_plane(&mgmt, cluster).await?.status?;
+        (s.last_remediation?.machine == first).then_some(())
+    })
+    .await;
+}
