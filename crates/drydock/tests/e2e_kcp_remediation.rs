@@ -4,7 +4,9 @@
 //! - a marked control plane Machine is replaced while etcd keeps quorum without it;
 //! - with one etcd member already unhealthy, a marked Machine whose removal would break
 //!   quorum is kept, and the control plane says why; once the member recovers, it goes;
-//! - before kubeadm init finished, a first Machine that never comes up is replaced.
+//! - before kubeadm init finished, a first Machine that never comes up is replaced;
+//! - with a real MachineHealthCheck, a control plane Machine whose Node goes NotReady (the
+//!   provider's fault injection) is marked and then replaced.
 
 mod common;
 
@@ -14,6 +16,7 @@ use std::time::Duration;
 use common::{Env, eventually, kubectl_ok};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::Machine;
+use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{REMEDIATION_FOR_ANNOTATION, REMEDIATION_IN_PROGRESS_ANNOTATION};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_controllers::etcd::{self, Membership};
@@ -289,4 +292,48 @@ async fn first_machine_that_never_comes_up_is_replaced() {
         (s.last_remediation?.machine == first).then_some(())
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_check_marks_and_control_plane_replaces() {
+    logs();
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    let mgmt = env.client();
+    let cluster = "mhc";
+    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let mhc = format!(
+        r#"
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineHealthCheck
+metadata: {{name: {cluster}-cp, namespace: {NS}}}
+spec:
+  clusterName: {cluster}
+  selector: {{matchLabels: {{cluster.x-k8s.io/control-plane: ""}}}}
+  unhealthyConditions:
+  - {{type: Ready, status: "False", timeout: 1s}}
+"#
+    );
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&(manifest(cluster, 3, "0s") + &mhc)));
+    let before = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
+
+    let sick = &before[2];
+    let infra = sick.spec.infrastructure_ref.name.clone().expect("infrastructure machine");
+    Api::<InMemoryMachine>::namespaced(mgmt.clone(), NS)
+        .patch(
+            &infra,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"infrastructure.drydock.dev/fault": "node-not-ready"}}})),
+        )
+        .await
+        .expect("inject the fault");
+    let after = eventually("the sick Machine replaced", WAIT, || async {
+        let now = settled(&mgmt, &workload, cluster, 3).await?;
+        now.iter().all(|m| m.name_any() != sick.name_any()).then_some(now)
+    })
+    .await;
+    let replacement = after.iter().find(|m| before.iter().all(|b| b.name_any() != m.name_any())).expect("replacement");
+    let origin = remediation_for(replacement).expect("the replacement records what it replaces");
+    assert_eq!(origin["machine"], sick.name_any().as_str());
 }

@@ -557,17 +557,19 @@ async fn set_of_a_paused_cluster_waits_until_it_resumes() {
     .await;
     // The Cluster was created paused: the set only reports that it is paused.
     let api: Api<MachineSet> = Api::namespaced(client.clone(), NS);
-    let held = eventually("the set to report the Cluster pause", Duration::from_secs(20), || {
-        let api = api.clone();
-        async move {
-            let ms = api.get("held").await.ok()?;
-            let paused = ms.status.as_ref()?.conditions.as_ref()?.iter().any(|c| {
-                c.type_ == "Paused" && c.status == "True" && c.reason.as_deref() == Some("ClusterPaused")
-            });
-            paused.then_some(ms)
-        }
-    })
-    .await;
+    let held =
+        eventually("the set to report the Cluster pause", Duration::from_secs(20), || {
+            let api = api.clone();
+            async move {
+                let ms = api.get("held").await.ok()?;
+                let paused =
+                    ms.status.as_ref()?.conditions.as_ref()?.iter().any(|c| {
+                        c.type_ == "Paused" && c.status == "True" && c.reason.as_deref() == Some("ClusterPaused")
+                    });
+                paused.then_some(ms)
+            }
+        })
+        .await;
     let machines: Vec<Machine> = list(&client, cluster).await;
     assert!(machines.is_empty(), "a paused Cluster's set created Machines");
     let status = held.status.expect("status");

@@ -325,3 +325,86 @@ async fn node_that_never_starts_is_flagged() {
     let note = marked.note.as_deref().unwrap_or_default();
     assert!(note.contains("Node failed to report startup in 30s"), "{note}");
 }
+
+fn paused_reason(obj: &impl HasConditions) -> Option<String> {
+    condition(obj, "Paused").filter(|c| c.is_true()).and_then(|c| c.reason.clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_holds_checks_and_machines() {
+    let f = Fleet::start("held", 2, None, READY_TIMEOUTS).await;
+    let workers = f.running_workers(2).await;
+    f.counters(2, 2).await;
+    let clusters = f.api::<drydock_api::capi::core::Cluster>();
+    let patch_cluster = |v: serde_json::Value| {
+        let clusters = clusters.clone();
+        async move { clusters.patch("held", &PatchParams::default(), &Patch::Merge(&v)).await.expect("patch cluster") }
+    };
+
+    // The paused annotation on the Cluster pauses the Cluster object alone.
+    patch_cluster(json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": ""}}})).await;
+    eventually("the Cluster to report AnnotationPaused", MINUTE, || async {
+        let c = clusters.get("held").await.ok()?;
+        (paused_reason(&c).as_deref() == Some("AnnotationPaused")).then_some(())
+    })
+    .await;
+    let sick = workers.values().next().expect("worker").clone();
+    f.fault(&sick, Some("node-not-ready")).await;
+    eventually("the check to go on and the worker to be replaced", 2 * MINUTE, || async {
+        (!f.workers().await.contains_key(&sick.name_any())).then_some(())
+    })
+    .await;
+    let workers = f.running_workers(2).await;
+    for m in workers.values() {
+        assert_eq!(paused_reason(m), None, "{} paused by the Cluster's annotation", m.name_any());
+    }
+    assert_eq!(paused_reason(&f.check().await), None);
+    f.counters(2, 2).await;
+
+    // spec.paused pauses everything of the cluster: Cluster, Machines and the check say so,
+    // and a sick worker is left alone.
+    patch_cluster(json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": null}}, "spec": {"paused": true}}))
+        .await;
+    eventually("everything to report ClusterPaused", MINUTE, || async {
+        let c = clusters.get("held").await.ok()?;
+        let check = f.check().await;
+        let w = f.workers().await;
+        let all = paused_reason(&c).as_deref() == Some("ClusterPaused")
+            && paused_reason(&check).as_deref() == Some("ClusterPaused")
+            && w.values().all(|m| paused_reason(m).as_deref() == Some("ClusterPaused"));
+        all.then_some(())
+    })
+    .await;
+    let sick = workers.values().next().expect("worker").clone();
+    let node_name = sick.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.clone()).expect("node");
+    f.fault(&sick, Some("node-not-ready")).await;
+    eventually("the Node to turn NotReady", MINUTE, || async {
+        f.nodes().get_opt(&node_name).await.ok().flatten().as_ref().and_then(node_ready).filter(|s| s == "False")
+    })
+    .await;
+    // For twice the 2s timeout, nothing happens to the paused worker.
+    let until = tokio::time::Instant::now() + Duration::from_secs(4);
+    while tokio::time::Instant::now() < until {
+        let m = f.api::<Machine>().get(&sick.name_any()).await.expect("still there");
+        assert!(m.metadata.deletion_timestamp.is_none(), "a paused worker was deleted");
+        assert!(condition(&m, "OwnerRemediated").is_none(), "a paused worker was handed over");
+        assert!(condition(&m, "HealthCheckSucceeded").is_some_and(Condition::is_true), "judged while paused");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Resumed: the conditions go and the sick worker is replaced.
+    patch_cluster(json!({"spec": {"paused": false}})).await;
+    eventually("the sick worker to be replaced after resuming", 2 * MINUTE, || async {
+        (!f.workers().await.contains_key(&sick.name_any())).then_some(())
+    })
+    .await;
+    let workers = f.running_workers(2).await;
+    eventually("the Paused conditions to go", MINUTE, || async {
+        let c = clusters.get("held").await.ok()?;
+        let none = paused_reason(&c).is_none()
+            && paused_reason(&f.check().await).is_none()
+            && workers.values().all(|m| paused_reason(m).is_none());
+        none.then_some(())
+    })
+    .await;
+}

@@ -26,7 +26,15 @@ async fn idle_fleet_makes_no_writes_and_metrics_move() {
     let mut manifest = String::new();
     for i in 0..10 {
         let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
-            .args(["generate", "cluster", &format!("idle{i}"), "--worker-machine-count", "3", "--startup-duration", "0s"])
+            .args([
+                "generate",
+                "cluster",
+                &format!("idle{i}"),
+                "--worker-machine-count",
+                "3",
+                "--startup-duration",
+                "0s",
+            ])
             .output()
             .expect("generate");
         manifest.push_str(&String::from_utf8_lossy(&out.stdout));
@@ -72,9 +80,11 @@ async fn idle_fleet_makes_no_writes_and_metrics_move() {
         assert!(Instant::now() < deadline + Duration::from_secs(60), "the fleet never went quiet");
     }
     let start = store.revision();
-    let writes_before = sum(&kubectl_ok(&kc, &["get", "--raw", "/metrics"], None), "drydock_controller_writes_total", "");
+    let writes_before =
+        sum(&kubectl_ok(&kc, &["get", "--raw", "/metrics"], None), "drydock_controller_writes_total", "");
     tokio::time::sleep(Duration::from_secs(30)).await;
     assert_eq!(store.revision(), start, "an idle fleet wrote to the store");
-    let writes_after = sum(&kubectl_ok(&kc, &["get", "--raw", "/metrics"], None), "drydock_controller_writes_total", "");
+    let writes_after =
+        sum(&kubectl_ok(&kc, &["get", "--raw", "/metrics"], None), "drydock_controller_writes_total", "");
     assert_eq!(writes_after, writes_before, "controllers issued writes while idle");
 }

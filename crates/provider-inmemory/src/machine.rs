@@ -239,6 +239,18 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
         return Ok(Action::await_change());
     };
     if cluster_paused(&cluster) || is_paused(&*imm) {
+        // Pausing stops the provider, not the simulated machine: its Node still gets sick.
+        if imm.is_condition_true(NODE_PROVISIONED) {
+            let name = imm.name_any();
+            let version = machine.spec.version.clone().unwrap_or_default();
+            let facts = MachineFacts { name: &name, version: &version, control_plane: is_control_plane(&machine) };
+            let lc_name = logical_cluster_name(&ns, &cluster_name);
+            let lc = LogicalCluster::new(&p.host.client, &lc_name);
+            let fault = Fault::of(imm.metadata.annotations.as_ref());
+            apply_fault(&c, &lc, &lc_name, &facts, &format!("{ns}/{name}"), fault)
+                .await
+                .map_err(|e| context(e, "injecting a fault"))?;
+        }
         return Ok(Action::await_change());
     }
 

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 
 use drydock_api::capi::core::{Bootstrap, Machine, MachineSpec};
 use drydock_api::capi::keys::{
-    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL, KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION,
-    MACHINE_FINALIZER, REMEDIATION_FOR_ANNOTATION, REMEDIATION_IN_PROGRESS_ANNOTATION,
+    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL, KCP_CLEANUP_HOOK_ANNOTATION,
+    KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION, MACHINE_FINALIZER, REMEDIATION_FOR_ANNOTATION,
+    REMEDIATION_IN_PROGRESS_ANNOTATION,
 };
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use drydock_api::capi::owner::controller_ref;
@@ -104,6 +105,8 @@ pub async fn create_machine(
         KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION.into(),
         serde_json::to_string(&kcp.spec.kubeadm_config_spec.cluster_configuration)?,
     );
+    // Its etcd member is removed in this hook, once the Machine is drained.
+    own_annotations.insert(KCP_CLEANUP_HOOK_ANNOTATION.into(), String::new());
     // A replacement of a remediated Machine records which one (retry limits count on it).
     if let Some(r) = kcp.annotations().get(REMEDIATION_IN_PROGRESS_ANNOTATION) {
         own_annotations.insert(REMEDIATION_FOR_ANNOTATION.into(), r.clone());

@@ -1,19 +1,22 @@
 //! Deleting a control plane (upstream §6.9): once the cluster's worker Machines are gone,
-//! every control plane Machine is deleted at once (the whole cluster is going, so etcd
-//! membership does not matter), then the finalizer goes.
+//! every control plane Machine loses its pre-terminate hook and is deleted, all at once
+//! (the whole cluster is going, so etcd membership does not matter), then the finalizer
+//! goes.
 
 use std::sync::Arc;
 
 use drydock_api::capi::conditions::{self as conds, HasConditions, Severity};
 use drydock_api::capi::core::Machine;
-use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER};
+use drydock_api::capi::keys::{
+    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, KCP_CLEANUP_HOOK_ANNOTATION, KUBEADM_CONTROL_PLANE_FINALIZER,
+};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::controller::Action;
 
 use super::status::{DELETING, RESIZED};
-use super::{CONTROLLER, GONE_RECHECK, State, is_deleting, kubeconfig};
+use super::{CONTROLLER, GONE_RECHECK, State, hook, is_deleting, kubeconfig};
 use crate::framework::Result;
 use crate::framework::patch::{apply_changes, delete_if_present, remove_finalizer};
 
@@ -59,8 +62,14 @@ pub(super) async fn reconcile(
         return Ok(Action::requeue(WORKERS_RECHECK));
     }
     want.mark_false(RESIZED, DELETING, Severity::Info, "Deleting control plane Machines", now);
-    for m in owned.iter().filter(|m| !is_deleting(m)) {
-        delete_if_present(&s.ctx.api::<Machine>(&ns), CONTROLLER, &m.name_any()).await?;
+    let machines = s.ctx.api::<Machine>(&ns);
+    for m in &owned {
+        if m.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION) {
+            hook::remove(&machines, m).await?;
+        }
+        if !is_deleting(m) {
+            delete_if_present(&machines, CONTROLLER, &m.name_any()).await?;
+        }
     }
     s.write(api, kcp, &want).await?;
     Ok(Action::requeue(GONE_RECHECK))

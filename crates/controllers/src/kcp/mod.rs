@@ -8,30 +8,25 @@
 //!    `<cluster>-kubeconfig` Secret ([`kubeconfig`]);
 //! 4. propagate the machine template's metadata and timeouts in place (`propagate`);
 //! 5. read the workload cluster once ([`health`]): Nodes, static pods, etcd membership;
-//! 6. remediate one Machine a MachineHealthCheck marked, if safe ([`remediation`]);
-//! 7. judge which Machines are outdated ([`rollout`]) and move one step (`steps`, with
+//! 6. run the pre-terminate hook of a deleting Machine: remove its etcd member ([`hook`]);
+//! 7. remediate one Machine a MachineHealthCheck marked, if safe ([`remediation`]);
+//! 8. judge which Machines are outdated ([`rollout`]) and move one step (`steps`, with
 //!    [`scale`] choosing and `create` building Machines): roll out, or scale to
 //!    `spec.replicas`, one Machine at a time, each only once every existing one is Ready
-//!    with a healthy etcd member; a Machine leaves etcd (leadership moved away first, only
-//!    while quorum holds) before it is deleted;
-//! 8. write the status ([`status`]) once, only what changed.
+//!    with a healthy etcd member; a Machine is deleted only while etcd keeps quorum without
+//!    it, leadership moved away first;
+//! 9. write the status ([`status`]) once, only what changed.
 //!
 //! Deletion (`delete`) waits for the cluster's workers, then deletes every Machine.
-//!
-//! The etcd member of a leaving Machine is removed by this controller right before it
-//! deletes the Machine, rather than in upstream's `kcp-cleanup` pre-terminate hook: the
-//! in-memory Machines have no workloads to drain first, the quorum check and the removal
-//! then happen in the same step, and no Machine deletion waits on this controller. A
-//! Machine deleted by someone else takes its member along with its infrastructure (the
-//! in-memory provider removes the etcd pod); a member left without a Machine is reported
-//! in `EtcdClusterHealthy`.
 
 mod create;
 mod delete;
 mod fresh;
 pub mod health;
+pub mod hook;
 mod index;
 pub mod kubeconfig;
+mod members;
 mod propagate;
 pub mod remediation;
 pub mod rollout;
@@ -346,6 +341,10 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         .ok()
     };
 
+    if hook::reconcile(&s, &current, &cluster_name, &machines, observed.as_ref()).await? {
+        // The Machine's deletion goes on; its update brings the next reconcile.
+        return Ok(Action::await_change());
+    }
     // Remediation first, rollouts and scaling after (upstream's order).
     let remediated =
         remediation::reconcile(&s, &api, &mut current, &cluster_name, &machines, observed.as_ref()).await?;

@@ -4,12 +4,14 @@
 //!
 //! As for MachineSets, keys are added or updated, never removed: without server-side
 //! apply's field ownership a key this controller once set cannot be told from one another
-//! actor added. Deleting Machines are left alone: they are going.
+//! actor added. Deleting Machines are left alone: they are going. Machines also get the
+//! `kcp-cleanup` pre-terminate hook back (see `hook`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, Machine};
+use drydock_api::capi::keys::KCP_CLEANUP_HOOK_ANNOTATION;
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use kube::ResourceExt;
 
@@ -51,12 +53,14 @@ impl<'a> Propagated<'a> {
             && s.node_deletion_timeout.as_deref() == Some(self.node_deletion_timeout)
             && contains(m.metadata.labels.as_ref(), &self.labels)
             && contains(m.metadata.annotations.as_ref(), &self.annotations)
+            && m.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION)
     }
 
     pub fn apply(&self, m: &Machine) -> Machine {
         let mut want = m.clone();
         want.labels_mut().extend(self.labels.clone());
         want.annotations_mut().extend(self.annotations.clone());
+        want.annotations_mut().entry(KCP_CLEANUP_HOOK_ANNOTATION.into()).or_default();
         want.spec.node_drain_timeout = self.node_drain_timeout.map(str::to_string);
         want.spec.node_volume_detach_timeout = self.node_volume_detach_timeout.map(str::to_string);
         want.spec.node_deletion_timeout = Some(self.node_deletion_timeout.to_string());
@@ -115,6 +119,7 @@ mod tests {
         assert!(want.labels().contains_key(CONTROL_PLANE_LABEL));
         assert_eq!(want.annotations()["note"], "hi");
         assert!(want.annotations().contains_key(KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION));
+        assert!(want.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION));
         assert_eq!(want.spec.node_drain_timeout.as_deref(), Some("5m"));
         assert_eq!(p.apply(&want), want, "idempotent");
     }

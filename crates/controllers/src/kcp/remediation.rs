@@ -14,9 +14,9 @@
 //! 5. once initialized, safety gates: more than one Machine, none provisioning or
 //!    deleting, and etcd keeps quorum without this member (members without a Machine, or
 //!    unhealthy, count against it);
-//! 6. its etcd member goes (leadership first moved to the newest healthy member), then the
-//!    Machine. Before kubeadm init finished (a first Machine that never came up) none of the
-//!    gates apply: it is deleted directly.
+//! 6. etcd leadership moves to the newest healthy member, then the Machine is deleted (its
+//!    member goes in the pre-terminate hook, see `hook`). Before kubeadm init finished (a
+//!    first Machine that never came up) none of the gates apply: it is deleted directly.
 //!
 //! A held remediation says why in the Machine's `OwnerRemediated` condition (False,
 //! `WaitingForRemediation`) and in a warning event on the control plane when that changes.
@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::health::Observed;
-use super::{CONTROLLER, Pending, State, UNSTABLE_RECHECK, is_deleting, steps};
+use super::{CONTROLLER, Pending, State, UNSTABLE_RECHECK, is_deleting, members};
 use crate::framework::patch::delete_if_present;
 use crate::framework::{Result, metrics};
 use crate::machineset::remediation::{OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
@@ -352,7 +352,7 @@ pub(super) async fn reconcile(
     }
     if initialized
         && let Some(o) = observed
-        && let Err(e) = steps::remove_etcd_member(s, kcp, cluster, machines, o, victim).await
+        && let Err(e) = members::move_leadership_away(s, kcp, cluster, machines, o, victim).await
     {
         let message = format!("Remediation of Machine {name} failed: {e}");
         let failed = Condition::false_(OWNER_REMEDIATED, REMEDIATION_FAILED, Severity::Warning, &message, cond_now());

@@ -1,6 +1,6 @@
 //! One step towards the desired control plane: create one Machine (once every existing
-//! one is stable), or remove one (its etcd member first, only when quorum holds), or wait
-//! and say why.
+//! one is stable), or delete one (only while etcd keeps quorum without it, leadership
+//! moved away first; its member goes in the pre-terminate hook), or wait and say why.
 //!
 //! While Machines are outdated (see [`super::rollout`]) the step rolls them (upstream's
 //! `upgradeControlPlane`): below `replicas + maxSurge` Machines it creates an up-to-date
@@ -21,10 +21,10 @@ use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::controller::Action;
 
-use super::health::{self, Observed};
+use super::health::Observed;
+use super::members;
 use super::rollout::Outdated;
 use super::{CONTROLLER, GONE_RECHECK, Pending, State, UNSTABLE_RECHECK, create, is_deleting, key, scale};
-use crate::etcd;
 use crate::framework::Error;
 use crate::framework::patch::delete_if_present;
 
@@ -146,8 +146,8 @@ async fn scale_up(s: &State, api: &Api<KubeadmControlPlane>, i: &Inputs<'_>, why
     Ok(Next::MachinesChanged(Action::await_change()))
 }
 
-/// Removes one Machine (outdated ones first): its etcd member first (leadership moved
-/// away beforehand), and only when the remaining members keep quorum.
+/// Deletes one Machine (outdated ones first), only when the other members keep quorum,
+/// leadership moved away beforehand.
 async fn scale_down(s: &State, i: &Inputs<'_>) -> Result<Next, Step> {
     let kcp = i.kcp;
     let Some(o) = i.observed else {
@@ -185,101 +185,12 @@ async fn scale_down(s: &State, i: &Inputs<'_>) -> Result<Next, Step> {
             format!("removing the etcd member of Machine {victim_name} would lose etcd quorum"),
         ));
     }
-    remove_etcd_member(s, kcp, i.cluster_name, i.machines, o, victim).await?;
+    // The member itself goes in the pre-terminate hook, once the Machine is drained.
+    members::move_leadership_away(s, kcp, i.cluster_name, i.machines, o, victim).await?;
     let ns = kcp.namespace().unwrap_or_default();
     delete_if_present(&s.ctx.api::<Machine>(&ns), CONTROLLER, &victim_name).await?;
     s.expect(kcp, Pending::Deleted(victim_name.clone(), Instant::now()));
     let why = if i.outdated.is_outdated(victim) { "outdated" } else { "scaling down" };
     s.ctx.events.normal(kcp, "SuccessfulDelete", format!("Deleted control plane Machine {victim_name} ({why})")).await;
     Ok(Next::MachinesChanged(Action::requeue(GONE_RECHECK)))
-}
-
-/// Removes the etcd member of a Machine about to be deleted, moving leadership to the
-/// newest healthy member first if it leads. Nothing to do without a member.
-pub(super) async fn remove_etcd_member(
-    s: &State,
-    kcp: &KubeadmControlPlane,
-    cluster: &str,
-    machines: &[Arc<Machine>],
-    o: &Observed,
-    victim: &Machine,
-) -> Result<(), Error> {
-    let Some(node) = o.health(victim).node.filter(|n| o.membership.member(n).is_some()) else {
-        return Ok(());
-    };
-    let ns = kcp.namespace().unwrap_or_default();
-    let client = s
-        .ctx
-        .workload
-        .get(&ns, cluster)
-        .await
-        .map_err(|e| Error::other(format!("reaching the workload cluster: {e}")))?;
-    if o.membership.leader.as_deref() == Some(node.as_str()) {
-        let successor = newest_healthy_member(machines, o, &victim.name_any())
-            .ok_or_else(|| Error::other(format!("no healthy etcd member to take leadership from {node}")))?;
-        let what = format!("moving etcd leadership to {successor}");
-        health::bounded(&what, etcd::move_leader(&client, &successor)).await?;
-        s.ctx.events.normal(kcp, "EtcdLeaderMoved", format!("Moved etcd leadership from {node} to {successor}")).await;
-    }
-    let what = format!("removing the etcd member of {node}");
-    health::bounded(&what, etcd::remove_member(&client, &node)).await
-}
-
-/// The Node of the newest Machine (other than `except`) with a healthy etcd member.
-fn newest_healthy_member(machines: &[Arc<Machine>], o: &Observed, except: &str) -> Option<String> {
-    machines
-        .iter()
-        .filter(|m| m.name_any() != except && !is_deleting(m))
-        .filter_map(|m| {
-            let h = o.health(m);
-            h.etcd_member_healthy.then_some((m.metadata.creation_timestamp.clone(), m.name_any(), h.node?))
-        })
-        .max_by(|a, b| a.0.as_ref().map(|t| t.0).cmp(&b.0.as_ref().map(|t| t.0)).then_with(|| a.1.cmp(&b.1)))
-        .map(|(_, _, node)| node)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn leadership_goes_to_the_newest_healthy_member() {
-        use k8s_openapi::api::core::v1::Pod;
-        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-        let machine = |name: &str, age: i64| {
-            let mut m = Machine::new(name, Default::default());
-            m.metadata.creation_timestamp = Some(Time(jiff::Timestamp::from_second(10_000 - age).unwrap()));
-            m.status = Some(drydock_api::capi::core::MachineStatus {
-                node_ref: Some(k8s_openapi::api::core::v1::ObjectReference {
-                    name: Some(name.into()),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            });
-            Arc::new(m)
-        };
-        let pod = |node: &str, healthy: bool| -> Pod {
-            serde_json::from_value(serde_json::json!({
-                "metadata": {"name": etcd::pod_name(node), "labels": {"component": "etcd"},
-                             "annotations": {etcd::MEMBER_ID_ANNOTATION: node, etcd::CLUSTER_ID_ANNOTATION: "c"}},
-                "spec": {"nodeName": node, "containers": []},
-                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": if healthy {"True"} else {"False"}}]},
-            }))
-            .unwrap()
-        };
-        let node = |name: &str| -> k8s_openapi::api::core::v1::Node {
-            serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap()
-        };
-        let pods = vec![pod("a", true), pod("b", true), pod("c", false)];
-        let o = Observed {
-            nodes: vec![node("a"), node("b"), node("c")],
-            membership: etcd::Membership::from_pods(&pods),
-            pods,
-            kubeadm_config: true,
-        };
-        let ms = [machine("a", 30), machine("b", 20), machine("c", 10)];
-        assert_eq!(newest_healthy_member(&ms, &o, "a").as_deref(), Some("b"), "c is newest but unhealthy");
-        assert_eq!(newest_healthy_member(&ms, &o, "b").as_deref(), Some("a"));
-        assert_eq!(newest_healthy_member(&ms[..1], &o, "a"), None);
-    }
 }

@@ -1,0 +1,341 @@
+//! Deleting Machines end to end on an in-process drydock with the in-memory provider:
+//!
+//! - pre-drain and pre-terminate hooks hold the deletion until their owners remove them;
+//!   the drain cordons the Node and evicts its pods, except mirror pods, DaemonSet pods and
+//!   pods labelled `cluster.x-k8s.io/drain: skip`; Machine node labels are propagated to the
+//!   Node and taken back when removed from the Machine;
+//! - a Machine excluded from draining keeps its pods;
+//! - a pod that does not go holds the drain until nodeDrainTimeout;
+//! - a Node held by a finalizer holds the Machine until nodeDeletionTimeout.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::{Env, eventually, kubectl_ok};
+use drydock_api::capi::conditions::{Condition, HasConditions};
+use drydock_api::capi::core::Machine;
+use drydock_api::capi::inmemory::InMemoryMachine;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+const NS: &str = "default";
+const MINUTE: Duration = Duration::from_secs(60);
+/// Namespace of the test's pods in the workload cluster.
+const APPS: &str = "apps";
+const PRE_DRAIN: &str = "pre-drain.delete.hook.machine.cluster.x-k8s.io/test";
+const PRE_TERMINATE: &str = "pre-terminate.delete.hook.machine.cluster.x-k8s.io/test";
+
+/// One control plane machine and `workers` workers whose template sets the drain and node
+/// deletion timeouts.
+fn manifest(name: &str, workers: u32) -> String {
+    format!(
+        r#"apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {{name: {name}, namespace: {NS}}}
+spec:
+  clusterNetwork: {{pods: {{cidrBlocks: ["192.168.0.0/16"]}}}}
+  infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryCluster, name: {name}}}
+  controlPlaneRef: {{apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: KubeadmControlPlane, name: {name}-cp}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryCluster
+metadata: {{name: {name}, namespace: {NS}}}
+spec: {{}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryMachineTemplate
+metadata: {{name: {name}, namespace: {NS}}}
+spec: {{template: {{spec: {{}}}}}}
+---
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlane
+metadata: {{name: {name}-cp, namespace: {NS}}}
+spec:
+  replicas: 1
+  version: v1.30.2
+  machineTemplate:
+    infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {name}}}
+  kubeadmConfigSpec: {{initConfiguration: {{}}, joinConfiguration: {{}}}}
+---
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+kind: KubeadmConfigTemplate
+metadata: {{name: {name}-workers, namespace: {NS}}}
+spec: {{template: {{spec: {{joinConfiguration: {{}}}}}}}}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {{name: {name}-workers, namespace: {NS}}}
+spec:
+  clusterName: {name}
+  replicas: {workers}
+  template:
+    spec:
+      clusterName: {name}
+      version: v1.30.2
+      nodeDrainTimeout: 3s
+      nodeDeletionTimeout: 3s
+      bootstrap:
+        configRef: {{apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: {name}-workers}}
+      infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {name}}}
+"#
+    )
+}
+
+struct Fleet {
+    env: Env,
+    client: kube::Client,
+    name: String,
+}
+
+impl Fleet {
+    async fn start(name: &str, workers: u32) -> Self {
+        let env = Env::start(true).await;
+        let client = env.client();
+        kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(name, workers)));
+        let f = Self { env, client, name: name.to_string() };
+        let ns: Namespace = obj(json!({"metadata": {"name": APPS}}));
+        eventually("the workload cluster", MINUTE, || async {
+            match Api::<Namespace>::all(f.workload()).create(&PostParams::default(), &ns).await {
+                Ok(_) => Some(()),
+                Err(kube::Error::Api(s)) if s.code == 409 => Some(()),
+                Err(_) => None,
+            }
+        })
+        .await;
+        f
+    }
+
+    fn api<K>(&self) -> Api<K>
+    where
+        K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
+    {
+        Api::namespaced(self.client.clone(), NS)
+    }
+
+    fn workload(&self) -> kube::Client {
+        self.env.instance.server.client(Some(&format!("{NS}.{}", self.name)))
+    }
+
+    fn nodes(&self) -> Api<Node> {
+        Api::all(self.workload())
+    }
+
+    fn pods(&self) -> Api<Pod> {
+        Api::namespaced(self.workload(), APPS)
+    }
+
+    /// The workers once all are Running, by name.
+    async fn running_workers(&self, n: usize) -> BTreeMap<String, Machine> {
+        let lp = ListParams::default().labels(&format!("cluster.x-k8s.io/deployment-name={}-workers", self.name));
+        eventually(&format!("{n} workers Running"), 2 * MINUTE, || async {
+            let list = self.api::<Machine>().list(&lp).await.ok()?;
+            let running = list.items.iter().all(|m| {
+                m.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+                    && m.status.as_ref().and_then(|s| s.node_ref.as_ref()).is_some()
+            });
+            (list.items.len() == n && running).then(|| list.items.into_iter().map(|m| (m.name_any(), m)).collect())
+        })
+        .await
+    }
+
+    async fn machine(&self, name: &str) -> Option<Machine> {
+        self.api::<Machine>().get_opt(name).await.expect("get machine")
+    }
+
+    /// Waits until the Machine satisfies `pred`.
+    async fn machine_until(&self, name: &str, what: &str, pred: impl Fn(&Machine) -> bool) -> Machine {
+        eventually(what, MINUTE, || async { self.machine(name).await.filter(|m| pred(m)) }).await
+    }
+
+    async fn gone(&self, name: &str, what: &str) {
+        eventually(what, MINUTE, || async { self.machine(name).await.is_none().then_some(()) }).await;
+    }
+
+    async fn annotate(&self, machine: &str, annotations: Value) {
+        let patch = json!({"metadata": {"annotations": annotations}});
+        self.api::<Machine>().patch(machine, &PatchParams::default(), &Patch::Merge(&patch)).await.expect("annotate");
+    }
+
+    async fn pod(&self, name: &str, node: &str, meta: Value) -> Pod {
+        let mut metadata = json!({"name": name});
+        if let (Some(m), Some(extra)) = (metadata.as_object_mut(), meta.as_object()) {
+            m.extend(extra.clone());
+        }
+        let pod: Pod = obj(json!({
+            "metadata": metadata,
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "registry.example/app:1"}]},
+        }));
+        self.pods().create(&PostParams::default(), &pod).await.expect("create pod")
+    }
+
+    async fn pod_names(&self) -> Vec<String> {
+        let mut names: Vec<String> =
+            self.pods().list(&ListParams::default()).await.expect("pods").items.iter().map(|p| p.name_any()).collect();
+        names.sort();
+        names
+    }
+}
+
+fn obj<K: serde::de::DeserializeOwned>(v: Value) -> K {
+    serde_json::from_value(v).expect("object")
+}
+
+fn node_of(m: &Machine) -> String {
+    m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.clone()).expect("nodeRef")
+}
+
+fn has_condition(m: &Machine, type_: &str, pred: impl Fn(&Condition) -> bool) -> bool {
+    m.get_condition(type_).is_some_and(pred)
+}
+
+fn reason_is(reason: &'static str) -> impl Fn(&Condition) -> bool {
+    move |c| c.reason.as_deref() == Some(reason)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_hold_deletion_and_drain_evicts_pods() {
+    let f = Fleet::start("hooks", 2).await;
+    let workers = f.running_workers(2).await;
+    let mut names = workers.keys();
+    let (w, excluded) = (names.next().expect("worker").clone(), names.next().expect("worker").clone());
+    let node = node_of(&workers[&w]);
+
+    // Node labels follow the Machine both ways.
+    let label = "node-role.kubernetes.io/special";
+    let set = |v: Value| json!({"metadata": {"labels": {label: v}}});
+    f.api::<Machine>().patch(&w, &PatchParams::default(), &Patch::Merge(&set(json!("")))).await.expect("label");
+    eventually("the label on the Node", MINUTE, || async {
+        f.nodes().get(&node).await.ok().filter(|n| n.labels().contains_key(label))
+    })
+    .await;
+    f.api::<Machine>().patch(&w, &PatchParams::default(), &Patch::Merge(&set(Value::Null))).await.expect("unlabel");
+    let n = eventually("the label to leave the Node", MINUTE, || async {
+        f.nodes().get(&node).await.ok().filter(|n| !n.labels().contains_key(label))
+    })
+    .await;
+    assert_eq!(n.annotations().get("cluster.x-k8s.io/labels-from-machine").map(String::as_str), Some(""));
+    assert!(n.labels().contains_key("kubernetes.io/hostname"), "labels not set by the Machine stay");
+
+    // Pods on the Node: one to evict, and three a drain leaves alone. A ConfigMap stands in
+    // for the DaemonSet (the simulated workload API serves no apps/v1; garbage collection
+    // only follows the owner's uid).
+    let owner: ConfigMap = Api::namespaced(f.workload(), APPS)
+        .create(&PostParams::default(), &obj(json!({"metadata": {"name": "agent"}})))
+        .await
+        .expect("owner");
+    let ds_ref = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent",
+                         "uid": owner.metadata.uid, "controller": true}]);
+    f.pod("app", &node, json!({})).await;
+    f.pod("agent-x", &node, json!({"ownerReferences": ds_ref})).await;
+    f.pod("static", &node, json!({"annotations": {"kubernetes.io/config.mirror": "h"}})).await;
+    f.pod("pinned", &node, json!({"labels": {"cluster.x-k8s.io/drain": "skip"}})).await;
+    let other_node = node_of(&workers[&excluded]);
+    f.pod("elsewhere", &other_node, json!({})).await;
+
+    f.annotate(&w, json!({PRE_DRAIN: "test", PRE_TERMINATE: "test"})).await;
+    f.api::<Machine>().delete(&w, &DeleteParams::default()).await.expect("delete");
+    f.machine_until(&w, "the pre-drain hook to hold", |m| {
+        has_condition(m, "PreDrainDeleteHookSucceeded", reason_is("WaitingExternalHook"))
+    })
+    .await;
+    let n = f.nodes().get(&node).await.expect("node");
+    assert_ne!(n.spec.as_ref().and_then(|s| s.unschedulable), Some(true), "cordoned before the hook went");
+    assert_eq!(f.pod_names().await, ["agent-x", "app", "elsewhere", "pinned", "static"]);
+
+    // The pre-drain hook goes: the Node is drained; the pre-terminate hook holds the rest.
+    f.annotate(&w, json!({PRE_DRAIN: null})).await;
+    let m = f
+        .machine_until(&w, "the pre-terminate hook to hold", |m| {
+            has_condition(m, "PreTerminateDeleteHookSucceeded", reason_is("WaitingExternalHook"))
+        })
+        .await;
+    assert!(has_condition(&m, "DrainingSucceeded", Condition::is_true), "{:?}", m.status);
+    assert!(has_condition(&m, "PreDrainDeleteHookSucceeded", Condition::is_true));
+    assert!(
+        m.status.as_ref().and_then(|s| s.deletion.as_ref()).and_then(|d| d.node_drain_start_time.as_ref()).is_some()
+    );
+    let n = f.nodes().get(&node).await.expect("node still there");
+    assert_eq!(n.spec.as_ref().and_then(|s| s.unschedulable), Some(true), "cordoned");
+    assert_eq!(f.pod_names().await, ["agent-x", "elsewhere", "pinned", "static"]);
+    let infra = m.spec.infrastructure_ref.name.clone().expect("infra");
+    let im = f.api::<InMemoryMachine>().get(&infra).await.expect("infrastructure kept");
+    assert!(im.metadata.deletion_timestamp.is_none(), "infrastructure deleted before the pre-terminate hook went");
+
+    f.annotate(&w, json!({PRE_TERMINATE: null})).await;
+    f.gone(&w, "the Machine").await;
+    assert!(f.api::<InMemoryMachine>().get_opt(&infra).await.expect("get").is_none());
+    assert!(f.nodes().get_opt(&node).await.expect("get").is_none(), "Node deleted");
+    let events = f.api::<k8s_openapi::api::events::v1::Event>().list(&ListParams::default()).await.expect("events");
+    assert!(
+        events.items.iter().any(|e| e.reason.as_deref() == Some("SuccessfulDrainNode")
+            && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(w.as_str())),
+        "no SuccessfulDrainNode event"
+    );
+
+    // Excluded from draining: its pods stay (only the Node goes).
+    f.annotate(&excluded, json!({"machine.cluster.x-k8s.io/exclude-node-draining": ""})).await;
+    f.api::<Machine>().delete(&excluded, &DeleteParams::default()).await.expect("delete");
+    f.gone(&excluded, "the excluded Machine").await;
+    assert!(f.pod_names().await.contains(&"elsewhere".to_string()), "an excluded Node was drained");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_and_node_deletion_timeouts() {
+    let f = Fleet::start("timeouts", 2).await;
+    let workers = f.running_workers(2).await;
+    let mut names = workers.keys();
+    let (stuck_pod, stuck_node) = (names.next().expect("worker").clone(), names.next().expect("worker").clone());
+
+    // A pod that does not go (a finalizer holds it) holds the drain until nodeDrainTimeout.
+    let node = node_of(&workers[&stuck_pod]);
+    f.pod("sticky", &node, json!({"finalizers": ["example.com/hold"]})).await;
+    f.api::<Machine>().delete(&stuck_pod, &DeleteParams::default()).await.expect("delete");
+    let m = f
+        .machine_until(&stuck_pod, "the drain to wait for the pod", |m| {
+            has_condition(m, "DrainingSucceeded", |c| {
+                c.is_false() && c.message.as_deref().is_some_and(|msg| msg.contains("apps/sticky"))
+            })
+        })
+        .await;
+    let started = m.status.as_ref().and_then(|s| s.deletion.as_ref()).and_then(|d| d.node_drain_start_time.clone());
+    let started = started.expect("drain start time").0;
+    f.gone(&stuck_pod, "the Machine after its drain timed out").await;
+    let waited = jiff::Timestamp::now().duration_since(started);
+    assert!(waited.as_secs() >= 2, "gave up on the drain after {waited:?}");
+    let p = f.pods().get("sticky").await.expect("the pod is still terminating");
+    assert!(p.metadata.deletion_timestamp.is_some());
+    let release = json!({"metadata": {"finalizers": null}});
+    f.pods().patch("sticky", &PatchParams::default(), &Patch::Merge(&release)).await.expect("release pod");
+
+    // A Node held by a finalizer holds the Machine until nodeDeletionTimeout, then is left.
+    let node = node_of(&workers[&stuck_node]);
+    let hold = json!({"metadata": {"finalizers": ["example.com/hold"]}});
+    f.nodes().patch(&node, &PatchParams::default(), &Patch::Merge(&hold)).await.expect("hold node");
+    f.api::<Machine>().delete(&stuck_node, &DeleteParams::default()).await.expect("delete");
+    let m = f
+        .machine_until(&stuck_node, "the Machine to wait for its Node", |m| {
+            has_condition(m, "NodeHealthy", |c| {
+                c.reason.as_deref() == Some("Deleting")
+                    && c.message.as_deref() == Some("Waiting for the Node to be deleted")
+            })
+        })
+        .await;
+    let deleted_at = m.metadata.deletion_timestamp.clone().expect("deleting").0;
+    f.gone(&stuck_node, "the Machine after its node deletion timeout").await;
+    let waited = jiff::Timestamp::now().duration_since(deleted_at);
+    assert!(waited.as_secs() >= 3, "gave up on the Node after {waited:?}");
+    let n = f.nodes().get(&node).await.expect("the Node is still held");
+    assert!(n.metadata.deletion_timestamp.is_some());
+    f.nodes()
+        .patch(&node, &PatchParams::default(), &Patch::Merge(&json!({"metadata": {"finalizers": null}})))
+        .await
+        .expect("release");
+    eventually("the Node to go", MINUTE, || async {
+        f.nodes().get_opt(&node).await.ok().flatten().is_none().then_some(())
+    })
+    .await;
+}
