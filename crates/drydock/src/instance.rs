@@ -34,6 +34,7 @@ pub struct Instance {
     pub server: Arc<ApiServer>,
     pub addr: SocketAddr,
     listener: Option<tokio::net::TcpListener>,
+    controllers: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Instance {
@@ -45,10 +46,8 @@ impl Instance {
         let listener =
             tokio::net::TcpListener::bind(opts.listen).await.with_context(|| format!("binding {}", opts.listen))?;
         let addr = listener.local_addr()?;
-        if opts.controllers {
-            start_controllers(&server, addr, opts.settings.clone());
-        }
-        Ok(Self { server, addr, listener: Some(listener) })
+        let controllers = opts.controllers.then(|| start_controllers(&server, addr, opts.settings.clone()));
+        Ok(Self { server, addr, listener: Some(listener), controllers })
     }
 
     pub fn url(&self) -> String {
@@ -61,7 +60,19 @@ impl Instance {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let listener = self.listener.take().context("already serving")?;
-        self.server.serve(listener, shutdown).await
+        let served = self.server.serve(listener, shutdown).await;
+        self.stop_controllers().await;
+        served
+    }
+
+    /// Stops the controllers and waits until they are gone. Dropping a runtime with
+    /// kube-rs controllers still running can panic inside them (a reconcile task cancelled
+    /// before the controller that awaits it), so a clean exit stops them first.
+    pub async fn stop_controllers(&mut self) {
+        if let Some(handle) = self.controllers.take() {
+            handle.abort();
+            let _ = handle.await;
+        }
     }
 
     /// Serves HTTP in the background (for tests and benchmarks).
@@ -76,7 +87,7 @@ impl Instance {
 }
 
 /// Starts the core controllers and the in-memory provider in-process.
-fn start_controllers(server: &Arc<ApiServer>, addr: SocketAddr, settings: Settings) {
+fn start_controllers(server: &Arc<ApiServer>, addr: SocketAddr, settings: Settings) -> tokio::task::JoinHandle<()> {
     let mgmt = server.client(None);
     let srv = server.clone();
     // Workload clusters hosted by this very server are reached in-process. They are
@@ -97,5 +108,5 @@ fn start_controllers(server: &Arc<ApiServer>, addr: SocketAddr, settings: Settin
     let mut controllers = drydock_controllers::controllers(&ctx);
     let host = Host { client: server.client(None), endpoint_host: addr.ip().to_string(), endpoint_port: addr.port() };
     controllers.extend(drydock_provider_inmemory::controllers(Arc::new(ProviderContext { ctx: ctx.clone(), host })));
-    tokio::spawn(drydock_controllers::start(ctx, controllers));
+    tokio::spawn(drydock_controllers::start(ctx, controllers))
 }

@@ -346,15 +346,44 @@ async fn process_client(port: u16) -> kube::Client {
 
 /// Writes counted by a drydock process's controllers, by controller.
 async fn process_writes(client: &kube::Client) -> BTreeMap<String, f64> {
+    process_counter(client, "drydock_controller_writes_total").await
+}
+
+/// Reconciles finished so far by the process behind `client`, by controller.
+async fn process_reconciles(client: &kube::Client) -> BTreeMap<String, f64> {
+    process_counter(client, "controller_runtime_reconcile_total").await
+}
+
+/// A counter of the process behind `client`, summed by its `controller` label.
+async fn process_counter(client: &kube::Client, metric: &str) -> BTreeMap<String, f64> {
     let req = http::Request::get("/metrics").body(Vec::new()).expect("request");
     let text = client.request_text(req).await.expect("metrics");
-    text.lines()
-        .filter(|l| l.starts_with("drydock_controller_writes_total"))
-        .filter_map(|l| {
+    let mut sums = BTreeMap::new();
+    let samples =
+        text.lines().filter(|l| l.starts_with(metric) && l[metric.len()..].starts_with('{')).filter_map(|l| {
             let name = l.split("controller=\"").nth(1)?.split('"').next()?.to_string();
-            Some((name, l.rsplit(' ').next()?.parse().ok()?))
-        })
-        .collect()
+            Some((name, l.rsplit(' ').next()?.parse::<f64>().ok()?))
+        });
+    for (name, v) in samples {
+        *sums.entry(name).or_insert(0.0) += v;
+    }
+    sums
+}
+
+/// Waits until the process's controllers have written nothing for 3 s.
+async fn wait_quiet(client: &kube::Client) {
+    let mut last = process_writes(client).await;
+    let mut quiet_since = Instant::now();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while quiet_since.elapsed() < Duration::from_secs(3) {
+        assert!(Instant::now() < deadline, "the controllers never went quiet: {last:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = process_writes(client).await;
+        if now != last {
+            last = now;
+            quiet_since = Instant::now();
+        }
+    }
 }
 
 /// A converged fleet killed and restarted stays as it was: the same Machines (none
@@ -392,26 +421,21 @@ async fn restarted_fleet_changes_nothing() {
         list.items.iter().all(|k| k.is_condition_true("Ready")).then_some(())
     })
     .await;
-    let mut last = process_writes(&mgmt).await;
-    let mut quiet_since = Instant::now();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while quiet_since.elapsed() < Duration::from_secs(3) {
-        assert!(Instant::now() < deadline, "the controllers never went quiet: {last:?}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        let now = process_writes(&mgmt).await;
-        if now != last {
-            last = now;
-            quiet_since = Instant::now();
-        }
-    }
+    wait_quiet(&mgmt).await;
     child.kill().expect("kill");
     child.wait().expect("wait");
 
     let mut child = start_process(dir.path(), port);
     let mgmt = process_client(port).await;
     let machines: Api<Machine> = Api::namespaced(mgmt.clone(), NS);
-    // Let every controller go through every object once.
-    tokio::time::sleep(Duration::from_secs(10)).await;
+    // Every controller goes through every one of its objects once, then settles.
+    let objects = [("kubeadmcontrolplane", clusters), ("inmemorycluster", clusters), ("inmemorymachine", clusters * 6)];
+    wait_for("every object reconciled after the restart", Duration::from_secs(120), || async {
+        let done = process_reconciles(&mgmt).await;
+        objects.iter().all(|(c, n)| done.get(*c).copied().unwrap_or(0.0) >= *n as f64).then_some(())
+    })
+    .await;
+    wait_quiet(&mgmt).await;
     let after: BTreeMap<String, String> = machines
         .list(&ListParams::default())
         .await

@@ -13,6 +13,10 @@ pub enum Error {
     Json(#[from] serde_json::Error),
     #[error("workload cluster {cluster} is not reachable: {reason}")]
     WorkloadUnreachable { cluster: String, reason: String },
+    /// The reconciled object was deleted while being reconciled: its deletion event ends
+    /// the story, there is nothing to retry.
+    #[error("{0} is gone")]
+    Gone(String),
     #[error("{0}")]
     Other(String),
 }
@@ -25,6 +29,11 @@ impl Error {
     /// True for 409 Conflict: another writer won; retry soon without alarm.
     pub fn is_conflict(&self) -> bool {
         matches!(self, Self::Kube(kube::Error::Api(s)) if s.code == 409)
+    }
+
+    /// True when the reconciled object itself is gone ([`Error::Gone`]).
+    pub fn is_gone(&self) -> bool {
+        matches!(self, Self::Gone(_))
     }
 
     /// True for 404 Not Found.

@@ -38,17 +38,24 @@ where
     let old_status = split(&mut old);
     let new_status = split(&mut new);
     let name = before.name_any();
+    let gone = |e: kube::Error| match e {
+        kube::Error::Api(s) if s.code == 404 => Error::Gone(name.clone()),
+        e => Error::Kube(e),
+    };
     let mut current = after.clone();
     let mut written = Written::default();
     if let Some(mut patch) = merge_diff(&old, &new) {
         patch["metadata"]["resourceVersion"] = json!(before.resource_version());
-        current = api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+        current = api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.map_err(gone)?;
         metrics::write(controller);
         written.main = true;
     }
     if let Some(diff) = merge_diff(&old_status, &new_status) {
         let status = if new_status.is_null() { Value::Null } else { diff };
-        current = api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&json!({"status": status}))).await?;
+        current = api
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&json!({"status": status})))
+            .await
+            .map_err(gone)?;
         metrics::write(controller);
         written.status = true;
     }

@@ -138,6 +138,7 @@ pub async fn run<K, C, F, Fut>(
                     // kube-rs polls all of a controller's reconciles on its own task; spawning
                     // lets them use every core instead of one per controller.
                     let result = match tokio::spawn(reconcile(obj, ctx)).await {
+                        Ok(Err(e)) if e.is_gone() => Ok(Action::await_change()),
                         Ok(r) => r,
                         Err(e) => Err(Error::other(format!("reconcile task failed: {e}"))),
                     };

@@ -3,7 +3,7 @@
 //! API requests and writes per machine, CPU and memory; optionally upgrades and deletes the
 //! fleet. The same run measures the API server's raw write capacity for comparison.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -149,6 +149,20 @@ fn request_totals(text: &str) -> (f64, f64) {
     (all, writes)
 }
 
+/// API writes so far by resource (`resource` or `resource/subresource` as labelled).
+fn writes_by_resource(text: &str) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for line in text.lines().filter(|l| l.starts_with("apiserver_request_total{")) {
+        if !["verb=\"POST\"", "verb=\"PUT\"", "verb=\"PATCH\"", "verb=\"DELETE\""].iter().any(|w| line.contains(w)) {
+            continue;
+        }
+        let Some(v) = line.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()) else { continue };
+        let resource = line.split("resource=\"").nth(1).and_then(|r| r.split('"').next()).unwrap_or_default();
+        *out.entry(resource.to_string()).or_insert(0.0) += v;
+    }
+    out
+}
+
 fn metrics_text() -> String {
     let mut s = String::new();
     let _ = drydock_apiserver::metrics::encode(&mut s);
@@ -204,6 +218,8 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
     let mut instance = Instance::start(opts).await?;
     instance.spawn_serve()?;
     let client = instance.server.client(None);
+    // The controllers are stopped whatever happens, before the runtime goes.
+    let outcome: anyhow::Result<()> = async {
     let progress = Arc::new(Mutex::new(Progress::default()));
 
     // Watch machines to follow the fleet.
@@ -241,6 +257,7 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
     // Provision.
     bar.set_message("provisioning");
     let (req0, wr0) = request_totals(&metrics_text());
+    let by_resource0 = writes_by_resource(&metrics_text());
     let cpu0 = cpu_seconds();
     let started = Instant::now();
     let sem = Arc::new(tokio::sync::Semaphore::new(a.concurrency.max(1)));
@@ -264,6 +281,17 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
     }
     let provision = wait_phase(&a, &progress, &bar, started, machines_per_cluster, Some(version), false).await?;
     reports.push(report("provision", &a, started.elapsed(), provision, req0, wr0, cpu0, total_machines));
+    let mut by_resource: Vec<(String, f64)> = writes_by_resource(&metrics_text())
+        .into_iter()
+        .map(|(r, v)| {
+            let before = by_resource0.get(&r).copied().unwrap_or(0.0);
+            (r, (v - before) / total_machines.max(1) as f64)
+        })
+        .filter(|(_, v)| *v >= 0.05)
+        .collect();
+    by_resource.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let listed: Vec<String> = by_resource.iter().map(|(r, v)| format!("{r} {v:.1}")).collect();
+    bar.suspend(|| println!("provisioning writes per machine by resource: {}", listed.join(", ")));
 
     if a.upgrade {
         let target = "v1.31.0";
@@ -319,11 +347,15 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
             "default",
             &drydock_controllers::external::api_resource("cluster.x-k8s.io/v1beta1", "Cluster"),
         );
+        progress.lock().created_at.clear();
+        progress.lock().ready_at.clear();
         for i in 0..a.clusters {
-            clusters.delete(&format!("c{i:05}"), &DeleteParams::default()).await?;
+            let name = format!("c{i:05}");
+            progress.lock().created_at.insert(name.clone(), Instant::now());
+            clusters.delete(&name, &DeleteParams::default()).await?;
         }
-        wait_phase(&a, &progress, &bar, started, machines_per_cluster, None, true).await?;
-        reports.push(report("delete", &a, started.elapsed(), Latencies::default(), req0, wr0, cpu0, total_machines));
+        let lat = wait_phase(&a, &progress, &bar, started, machines_per_cluster, None, true).await?;
+        reports.push(report("delete", &a, started.elapsed(), lat, req0, wr0, cpu0, total_machines));
     }
     bar.finish_and_clear();
 
@@ -400,7 +432,11 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
             "raw_writes_per_second": raw_writes, "achieved_writes_per_second": achieved});
         std::fs::write(path, serde_json::to_string_pretty(&doc)?)?;
     }
-    Ok(())
+        Ok(())
+    }
+    .await;
+    instance.stop_controllers().await;
+    outcome
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -447,7 +483,14 @@ async fn wait_phase(
         let (done, machines_ok, clusters_ok) = {
             let mut p = progress.lock();
             if deleting {
+                // A cluster is gone once its last Machine is.
                 let left = p.machines.len();
+                let remaining: HashSet<String> = p.machines.values().map(|(c, _, _)| c.clone()).collect();
+                let now = Instant::now();
+                let gone: Vec<String> = p.created_at.keys().filter(|c| !remaining.contains(*c)).cloned().collect();
+                for c in gone {
+                    p.ready_at.entry(c).or_insert(now);
+                }
                 bar.set_position((a.clusters * per_cluster).saturating_sub(left) as u64);
                 (left == 0, 0, 0)
             } else {

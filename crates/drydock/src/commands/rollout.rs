@@ -293,8 +293,12 @@ pub async fn run(g: &Global, cmd: &RolloutCommand) -> anyhow::Result<(String, bo
             if paused {
                 bail!("{} is paused: run `drydock rollout resume {t}` first", tg.label());
             }
-            let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-            tg.patch(&json!({"spec": {"rolloutAfter": now}})).await?;
+            // Timestamps have whole seconds: the next whole second is after every Machine
+            // and set that exists now, even one created within the current second.
+            let next_second = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 1)
+                .context("computing the restart time")?;
+            let after = next_second.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+            tg.patch(&json!({"spec": {"rolloutAfter": after}})).await?;
             Ok((format!("{} restarted\n", tg.label()), true))
         }
         RolloutCommand::Status { target: t, timeout } => {
