@@ -56,20 +56,7 @@ fn logs() {
 
 fn manifest(cluster: &str, replicas: u8, vm_startup: &str) -> String {
     format!(
-        r#"
-apiVersion: cluster.x-k8s.io/v1beta1
-kind: Cluster
-metadata: {{name: {cluster}, namespace: {NS}}}
-spec:
-  clusterNetwork: {{pods: {{cidrBlocks: ["192.168.0.0/16"]}}}}
-  infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryCluster, name: {cluster}}}
-  controlPlaneRef: {{apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: KubeadmControlPlane, name: {cluster}-cp}}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
-kind: InMemoryCluster
-metadata: {{name: {cluster}, namespace: {NS}}}
-spec: {{}}
----
+        r#"{preamble}---
 {template}
 ---
 apiVersion: controlplane.cluster.x-k8s.io/v1beta1
@@ -85,6 +72,7 @@ spec:
     initConfiguration: {{nodeRegistration: {{}}}}
     joinConfiguration: {{nodeRegistration: {{}}}}
 "#,
+        preamble = common::cluster_preamble(cluster, NS),
         template = template(&format!("{cluster}-cp"), vm_startup)
     )
 }

@@ -33,19 +33,7 @@ const PRE_TERMINATE: &str = "pre-terminate.delete.hook.machine.cluster.x-k8s.io/
 /// deletion timeouts.
 fn manifest(name: &str, workers: u32) -> String {
     format!(
-        r#"apiVersion: cluster.x-k8s.io/v1beta1
-kind: Cluster
-metadata: {{name: {name}, namespace: {NS}}}
-spec:
-  clusterNetwork: {{pods: {{cidrBlocks: ["192.168.0.0/16"]}}}}
-  infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryCluster, name: {name}}}
-  controlPlaneRef: {{apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: KubeadmControlPlane, name: {name}-cp}}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
-kind: InMemoryCluster
-metadata: {{name: {name}, namespace: {NS}}}
-spec: {{}}
----
+        r#"{preamble}---
 apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
 kind: InMemoryMachineTemplate
 metadata: {{name: {name}, namespace: {NS}}}
@@ -81,7 +69,8 @@ spec:
       bootstrap:
         configRef: {{apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: {name}-workers}}
       infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {name}}}
-"#
+"#,
+        preamble = common::cluster_preamble(name, NS)
     )
 }
 

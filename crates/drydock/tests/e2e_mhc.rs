@@ -36,19 +36,7 @@ fn manifest(name: &str, workers: u32, node_startup: Option<&str>, mhc: &str) -> 
         |d| format!("      behaviour:\n        node:\n          provisioning:\n            startupDuration: \"{d}\"\n"),
     );
     format!(
-        r#"apiVersion: cluster.x-k8s.io/v1beta1
-kind: Cluster
-metadata: {{name: {name}, namespace: {NS}}}
-spec:
-  clusterNetwork: {{pods: {{cidrBlocks: ["192.168.0.0/16"]}}}}
-  infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryCluster, name: {name}}}
-  controlPlaneRef: {{apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: KubeadmControlPlane, name: {name}-cp}}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
-kind: InMemoryCluster
-metadata: {{name: {name}, namespace: {NS}}}
-spec: {{}}
----
+        r#"{preamble}---
 apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
 kind: InMemoryMachineTemplate
 metadata: {{name: {name}-cp, namespace: {NS}}}
@@ -97,7 +85,8 @@ metadata: {{name: {name}-workers, namespace: {NS}}}
 spec:
   clusterName: {name}
   selector: {{matchLabels: {{cluster.x-k8s.io/deployment-name: {name}-workers}}}}
-{mhc}"#
+{mhc}"#,
+        preamble = common::cluster_preamble(name, NS)
     )
 }
 

@@ -13,8 +13,8 @@ pub enum Error {
     Json(#[from] serde_json::Error),
     #[error("workload cluster {cluster} is not reachable: {reason}")]
     WorkloadUnreachable { cluster: String, reason: String },
-    /// The reconciled object was deleted while being reconciled: its deletion event ends
-    /// the story, there is nothing to retry.
+    /// An object being written was deleted meanwhile (a patch answered 404). Its deletion
+    /// event brings the next reconcile of whoever watches it, so there is nothing to retry.
     #[error("{0} is gone")]
     Gone(String),
     #[error("{0}")]

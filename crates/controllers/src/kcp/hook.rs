@@ -80,13 +80,7 @@ pub(super) async fn reconcile(
     let Some(m) = ready(machines) else {
         return Ok(false);
     };
-    let external_etcd = kcp
-        .spec
-        .kubeadm_config_spec
-        .cluster_configuration
-        .as_ref()
-        .and_then(|c| c.etcd.as_ref())
-        .is_some_and(|e| e.external.is_some());
+    let external_etcd = kcp.spec.has_external_etcd();
     if machines.len() > 1 && !external_etcd {
         let o = observed.ok_or_else(|| {
             Error::other(format!(

@@ -94,3 +94,24 @@ where
 }
 
 pub const SAMPLE: &str = include_str!("../data/cluster-in-memory.yaml");
+
+/// The first documents of a hand-written cluster manifest: a Cluster `name` in `ns` on an
+/// InMemoryCluster of the same name, its control plane the KubeadmControlPlane
+/// `<name>-cp`. Tests append the control plane and workers they need.
+pub fn cluster_preamble(name: &str, ns: &str) -> String {
+    format!(
+        r#"apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  clusterNetwork: {{pods: {{cidrBlocks: ["192.168.0.0/16"]}}}}
+  infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryCluster, name: {name}}}
+  controlPlaneRef: {{apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: KubeadmControlPlane, name: {name}-cp}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryCluster
+metadata: {{name: {name}, namespace: {ns}}}
+spec: {{}}
+"#
+    )
+}

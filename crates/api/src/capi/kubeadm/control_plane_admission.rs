@@ -96,13 +96,7 @@ fn validate_replicas(kcp: &KubeadmControlPlane) -> Vec<FieldError> {
     if replicas <= 0 {
         return vec![FieldError::forbidden(path, "cannot be less than or equal to 0")];
     }
-    let external_etcd = kcp
-        .spec
-        .kubeadm_config_spec
-        .cluster_configuration
-        .as_ref()
-        .and_then(|c| c.etcd.as_ref())
-        .is_some_and(|e| e.external.is_some());
+    let external_etcd = kcp.spec.has_external_etcd();
     if !external_etcd && replicas % 2 == 0 {
         return vec![FieldError::forbidden(path, "cannot be an even number when etcd is stacked")];
     }

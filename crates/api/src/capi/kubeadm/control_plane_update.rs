@@ -105,14 +105,7 @@ pub(crate) fn validate_update(new: &KubeadmControlPlaneSpec, old: &KubeadmContro
     for path in changed.iter().filter(|p| !is_mutable(p)) {
         errs.push(FieldError::forbidden(format!("spec.{path}"), "cannot be modified"));
     }
-    let external = |s: &KubeadmControlPlaneSpec| {
-        s.kubeadm_config_spec
-            .cluster_configuration
-            .as_ref()
-            .and_then(|c| c.etcd.as_ref())
-            .is_some_and(|e| e.external.is_some())
-    };
-    if external(new) != external(old) {
+    if new.has_external_etcd() != old.has_external_etcd() {
         errs.push(FieldError::forbidden(
             "spec.kubeadmConfigSpec.clusterConfiguration.etcd",
             "cannot change between external and local etcd",
