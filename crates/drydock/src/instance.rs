@@ -17,6 +17,8 @@ pub struct Options {
     pub listen: SocketAddr,
     pub controllers: bool,
     pub settings: Settings,
+    /// Kinds served beside Cluster API's (say, a provider's remediation kinds), schemaless.
+    pub extra_resources: Vec<drydock_api::ResourceDef>,
 }
 
 impl Default for Options {
@@ -26,6 +28,7 @@ impl Default for Options {
             listen: "127.0.0.1:0".parse().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0))),
             controllers: true,
             settings: Settings::default(),
+            extra_resources: Vec::new(),
         }
     }
 }
@@ -41,8 +44,9 @@ impl Instance {
     /// Opens the store, binds the listener and starts the controllers (serving starts with [`Instance::serve`]).
     pub async fn start(opts: Options) -> anyhow::Result<Self> {
         let metrics: drydock_apiserver::MetricsSource = Arc::new(drydock_controllers::encode_metrics);
-        let server =
-            Arc::new(ApiServer::start(opts.server.clone(), drydock_api::capi::resources(), vec![metrics]).await?);
+        let mut resources = drydock_api::capi::resources();
+        resources.extend(opts.extra_resources.iter().cloned());
+        let server = Arc::new(ApiServer::start(opts.server.clone(), resources, vec![metrics]).await?);
         let listener =
             tokio::net::TcpListener::bind(opts.listen).await.with_context(|| format!("binding {}", opts.listen))?;
         let addr = listener.local_addr()?;

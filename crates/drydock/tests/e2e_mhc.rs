@@ -6,7 +6,9 @@
 //!   the check's counters follow, and an idle fleet is not written to;
 //! - with more unhealthy workers than maxUnhealthy nothing is remediated and the check says
 //!   why; once one recovers, the other is remediated;
-//! - a worker whose Node never registers is flagged after nodeStartupTimeout.
+//! - a worker whose Node never registers is flagged after nodeStartupTimeout;
+//! - with a remediation template, an external remediation request replaces the hand-over
+//!   to the owner, and is withdrawn once the Machine is healthy again.
 
 mod common;
 
@@ -14,13 +16,14 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{Env, eventually, kubectl_ok};
+use drydock_api::ResourceDef;
 use drydock_api::capi::conditions::{Condition, HasConditions};
 use drydock_api::capi::core::{Machine, MachineHealthCheck};
 use drydock_api::capi::inmemory::InMemoryMachine;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::api::events::v1::Event;
 use kube::ResourceExt;
-use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::json;
 
 const NS: &str = "default";
@@ -98,7 +101,10 @@ struct Fleet {
 
 impl Fleet {
     async fn start(name: &str, workers: u32, node_startup: Option<&str>, mhc: &str) -> Self {
-        let env = Env::start(true).await;
+        Self::start_on(Env::start(true).await, name, workers, node_startup, mhc).await
+    }
+
+    async fn start_on(env: Env, name: &str, workers: u32, node_startup: Option<&str>, mhc: &str) -> Self {
         let client = env.client();
         kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(name, workers, node_startup, mhc)));
         Self { env, client, name: name.to_string() }
@@ -396,4 +402,72 @@ async fn pause_holds_checks_and_machines() {
         none.then_some(())
     })
     .await;
+}
+
+const REMEDIATION_GROUP: &str = "remediation.example.com";
+
+/// With a `remediationTemplate` the check does not hand an unhealthy Machine to its owner:
+/// it creates a request of the template's kind minus `Template`, named after the Machine,
+/// owned by it and cloned from the template, and leaves the Machine alone. Once the Machine
+/// is healthy again the request is withdrawn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_remediation_request_is_made_and_withdrawn() {
+    let kinds =
+        [("ExampleRemediationTemplate", "exampleremediationtemplates"), ("ExampleRemediation", "exampleremediations")];
+    let extra =
+        kinds.iter().map(|(kind, plural)| ResourceDef::new(REMEDIATION_GROUP, "v1alpha1", kind, plural)).collect();
+    let env = Env::start_serving(true, extra).await;
+    let template = format!(
+        "apiVersion: {REMEDIATION_GROUP}/v1alpha1
+kind: ExampleRemediationTemplate
+metadata: {{name: reboot, namespace: {NS}}}
+spec: {{template: {{spec: {{strategy: Reboot, retryLimit: 2}}}}}}
+"
+    );
+    kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&template));
+    let mhc = format!(
+        "{READY_TIMEOUTS}  remediationTemplate: {{apiVersion: {REMEDIATION_GROUP}/v1alpha1, kind: ExampleRemediationTemplate, name: reboot, namespace: {NS}}}\n"
+    );
+    let f = Fleet::start_on(env, "ext", 2, None, &mhc).await;
+    let workers = f.running_workers(2).await;
+    let requests: Api<DynamicObject> = Api::namespaced_with(
+        f.client.clone(),
+        NS,
+        &ApiResource {
+            group: REMEDIATION_GROUP.into(),
+            version: "v1alpha1".into(),
+            api_version: format!("{REMEDIATION_GROUP}/v1alpha1"),
+            kind: "ExampleRemediation".into(),
+            plural: "exampleremediations".into(),
+        },
+    );
+
+    let sick = workers.values().next().expect("a worker").clone();
+    let name = sick.name_any();
+    f.fault(&sick, Some("node-not-ready")).await;
+    let request =
+        eventually("the remediation request", 2 * MINUTE, || async { requests.get_opt(&name).await.ok().flatten() })
+            .await;
+    assert_eq!(request.data["spec"]["strategy"], "Reboot", "cloned from the template: {:?}", request.data);
+    assert_eq!(request.data["spec"]["retryLimit"], 2);
+    let owners = request.metadata.owner_references.clone().unwrap_or_default();
+    assert!(
+        owners.iter().any(|o| o.kind == "Machine" && Some(&o.uid) == sick.metadata.uid.as_ref()),
+        "the request is owned by its Machine: {owners:?}"
+    );
+    let m = f.api::<Machine>().get(&name).await.expect("machine");
+    assert!(condition(&m, "HealthCheckSucceeded").is_some_and(|c| !c.is_true()), "{:?}", m.status);
+    assert!(condition(&m, "OwnerRemediated").is_none(), "handed to its owner: {:?}", m.status);
+    assert!(m.metadata.deletion_timestamp.is_none(), "the Machine is the request's to handle");
+
+    // Healthy again: the request goes and the Machine is the same one.
+    f.fault(&sick, None).await;
+    eventually("the request withdrawn and the Machine healthy", 2 * MINUTE, || async {
+        let gone = requests.get_opt(&name).await.ok()?.is_none();
+        let m = f.api::<Machine>().get(&name).await.ok()?;
+        (gone && condition(&m, "HealthCheckSucceeded").is_some_and(Condition::is_true)).then_some(())
+    })
+    .await;
+    let now: Vec<String> = f.workers().await.into_keys().collect();
+    assert_eq!(now, workers.into_keys().collect::<Vec<_>>(), "no Machine was replaced");
 }

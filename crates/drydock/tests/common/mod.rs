@@ -18,10 +18,16 @@ pub struct Env {
 impl Env {
     /// Starts drydock (API server, and controllers when `controllers`) and serves it over TCP.
     pub async fn start(controllers: bool) -> Self {
+        Self::start_serving(controllers, Vec::new()).await
+    }
+
+    /// Like [`Env::start`], also serving `extra` kinds.
+    pub async fn start_serving(controllers: bool, extra: Vec<drydock_api::ResourceDef>) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let opts = Options {
             server: Config { data_dir: Some(dir.path().to_path_buf()), ..Config::default() },
             controllers,
+            extra_resources: extra,
             ..Options::default()
         };
         let mut instance = Instance::start(opts).await.expect("start drydock");
