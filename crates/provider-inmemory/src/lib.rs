@@ -12,7 +12,6 @@
 pub mod cluster;
 pub mod fabricate;
 pub mod fault;
-mod fresh;
 mod index;
 pub mod logical;
 pub mod machine;

@@ -36,11 +36,11 @@ use parking_lot::Mutex;
 
 use crate::fabricate::{self, API_SERVER_COMPONENTS, ETCD, KUBE_SYSTEM, MachineFacts};
 use crate::fault::{self, FAULT_REASON, Fault};
-use crate::fresh::Superseded;
 use crate::index::{ClusterMachines, Gate};
 use crate::logical::LogicalCluster;
 use crate::timing::{Plan, fnv1a, until};
 use crate::{ProviderContext, cluster_paused, is_paused, logical_cluster_name};
+use drydock_controllers::framework::fresh::Superseded;
 
 const NAME: &str = "inmemorymachine";
 pub const FINALIZER: &str = "inmemorymachine.infrastructure.cluster.x-k8s.io";

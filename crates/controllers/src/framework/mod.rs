@@ -4,6 +4,7 @@
 pub mod diff;
 pub mod error;
 pub mod events;
+pub mod fresh;
 pub mod informer;
 pub mod metrics;
 pub mod patch;

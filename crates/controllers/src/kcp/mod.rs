@@ -21,7 +21,6 @@
 
 mod create;
 mod delete;
-mod fresh;
 pub mod health;
 pub mod hook;
 mod index;
@@ -52,6 +51,7 @@ use kube::{Resource, ResourceExt};
 use parking_lot::Mutex;
 
 use crate::framework::Result;
+use crate::framework::fresh::Superseded;
 use crate::framework::patch::{add_finalizer, apply_changes};
 
 use crate::framework::runner::{self, Queue};
@@ -91,7 +91,7 @@ pub(crate) struct State {
     /// The Machine index was filled from the loaded store.
     seeded: AtomicBool,
     /// Versions this controller's writes superseded (see [`fresh`]).
-    fresh: fresh::Superseded,
+    fresh: Superseded,
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
@@ -101,7 +101,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         kubeconfigs: kubeconfig::Written::default(),
         pending: Mutex::new(HashMap::new()),
         seeded: AtomicBool::new(false),
-        fresh: fresh::Superseded::default(),
+        fresh: Superseded::default(),
     });
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();

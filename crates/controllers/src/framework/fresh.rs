@@ -1,4 +1,5 @@
-//! Skipping reconciles of objects read before this controller's own last write.
+//! Skipping reconciles of objects read before this controller's own last write (used by
+//! controllers that write the object they reconcile on every pass).
 //!
 //! A reconcile can run on the shared store's copy from before the previous reconcile's
 //! write (the write's watch event is still on its way). Recomputing from that copy redoes
@@ -53,10 +54,10 @@ impl Superseded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::inmemory::InMemoryMachine;
+    use drydock_api::capi::kubeadm::KubeadmControlPlane;
 
-    fn at(rv: &str) -> InMemoryMachine {
-        let mut m = InMemoryMachine::new("m", Default::default());
+    fn at(rv: &str) -> KubeadmControlPlane {
+        let mut m = KubeadmControlPlane::new("m", Default::default());
         m.metadata.namespace = Some("ns".into());
         m.metadata.resource_version = Some(rv.into());
         m
