@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use drydock_api::capi::conditions::HasConditions;
@@ -27,18 +26,8 @@ const MD: &str = "pf-md-0";
 const KCP: &str = "pf-control-plane";
 
 fn manifest() -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .args(["generate", "cluster", CLUSTER, "--startup-duration", "0s"])
-        .args(["--kubernetes-version", "v1.31.2"])
-        .output()
-        .expect("drydock generate");
-    assert!(out.status.success(), "generate failed: {out:?}");
     // No MachineHealthCheck: the test marks the unhealthy Machine itself.
-    String::from_utf8_lossy(&out.stdout)
-        .split("\n---\n")
-        .filter(|doc| !doc.contains("kind: MachineHealthCheck"))
-        .collect::<Vec<_>>()
-        .join("\n---\n")
+    common::generated_cluster(CLUSTER, &["--kubernetes-version", "v1.31.2"])
 }
 
 fn api<K>(client: &kube::Client) -> Api<K>

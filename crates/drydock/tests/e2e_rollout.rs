@@ -42,17 +42,7 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// workers, zero startup durations), without its MachineHealthCheck: these tests mark
 /// Machines themselves.
 fn manifest(name: &str, workers: u32) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .args(["generate", "cluster", name, "--startup-duration", "0s"])
-        .args(["--worker-machine-count", &workers.to_string()])
-        .output()
-        .expect("drydock generate");
-    assert!(out.status.success(), "generate failed: {out:?}");
-    String::from_utf8_lossy(&out.stdout)
-        .split("\n---\n")
-        .filter(|doc| !doc.contains("kind: MachineHealthCheck"))
-        .collect::<Vec<_>>()
-        .join("\n---\n")
+    common::generated_cluster(name, &["--worker-machine-count", &workers.to_string()])
 }
 
 struct Fixture {

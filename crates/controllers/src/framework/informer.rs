@@ -58,6 +58,11 @@ where
         let mut events = watcher(self.api.clone(), watcher::Config::default()).default_backoff().boxed();
         let kind = K::kind(&()).to_string();
         tokio::spawn(async move {
+            // Objects of a (re)list are announced only once it is complete: the store
+            // shows them from `InitDone` on, and a controller triggered earlier would find
+            // nothing there and drop the request (losing, after a restart, the only
+            // trigger of a Machine waiting on a timer).
+            let mut listed: Vec<Arc<K>> = Vec::new();
             while let Some(ev) = events.next().await {
                 let ev = match ev {
                     Ok(ev) => ev,
@@ -67,13 +72,23 @@ where
                     }
                 };
                 writer.apply_watcher_event(&ev);
-                let obj = match ev {
-                    watcher::Event::Apply(o) | watcher::Event::InitApply(o) | watcher::Event::Delete(o) => Arc::new(o),
-                    watcher::Event::Init | watcher::Event::InitDone => continue,
+                let announce = match ev {
+                    watcher::Event::Apply(o) | watcher::Event::Delete(o) => vec![Arc::new(o)],
+                    watcher::Event::Init => {
+                        listed.clear();
+                        continue;
+                    }
+                    watcher::Event::InitApply(o) => {
+                        listed.push(Arc::new(o));
+                        continue;
+                    }
+                    watcher::Event::InitDone => std::mem::take(&mut listed),
                 };
-                for s in &subscribers {
-                    // A gone subscriber (its controller stopped) is simply skipped.
-                    let _ = s.send(obj.clone());
+                for obj in &announce {
+                    for s in &subscribers {
+                        // A gone subscriber (its controller stopped) is simply skipped.
+                        let _ = s.send(obj.clone());
+                    }
                 }
             }
         });

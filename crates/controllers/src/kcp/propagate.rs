@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, Machine};
+use drydock_api::capi::core::Machine;
 use drydock_api::capi::keys::KCP_CLEANUP_HOOK_ANNOTATION;
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use kube::ResourceExt;
@@ -20,15 +20,13 @@ use super::create::{machine_annotations, machine_labels};
 use crate::Context;
 use crate::framework::Result;
 use crate::framework::patch::apply_changes;
-use crate::machineset::propagate::sync_referenced;
+use crate::machineset::propagate::{NodeTimeouts, contains, sync_referenced};
 
 /// What every Machine of the control plane carries.
 pub struct Propagated<'a> {
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
-    pub node_drain_timeout: Option<&'a str>,
-    pub node_volume_detach_timeout: Option<&'a str>,
-    pub node_deletion_timeout: &'a str,
+    pub timeouts: NodeTimeouts<'a>,
 }
 
 impl<'a> Propagated<'a> {
@@ -37,20 +35,17 @@ impl<'a> Propagated<'a> {
         Self {
             labels: machine_labels(kcp, cluster),
             annotations: machine_annotations(kcp),
-            node_drain_timeout: t.node_drain_timeout.as_deref(),
-            node_volume_detach_timeout: t.node_volume_detach_timeout.as_deref(),
-            // Machine admission defaults an unset timeout; wanting the default keeps the
-            // two from undoing each other.
-            node_deletion_timeout: t.node_deletion_timeout.as_deref().unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT),
+            timeouts: NodeTimeouts::new(
+                t.node_drain_timeout.as_deref(),
+                t.node_volume_detach_timeout.as_deref(),
+                t.node_deletion_timeout.as_deref(),
+            ),
         }
     }
 
     /// True when the Machine has everything already (checked without copying it).
     pub fn is_applied(&self, m: &Machine) -> bool {
-        let s = &m.spec;
-        s.node_drain_timeout.as_deref() == self.node_drain_timeout
-            && s.node_volume_detach_timeout.as_deref() == self.node_volume_detach_timeout
-            && s.node_deletion_timeout.as_deref() == Some(self.node_deletion_timeout)
+        self.timeouts.is_applied(&m.spec)
             && contains(m.metadata.labels.as_ref(), &self.labels)
             && contains(m.metadata.annotations.as_ref(), &self.annotations)
             && m.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION)
@@ -61,15 +56,9 @@ impl<'a> Propagated<'a> {
         want.labels_mut().extend(self.labels.clone());
         want.annotations_mut().extend(self.annotations.clone());
         want.annotations_mut().entry(KCP_CLEANUP_HOOK_ANNOTATION.into()).or_default();
-        want.spec.node_drain_timeout = self.node_drain_timeout.map(str::to_string);
-        want.spec.node_volume_detach_timeout = self.node_volume_detach_timeout.map(str::to_string);
-        want.spec.node_deletion_timeout = Some(self.node_deletion_timeout.to_string());
+        self.timeouts.apply(&mut want.spec);
         want
     }
-}
-
-fn contains(have: Option<&BTreeMap<String, String>>, want: &BTreeMap<String, String>) -> bool {
-    want.iter().all(|(k, v)| have.and_then(|h| h.get(k)) == Some(v))
 }
 
 /// Brings every non-deleting Machine, and its infrastructure machine and KubeadmConfig, up

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, Machine, MachineSet};
+use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, Machine, MachineSet, MachineSpec};
 use drydock_api::capi::keys::MACHINE_FINALIZER;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -21,13 +21,38 @@ use crate::context::Context;
 use crate::external;
 use crate::framework::{Result, metrics, patch};
 
+/// The node timeouts a template gives its Machines (MachineSets and control planes alike).
+pub struct NodeTimeouts<'a> {
+    pub drain: Option<&'a str>,
+    pub volume_detach: Option<&'a str>,
+    pub deletion: &'a str,
+}
+
+impl<'a> NodeTimeouts<'a> {
+    pub fn new(drain: Option<&'a str>, volume_detach: Option<&'a str>, deletion: Option<&'a str>) -> Self {
+        // Machine admission defaults an unset deletion timeout; wanting the default keeps
+        // the two from undoing each other on every reconcile.
+        Self { drain, volume_detach, deletion: deletion.unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT) }
+    }
+
+    pub fn is_applied(&self, spec: &MachineSpec) -> bool {
+        spec.node_drain_timeout.as_deref() == self.drain
+            && spec.node_volume_detach_timeout.as_deref() == self.volume_detach
+            && spec.node_deletion_timeout.as_deref() == Some(self.deletion)
+    }
+
+    pub fn apply(&self, spec: &mut MachineSpec) {
+        spec.node_drain_timeout = self.drain.map(str::to_string);
+        spec.node_volume_detach_timeout = self.volume_detach.map(str::to_string);
+        spec.node_deletion_timeout = Some(self.deletion.to_string());
+    }
+}
+
 /// What the set propagates to each of its Machines, computed once per reconcile.
 pub struct Propagated<'a> {
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
-    pub node_drain_timeout: Option<&'a str>,
-    pub node_volume_detach_timeout: Option<&'a str>,
-    pub node_deletion_timeout: &'a str,
+    pub timeouts: NodeTimeouts<'a>,
 }
 
 impl<'a> Propagated<'a> {
@@ -36,21 +61,18 @@ impl<'a> Propagated<'a> {
         Self {
             labels: super::machines::machine_labels(ms),
             annotations: super::machines::machine_annotations(ms),
-            node_drain_timeout: tpl.node_drain_timeout.as_deref(),
-            node_volume_detach_timeout: tpl.node_volume_detach_timeout.as_deref(),
-            // Machine admission defaults an unset deletion timeout; wanting the default
-            // keeps the two from undoing each other on every reconcile.
-            node_deletion_timeout: tpl.node_deletion_timeout.as_deref().unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT),
+            timeouts: NodeTimeouts::new(
+                tpl.node_drain_timeout.as_deref(),
+                tpl.node_volume_detach_timeout.as_deref(),
+                tpl.node_deletion_timeout.as_deref(),
+            ),
         }
     }
 
     /// True when the Machine already has everything (checked without copying it: this
     /// runs for every Machine on every reconcile).
     pub fn is_applied(&self, m: &Machine) -> bool {
-        let spec = &m.spec;
-        let timeouts = spec.node_drain_timeout.as_deref() == self.node_drain_timeout
-            && spec.node_volume_detach_timeout.as_deref() == self.node_volume_detach_timeout
-            && spec.node_deletion_timeout.as_deref() == Some(self.node_deletion_timeout);
+        let timeouts = self.timeouts.is_applied(&m.spec);
         if m.metadata.deletion_timestamp.is_some() {
             return timeouts;
         }
@@ -69,14 +91,13 @@ impl<'a> Propagated<'a> {
             merge_into(&mut want.metadata.annotations, &self.annotations);
             patch::add_finalizer(&mut want, MACHINE_FINALIZER);
         }
-        want.spec.node_drain_timeout = self.node_drain_timeout.map(str::to_string);
-        want.spec.node_volume_detach_timeout = self.node_volume_detach_timeout.map(str::to_string);
-        want.spec.node_deletion_timeout = Some(self.node_deletion_timeout.to_string());
+        self.timeouts.apply(&mut want.spec);
         want
     }
 }
 
-fn contains(have: Option<&BTreeMap<String, String>>, want: &BTreeMap<String, String>) -> bool {
+/// Whether `have` holds every entry of `want`.
+pub fn contains(have: Option<&BTreeMap<String, String>>, want: &BTreeMap<String, String>) -> bool {
     want.iter().all(|(k, v)| have.and_then(|h| h.get(k)) == Some(v))
 }
 

@@ -101,6 +101,22 @@ where
 
 pub const SAMPLE: &str = include_str!("../data/cluster-in-memory.yaml");
 
+/// `drydock generate cluster NAME --startup-duration 0s ARGS...` without its
+/// MachineHealthCheck (tests that mark Machines themselves want no check racing them).
+pub fn generated_cluster(name: &str, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
+        .args(["generate", "cluster", name, "--startup-duration", "0s"])
+        .args(args)
+        .output()
+        .expect("drydock generate");
+    assert!(out.status.success(), "generate failed: {out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .split("\n---\n")
+        .filter(|doc| !doc.contains("kind: MachineHealthCheck"))
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
+
 /// The first documents of a hand-written cluster manifest: a Cluster `name` in `ns` on an
 /// InMemoryCluster of the same name, its control plane the KubeadmControlPlane
 /// `<name>-cp`. Tests append the control plane and workers they need.
