@@ -17,6 +17,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::framework::requeue::Requeue;
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet, cluster_phase};
 use drydock_api::capi::inmemory::InMemoryCluster;
@@ -25,7 +26,7 @@ use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
@@ -118,7 +119,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
                 s5.deleting_cluster_of(&s5.machine_deployments, &o.metadata, &o.spec.cluster_name)
             }),
         );
-    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.cluster_concurrency, state, reconcile))
+    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.cluster_concurrency, ctx.clock().clone(), state, reconcile))
 }
 
 fn in_store<K>(store: &Store<K>, ns: &str, name: &str) -> Option<Arc<K>>
@@ -226,25 +227,25 @@ fn is_paused(obj: &Referenced) -> bool {
     has_annotation(obj.meta().annotations.as_ref(), PAUSED_ANNOTATION)
 }
 
-async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Action> {
+async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Requeue> {
     let rv = cluster.metadata.resource_version.as_deref();
     if state.written.is_behind(&runner::key_of(cluster.as_ref()), rv) {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     // `spec.paused` or the paused annotation: only the Paused condition is written.
     if let Some(p) = Pause::of(&cluster, &cluster.metadata, false) {
         let mut c = (*cluster).clone();
-        pause::set_condition(&mut c, Some(p), &cluster, conditions::now());
+        pause::set_condition(&mut c, Some(p), &cluster, state.ctx.clock().condition_time());
         let api = state.ctx.api::<Cluster>(&namespace(&cluster));
         let rv = write_changes(&api, CONTROLLER, &cluster, &c, false).await?;
         state.wrote(&cluster, rv);
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     if cluster.metadata.deletion_timestamp.is_some() {
         return delete::reconcile(&state, &cluster).await;
     }
     let ctx = &state.ctx;
-    let now = conditions::now();
+    let now = ctx.clock().condition_time();
     let mut c = (*cluster).clone();
     pause::set_condition(&mut c, None, &cluster, now.clone());
     add_finalizer(&mut c, CLUSTER_FINALIZER);
@@ -252,7 +253,7 @@ async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Action> {
     if c.spec.topology.is_some() && (c.spec.infrastructure_ref.is_none() || c.spec.control_plane_ref.is_none()) {
         // Waiting for the topology controller to create the objects.
         apply_changes(&api, CONTROLLER, &cluster, &c).await?;
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let result = reconcile_contracts(&state, &cluster, &mut c, &now).await;
     let mut events = Events::default();
@@ -557,11 +558,11 @@ mod tests {
         before.spec.infrastructure_ref = Some(ObjectReference::default());
         let mut c = before.clone();
         let mut events = Events::default();
-        finish(&before, &mut c, conditions::now(), &mut events);
+        finish(&before, &mut c, conditions::time_at(jiff::Timestamp::now()), &mut events);
         assert_eq!(c.status.as_ref().unwrap().phase.as_deref(), Some("Provisioning"));
         let mut again = c.clone();
         let mut none = Events::default();
-        finish(&c, &mut again, conditions::now(), &mut none);
+        finish(&c, &mut again, conditions::time_at(jiff::Timestamp::now()), &mut none);
         assert_eq!(again, c);
         assert_eq!((events.len(), none.len()), (1, 0));
     }

@@ -8,12 +8,13 @@ use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use kube::api::Api;
 
+use crate::framework::clock::Clock;
 use crate::framework::events::Events;
 use crate::framework::informer::Informer;
 use crate::machine::nodes::WorkloadNodes;
 use crate::workload::WorkloadClients;
 
-/// Per-controller concurrency.
+/// Per-controller concurrency, the namespace watched and the clock read.
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub cluster_concurrency: u16,
@@ -25,6 +26,8 @@ pub struct Settings {
     pub mhc_concurrency: u16,
     /// Only objects in this namespace (all when `None`).
     pub namespace: Option<String>,
+    /// The time every controller and provider reads (tests pause it).
+    pub clock: Clock,
 }
 
 impl Default for Settings {
@@ -38,6 +41,7 @@ impl Default for Settings {
             kubeadmconfig_concurrency: 64,
             mhc_concurrency: 16,
             namespace: None,
+            clock: Clock::system(),
         }
     }
 }
@@ -141,6 +145,11 @@ impl Context {
         let mut informers = Informers::new(&client, settings.namespace.as_deref());
         informers.nodes = all_workload_clusters.map(WorkloadNodes::new);
         Arc::new(Self { events: Events::new(client.clone()), client, informers, workload, settings })
+    }
+
+    /// The clock reconcilers read the time from.
+    pub fn clock(&self) -> &Clock {
+        &self.settings.clock
     }
 
     /// A namespaced API handle of the management cluster.

@@ -5,6 +5,8 @@
 //! - with one etcd member already unhealthy, a marked Machine whose removal would break
 //!   quorum is kept, and the control plane says why; once the member recovers, it goes;
 //! - before kubeadm init finished, a first Machine that never comes up is replaced;
+//! - a replacement marked again waits out `remediationStrategy.retryPeriod` (on a paused
+//!   clock) and is then remediated as a retry;
 //! - with a real MachineHealthCheck, a control plane Machine whose Node goes NotReady (the
 //!   provider's fault injection) is marked and then replaced.
 
@@ -55,6 +57,11 @@ fn logs() {
 }
 
 fn manifest(cluster: &str, replicas: u8, vm_startup: &str) -> String {
+    manifest_with(cluster, replicas, vm_startup, "")
+}
+
+/// [`manifest`] with more lines of the control plane's spec.
+fn manifest_with(cluster: &str, replicas: u8, vm_startup: &str, spec: &str) -> String {
     format!(
         r#"{preamble}---
 {template}
@@ -71,7 +78,7 @@ spec:
     clusterConfiguration: {{}}
     initConfiguration: {{nodeRegistration: {{}}}}
     joinConfiguration: {{nodeRegistration: {{}}}}
-"#,
+{spec}"#,
         preamble = common::cluster_preamble(cluster, NS),
         template = template(&format!("{cluster}-cp"), vm_startup)
     )
@@ -187,6 +194,66 @@ async fn marked_machine_is_replaced_while_quorum_holds() {
     })
     .await;
     assert!(!kcp.annotations().contains_key(REMEDIATION_IN_PROGRESS_ANNOTATION), "the remediation is over");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_waits_for_the_retry_period() {
+    logs();
+    let env = Env::start_paused().await;
+    let mgmt = env.client();
+    let cluster = "retry";
+    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let strategy = "  remediationStrategy: {retryPeriod: 10m, minHealthyPeriod: 1h, maxRetry: 3}\n";
+    kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest_with(cluster, 3, "0s", strategy)));
+    let before = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
+
+    // The first remediation goes ahead at once.
+    let first = before[0].name_any();
+    mark_unhealthy(&mgmt, &first, "UnhealthyNode").await;
+    let replaced = eventually("the first marked Machine replaced", WAIT, || async {
+        let now = settled(&mgmt, &workload, cluster, 3).await?;
+        now.into_iter().find(|m| remediation_for(m).is_some_and(|o| o["machine"] == first.as_str()))
+    })
+    .await;
+    let replacement = replaced.name_any();
+
+    // Its replacement, marked within the retry period, is kept and the control plane says why.
+    mark_unhealthy(&mgmt, &replacement, "UnhealthyNode").await;
+    let why = eventually("the retry to be held", WAIT, || async {
+        let m = machines_api(&mgmt).get(&replacement).await.ok()?;
+        let message = m.get_condition("OwnerRemediated")?.message.clone()?;
+        message.contains("retryPeriod").then_some(message)
+    })
+    .await;
+    assert!(why.contains(&first) && why.contains("10m"), "{why}");
+    env.clock.advance(Duration::from_secs(9 * 60));
+    // A spec change makes the control plane reconcile; once it has observed it, its
+    // decision about the replacement is made.
+    let kcp_api: Api<KubeadmControlPlane> = Api::namespaced(mgmt.clone(), NS);
+    let touched = kcp_api
+        .patch(
+            &format!("{cluster}-cp"),
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"remediationStrategy": {"maxRetry": 4}}})),
+        )
+        .await
+        .expect("touch the control plane");
+    eventually("the control plane to observe its new generation", WAIT, || async {
+        let kcp = control_plane(&mgmt, cluster).await?;
+        (kcp.status?.observed_generation == touched.metadata.generation).then_some(())
+    })
+    .await;
+    let kept = machines_api(&mgmt).get(&replacement).await.expect("the marked replacement");
+    assert!(kept.metadata.deletion_timestamp.is_none(), "retried before the retry period passed");
+
+    // Past the retry period it is remediated, counted as a retry.
+    env.clock.advance(Duration::from_secs(2 * 60));
+    let retried = eventually("the replacement remediated as a retry", WAIT, || async {
+        let now = settled(&mgmt, &workload, cluster, 3).await?;
+        now.into_iter().find(|m| remediation_for(m).is_some_and(|o| o["machine"] == replacement.as_str()))
+    })
+    .await;
+    assert_eq!(remediation_for(&retried).expect("origin")["retryCount"], 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

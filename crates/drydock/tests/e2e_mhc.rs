@@ -1,9 +1,11 @@
 //! MachineHealthChecks end to end on an in-process drydock with the in-memory provider:
 //! sick Nodes are simulated with the provider's fault annotation on InMemoryMachines, and
-//! Node changes reach the check through the cross-cluster Node watch.
+//! Node changes reach the check through the cross-cluster Node watch. Timeouts are tested
+//! on a paused clock: the test moves time past them instead of waiting.
 //!
-//! - a worker whose Node stays NotReady beyond its timeout is replaced by its MachineSet,
-//!   the check's counters follow, and an idle fleet is not written to;
+//! - a worker whose Node stays NotReady beyond its timeout is replaced by its MachineSet
+//!   (and not a moment before), the check's counters follow, and an idle fleet is not
+//!   written to;
 //! - with more unhealthy workers than maxUnhealthy nothing is remediated and the check says
 //!   why; once one recovers, the other is remediated;
 //! - a worker whose Node never registers is flagged after nodeStartupTimeout;
@@ -104,6 +106,11 @@ impl Fleet {
         Self::start_on(Env::start(true).await, name, workers, node_startup, mhc).await
     }
 
+    /// Like [`Fleet::start`], on a paused clock.
+    async fn start_paused(name: &str, workers: u32, node_startup: Option<&str>, mhc: &str) -> Self {
+        Self::start_on(Env::start_paused().await, name, workers, node_startup, mhc).await
+    }
+
     async fn start_on(env: Env, name: &str, workers: u32, node_startup: Option<&str>, mhc: &str) -> Self {
         let client = env.client();
         kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(name, workers, node_startup, mhc)));
@@ -161,6 +168,27 @@ impl Fleet {
             .expect("annotate InMemoryMachine");
     }
 
+    /// Makes the check reconcile and waits until it has: what it decided is then in place,
+    /// so a test can assert that something did not happen. The spec changes (so the
+    /// generation moves) and changes back: maxUnhealthy to 100 Machines and back to its
+    /// default of 100%.
+    async fn reconciled(&self) {
+        let name = format!("{}-workers", self.name);
+        let api = self.api::<MachineHealthCheck>();
+        let mut generation = None;
+        for max_unhealthy in [json!(100), json!("100%")] {
+            let patch = json!({"spec": {"maxUnhealthy": max_unhealthy}});
+            let patched =
+                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.expect("touch the check");
+            generation = patched.metadata.generation;
+        }
+        eventually("the check to observe its new generation", MINUTE, || async {
+            let c = self.check().await;
+            (c.status.as_ref()?.observed_generation == generation).then_some(())
+        })
+        .await;
+    }
+
     fn nodes(&self) -> Api<Node> {
         Api::all(self.env.instance.server.client(Some(&format!("{NS}.{}", self.name))))
     }
@@ -185,9 +213,15 @@ const READY_TIMEOUTS: &str = "  unhealthyConditions:
   - {type: Ready, status: Unknown, timeout: 2s}
 ";
 
+/// Longer than any test takes in real time, so only the paused clock can pass them.
+const PAUSED_READY_TIMEOUTS: &str = "  unhealthyConditions:
+  - {type: Ready, status: \"False\", timeout: 5m}
+  - {type: Ready, status: Unknown, timeout: 5m}
+";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn not_ready_worker_is_remediated() {
-    let f = Fleet::start("sick", 3, None, READY_TIMEOUTS).await;
+    let f = Fleet::start_paused("sick", 3, None, PAUSED_READY_TIMEOUTS).await;
     let workers = f.running_workers(3).await;
     let c = f.counters(3, 3).await;
     let s = c.status.as_ref().expect("status");
@@ -199,7 +233,7 @@ async fn not_ready_worker_is_remediated() {
         assert!(condition(&hc, "HealthCheckSucceeded").is_some_and(Condition::is_true), "{:?}", hc.status);
     }
 
-    // The Node goes NotReady: for its 2s timeout the worker is neither healthy nor unhealthy.
+    // The Node goes NotReady: for its 5m timeout the worker is neither healthy nor unhealthy.
     let sick = workers.values().next().expect("a worker").clone();
     let node_name =
         sick.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.clone()).expect("nodeRef");
@@ -215,8 +249,14 @@ async fn not_ready_worker_is_remediated() {
     })
     .await;
     f.counters(3, 2).await;
+    f.env.clock.advance(4 * MINUTE + Duration::from_secs(50));
+    f.reconciled().await;
+    let waiting = f.api::<Machine>().get(&sick.name_any()).await.expect("the sick worker");
+    assert!(waiting.metadata.deletion_timestamp.is_none(), "remediated before its timeout");
+    assert!(condition(&waiting, "OwnerRemediated").is_none(), "handed over before its timeout: {:?}", waiting.status);
 
     // Beyond the timeout it is handed to its MachineSet, which replaces it.
+    f.env.clock.advance(Duration::from_secs(20));
     eventually("the sick worker to be replaced", 2 * MINUTE, || async {
         let w = f.workers().await;
         (!w.contains_key(&sick.name_any()) && w.len() == 3).then_some(())
@@ -229,7 +269,7 @@ async fn not_ready_worker_is_remediated() {
     let events = f.events_about(&sick.name_any()).await;
     let marked = events.iter().find(|e| e.reason.as_deref() == Some("MachineMarkedUnhealthy")).expect("event");
     let note = marked.note.as_deref().unwrap_or_default();
-    assert!(note.contains("Condition Ready on node is reporting status False for more than 2s"), "{note}");
+    assert!(note.contains("Condition Ready on node is reporting status False for more than 5m0s"), "{note}");
 
     // An idle fleet is not written to by the check (nor by the Machines' controllers).
     let versions = || async {
@@ -302,23 +342,38 @@ async fn max_unhealthy_short_circuits_remediation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_that_never_starts_is_flagged() {
-    // The Node takes 10 minutes to register; the check gives it 30s (the minimum).
-    let spec = format!("  nodeStartupTimeout: 30s\n{READY_TIMEOUTS}");
-    let f = Fleet::start("late", 1, Some("10m"), &spec).await;
-    let first = eventually("a worker", MINUTE, || async { f.workers().await.into_values().next() }).await;
+    // The Node takes an hour to register; the check gives it 10 minutes.
+    let spec = format!("  nodeStartupTimeout: 10m\n{PAUSED_READY_TIMEOUTS}");
+    let f = Fleet::start_paused("late", 1, Some("1h"), &spec).await;
+    // The clock starts once the worker could start its Node: the control plane is
+    // initialized and its VM waits for the Node.
+    let first = eventually("a worker waiting for its Node", MINUTE, || async {
+        let m = f.workers().await.into_values().next()?;
+        let infra = condition(&m, "InfrastructureReady")?;
+        (infra.reason.as_deref() == Some("WaitingForStartupTimeout")).then_some(m)
+    })
+    .await;
     let c = f.counters(1, 0).await;
     assert_eq!(c.status.as_ref().and_then(|s| s.remediations_allowed), Some(0), "waiting counts against the limit");
-    let started = tokio::time::Instant::now();
+
+    // The timeout counts from the Machine's creation at the latest, stamped by the API
+    // server on the real clock: a margin covers the seconds this test has run.
+    f.env.clock.advance(9 * MINUTE + Duration::from_secs(30));
+    f.reconciled().await;
+    let waiting = f.api::<Machine>().get(&first.name_any()).await.expect("the worker");
+    assert!(waiting.metadata.deletion_timestamp.is_none(), "flagged before its start-up timeout");
+    assert_eq!(f.check().await.status.and_then(|s| s.current_healthy), Some(0));
+
+    f.env.clock.advance(MINUTE);
     eventually("the worker to be flagged and replaced", 2 * MINUTE, || async {
         let w = f.workers().await;
         (!w.contains_key(&first.name_any())).then_some(())
     })
     .await;
-    assert!(started.elapsed() >= Duration::from_secs(20), "flagged before its start-up timeout");
     let events = f.events_about(&first.name_any()).await;
     let marked = events.iter().find(|e| e.reason.as_deref() == Some("MachineMarkedUnhealthy")).expect("event");
     let note = marked.note.as_deref().unwrap_or_default();
-    assert!(note.contains("Node failed to report startup in 30s"), "{note}");
+    assert!(note.contains("Node failed to report startup in 10m0s"), "{note}");
 }
 
 fn paused_reason(obj: &impl HasConditions) -> Option<String> {

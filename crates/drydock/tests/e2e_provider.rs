@@ -23,6 +23,7 @@ use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_apiserver::Config;
 use drydock_controllers::etcd::{CLUSTER_ID_ANNOTATION, LEADER_FROM_ANNOTATION, MEMBER_ID_ANNOTATION, Membership};
+use drydock_controllers::framework::Clock;
 use drydock_controllers::workload::{ENDPOINT_PATH_ANNOTATION, WorkloadClients};
 use drydock_controllers::{Context, Settings};
 use drydock_provider_inmemory::machine::STARTED_ANNOTATION;
@@ -156,9 +157,10 @@ fn controller_writes() -> u64 {
 
 /// Runs only the provider's controllers in-process (the core controllers stay off, so the
 /// test's stand-ins are the only other writers).
-fn start_provider(instance: &Instance) {
+fn start_provider(instance: &Instance, clock: &Clock) {
     let mgmt = instance.server.client(None);
-    let ctx = Context::new(mgmt.clone(), WorkloadClients::new(mgmt.clone(), None), Settings::default());
+    let settings = Settings { clock: clock.clone(), ..Settings::default() };
+    let ctx = Context::new(mgmt.clone(), WorkloadClients::new(mgmt.clone(), None), settings);
     let host =
         Host { client: mgmt, endpoint_host: instance.addr.ip().to_string(), endpoint_port: instance.addr.port() };
     let controllers = drydock_provider_inmemory::controllers(Arc::new(ProviderContext { ctx: ctx.clone(), host }));
@@ -177,7 +179,8 @@ async fn provider_simulates_clusters_and_machines() {
     .await
     .expect("start drydock");
     instance.spawn_serve().expect("serve");
-    start_provider(&instance);
+    let clock = Clock::paused();
+    start_provider(&instance, &clock);
     let mgmt = instance.server.client(None);
     let wait = Duration::from_secs(30);
 
@@ -203,7 +206,7 @@ async fn provider_simulates_clusters_and_machines() {
 
     // A control plane machine waits for the cluster infrastructure.
     let imms: Api<InMemoryMachine> = Api::namespaced(mgmt.clone(), NS);
-    create_machine(&mgmt, "c1", "cp-0", true, behaviour("1s", "500ms", "500ms", "300ms")).await;
+    create_machine(&mgmt, "c1", "cp-0", true, behaviour("10m", "5m", "5m", "3m")).await;
     wait_for("WaitingForClusterInfrastructure", wait, || async {
         let m = imms.get("cp-0").await.ok()?;
         (reason(&m, "VMProvisioned").as_deref() == Some("WaitingForClusterInfrastructure")).then_some(())
@@ -213,30 +216,59 @@ async fn provider_simulates_clusters_and_machines() {
     assert!(imm.finalizers().is_empty(), "nothing to clean up before provisioning starts");
     assert!(!imm.annotations().contains_key(STARTED_ANNOTATION));
 
-    // Startup durations are honoured: VM 1s + Node 0.5s + max(etcd 0.5s, API server 0.3s),
-    // each plus up to 20% jitter.
+    // Startup durations are honoured on the provider's clock, paused here and moved by the
+    // test: VM 10m, then Node 5m, then etcd 5m and API server 3m, each plus up to 20%
+    // jitter (deterministic per machine, so the test can compute the instants).
     let t0 = Instant::now();
     patch_cluster_status(&mgmt, "c1", json!({"infrastructureReady": true})).await;
+    let imm = wait_for("cp-0 to start", wait, || async {
+        let m = imms.get("cp-0").await.ok()?;
+        m.annotations().contains_key(STARTED_ANNOTATION).then_some(m)
+    })
+    .await;
+    let started: jiff::Timestamp = imm.annotations()[STARTED_ANNOTATION].parse().expect("start annotation");
+    assert_eq!(started, clock.now(), "the start is the provider's instant");
+    let deadlines = Plan::new("cp-0", imm.spec.behaviour.as_ref(), true).deadlines(started);
+    let cp_ready_at = deadlines.etcd.max(deadlines.api_server).expect("control plane deadlines");
+    let nodes: Api<Node> = Api::all(workload.clone());
+    let advance_to = |t: jiff::Timestamp| clock.advance(clock.until(t));
+    let phase = |type_: &'static str| {
+        let imms = imms.clone();
+        async move { imms.get("cp-0").await.ok().and_then(|m| m.is_condition_true(type_).then_some(m)) }
+    };
+
+    advance_to(deadlines.vm - jiff::SignedDuration::from_secs(1));
+    assert_eq!(
+        reason(&imms.get("cp-0").await.expect("cp-0"), "VMProvisioned").as_deref(),
+        Some("WaitingForStartupTimeout")
+    );
+    advance_to(deadlines.vm);
+    let vm_up = wait_for("the VM up at its instant", wait, || phase("VMProvisioned")).await;
+    assert_eq!(
+        vm_up.get_condition("VMProvisioned").expect("VM").last_transition_time.0.as_second(),
+        deadlines.vm.as_second()
+    );
+    assert!(!vm_up.is_condition_true("NodeProvisioned"));
+    assert!(nodes.get_opt("cp-0").await.expect("get").is_none(), "the Node registered with the VM");
+
+    advance_to(deadlines.node);
+    wait_for("the Node at its instant", wait, || async { nodes.get_opt("cp-0").await.ok()?.map(|_| ()) }).await;
+    let node_up = wait_for("NodeProvisioned", wait, || phase("NodeProvisioned")).await;
+    assert!(!node_up.is_condition_true("Ready"), "ready before etcd and the API server started");
+
+    advance_to(cp_ready_at);
     let cp0 = wait_for("cp-0 ready", wait, || ready_machine(&imms, "cp-0")).await;
     let took = t0.elapsed();
-    assert!(took >= Duration::from_millis(2000), "cp-0 was ready after {took:?}, before its startup durations");
-    assert!(took < Duration::from_millis(2400 + 1500), "cp-0 took {took:?}");
-    println!("control plane machine with 1s+0.5s+0.5s startup ready after {took:?}");
+    println!("control plane machine with 10m+5m+5m simulated startup ready after {took:?} of real time");
+    assert!(took < Duration::from_secs(10), "cp-0 took {took:?} of real time");
     for c in ["Ready", "VMProvisioned", "NodeProvisioned", "EtcdProvisioned", "APIServerProvisioned"] {
         assert!(cp0.is_condition_true(c), "{c}: {:?}", cp0.get_condition(c));
     }
     assert_eq!(cp0.spec.provider_id.as_deref(), Some("in-memory://cp-0"));
-    let started: jiff::Timestamp = cp0.annotations()[STARTED_ANNOTATION].parse().expect("start annotation");
-    let ready_at = cp0.get_condition("APIServerProvisioned").unwrap().last_transition_time.0;
-    // The simulated API server starts at least 1.8 s after the machine; condition times
-    // keep whole seconds, so at least 0.8 s shows.
-    assert!(
-        ready_at.duration_since(started) >= jiff::SignedDuration::from_millis(800),
-        "conditions carry simulated instants: started {started}, API server at {ready_at}"
-    );
+    let api_server_at = cp0.get_condition("APIServerProvisioned").unwrap().last_transition_time.0;
+    assert_eq!(api_server_at.as_second(), deadlines.api_server.expect("API server").as_second());
 
     // What the workload cluster now holds.
-    let nodes: Api<Node> = Api::all(workload.clone());
     let node = nodes.get("cp-0").await.expect("node cp-0");
     assert_eq!(node.spec.as_ref().and_then(|s| s.provider_id.as_deref()), Some("in-memory://cp-0"));
     assert!(node.labels().contains_key("node-role.kubernetes.io/control-plane"));
@@ -322,7 +354,7 @@ async fn provider_zero_durations_are_fast() {
     let mut instance =
         Instance::start(Options { controllers: false, ..Default::default() }).await.expect("start drydock");
     instance.spawn_serve().expect("serve");
-    start_provider(&instance);
+    start_provider(&instance, &Clock::system());
     let mgmt = instance.server.client(None);
     let clusters = 20;
     let t0 = Instant::now();

@@ -2,8 +2,8 @@
 //! every controller and the in-memory provider, with zero startup durations): rolling
 //! updates stay within maxSurge/maxUnavailable at every Machine event, OnDelete replaces
 //! only what the user deletes, revisions and rollbacks through the `drydock rollout` CLI,
-//! each pause variant, and in-place propagation of template metadata to Machines and
-//! Nodes.
+//! each pause variant, in-place propagation of template metadata to Machines and Nodes,
+//! and minReadySeconds waited out on a paused clock.
 
 mod common;
 
@@ -56,7 +56,10 @@ struct Fixture {
 impl Fixture {
     /// Starts drydock, applies the cluster and waits for its workers to be available.
     async fn start(cluster: &str, workers: u32) -> Self {
-        let env = Env::start(true).await;
+        Self::start_on(Env::start(true).await, cluster, workers).await
+    }
+
+    async fn start_on(env: Env, cluster: &str, workers: u32) -> Self {
         let client = env.client();
         let kubeconfig = env.kubeconfig(None);
         kubectl_ok(&kubeconfig, &["apply", "-f", "-"], Some(&manifest(cluster, workers)));
@@ -307,6 +310,43 @@ async fn rolling_update_stays_within_surge_and_availability() {
     assert_eq!(annotation(&back.metadata, REVISION_ANNOTATION), Some("3"));
     assert_eq!(annotation(&back.metadata, REVISION_HISTORY_ANNOTATION), Some("1"));
     assert_eq!(f.sets().await.len(), 2, "the first set was reused, not replaced");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn min_ready_seconds_hold_availability_until_they_pass() {
+    let _serial = SERIAL.lock().await;
+    let f = Fixture::start_on(Env::start_paused().await, "minready", 2).await;
+    // The two workers have been Ready for an hour when a third joins with a 5m minReadySeconds.
+    f.env.clock.advance(Duration::from_secs(3600));
+    f.patch_md(json!({"spec": {"replicas": 3, "minReadySeconds": 300}})).await;
+    let counts = |md: &MachineDeployment| {
+        let s = md.status.clone().unwrap_or_default();
+        (s.replicas, s.ready_replicas, s.available_replicas)
+    };
+    f.wait_md("the third worker Ready but not yet available", |md| counts(md) == (Some(3), Some(3), Some(2))).await;
+
+    // Just short of 5 minutes: an in-place change makes deployment and set reconcile; once
+    // both observed it, their counts are decided, and the third worker is still unavailable.
+    f.env.clock.advance(Duration::from_secs(290));
+    f.patch_md(json!({"spec": {"template": {"metadata": {"labels": {"touched": "yes"}}}}})).await;
+    f.wait_md("the deployment to observe the change", |md| {
+        md.status.as_ref().and_then(|s| s.observed_generation) == md.metadata.generation
+    })
+    .await;
+    eventually("the set to observe the change", WAIT, || async {
+        let sets = f.sets().await;
+        let set = sets.first()?;
+        let labelled = set.spec.template.metadata.labels.as_ref()?.contains_key("touched");
+        (sets.len() == 1 && labelled && set.status.as_ref()?.observed_generation == set.metadata.generation)
+            .then_some(())
+    })
+    .await;
+    assert_eq!(counts(&f.md().await), (Some(3), Some(3), Some(2)), "available before minReadySeconds passed");
+    assert!(f.sets().await[0].status.as_ref().is_some_and(|s| s.available_replicas == Some(2)));
+
+    // Past 5 minutes it is available, without anything but the clock moving.
+    f.env.clock.advance(Duration::from_secs(20));
+    f.wait_md("all three workers available", |md| counts(md) == (Some(3), Some(3), Some(3))).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,12 +8,13 @@
 
 use std::sync::Arc;
 
-use drydock_api::capi::conditions::{HasConditions, READY, now};
+use drydock_api::capi::conditions::{HasConditions, READY};
 use drydock_api::capi::core::Cluster;
 use drydock_api::capi::inmemory::InMemoryCluster;
 use drydock_api::capi::owner::find_owner;
 use drydock_api::capi::{common::APIEndpoint, keys::CLUSTER_NAME_LABEL};
 use drydock_controllers::Running;
+use drydock_controllers::framework::Requeue;
 use drydock_controllers::framework::patch::{
     add_finalizer, apply_changes, create_if_absent, delete_if_present, remove_finalizer,
 };
@@ -21,7 +22,7 @@ use drydock_controllers::framework::runner::{self, Queue};
 use drydock_controllers::framework::{Error, Result};
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use serde_json::json;
@@ -59,7 +60,7 @@ pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
                 .collect()
         }),
     );
-    Box::pin(runner::run(NAME, c, queue, 64, pctx.clone(), reconcile))
+    Box::pin(runner::run(NAME, c, queue, 64, ctx.clock().clone(), pctx.clone(), reconcile))
 }
 
 /// The Cluster this object belongs to: the owner set by the Cluster controller (upstream
@@ -70,16 +71,16 @@ fn cluster_name(ic: &InMemoryCluster) -> Option<String> {
         .or_else(|| ic.labels().get(CLUSTER_NAME_LABEL).cloned())
 }
 
-async fn reconcile(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<Action> {
+async fn reconcile(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<Requeue> {
     // Errors of other objects carry context (and are no longer plain 404s): a 404 here is
     // the object itself, deleted while this reconcile ran.
     match reconcile_cluster(ic, p).await {
-        Err(e) if e.is_not_found() => Ok(Action::await_change()),
+        Err(e) if e.is_not_found() => Ok(Requeue::await_change()),
         r => r,
     }
 }
 
-async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<Action> {
+async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<Requeue> {
     // After a restart the owner Cluster may not be loaded yet (see the machine controller).
     p.ctx.informers.clusters.ready().await;
     let ns = ic.namespace().unwrap_or_default();
@@ -88,14 +89,14 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
         return reconcile_delete(&ic, &p, &api).await;
     }
     if find_owner(&ic.metadata, "cluster.x-k8s.io", "Cluster").is_none() || is_paused(&*ic) {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let Some(cluster) = cluster_name(&ic) else {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     };
     let owner = p.ctx.informers.clusters.store.get(&ObjectRef::new(&cluster).within(&ns));
     if owner.as_deref().is_some_and(cluster_paused) {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let lc = logical_cluster_name(&ns, &cluster);
 
@@ -120,17 +121,17 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
     }
     let mut want = current.clone();
     want.status.get_or_insert_with(Default::default).ready = Some(true);
-    want.mark_true(READY, now());
+    want.mark_true(READY, p.ctx.clock().condition_time());
     apply_changes(&api, NAME, &current, &want).await?;
     if !was_ready {
         p.ctx.events.normal(&*ic, "Provisioned", format!("Workload cluster {lc} is served at /clusters/{lc}")).await;
     }
-    Ok(Action::await_change())
+    Ok(Requeue::await_change())
 }
 
-async fn reconcile_delete(ic: &InMemoryCluster, p: &ProviderContext, api: &Api<InMemoryCluster>) -> Result<Action> {
+async fn reconcile_delete(ic: &InMemoryCluster, p: &ProviderContext, api: &Api<InMemoryCluster>) -> Result<Requeue> {
     if !ic.finalizers().iter().any(|f| f == FINALIZER) {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let ns = ic.namespace().unwrap_or_default();
     if let Some(cluster) = cluster_name(ic) {
@@ -143,5 +144,5 @@ async fn reconcile_delete(ic: &InMemoryCluster, p: &ProviderContext, api: &Api<I
     let mut want = ic.clone();
     remove_finalizer(&mut want, FINALIZER);
     apply_changes(api, NAME, ic, &want).await?;
-    Ok(Action::await_change())
+    Ok(Requeue::await_change())
 }

@@ -11,15 +11,15 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
 
-use drydock_api::capi::conditions::{Condition, HasConditions, Severity, now};
+use drydock_api::capi::conditions::{Condition, HasConditions, Severity, time_at};
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::owner::{api_group, find_owner};
 use drydock_controllers::Running;
 use drydock_controllers::etcd::{self, Membership};
+use drydock_controllers::framework::Requeue;
 use drydock_controllers::framework::patch::{add_finalizer, apply_changes, remove_finalizer};
 use drydock_controllers::framework::runner::{self, Queue};
 use drydock_controllers::framework::{Error, Result};
@@ -29,7 +29,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ListParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use parking_lot::Mutex;
@@ -38,7 +38,7 @@ use crate::fabricate::{self, API_SERVER_COMPONENTS, ETCD, KUBE_SYSTEM, MachineFa
 use crate::fault::{self, FAULT_REASON, Fault};
 use crate::index::{ClusterMachines, Gate};
 use crate::logical::LogicalCluster;
-use crate::timing::{Plan, fnv1a, until};
+use crate::timing::{Plan, fnv1a};
 use crate::{ProviderContext, cluster_paused, is_paused, logical_cluster_name};
 use drydock_controllers::framework::fresh::Superseded;
 
@@ -58,10 +58,6 @@ pub const WAITING_CONTROL_PLANE_INITIALIZED: &str = "WaitingControlPlaneInitiali
 pub const WAITING_FOR_STARTUP_TIMEOUT: &str = "WaitingForStartupTimeout";
 pub const WAITING_FOR_VM_PROVISIONED: &str = "WaitingForVMProvisioned";
 pub const WAITING_FOR_NODE_PROVISIONED: &str = "WaitingForNodeProvisioned";
-
-/// Timers fire with millisecond granularity; waking a little late avoids a second wake-up
-/// for the last fraction of a millisecond.
-const TIMER_SLACK: Duration = Duration::from_millis(2);
 
 struct MachineCtx {
     p: Arc<ProviderContext>,
@@ -144,7 +140,7 @@ pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
         created: Mutex::new(HashMap::new()),
         fresh: Superseded::default(),
     });
-    Box::pin(runner::run(NAME, c, queue, 64, mctx, reconcile))
+    Box::pin(runner::run(NAME, c, queue, 64, ctx.clock().clone(), mctx, reconcile))
 }
 
 /// The InMemoryMachine a Machine points at.
@@ -200,20 +196,20 @@ fn true_at(type_: &str, at: Timestamp) -> Condition {
     Condition::true_(type_, Time(at))
 }
 
-fn waiting(type_: &str, reason: &str, message: &str) -> Condition {
-    Condition::false_(type_, reason, Severity::Info, message, now())
+fn waiting(type_: &str, reason: &str, message: &str, now: Timestamp) -> Condition {
+    Condition::false_(type_, reason, Severity::Info, message, time_at(now))
 }
 
-async fn reconcile(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Action> {
+async fn reconcile(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Requeue> {
     // Workload-cluster errors carry context (and are no longer plain 404s): a 404 here is
     // the object itself, deleted while this reconcile ran.
     match reconcile_machine(imm, c).await {
-        Err(e) if e.is_not_found() => Ok(Action::await_change()),
+        Err(e) if e.is_not_found() => Ok(Requeue::await_change()),
         r => r,
     }
 }
 
-async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Action> {
+async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Result<Requeue> {
     let p = &c.p;
     // After a restart the owner Machine and Cluster may not be loaded yet; their events
     // might already have gone by, so wait for them rather than for the next change.
@@ -221,22 +217,23 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     p.ctx.informers.clusters.ready().await;
     if c.fresh.is_stale(&*imm) {
         // Read before this controller's last write; that write's event comes next.
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let ns = imm.namespace().unwrap_or_default();
     let api: Api<InMemoryMachine> = p.ctx.api(&ns);
+    let clock = p.ctx.clock();
     if imm.meta().deletion_timestamp.is_some() {
         return reconcile_delete(&imm, &c, &api).await;
     }
     let informers = &p.ctx.informers;
     // The Machine controller sets the owner; until then there is nothing to simulate for.
     let Some(machine) = owner_machine_ref(&imm).and_then(|r| informers.machines.store.get(&r)) else {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     };
     let cluster_name = machine.spec.cluster_name.clone();
     c.index.record(&ns, &cluster_name, &imm.name_any());
     let Some(cluster) = informers.clusters.store.get(&ObjectRef::new(&cluster_name).within(&ns)) else {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     };
     if cluster_paused(&cluster) || is_paused(&*imm) {
         // Pausing stops the provider, not the simulated machine: its Node still gets sick.
@@ -251,7 +248,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
                 .await
                 .map_err(|e| context(e, "injecting a fault"))?;
         }
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
 
     let mut current = (*imm).clone();
@@ -260,13 +257,13 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
         None => {
             if let Some((reason, message)) = waiting_for(&cluster, &machine) {
                 let mut want = current.clone();
-                want.set_condition(waiting(VM_PROVISIONED, reason, message));
-                want.set_ready_summary(&[VM_PROVISIONED], now());
+                want.set_condition(waiting(VM_PROVISIONED, reason, message, clock.now()));
+                want.set_ready_summary(&[VM_PROVISIONED], clock.condition_time());
                 c.write(&api, &current, &want).await?;
                 // Cluster and Machine changes wake this machine again.
-                return Ok(Action::await_change());
+                return Ok(Requeue::await_change());
             }
-            Timestamp::now()
+            clock.now()
         }
     };
     // Finalizer, provider ID and start in one write, before anything exists in the
@@ -282,7 +279,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     let control_plane = is_control_plane(&machine);
     let name = imm.name_any();
     let plan = Plan::new(&name, imm.spec.behaviour.as_ref(), control_plane);
-    let now_ts = Timestamp::now();
+    let now_ts = clock.now();
     let progress = plan.progress(start, now_ts);
     let deadlines = plan.deadlines(start);
     let lc = LogicalCluster::new(&p.host.client, &logical_cluster_name(&ns, &cluster_name));
@@ -296,7 +293,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     want.set_condition(if progress.vm {
         true_at(VM_PROVISIONED, deadlines.vm)
     } else {
-        waiting(VM_PROVISIONED, WAITING_FOR_STARTUP_TIMEOUT, "Waiting for the VM to start")
+        waiting(VM_PROVISIONED, WAITING_FOR_STARTUP_TIMEOUT, "Waiting for the VM to start", now_ts)
     });
 
     // Node.
@@ -318,9 +315,14 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
         }
         want.set_condition(true_at(NODE_PROVISIONED, deadlines.node));
     } else if progress.vm {
-        want.set_condition(waiting(NODE_PROVISIONED, WAITING_FOR_STARTUP_TIMEOUT, "Waiting for the Node to start"));
+        want.set_condition(waiting(
+            NODE_PROVISIONED,
+            WAITING_FOR_STARTUP_TIMEOUT,
+            "Waiting for the Node to start",
+            now_ts,
+        ));
     } else {
-        want.set_condition(waiting(NODE_PROVISIONED, WAITING_FOR_VM_PROVISIONED, "Waiting for the VM"));
+        want.set_condition(waiting(NODE_PROVISIONED, WAITING_FOR_VM_PROVISIONED, "Waiting for the VM", now_ts));
     }
 
     let mut summary = vec![VM_PROVISIONED, NODE_PROVISIONED];
@@ -339,7 +341,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
             }
             want.set_condition(true_at(ETCD_PROVISIONED, etcd_at));
         } else {
-            want.set_condition(waiting_after_node(ETCD_PROVISIONED, progress.node, "etcd"));
+            want.set_condition(waiting_after_node(ETCD_PROVISIONED, progress.node, "etcd", now_ts));
         }
         // API server, with the scheduler and controller manager beside it.
         if progress.api_server {
@@ -352,7 +354,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
             }
             want.set_condition(true_at(API_SERVER_PROVISIONED, api_at));
         } else {
-            want.set_condition(waiting_after_node(API_SERVER_PROVISIONED, progress.node, "the API server"));
+            want.set_condition(waiting_after_node(API_SERVER_PROVISIONED, progress.node, "the API server", now_ts));
         }
         // The machine that founded etcd ran `kubeadm init`: once it is up, kubeadm-config
         // is uploaded. (After a restart whether it founded etcd is not known; the create
@@ -365,14 +367,14 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
             c.record(&key, KUBEADM_CONFIG_UPLOADED);
         }
     }
-    want.set_ready_summary(&summary, now());
+    want.set_ready_summary(&summary, time_at(now_ts));
     if progress.all_done() {
         want.status.get_or_insert_with(Default::default).ready = Some(true);
     }
     c.write(&api, &current, &want).await?;
     Ok(match progress.next {
-        Some(t) => Action::requeue(until(Timestamp::now(), t) + TIMER_SLACK),
-        None => Action::await_change(),
+        Some(t) => Requeue::at(clock, t),
+        None => Requeue::await_change(),
     })
 }
 
@@ -400,14 +402,14 @@ async fn apply_fault(
         return Ok(());
     }
     let node: Option<Node> = lc.get(None, facts.name).await?;
-    match fault::plan(node.as_ref(), fault, deleted_by_fault, Timestamp::now())? {
+    match fault::plan(node.as_ref(), fault, deleted_by_fault, c.p.ctx.clock().now())? {
         fault::Action::Nothing => {}
         fault::Action::Delete => {
             lc.delete::<Node>(NAME, None, facts.name).await?;
             c.record(key, FAULT_DELETED_NODE);
         }
         fault::Action::Recreate => {
-            lc.create(NAME, &fabricate::node(facts, Timestamp::now())?).await?;
+            lc.create(NAME, &fabricate::node(facts, c.p.ctx.clock().now())?).await?;
             c.forget(key, FAULT_DELETED_NODE);
         }
         fault::Action::SetConditions(patch) => {
@@ -422,11 +424,11 @@ async fn apply_fault(
     Ok(())
 }
 
-fn waiting_after_node(type_: &str, node_done: bool, what: &str) -> Condition {
+fn waiting_after_node(type_: &str, node_done: bool, what: &str, now: Timestamp) -> Condition {
     if node_done {
-        waiting(type_, WAITING_FOR_STARTUP_TIMEOUT, &format!("Waiting for {what} to start"))
+        waiting(type_, WAITING_FOR_STARTUP_TIMEOUT, &format!("Waiting for {what} to start"), now)
     } else {
-        waiting(type_, WAITING_FOR_NODE_PROVISIONED, "Waiting for the Node")
+        waiting(type_, WAITING_FOR_NODE_PROVISIONED, "Waiting for the Node", now)
     }
 }
 
@@ -452,9 +454,9 @@ async fn create_etcd_member(lc: &LogicalCluster, f: &MachineFacts<'_>, at: Times
 
 /// Removes the machine's Node and static pods from the workload cluster (when it still
 /// exists), then the finalizer.
-async fn reconcile_delete(imm: &InMemoryMachine, c: &MachineCtx, api: &Api<InMemoryMachine>) -> Result<Action> {
+async fn reconcile_delete(imm: &InMemoryMachine, c: &MachineCtx, api: &Api<InMemoryMachine>) -> Result<Requeue> {
     if !imm.finalizers().iter().any(|f| f == FINALIZER) {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let ns = imm.namespace().unwrap_or_default();
     let name = imm.name_any();
@@ -478,5 +480,5 @@ async fn reconcile_delete(imm: &InMemoryMachine, c: &MachineCtx, api: &Api<InMem
     let mut want = imm.clone();
     remove_finalizer(&mut want, FINALIZER);
     apply_changes(api, NAME, imm, &want).await?;
-    Ok(Action::await_change())
+    Ok(Requeue::await_change())
 }

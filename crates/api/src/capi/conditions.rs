@@ -73,9 +73,10 @@ impl Severity {
     }
 }
 
-/// The current time as conditions record it: UTC, whole seconds.
-pub fn now() -> Time {
-    Time(truncate_to_seconds(Timestamp::now()))
+/// An instant as conditions record it: UTC, whole seconds. Controllers take the instant
+/// from their clock, so tests can pause time.
+pub fn time_at(ts: Timestamp) -> Time {
+    Time(truncate_to_seconds(ts))
 }
 
 fn truncate_to_seconds(ts: Timestamp) -> Timestamp {
@@ -411,7 +412,8 @@ mod tests {
     }
 
     #[test]
-    fn now_has_whole_seconds() {
-        assert_eq!(now().0.subsec_nanosecond(), 0);
+    fn condition_times_have_whole_seconds() {
+        let precise = Timestamp::from_second(1_700_000_000).expect("instant") + jiff::SignedDuration::from_millis(750);
+        assert_eq!(time_at(precise).0, Timestamp::from_second(1_700_000_000).expect("instant"));
     }
 }

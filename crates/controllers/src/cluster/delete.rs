@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use drydock_api::capi::conditions::{self, HasConditions, Severity};
+use crate::framework::requeue::Requeue;
+use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachinePool, MachineSet, cluster_phase};
 use drydock_api::capi::keys::{CLUSTER_FINALIZER, CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::owner;
@@ -12,7 +13,6 @@ use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
-use kube::runtime::controller::Action;
 
 use super::{CONTROL_PLANE_READY, CONTROLLER, GONE_RECHECK, State, finish, in_store, mirror_ready, namespace};
 use crate::framework::Result;
@@ -136,15 +136,15 @@ async fn delete_descendant(state: &State, ns: &str, d: &Descendant) -> Result<()
     .map(|_| ())
 }
 
-pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<Action> {
+pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<Requeue> {
     if !cluster.finalizers().iter().any(|f| f == CLUSTER_FINALIZER) {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let ctx = &state.ctx;
     let ns = namespace(cluster);
-    let now = conditions::now();
+    let now = ctx.clock().condition_time();
     let mut c = (**cluster).clone();
-    crate::machineset::pause::set_condition(&mut c, None, cluster, conditions::now());
+    crate::machineset::pause::set_condition(&mut c, None, cluster, now.clone());
     let descendants = descendants(state, cluster).await?;
     let mut cp = match &c.spec.control_plane_ref {
         Some(r) => referenced::read(ctx, &ns, r).await?,
@@ -198,12 +198,12 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<A
     let rv = write_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &c, true).await?;
     state.wrote(cluster, rv);
     events.publish(ctx, cluster.as_ref()).await;
-    Ok(Action::requeue(GONE_RECHECK))
+    Ok(Requeue::after(GONE_RECHECK))
 }
 
 /// Everything else is gone: the kubeconfig (secrets owned by the Cluster follow it through
 /// garbage collection), the cached workload client, then the finalizer.
-async fn finalize(state: &State, cluster: &Arc<Cluster>) -> Result<Action> {
+async fn finalize(state: &State, cluster: &Arc<Cluster>) -> Result<Requeue> {
     let ctx = &state.ctx;
     let ns = namespace(cluster);
     let name = cluster.name_any();
@@ -216,5 +216,5 @@ async fn finalize(state: &State, cluster: &Arc<Cluster>) -> Result<Action> {
     state.pools_gone.lock().remove(&runner::key_of(cluster.as_ref()));
     apply_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &done).await?;
     ctx.events.normal(cluster.as_ref(), "Deleted", format!("Cluster {name} has been deleted")).await;
-    Ok(Action::await_change())
+    Ok(Requeue::await_change())
 }

@@ -1,6 +1,6 @@
 //! Runs a kube-rs `Controller` the same way for every kind: bounded concurrency, metrics
-//! under controller-runtime's names, per-object exponential backoff on errors, and a
-//! work-queue depth gauge.
+//! under controller-runtime's names, per-object exponential backoff on errors, a
+//! work-queue depth gauge, and requeues measured on the controllers' [`Clock`].
 
 use std::collections::HashSet;
 use std::fmt::Debug;
@@ -16,8 +16,10 @@ use kube::runtime::reflector::ObjectRef;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
+use super::clock::Clock;
 use super::error::{Backoff, Error};
 use super::metrics::{self, QueueLabel};
+use super::requeue::Requeue;
 
 /// The objects triggered and not yet reconciled (the work queue's depth).
 #[derive(Default)]
@@ -97,20 +99,50 @@ where
     format!("{}/{}", r.namespace.as_deref().unwrap_or_default(), r.name)
 }
 
+/// Wakes objects whose requeue instant a paused clock passed. On the system clock
+/// kube-rs' own scheduler does this; a paused clock does not move with real time, so each
+/// requeue also waits on the clock and triggers the object when it is advanced far enough.
+struct Wakeups<K: Resource<DynamicType = ()>> {
+    clock: Clock,
+    tx: tokio::sync::mpsc::UnboundedSender<ObjectRef<K>>,
+}
+
+impl<K: Resource<DynamicType = ()> + 'static> Wakeups<K> {
+    fn new(clock: &Clock) -> (Self, impl Stream<Item = ObjectRef<K>> + Send + 'static) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (Self { clock: clock.clone(), tx }, tokio_stream::wrappers::UnboundedReceiverStream::new(rx))
+    }
+
+    fn schedule(&self, obj: &K, requeue: Requeue) {
+        let Some(after) = requeue.delay().filter(|_| self.clock.is_paused()) else {
+            return;
+        };
+        let at = self.clock.now() + jiff::SignedDuration::try_from(after).unwrap_or(jiff::SignedDuration::MAX);
+        let (clock, tx, obj_ref) = (self.clock.clone(), self.tx.clone(), ObjectRef::from_obj(obj));
+        tokio::spawn(async move {
+            clock.sleep_until(at).await;
+            let _ = tx.send(obj_ref);
+        });
+    }
+}
+
 /// Runs `controller` until the process stops.
 pub async fn run<K, C, F, Fut>(
     name: &'static str,
     controller: Controller<K>,
     queue: Arc<Queue>,
     concurrency: u16,
+    clock: Clock,
     ctx: Arc<C>,
     reconcile: F,
 ) where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     C: Send + Sync + 'static,
     F: Fn(Arc<K>, Arc<C>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Action, Error>> + Send + 'static,
+    Fut: Future<Output = Result<Requeue, Error>> + Send + 'static,
 {
+    let (wakeups, woken) = Wakeups::new(&clock);
+    let wakeups = Arc::new(wakeups);
     let backoff = Arc::new(Backoff::default());
     let reconcile = Arc::new(reconcile);
     let b = backoff.clone();
@@ -123,12 +155,14 @@ pub async fn run<K, C, F, Fut>(
     let _ = m.depth.get_or_create(&queue.label());
     controller
         .with_config(Config::default().concurrency(concurrency))
+        .reconcile_on(woken)
         .run(
             move |obj: Arc<K>, ctx: Arc<C>| {
                 let reconcile = reconcile.clone();
                 let backoff = b.clone();
                 let queue = q.clone();
                 let label = label.clone();
+                let wakeups = wakeups.clone();
                 async move {
                     let key = key_of(obj.as_ref());
                     queue.done(&key);
@@ -137,14 +171,17 @@ pub async fn run<K, C, F, Fut>(
                     let started = Instant::now();
                     // kube-rs polls all of a controller's reconciles on its own task; spawning
                     // lets them use every core instead of one per controller.
-                    let result = match tokio::spawn(reconcile(obj, ctx)).await {
-                        Ok(Err(e)) if e.is_gone() => Ok(Action::await_change()),
+                    let result = match tokio::spawn(reconcile(obj.clone(), ctx)).await {
+                        Ok(Err(e)) if e.is_gone() => Ok(Requeue::await_change()),
                         Ok(r) => r,
                         Err(e) => Err(Error::other(format!("reconcile task failed: {e}"))),
                     };
+                    if let Ok(requeue) = &result {
+                        wakeups.schedule(obj.as_ref(), *requeue);
+                    }
                     active.dec();
                     let outcome = match &result {
-                        Ok(a) if *a == Action::await_change() => "success",
+                        Ok(r) if r.delay().is_none() => "success",
                         Ok(_) => "requeue_after",
                         Err(e) if e.is_conflict() => "requeue",
                         Err(_) => "error",
@@ -153,7 +190,7 @@ pub async fn run<K, C, F, Fut>(
                     if result.is_ok() {
                         backoff.succeed(&key);
                     }
-                    result
+                    result.map(Requeue::action)
                 }
             },
             move |obj: Arc<K>, err: &Error, _ctx: Arc<C>| {

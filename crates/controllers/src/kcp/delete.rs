@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use drydock_api::capi::conditions::{self as conds, HasConditions, Severity};
+use crate::framework::requeue::Requeue;
+use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, KCP_CLEANUP_HOOK_ANNOTATION, KUBEADM_CONTROL_PLANE_FINALIZER,
@@ -13,7 +14,6 @@ use drydock_api::capi::keys::{
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use kube::ResourceExt;
 use kube::api::Api;
-use kube::runtime::controller::Action;
 
 use super::status::{DELETING, RESIZED};
 use super::{CONTROLLER, GONE_RECHECK, State, hook, is_deleting, kubeconfig};
@@ -29,9 +29,9 @@ pub(super) async fn reconcile(
     api: &Api<KubeadmControlPlane>,
     kcp: &KubeadmControlPlane,
     cluster: Option<&str>,
-) -> Result<Action> {
+) -> Result<Requeue> {
     if !kcp.finalizers().iter().any(|f| f == KUBEADM_CONTROL_PLANE_FINALIZER) {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let ns = kcp.namespace().unwrap_or_default();
     let cluster = cluster.map(str::to_string).or_else(|| kcp.labels().get(CLUSTER_NAME_LABEL).cloned());
@@ -50,16 +50,16 @@ pub(super) async fn reconcile(
             kubeconfig::forget(&s.kubeconfigs, &ns, c);
         }
         s.pending.lock().remove(&super::key(kcp));
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let workers = all.iter().filter(|m| !m.labels().contains_key(CONTROL_PLANE_LABEL)).count();
-    let now = conds::now();
+    let now = s.ctx.clock().condition_time();
     let replicas = i32::try_from(owned.len()).unwrap_or(i32::MAX);
     want.status.get_or_insert_with(Default::default).replicas = Some(replicas);
     if workers > 0 {
         want.mark_false(RESIZED, DELETING, Severity::Info, "Waiting for worker nodes to be deleted first", now);
         s.write(api, kcp, &want).await?;
-        return Ok(Action::requeue(WORKERS_RECHECK));
+        return Ok(Requeue::after(WORKERS_RECHECK));
     }
     want.mark_false(RESIZED, DELETING, Severity::Info, "Deleting control plane Machines", now);
     let machines = s.ctx.api::<Machine>(&ns);
@@ -72,5 +72,5 @@ pub(super) async fn reconcile(
         }
     }
     s.write(api, kcp, &want).await?;
-    Ok(Action::requeue(GONE_RECHECK))
+    Ok(Requeue::after(GONE_RECHECK))
 }

@@ -97,7 +97,11 @@ pub(super) async fn reconcile(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::conditions::{Severity, now};
+    use drydock_api::capi::conditions::Severity;
+
+    fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
+        drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
+    }
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     fn deleting(name: &str, at: i64, waiting: bool) -> Arc<Machine> {

@@ -38,14 +38,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use drydock_api::capi::conditions as conds;
+use crate::framework::requeue::Requeue;
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner::{api_group, find_owner, get_controller, is_controlled_by};
 use futures::StreamExt;
 use kube::api::Api;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 use parking_lot::Mutex;
@@ -122,7 +122,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         }),
     )
     .watches_shared_stream(ctx.informers.clusters.subscribe(), queue.map_to(control_plane_of));
-    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.kcp_concurrency, state, reconcile))
+    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.kcp_concurrency, ctx.clock().clone(), state, reconcile))
 }
 
 fn is_kcp_ref(api_version: &str, kind: &str) -> bool {
@@ -255,24 +255,24 @@ fn soonest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
     }
 }
 
-fn requeue(after: Option<Duration>) -> Action {
-    after.map_or_else(Action::await_change, Action::requeue)
+fn requeue(after: Option<Duration>) -> Requeue {
+    Requeue::after_opt(after)
 }
 
-async fn reconcile(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Action> {
+async fn reconcile(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Requeue> {
     // Errors of other objects carry context (and are no longer plain 404s): a 404 here is
     // the control plane itself, deleted while this reconcile ran.
     match reconcile_control_plane(kcp, s).await {
-        Err(e) if e.is_not_found() => Ok(Action::await_change()),
+        Err(e) if e.is_not_found() => Ok(Requeue::await_change()),
         r => r,
     }
 }
 
-async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Action> {
+async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Requeue> {
     s.caught_up().await;
     if s.fresh.is_stale(&*kcp) {
         // Read before this controller's last write; that write's event comes next.
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let ns = kcp.namespace().unwrap_or_default();
     let api: Api<KubeadmControlPlane> = s.ctx.api(&ns);
@@ -287,15 +287,15 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         && let Some(p) = Pause::of(c, &kcp.metadata, false)
     {
         let mut want = (*kcp).clone();
-        pause::set_condition(&mut want, Some(p), c, conds::now());
+        pause::set_condition(&mut want, Some(p), c, s.ctx.clock().condition_time());
         s.write(&api, &kcp, &want).await?;
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     if kcp.meta().deletion_timestamp.is_some() {
         return delete::reconcile(&s, &api, &kcp, cluster_name.as_deref()).await;
     }
     let (Some(cluster_name), Some(cluster)) = (cluster_name, cluster) else {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     };
 
     let mut want = (*kcp).clone();
@@ -303,7 +303,7 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
     want.labels_mut().insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
     let mut current = if want.metadata != kcp.metadata { s.write(&api, &kcp, &want).await? } else { (*kcp).clone() };
 
-    let now = conds::now();
+    let now = s.ctx.clock().condition_time();
     let infra_ready = cluster.status.as_ref().and_then(|s| s.infrastructure_ready).unwrap_or(false);
     let server = kubeconfig::server_url(&cluster);
     let Some(server) = server.filter(|_| infra_ready) else {
@@ -317,17 +317,17 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         pause::set_condition(&mut want, None, &cluster, now);
         s.write(&api, &current, &want).await?;
         // The Cluster's changes wake this control plane.
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     };
     kubeconfig::ensure(&s.ctx, &s.kubeconfigs, CONTROLLER, &current, &cluster, &server).await?;
 
     if let Some(wait) = s.wait_for_store(&current, &cluster_name) {
-        return Ok(Action::requeue(wait));
+        return Ok(Requeue::after(wait));
     }
     let machines = s.owned_machines(&current, &cluster_name);
     if propagate::sync(&s.ctx, &current, &cluster_name, &machines).await? {
         // The Machines' update events bring the next reconcile, on what was written.
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let initialized = current.status.as_ref().and_then(|s| s.initialized) == Some(true);
     let observed = if machines.is_empty() {
@@ -343,20 +343,20 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
 
     if hook::reconcile(&s, &current, &cluster_name, &machines, observed.as_ref()).await? {
         // The Machine's deletion goes on; its update brings the next reconcile.
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     // Remediation first, rollouts and scaling after (upstream's order).
     let remediated =
         remediation::reconcile(&s, &api, &mut current, &cluster_name, &machines, observed.as_ref()).await?;
     if remediated.deleted {
-        return Ok(Action::requeue(GONE_RECHECK));
+        return Ok(Requeue::after(GONE_RECHECK));
     }
     let mut facts = Vec::with_capacity(machines.len());
     for m in &machines {
         facts.push(rollout::facts(&s.ctx, m).await);
     }
     let outdated =
-        Outdated::judge(&current, machines.iter().map(|m| m.as_ref()).zip(facts.iter()), jiff::Timestamp::now());
+        Outdated::judge(&current, machines.iter().map(|m| m.as_ref()).zip(facts.iter()), s.ctx.clock().now());
     for m in machines.iter().filter(|m| outdated.is_outdated(m)) {
         tracing::debug!(machine = %m.name_any(), reason = outdated.reason(&m.name_any()), "needs rollout");
     }

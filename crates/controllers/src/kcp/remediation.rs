@@ -245,19 +245,13 @@ async fn write_owner_remediated(api: &Api<Machine>, m: &Machine, c: Option<Condi
     }
 }
 
-fn waiting(message: &str) -> Condition {
-    Condition::false_(
-        OWNER_REMEDIATED,
-        WAITING_FOR_REMEDIATION,
-        Severity::Warning,
-        message,
-        drydock_api::capi::conditions::now(),
-    )
+fn waiting(message: &str, now: Time) -> Condition {
+    Condition::false_(OWNER_REMEDIATED, WAITING_FOR_REMEDIATION, Severity::Warning, message, now)
 }
 
 /// Records why a remediation is held; the event only when the reason is new.
 async fn hold(s: &State, kcp: &KubeadmControlPlane, api: &Api<Machine>, m: &Machine, held: Held) -> Result<Outcome> {
-    if write_owner_remediated(api, m, Some(waiting(&held.message))).await? {
+    if write_owner_remediated(api, m, Some(waiting(&held.message, s.ctx.clock().condition_time()))).await? {
         s.ctx.events.warning(kcp, "RemediationHeld", held.message.clone()).await;
     }
     tracing::debug!(machine = %m.name_any(), reason = %held.message, "remediation held");
@@ -324,7 +318,7 @@ pub(super) async fn reconcile(
         want.annotations_mut().remove(REMEDIATION_IN_PROGRESS_ANNOTATION);
         *kcp = s.write(kcp_api, kcp, &want).await?;
     }
-    let now = Timestamp::now();
+    let now = s.ctx.clock().now();
     let retry = match (resumed, started.flatten()) {
         (Some(_), Some(d)) => d.retry_count,
         _ => match retry_count(kcp, victim, now) {
@@ -341,7 +335,7 @@ pub(super) async fn reconcile(
     // Committed: recorded on the Machine and the control plane first, so that a reconcile
     // stopped half way resumes with this Machine.
     let name = victim.name_any();
-    let cond_now = drydock_api::capi::conditions::now;
+    let cond_now = || drydock_api::capi::conditions::time_at(now);
     let in_progress = Condition::false_(OWNER_REMEDIATED, REMEDIATION_IN_PROGRESS, Severity::Warning, "", cond_now());
     write_owner_remediated(&api, victim, Some(in_progress)).await?;
     if resumed.is_none() {
@@ -378,7 +372,9 @@ pub(super) async fn reconcile(
 mod tests {
     use super::*;
     use crate::etcd;
-    use drydock_api::capi::conditions::now;
+    fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
+        drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
+    }
     use drydock_api::capi::kubeadm::RemediationStrategy;
     use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod};
 

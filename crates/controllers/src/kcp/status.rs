@@ -290,8 +290,14 @@ mod tests {
         let mut m = Machine::new(name, Default::default());
         m.spec.version = Some(version.into());
         match ready {
-            Some(true) => m.mark_true(READY, conditions::now()),
-            Some(false) => m.mark_false(READY, "WaitingForInfrastructure", Severity::Info, "", conditions::now()),
+            Some(true) => m.mark_true(READY, conditions::time_at(jiff::Timestamp::now())),
+            Some(false) => m.mark_false(
+                READY,
+                "WaitingForInfrastructure",
+                Severity::Info,
+                "",
+                conditions::time_at(jiff::Timestamp::now()),
+            ),
             None => {}
         }
         Arc::new(m)
@@ -307,7 +313,7 @@ mod tests {
 
     #[test]
     fn machines_ready_aggregate() {
-        let now = conditions::now();
+        let now = conditions::time_at(jiff::Timestamp::now());
         assert!(aggregate_ready(&[], MACHINES_READY, now.clone()).is_none());
         let all = [machine("a", "v1", Some(true)), machine("b", "v1", Some(true))];
         assert!(aggregate_ready(&all, MACHINES_READY, now.clone()).unwrap().is_true());
@@ -333,7 +339,7 @@ mod tests {
             creation_failed: None,
             outdated: &none,
             blocked: Some("Machine a is not ready"),
-            now: conditions::now(),
+            now: conditions::time_at(jiff::Timestamp::now()),
         };
         update(&mut kcp, &inputs(None));
         let s = kcp.status.clone().unwrap();
@@ -370,11 +376,11 @@ mod rollout_tests {
         let m = |name: &str, v: &str| {
             let mut m = Machine::new(name, Default::default());
             m.spec.version = Some(v.into());
-            m.mark_true(READY, conditions::now());
+            m.mark_true(READY, conditions::time_at(jiff::Timestamp::now()));
             Arc::new(m)
         };
         let mut going = (*m("d", "v1.30.2")).clone();
-        going.metadata.deletion_timestamp = Some(conditions::now());
+        going.metadata.deletion_timestamp = Some(conditions::time_at(jiff::Timestamp::now()));
         let machines = [m("a", "v1.30.2"), m("b", "v1.30.2"), m("c", "v1.31.0"), Arc::new(going)];
         let outdated = Outdated::of(&["a", "b"]);
         update(
@@ -386,7 +392,7 @@ mod rollout_tests {
                 creation_failed: None,
                 outdated: &outdated,
                 blocked: Some("Machine c is not ready"),
-                now: conditions::now(),
+                now: conditions::time_at(jiff::Timestamp::now()),
             },
         );
         let s = kcp.status.clone().unwrap();

@@ -12,6 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::framework::requeue::Requeue;
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::intstr;
 use drydock_api::capi::keys::REMEDIATION_IN_PROGRESS_ANNOTATION;
@@ -19,7 +20,6 @@ use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::ResourceExt;
 use kube::api::Api;
-use kube::runtime::controller::Action;
 
 use super::health::Observed;
 use super::members;
@@ -34,7 +34,7 @@ pub(super) enum Next {
     /// why a needed change waits.
     Wait { after: Option<Duration>, blocked: Option<String> },
     /// A Machine was created or deleted.
-    MachinesChanged(Action),
+    MachinesChanged(Requeue),
 }
 
 impl Next {
@@ -143,7 +143,7 @@ async fn scale_up(s: &State, api: &Api<KubeadmControlPlane>, i: &Inputs<'_>, why
         want.annotations_mut().remove(REMEDIATION_IN_PROGRESS_ANNOTATION);
         s.write(api, kcp, &want).await?;
     }
-    Ok(Next::MachinesChanged(Action::await_change()))
+    Ok(Next::MachinesChanged(Requeue::await_change()))
 }
 
 /// Deletes one Machine (outdated ones first), only when the other members keep quorum,
@@ -192,5 +192,5 @@ async fn scale_down(s: &State, i: &Inputs<'_>) -> Result<Next, Step> {
     s.expect(kcp, Pending::Deleted(victim_name.clone(), Instant::now()));
     let why = if i.outdated.is_outdated(victim) { "outdated" } else { "scaling down" };
     s.ctx.events.normal(kcp, "SuccessfulDelete", format!("Deleted control plane Machine {victim_name} ({why})")).await;
-    Ok(Next::MachinesChanged(Action::requeue(GONE_RECHECK)))
+    Ok(Next::MachinesChanged(Requeue::after(GONE_RECHECK)))
 }

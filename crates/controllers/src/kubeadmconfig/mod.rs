@@ -20,6 +20,7 @@ mod yaml;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::framework::requeue::Requeue;
 use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, has_annotation};
@@ -28,7 +29,7 @@ use drydock_api::capi::owner;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 
 use crate::framework::Result;
@@ -96,7 +97,15 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
             i.clusters.subscribe(),
             queue.map_to(move |c: &Cluster| s2.configs_of_changed_cluster(c)),
         );
-    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.kubeadmconfig_concurrency, state, reconcile))
+    Box::pin(runner::run(
+        CONTROLLER,
+        c,
+        queue,
+        ctx.settings.kubeadmconfig_concurrency,
+        ctx.clock().clone(),
+        state,
+        reconcile,
+    ))
 }
 
 impl State {
@@ -219,29 +228,29 @@ fn next(config: &KubeadmConfig, machine: &Machine, cluster: &Cluster, init_machi
     Next::Render(Mode::Join { control_plane })
 }
 
-async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Action> {
+async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requeue> {
     let key = runner::key_of(config.as_ref());
     if state.written.is_behind(&key, config.metadata.resource_version.as_deref())
         || config.metadata.deletion_timestamp.is_some()
     {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let ns = config.namespace().unwrap_or_default();
     // Configs are rendered for their Machine; the Machine controller makes itself the owner.
     let Some(machine) =
         owner::find_owner(&config.metadata, "cluster.x-k8s.io", "Machine").and_then(|o| state.machine(&ns, &o.name))
     else {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     };
     let cluster_name =
         config.labels().get(CLUSTER_NAME_LABEL).cloned().unwrap_or_else(|| machine.spec.cluster_name.clone());
     let Some(cluster) = state.ctx.informers.clusters.store.get(&ObjectRef::new(&cluster_name).within(&ns)) else {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     };
     if cluster_paused(&cluster) || has_annotation(config.metadata.annotations.as_ref(), PAUSED_ANNOTATION) {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
-    let now = drydock_api::capi::conditions::now();
+    let now = state.ctx.clock().condition_time();
     let mut c = (*config).clone();
     let mut events = Events::default();
     let init_machine = is_control_plane(&machine) && state.is_init_machine(&ns, &machine);
@@ -272,7 +281,7 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Acti
         state.written.record(key, last.metadata.resource_version.as_deref(), store.len(), exists);
     }
     events.publish(&state.ctx, config.as_ref()).await;
-    result.map(|()| Action::await_change())
+    result.map(|()| Requeue::await_change())
 }
 
 fn set_ready(c: &mut KubeadmConfig, secret: String, now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time) {
@@ -358,7 +367,11 @@ async fn generate(
 mod tests {
     use super::*;
     use drydock_api::capi::common::APIEndpoint;
-    use drydock_api::capi::conditions::{Condition, now};
+    use drydock_api::capi::conditions::Condition;
+
+    fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
+        drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
+    }
     use drydock_api::capi::keys::CONTROL_PLANE_LABEL;
     use drydock_api::capi::kubeadm::KubeadmConfigStatus;
 

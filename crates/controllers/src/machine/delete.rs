@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::framework::requeue::Requeue;
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{Cluster, DEFAULT_NODE_DELETION_TIMEOUT, Machine};
 use drydock_api::capi::duration;
@@ -20,7 +21,6 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::api::DeleteParams;
-use kube::runtime::controller::Action;
 
 use super::drain::{self, Drain};
 use super::node::{NodeReader, node_ref_name, workload_nodes};
@@ -64,20 +64,20 @@ pub(crate) fn node_deletion(
     }
 }
 
-pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Option<&Cluster>) -> Result<Action> {
+pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Option<&Cluster>) -> Result<Requeue> {
     if !machine.finalizers().iter().any(|f| f == MACHINE_FINALIZER) {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     // A paused Machine is not deleted either (upstream checks pause before deletion).
     if let Some(c) = cluster
         && super::write_pause(state, machine, c).await?
     {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let ctx = &state.ctx;
     let ns = machine.namespace().unwrap_or_default();
     let api = ctx.api::<Machine>(&ns);
-    let now = conditions::now();
+    let now = ctx.clock().condition_time();
     let mut m = (**machine).clone();
     if let Some(c) = cluster {
         pause::set_condition(&mut m, None, c, now.clone());
@@ -96,7 +96,7 @@ pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Op
         }
         m.mark_true(PRE_DRAIN_HOOK_SUCCEEDED, now.clone());
         if let Drain::Wait(after) = drain::run(state, &mut m, cluster, &now, &mut events).await? {
-            return write_status(state, machine, m, now, events).await.map(|_| Action::requeue(after));
+            return write_status(state, machine, m, now, events).await.map(|_| Requeue::after(after));
         }
     }
     if has_annotation_prefix(m.metadata.annotations.as_ref(), PRE_TERMINATE_DELETE_HOOK_PREFIX) {
@@ -109,12 +109,12 @@ pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Op
     // Infrastructure first, then bootstrap; each must be gone before the next step.
     let infra = m.spec.infrastructure_ref.clone();
     if !delete_and_wait(state, &ns, &infra, &mut m, INFRASTRUCTURE_READY, &now).await? {
-        return write_status(state, machine, m, now, events).await.map(|_| Action::requeue(GONE_RECHECK));
+        return write_status(state, machine, m, now, events).await.map(|_| Requeue::after(GONE_RECHECK));
     }
     if let Some(config) = m.spec.bootstrap.config_ref.clone()
         && !delete_and_wait(state, &ns, &config, &mut m, BOOTSTRAP_READY, &now).await?
     {
-        return write_status(state, machine, m, now, events).await.map(|_| Action::requeue(GONE_RECHECK));
+        return write_status(state, machine, m, now, events).await.map(|_| Requeue::after(GONE_RECHECK));
     }
 
     if let (Ok(()), Some(cluster)) = (&allowed, cluster) {
@@ -137,7 +137,7 @@ pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Op
                     NodeDeletion::Pending { watched: true } => left,
                     _ => left.min(NODE_DELETION_RETRY),
                 };
-                return write_status(state, machine, m, now, events).await.map(|_| Action::requeue(recheck));
+                return write_status(state, machine, m, now, events).await.map(|_| Requeue::after(recheck));
             }
             tracing::warn!(machine = %machine.name_any(), outcome = ?outcome, "giving up on deleting the node");
             events.warning("NodeDeletionTimedOut", format!("gave up waiting for the Node to be deleted: {msg}"));
@@ -150,16 +150,16 @@ pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Op
     remove_finalizer(&mut done, MACHINE_FINALIZER);
     state.written.forget(&crate::framework::runner::key_of(machine.as_ref()));
     apply_changes(&api, CONTROLLER, machine, &done).await?;
-    Ok(Action::await_change())
+    Ok(Requeue::await_change())
 }
 
-async fn write_status(state: &State, machine: &Machine, mut m: Machine, now: Time, events: Events) -> Result<Action> {
+async fn write_status(state: &State, machine: &Machine, mut m: Machine, now: Time, events: Events) -> Result<Requeue> {
     status::finish(machine, &mut m, now);
     let api = state.ctx.api::<Machine>(&machine.namespace().unwrap_or_default());
     let rv = super::write_changes(&api, CONTROLLER, machine, &m, true).await?;
     state.wrote(machine, rv);
     events.publish(&state.ctx, machine).await;
-    Ok(Action::await_change())
+    Ok(Requeue::await_change())
 }
 
 /// Deletes the object `r` points at; true once it is gone (possibly right away). While it
@@ -285,7 +285,7 @@ mod tests {
         assert_eq!(node_deletion(Some(&c), false, 1), Ok(()));
         assert_eq!(node_deletion(Some(&c), true, 1), Err(KeepNode::ControlPlaneDeleting));
         assert_eq!(node_deletion(Some(&c), false, 0), Err(KeepNode::NoControlPlane));
-        c.metadata.deletion_timestamp = Some(conditions::now());
+        c.metadata.deletion_timestamp = Some(conditions::time_at(jiff::Timestamp::now()));
         assert_eq!(node_deletion(Some(&c), false, 1), Err(KeepNode::ClusterDeleting));
     }
 

@@ -34,6 +34,7 @@ mod status;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::framework::requeue::Requeue;
 use drydock_api::capi::conditions;
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::InMemoryMachine;
@@ -46,7 +47,7 @@ use drydock_api::capi::owner::{self, api_group};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 
@@ -136,7 +137,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         let s4 = state.clone();
         c = c.watches_shared_stream(nodes.subscribe(), queue.map_to(move |n: &Node| s4.machines_of_changed_node(n)));
     }
-    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.machine_concurrency, state, reconcile))
+    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.machine_concurrency, ctx.clock().clone(), state, reconcile))
 }
 
 impl State {
@@ -349,28 +350,28 @@ pub(crate) fn sooner(a: Option<Duration>, b: Option<Duration>) -> Option<Duratio
     }
 }
 
-pub(crate) fn action(recheck: Option<Duration>) -> Action {
-    recheck.map_or_else(Action::await_change, Action::requeue)
+pub(crate) fn action(recheck: Option<Duration>) -> Requeue {
+    Requeue::after_opt(recheck)
 }
 
-async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Action> {
+async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Requeue> {
     let ctx = &state.ctx;
     let ns = machine.namespace().unwrap_or_default();
     let cluster = ctx.informers.clusters.store.get(&ObjectRef::new(&machine.spec.cluster_name).within(&ns));
     if state.written.is_behind(&runner::key_of(machine.as_ref()), machine.metadata.resource_version.as_deref()) {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     if machine.metadata.deletion_timestamp.is_some() {
         return delete::reconcile(&state, &machine, cluster.as_deref()).await;
     }
     // A missing Cluster is waited for: its creation triggers this Machine.
     let Some(cluster) = cluster else {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     };
     if write_pause(&state, &machine, &cluster).await? {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
-    let now = conditions::now();
+    let now = ctx.clock().condition_time();
     let mut m = (*machine).clone();
     pause::set_condition(&mut m, None, &cluster, now.clone());
     adopt_metadata(&mut m, &cluster);
@@ -391,7 +392,7 @@ pub(crate) async fn write_pause(state: &State, machine: &Machine, cluster: &Clus
         return Ok(false);
     };
     let mut m = machine.clone();
-    pause::set_condition(&mut m, Some(p), cluster, conditions::now());
+    pause::set_condition(&mut m, Some(p), cluster, state.ctx.clock().condition_time());
     let api = state.ctx.api::<Machine>(&machine.namespace().unwrap_or_default());
     let rv = write_changes(&api, CONTROLLER, machine, &m, false).await?;
     state.wrote(machine, rv);

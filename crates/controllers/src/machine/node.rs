@@ -116,7 +116,7 @@ pub(super) async fn reconcile(
     infra: Option<&Referenced>,
     events: &mut Events,
 ) -> Result<Option<Duration>> {
-    let now = drydock_api::capi::conditions::now();
+    let now = state.ctx.clock().condition_time();
     if m.spec.provider_id.is_none() {
         m.mark_false(NODE_HEALTHY, "WaitingForNodeRef", Severity::Info, "", now);
         return Ok(None);

@@ -132,7 +132,7 @@ mod tests {
         let mut before = Machine::new("m", Default::default());
         before.metadata.generation = Some(3);
         let mut m = before.clone();
-        let t1 = drydock_api::capi::conditions::now();
+        let t1 = drydock_api::capi::conditions::time_at(jiff::Timestamp::now());
         finish(&before, &mut m, t1.clone());
         let s = m.status.clone().unwrap();
         assert_eq!(s.phase.as_deref(), Some("Pending"));

@@ -25,8 +25,9 @@ pub mod template;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::framework::requeue::Requeue;
 use drydock_api::admission::FieldPath;
-use drydock_api::capi::conditions::now as cond_now;
+use drydock_api::capi::conditions::time_at;
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineDeploymentStrategyType, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
 use drydock_api::capi::owner;
@@ -34,7 +35,7 @@ use drydock_api::capi::selector::Selector;
 use futures::StreamExt;
 use jiff::Timestamp;
 use kube::api::{Api, PostParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 
 use self::ondelete::Counted;
@@ -107,7 +108,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         .watches_shared_stream(ctx.informers.machines.subscribe(), on_machine)
         .watches_shared_stream(ctx.informers.clusters.subscribe(), on_cluster);
     let concurrency = ctx.settings.machinedeployment_concurrency;
-    Box::pin(runner::run(NAME, c, queue, concurrency, st, reconcile))
+    Box::pin(runner::run(NAME, c, queue, concurrency, ctx.clock().clone(), st, reconcile))
 }
 
 /// The deployment a MachineSet event concerns: its controller, or for a set without one,
@@ -164,11 +165,11 @@ fn other<E: std::fmt::Display>(context: &str) -> impl Fn(E) -> Error + '_ {
     move |e| Error::other(format!("{context}: {e}"))
 }
 
-async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action> {
+async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue> {
     let key = key_of(&*md);
     if md.metadata.deletion_timestamp.is_some() {
         st.expectations.forget(&key);
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let ns = md.metadata.namespace.clone().unwrap_or_default();
     st.sets.ensure_seeded().await;
@@ -183,12 +184,12 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
     let api: Api<MachineDeployment> = st.ctx.api(&ns);
     let mut want = (*md).clone();
     let paused = Pause::of(&cluster, &md.metadata, md.spec.paused == Some(true));
-    pause::set_condition(&mut want, paused, &cluster, cond_now());
+    pause::set_condition(&mut want, paused, &cluster, st.ctx.clock().condition_time());
     if paused.is_some_and(Pause::stops_everything) {
         if want != *md {
             apply_changes(&api, NAME, &md, &want).await?;
         }
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let rollout_paused = paused.is_some();
 
@@ -207,7 +208,7 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
         |name| owned.iter().any(|ms| ms.metadata.name.as_deref() == Some(name)),
         |_| true,
     );
-    let now = Timestamp::now();
+    let now = st.ctx.clock().now();
     let mut plan = Plan::new(&want, owned, now);
     let desired = rollout::replicas(&want);
     let max_replicas = desired + rollout::max_surge(&want).map_err(other("spec.strategy.rollingUpdate.maxSurge"))?;
@@ -275,7 +276,7 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
         status.observed_generation = md.status.as_ref().and_then(|s| s.observed_generation);
     }
     want.status = Some(status);
-    status::set_conditions(&mut want, &plan, max_unavailable, cond_now());
+    status::set_conditions(&mut want, &plan, max_unavailable, time_at(now));
     if !rollout_paused && status::is_complete(&want) {
         cleanup(&st, &want, &plan).await?;
     }
@@ -314,7 +315,7 @@ fn count_machines(ms: &MachineSet, machines: &[Arc<Machine>]) -> Counted {
 
 /// When to look again without an event: when a pending creation expires, or when a
 /// future `rolloutAfter` passes (upstream waits for the next resync instead).
-fn requeue(md: &MachineDeployment, pending: &Outstanding, now: Timestamp) -> Action {
+fn requeue(md: &MachineDeployment, pending: &Outstanding, now: Timestamp) -> Requeue {
     let rollout_after = md
         .spec
         .rollout_after
@@ -322,7 +323,7 @@ fn requeue(md: &MachineDeployment, pending: &Outstanding, now: Timestamp) -> Act
         .filter(|t| t.0 > now)
         .and_then(|t| Duration::try_from(t.0.duration_since(now)).ok())
         .map(|d| d + Duration::from_millis(100));
-    [pending.expires_in, rollout_after].into_iter().flatten().min().map_or_else(Action::await_change, Action::requeue)
+    Requeue::after_opt([pending.expires_in, rollout_after].into_iter().flatten().min())
 }
 
 /// Ensures the templates belong to the Cluster; returns the ones that do not exist
@@ -498,7 +499,7 @@ mod tests {
             m.metadata.namespace = Some("ns".into());
             m.metadata.labels = Some([(DEPLOYMENT_NAME_LABEL.to_string(), deployment.to_string())].into());
             if deleting {
-                m.metadata.deletion_timestamp = Some(cond_now());
+                m.metadata.deletion_timestamp = Some(time_at(jiff::Timestamp::now()));
             }
             m
         };

@@ -86,7 +86,11 @@ pub fn pick(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::conditions::{Severity, now as cond_now};
+    use drydock_api::capi::conditions::Severity;
+
+    fn cond_now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
+        drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
+    }
     use drydock_api::capi::core::{MachineSpec, MachineStatus};
     use k8s_openapi::api::core::v1::ObjectReference;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

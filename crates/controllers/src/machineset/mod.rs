@@ -25,17 +25,17 @@ pub mod templates;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::framework::requeue::Requeue;
 use drydock_api::admission::FieldPath;
-use drydock_api::capi::conditions::{HasConditions, now as cond_now};
+use drydock_api::capi::conditions::{HasConditions, time_at};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
 use futures::StreamExt;
-use jiff::Timestamp;
 use kube::api::Api;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 
 use self::expectations::{Expectations, Outstanding};
@@ -121,7 +121,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         .watches_shared_stream(ctx.informers.clusters.subscribe(), on_cluster)
         .watches_shared_stream(ctx.informers.control_planes.subscribe(), on_control_plane);
     let concurrency = ctx.settings.machineset_concurrency;
-    Box::pin(runner::run(NAME, c, queue, concurrency, st, reconcile))
+    Box::pin(runner::run(NAME, c, queue, concurrency, ctx.clock().clone(), st, reconcile))
 }
 
 fn refs(ns: &str, names: Vec<String>) -> Vec<ObjectRef<MachineSet>> {
@@ -173,7 +173,7 @@ pub fn owning_deployment(st: &State, ms: &MachineSet) -> Option<Arc<MachineDeplo
     st.ctx.informers.machine_deployments.store.get(&ObjectRef::new(name).within(ns))
 }
 
-async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
+async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
     let key = key(&ms);
     let ns = ms.metadata.namespace.clone().unwrap_or_default();
     let name = ms.metadata.name.clone().unwrap_or_default();
@@ -181,7 +181,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     if ms.metadata.deletion_timestamp.is_some() {
         st.expectations.forget(&key);
         st.waiting.set(&ns, &cluster_name, &name, false);
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     st.machines.ensure_seeded().await;
     st.ctx.informers.clusters.ready().await;
@@ -195,13 +195,13 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     let api: Api<MachineSet> = st.ctx.api(&ns);
     let mut want = (*ms).clone();
     let paused = Pause::of(&cluster, &ms.metadata, false);
-    pause::set_condition(&mut want, paused, &cluster, cond_now());
+    pause::set_condition(&mut want, paused, &cluster, st.ctx.clock().condition_time());
     if paused.is_some() {
         st.waiting.set(&ns, &cluster_name, &name, false);
         if want != *ms {
             apply_changes(&api, NAME, &ms, &want).await?;
         }
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
 
     default_metadata(&mut want, &cluster);
@@ -220,11 +220,11 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
         pending = outstanding(&st, &key, &owned);
     }
     sync_machines(&st, &want, &owned).await?;
-    let now = Timestamp::now();
+    let now = st.ctx.clock().now();
     let scaled = replicas::sync(&st, &mut want, &ms, &cluster, &owned, &pending, now).await;
 
     let (counters, next_available) = status::count(&want, &owned, now);
-    let cond_time = cond_now();
+    let cond_time = time_at(now);
     let generation = want.metadata.generation;
     status::set_counters(want.status.get_or_insert_with(Default::default), counters, selector.to_query(), generation);
     let desired = want.spec.replicas.unwrap_or(1);
@@ -242,7 +242,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     st.waiting.set(&ns, &cluster_name, &name, held);
     let recheck = (held && !kcp_managed(&cluster)).then_some(PREFLIGHT_RECHECK);
     let requeue = [next_available, pending.expires_in, recheck].into_iter().flatten().min();
-    Ok(requeue.map_or_else(Action::await_change, |d| Action::requeue(d.max(Duration::from_millis(100)))))
+    Ok(Requeue::after_opt(requeue.map(|d| d.max(Duration::from_millis(100)))))
 }
 
 /// True when the Machine is going: marked deleted in the cache, or deleted by this
@@ -451,7 +451,7 @@ mod tests {
         other.metadata.owner_references = owner::controller_ref(&cluster).map(|r| vec![r]);
         assert!(sets_for_machine(&other, &index).is_empty());
         let mut deleting = machine("y");
-        deleting.metadata.deletion_timestamp = Some(cond_now());
+        deleting.metadata.deletion_timestamp = Some(time_at(jiff::Timestamp::now()));
         assert!(sets_for_machine(&deleting, &index).is_empty());
     }
 }

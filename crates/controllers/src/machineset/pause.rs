@@ -129,7 +129,9 @@ impl ClusterPauses {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::conditions::now;
+    fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
+        drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
+    }
     use drydock_api::capi::core::{ClusterSpec, MachineSet, MachineSetSpec};
 
     fn annotated() -> ObjectMeta {

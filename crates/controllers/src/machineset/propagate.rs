@@ -251,7 +251,7 @@ mod tests {
     fn deleting_machines_only_get_timeouts() {
         let ms = ms();
         let mut m = Machine::new("m", MachineSpec::default());
-        m.metadata.deletion_timestamp = Some(drydock_api::capi::conditions::now());
+        m.metadata.deletion_timestamp = Some(drydock_api::capi::conditions::time_at(jiff::Timestamp::now()));
         let p = Propagated::new(&ms);
         let want = p.apply(&m);
         assert!(p.is_applied(&want));

@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use drydock_api::capi::conditions::{Condition, HasConditions, Severity, now as cond_now};
+use drydock_api::capi::conditions::{Condition, HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineSet};
 use drydock_api::capi::intstr;
 use drydock_api::capi::keys::REVISION_ANNOTATION;
@@ -148,6 +148,7 @@ pub async fn reconcile(
     deleting: impl Fn(&Machine) -> bool,
 ) -> Result<Outcome> {
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
+    let cond_now = || st.ctx.clock().condition_time();
     let api: Api<Machine> = st.ctx.api(ns);
     let mut c = candidates(machines, deleting);
     for m in &c.stale {
@@ -219,7 +220,7 @@ mod tests {
     fn machine(name: &str, created: i64, owner: Option<bool>, healthy: Option<bool>) -> Arc<Machine> {
         let mut m = Machine::new(name, MachineSpec::default());
         m.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
-        let now = cond_now();
+        let now = drydock_api::capi::conditions::time_at(jiff::Timestamp::now());
         match owner {
             Some(true) => m.mark_true(OWNER_REMEDIATED, now.clone()),
             Some(false) => m.mark_false(OWNER_REMEDIATED, WAITING_FOR_REMEDIATION, Severity::Warning, "", now.clone()),

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use drydock_api::capi::conditions::{HasConditions, Severity, now as cond_now};
+use drydock_api::capi::conditions::{HasConditions, Severity, time_at};
 use drydock_api::capi::core::{Cluster, Machine, MachineSet, MachineSetDeletePolicy};
 use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
 use drydock_api::capi::owner;
@@ -89,15 +89,15 @@ pub async fn sync(
             tracing::warn!(machineset = ?ms.metadata.name, error = %e, "preflight checks cannot run");
         }
         if let Some(message) = verdict.message() {
-            ms.mark_false(MACHINES_CREATED, preflight::PREFLIGHT_CHECK_FAILED, Severity::Error, message, cond_now());
+            ms.mark_false(MACHINES_CREATED, preflight::PREFLIGHT_CHECK_FAILED, Severity::Error, message, time_at(now));
             return Ok(Scale::Held);
         }
         if let Err(f) = create(st, ms, diff as usize).await {
             let message = f.error.to_string();
-            ms.mark_false(MACHINES_CREATED, f.reason, Severity::Error, &message, cond_now());
+            ms.mark_false(MACHINES_CREATED, f.reason, Severity::Error, &message, time_at(now));
             return Err(f.error);
         }
-        ms.mark_true(MACHINES_CREATED, cond_now());
+        ms.mark_true(MACHINES_CREATED, time_at(now));
         return Ok(Scale::Up);
     }
     if diff < 0 {

@@ -28,7 +28,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
-use drydock_api::capi::conditions::{self, HasConditions, Severity};
+use crate::framework::requeue::Requeue;
+use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineHealthCheck};
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, REMEDIATE_MACHINE_ANNOTATION, SKIP_REMEDIATION_ANNOTATION, has_annotation,
@@ -36,10 +37,9 @@ use drydock_api::capi::keys::{
 use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
 use futures::StreamExt;
-use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, ListParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 
@@ -127,7 +127,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         let s3 = st.clone();
         c = c.watches_shared_stream(nodes.subscribe(), queue.map_to(move |n: &Node| s3.checks_of_node(n)));
     }
-    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.mhc_concurrency, st, reconcile))
+    Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.mhc_concurrency, ctx.clock().clone(), st, reconcile))
 }
 
 fn digest(f: impl FnOnce(&mut std::collections::hash_map::DefaultHasher)) -> u64 {
@@ -285,11 +285,11 @@ fn targets(st: &State, mhc: &MachineHealthCheck, selector: &Selector) -> Vec<Arc
     out
 }
 
-async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Action> {
+async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Requeue> {
     if st.written.is_behind(&runner::key_of(mhc.as_ref()), mhc.metadata.resource_version.as_deref())
         || mhc.metadata.deletion_timestamp.is_some()
     {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let ctx = &st.ctx;
     st.machines.ensure_seeded().await;
@@ -298,16 +298,16 @@ async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Actio
     let ns = mhc.namespace().unwrap_or_default();
     // A missing Cluster is waited for: its creation triggers the check.
     let Some(cluster) = ctx.informers.clusters.store.get(&ObjectRef::new(&mhc.spec.cluster_name).within(&ns)) else {
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     };
     let api: Api<MachineHealthCheck> = ctx.api(&ns);
-    let now = conditions::now();
+    let now = ctx.clock().condition_time();
     if let Some(p) = Pause::of(&cluster, &mhc.metadata, false) {
         let mut want = (*mhc).clone();
         pause::set_condition(&mut want, Some(p), &cluster, now);
         let rv = write_changes(&api, CONTROLLER, &mhc, &want, false).await?;
         st.wrote_check(&mhc, rv);
-        return Ok(Action::await_change());
+        return Ok(Requeue::await_change());
     }
     let mut want = (*mhc).clone();
     pause::set_condition(&mut want, None, &cluster, now.clone());
@@ -318,7 +318,7 @@ async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Actio
     let result = check(&st, &mhc, &cluster, &mut want, &now).await;
     let rv = write_changes(&api, CONTROLLER, &mhc, &want, result.is_ok()).await?;
     st.wrote_check(&mhc, rv);
-    result.map(|next| next.map_or_else(Action::await_change, Action::requeue))
+    result.map(Requeue::after_opt)
 }
 
 /// Judges the targets, writes their conditions and the check's status into `want`; returns
@@ -341,7 +341,7 @@ async fn check(
         Some(_) if !targets.is_empty() => Some(ClusterNodes::of(ctx, cluster).await?),
         _ => None,
     };
-    let precise_now = Timestamp::now();
+    let precise_now = ctx.clock().now();
     let judged: Vec<(Arc<Machine>, Verdict)> = targets
         .into_iter()
         .map(|m| {

@@ -121,7 +121,9 @@ pub(crate) async fn delete_request(ctx: &crate::Context, template: &ObjectRefere
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::conditions::now;
+    fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
+        drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
+    }
 
     #[test]
     fn marks_and_hands_over_once() {

@@ -9,10 +9,14 @@ use std::time::Duration;
 
 use drydock::instance::{Instance, Options};
 use drydock_apiserver::Config;
+use drydock_controllers::Settings;
+use drydock_controllers::framework::Clock;
 
 pub struct Env {
     pub instance: Instance,
     pub dir: tempfile::TempDir,
+    /// The clock the controllers and provider read (paused in tests that move time).
+    pub clock: Clock,
 }
 
 impl Env {
@@ -21,18 +25,29 @@ impl Env {
         Self::start_serving(controllers, Vec::new()).await
     }
 
+    /// Like [`Env::start`], with the controllers on a paused clock that only
+    /// [`Clock::advance`] moves.
+    pub async fn start_paused() -> Self {
+        Self::start_with(true, Vec::new(), Clock::paused()).await
+    }
+
     /// Like [`Env::start`], also serving `extra` kinds.
     pub async fn start_serving(controllers: bool, extra: Vec<drydock_api::ResourceDef>) -> Self {
+        Self::start_with(controllers, extra, Clock::system()).await
+    }
+
+    async fn start_with(controllers: bool, extra: Vec<drydock_api::ResourceDef>, clock: Clock) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let opts = Options {
             server: Config { data_dir: Some(dir.path().to_path_buf()), ..Config::default() },
             controllers,
             extra_resources: extra,
+            settings: Settings { clock: clock.clone(), ..Settings::default() },
             ..Options::default()
         };
         let mut instance = Instance::start(opts).await.expect("start drydock");
         instance.spawn_serve().expect("serve");
-        Self { instance, dir }
+        Self { instance, dir, clock }
     }
 
     pub fn client(&self) -> kube::Client {
