@@ -514,7 +514,13 @@ async fn standalone_set_adopts_releases_and_respects_pause() {
         json!({"metadata": {"annotations": {PAUSED_ANNOTATION: "true"}}, "spec": {"replicas": 3}}),
     )
     .await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The reconcile that reports the pause has seen the new replicas too.
+    eventually("the set to report its pause", WAIT, || async {
+        let set = ms_api.get("solo").await.ok()?;
+        let paused = set.get_condition("Paused").filter(|c| c.is_true())?;
+        (paused.reason.as_deref() == Some("AnnotationPaused")).then_some(())
+    })
+    .await;
     let all: Vec<Machine> = list(&client, cluster).await;
     assert_eq!(all.iter().filter(|m| controlled_by(&m.metadata, &ms)).count(), 2, "a paused set created Machines");
     patch::<MachineSet>(&client, "solo", json!({"metadata": {"annotations": {PAUSED_ANNOTATION: null}}})).await;
