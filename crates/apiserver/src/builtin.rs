@@ -2,13 +2,11 @@
 //! and events.k8s.io, one storage), Lease, Node, Pod, CustomResourceDefinition, and
 //! drydock's LogicalCluster (one per hosted API "cluster").
 
+use drydock_api::tenancy::{LOGICAL_CLUSTER_KIND, LOGICAL_CLUSTER_PLURAL, TENANCY_GROUP, TENANCY_VERSION};
 use drydock_api::{PrinterColumn, ResourceDef};
 use serde_json::{Map, Value, json};
 
 use crate::registry::{Conversion, RegistryBuilder};
-
-/// Group of drydock's own kinds.
-pub const TENANCY_GROUP: &str = "tenancy.drydock.dev";
 
 /// Inline structural schema of a k8s-openapi type, for pruning and strict field validation.
 fn schema_of<T: schemars::JsonSchema>() -> Value {
@@ -112,7 +110,7 @@ pub fn register(b: &mut RegistryBuilder) {
             .column(col("Created At", "date", ".metadata.creationTimestamp")),
     );
     b.add(
-        ResourceDef::new(TENANCY_GROUP, "v1alpha1", "LogicalCluster", "logicalclusters")
+        ResourceDef::new(TENANCY_GROUP, TENANCY_VERSION, LOGICAL_CLUSTER_KIND, LOGICAL_CLUSTER_PLURAL)
             .cluster_scoped()
             .with_status()
             .short_names(&["lc"])

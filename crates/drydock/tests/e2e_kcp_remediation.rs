@@ -19,6 +19,7 @@ use drydock_api::capi::core::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{REMEDIATION_FOR_ANNOTATION, REMEDIATION_IN_PROGRESS_ANNOTATION};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::tenancy::LogicalClusterName;
 use drydock_controllers::etcd::{self, Membership};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::events::v1::Event;
@@ -162,7 +163,7 @@ async fn marked_machine_is_replaced_while_quorum_holds() {
     let env = Env::start(true).await;
     let mgmt = env.client();
     let cluster = "rem";
-    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
     kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(cluster, 3, "0s")));
     let before = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
 
@@ -195,7 +196,7 @@ async fn remediation_that_would_break_quorum_waits() {
     let env = Env::start(true).await;
     let mgmt = env.client();
     let cluster = "quorum";
-    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
     kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(cluster, 3, "0s")));
     let machines = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
     let (failing, marked) = (&machines[0], machines[1].name_any());
@@ -247,7 +248,7 @@ async fn first_machine_that_never_comes_up_is_replaced() {
     let kc = env.kubeconfig(None);
     let mgmt = env.client();
     let cluster = "init";
-    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
     // The first Machine's VM takes an hour.
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest(cluster, 1, "1h")));
     let first = eventually("the first Machine", WAIT, || async {
@@ -289,7 +290,7 @@ async fn health_check_marks_and_control_plane_replaces() {
     let kc = env.kubeconfig(None);
     let mgmt = env.client();
     let cluster = "mhc";
-    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
     let mhc = format!(
         r#"
 ---

@@ -11,6 +11,7 @@ mod write;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use drydock_api::tenancy::CLUSTER_ANNOTATION;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
@@ -18,7 +19,7 @@ use crate::registry::{Registry, Resource};
 use crate::store::{ObjKey, Store, Stored};
 
 pub use delete::{DeleteOptions, Propagation};
-pub use read::{CLUSTER_ANNOTATION, ListOptions, ListResult, WILDCARD, WatchStart, is_wildcard};
+pub use read::{ListOptions, ListResult, WatchStart, is_wildcard};
 pub use write::{FieldValidation, WriteOptions, Written};
 
 /// Subresources served.

@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use drydock_api::{FieldError, Operation};
+use drydock_api::tenancy::TENANCY_GROUP;
+use drydock_api::{FieldError, Operation, names};
 use serde_json::{Map, Value, json};
 
 use super::meta::{self, now_rfc3339};
 use super::{Api, Subresource, Target, parse_rv};
-use crate::builtin::TENANCY_GROUP;
 use crate::error::{ApiError, ApiResult};
 use crate::patch::{self, PatchType};
 use crate::registry::Resource;
@@ -137,9 +137,10 @@ impl Api {
 
     fn validate_name(&self, t: &Target, name: &str) -> Result<(), FieldError> {
         let check = if t.res.def.kind == "Namespace" && t.res.def.group.is_empty() {
-            meta::dns1123_label(name)
+            meta::first_error(names::dns1123_label_errors(name))
         } else {
-            meta::path_segment_name(name).and_then(|_| meta::dns1123_subdomain(name))
+            meta::first_error(names::path_segment_name_errors(name))
+                .and_then(|()| meta::first_error(names::dns1123_subdomain_errors(name)))
         };
         check.map_err(|e| FieldError::invalid("metadata.name", name, e))
     }

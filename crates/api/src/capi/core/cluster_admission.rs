@@ -11,8 +11,8 @@ use super::topology::{ClusterVariable, MachineHealthCheckTopology, Topology};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::keys::{DISABLE_UPDATE_VERSION_CHECK_ANNOTATION, has_annotation};
 use crate::capi::typed::KindAdmission;
-use crate::capi::validation::dns1123_subdomain_errors;
 use crate::capi::{refs, version};
+use crate::names::dns1123_subdomain_errors;
 
 pub(crate) struct ClusterAdmission;
 
