@@ -164,6 +164,7 @@ fn watch_ready(mgmt: kube::Client) -> (Arc<Mutex<HashMap<String, jiff::Timestamp
     (seen, task)
 }
 
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_cluster_provisions_and_scales_its_control_plane() {
     let _serial = SERIAL.lock().await;

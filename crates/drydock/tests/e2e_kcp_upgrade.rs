@@ -153,6 +153,7 @@ struct Watchers {
 
 impl Watchers {
     /// Starts watching and waits until both watches listed what exists.
+    #[allow(clippy::too_many_lines)]
     async fn start(mgmt: &kube::Client, workload: &kube::Client, cluster: &str, most: usize, fewest: usize) -> Self {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let mut tasks = Vec::new();

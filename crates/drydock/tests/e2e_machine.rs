@@ -257,6 +257,7 @@ fn controller_of(meta: &kube::api::ObjectMeta) -> Option<(String, String)> {
 /// data (init for the control plane, join for the worker once the control plane is
 /// initialized), adoption, nodeRef, node labels, conditions and phases; then an idle fleet
 /// writes nothing; then deleting the worker removes its infrastructure, config and Node.
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_machines_run_and_delete() {
     let env = start().await;

@@ -166,6 +166,7 @@ fn start_provider(instance: &Instance) {
     tokio::spawn(drydock_controllers::start(ctx, controllers));
 }
 
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_simulates_clusters_and_machines() {
     let _serial = SERIAL.lock().await;

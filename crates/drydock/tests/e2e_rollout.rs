@@ -514,6 +514,7 @@ fn paused_reason<K: HasConditions>(obj: &K) -> Option<String> {
     obj.get_condition("Paused").filter(|c| c.is_true()).and_then(|c| c.reason.clone())
 }
 
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_pause_stops_exactly_what_it_should() {
     let _serial = SERIAL.lock().await;
