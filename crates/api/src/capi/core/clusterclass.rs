@@ -87,17 +87,27 @@ pub struct NamingStrategy {
     pub template: Option<String>,
 }
 
-/// Worker classes.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+/// Worker MachineDeployments and MachinePools: their classes in a ClusterClass, the
+/// instances of those classes in a Cluster's topology.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct WorkersClass {
-    /// MachineDeployment classes.
+pub struct Workers<D, P> {
+    /// MachineDeployments.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub machine_deployments: Option<Vec<MachineDeploymentClass>>,
-    /// MachinePool classes.
+    pub machine_deployments: Option<Vec<D>>,
+    /// MachinePools.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub machine_pools: Option<Vec<MachinePoolClass>>,
+    pub machine_pools: Option<Vec<P>>,
 }
+
+impl<D, P> Default for Workers<D, P> {
+    fn default() -> Self {
+        Self { machine_deployments: None, machine_pools: None }
+    }
+}
+
+/// Worker classes.
+pub type WorkersClass = Workers<MachineDeploymentClass, MachinePoolClass>;
 
 /// Templates of a worker MachineDeployment or MachinePool.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

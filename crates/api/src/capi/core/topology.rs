@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::clusterclass::{MachineHealthCheckClass, MachineTimeouts};
+use super::clusterclass::{MachineHealthCheckClass, MachineTimeouts, Workers};
 use super::machinedeployment::MachineDeploymentStrategy;
 use crate::capi::common::ObjectMeta;
 
@@ -57,16 +57,7 @@ pub struct ControlPlaneTopology {
 }
 
 /// Worker part of a topology.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WorkersTopology {
-    /// Worker MachineDeployments.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub machine_deployments: Option<Vec<MachineDeploymentTopology>>,
-    /// Worker MachinePools.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub machine_pools: Option<Vec<MachinePoolTopology>>,
-}
+pub type WorkersTopology = Workers<MachineDeploymentTopology, MachinePoolTopology>;
 
 /// One MachineDeployment of a topology.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
