@@ -2,13 +2,11 @@
 //! and events.k8s.io, one storage), Lease, Node, Pod, CustomResourceDefinition, and
 //! drydock's LogicalCluster (one per hosted API "cluster").
 
+use drydock_api::tenancy::{LOGICAL_CLUSTER_KIND, LOGICAL_CLUSTER_PLURAL, TENANCY_GROUP, TENANCY_VERSION};
 use drydock_api::{PrinterColumn, ResourceDef};
 use serde_json::{Map, Value, json};
 
 use crate::registry::{Conversion, RegistryBuilder};
-
-/// Group of drydock's own kinds.
-pub const TENANCY_GROUP: &str = "tenancy.drydock.dev";
 
 /// Inline structural schema of a k8s-openapi type, for pruning and strict field validation.
 fn schema_of<T: schemars::JsonSchema>() -> Value {
@@ -25,12 +23,10 @@ fn col(name: &str, ty: &str, path: &str) -> PrinterColumn {
     PrinterColumn::new(name, ty, path)
 }
 
-/// Registers the built-in kinds.
-pub fn register(b: &mut RegistryBuilder) {
-    use k8s_openapi::api::coordination::v1::Lease;
-    use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Node, Pod, Secret};
-
-    b.add(
+/// Namespace, ConfigMap and Secret.
+fn core_config() -> [ResourceDef; 3] {
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+    [
         ResourceDef::new("", "v1", "Namespace", "namespaces")
             .cluster_scoped()
             .with_status()
@@ -38,43 +34,47 @@ pub fn register(b: &mut RegistryBuilder) {
             .column(col("Status", "string", ".status.phase"))
             .schema(schema_of::<Namespace>())
             .verbs(&["create", "delete", "get", "list", "patch", "update", "watch"]),
-    );
-    b.add(
         ResourceDef::new("", "v1", "ConfigMap", "configmaps")
             .short_names(&["cm"])
             .column(col("Data", "integer", "#count:.data,.binaryData"))
             .schema(schema_of::<ConfigMap>()),
-    );
-    b.add(
         ResourceDef::new("", "v1", "Secret", "secrets")
             .column(col("Type", "string", ".type"))
             .column(col("Data", "integer", "#count:.data"))
             .schema(schema_of::<Secret>()),
-    );
-    b.add(
-        ResourceDef::new("", "v1", "Event", "events")
-            .short_names(&["ev"])
-            .column(col("Last Seen", "date", "#event.lastSeen"))
-            .column(col("Type", "string", ".type"))
-            .column(col("Reason", "string", ".reason"))
-            .column(col("Object", "string", "#event.object"))
-            .column(col("Message", "string", ".message"))
-            .schema(schema_of::<Event>())
-            .selectable(&[
-                "involvedObject.kind",
-                "involvedObject.namespace",
-                "involvedObject.name",
-                "involvedObject.uid",
-                "involvedObject.apiVersion",
-                "involvedObject.resourceVersion",
-                "involvedObject.fieldPath",
-                "reason",
-                "reportingComponent",
-                "source",
-                "type",
-            ]),
-    );
-    b.add(
+    ]
+}
+
+/// core/v1 Event (events.k8s.io/v1 is served from the same storage).
+fn core_event() -> ResourceDef {
+    use k8s_openapi::api::core::v1::Event;
+    ResourceDef::new("", "v1", "Event", "events")
+        .short_names(&["ev"])
+        .column(col("Last Seen", "date", "#event.lastSeen"))
+        .column(col("Type", "string", ".type"))
+        .column(col("Reason", "string", ".reason"))
+        .column(col("Object", "string", "#event.object"))
+        .column(col("Message", "string", ".message"))
+        .schema(schema_of::<Event>())
+        .selectable(&[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ])
+}
+
+/// Node and Pod.
+fn core_workloads() -> [ResourceDef; 2] {
+    use k8s_openapi::api::core::v1::{Node, Pod};
+    [
         ResourceDef::new("", "v1", "Node", "nodes")
             .cluster_scoped()
             .with_status()
@@ -86,8 +86,6 @@ pub fn register(b: &mut RegistryBuilder) {
             .column(col("Internal-IP", "string", "#node.internalIP").priority(1))
             .schema(schema_of::<Node>())
             .selectable(&["spec.providerID", "spec.unschedulable"]),
-    );
-    b.add(
         ResourceDef::new("", "v1", "Pod", "pods")
             .with_status()
             .short_names(&["po"])
@@ -98,27 +96,35 @@ pub fn register(b: &mut RegistryBuilder) {
             .column(col("Node", "string", ".spec.nodeName").priority(1))
             .schema(schema_of::<Pod>())
             .selectable(&["spec.nodeName", "status.phase"]),
-    );
-    b.add(
+    ]
+}
+
+/// Lease, CustomResourceDefinition and drydock's LogicalCluster.
+fn api_machinery() -> [ResourceDef; 3] {
+    use k8s_openapi::api::coordination::v1::Lease;
+    [
         ResourceDef::new("coordination.k8s.io", "v1", "Lease", "leases")
             .column(col("Holder", "string", ".spec.holderIdentity"))
             .schema(schema_of::<Lease>()),
-    );
-    b.add(
         ResourceDef::new("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions")
             .cluster_scoped()
             .with_status()
             .short_names(&["crd", "crds"])
             .column(col("Created At", "date", ".metadata.creationTimestamp")),
-    );
-    b.add(
-        ResourceDef::new(TENANCY_GROUP, "v1alpha1", "LogicalCluster", "logicalclusters")
+        ResourceDef::new(TENANCY_GROUP, TENANCY_VERSION, LOGICAL_CLUSTER_KIND, LOGICAL_CLUSTER_PLURAL)
             .cluster_scoped()
             .with_status()
             .short_names(&["lc"])
             .column(col("Phase", "string", ".status.phase"))
             .column(col("URL", "string", ".status.url").priority(1)),
-    );
+    ]
+}
+
+/// Registers the built-in kinds.
+pub fn register(b: &mut RegistryBuilder) {
+    for def in core_config().into_iter().chain([core_event()]).chain(core_workloads()).chain(api_machinery()) {
+        b.add(def);
+    }
     b.add_converted(
         ResourceDef::new("events.k8s.io", "v1", "Event", "events")
             .short_names(&["ev"])

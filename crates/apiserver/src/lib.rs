@@ -28,10 +28,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use drydock_api::ResourceDef;
+use drydock_api::tenancy::LogicalClusterName;
 
 pub use error::{ApiError, ApiResult};
 pub use http::MetricsSource;
-pub use http::path::ROOT_CLUSTER;
 pub use rest::Api;
 
 /// How to run the server.
@@ -103,16 +103,16 @@ impl ApiServer {
 
     /// A kube client talking to this server in-process (no socket), to the root logical
     /// cluster or to the logical cluster `cluster`.
-    pub fn client(&self, cluster: Option<&str>) -> kube::Client {
+    pub fn client(&self, cluster: Option<&LogicalClusterName>) -> kube::Client {
         let router = self.router();
         match cluster {
             None => kube::Client::new(router, "default"),
-            Some(c) => kube::Client::new(http::prefix::Prefixed::new(router, format!("/clusters/{c}")), "default"),
+            Some(c) => kube::Client::new(http::prefix::Prefixed::new(router, c.path()), "default"),
         }
     }
 
     /// Whether this server hosts the logical cluster `name`.
-    pub fn hosts(&self, name: &str) -> bool {
+    pub fn hosts(&self, name: &LogicalClusterName) -> bool {
         http::logical_cluster_exists(&self.api, name)
     }
 

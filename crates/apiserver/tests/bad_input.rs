@@ -61,6 +61,7 @@ async fn send(router: &axum::Router, method: &str, path: &str, ct: &str, accept:
 const CM: &str = "/api/v1/namespaces/default/configmaps";
 const WIDGETS: &str = "/apis/example.drydock.dev/v1/namespaces/default/widgets";
 
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_get_a_status_and_change_nothing() {
     let s = common::start().await;

@@ -43,8 +43,8 @@ impl Kubectl {
         c
     }
 
-    /// Runs kubectl, feeding `stdin`, and returns stdout; panics with stderr on failure.
-    fn run_in(&self, args: &[&str], stdin: Option<&str>) -> String {
+    /// Runs kubectl to completion, feeding it `stdin`.
+    fn output(&self, args: &[&str], stdin: Option<&str>) -> std::process::Output {
         let mut c = self.cmd(args);
         c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = c.spawn().expect("spawn kubectl");
@@ -53,7 +53,12 @@ impl Kubectl {
         } else {
             drop(child.stdin.take());
         }
-        let out = child.wait_with_output().expect("kubectl output");
+        child.wait_with_output().expect("kubectl output")
+    }
+
+    /// Runs kubectl, feeding `stdin`, and returns stdout; panics with stderr on failure.
+    fn run_in(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.output(args, stdin);
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         assert!(
             out.status.success(),
@@ -80,15 +85,7 @@ impl Kubectl {
 
     /// Runs kubectl expecting failure; returns stderr.
     fn fails_in(&self, args: &[&str], stdin: Option<&str>) -> String {
-        let mut c = self.cmd(args);
-        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = c.spawn().expect("spawn kubectl");
-        if let Some(input) = stdin {
-            child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
-        } else {
-            drop(child.stdin.take());
-        }
-        let out = child.wait_with_output().expect("kubectl output");
+        let out = self.output(args, stdin);
         assert!(!out.status.success(), "{args:?} should fail");
         String::from_utf8_lossy(&out.stderr).to_string()
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use common::{eventually, start};
+use drydock_api::tenancy::{CLUSTER_ANNOTATION, LogicalClusterName};
 use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Namespace};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
@@ -304,15 +305,15 @@ async fn wildcard_reads_span_logical_clusters() {
         )
         .expect("lc");
         lcs.create(&PostParams::default(), &lc).await.expect("create lc");
-        let c: Api<ConfigMap> = Api::namespaced(s.server.client(Some(name)), "default");
+        let c: Api<ConfigMap> = Api::namespaced(s.server.client(Some(&LogicalClusterName::new(name))), "default");
         c.create(&PostParams::default(), &cm(json!({"metadata": {"name": format!("in-{name}")}}))).await.expect("cm");
     }
-    let all: Api<ConfigMap> = Api::all(s.server.client(Some("*")));
+    let all: Api<ConfigMap> = Api::all(s.server.client(Some(&LogicalClusterName::wildcard())));
     let list = all.list(&ListParams::default()).await.expect("wildcard list");
     let mut seen: Vec<(String, String)> = list
         .items
         .iter()
-        .map(|c| (c.name_any(), c.annotations().get("tenancy.drydock.dev/cluster").cloned().unwrap_or_default()))
+        .map(|c| (c.name_any(), c.annotations().get(CLUSTER_ANNOTATION).cloned().unwrap_or_default()))
         .collect();
     seen.sort();
     assert_eq!(seen, vec![("in-a".to_string(), "a".to_string()), ("in-b".to_string(), "b".to_string())]);
@@ -320,12 +321,12 @@ async fn wildcard_reads_span_logical_clusters() {
     // A watch across clusters names each event's cluster.
     let rv = list.metadata.resource_version.expect("rv");
     let mut stream = all.watch(&kube::api::WatchParams::default().timeout(5), &rv).await.expect("watch").boxed();
-    let b: Api<ConfigMap> = Api::namespaced(s.server.client(Some("b")), "default");
+    let b: Api<ConfigMap> = Api::namespaced(s.server.client(Some(&LogicalClusterName::new("b"))), "default");
     b.create(&PostParams::default(), &cm(json!({"metadata": {"name": "later"}}))).await.expect("cm");
     match tokio::time::timeout(Duration::from_secs(5), futures::TryStreamExt::try_next(&mut stream)).await {
         Ok(Ok(Some(kube::api::WatchEvent::Added(o)))) => {
             assert_eq!(o.name_any(), "later");
-            assert_eq!(o.annotations().get("tenancy.drydock.dev/cluster").map(String::as_str), Some("b"));
+            assert_eq!(o.annotations().get(CLUSTER_ANNOTATION).map(String::as_str), Some("b"));
         }
         other => panic!("expected ADDED from cluster b, got {other:?}"),
     }

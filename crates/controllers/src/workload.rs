@@ -20,7 +20,7 @@ pub type LocalConnector = Arc<dyn Fn(&str) -> Option<kube::Client> + Send + Sync
 /// host and port with others (drydock's logical clusters: `/clusters/<name>`). The
 /// infrastructure cluster sets it next to `spec.controlPlaneEndpoint`; the Cluster
 /// controller copies both to the Cluster; the control plane writes it into the kubeconfig.
-pub const ENDPOINT_PATH_ANNOTATION: &str = "infrastructure.drydock.dev/control-plane-endpoint-path";
+pub use drydock_api::tenancy::ENDPOINT_PATH_ANNOTATION;
 
 /// Name of the Secret holding a workload cluster's kubeconfig.
 pub fn kubeconfig_secret_name(cluster: &str) -> String {

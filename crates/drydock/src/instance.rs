@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use drydock_api::tenancy::LogicalClusterName;
 use drydock_apiserver::{ApiServer, Config};
 use drydock_controllers::workload::{LocalConnector, WorkloadClients};
 use drydock_controllers::{Context, Settings};
@@ -98,16 +99,14 @@ fn start_controllers(server: &Arc<ApiServer>, addr: SocketAddr, settings: Settin
     // recognised by their logical cluster path, not the port: a restart on another port
     // leaves older kubeconfig secrets pointing at the previous one.
     let local: LocalConnector = Arc::new(move |url: &str| {
-        let path = url.split_once("://").map_or(url, |(_, rest)| rest);
-        let path = &path[path.find('/')?..];
-        let name = path.strip_prefix("/clusters/")?.trim_end_matches('/');
-        (!name.is_empty() && !name.contains('/') && srv.hosts(name)).then(|| srv.client(Some(name)))
+        let name = LogicalClusterName::from_url(url)?;
+        srv.hosts(&name).then(|| srv.client(Some(&name)))
     });
     let ctx = Context::with_workload_nodes(
         mgmt.clone(),
         WorkloadClients::new(mgmt, Some(local)),
         settings,
-        Some(server.client(Some("*"))),
+        Some(server.client(Some(&LogicalClusterName::wildcard()))),
     );
     let mut controllers = drydock_controllers::controllers(&ctx);
     let host = Host { client: server.client(None), endpoint_host: addr.ip().to_string(), endpoint_port: addr.port() };

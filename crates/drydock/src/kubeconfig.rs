@@ -3,28 +3,12 @@
 use std::path::Path;
 
 use anyhow::Context;
+use drydock_api::tenancy::KubeconfigFor;
 
-/// A kubeconfig for `server` (a URL, possibly with a `/clusters/<name>` prefix).
+/// A kubeconfig for `server` (a URL, possibly with a `/clusters/<name>` path) whose
+/// cluster, user and context are all called `context`, in namespace `default`.
 pub fn render(server: &str, context: &str) -> String {
-    format!(
-        "apiVersion: v1
-kind: Config
-clusters:
-- name: {context}
-  cluster:
-    server: {server}
-contexts:
-- name: {context}
-  context:
-    cluster: {context}
-    user: {context}
-    namespace: default
-current-context: {context}
-users:
-- name: {context}
-  user: {{}}
-"
-    )
+    KubeconfigFor { server, cluster: context, user: context, context, namespace: Some("default") }.to_yaml()
 }
 
 pub fn write(path: &Path, server: &str, context: &str) -> anyhow::Result<()> {

@@ -40,6 +40,7 @@ fn md_infra(kc: &Path) -> String {
     kubectl_ok(kc, &["get", "md", "c1-md-0", "-o", "jsonpath={.spec.template.spec.infrastructureRef.name}"], None)
 }
 
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_against_a_provisioned_cluster() {
     let env = Env::start(true).await;

@@ -15,6 +15,7 @@ use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::tenancy::LogicalClusterName;
 use drydock_apiserver::Config;
 use drydock_controllers::etcd::Membership;
 use drydock_controllers::external::api_resource;
@@ -163,12 +164,13 @@ fn watch_ready(mgmt: kube::Client) -> (Arc<Mutex<HashMap<String, jiff::Timestamp
     (seen, task)
 }
 
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_cluster_provisions_and_scales_its_control_plane() {
     let _serial = SERIAL.lock().await;
     let (instance, _dir) = start().await;
     let mgmt = instance.server.client(None);
-    let workload = instance.server.client(Some("default.sample"));
+    let workload = instance.server.client(Some(&LogicalClusterName::for_cluster("default", "sample")));
     let (first_ready, recorder) = watch_ready(mgmt.clone());
     let t0 = Instant::now();
     apply(&mgmt, SAMPLE).await;
@@ -298,7 +300,7 @@ async fn zero_durations_provision_three_replicas_fast() {
     let _serial = SERIAL.lock().await;
     let (instance, _dir) = start().await;
     let mgmt = instance.server.client(None);
-    let workload = instance.server.client(Some("default.sample"));
+    let workload = instance.server.client(Some(&LogicalClusterName::for_cluster("default", "sample")));
     let instant = SAMPLE
         .replace("startupDuration: \"1s\"", "startupDuration: \"0s\"")
         .replace("startupDuration: \"500ms\"", "startupDuration: \"0s\"");

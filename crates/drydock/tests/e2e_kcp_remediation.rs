@@ -21,6 +21,7 @@ use drydock_api::capi::core::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{REMEDIATION_FOR_ANNOTATION, REMEDIATION_IN_PROGRESS_ANNOTATION};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::tenancy::LogicalClusterName;
 use drydock_controllers::etcd::{self, Membership};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::events::v1::Event;
@@ -169,7 +170,7 @@ async fn marked_machine_is_replaced_while_quorum_holds() {
     let env = Env::start(true).await;
     let mgmt = env.client();
     let cluster = "rem";
-    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
     kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(cluster, 3, "0s")));
     let before = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
 
@@ -202,7 +203,7 @@ async fn a_retry_waits_for_the_retry_period() {
     let env = Env::start_paused().await;
     let mgmt = env.client();
     let cluster = "retry";
-    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
     let strategy = "  remediationStrategy: {retryPeriod: 10m, minHealthyPeriod: 1h, maxRetry: 3}\n";
     kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest_with(cluster, 3, "0s", strategy)));
     let before = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
@@ -262,7 +263,7 @@ async fn remediation_that_would_break_quorum_waits() {
     let env = Env::start(true).await;
     let mgmt = env.client();
     let cluster = "quorum";
-    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
     kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(cluster, 3, "0s")));
     let machines = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
     let (failing, marked) = (&machines[0], machines[1].name_any());
@@ -314,7 +315,7 @@ async fn first_machine_that_never_comes_up_is_replaced() {
     let kc = env.kubeconfig(None);
     let mgmt = env.client();
     let cluster = "init";
-    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
     // The first Machine's VM takes an hour.
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest(cluster, 1, "1h")));
     let first = eventually("the first Machine", WAIT, || async {
@@ -356,7 +357,7 @@ async fn health_check_marks_and_control_plane_replaces() {
     let kc = env.kubeconfig(None);
     let mgmt = env.client();
     let cluster = "mhc";
-    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
     let mhc = format!(
         r#"
 ---

@@ -22,6 +22,7 @@ use drydock_api::capi::core::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{CERTIFICATES_EXPIRY_ANNOTATION, CLONED_FROM_NAME_ANNOTATION};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::tenancy::LogicalClusterName;
 use drydock_controllers::etcd::{self, Membership};
 use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::Pod;
@@ -152,6 +153,7 @@ struct Watchers {
 
 impl Watchers {
     /// Starts watching and waits until both watches listed what exists.
+    #[allow(clippy::too_many_lines)]
     async fn start(mgmt: &kube::Client, workload: &kube::Client, cluster: &str, most: usize, fewest: usize) -> Self {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let mut tasks = Vec::new();
@@ -276,7 +278,7 @@ async fn control_plane_upgrades_one_machine_at_a_time() {
     let kc = env.kubeconfig(None);
     let mgmt = env.client();
     let cluster = "up";
-    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest(cluster, "v1.30.4", 1)));
     let before =
         eventually("3 control plane Machines at v1.30.4", WAIT, || settled(&mgmt, &workload, cluster, "v1.30.4")).await;
@@ -332,7 +334,7 @@ async fn template_rotation_restart_and_certificates_roll_machines() {
     let kc = env.kubeconfig(None);
     let mgmt = env.client();
     let cluster = "ro";
-    let workload = env.instance.server.client(Some(&format!("{NS}.{cluster}")));
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest(cluster, "v1.30.4", 0)));
     let first = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, "v1.30.4")).await;
     // maxSurge 0: a Machine goes before its replacement comes.

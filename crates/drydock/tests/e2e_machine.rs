@@ -15,6 +15,7 @@ use drydock_api::capi::conditions::{self, Condition};
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::kubeadm::KubeadmConfig;
+use drydock_api::tenancy::{KubeconfigFor, LogicalClusterName};
 use drydock_apiserver::Config;
 use k8s_openapi::api::core::v1::{Node, Secret};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -62,7 +63,7 @@ impl Env {
 
     /// Nodes of the workload cluster `cluster`, in-process.
     fn nodes(&self, cluster: &str) -> Api<Node> {
-        Api::all(self.instance.server.client(Some(&format!("{NS}.{cluster}"))))
+        Api::all(self.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster))))
     }
 
     /// The workload cluster as the provider and control plane would set it up: its
@@ -76,12 +77,9 @@ impl Env {
             "metadata": {"name": format!("{NS}.{cluster}")},
         }));
         create_idempotent(&lcs, &lc).await;
-        let server = format!("{}/clusters/{NS}.{cluster}", self.instance.url());
-        let kubeconfig = format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n    server: {server}\n\
-             contexts:\n- name: {cluster}\n  context:\n    cluster: {cluster}\n    user: admin\n\
-             current-context: {cluster}\nusers:\n- name: admin\n  user: {{}}\n"
-        );
+        let server = format!("{}{}", self.instance.url(), LogicalClusterName::for_cluster(NS, cluster).path());
+        let kubeconfig =
+            KubeconfigFor { server: &server, cluster, user: "admin", context: cluster, namespace: None }.to_yaml();
         let mut secret: Secret = from(json!({
             "metadata": {"name": format!("{cluster}-kubeconfig"), "labels": {"cluster.x-k8s.io/cluster-name": cluster}},
             "type": "cluster.x-k8s.io/secret",
@@ -259,6 +257,7 @@ fn controller_of(meta: &kube::api::ObjectMeta) -> Option<(String, String)> {
 /// data (init for the control plane, join for the worker once the control plane is
 /// initialized), adoption, nodeRef, node labels, conditions and phases; then an idle fleet
 /// writes nothing; then deleting the worker removes its infrastructure, config and Node.
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_machines_run_and_delete() {
     let env = start().await;

@@ -17,6 +17,7 @@ use common::{Env, eventually, kubectl_ok};
 use drydock_api::capi::conditions::{Condition, HasConditions};
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
+use drydock_api::tenancy::LogicalClusterName;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -106,7 +107,7 @@ impl Fleet {
     }
 
     fn workload(&self) -> kube::Client {
-        self.env.instance.server.client(Some(&format!("{NS}.{}", self.name)))
+        self.env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, &self.name)))
     }
 
     fn nodes(&self) -> Api<Node> {

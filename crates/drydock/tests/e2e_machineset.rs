@@ -224,6 +224,7 @@ async fn wait_gone(client: &kube::Client, cluster: &str) {
     .await;
 }
 
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deployment_creates_scales_propagates_and_is_collected() {
     let _serial = SERIAL.lock().await;

@@ -22,6 +22,7 @@ use drydock_api::ResourceDef;
 use drydock_api::capi::conditions::{Condition, HasConditions};
 use drydock_api::capi::core::{Machine, MachineHealthCheck};
 use drydock_api::capi::inmemory::InMemoryMachine;
+use drydock_api::tenancy::LogicalClusterName;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::api::events::v1::Event;
 use kube::ResourceExt;
@@ -190,7 +191,7 @@ impl Fleet {
     }
 
     fn nodes(&self) -> Api<Node> {
-        Api::all(self.env.instance.server.client(Some(&format!("{NS}.{}", self.name))))
+        Api::all(self.env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, &self.name))))
     }
 
     async fn events_about(&self, name: &str) -> Vec<Event> {

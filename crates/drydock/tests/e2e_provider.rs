@@ -21,6 +21,7 @@ use drydock::instance::{Instance, Options};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
+use drydock_api::tenancy::LogicalClusterName;
 use drydock_apiserver::Config;
 use drydock_controllers::etcd::{CLUSTER_ID_ANNOTATION, LEADER_FROM_ANNOTATION, MEMBER_ID_ANNOTATION, Membership};
 use drydock_controllers::framework::Clock;
@@ -167,6 +168,7 @@ fn start_provider(instance: &Instance, clock: &Clock) {
     tokio::spawn(drydock_controllers::start(ctx, controllers));
 }
 
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_simulates_clusters_and_machines() {
     let _serial = SERIAL.lock().await;
@@ -197,7 +199,7 @@ async fn provider_simulates_clusters_and_machines() {
     assert_eq!(ic.annotations().get(ENDPOINT_PATH_ANNOTATION).map(String::as_str), Some("/clusters/default.c1"));
     assert!(ic.finalizers().iter().any(|f| f == "inmemorycluster.infrastructure.cluster.x-k8s.io"));
     assert!(logical_clusters(&mgmt).get_opt("default.c1").await.expect("get lc").is_some());
-    let workload = instance.server.client(Some("default.c1"));
+    let workload = instance.server.client(Some(&LogicalClusterName::for_cluster("default", "c1")));
     let namespaces: Api<Namespace> = Api::all(workload.clone());
     wait_for("kube-system in the workload cluster", wait, || async {
         namespaces.get_opt("kube-system").await.ok()?.map(|_| ())
@@ -384,7 +386,8 @@ async fn provider_zero_durations_are_fast() {
     println!("{} machines in {clusters} clusters ready in {:?} with zero durations", clusters * 4, t0.elapsed());
     assert!(t0.elapsed() < Duration::from_secs(30));
     for i in 0..clusters {
-        let nodes: Api<Node> = Api::all(instance.server.client(Some(&format!("default.z{i}"))));
+        let nodes: Api<Node> =
+            Api::all(instance.server.client(Some(&LogicalClusterName::for_cluster("default", &format!("z{i}")))));
         assert_eq!(nodes.list(&ListParams::default()).await.expect("nodes").items.len(), 4);
     }
 }

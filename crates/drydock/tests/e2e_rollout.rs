@@ -21,6 +21,7 @@ use drydock_api::capi::keys::{
     REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
 };
 use drydock_api::capi::owner;
+use drydock_api::tenancy::LogicalClusterName;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -553,6 +554,7 @@ fn paused_reason<K: HasConditions>(obj: &K) -> Option<String> {
     obj.get_condition("Paused").filter(|c| c.is_true()).and_then(|c| c.reason.clone())
 }
 
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_pause_stops_exactly_what_it_should() {
     let _serial = SERIAL.lock().await;
@@ -713,7 +715,8 @@ async fn template_metadata_propagates_in_place_to_machines_and_nodes() {
             .then_some(())
     })
     .await;
-    let workload: Api<Node> = Api::all(f.env.instance.server.client(Some(&format!("{NS}.{}", f.cluster))));
+    let workload: Api<Node> =
+        Api::all(f.env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, &f.cluster))));
     let nodes: Vec<String> =
         f.machines().await.iter().filter_map(|m| m.status.as_ref()?.node_ref.as_ref()?.name.clone()).collect();
     assert_eq!(nodes.len(), 2);

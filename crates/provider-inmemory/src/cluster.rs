@@ -13,6 +13,9 @@ use drydock_api::capi::core::Cluster;
 use drydock_api::capi::inmemory::InMemoryCluster;
 use drydock_api::capi::owner::find_owner;
 use drydock_api::capi::{common::APIEndpoint, keys::CLUSTER_NAME_LABEL};
+use drydock_api::tenancy::{
+    LOGICAL_CLUSTER_KIND, LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_GROUP, TENANCY_VERSION,
+};
 use drydock_controllers::Running;
 use drydock_controllers::framework::Requeue;
 use drydock_controllers::framework::patch::{
@@ -27,7 +30,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 
-use crate::{ENDPOINT_PATH_ANNOTATION, ProviderContext, cluster_paused, is_paused, logical_cluster_name};
+use crate::{ENDPOINT_PATH_ANNOTATION, ProviderContext, cluster_paused, is_paused};
 
 const NAME: &str = "inmemorycluster";
 pub const FINALIZER: &str = "inmemorycluster.infrastructure.cluster.x-k8s.io";
@@ -36,8 +39,8 @@ pub const SIMULATES_LABEL: &str = "infrastructure.drydock.dev/inmemorycluster";
 
 /// The hosting server's LogicalCluster kind.
 fn logical_clusters(client: &kube::Client) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk("tenancy.drydock.dev", "v1alpha1", "LogicalCluster");
-    Api::all_with(client.clone(), &ApiResource::from_gvk_with_plural(&gvk, "logicalclusters"))
+    let gvk = GroupVersionKind::gvk(TENANCY_GROUP, TENANCY_VERSION, LOGICAL_CLUSTER_KIND);
+    Api::all_with(client.clone(), &ApiResource::from_gvk_with_plural(&gvk, LOGICAL_CLUSTER_PLURAL))
 }
 
 pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
@@ -98,22 +101,22 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
     if owner.as_deref().is_some_and(cluster_paused) {
         return Ok(Requeue::await_change());
     }
-    let lc = logical_cluster_name(&ns, &cluster);
+    let lc = LogicalClusterName::for_cluster(&ns, &cluster);
 
     // The finalizer is persisted before the logical cluster exists, so it cannot leak.
     let mut want = (*ic).clone();
     add_finalizer(&mut want, FINALIZER);
     want.spec.control_plane_endpoint =
         Some(APIEndpoint { host: p.host.endpoint_host.clone(), port: i32::from(p.host.endpoint_port) });
-    want.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.into(), format!("/clusters/{lc}"));
+    want.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.into(), lc.path());
     let (current, _) = apply_changes(&api, NAME, &ic, &want).await?;
 
     let was_ready = ic.status.as_ref().and_then(|s| s.ready) == Some(true);
     if !was_ready {
         let obj: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "tenancy.drydock.dev/v1alpha1",
-            "kind": "LogicalCluster",
-            "metadata": {"name": lc, "labels": {SIMULATES_LABEL: format!("{ns}.{}", ic.name_any())}},
+            "apiVersion": format!("{TENANCY_GROUP}/{TENANCY_VERSION}"),
+            "kind": LOGICAL_CLUSTER_KIND,
+            "metadata": {"name": lc.as_str(), "labels": {SIMULATES_LABEL: format!("{ns}.{}", ic.name_any())}},
         }))?;
         create_if_absent(&logical_clusters(&p.host.client), NAME, &obj)
             .await
@@ -124,7 +127,7 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
     want.mark_true(READY, p.ctx.clock().condition_time());
     apply_changes(&api, NAME, &current, &want).await?;
     if !was_ready {
-        p.ctx.events.normal(&*ic, "Provisioned", format!("Workload cluster {lc} is served at /clusters/{lc}")).await;
+        p.ctx.events.normal(&*ic, "Provisioned", format!("Workload cluster {lc} is served at {}", lc.path())).await;
     }
     Ok(Requeue::await_change())
 }
@@ -135,8 +138,8 @@ async fn reconcile_delete(ic: &InMemoryCluster, p: &ProviderContext, api: &Api<I
     }
     let ns = ic.namespace().unwrap_or_default();
     if let Some(cluster) = cluster_name(ic) {
-        let lc = logical_cluster_name(&ns, &cluster);
-        delete_if_present(&logical_clusters(&p.host.client), NAME, &lc)
+        let lc = LogicalClusterName::for_cluster(&ns, &cluster);
+        delete_if_present(&logical_clusters(&p.host.client), NAME, lc.as_str())
             .await
             .map_err(|e| Error::other(format!("deleting logical cluster {lc}: {e}")))?;
         p.ctx.workload.forget(&ns, &cluster);

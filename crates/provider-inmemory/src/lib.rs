@@ -38,12 +38,6 @@ pub struct ProviderContext {
     pub host: Host,
 }
 
-/// Name of the logical cluster simulating the workload cluster `namespace/name`.
-/// Namespaces are DNS labels (no dots), so the first dot separates the two unambiguously.
-pub fn logical_cluster_name(namespace: &str, cluster: &str) -> String {
-    format!("{namespace}.{cluster}")
-}
-
 pub use drydock_controllers::workload::ENDPOINT_PATH_ANNOTATION;
 
 /// Reconciliation of `obj` is paused: its Cluster is paused (`spec.paused`), or the object

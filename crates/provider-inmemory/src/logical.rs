@@ -15,6 +15,7 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use drydock_api::tenancy::LogicalClusterName;
 use drydock_controllers::framework::{Error, Result, metrics};
 
 /// API access to one logical cluster of the host.
@@ -25,8 +26,8 @@ pub struct LogicalCluster {
 }
 
 impl LogicalCluster {
-    pub fn new(root: &kube::Client, name: &str) -> Self {
-        Self { client: root.clone(), prefix: format!("/clusters/{name}") }
+    pub fn new(root: &kube::Client, name: &LogicalClusterName) -> Self {
+        Self { client: root.clone(), prefix: name.path() }
     }
 
     fn request<K: Resource<DynamicType = ()>>(&self, namespace: Option<&str>) -> Request {

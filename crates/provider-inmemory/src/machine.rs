@@ -17,6 +17,7 @@ use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::owner::{api_group, find_owner};
+use drydock_api::tenancy::LogicalClusterName;
 use drydock_controllers::Running;
 use drydock_controllers::etcd::{self, Membership};
 use drydock_controllers::framework::Requeue;
@@ -39,7 +40,7 @@ use crate::fault::{self, FAULT_REASON, Fault};
 use crate::index::{ClusterMachines, Gate};
 use crate::logical::LogicalCluster;
 use crate::timing::{Plan, fnv1a};
-use crate::{ProviderContext, cluster_paused, is_paused, logical_cluster_name};
+use crate::{ProviderContext, cluster_paused, is_paused};
 use drydock_controllers::framework::fresh::Superseded;
 
 const NAME: &str = "inmemorymachine";
@@ -241,10 +242,10 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
             let name = imm.name_any();
             let version = machine.spec.version.clone().unwrap_or_default();
             let facts = MachineFacts { name: &name, version: &version, control_plane: is_control_plane(&machine) };
-            let lc_name = logical_cluster_name(&ns, &cluster_name);
+            let lc_name = LogicalClusterName::for_cluster(&ns, &cluster_name);
             let lc = LogicalCluster::new(&p.host.client, &lc_name);
             let fault = Fault::of(imm.metadata.annotations.as_ref());
-            apply_fault(&c, &lc, &lc_name, &facts, &format!("{ns}/{name}"), fault)
+            apply_fault(&c, &lc, lc_name.as_str(), &facts, &format!("{ns}/{name}"), fault)
                 .await
                 .map_err(|e| context(e, "injecting a fault"))?;
         }
@@ -282,7 +283,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     let now_ts = clock.now();
     let progress = plan.progress(start, now_ts);
     let deadlines = plan.deadlines(start);
-    let lc = LogicalCluster::new(&p.host.client, &logical_cluster_name(&ns, &cluster_name));
+    let lc = LogicalCluster::new(&p.host.client, &LogicalClusterName::for_cluster(&ns, &cluster_name));
     let facts =
         MachineFacts { name: &name, version: machine.spec.version.as_deref().unwrap_or_default(), control_plane };
     let mut want = current.clone();
@@ -310,8 +311,10 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
             }
             c.record(&key, NODE_PROVISIONED);
         } else {
-            let lc_name = logical_cluster_name(&ns, &cluster_name);
-            apply_fault(&c, &lc, &lc_name, &facts, &key, fault).await.map_err(|e| context(e, "injecting a fault"))?;
+            let lc_name = LogicalClusterName::for_cluster(&ns, &cluster_name);
+            apply_fault(&c, &lc, lc_name.as_str(), &facts, &key, fault)
+                .await
+                .map_err(|e| context(e, "injecting a fault"))?;
         }
         want.set_condition(true_at(NODE_PROVISIONED, deadlines.node));
     } else if progress.vm {
@@ -462,7 +465,7 @@ async fn reconcile_delete(imm: &InMemoryMachine, c: &MachineCtx, api: &Api<InMem
     let name = imm.name_any();
     let machines = &c.p.ctx.informers.machines.store;
     if let Some(cluster) = cluster_of(imm, |r| machines.get(r)) {
-        let lc = LogicalCluster::new(&c.p.host.client, &logical_cluster_name(&ns, &cluster));
+        let lc = LogicalCluster::new(&c.p.host.client, &LogicalClusterName::for_cluster(&ns, &cluster));
         if imm.get_condition(ETCD_PROVISIONED).is_some() || imm.get_condition(API_SERVER_PROVISIONED).is_some() {
             for component in std::iter::once(ETCD).chain(API_SERVER_COMPONENTS) {
                 lc.delete::<Pod>(NAME, Some(KUBE_SYSTEM), &fabricate::pod_name(component, &name))

@@ -10,8 +10,8 @@
 //! Shared helpers: [`conditions`] (v1beta1 conditions and the Ready summary), [`owner`]
 //! (owner references), [`keys`] (well-known labels, annotations, finalizers), [`intstr`]
 //! (int-or-percent), [`version`] (Kubernetes versions and skew), [`duration`] (Go durations),
-//! [`selector`] (label selectors), [`refs`] (object references), [`naming`] (Machine naming
-//! templates), [`validation`] (names, labels, immutability) and [`common`] (small shared types).
+//! [`refs`] (object references), [`naming`] (Machine naming
+//! templates), [`validation`] (label maps, annotations, immutability) and [`common`] (small shared types).
 //!
 //! Each kind's admission lives next to its types (`<kind>_admission.rs`) and works on the
 //! typed struct; [`resources`] lists every kind with its CRD and admission for the API server,
@@ -30,7 +30,8 @@ pub mod naming;
 pub mod owner;
 pub mod refs;
 mod registry;
-pub mod selector;
+/// The label selector model, here too for the Cluster API kinds' users.
+pub use crate::selector;
 pub mod validation;
 pub mod version;
 

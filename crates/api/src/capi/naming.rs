@@ -2,8 +2,8 @@
 //! name created Machines. Admission checks that a template uses only known variables,
 //! contains `{{ .random }}` and renders to a valid object name.
 
-use super::validation::dns1123_subdomain_errors;
 use crate::admission::{FieldError, FieldPath};
+use crate::names::dns1123_subdomain_errors;
 
 /// The variable every naming template must contain, spelled exactly so.
 pub const RANDOM_PLACEHOLDER: &str = "{{ .random }}";

@@ -1,5 +1,6 @@
 //! Field validators shared by the admission of several kinds, with apimachinery's messages:
-//! names, label keys and values, annotations, and immutable fields.
+//! label maps, annotations and immutable fields (the name and label syntax checks themselves
+//! are [`crate::names`]).
 
 use std::collections::BTreeMap;
 
@@ -7,120 +8,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::admission::{FieldError, FieldErrorKind, FieldPath};
+use crate::names::{label_value_errors, qualified_name_errors};
 
-const DNS1123_LABEL_MAX: usize = 63;
-const DNS1123_SUBDOMAIN_MAX: usize = 253;
-const QUALIFIED_NAME_MAX: usize = 63;
-const LABEL_VALUE_MAX: usize = 63;
 const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
-
-fn is_alnum(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-}
-
-/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, the shape of label names and values.
-fn is_qualified_token(s: &str) -> bool {
-    let b = s.as_bytes();
-    match (b.first(), b.last()) {
-        (Some(&f), Some(&l)) => {
-            is_alnum(f) && is_alnum(l) && b.iter().all(|&c| is_alnum(c) || matches!(c, b'-' | b'_' | b'.'))
-        }
-        _ => false,
-    }
-}
-
-/// Problems with `s` as a DNS-1123 label (lowercase alphanumerics and `-`, at most 63).
-pub fn dns1123_label_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > DNS1123_LABEL_MAX {
-        errs.push(format!("must be no more than {DNS1123_LABEL_MAX} characters"));
-    }
-    let b = s.as_bytes();
-    let shape_ok = !b.is_empty()
-        && b.iter().all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-';
-    if !shape_ok {
-        errs.push(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must \
-             start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc')"
-                .to_string(),
-        );
-    }
-    errs
-}
-
-/// Problems with `s` as a DNS-1123 subdomain (dot-separated labels, at most 253).
-pub fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > DNS1123_SUBDOMAIN_MAX {
-        errs.push(format!("must be no more than {DNS1123_SUBDOMAIN_MAX} characters"));
-    }
-    let shape_ok = !s.is_empty()
-        && s.split('.').all(|part| {
-            let b = part.as_bytes();
-            !b.is_empty()
-                && b.iter().all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-                && b[0] != b'-'
-                && b[b.len() - 1] != b'-'
-        });
-    if !shape_ok {
-        errs.push(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and \
-             must start and end with an alphanumeric character (e.g. 'example.com')"
-                .to_string(),
-        );
-    }
-    errs
-}
-
-/// Problems with `s` as a qualified name (`[prefix/]name`), the shape of label and
-/// annotation keys.
-pub fn qualified_name_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    let (prefix, name) = match s.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, s),
-    };
-    if let Some(prefix) = prefix {
-        if prefix.is_empty() {
-            errs.push("prefix part must be non-empty".to_string());
-        } else {
-            errs.extend(dns1123_subdomain_errors(prefix).into_iter().map(|e| format!("prefix part {e}")));
-        }
-    }
-    if name.is_empty() {
-        errs.push("name part must be non-empty".to_string());
-    } else {
-        if name.len() > QUALIFIED_NAME_MAX {
-            errs.push(format!("name part must be no more than {QUALIFIED_NAME_MAX} characters"));
-        }
-        if !is_qualified_token(name) {
-            errs.push(
-                "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end \
-                 with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc')"
-                    .to_string(),
-            );
-        }
-    }
-    errs
-}
-
-/// Problems with `s` as a label value (empty, or at most 63 qualified-token characters).
-pub fn label_value_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > LABEL_VALUE_MAX {
-        errs.push(format!("must be no more than {LABEL_VALUE_MAX} characters"));
-    }
-    if !s.is_empty() && !is_qualified_token(s) {
-        errs.push(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and \
-             must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345')"
-                .to_string(),
-        );
-    }
-    errs
-}
 
 /// Turns any string into a valid label value: valid values are kept; others become
 /// `hash_<base64url(fnv32a(s))>_z`, as Cluster API formats names it puts in labels.
@@ -197,27 +87,6 @@ pub fn to_value<T: Serialize>(v: &T) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_and_labels() {
-        assert!(dns1123_label_errors("my-name").is_empty());
-        assert!(!dns1123_label_errors("My-name").is_empty());
-        assert!(!dns1123_label_errors("-a").is_empty());
-        assert!(!dns1123_label_errors(&"a".repeat(64)).is_empty());
-        assert!(dns1123_subdomain_errors("example.com").is_empty());
-        assert!(!dns1123_subdomain_errors("example..com").is_empty());
-        assert!(qualified_name_errors("cluster.x-k8s.io/cluster-name").is_empty());
-        assert!(qualified_name_errors("node-role.kubernetes.io/worker").is_empty());
-        assert!(qualified_name_errors("MyName").is_empty());
-        assert!(!qualified_name_errors("/name").is_empty());
-        assert!(!qualified_name_errors("a/b/c").is_empty());
-        assert!(!qualified_name_errors("Bad_Prefix/name").is_empty());
-        assert!(!qualified_name_errors("").is_empty());
-        assert!(label_value_errors("").is_empty());
-        assert!(label_value_errors("my_value.1").is_empty());
-        assert!(!label_value_errors("-x").is_empty());
-        assert!(!label_value_errors(&"a".repeat(64)).is_empty());
-    }
 
     #[test]
     fn label_value_formatting() {

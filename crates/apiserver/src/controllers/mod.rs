@@ -8,11 +8,10 @@ mod namespaces;
 use std::sync::Arc;
 
 use drydock_api::ResourceDef;
+use drydock_api::tenancy::{LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_GROUP};
 use serde_json::{Value, json};
 
-use crate::builtin::TENANCY_GROUP;
 use crate::error::ApiResult;
-use crate::http::path::ROOT_CLUSTER;
 use crate::rest::{Api, Target, WriteOptions};
 use crate::store::{Change, Expect};
 
@@ -76,8 +75,10 @@ pub async fn wipe_cluster(api: &Api, cluster: &str) {
 /// Prepares a fresh or reloaded store: default namespaces of the root cluster and a
 /// CustomResourceDefinition object for every custom resource served.
 pub async fn bootstrap(api: &Api, custom: &[ResourceDef]) -> anyhow::Result<()> {
-    init_cluster(api, ROOT_CLUSTER).await.map_err(|e| anyhow::anyhow!("creating default namespaces: {e}"))?;
-    let crds = target(api, ROOT_CLUSTER, "apiextensions.k8s.io", "customresourcedefinitions", None, None)
+    init_cluster(api, LogicalClusterName::ROOT)
+        .await
+        .map_err(|e| anyhow::anyhow!("creating default namespaces: {e}"))?;
+    let crds = target(api, LogicalClusterName::ROOT, "apiextensions.k8s.io", "customresourcedefinitions", None, None)
         .ok_or_else(|| anyhow::anyhow!("CRD resource not registered"))?;
     for def in custom {
         let mut crd = serde_json::to_value(def.to_crd())?;
@@ -108,5 +109,5 @@ pub fn spawn(api: &Api) {
 
 /// Whether a target is the LogicalCluster kind.
 pub fn is_logical_cluster(t: &Target) -> bool {
-    t.res.def.group == TENANCY_GROUP && t.res.def.plural == "logicalclusters"
+    t.res.def.group == TENANCY_GROUP && t.res.def.plural == LOGICAL_CLUSTER_PLURAL
 }

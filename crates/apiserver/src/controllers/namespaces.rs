@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use drydock_api::tenancy::{LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_GROUP, TENANCY_VERSION};
+
 use super::{init_cluster, wipe_cluster};
-use crate::builtin::TENANCY_GROUP;
-use crate::http::path::ROOT_CLUSTER;
 use crate::rest::{Api, DeleteOptions, Target};
 use crate::store::watch::{All, EventType, Scope};
 use crate::store::{Change, Expect, ObjKey};
@@ -18,7 +18,7 @@ pub async fn run(api: Arc<Api>) {
     let Some(ns_res) = api.registry.lookup("", "v1", "namespaces").map(|r| r.id) else {
         return;
     };
-    let lc_res = api.registry.lookup(TENANCY_GROUP, "v1alpha1", "logicalclusters").map(|r| r.id);
+    let lc_res = api.registry.lookup(TENANCY_GROUP, TENANCY_VERSION, LOGICAL_CLUSTER_PLURAL).map(|r| r.id);
     let after = api.store.revision();
     let Ok(sub) = api.store.hub().subscribe(Scope::Everything, Arc::new(All), after, true) else {
         return;
@@ -44,7 +44,7 @@ pub async fn run(api: Arc<Api>) {
                         && terminating.insert((key.cluster.clone(), key.name.clone())) {
                         progress(&api, ns_res, &key.cluster, &key.name).await;
                     }
-                } else if Some(key.res) == lc_res && &*key.cluster == ROOT_CLUSTER {
+                } else if Some(key.res) == lc_res && &*key.cluster == LogicalClusterName::ROOT {
                     let api = api.clone();
                     let name = key.name.clone();
                     match kind {

@@ -1,8 +1,7 @@
 //! Parsing request paths into what they address, following kube-apiserver's
 //! RequestInfo rules, with kcp-style `/clusters/<name>` prefixes for logical clusters.
 
-/// The logical cluster served at the unprefixed paths.
-pub const ROOT_CLUSTER: &str = "root";
+use drydock_api::tenancy::LogicalClusterName;
 
 /// What a path addresses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,16 +41,14 @@ pub struct ResourcePath {
 }
 
 /// Splits a path into its logical cluster and the route inside it.
-pub fn parse(path: &str) -> (String, Route) {
+pub fn parse(path: &str) -> (LogicalClusterName, Route) {
     let segs: Vec<String> = path
         .split('/')
         .filter(|s| !s.is_empty())
         .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned())
         .collect();
-    let (cluster, segs) = match segs.first().map(String::as_str) {
-        Some("clusters") if segs.len() >= 2 => (segs[1].clone(), &segs[2..]),
-        Some("clusters") => return (ROOT_CLUSTER.into(), Route::NotFound),
-        _ => (ROOT_CLUSTER.to_string(), &segs[..]),
+    let Some((cluster, segs)) = LogicalClusterName::split_segments(&segs) else {
+        return (LogicalClusterName::root(), Route::NotFound);
     };
     let s: Vec<&str> = segs.iter().map(String::as_str).collect();
     let route = match s.as_slice() {
@@ -120,7 +117,7 @@ fn fill(mut p: ResourcePath, parts: &[&str]) -> Route {
 mod tests {
     use super::*;
 
-    fn res(path: &str) -> (String, ResourcePath) {
+    fn res(path: &str) -> (LogicalClusterName, ResourcePath) {
         match parse(path) {
             (c, Route::Resource(p)) => (c, p),
             other => panic!("{path}: {other:?}"),
@@ -145,7 +142,7 @@ mod tests {
         let (_, p) = res("/api/v1/nodes");
         assert_eq!((p.resource.as_str(), p.name), ("nodes", None));
         assert_eq!(parse("/apis/cluster.x-k8s.io").1, Route::Group("cluster.x-k8s.io".into()));
-        assert_eq!(parse("/clusters/x/api").0, "x");
+        assert_eq!(parse("/clusters/x/api").0.as_str(), "x");
         assert_eq!(parse("/api/v1/a/b/c/d").1, Route::NotFound);
     }
 }

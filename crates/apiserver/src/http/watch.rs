@@ -4,15 +4,91 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::error::ApiError;
+use super::request::{As, Query, list_options, negotiate};
+use super::{Server, table};
+use crate::error::{ApiError, ApiResult};
 use crate::metrics;
-use crate::rest::WatchStart;
+use crate::rest::{Api, Target, WatchStart};
 use crate::store::Stored;
 use crate::store::watch::{EventType, Expired, WatchHub};
+
+/// Answers a watch request: a stream of events, ended by its timeout, the client or the
+/// server shutting down.
+pub(super) async fn serve(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str) -> ApiResult<Response> {
+    let api = srv.api.clone();
+    let as_ = negotiate(accept)?;
+    let opts = list_options(&api, t, q)?;
+    let timeout = match q.get("timeoutSeconds").filter(|s| !s.is_empty()) {
+        Some(s) => Duration::from_secs(
+            s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: \"{s}\"")))?,
+        ),
+        None => Duration::from_secs(1800 + rand::random::<u64>() % 1800),
+    };
+    let params = WatchParams {
+        timeout,
+        bookmarks: q.flag("allowWatchBookmarks"),
+        bookmark_interval: srv.bookmark_interval,
+        initial_events_end: opts.send_initial_events,
+        kind: t.res.def.kind.clone(),
+        api_version: t.res.def.api_version(),
+    };
+    let started = api.watch(t, &opts)?;
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    match started {
+        Err(expired) => {
+            let requested = opts.resource_version.clone().unwrap_or_default();
+            let _ = tx.send(expired_event(&requested, &expired)).await;
+        }
+        Ok(start) => {
+            let render = renderer(&api, t, as_, q.get("includeObject").unwrap_or("Metadata"));
+            let hub = api.store.hub().clone();
+            let mut stopping = srv.stopping.subscribe();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = run(start, render, hub, params, tx) => {}
+                    _ = stopping.wait_for(|s| *s) => {}
+                }
+            });
+        }
+    }
+    Ok(stream_response(rx))
+}
+
+/// How a watch of `t` renders its objects: as stored (named with their logical cluster in
+/// wildcard watches) or as one-row Tables.
+fn renderer(api: &Api, t: &Target, as_: As, include_object: &str) -> Render {
+    let (api, res) = (api.clone(), t.res.clone());
+    match as_ {
+        As::Object => {
+            let wildcard = crate::rest::is_wildcard(t);
+            Arc::new(move |cluster: &str, o: &Stored| api.encode_in(&res, o, wildcard.then_some(cluster)))
+        }
+        As::Table => {
+            let include = include_object.to_string();
+            Arc::new(move |_cluster: &str, o: &Stored| {
+                let v = api.value(&res, o)?;
+                let tbl = table::table(&res.def, &[v], &o.rv.to_string(), None, &include);
+                Ok(Bytes::from(tbl.to_string()))
+            })
+        }
+    }
+}
+
+fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response {
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
+    let body = Body::from_stream(futures::StreamExt::map(stream, Ok::<_, std::convert::Infallible>));
+    let mut r = Response::new(body);
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
+    r
+}
 
 /// How each object is rendered into an event (plain, converted, or as a Table row).
 /// It is given the object's logical cluster (named in wildcard watches).

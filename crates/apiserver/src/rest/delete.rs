@@ -1,12 +1,14 @@
 //! delete and deletecollection: finalizers, deletionTimestamp and the propagation policy
 //! (the garbage collector does the rest).
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use super::meta::now_rfc3339;
 use super::{Api, ListOptions, Target, Written, parse_rv};
 use crate::error::{ApiError, ApiResult};
-use crate::store::{Change, Committed, Encoded, Expect, StoreError};
+use crate::store::{Change, Encoded, Expect, StoreError, Stored};
 
 /// `propagationPolicy` of a delete.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,71 +80,13 @@ impl Api {
         }
         for _ in 0..16 {
             let current = self.get(t)?;
-            let mut obj = self.value(&t.res, &current)?;
-            if let Some(uid) = &opts.precondition_uid
-                && current.meta.uid != *uid
-            {
-                return Err(ApiError::conflict_msg(
-                    &t.res.def,
-                    &name,
-                    &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                        current.meta.uid
-                    ),
-                ));
-            }
-            if let Some(rv) = &opts.precondition_rv
-                && parse_rv(rv)? != current.rv
-            {
-                return Err(ApiError::conflict_msg(
-                    &t.res.def,
-                    &name,
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                        current.rv
-                    ),
-                ));
-            }
+            check_preconditions(t, &name, &current, opts)?;
             if current.meta.deleting {
                 // Already terminating: deleting again changes nothing.
-                return Ok(Written {
-                    code: 200,
-                    body: self.encode(&t.res, &current)?,
-                    warnings: vec![],
-                    stored: Some(current),
-                });
+                return self.deleted(t, &current);
             }
-            let mut finalizers = current.meta.finalizers.clone();
-            if let Some(f) = opts.propagation.finalizer()
-                && !finalizers.iter().any(|x| x == f)
-            {
-                finalizers.push(f.to_string());
-            }
-            let is_namespace = t.res.def.kind == "Namespace" && t.res.def.group.is_empty();
-            let change = if finalizers.is_empty() && !is_namespace {
-                Change::Delete
-            } else {
-                let m = &mut obj["metadata"];
-                m["deletionTimestamp"] = json!(now_rfc3339());
-                m["deletionGracePeriodSeconds"] = json!(0);
-                if !finalizers.is_empty() {
-                    m["finalizers"] = json!(finalizers);
-                }
-                if let Some(g) = m.get("generation").and_then(Value::as_i64) {
-                    m["generation"] = json!(g + 1);
-                }
-                if is_namespace {
-                    obj["status"]["phase"] = json!("Terminating");
-                }
-                let stored = match &t.res.conversion {
-                    Some(c) => (c.to_storage)(obj.clone()),
-                    None => obj.clone(),
-                };
-                Change::Put(
-                    Encoded::new(stored, self.storage_selectable(&t.res))
-                        .map_err(|e| ApiError::internal(e.to_string()))?,
-                )
-            };
+            let mut obj = self.value(&t.res, &current)?;
+            let change = self.deletion(t, &current, &mut obj, opts)?;
             if opts.dry_run {
                 return Ok(Written {
                     code: 200,
@@ -152,23 +96,8 @@ impl Api {
                 });
             }
             match self.store.commit(t.key(&name), Expect::Revision(current.rv), change).await {
-                Ok(c @ (Committed::Written(_) | Committed::Unchanged(_))) => {
-                    return Ok(Written {
-                        code: 200,
-                        body: self.encode(&t.res, c.object())?,
-                        warnings: vec![],
-                        stored: Some(c.object().clone()),
-                    });
-                }
-                Ok(c @ Committed::Deleted(_)) => {
-                    return Ok(Written {
-                        code: 200,
-                        body: self.encode(&t.res, c.object())?,
-                        warnings: vec![],
-                        stored: Some(c.object().clone()),
-                    });
-                }
-                Err(StoreError::Conflict) => continue,
+                Ok(c) => return self.deleted(t, c.object()),
+                Err(StoreError::Conflict) => {}
                 Err(StoreError::NotFound) => return Err(ApiError::not_found(&t.res.def, &name)),
                 Err(StoreError::AlreadyExists) => {
                     return Err(ApiError::internal("unexpected store state"));
@@ -177,6 +106,45 @@ impl Api {
             }
         }
         Err(ApiError::conflict(&t.res.def, &name))
+    }
+
+    /// The answer to a delete: the object as it now is (or was, when gone).
+    fn deleted(&self, t: &Target, obj: &Arc<Stored>) -> ApiResult<Written> {
+        Ok(Written { code: 200, body: self.encode(&t.res, obj)?, warnings: vec![], stored: Some(obj.clone()) })
+    }
+
+    /// What deleting `current` writes: removal when nothing holds it, else the object (`obj`,
+    /// updated in place) marked for deletion with the propagation policy's finalizer.
+    fn deletion(&self, t: &Target, current: &Stored, obj: &mut Value, opts: &DeleteOptions) -> ApiResult<Change> {
+        let mut finalizers = current.meta.finalizers.clone();
+        if let Some(f) = opts.propagation.finalizer()
+            && !finalizers.iter().any(|x| x == f)
+        {
+            finalizers.push(f.to_string());
+        }
+        let is_namespace = t.res.def.kind == "Namespace" && t.res.def.group.is_empty();
+        if finalizers.is_empty() && !is_namespace {
+            return Ok(Change::Delete);
+        }
+        let m = &mut obj["metadata"];
+        m["deletionTimestamp"] = json!(now_rfc3339());
+        m["deletionGracePeriodSeconds"] = json!(0);
+        if !finalizers.is_empty() {
+            m["finalizers"] = json!(finalizers);
+        }
+        if let Some(g) = m.get("generation").and_then(Value::as_i64) {
+            m["generation"] = json!(g + 1);
+        }
+        if is_namespace {
+            obj["status"]["phase"] = json!("Terminating");
+        }
+        let stored = match &t.res.conversion {
+            Some(c) => (c.to_storage)(obj.clone()),
+            None => obj.clone(),
+        };
+        let enc =
+            Encoded::new(stored, self.storage_selectable(&t.res)).map_err(|e| ApiError::internal(e.to_string()))?;
+        Ok(Change::Put(enc))
     }
 
     /// DELETE of a collection: deletes every selected object; answers with the list of what was deleted.
@@ -201,4 +169,30 @@ impl Api {
         }
         Ok(out)
     }
+}
+
+/// The uid and resourceVersion preconditions of a delete.
+fn check_preconditions(t: &Target, name: &str, current: &Stored, opts: &DeleteOptions) -> ApiResult<()> {
+    if let Some(uid) = &opts.precondition_uid
+        && current.meta.uid != *uid
+    {
+        return Err(ApiError::conflict_msg(
+            &t.res.def,
+            name,
+            &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", current.meta.uid),
+        ));
+    }
+    if let Some(rv) = &opts.precondition_rv
+        && parse_rv(rv)? != current.rv
+    {
+        return Err(ApiError::conflict_msg(
+            &t.res.def,
+            name,
+            &format!(
+                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                current.rv
+            ),
+        ));
+    }
+    Ok(())
 }

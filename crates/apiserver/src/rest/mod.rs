@@ -3,6 +3,7 @@
 //! [`Target`]s and options and renders the results; in-process controllers of the server
 //! itself (garbage collection, namespace lifecycle) call the same functions.
 
+mod create;
 mod delete;
 pub mod meta;
 mod read;
@@ -11,6 +12,7 @@ mod write;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use drydock_api::tenancy::CLUSTER_ANNOTATION;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
@@ -18,7 +20,7 @@ use crate::registry::{Registry, Resource};
 use crate::store::{ObjKey, Store, Stored};
 
 pub use delete::{DeleteOptions, Propagation};
-pub use read::{CLUSTER_ANNOTATION, ListOptions, ListResult, WILDCARD, WatchStart, is_wildcard};
+pub use read::{ListOptions, ListResult, WatchStart, is_wildcard};
 pub use write::{FieldValidation, WriteOptions, Written};
 
 /// Subresources served.

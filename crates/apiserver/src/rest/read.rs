@@ -4,12 +4,14 @@ use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use drydock_api::selector::Selector as LabelSelector;
+use drydock_api::tenancy::LogicalClusterName;
 use serde_json::json;
 
 use super::{Api, Target, parse_rv};
 use crate::error::{ApiError, ApiResult};
 use crate::registry::Resource;
-use crate::selector::{FieldSelector, LabelSelector};
+use crate::selector::FieldSelector;
 use crate::store::watch::{EventFilter, Expired, Scope, Subscription};
 use crate::store::{ObjKey, ObjMeta, Stored};
 
@@ -71,7 +73,7 @@ impl ObjectFilter {
         if self.namespace.as_deref().is_some_and(|ns| ns != namespace) {
             return false;
         }
-        self.labels.matches_meta(meta)
+        self.labels.matches_by(|k| meta.label(k))
             && (self.fields.is_empty() || self.fields.matches(|f| self.field(name, namespace, f, meta)))
     }
 }
@@ -82,14 +84,8 @@ impl EventFilter for ObjectFilter {
     }
 }
 
-/// The logical cluster name that addresses every logical cluster (reads only).
-pub const WILDCARD: &str = "*";
-
-/// Annotation naming the logical cluster of an object returned by a wildcard read.
-pub const CLUSTER_ANNOTATION: &str = "tenancy.drydock.dev/cluster";
-
 pub fn is_wildcard(t: &Target) -> bool {
-    &*t.cluster == WILDCARD
+    &*t.cluster == LogicalClusterName::WILDCARD
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]

@@ -1,14 +1,15 @@
-//! create, update (PUT), patch, and the status and scale subresources.
+//! update (PUT), patch, the status and scale subresources, and what every write shares
+//! (kind checks, schema pruning, admission, encoding).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use drydock_api::{FieldError, Operation};
+use drydock_api::tenancy::TENANCY_GROUP;
+use drydock_api::{FieldError, Operation, names};
 use serde_json::{Map, Value, json};
 
-use super::meta::{self, now_rfc3339};
+use super::meta;
 use super::{Api, Subresource, Target, parse_rv};
-use crate::builtin::TENANCY_GROUP;
 use crate::error::{ApiError, ApiResult};
 use crate::patch::{self, PatchType};
 use crate::registry::Resource;
@@ -43,22 +44,22 @@ pub struct Written {
 const UPDATE_RETRIES: usize = 16;
 
 /// Whether the server maintains `metadata.generation` for a resource.
-fn tracks_generation(res: &Resource) -> bool {
+pub(super) fn tracks_generation(res: &Resource) -> bool {
     !matches!(res.def.group.as_str(), "" | "coordination.k8s.io" | "events.k8s.io")
 }
 
-fn is_custom(res: &Resource) -> bool {
+pub(super) fn is_custom(res: &Resource) -> bool {
     !matches!(res.def.group.as_str(), "" | "coordination.k8s.io" | "events.k8s.io" | "apiextensions.k8s.io")
         && res.def.group != TENANCY_GROUP
 }
 
-fn meta_mut(obj: &mut Value) -> ApiResult<&mut Map<String, Value>> {
+pub(super) fn meta_mut(obj: &mut Value) -> ApiResult<&mut Map<String, Value>> {
     let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("the object must be a JSON object"))?;
     let m = map.entry("metadata").or_insert_with(|| json!({}));
     m.as_object_mut().ok_or_else(|| ApiError::bad_request("metadata must be an object"))
 }
 
-fn str_field<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
+pub(super) fn str_field<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
     let mut cur = obj;
     for p in path {
         cur = cur.get(*p)?;
@@ -80,7 +81,7 @@ fn spec_view(obj: &Value, status_sub: bool) -> Value {
 
 impl Api {
     /// Checks `apiVersion`/`kind` of a body against the resource (filling them when absent).
-    fn check_kind(&self, res: &Resource, obj: &mut Value) -> ApiResult<()> {
+    pub(super) fn check_kind(&self, res: &Resource, obj: &mut Value) -> ApiResult<()> {
         let want_av = res.def.api_version();
         let map = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("the object must be a JSON object"))?;
         match map.get("kind").and_then(Value::as_str) {
@@ -110,7 +111,7 @@ impl Api {
     }
 
     /// Prunes and type-checks against the schema; reports unknown fields per `fieldValidation`.
-    fn apply_schema(
+    pub(super) fn apply_schema(
         &self,
         t: &Target,
         obj: &mut Value,
@@ -135,16 +136,17 @@ impl Api {
         Ok(())
     }
 
-    fn validate_name(&self, t: &Target, name: &str) -> Result<(), FieldError> {
+    pub(super) fn validate_name(&self, t: &Target, name: &str) -> Result<(), FieldError> {
         let check = if t.res.def.kind == "Namespace" && t.res.def.group.is_empty() {
-            meta::dns1123_label(name)
+            meta::first_error(names::dns1123_label_errors(name))
         } else {
-            meta::path_segment_name(name).and_then(|_| meta::dns1123_subdomain(name))
+            meta::first_error(names::path_segment_name_errors(name))
+                .and_then(|()| meta::first_error(names::dns1123_subdomain_errors(name)))
         };
         check.map_err(|e| FieldError::invalid("metadata.name", name, e))
     }
 
-    fn run_admission(&self, t: &Target, obj: &mut Value, old: Option<&Value>) -> ApiResult<()> {
+    pub(super) fn run_admission(&self, t: &Target, obj: &mut Value, old: Option<&Value>) -> ApiResult<()> {
         let name = str_field(obj, &["metadata", "name"]).unwrap_or_default().to_string();
         let mut errs = meta::validate_metadata(&obj["metadata"]);
         if let Some(adm) = &t.res.def.admission {
@@ -159,7 +161,7 @@ impl Api {
     }
 
     /// Converts a served object to its stored shape and encodes it.
-    fn encode_for_store(&self, t: &Target, obj: Value) -> ApiResult<Encoded> {
+    pub(super) fn encode_for_store(&self, t: &Target, obj: Value) -> ApiResult<Encoded> {
         let stored = match &t.res.conversion {
             Some(c) => (c.to_storage)(obj),
             None => obj,
@@ -167,129 +169,23 @@ impl Api {
         Encoded::new(stored, self.storage_selectable(&t.res)).map_err(|e| ApiError::bad_request(e.to_string()))
     }
 
-    fn written(&self, t: &Target, code: u16, c: &Committed, warnings: Vec<String>) -> ApiResult<Written> {
+    pub(super) fn written(&self, t: &Target, code: u16, c: &Committed, warnings: Vec<String>) -> ApiResult<Written> {
         let obj = c.object();
         Ok(Written { code, body: self.encode(&t.res, obj)?, warnings, stored: Some(obj.clone()) })
     }
 
-    fn dry_run(&self, obj: &Value, code: u16, warnings: Vec<String>) -> ApiResult<Written> {
+    pub(super) fn dry_run(&self, obj: &Value, code: u16, warnings: Vec<String>) -> ApiResult<Written> {
         let body = serde_json::to_vec(obj).map_err(|e| ApiError::internal(e.to_string()))?;
         Ok(Written { code, body: body.into(), warnings, stored: None })
     }
 
-    fn store_error(&self, t: &Target, name: &str, e: StoreError) -> ApiError {
+    pub(super) fn store_error(&self, t: &Target, name: &str, e: StoreError) -> ApiError {
         match e {
             StoreError::AlreadyExists => ApiError::already_exists(&t.res.def, name),
             StoreError::NotFound => ApiError::not_found(&t.res.def, name),
             StoreError::Conflict => ApiError::conflict(&t.res.def, name),
             StoreError::Failed(msg) => ApiError::internal(msg),
         }
-    }
-
-    /// POST to a collection.
-    pub async fn create(&self, t: &Target, mut obj: Value, opts: &WriteOptions) -> ApiResult<Written> {
-        if t.sub.is_some() {
-            return Err(ApiError::method_not_allowed("create is not supported on subresources"));
-        }
-        self.check_kind(&t.res, &mut obj)?;
-        let mut warnings = Vec::new();
-        let url_ns = if t.res.def.namespaced { t.namespace.clone() } else { None };
-        {
-            let m = meta_mut(&mut obj)?;
-            match (m.get("namespace").and_then(Value::as_str), &url_ns) {
-                (Some(body_ns), Some(url)) if !body_ns.is_empty() && body_ns != url => {
-                    return Err(ApiError::bad_request(
-                        "the namespace of the provided object does not match the namespace sent on the request",
-                    ));
-                }
-                _ => {}
-            }
-            match &url_ns {
-                Some(ns) => {
-                    m.insert("namespace".into(), json!(ns));
-                }
-                None => {
-                    m.remove("namespace");
-                }
-            }
-            for f in [
-                "resourceVersion",
-                "uid",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "managedFields",
-                "selfLink",
-            ] {
-                m.remove(f);
-            }
-            m.insert("uid".into(), json!(meta::new_uid()));
-            m.insert("creationTimestamp".into(), json!(now_rfc3339()));
-            if tracks_generation(&t.res) {
-                m.insert("generation".into(), json!(1));
-            } else {
-                m.remove("generation");
-            }
-        }
-        if is_custom(&t.res)
-            && t.res.def.status_subresource
-            && let Some(map) = obj.as_object_mut()
-        {
-            map.remove("status");
-        }
-        if t.res.def.kind == "Namespace" && t.res.def.group.is_empty() {
-            obj["spec"] = json!({"finalizers": ["kubernetes"]});
-            obj["status"] = json!({"phase": "Active"});
-        }
-        self.apply_schema(t, &mut obj, opts, &mut warnings)?;
-        let name = str_field(&obj, &["metadata", "name"]).unwrap_or_default().to_string();
-        let generate = str_field(&obj, &["metadata", "generateName"]).unwrap_or_default().to_string();
-        if name.is_empty() && generate.is_empty() {
-            return Err(ApiError::invalid(
-                &t.res.def,
-                "",
-                &[FieldError::required("metadata.name", "name or generateName is required")],
-            ));
-        }
-        if let Some(ns) = &url_ns {
-            match self.namespace_state(&t.cluster, ns) {
-                None => {
-                    let nsdef = drydock_api::ResourceDef::new("", "v1", "Namespace", "namespaces");
-                    return Err(ApiError::not_found(&nsdef, ns));
-                }
-                Some(true) => {
-                    return Err(ApiError::new(
-                        403,
-                        "Forbidden",
-                        format!("unable to create new content in namespace {ns} because it is being terminated"),
-                    ));
-                }
-                Some(false) => {}
-            }
-        }
-        let attempts = if name.is_empty() { 8 } else { 1 };
-        for _ in 0..attempts {
-            let mut obj = obj.clone();
-            let name = if name.is_empty() { format!("{generate}{}", meta::name_suffix()) } else { name.clone() };
-            meta_mut(&mut obj)?.insert("name".into(), json!(name));
-            if let Err(e) = self.validate_name(t, &name) {
-                return Err(ApiError::invalid(&t.res.def, &name, &[e]));
-            }
-            self.run_admission(t, &mut obj, None)?;
-            if opts.dry_run {
-                return self.dry_run(&obj, 201, warnings);
-            }
-            let enc = self.encode_for_store(t, obj)?;
-            match self.store.commit(t.key(&name), Expect::Absent, Change::Put(enc)).await {
-                Ok(c) => return self.written(t, 201, &c, warnings),
-                Err(StoreError::AlreadyExists) if attempts > 1 => continue,
-                Err(e) => return Err(self.store_error(t, &name, e)),
-            }
-        }
-        Err(ApiError::new(
-            409,
-            "AlreadyExists",
-            format!("could not generate a free name from generateName \"{generate}\""),
-        ))
     }
 
     /// PUT of an object, its status or its scale.

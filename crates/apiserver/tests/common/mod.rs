@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use drydock_api::tenancy::{KubeconfigFor, LogicalClusterName};
 use drydock_api::{PrinterColumn, ResourceDef, ScaleDef};
 use drydock_apiserver::{ApiServer, Config};
 use serde_json::json;
@@ -36,7 +37,7 @@ impl TestServer {
     /// Writes a kubeconfig for the server (optionally a logical cluster) and returns its path.
     pub fn kubeconfig(&self, cluster: Option<&str>) -> PathBuf {
         let server = match cluster {
-            Some(c) => format!("{}/clusters/{c}", self.url()),
+            Some(c) => format!("{}{}", self.url(), LogicalClusterName::new(c).path()),
             None => self.url(),
         };
         let name = cluster.unwrap_or("root");
@@ -55,9 +56,7 @@ impl Drop for TestServer {
 }
 
 pub fn kubeconfig(server: &str) -> String {
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster:\n    server: {server}\ncontexts:\n- name: t\n  context:\n    cluster: t\n    user: t\n    namespace: default\ncurrent-context: t\nusers:\n- name: t\n  user: {{}}\n"
-    )
+    KubeconfigFor { server, cluster: "t", user: "t", context: "t", namespace: Some("default") }.to_yaml()
 }
 
 /// The custom resource the tests use: a namespaced Widget with status and scale subresources.

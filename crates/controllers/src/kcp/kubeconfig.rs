@@ -9,6 +9,7 @@ use drydock_api::capi::core::Cluster;
 use drydock_api::capi::keys::CLUSTER_NAME_LABEL;
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner::controller_ref;
+use drydock_api::tenancy::KubeconfigFor;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
@@ -40,11 +41,7 @@ pub fn server_url(cluster: &Cluster) -> Option<String> {
 pub fn render(cluster: &str, server: &str) -> String {
     let user = format!("{cluster}-admin");
     let context = format!("{user}@{cluster}");
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n    server: {server}\n\
-         contexts:\n- name: {context}\n  context:\n    cluster: {cluster}\n    user: {user}\n\
-         current-context: {context}\nusers:\n- name: {user}\n  user: {{}}\n"
-    )
+    KubeconfigFor { server, cluster, user: &user, context: &context, namespace: None }.to_yaml()
 }
 
 /// Servers already written per `(namespace, cluster)`, so a steady-state reconcile does not

@@ -244,8 +244,7 @@ pub(crate) fn cluster_paused(c: &Cluster) -> bool {
 /// endpoint path its infrastructure reported), if it is hosted that way.
 pub(crate) fn logical_cluster(c: &Cluster) -> Option<&str> {
     let path = c.metadata.annotations.as_ref()?.get(crate::workload::ENDPOINT_PATH_ANNOTATION)?;
-    let name = path.trim_end_matches('/').strip_prefix("/clusters/")?;
-    (!name.is_empty() && !name.contains('/')).then_some(name)
+    drydock_api::tenancy::LogicalClusterName::name_in_path(path)
 }
 
 /// Records a Machine's providerID in an index read by [`machine_of_node`].

@@ -24,8 +24,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::{mpsc, watch};
 
-/// Annotation naming the logical cluster of an object returned by a wildcard read.
-pub const CLUSTER_ANNOTATION: &str = "tenancy.drydock.dev/cluster";
+pub use drydock_api::tenancy::CLUSTER_ANNOTATION;
 
 /// Whether the store can be trusted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

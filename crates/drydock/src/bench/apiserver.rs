@@ -1,6 +1,7 @@
 //! `drydock bench apiserver`: raw capacity of the embedded API server over HTTP: create,
 //! update, get, list and watch throughput with latency percentiles, on a fresh durable store.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -97,8 +98,62 @@ fn rv_of(body: &[u8]) -> anyhow::Result<String> {
 
 const NS_PATH: &str = "/api/v1/namespaces/bench/configmaps";
 
-/// Runs the benchmark against a fresh server and returns the phases.
-pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
+/// A client on its own connection, timing its requests.
+struct Client {
+    s: Sender,
+    lat: Latencies,
+}
+
+impl Client {
+    async fn connect(addr: SocketAddr) -> anyhow::Result<Self> {
+        Ok(Self { s: connect(addr).await?, lat: Latencies::default() })
+    }
+
+    async fn call(&mut self, method: &str, path: &str, ct: &str, body: Bytes) -> anyhow::Result<(u16, Bytes)> {
+        let t = Instant::now();
+        let out = call(&mut self.s, method, path, ct, body).await?;
+        self.lat.push(t.elapsed());
+        Ok(out)
+    }
+}
+
+/// Runs `n` clients at once, each connecting on its own, client `i` doing `work(i, client)`;
+/// returns what each returned.
+async fn clients<T, F, Fut>(addr: SocketAddr, n: usize, work: F) -> anyhow::Result<Vec<T>>
+where
+    F: Fn(usize, Client) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = anyhow::Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let work = work.clone();
+        tasks.push(tokio::spawn(async move { work(i, Client::connect(addr).await?).await }));
+    }
+    let mut out = Vec::with_capacity(n);
+    for t in tasks {
+        out.push(t.await??);
+    }
+    Ok(out)
+}
+
+fn merged(parts: impl IntoIterator<Item = Latencies>) -> Latencies {
+    let mut lat = Latencies::default();
+    for l in parts {
+        lat.extend(l);
+    }
+    lat
+}
+
+/// A fresh server on a durable store in a temporary directory, served on a local port.
+struct Served {
+    addr: SocketAddr,
+    serving: tokio::task::JoinHandle<std::io::Result<()>>,
+    _server: drydock_apiserver::ApiServer,
+    _dir: tempfile::TempDir,
+}
+
+async fn serve(args: &ApiBenchArgs) -> anyhow::Result<Served> {
     let dir = tempfile::tempdir()?;
     let config = drydock_apiserver::Config {
         data_dir: Some(dir.path().to_path_buf()),
@@ -114,6 +169,21 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     let addr = listener.local_addr()?;
     let router = server.router();
     let serving = tokio::spawn(async move { axum::serve(listener, router).await });
+    Ok(Served { addr, serving, _server: server, _dir: dir })
+}
+
+/// Shape of the write phases: `writers` clients writing `per_writer` objects each.
+#[derive(Clone, Copy)]
+struct Shape {
+    addr: SocketAddr,
+    writers: usize,
+    per_writer: usize,
+}
+
+/// Runs the benchmark against a fresh server and returns the phases.
+pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
+    let served = serve(args).await?;
+    let addr = served.addr;
     let mut s = connect(addr).await?;
     call(
         &mut s,
@@ -124,123 +194,112 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     )
     .await?;
 
-    let payload = "x".repeat(args.payload);
+    let payload: Arc<str> = "x".repeat(args.payload).into();
     let writers = args.writers.max(1);
-    let per_writer = args.objects.div_ceil(writers);
+    let shape = Shape { addr, writers, per_writer: args.objects.div_ceil(writers) };
+    let total = writers * shape.per_writer;
     let mut phases = Vec::new();
 
-    // create
     let started = Instant::now();
-    let mut tasks = Vec::new();
-    for w in 0..writers {
+    let (lat, rvs) = create_phase(shape, &payload).await?;
+    phases.push(Phase::new("create", total, started.elapsed(), lat));
+    let started = Instant::now();
+    let lat = update_phase(shape, rvs, &payload).await?;
+    phases.push(Phase::new("update", total, started.elapsed(), lat));
+    let started = Instant::now();
+    let lat = get_phase(shape).await?;
+    phases.push(Phase::new("get", total, started.elapsed(), lat));
+    let started = Instant::now();
+    let lists = 40;
+    let lat = list_phase(addr, lists).await?;
+    phases.push(Phase::new(&format!("list ({total} objects)"), lists, started.elapsed(), lat));
+    phases.extend(watch_phase(args, shape, &mut s).await?);
+    print_store_figures(&mut s).await?;
+    served.serving.abort();
+    Ok(phases)
+}
+
+/// Creates every object; returns the latencies and each writer's acknowledged versions.
+async fn create_phase(shape: Shape, payload: &Arc<str>) -> anyhow::Result<(Latencies, Vec<Vec<String>>)> {
+    let per_writer = shape.per_writer;
+    let payload = payload.clone();
+    let results = clients(shape.addr, shape.writers, move |w, mut c| {
         let payload = payload.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut s = connect(addr).await?;
-            let mut lat = Latencies::default();
+        async move {
             let mut rvs = Vec::with_capacity(per_writer);
             for i in 0..per_writer {
-                let body = json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":format!("cm-{w}-{i}"),"labels":{"writer":w.to_string()}},"data":{"payload":payload}});
-                let t = Instant::now();
-                let (code, resp) = call(&mut s, "POST", NS_PATH, "application/json", body.to_string().into()).await?;
-                lat.push(t.elapsed());
+                let body = json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":format!("cm-{w}-{i}"),"labels":{"writer":w.to_string()}},"data":{"payload":&*payload}});
+                let (code, resp) = c.call("POST", NS_PATH, "application/json", body.to_string().into()).await?;
                 if code != 201 {
                     bail!("create answered {code}: {}", String::from_utf8_lossy(&resp));
                 }
                 rvs.push(rv_of(&resp)?);
             }
-            Ok::<_, anyhow::Error>((lat, rvs))
-        }));
-    }
-    let mut lat = Latencies::default();
-    let mut rvs = Vec::new();
-    for t in tasks {
-        let (l, r) = t.await??;
-        lat.extend(l);
-        rvs.push(r);
-    }
-    let total = writers * per_writer;
-    phases.push(Phase::new("create", total, started.elapsed(), lat));
+            Ok((c.lat, rvs))
+        }
+    })
+    .await?;
+    let (lats, rvs): (Vec<_>, Vec<_>) = results.into_iter().unzip();
+    Ok((merged(lats), rvs))
+}
 
-    // update (PUT with the acknowledged resourceVersion)
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for (w, rvs) in rvs.into_iter().enumerate() {
-        let payload = payload.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut s = connect(addr).await?;
-            let mut lat = Latencies::default();
-            for (i, rv) in rvs.iter().enumerate() {
-                let body = json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":format!("cm-{w}-{i}"),"resourceVersion":rv,"labels":{"writer":w.to_string()}},"data":{"payload":payload,"v":"2"}});
-                let t = Instant::now();
-                let (code, resp) = call(&mut s, "PUT", &format!("{NS_PATH}/cm-{w}-{i}"), "application/json", body.to_string().into()).await?;
-                lat.push(t.elapsed());
+/// Updates every object (PUT with the acknowledged resourceVersion).
+async fn update_phase(shape: Shape, rvs: Vec<Vec<String>>, payload: &Arc<str>) -> anyhow::Result<Latencies> {
+    let (rvs, payload) = (Arc::new(rvs), payload.clone());
+    let lats = clients(shape.addr, rvs.len(), move |w, mut c| {
+        let (payload, rvs) = (payload.clone(), rvs.clone());
+        async move {
+            for (i, rv) in rvs[w].iter().enumerate() {
+                let body = json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":format!("cm-{w}-{i}"),"resourceVersion":rv,"labels":{"writer":w.to_string()}},"data":{"payload":&*payload,"v":"2"}});
+                let path = format!("{NS_PATH}/cm-{w}-{i}");
+                let (code, resp) = c.call("PUT", &path, "application/json", body.to_string().into()).await?;
                 if code != 200 {
                     bail!("update answered {code}: {}", String::from_utf8_lossy(&resp));
                 }
             }
-            Ok::<_, anyhow::Error>(lat)
-        }));
-    }
-    let mut lat = Latencies::default();
-    for t in tasks {
-        lat.extend(t.await??);
-    }
-    phases.push(Phase::new("update", total, started.elapsed(), lat));
+            Ok(c.lat)
+        }
+    })
+    .await?;
+    Ok(merged(lats))
+}
 
-    // get
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for w in 0..writers {
-        tasks.push(tokio::spawn(async move {
-            let mut s = connect(addr).await?;
-            let mut lat = Latencies::default();
-            for i in 0..per_writer {
-                let t = Instant::now();
-                let (code, _) =
-                    call(&mut s, "GET", &format!("{NS_PATH}/cm-{}-{i}", (w + i) % writers), "", Bytes::new()).await?;
-                lat.push(t.elapsed());
-                if code != 200 {
-                    bail!("get answered {code}");
-                }
+/// Reads every object once, each client reading other writers' objects.
+async fn get_phase(shape: Shape) -> anyhow::Result<Latencies> {
+    let Shape { writers, per_writer, .. } = shape;
+    let lats = clients(shape.addr, writers, move |w, mut c| async move {
+        for i in 0..per_writer {
+            let (code, _) = c.call("GET", &format!("{NS_PATH}/cm-{}-{i}", (w + i) % writers), "", Bytes::new()).await?;
+            if code != 200 {
+                bail!("get answered {code}");
             }
-            Ok::<_, anyhow::Error>(lat)
-        }));
-    }
-    let mut lat = Latencies::default();
-    for t in tasks {
-        lat.extend(t.await??);
-    }
-    phases.push(Phase::new("get", total, started.elapsed(), lat));
+        }
+        Ok(c.lat)
+    })
+    .await?;
+    Ok(merged(lats))
+}
 
-    // list: whole-namespace lists and label-selected lists, 8 clients
-    let started = Instant::now();
-    let lists = 40;
-    let mut tasks = Vec::new();
-    for c in 0..8usize {
-        tasks.push(tokio::spawn(async move {
-            let mut s = connect(addr).await?;
-            let mut lat = Latencies::default();
-            for i in 0..lists / 8 {
-                let path =
-                    if i % 2 == 0 { NS_PATH.to_string() } else { format!("{NS_PATH}?labelSelector=writer%3D{c}") };
-                let t = Instant::now();
-                let (code, body) = call(&mut s, "GET", &path, "", Bytes::new()).await?;
-                lat.push(t.elapsed());
-                if code != 200 || body.len() < 100 {
-                    bail!("list answered {code}");
-                }
+/// Whole-namespace lists and label-selected lists, 8 clients.
+async fn list_phase(addr: SocketAddr, lists: usize) -> anyhow::Result<Latencies> {
+    let lats = clients(addr, 8, move |c_i, mut c| async move {
+        for i in 0..lists / 8 {
+            let path = if i % 2 == 0 { NS_PATH.to_string() } else { format!("{NS_PATH}?labelSelector=writer%3D{c_i}") };
+            let (code, body) = c.call("GET", &path, "", Bytes::new()).await?;
+            if code != 200 || body.len() < 100 {
+                bail!("list answered {code}");
             }
-            Ok::<_, anyhow::Error>(lat)
-        }));
-    }
-    let mut lat = Latencies::default();
-    for t in tasks {
-        lat.extend(t.await??);
-    }
-    phases.push(Phase::new(&format!("list ({total} objects)"), lists, started.elapsed(), lat));
+        }
+        Ok(c.lat)
+    })
+    .await?;
+    Ok(merged(lats))
+}
 
-    // watch: fan-out of every write to every watcher
-    let (code, body) = call(&mut s, "GET", NS_PATH, "", Bytes::new()).await?;
+/// Fan-out of every write to every watcher: patches while `args.watchers` watch, until every
+/// watcher has seen every event (or two minutes pass).
+async fn watch_phase(args: &ApiBenchArgs, shape: Shape, s: &mut Sender) -> anyhow::Result<[Phase; 2]> {
+    let (code, body) = call(s, "GET", NS_PATH, "", Bytes::new()).await?;
     if code != 200 {
         bail!("list before watch answered {code}");
     }
@@ -248,55 +307,13 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     let received = Arc::new(AtomicU64::new(0));
     let mut watchers = Vec::new();
     for _ in 0..args.watchers {
-        let received = received.clone();
-        let path = format!("{NS_PATH}?watch=true&resourceVersion={start_rv}&timeoutSeconds=600");
-        let mut ws = connect(addr).await?;
-        let req = Request::builder().uri(path).header("host", "localhost").body(Full::new(Bytes::new()))?;
-        ws.ready().await?;
-        let resp = ws.send_request(req).await?;
-        let mut body = resp.into_body();
-        watchers.push(tokio::spawn(async move {
-            while let Some(frame) = body.frame().await {
-                let Ok(frame) = frame else { break };
-                if let Some(data) = frame.data_ref() {
-                    let n = data.iter().filter(|b| **b == b'\n').count() as u64;
-                    received.fetch_add(n, Ordering::Relaxed);
-                }
-            }
-        }));
+        watchers.push(start_watcher(shape.addr, &start_rv, received.clone()).await?);
     }
     let expected = (args.watchers * args.watch_writes) as u64;
     let started = Instant::now();
-    let wpw = args.watch_writes.div_ceil(writers);
-    let mut tasks = Vec::new();
-    for w in 0..writers {
-        tasks.push(tokio::spawn(async move {
-            let mut s = connect(addr).await?;
-            let mut lat = Latencies::default();
-            for i in 0..wpw {
-                let patch = json!({"data": {"tick": i.to_string()}});
-                let t = Instant::now();
-                let (code, _) = call(
-                    &mut s,
-                    "PATCH",
-                    &format!("{NS_PATH}/cm-{w}-{}", i % per_writer),
-                    "application/merge-patch+json",
-                    patch.to_string().into(),
-                )
-                .await?;
-                lat.push(t.elapsed());
-                if code != 200 {
-                    bail!("patch answered {code}");
-                }
-            }
-            Ok::<_, anyhow::Error>(lat)
-        }));
-    }
-    let mut lat = Latencies::default();
-    for t in tasks {
-        lat.extend(t.await??);
-    }
-    let writes = writers * wpw;
+    let wpw = args.watch_writes.div_ceil(shape.writers);
+    let lat = patch_phase(shape, wpw).await?;
+    let writes = shape.writers * wpw;
     let expected = expected.max((args.watchers * writes) as u64);
     let deadline = Instant::now() + Duration::from_secs(120);
     while received.load(Ordering::Relaxed) < expected && Instant::now() < deadline {
@@ -307,20 +324,65 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     for w in watchers {
         w.abort();
     }
-    phases.push(Phase::new("patch (while watched)", writes, elapsed, lat));
-    let mut p = Phase::new(
+    let patched = Phase::new("patch (while watched)", writes, elapsed, lat);
+    let mut delivered = Phase::new(
         &format!("watch events delivered ({} watchers)", args.watchers),
         got as usize,
         elapsed,
         Latencies::default(),
     );
-    p.p50_ms = 0.0;
-    p.p99_ms = 0.0;
-    phases.push(p);
+    delivered.p50_ms = 0.0;
+    delivered.p99_ms = 0.0;
     if got < expected {
         bail!("watchers received {got} of {expected} events");
     }
-    let (_, metrics) = call(&mut s, "GET", "/metrics", "", Bytes::new()).await?;
+    Ok([patched, delivered])
+}
+
+/// A watch from `start_rv` counting the events it receives into `received`.
+async fn start_watcher(
+    addr: SocketAddr,
+    start_rv: &str,
+    received: Arc<AtomicU64>,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let path = format!("{NS_PATH}?watch=true&resourceVersion={start_rv}&timeoutSeconds=600");
+    let mut ws = connect(addr).await?;
+    let req = Request::builder().uri(path).header("host", "localhost").body(Full::new(Bytes::new()))?;
+    ws.ready().await?;
+    let resp = ws.send_request(req).await?;
+    let mut body = resp.into_body();
+    Ok(tokio::spawn(async move {
+        while let Some(frame) = body.frame().await {
+            let Ok(frame) = frame else { break };
+            if let Some(data) = frame.data_ref() {
+                let n = data.iter().filter(|b| **b == b'\n').count() as u64;
+                received.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    }))
+}
+
+/// `wpw` merge patches per writer, cycling through its objects.
+async fn patch_phase(shape: Shape, wpw: usize) -> anyhow::Result<Latencies> {
+    let per_writer = shape.per_writer;
+    let lats = clients(shape.addr, shape.writers, move |w, mut c| async move {
+        for i in 0..wpw {
+            let patch = json!({"data": {"tick": i.to_string()}});
+            let path = format!("{NS_PATH}/cm-{w}-{}", i % per_writer);
+            let (code, _) = c.call("PATCH", &path, "application/merge-patch+json", patch.to_string().into()).await?;
+            if code != 200 {
+                bail!("patch answered {code}");
+            }
+        }
+        Ok(c.lat)
+    })
+    .await?;
+    Ok(merged(lats))
+}
+
+/// Group commit figures from the server's metrics.
+async fn print_store_figures(s: &mut Sender) -> anyhow::Result<()> {
+    let (_, metrics) = call(s, "GET", "/metrics", "", Bytes::new()).await?;
     let text = String::from_utf8_lossy(&metrics);
     let metric = |name: &str| -> f64 {
         text.lines().find_map(|l| l.strip_prefix(name).and_then(|r| r.trim().parse::<f64>().ok())).unwrap_or(0.0)
@@ -331,8 +393,7 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
         metric("drydock_store_commit_batch_size_sum") / commits.max(1.0),
         metric("drydock_store_commit_duration_seconds_sum") * 1000.0 / commits.max(1.0),
     );
-    serving.abort();
-    Ok(phases)
+    Ok(())
 }
 
 pub async fn main(args: ApiBenchArgs) -> anyhow::Result<()> {

@@ -155,83 +155,92 @@ fn render(root: &Node, show: &[String], echo: bool, style: &Style) -> String {
         "SINCE".into(),
         "MESSAGE".into(),
     ]];
-    fn walk(
-        n: &Node,
-        prefix: &str,
-        last: bool,
-        top: bool,
-        parent_ready: Option<&Value>,
-        ctx: (&[String], bool, &Style),
-        rows: &mut Vec<Vec<String>>,
-    ) {
-        let (show, echo, style) = ctx;
-        let branch = if top {
-            String::new()
-        } else if last {
-            format!("{prefix}└─")
-        } else {
-            format!("{prefix}├─")
-        };
-        let child_prefix = if top {
-            String::new()
-        } else if last {
-            format!("{prefix}  ")
-        } else {
-            format!("{prefix}│ ")
-        };
-        let mut cells = vec![format!("{branch}{}", n.label)];
-        match &n.ready {
-            Some(r)
-                if echo
-                    || parent_ready.is_none_or(|p| {
-                        p["status"] != r["status"] || p["reason"] != r["reason"] || n.label.contains("Machines...")
-                    })
-                    || n.kind.is_empty() =>
-            {
-                let status = r["status"].as_str().unwrap_or_default();
-                let sev = r["severity"].as_str().unwrap_or_default();
-                cells.push(style.paint(status, status, sev));
-                cells.push(style.paint(sev, status, sev));
-                cells.extend([
-                    r["reason"].as_str().unwrap_or_default().to_string(),
-                    since(r),
-                    r["message"].as_str().unwrap_or_default().to_string(),
-                ]);
-            }
-            Some(_) => cells.extend([
-                "".to_string(),
-                String::new(),
-                String::new(),
-                String::new(),
-                "Same as parent".to_string(),
-            ]),
-            None => cells.extend(std::iter::repeat_n(String::new(), 5)),
-        }
-        rows.push(cells);
-        let show_conds =
-            !n.kind.is_empty() && show.iter().any(|s| s.eq_ignore_ascii_case("all") || s.eq_ignore_ascii_case(&n.kind));
-        let conds: Vec<&Value> =
-            if show_conds { n.conditions.iter().filter(|c| c["type"] != "Ready").collect() } else { Vec::new() };
-        let total = conds.len() + n.children.len();
-        for (i, c) in conds.iter().enumerate() {
-            let last = i + 1 == total;
-            let status = c["status"].as_str().unwrap_or_default();
-            let sev = c["severity"].as_str().unwrap_or_default();
-            rows.push(vec![
-                format!("{child_prefix}{}{}", if last { "└─" } else { "├─" }, c["type"].as_str().unwrap_or_default()),
-                style.paint(status, status, sev),
-                style.paint(sev, status, sev),
-                c["reason"].as_str().unwrap_or_default().to_string(),
-                since(c),
-                c["message"].as_str().unwrap_or_default().to_string(),
-            ]);
-        }
-        for (i, ch) in n.children.iter().enumerate() {
-            walk(ch, &child_prefix, conds.len() + i + 1 == total, false, n.ready.as_ref().or(parent_ready), ctx, rows);
+    let at = Place { prefix: "", last: true, top: true, parent_ready: None };
+    walk(root, &at, (show, echo, style), &mut rows);
+    table::render(&rows)
+}
+
+/// Where a node sits in the tree.
+struct Place<'a> {
+    prefix: &'a str,
+    last: bool,
+    top: bool,
+    parent_ready: Option<&'a Value>,
+}
+
+impl Place<'_> {
+    /// The tree drawing before the node's own name, and the prefix of its children.
+    fn prefixes(&self) -> (String, String) {
+        let p = self.prefix;
+        match (self.top, self.last) {
+            (true, _) => (String::new(), String::new()),
+            (false, true) => (format!("{p}└─"), format!("{p}  ")),
+            (false, false) => (format!("{p}├─"), format!("{p}│ ")),
         }
     }
-    walk(root, "", true, true, None, (show, echo, style), &mut rows);
-    table::render(&rows)
+}
+
+/// Adds the rows of `n` (its Ready condition, the other conditions when asked for) and of
+/// its children.
+fn walk(n: &Node, at: &Place<'_>, ctx: (&[String], bool, &Style), rows: &mut Vec<Vec<String>>) {
+    let (show, echo, style) = ctx;
+    let (branch, child_prefix) = at.prefixes();
+    let mut cells = vec![format!("{branch}{}", n.label)];
+    cells.extend(ready_cells(n, at.parent_ready, echo, style));
+    rows.push(cells);
+    let show_conds =
+        !n.kind.is_empty() && show.iter().any(|s| s.eq_ignore_ascii_case("all") || s.eq_ignore_ascii_case(&n.kind));
+    let conds: Vec<&Value> =
+        if show_conds { n.conditions.iter().filter(|c| c["type"] != "Ready").collect() } else { Vec::new() };
+    let total = conds.len() + n.children.len();
+    for (i, c) in conds.iter().enumerate() {
+        let last = i + 1 == total;
+        let status = c["status"].as_str().unwrap_or_default();
+        let sev = c["severity"].as_str().unwrap_or_default();
+        rows.push(vec![
+            format!("{child_prefix}{}{}", if last { "└─" } else { "├─" }, c["type"].as_str().unwrap_or_default()),
+            style.paint(status, status, sev),
+            style.paint(sev, status, sev),
+            c["reason"].as_str().unwrap_or_default().to_string(),
+            since(c),
+            c["message"].as_str().unwrap_or_default().to_string(),
+        ]);
+    }
+    for (i, ch) in n.children.iter().enumerate() {
+        let place = Place {
+            prefix: &child_prefix,
+            last: conds.len() + i + 1 == total,
+            top: false,
+            parent_ready: n.ready.as_ref().or(at.parent_ready),
+        };
+        walk(ch, &place, ctx, rows);
+    }
+}
+
+/// The READY..MESSAGE cells of a node: its Ready condition, or "Same as parent" when it
+/// says what the parent's does (unless `echo`).
+fn ready_cells(n: &Node, parent_ready: Option<&Value>, echo: bool, style: &Style) -> Vec<String> {
+    match &n.ready {
+        Some(r)
+            if echo
+                || parent_ready.is_none_or(|p| {
+                    p["status"] != r["status"] || p["reason"] != r["reason"] || n.label.contains("Machines...")
+                })
+                || n.kind.is_empty() =>
+        {
+            let status = r["status"].as_str().unwrap_or_default();
+            let sev = r["severity"].as_str().unwrap_or_default();
+            vec![
+                style.paint(status, status, sev),
+                style.paint(sev, status, sev),
+                r["reason"].as_str().unwrap_or_default().to_string(),
+                since(r),
+                r["message"].as_str().unwrap_or_default().to_string(),
+            ]
+        }
+        Some(_) => vec![String::new(), String::new(), String::new(), String::new(), "Same as parent".to_string()],
+        None => vec![String::new(); 5],
+    }
 }
 
 pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {

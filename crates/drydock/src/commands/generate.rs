@@ -29,9 +29,23 @@ fn fifth(d: &str) -> String {
     }
 }
 
+/// The manifest: the Cluster and its InMemoryCluster, the control plane and its machine
+/// template, one MachineDeployment with its templates and MachineHealthCheck.
 pub fn render(a: &GenerateClusterArgs) -> String {
-    let (name, ns, version) = (&a.name, &a.target_namespace, &a.kubernetes_version);
-    let (vm, rest) = (&a.startup_duration, fifth(&a.startup_duration));
+    [
+        cluster(a),
+        machine_template(a, "control-plane", &["node", "apiServer", "etcd"]),
+        control_plane(a),
+        machine_template(a, "md-0", &["node"]),
+        config_template(a),
+        machine_deployment(a),
+        health_check(a),
+    ]
+    .join("---\n")
+}
+
+fn cluster(a: &GenerateClusterArgs) -> String {
+    let (name, ns) = (&a.name, &a.target_namespace);
     format!(
         r#"apiVersion: cluster.x-k8s.io/v1beta1
 kind: Cluster
@@ -60,34 +74,45 @@ metadata:
   name: {name}
   namespace: {ns}
 spec: {{}}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+"#
+    )
+}
+
+/// An InMemoryMachineTemplate `<name>-<suffix>`: the VM starts in the startup duration, then
+/// each of `later` (node, API server, etcd) in a fifth of it.
+fn machine_template(a: &GenerateClusterArgs, suffix: &str, later: &[&str]) -> String {
+    let (name, ns) = (&a.name, &a.target_namespace);
+    let rest = fifth(&a.startup_duration);
+    let mut out = format!(
+        r#"apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
 kind: InMemoryMachineTemplate
 metadata:
-  name: {name}-control-plane
+  name: {name}-{suffix}
   namespace: {ns}
 spec:
   template:
     spec:
       behaviour:
-        vm:
-          provisioning:
-            startupDuration: "{vm}"
-            startupJitter: "0.2"
-        node:
-          provisioning:
-            startupDuration: "{rest}"
-            startupJitter: "0.2"
-        apiServer:
-          provisioning:
-            startupDuration: "{rest}"
-            startupJitter: "0.2"
-        etcd:
-          provisioning:
-            startupDuration: "{rest}"
-            startupJitter: "0.2"
----
-apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+"#
+    );
+    out.push_str(&provisioning("vm", &a.startup_duration));
+    for component in later {
+        out.push_str(&provisioning(component, &rest));
+    }
+    out
+}
+
+fn provisioning(component: &str, duration: &str) -> String {
+    format!(
+        "        {component}:\n          provisioning:\n            startupDuration: \"{duration}\"\n            startupJitter: \"0.2\"\n"
+    )
+}
+
+fn control_plane(a: &GenerateClusterArgs) -> String {
+    let (name, ns, version) = (&a.name, &a.target_namespace, &a.kubernetes_version);
+    let cp = a.control_plane_machine_count;
+    format!(
+        r#"apiVersion: controlplane.cluster.x-k8s.io/v1beta1
 kind: KubeadmControlPlane
 metadata:
   name: {name}-control-plane
@@ -108,26 +133,14 @@ spec:
       nodeRegistration: {{}}
     joinConfiguration:
       nodeRegistration: {{}}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
-kind: InMemoryMachineTemplate
-metadata:
-  name: {name}-md-0
-  namespace: {ns}
-spec:
-  template:
-    spec:
-      behaviour:
-        vm:
-          provisioning:
-            startupDuration: "{vm}"
-            startupJitter: "0.2"
-        node:
-          provisioning:
-            startupDuration: "{rest}"
-            startupJitter: "0.2"
----
-apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+"#
+    )
+}
+
+fn config_template(a: &GenerateClusterArgs) -> String {
+    let (name, ns) = (&a.name, &a.target_namespace);
+    format!(
+        r#"apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
 kind: KubeadmConfigTemplate
 metadata:
   name: {name}-md-0
@@ -137,8 +150,15 @@ spec:
     spec:
       joinConfiguration:
         nodeRegistration: {{}}
----
-apiVersion: cluster.x-k8s.io/v1beta1
+"#
+    )
+}
+
+fn machine_deployment(a: &GenerateClusterArgs) -> String {
+    let (name, ns, version) = (&a.name, &a.target_namespace, &a.kubernetes_version);
+    let workers = a.worker_machine_count;
+    format!(
+        r#"apiVersion: cluster.x-k8s.io/v1beta1
 kind: MachineDeployment
 metadata:
   name: {name}-md-0
@@ -161,8 +181,14 @@ spec:
         apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
         kind: InMemoryMachineTemplate
         name: {name}-md-0
----
-apiVersion: cluster.x-k8s.io/v1beta1
+"#
+    )
+}
+
+fn health_check(a: &GenerateClusterArgs) -> String {
+    let (name, ns) = (&a.name, &a.target_namespace);
+    format!(
+        r#"apiVersion: cluster.x-k8s.io/v1beta1
 kind: MachineHealthCheck
 metadata:
   name: {name}-md-0
@@ -181,9 +207,7 @@ spec:
   - type: Ready
     status: "False"
     timeout: 300s
-"#,
-        cp = a.control_plane_machine_count,
-        workers = a.worker_machine_count,
+"#
     )
 }
 

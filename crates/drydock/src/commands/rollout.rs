@@ -181,126 +181,11 @@ fn find(sets: &[Value], revision: u64) -> Option<&Value> {
 
 pub async fn run(g: &Global, cmd: &RolloutCommand) -> anyhow::Result<(String, bool)> {
     match cmd {
-        RolloutCommand::History { target: t, revision } => {
-            let (tg, md) = target(g, t).await?;
-            if tg.kind != Kind::MachineDeployment {
-                bail!(
-                    "rollout history is kept by MachineDeployments; a KubeadmControlPlane replaces machines in place"
-                );
-            }
-            let sets = tg.machine_sets(&md).await?;
-            if let Some(n) = revision {
-                let ms = find(&sets, *n)
-                    .with_context(|| format!("revision {n} not found in the history of {}", tg.label()))?;
-                let tpl = &ms["spec"]["template"];
-                return Ok((
-                    print_objects(
-                        std::slice::from_ref(tpl),
-                        if g.output == OutputFormat::Json { OutputFormat::Json } else { OutputFormat::Yaml },
-                        false,
-                    )?,
-                    true,
-                ));
-            }
-            let revs = history(&sets);
-            if g.output == OutputFormat::Json || g.output == OutputFormat::Yaml {
-                let v: Vec<Value> = revs
-                    .iter()
-                    .map(|r| json!({"revision": r.number, "machineSet": r.machine_set, "sameMachineSetAsRevision": r.now_revision, "created": r.created, "replicas": r.replicas, "changeCause": r.change_cause}))
-                    .collect();
-                return Ok((print_objects(&[json!({"revisions": v})], g.output, false)?, true));
-            }
-            let mut rows = vec![vec![
-                "REVISION".to_string(),
-                "MACHINESET".into(),
-                "CREATED".into(),
-                "REPLICAS".into(),
-                "CHANGE-CAUSE".into(),
-                "NOTE".into(),
-            ]];
-            for r in &revs {
-                rows.push(vec![
-                    r.number.to_string(),
-                    r.machine_set.clone(),
-                    r.created.clone(),
-                    r.replicas.to_string(),
-                    if r.change_cause.is_empty() { "<none>".into() } else { r.change_cause.clone() },
-                    r.now_revision.map(|c| format!("same MachineSet as revision {c}")).unwrap_or_default(),
-                ]);
-            }
-            Ok((format!("{}\n{}", tg.label(), table::render(&rows)), true))
-        }
-        RolloutCommand::Undo { target: t, to_revision } => {
-            let (tg, md) = target(g, t).await?;
-            if tg.kind != Kind::MachineDeployment {
-                bail!(
-                    "undo applies to MachineDeployments (roll a KubeadmControlPlane back by setting its version and template)"
-                );
-            }
-            if md["spec"]["paused"] == true {
-                bail!("{} is paused: run `drydock rollout resume {}` first", tg.label(), t);
-            }
-            let sets = tg.machine_sets(&md).await?;
-            let revs = history(&sets);
-            let current: u64 =
-                md["metadata"]["annotations"][REVISION_ANNOTATION].as_str().and_then(|s| s.parse().ok()).unwrap_or(0);
-            let wanted = if *to_revision == 0 {
-                revs.iter()
-                    .map(|r| r.number)
-                    .filter(|n| *n < current)
-                    .max()
-                    .context("no earlier revision in the history")?
-            } else {
-                *to_revision
-            };
-            let ms = find(&sets, wanted).with_context(|| {
-                let known: Vec<String> = revs.iter().map(|r| r.number.to_string()).collect();
-                format!("revision {wanted} not found; the history has {}", known.join(", "))
-            })?;
-            let mut tpl = ms["spec"]["template"].clone();
-            if let Some(labels) = tpl.pointer_mut("/metadata/labels").and_then(Value::as_object_mut) {
-                labels.remove(MACHINE_TEMPLATE_HASH_LABEL);
-            }
-            // A full replacement of the template: merge patch would keep fields the old template lacked.
-            let mut patch_tpl = tpl.clone();
-            let current_tpl = &md["spec"]["template"];
-            null_missing(current_tpl, &mut patch_tpl);
-            tg.patch(&json!({"spec": {"template": patch_tpl}})).await?;
-            Ok((format!("{} rolled back to revision {wanted}\n", tg.label()), true))
-        }
-        RolloutCommand::Pause { target: t } | RolloutCommand::Resume { target: t } => {
-            let pause = matches!(cmd, RolloutCommand::Pause { .. });
-            let (tg, obj) = target(g, t).await?;
-            let paused = match tg.kind {
-                Kind::MachineDeployment => obj["spec"]["paused"] == true,
-                Kind::KubeadmControlPlane => obj["metadata"]["annotations"][PAUSED_ANNOTATION].is_string(),
-            };
-            if paused == pause {
-                return Ok((format!("{} is already {}\n", tg.label(), if pause { "paused" } else { "resumed" }), true));
-            }
-            let patch = match tg.kind {
-                Kind::MachineDeployment => json!({"spec": {"paused": pause}}),
-                Kind::KubeadmControlPlane => {
-                    json!({"metadata": {"annotations": {PAUSED_ANNOTATION: if pause { json!("true") } else { Value::Null }}}})
-                }
-            };
-            tg.patch(&patch).await?;
-            Ok((format!("{} {}\n", tg.label(), if pause { "paused" } else { "resumed" }), true))
-        }
-        RolloutCommand::Restart { target: t } => {
-            let (tg, obj) = target(g, t).await?;
-            let paused = obj["spec"]["paused"] == true || obj["metadata"]["annotations"][PAUSED_ANNOTATION].is_string();
-            if paused {
-                bail!("{} is paused: run `drydock rollout resume {t}` first", tg.label());
-            }
-            // Timestamps have whole seconds: the next whole second is after every Machine
-            // and set that exists now, even one created within the current second.
-            let next_second = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 1)
-                .context("computing the restart time")?;
-            let after = next_second.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-            tg.patch(&json!({"spec": {"rolloutAfter": after}})).await?;
-            Ok((format!("{} restarted\n", tg.label()), true))
-        }
+        RolloutCommand::History { target: t, revision } => run_history(g, t, *revision).await,
+        RolloutCommand::Undo { target: t, to_revision } => run_undo(g, t, *to_revision).await,
+        RolloutCommand::Pause { target: t } => run_pause(g, t, true).await,
+        RolloutCommand::Resume { target: t } => run_pause(g, t, false).await,
+        RolloutCommand::Restart { target: t } => run_restart(g, t).await,
         RolloutCommand::Status { target: t, timeout } => {
             let limit = drydock_api::capi::duration::parse(timeout)
                 .ok()
@@ -309,6 +194,120 @@ pub async fn run(g: &Global, cmd: &RolloutCommand) -> anyhow::Result<(String, bo
             status(g, t, limit).await
         }
     }
+}
+
+/// `rollout history`: the revisions of a MachineDeployment, or one revision's template.
+async fn run_history(g: &Global, t: &str, revision: Option<u64>) -> anyhow::Result<(String, bool)> {
+    let (tg, md) = target(g, t).await?;
+    if tg.kind != Kind::MachineDeployment {
+        bail!("rollout history is kept by MachineDeployments; a KubeadmControlPlane replaces machines in place");
+    }
+    let sets = tg.machine_sets(&md).await?;
+    if let Some(n) = revision {
+        let ms = find(&sets, n).with_context(|| format!("revision {n} not found in the history of {}", tg.label()))?;
+        let tpl = &ms["spec"]["template"];
+        let format = if g.output == OutputFormat::Json { OutputFormat::Json } else { OutputFormat::Yaml };
+        return Ok((print_objects(std::slice::from_ref(tpl), format, false)?, true));
+    }
+    let revs = history(&sets);
+    if g.output == OutputFormat::Json || g.output == OutputFormat::Yaml {
+        let v: Vec<Value> = revs
+            .iter()
+            .map(|r| json!({"revision": r.number, "machineSet": r.machine_set, "sameMachineSetAsRevision": r.now_revision, "created": r.created, "replicas": r.replicas, "changeCause": r.change_cause}))
+            .collect();
+        return Ok((print_objects(&[json!({"revisions": v})], g.output, false)?, true));
+    }
+    let mut rows = vec![vec![
+        "REVISION".to_string(),
+        "MACHINESET".into(),
+        "CREATED".into(),
+        "REPLICAS".into(),
+        "CHANGE-CAUSE".into(),
+        "NOTE".into(),
+    ]];
+    for r in &revs {
+        rows.push(vec![
+            r.number.to_string(),
+            r.machine_set.clone(),
+            r.created.clone(),
+            r.replicas.to_string(),
+            if r.change_cause.is_empty() { "<none>".into() } else { r.change_cause.clone() },
+            r.now_revision.map(|c| format!("same MachineSet as revision {c}")).unwrap_or_default(),
+        ]);
+    }
+    Ok((format!("{}\n{}", tg.label(), table::render(&rows)), true))
+}
+
+/// `rollout undo`: puts back the template of an earlier revision (0: the one before).
+async fn run_undo(g: &Global, t: &str, to_revision: u64) -> anyhow::Result<(String, bool)> {
+    let (tg, md) = target(g, t).await?;
+    if tg.kind != Kind::MachineDeployment {
+        bail!(
+            "undo applies to MachineDeployments (roll a KubeadmControlPlane back by setting its version and template)"
+        );
+    }
+    if md["spec"]["paused"] == true {
+        bail!("{} is paused: run `drydock rollout resume {}` first", tg.label(), t);
+    }
+    let sets = tg.machine_sets(&md).await?;
+    let revs = history(&sets);
+    let current: u64 =
+        md["metadata"]["annotations"][REVISION_ANNOTATION].as_str().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let wanted = if to_revision == 0 {
+        revs.iter().map(|r| r.number).filter(|n| *n < current).max().context("no earlier revision in the history")?
+    } else {
+        to_revision
+    };
+    let ms = find(&sets, wanted).with_context(|| {
+        let known: Vec<String> = revs.iter().map(|r| r.number.to_string()).collect();
+        format!("revision {wanted} not found; the history has {}", known.join(", "))
+    })?;
+    let mut tpl = ms["spec"]["template"].clone();
+    if let Some(labels) = tpl.pointer_mut("/metadata/labels").and_then(Value::as_object_mut) {
+        labels.remove(MACHINE_TEMPLATE_HASH_LABEL);
+    }
+    // A full replacement of the template: merge patch would keep fields the old template lacked.
+    let mut patch_tpl = tpl.clone();
+    let current_tpl = &md["spec"]["template"];
+    null_missing(current_tpl, &mut patch_tpl);
+    tg.patch(&json!({"spec": {"template": patch_tpl}})).await?;
+    Ok((format!("{} rolled back to revision {wanted}\n", tg.label()), true))
+}
+
+/// `rollout pause` (`pause`) and `rollout resume`.
+async fn run_pause(g: &Global, t: &str, pause: bool) -> anyhow::Result<(String, bool)> {
+    let (tg, obj) = target(g, t).await?;
+    let paused = match tg.kind {
+        Kind::MachineDeployment => obj["spec"]["paused"] == true,
+        Kind::KubeadmControlPlane => obj["metadata"]["annotations"][PAUSED_ANNOTATION].is_string(),
+    };
+    if paused == pause {
+        return Ok((format!("{} is already {}\n", tg.label(), if pause { "paused" } else { "resumed" }), true));
+    }
+    let patch = match tg.kind {
+        Kind::MachineDeployment => json!({"spec": {"paused": pause}}),
+        Kind::KubeadmControlPlane => {
+            json!({"metadata": {"annotations": {PAUSED_ANNOTATION: if pause { json!("true") } else { Value::Null }}}})
+        }
+    };
+    tg.patch(&patch).await?;
+    Ok((format!("{} {}\n", tg.label(), if pause { "paused" } else { "resumed" }), true))
+}
+
+/// `rollout restart`: replaces every Machine created before the next whole second.
+async fn run_restart(g: &Global, t: &str) -> anyhow::Result<(String, bool)> {
+    let (tg, obj) = target(g, t).await?;
+    let paused = obj["spec"]["paused"] == true || obj["metadata"]["annotations"][PAUSED_ANNOTATION].is_string();
+    if paused {
+        bail!("{} is paused: run `drydock rollout resume {t}` first", tg.label());
+    }
+    // Timestamps have whole seconds: the next whole second is after every Machine
+    // and set that exists now, even one created within the current second.
+    let next_second =
+        jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 1).context("computing the restart time")?;
+    let after = next_second.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    tg.patch(&json!({"spec": {"rolloutAfter": after}})).await?;
+    Ok((format!("{} restarted\n", tg.label()), true))
 }
 
 /// Sets to null every key of `current` absent from `wanted`, so a merge patch replaces.

@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use drydock::instance::{Instance, Options};
+use drydock_api::tenancy::LogicalClusterName;
 use drydock_apiserver::Config;
 use drydock_controllers::Settings;
 use drydock_controllers::framework::Clock;
@@ -57,7 +58,7 @@ impl Env {
     /// A kubeconfig for the root cluster (or a logical cluster).
     pub fn kubeconfig(&self, cluster: Option<&str>) -> PathBuf {
         let server = match cluster {
-            Some(c) => format!("{}/clusters/{c}", self.instance.url()),
+            Some(c) => format!("{}{}", self.instance.url(), LogicalClusterName::new(c).path()),
             None => self.instance.url(),
         };
         let path = self.dir.path().join(format!("kubeconfig-{}", cluster.unwrap_or("root")));

@@ -8,9 +8,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta a
 use super::machine::{MachineSpec, MachineTemplateSpec};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::keys::{CLUSTER_NAME_LABEL, PREFLIGHT_CHECKS, SKIP_PREFLIGHT_CHECKS_ANNOTATION};
-use crate::capi::selector::{self, Selector};
-use crate::capi::validation::{label_value_errors, to_value, validate_annotations, validate_labels};
+use crate::capi::validation::{to_value, validate_annotations, validate_labels};
 use crate::capi::{refs, version};
+use crate::names::label_value_errors;
+use crate::selector::{self, Selector};
 
 /// Sets `cluster.x-k8s.io/cluster-name` to the spec's cluster name.
 pub(crate) fn set_cluster_name_label(meta: &mut K8sObjectMeta, cluster_name: &str) {

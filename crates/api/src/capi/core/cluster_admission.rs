@@ -5,14 +5,14 @@ use std::collections::BTreeSet;
 
 use super::checks::{validate_name_is_label_value, validate_replicas, validate_version};
 use super::cluster::{Cluster, ClusterNetwork};
-use super::healthcheck_checks::{HealthCheckFields, validate_health_check};
+use super::healthcheck_checks::validate_generated_health_check;
 use super::machinedeployment_admission::validate_strategy;
-use super::topology::{ClusterVariable, MachineHealthCheckTopology, Topology};
+use super::topology::{ClusterVariable, Topology};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::keys::{DISABLE_UPDATE_VERSION_CHECK_ANNOTATION, has_annotation};
 use crate::capi::typed::KindAdmission;
-use crate::capi::validation::dns1123_subdomain_errors;
 use crate::capi::{refs, version};
+use crate::names::dns1123_subdomain_errors;
 
 pub(crate) struct ClusterAdmission;
 
@@ -92,7 +92,11 @@ fn validate_topology(t: &Topology, ns: Option<&str>, path: &FieldPath) -> Vec<Fi
     if let Some(cp) = &t.control_plane {
         let p = path.child("controlPlane");
         errs.extend(validate_replicas(cp.replicas, &p.child("replicas")));
-        errs.extend(validate_mhc_topology(cp.machine_health_check.as_ref(), ns, &p.child("machineHealthCheck")));
+        errs.extend(validate_generated_health_check(
+            cp.machine_health_check.as_ref().map(|m| &m.checks),
+            ns,
+            &p.child("machineHealthCheck"),
+        ));
         errs.extend(validate_variables(
             cp.variables.as_ref().and_then(|v| v.overrides.as_deref()),
             &p.child("variables").child("overrides"),
@@ -104,7 +108,11 @@ fn validate_topology(t: &Topology, ns: Option<&str>, path: &FieldPath) -> Vec<Fi
         let p = workers.child("machineDeployments").index(i);
         errs.extend(validate_worker_identity(&md.name, &md.class, &mut names, &p));
         errs.extend(validate_replicas(md.replicas, &p.child("replicas")));
-        errs.extend(validate_mhc_topology(md.machine_health_check.as_ref(), ns, &p.child("machineHealthCheck")));
+        errs.extend(validate_generated_health_check(
+            md.machine_health_check.as_ref().map(|m| &m.checks),
+            ns,
+            &p.child("machineHealthCheck"),
+        ));
         if let Some(s) = &md.strategy {
             errs.extend(validate_strategy(s, &p.child("strategy")));
         }
@@ -143,22 +151,6 @@ fn validate_worker_identity<'a>(
         errs.push(FieldError::duplicate(path.child("name"), name));
     }
     errs
-}
-
-fn validate_mhc_topology(
-    mhc: Option<&MachineHealthCheckTopology>,
-    ns: Option<&str>,
-    path: &FieldPath,
-) -> Vec<FieldError> {
-    let Some(m) = mhc else { return Vec::new() };
-    let fields = HealthCheckFields {
-        unhealthy_conditions: m.unhealthy_conditions.as_deref(),
-        max_unhealthy: m.max_unhealthy.as_ref(),
-        unhealthy_range: m.unhealthy_range.as_deref(),
-        node_startup_timeout: m.node_startup_timeout.as_deref(),
-        remediation_template: m.remediation_template.as_ref(),
-    };
-    validate_health_check(&fields, ns, path)
 }
 
 /// Variable values need a name and may appear once per (name, definitionFrom).

@@ -73,15 +73,9 @@ pub struct ControlPlaneClass {
     /// Name template of the control-plane object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub naming_strategy: Option<NamingStrategy>,
-    /// Upper bound on node drain time; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_drain_timeout: Option<String>,
-    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_volume_detach_timeout: Option<String>,
-    /// How long Node deletion is retried once the infrastructure is gone.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_deletion_timeout: Option<String>,
+    /// Node drain, volume detach and Node deletion limits of the Machines.
+    #[serde(flatten)]
+    pub timeouts: MachineTimeouts,
 }
 
 /// Name template of generated objects.
@@ -93,17 +87,27 @@ pub struct NamingStrategy {
     pub template: Option<String>,
 }
 
-/// Worker classes.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+/// Worker MachineDeployments and MachinePools: their classes in a ClusterClass, the
+/// instances of those classes in a Cluster's topology.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct WorkersClass {
-    /// MachineDeployment classes.
+pub struct Workers<D, P> {
+    /// MachineDeployments.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub machine_deployments: Option<Vec<MachineDeploymentClass>>,
-    /// MachinePool classes.
+    pub machine_deployments: Option<Vec<D>>,
+    /// MachinePools.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub machine_pools: Option<Vec<MachinePoolClass>>,
+    pub machine_pools: Option<Vec<P>>,
 }
+
+impl<D, P> Default for Workers<D, P> {
+    fn default() -> Self {
+        Self { machine_deployments: None, machine_pools: None }
+    }
+}
+
+/// Worker classes.
+pub type WorkersClass = Workers<MachineDeploymentClass, MachinePoolClass>;
 
 /// Templates of a worker MachineDeployment or MachinePool.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -135,15 +139,9 @@ pub struct MachineDeploymentClass {
     /// Name template of the generated objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub naming_strategy: Option<NamingStrategy>,
-    /// Upper bound on node drain time; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_drain_timeout: Option<String>,
-    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_volume_detach_timeout: Option<String>,
-    /// How long Node deletion is retried once the infrastructure is gone.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_deletion_timeout: Option<String>,
+    /// Node drain, volume detach and Node deletion limits of the Machines.
+    #[serde(flatten)]
+    pub timeouts: MachineTimeouts,
     /// Seconds a new node must be ready before it counts as available.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
@@ -166,6 +164,19 @@ pub struct MachinePoolClass {
     /// Name template of the generated objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub naming_strategy: Option<NamingStrategy>,
+    /// Node drain, volume detach and Node deletion limits of the Machines.
+    #[serde(flatten)]
+    pub timeouts: MachineTimeouts,
+    /// Seconds a new node must be ready before it counts as available.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_ready_seconds: Option<i32>,
+}
+
+/// Limits on deleting a Machine: node drain, volume detach and Node deletion (shared by the
+/// class and topology of control planes, MachineDeployments and MachinePools).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineTimeouts {
     /// Upper bound on node drain time; unset or 0 waits forever.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_drain_timeout: Option<String>,
@@ -175,12 +186,10 @@ pub struct MachinePoolClass {
     /// How long Node deletion is retried once the infrastructure is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
-    /// Seconds a new node must be ready before it counts as available.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_ready_seconds: Option<i32>,
 }
 
-/// Health check generated for Clusters of this class.
+/// Health check generated for Clusters of this class (and, with `enable`, for one part of a
+/// Cluster's topology).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineHealthCheckClass {

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::ObjectReference;
 
-use super::clusterclass::{ClusterClass, ClusterClassPatch, ClusterClassVariable, MachineHealthCheckClass};
-use super::healthcheck_checks::{HealthCheckFields, validate_health_check};
+use super::clusterclass::{ClusterClass, ClusterClassPatch, ClusterClassVariable};
+use super::healthcheck_checks::validate_generated_health_check;
 use super::machinedeployment_admission::validate_strategy;
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::refs;
@@ -39,7 +39,7 @@ impl KindAdmission for ClusterClassAdmission {
             errs.extend(refs::validate_namespace(Some(r), ns, &path));
         }
         if let Some(cp) = &cc.spec.control_plane {
-            errs.extend(validate_mhc_class(
+            errs.extend(validate_generated_health_check(
                 cp.machine_health_check.as_ref(),
                 ns,
                 &spec.child("controlPlane").child("machineHealthCheck"),
@@ -50,7 +50,11 @@ impl KindAdmission for ClusterClassAdmission {
         for (i, md) in cc.spec.workers.iter().flat_map(|w| w.machine_deployments.iter().flatten()).enumerate() {
             let p = workers.child("machineDeployments").index(i);
             errs.extend(unique_name(&md.class, &mut classes, &p.child("class")));
-            errs.extend(validate_mhc_class(md.machine_health_check.as_ref(), ns, &p.child("machineHealthCheck")));
+            errs.extend(validate_generated_health_check(
+                md.machine_health_check.as_ref(),
+                ns,
+                &p.child("machineHealthCheck"),
+            ));
             if let Some(s) = &md.strategy {
                 errs.extend(validate_strategy(s, &p.child("strategy")));
             }
@@ -133,18 +137,6 @@ fn unique_name<'a>(name: &'a str, seen: &mut BTreeSet<&'a str>, path: &FieldPath
     } else {
         None
     }
-}
-
-fn validate_mhc_class(m: Option<&MachineHealthCheckClass>, ns: Option<&str>, path: &FieldPath) -> Vec<FieldError> {
-    let Some(m) = m else { return Vec::new() };
-    let fields = HealthCheckFields {
-        unhealthy_conditions: m.unhealthy_conditions.as_deref(),
-        max_unhealthy: m.max_unhealthy.as_ref(),
-        unhealthy_range: m.unhealthy_range.as_deref(),
-        node_startup_timeout: m.node_startup_timeout.as_deref(),
-        remediation_template: m.remediation_template.as_ref(),
-    };
-    validate_health_check(&fields, ns, path)
 }
 
 fn validate_variables(vars: &[ClusterClassVariable], path: &FieldPath) -> Vec<FieldError> {

@@ -5,6 +5,7 @@ use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::clusterclass::MachineHealthCheckClass;
 use super::machinehealthcheck::UnhealthyCondition;
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::{duration, intstr, refs};
@@ -35,6 +36,27 @@ pub(crate) struct HealthCheckFields<'a> {
     pub node_startup_timeout: Option<&'a str>,
     /// Template for external remediation requests, instead of owner remediation.
     pub remediation_template: Option<&'a ObjectReference>,
+}
+
+impl<'a> From<&'a MachineHealthCheckClass> for HealthCheckFields<'a> {
+    fn from(m: &'a MachineHealthCheckClass) -> Self {
+        Self {
+            unhealthy_conditions: m.unhealthy_conditions.as_deref(),
+            max_unhealthy: m.max_unhealthy.as_ref(),
+            unhealthy_range: m.unhealthy_range.as_deref(),
+            node_startup_timeout: m.node_startup_timeout.as_deref(),
+            remediation_template: m.remediation_template.as_ref(),
+        }
+    }
+}
+
+/// Validates the health check a ClusterClass or a Cluster topology generates, if any.
+pub(crate) fn validate_generated_health_check(
+    m: Option<&MachineHealthCheckClass>,
+    namespace: Option<&str>,
+    path: &FieldPath,
+) -> Vec<FieldError> {
+    m.map(|m| validate_health_check(&m.into(), namespace, path)).unwrap_or_default()
 }
 
 /// Validates health-check settings under `path` (fields named as in MachineHealthCheck's spec).

@@ -51,7 +51,7 @@ pub struct MachineDeploymentSpec {
     pub rollout_after: Option<Time>,
     /// MachineSets and Machines this deployment manages; must match the template labels.
     // Optional on input: admission fills an empty selector (manifests usually omit it).
-    #[serde(default, skip_serializing_if = "crate::capi::selector::is_empty")]
+    #[serde(default, skip_serializing_if = "crate::selector::is_empty")]
     pub selector: LabelSelector,
     /// Template of the Machines to create.
     pub template: MachineTemplateSpec,

@@ -7,8 +7,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::machinedrainrule::{MachineDrainRule, MachineDrainRuleDrainBehavior};
 use crate::admission::{FieldError, FieldErrorKind, FieldPath};
-use crate::capi::selector;
 use crate::capi::typed::KindAdmission;
+use crate::selector;
 
 const MAX_SELECTORS: usize = 32;
 

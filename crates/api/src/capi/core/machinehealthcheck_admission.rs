@@ -10,9 +10,9 @@ use super::machinehealthcheck::MachineHealthCheck;
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::keys::CLUSTER_NAME_LABEL;
 use crate::capi::refs;
-use crate::capi::selector::Selector;
 use crate::capi::typed::KindAdmission;
 use crate::capi::validation::to_value;
+use crate::selector::Selector;
 
 /// Defaults of an unset MachineHealthCheck spec.
 pub const DEFAULT_MAX_UNHEALTHY: &str = "100%";

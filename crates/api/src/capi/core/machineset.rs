@@ -50,7 +50,7 @@ pub struct MachineSetSpec {
     pub delete_policy: Option<MachineSetDeletePolicy>,
     /// Machines this set owns; must match the template labels.
     // Optional on input: admission fills an empty selector (manifests usually omit it).
-    #[serde(default, skip_serializing_if = "crate::capi::selector::is_empty")]
+    #[serde(default, skip_serializing_if = "crate::selector::is_empty")]
     pub selector: LabelSelector,
     /// Template of the Machines to create.
     #[serde(default)]

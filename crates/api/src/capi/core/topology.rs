@@ -1,14 +1,12 @@
 //! `Cluster.spec.topology`: a Cluster shaped by a ClusterClass.
 
-use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::clusterclass::{MachineHealthCheckClass, MachineTimeouts, Workers};
 use super::machinedeployment::MachineDeploymentStrategy;
-use super::machinehealthcheck::UnhealthyCondition;
 use crate::capi::common::ObjectMeta;
 
 /// The ClusterClass a Cluster uses and the values it fills in.
@@ -50,31 +48,16 @@ pub struct ControlPlaneTopology {
     /// Health check of the control-plane Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_health_check: Option<MachineHealthCheckTopology>,
-    /// Upper bound on node drain time; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_drain_timeout: Option<String>,
-    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_volume_detach_timeout: Option<String>,
-    /// How long Node deletion is retried once the infrastructure is gone.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_deletion_timeout: Option<String>,
+    /// Node drain, volume detach and Node deletion limits of the Machines.
+    #[serde(flatten)]
+    pub timeouts: MachineTimeouts,
     /// Variable values for the control plane only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variables: Option<VariableOverrides>,
 }
 
 /// Worker part of a topology.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WorkersTopology {
-    /// Worker MachineDeployments.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub machine_deployments: Option<Vec<MachineDeploymentTopology>>,
-    /// Worker MachinePools.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub machine_pools: Option<Vec<MachinePoolTopology>>,
-}
+pub type WorkersTopology = Workers<MachineDeploymentTopology, MachinePoolTopology>;
 
 /// One MachineDeployment of a topology.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -96,15 +79,9 @@ pub struct MachineDeploymentTopology {
     /// Health check of the Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_health_check: Option<MachineHealthCheckTopology>,
-    /// Upper bound on node drain time; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_drain_timeout: Option<String>,
-    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_volume_detach_timeout: Option<String>,
-    /// How long Node deletion is retried once the infrastructure is gone.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_deletion_timeout: Option<String>,
+    /// Node drain, volume detach and Node deletion limits of the Machines.
+    #[serde(flatten)]
+    pub timeouts: MachineTimeouts,
     /// Seconds a new node must be ready before it counts as available.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
@@ -130,15 +107,9 @@ pub struct MachinePoolTopology {
     /// Failure domains the machines may be placed in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_domains: Option<Vec<String>>,
-    /// Upper bound on node drain time; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_drain_timeout: Option<String>,
-    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_volume_detach_timeout: Option<String>,
-    /// How long Node deletion is retried once the infrastructure is gone.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_deletion_timeout: Option<String>,
+    /// Node drain, volume detach and Node deletion limits of the Machines.
+    #[serde(flatten)]
+    pub timeouts: MachineTimeouts,
     /// Seconds a new node must be ready before it counts as available.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
@@ -157,21 +128,9 @@ pub struct MachineHealthCheckTopology {
     /// Create the health check (default: when the class defines one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enable: Option<bool>,
-    /// Node conditions that make a Machine unhealthy once held for their timeout (ORed).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unhealthy_conditions: Option<Vec<UnhealthyCondition>>,
-    /// Remediation stops when more Machines than this are unhealthy (int or percent).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_unhealthy: Option<IntOrString>,
-    /// Remediation happens only while the unhealthy count is within `[min-max]`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unhealthy_range: Option<String>,
-    /// How long a Machine may go without a Node (0 disables the check).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_startup_timeout: Option<String>,
-    /// Template for external remediation requests, instead of owner remediation.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub remediation_template: Option<ObjectReference>,
+    /// The health check itself.
+    #[serde(flatten)]
+    pub checks: MachineHealthCheckClass,
 }
 
 /// Variable values overriding the Cluster-wide ones for one part of the topology.

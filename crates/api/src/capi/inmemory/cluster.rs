@@ -29,11 +29,11 @@ pub struct InMemoryClusterSpec {
     pub control_plane_endpoint: Option<APIEndpoint>,
 }
 
-/// Observed state of an InMemoryCluster.
+/// Observed state of an InMemoryCluster (and of an InMemoryMachine).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InMemoryClusterStatus {
-    /// The simulated infrastructure is ready.
+    /// The simulated infrastructure is ready (a machine's: every simulated component is up).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     /// Observations about this object, Ready first (v1beta1 style, with severity).

@@ -5,8 +5,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::capi::common::{ObjectMeta, V1Beta2Conditions};
-use crate::capi::conditions::{Condition, impl_has_conditions};
+use crate::capi::common::ObjectMeta;
+use crate::capi::conditions::impl_has_conditions;
 
 /// Desired state of an InMemoryMachine.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -73,20 +73,9 @@ pub struct CommonProvisioningSettings {
     pub startup_jitter: Option<String>,
 }
 
-/// Observed state of an InMemoryMachine.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct InMemoryMachineStatus {
-    /// Every simulated component is up.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ready: Option<bool>,
-    /// Observations about this object, Ready first (v1beta1 style, with severity).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub conditions: Option<Vec<Condition>>,
-    /// Status in the newer v1beta2 style, reported alongside during the API transition.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub v1beta2: Option<V1Beta2Conditions>,
-}
+/// Observed state of an InMemoryMachine: the same fields as an InMemoryCluster's (ready once
+/// every simulated component is up).
+pub type InMemoryMachineStatus = super::cluster::InMemoryClusterStatus;
 
 /// Desired state of an InMemoryMachineTemplate.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

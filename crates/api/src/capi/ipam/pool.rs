@@ -1,5 +1,6 @@
 //! InClusterIPPool and GlobalInClusterIPPool: address pools of the in-cluster IPAM provider
-//! (namespaced and cluster-scoped; same spec and status).
+//! (namespaced and cluster-scoped; one spec and status, the global kind's spec wraps the
+//! namespaced kind's).
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -81,37 +82,5 @@ pub struct IPAddressStatusSummary {
     printcolumn = r#"{"description":"Count of unallocated IPs in the pool","jsonPath":".status.ipAddresses.free","name":"Free","type":"integer"}"#,
     printcolumn = r#"{"description":"Count of allocated IPs in the pool","jsonPath":".status.ipAddresses.used","name":"Used","type":"integer"}"#
 )]
-#[serde(rename_all = "camelCase")]
-pub struct GlobalInClusterIPPoolSpec {
-    /// Single IPs, `a-b` ranges and CIDRs, all in one family and in one prefix.
-    pub addresses: Vec<String>,
-    /// Prefix length written to every IPAddress.
-    #[schemars(range(min = 0, max = 128))]
-    pub prefix: i32,
-    /// Gateway written to every IPAddress; never allocated.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gateway: Option<String>,
-    /// Hand out the network and broadcast addresses too.
-    #[serde(rename = "allocateReservedIPAddresses", skip_serializing_if = "Option::is_none")]
-    pub allocate_reserved_ip_addresses: Option<bool>,
-    /// Addresses never handed out (same syntax as `addresses`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub excluded_addresses: Option<Vec<String>>,
-    /// Seconds a released address stays reserved before it can be reused.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
-    pub address_reuse_grace_period_seconds: Option<i32>,
-}
-
-impl From<GlobalInClusterIPPoolSpec> for InClusterIPPoolSpec {
-    fn from(g: GlobalInClusterIPPoolSpec) -> Self {
-        Self {
-            addresses: g.addresses,
-            prefix: g.prefix,
-            gateway: g.gateway,
-            allocate_reserved_ip_addresses: g.allocate_reserved_ip_addresses,
-            excluded_addresses: g.excluded_addresses,
-            address_reuse_grace_period_seconds: g.address_reuse_grace_period_seconds,
-        }
-    }
-}
+#[serde(transparent)]
+pub struct GlobalInClusterIPPoolSpec(pub InClusterIPPoolSpec);

@@ -137,7 +137,7 @@ impl KindAdmission for GlobalInClusterIPPoolAdmission {
     type Object = GlobalInClusterIPPool;
 
     fn validate(&self, p: &GlobalInClusterIPPool, _old: Option<&GlobalInClusterIPPool>) -> Vec<FieldError> {
-        validate_pool(&p.spec.clone().into())
+        validate_pool(&p.spec.0)
     }
 }
 

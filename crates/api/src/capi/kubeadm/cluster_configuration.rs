@@ -70,19 +70,14 @@ pub struct ControlPlaneComponent {
     pub extra_envs: Option<Vec<EnvVar>>,
 }
 
-/// Settings of kube-apiserver.
+/// Settings of kube-apiserver: those of every control-plane component, and its certificate
+/// and start-up timeout.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct APIServer {
-    /// Extra command-line flags.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub extra_args: Option<BTreeMap<String, String>>,
-    /// Extra host paths mounted into the pod.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub extra_volumes: Option<Vec<HostPathMount>>,
-    /// Extra environment variables.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub extra_envs: Option<Vec<EnvVar>>,
+    /// Flags, volumes and environment, as for the other components.
+    #[serde(flatten)]
+    pub component: ControlPlaneComponent,
     /// Extra subject alternative names of the serving certificate.
     #[serde(rename = "certSANs", skip_serializing_if = "Option::is_none")]
     pub cert_sans: Option<Vec<String>>,

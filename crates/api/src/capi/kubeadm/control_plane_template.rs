@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::config::KubeadmConfigSpec;
 use super::control_plane::{RemediationStrategy, RolloutBefore, RolloutStrategy};
 use crate::capi::common::{MachineNamingStrategy, ObjectMeta};
+use crate::capi::core::MachineTimeouts;
 
 /// Desired state of a KubeadmControlPlaneTemplate.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -72,13 +73,7 @@ pub struct KubeadmControlPlaneTemplateMachineTemplate {
     /// Labels and annotations of the generated object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<ObjectMeta>,
-    /// Upper bound on node drain time; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_drain_timeout: Option<String>,
-    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_volume_detach_timeout: Option<String>,
-    /// How long Node deletion is retried once the infrastructure is gone.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_deletion_timeout: Option<String>,
+    /// Node drain, volume detach and Node deletion limits of the Machines.
+    #[serde(flatten)]
+    pub timeouts: MachineTimeouts,
 }

@@ -1,15 +1,18 @@
-//! Label selectors: validation with apimachinery's messages, matching against label maps, and
-//! the query-string form (`a=b,c in (x,y)`) that status.selector and `kubectl -l` use.
+//! Label selectors, one model for the API server and admission: built from a
+//! `metav1.LabelSelector` (validated with apimachinery's messages) or parsed from the
+//! query-string form (`a=b,c in (x,y),!d`, what `?labelSelector=`, status.selector and
+//! `kubectl -l` use, with kube-apiserver's grammar and messages), matched against labels,
+//! and rendered back to the query-string form.
 //!
 //! Semantics follow `metav1.LabelSelectorAsSelector`: an empty selector (no matchLabels, no
-//! matchExpressions) matches everything.
+//! matchExpressions) matches everything. `a=b` is `a in (b)` and `a!=b` is `a notin (b)`.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::validation::{label_value_errors, qualified_name_errors};
 use crate::admission::{FieldError, FieldPath};
+use crate::names::{label_value_errors, qualified_name_errors};
 
 /// Operators of a matchExpressions requirement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,11 +47,22 @@ pub struct Requirement {
 }
 
 impl Requirement {
+    fn new(key: &str, operator: Operator, mut values: Vec<String>) -> Self {
+        values.sort();
+        values.dedup();
+        Self { key: key.to_string(), operator, values }
+    }
+
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let value = labels.get(&self.key);
+        self.matches_value(labels.get(&self.key).map(String::as_str))
+    }
+
+    /// Whether a label whose value is `value` (`None`: absent) satisfies the requirement.
+    pub fn matches_value(&self, value: Option<&str>) -> bool {
+        let listed = |v: &str| self.values.binary_search_by(|x| x.as_str().cmp(v)).is_ok();
         match self.operator {
-            Operator::In => value.is_some_and(|v| self.values.contains(v)),
-            Operator::NotIn => value.is_none_or(|v| !self.values.contains(v)),
+            Operator::In => value.is_some_and(listed),
+            Operator::NotIn => value.is_none_or(|v| !listed(v)),
             Operator::Exists => value.is_some(),
             Operator::DoesNotExist => value.is_none(),
         }
@@ -73,14 +87,24 @@ impl Selector {
             .match_labels
             .iter()
             .flatten()
-            .map(|(k, v)| Requirement { key: k.clone(), operator: Operator::In, values: vec![v.clone()] })
+            .map(|(k, v)| Requirement::new(k, Operator::In, vec![v.clone()]))
             .collect();
         for e in sel.match_expressions.iter().flatten() {
             let Some(operator) = Operator::parse(&e.operator) else { continue };
-            let mut values = e.values.clone().unwrap_or_default();
-            values.sort();
-            values.dedup();
-            requirements.push(Requirement { key: e.key.clone(), operator, values });
+            requirements.push(Requirement::new(&e.key, operator, e.values.clone().unwrap_or_default()));
+        }
+        Ok(Self { requirements })
+    }
+
+    /// Parses the query-string form (`?labelSelector=`), with kube-apiserver's grammar and
+    /// messages. The empty string selects everything.
+    pub fn parse_query(s: &str) -> Result<Self, String> {
+        let mut requirements = Vec::new();
+        for part in split_top_level(s) {
+            let part = part.trim();
+            if !part.is_empty() {
+                requirements.push(parse_requirement(part)?);
+            }
         }
         Ok(Self { requirements })
     }
@@ -88,6 +112,11 @@ impl Selector {
     /// True when every requirement matches; an empty selector matches everything.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
+    }
+
+    /// Like [`Self::matches`], reading labels through `get`.
+    pub fn matches_by<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
+        self.requirements.iter().all(|r| r.matches_value(get(&r.key)))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -109,6 +138,73 @@ impl Selector {
             })
             .collect();
         parts.join(",")
+    }
+}
+
+/// Splits on commas that are not inside parentheses.
+fn split_top_level(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// One requirement of the query-string form: `!k`, `k in (..)`, `k notin (..)`, `k=v`,
+/// `k==v`, `k!=v` or `k`.
+fn parse_requirement(p: &str) -> Result<Requirement, String> {
+    if let Some(key) = p.strip_prefix('!') {
+        let key = query_key(key.trim())?;
+        return Ok(Requirement::new(key, Operator::DoesNotExist, Vec::new()));
+    }
+    for (op, operator) in [(" notin ", Operator::NotIn), (" in ", Operator::In)] {
+        if let Some(idx) = p.find(op) {
+            let key = query_key(p[..idx].trim())?;
+            let rest = p[idx + op.len()..].trim();
+            let inner = rest
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .ok_or_else(|| format!("unable to parse requirement: found '{rest}', expected: '('"))?;
+            let values =
+                inner.split(',').map(|v| query_value(v.trim()).map(str::to_string)).collect::<Result<_, _>>()?;
+            return Ok(Requirement::new(key, operator, values));
+        }
+    }
+    for (op, operator) in [("!=", Operator::NotIn), ("==", Operator::In), ("=", Operator::In)] {
+        if let Some(idx) = p.find(op) {
+            let key = query_key(p[..idx].trim())?;
+            let value = query_value(p[idx + op.len()..].trim())?;
+            return Ok(Requirement::new(key, operator, vec![value.to_string()]));
+        }
+    }
+    Ok(Requirement::new(query_key(p)?, Operator::Exists, Vec::new()))
+}
+
+fn query_key(k: &str) -> Result<&str, String> {
+    let errs = qualified_name_errors(k);
+    if errs.is_empty() {
+        Ok(k)
+    } else {
+        Err(format!("unable to parse requirement: invalid label key \"{k}\": {}", errs.join("; ")))
+    }
+}
+
+fn query_value(v: &str) -> Result<&str, String> {
+    let errs = label_value_errors(v);
+    if errs.is_empty() {
+        Ok(v)
+    } else {
+        Err(format!("unable to parse requirement: invalid label value: \"{v}\": {}", errs.join("; ")))
     }
 }
 
@@ -162,6 +258,42 @@ pub fn validate(sel: &LabelSelector, path: &FieldPath) -> Vec<FieldError> {
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+
+    #[test]
+    fn parses_and_matches_query_strings() {
+        let l = labels(&[("env", "prod"), ("tier", "web"), ("cluster.x-k8s.io/cluster-name", "c1")]);
+        let cases = [
+            ("env=prod", true),
+            ("env==prod,tier=web", true),
+            ("env!=prod", false),
+            ("env in (prod, dev)", true),
+            ("env notin (prod)", false),
+            ("tier", true),
+            ("!tier", false),
+            ("!missing", true),
+            ("missing notin (x)", true),
+            ("missing!=x", true),
+            ("cluster.x-k8s.io/cluster-name=c1,env in (prod),!gone", true),
+            ("", true),
+        ];
+        for (sel, want) in cases {
+            let s = Selector::parse_query(sel).unwrap_or_else(|e| panic!("{sel}: {e}"));
+            assert_eq!(s.matches(&l), want, "{sel}");
+            assert_eq!(s.matches_by(|k| l.get(k).map(String::as_str)), want, "{sel}");
+        }
+        assert_eq!(Selector::parse_query("b in (y,x),a=1,!c").unwrap().to_query(), "a=1,b in (x,y),!c");
+    }
+
+    #[test]
+    fn rejects_bad_query_strings() {
+        for bad in ["env in prod", "a=b=c d", "-bad=x", "env=in valid"] {
+            assert!(Selector::parse_query(bad).is_err(), "{bad} should be rejected");
+        }
+        assert_eq!(
+            Selector::parse_query("env in prod").unwrap_err(),
+            "unable to parse requirement: found 'prod', expected: '('"
+        );
+    }
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()

@@ -1,0 +1,235 @@
+//! Logical clusters of drydock's API server: their names, how paths address them, the
+//! well-known keys around them, and kubeconfigs pointing at them.
+//!
+//! The server serves kcp-style logical clusters: `/clusters/<name>/...` addresses the logical
+//! cluster `<name>`, unprefixed paths the root cluster, and `/clusters/*/...` lists and
+//! watches one resource across every logical cluster. Each simulated workload cluster is the
+//! logical cluster `<namespace>.<cluster>` of the management cluster's Cluster.
+
+use std::fmt;
+
+use kube::config::{AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext};
+
+/// API group of the `LogicalCluster` kind.
+pub const TENANCY_GROUP: &str = "tenancy.drydock.dev";
+/// Version of the `LogicalCluster` kind.
+pub const TENANCY_VERSION: &str = "v1alpha1";
+/// Kind whose objects (in the root cluster) make logical clusters exist.
+pub const LOGICAL_CLUSTER_KIND: &str = "LogicalCluster";
+/// Plural of [`LOGICAL_CLUSTER_KIND`].
+pub const LOGICAL_CLUSTER_PLURAL: &str = "logicalclusters";
+
+/// Annotation naming the logical cluster of an object returned by a wildcard read.
+pub const CLUSTER_ANNOTATION: &str = "tenancy.drydock.dev/cluster";
+
+/// Annotation carrying the URL path of a workload cluster's API server when it shares a
+/// host and port with others (drydock's logical clusters: `/clusters/<name>`). The
+/// infrastructure cluster sets it next to `spec.controlPlaneEndpoint`; the Cluster
+/// controller copies both to the Cluster; the control plane writes it into the kubeconfig.
+pub const ENDPOINT_PATH_ANNOTATION: &str = "infrastructure.drydock.dev/control-plane-endpoint-path";
+
+/// Path prefix of a logical cluster.
+const PATH_PREFIX: &str = "/clusters/";
+
+/// The name of a logical cluster.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LogicalClusterName(String);
+
+impl LogicalClusterName {
+    /// The name of the cluster served at the unprefixed paths.
+    pub const ROOT: &str = "root";
+    /// The name that addresses every logical cluster (lists and watches only).
+    pub const WILDCARD: &str = "*";
+
+    /// The logical cluster called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self(name.into())
+    }
+
+    /// The root cluster.
+    pub fn root() -> Self {
+        Self::new(Self::ROOT)
+    }
+
+    /// Every logical cluster at once.
+    pub fn wildcard() -> Self {
+        Self::new(Self::WILDCARD)
+    }
+
+    /// The logical cluster simulating the workload cluster of the Cluster `namespace/cluster`.
+    /// Namespaces are DNS labels (no dots), so the first dot separates the two unambiguously.
+    pub fn for_cluster(namespace: &str, cluster: &str) -> Self {
+        Self(format!("{namespace}.{cluster}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0 == Self::ROOT
+    }
+
+    pub fn is_wildcard(&self) -> bool {
+        self.0 == Self::WILDCARD
+    }
+
+    /// The path prefix addressing this logical cluster: `/clusters/<name>`.
+    pub fn path(&self) -> String {
+        format!("{PATH_PREFIX}{}", self.0)
+    }
+
+    /// The logical cluster a path of exactly the form `/clusters/<name>` (a trailing slash
+    /// allowed) addresses.
+    pub fn from_path(path: &str) -> Option<Self> {
+        Self::name_in_path(path).map(Self::new)
+    }
+
+    /// The name [`Self::from_path`] finds in `path`, borrowed.
+    pub fn name_in_path(path: &str) -> Option<&str> {
+        let name = path.strip_prefix(PATH_PREFIX)?.trim_end_matches('/');
+        (!name.is_empty() && !name.contains('/')).then_some(name)
+    }
+
+    /// The logical cluster a URL's path addresses (`http://host:port/clusters/<name>`).
+    pub fn from_url(url: &str) -> Option<Self> {
+        let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+        Self::from_path(&rest[rest.find('/')?..])
+    }
+
+    /// Splits a request path's segments into the logical cluster they address and the rest:
+    /// `["clusters", name, rest..]` addresses `name`, anything else the root cluster. `None`
+    /// when the path is `/clusters` with no name.
+    pub fn split_segments<S: AsRef<str>>(segments: &[S]) -> Option<(Self, &[S])> {
+        match segments {
+            [first, name, rest @ ..] if first.as_ref() == "clusters" => Some((Self::new(name.as_ref()), rest)),
+            [first] if first.as_ref() == "clusters" => None,
+            all => Some((Self::root(), all)),
+        }
+    }
+}
+
+impl fmt::Display for LogicalClusterName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for LogicalClusterName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for LogicalClusterName {
+    fn from(name: &str) -> Self {
+        Self::new(name)
+    }
+}
+
+impl From<String> for LogicalClusterName {
+    fn from(name: String) -> Self {
+        Self(name)
+    }
+}
+
+/// A kubeconfig with one cluster, one user without credentials (drydock serves plain HTTP)
+/// and one context selecting both.
+#[derive(Clone, Copy, Debug)]
+pub struct KubeconfigFor<'a> {
+    /// The API server URL (possibly with a `/clusters/<name>` path).
+    pub server: &'a str,
+    /// Name of the cluster entry.
+    pub cluster: &'a str,
+    /// Name of the user entry.
+    pub user: &'a str,
+    /// Name of the context, also the current context.
+    pub context: &'a str,
+    /// Default namespace of the context, if any.
+    pub namespace: Option<&'a str>,
+}
+
+impl KubeconfigFor<'_> {
+    /// The kubeconfig.
+    pub fn build(&self) -> Kubeconfig {
+        Kubeconfig {
+            api_version: Some("v1".into()),
+            kind: Some("Config".into()),
+            clusters: vec![NamedCluster {
+                name: self.cluster.into(),
+                cluster: Some(Cluster { server: Some(self.server.into()), ..Cluster::default() }),
+                ..NamedCluster::default()
+            }],
+            auth_infos: vec![NamedAuthInfo {
+                name: self.user.into(),
+                auth_info: Some(AuthInfo::default()),
+                ..NamedAuthInfo::default()
+            }],
+            contexts: vec![NamedContext {
+                name: self.context.into(),
+                context: Some(Context {
+                    cluster: self.cluster.into(),
+                    user: Some(self.user.into()),
+                    namespace: self.namespace.map(Into::into),
+                    ..Context::default()
+                }),
+                ..NamedContext::default()
+            }],
+            current_context: Some(self.context.into()),
+            ..Kubeconfig::default()
+        }
+    }
+
+    /// The kubeconfig as YAML.
+    pub fn to_yaml(&self) -> String {
+        serde_saphyr::to_string(&self.build()).expect("a kubeconfig serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_paths() {
+        let lc = LogicalClusterName::for_cluster("default", "c1");
+        assert_eq!(lc.as_str(), "default.c1");
+        assert_eq!(lc.path(), "/clusters/default.c1");
+        assert_eq!(LogicalClusterName::from_path("/clusters/default.c1/"), Some(lc.clone()));
+        assert_eq!(LogicalClusterName::from_url("http://127.0.0.1:6443/clusters/default.c1"), Some(lc));
+        assert_eq!(LogicalClusterName::from_path("/clusters/"), None);
+        assert_eq!(LogicalClusterName::from_path("/clusters/a/b"), None);
+        assert_eq!(LogicalClusterName::from_url("http://127.0.0.1:6443"), None);
+        assert_eq!(LogicalClusterName::wildcard().path(), "/clusters/*");
+        assert!(LogicalClusterName::root().is_root() && LogicalClusterName::wildcard().is_wildcard());
+        let (lc, rest) = LogicalClusterName::split_segments(&["clusters", "x", "api"]).unwrap();
+        assert_eq!((lc.as_str(), rest), ("x", &["api"][..]));
+        let (lc, rest) = LogicalClusterName::split_segments(&["api", "v1"]).unwrap();
+        assert_eq!((lc.as_str(), rest.len()), ("root", 2));
+        assert!(LogicalClusterName::split_segments(&["clusters"]).is_none());
+    }
+
+    #[test]
+    fn kubeconfig_round_trips() {
+        let yaml = KubeconfigFor {
+            server: "http://127.0.0.1:6443/clusters/ns.c",
+            cluster: "c",
+            user: "c-admin",
+            context: "c-admin@c",
+            namespace: Some("default"),
+        }
+        .to_yaml();
+        let kc = Kubeconfig::from_yaml(&yaml).unwrap();
+        assert_eq!(kc.current_context.as_deref(), Some("c-admin@c"));
+        assert_eq!(
+            kc.clusters[0].cluster.as_ref().unwrap().server.as_deref(),
+            Some("http://127.0.0.1:6443/clusters/ns.c")
+        );
+        let ctx = kc.contexts[0].context.as_ref().unwrap();
+        assert_eq!(
+            (ctx.cluster.as_str(), ctx.user.as_deref(), ctx.namespace.as_deref()),
+            ("c", Some("c-admin"), Some("default"))
+        );
+        assert_eq!(kc.auth_infos[0].name, "c-admin");
+    }
+}

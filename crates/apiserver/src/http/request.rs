@@ -1,0 +1,143 @@
+//! Reading a request: query parameters, response negotiation, the body, and the options
+//! of writes and lists.
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, header};
+use bytes::Bytes;
+use drydock_api::selector::Selector;
+use serde_json::Value;
+
+use super::MAX_BODY;
+use crate::error::{ApiError, ApiResult};
+use crate::rest::{Api, FieldValidation, ListOptions, Target, WriteOptions};
+
+/// Query parameters (repeated keys: last wins; empty pairs ignored, as kube-rs sends `?&watch=...`).
+pub(super) struct Query(Vec<(String, String)>);
+
+impl Query {
+    pub(super) fn parse(q: Option<&str>) -> Self {
+        Self(
+            form_urlencoded::parse(q.unwrap_or_default().as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+        )
+    }
+    pub(super) fn get(&self, key: &str) -> Option<&str> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+    pub(super) fn flag(&self, key: &str) -> bool {
+        matches!(self.get(key), Some("true" | "1"))
+    }
+}
+
+/// Response negotiation for object reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum As {
+    Object,
+    Table,
+}
+
+pub(super) fn negotiate(accept: &str) -> ApiResult<As> {
+    if accept.is_empty() {
+        return Ok(As::Object);
+    }
+    let mut json_ok = false;
+    for part in accept.split(',') {
+        let p = part.trim();
+        if p.contains("as=Table") && p.contains("g=meta.k8s.io") {
+            return Ok(As::Table);
+        }
+        if p.contains("as=") {
+            continue;
+        }
+        let base = p.split(';').next().unwrap_or_default().trim();
+        if matches!(base, "application/json" | "*/*" | "application/*" | "application/yaml" | "") {
+            json_ok = true;
+        }
+    }
+    if json_ok {
+        Ok(As::Object)
+    } else {
+        Err(ApiError::not_acceptable(format!(
+            "only the following media types are accepted: application/json, application/yaml; got {accept}"
+        )))
+    }
+}
+
+pub(super) async fn read_body(req: Request<Body>) -> ApiResult<(HeaderMap, Bytes)> {
+    let (parts, body) = req.into_parts();
+    if let Some(len) =
+        parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok())
+        && len > MAX_BODY
+    {
+        return Err(ApiError::too_large(format!("the request body is {len} bytes; the limit is {MAX_BODY}")));
+    }
+    let bytes = axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| ApiError::too_large(format!("the request body is larger than the limit of {MAX_BODY} bytes")))?;
+    Ok((parts.headers, bytes))
+}
+
+pub(super) fn decode_body(headers: &HeaderMap, body: &[u8], patch: bool) -> ApiResult<Value> {
+    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
+    let base = ct.split(';').next().unwrap_or_default().trim();
+    if body.is_empty() {
+        return Err(ApiError::bad_request("the request body is empty"));
+    }
+    let yaml = matches!(base, "application/yaml" | "application/x-yaml" | "text/yaml" | "application/apply-patch+yaml");
+    if !yaml && !patch && !matches!(base, "application/json" | "" | "*/*") {
+        return Err(ApiError::unsupported_media(format!(
+            "the body of the request was in an unknown format ({base}) - accepted media types include: application/json, application/yaml"
+        )));
+    }
+    if yaml && !body.starts_with(b"{") {
+        let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the YAML body is not UTF-8"))?;
+        return serde_saphyr::from_str::<Value>(text)
+            .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")));
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("couldn't decode the request body as JSON: {e}")))
+}
+
+pub(super) fn write_options(q: &Query) -> ApiResult<WriteOptions> {
+    let dry_run = match q.get("dryRun") {
+        None | Some("") => false,
+        Some("All") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
+            )));
+        }
+    };
+    let validation = match q.get("fieldValidation") {
+        None | Some("") | Some("Warn") => FieldValidation::Warn,
+        Some("Strict") => FieldValidation::Strict,
+        Some("Ignore") => FieldValidation::Ignore,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "fieldValidation: Unsupported value: \"{other}\": supported values: \"Ignore\", \"Strict\", \"Warn\""
+            )));
+        }
+    };
+    Ok(WriteOptions { dry_run, validation })
+}
+
+pub(super) fn list_options(api: &Api, t: &Target, q: &Query) -> ApiResult<ListOptions> {
+    let labels = Selector::parse_query(q.get("labelSelector").unwrap_or_default()).map_err(ApiError::bad_request)?;
+    let fields = api.field_selector(&t.res, q.get("fieldSelector").unwrap_or_default())?;
+    let limit = match q.get("limit").filter(|s| !s.is_empty()) {
+        Some(l) => {
+            Some(l.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit: \"{l}\"")))?.max(0) as usize)
+        }
+        None => None,
+    };
+    Ok(ListOptions {
+        labels,
+        fields,
+        limit,
+        continue_token: q.get("continue").map(str::to_string),
+        resource_version: q.get("resourceVersion").map(str::to_string),
+        resource_version_match: q.get("resourceVersionMatch").filter(|s| !s.is_empty()).map(str::to_string),
+        send_initial_events: q.flag("sendInitialEvents"),
+    })
+}

@@ -1,0 +1,239 @@
+//! Requests on a resource collection, object or subresource: the verb picks a handler,
+//! each of which hands the decoded request to `rest::Api` and renders its answer.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderValue, Method, Request, StatusCode, header};
+use axum::response::Response;
+use bytes::{BufMut, Bytes, BytesMut};
+use drydock_api::tenancy::LogicalClusterName;
+use serde_json::Value;
+
+use super::path::ResourcePath;
+use super::request::{As, Query, decode_body, list_options, negotiate, read_body, write_options};
+use super::{Server, json_response, json_value, table, watch};
+use crate::error::{ApiError, ApiResult};
+use crate::patch::PatchType;
+use crate::registry::Resource;
+use crate::rest::{Api, DeleteOptions, Propagation, Subresource, Target, Written};
+
+/// One request on a resource, decoded as far as the verb's handler needs.
+struct Call<'a> {
+    api: &'a Api,
+    t: Target,
+    q: Query,
+    accept: &'a str,
+}
+
+impl Call<'_> {
+    fn res(&self) -> &Resource {
+        &self.t.res
+    }
+
+    fn include_object(&self) -> &str {
+        self.q.get("includeObject").unwrap_or("Metadata")
+    }
+}
+
+pub(super) async fn resource(
+    srv: &Arc<Server>,
+    cluster: &LogicalClusterName,
+    p: ResourcePath,
+    req: Request<Body>,
+    accept: &str,
+) -> ApiResult<Response> {
+    let method = req.method().clone();
+    let t = target(&srv.api, cluster, &p, &method)?;
+    let call = Call { api: &srv.api, t, q: Query::parse(req.uri().query()), accept };
+    match (method, &p.name) {
+        (Method::GET, _) if p.watch || call.q.flag("watch") => watch::serve(srv, &call.t, &call.q, accept).await,
+        (Method::GET, Some(_)) => get(&call),
+        (Method::GET, None) => list(&call),
+        (Method::POST, None) => create(&call, req).await,
+        (Method::POST, Some(_)) => {
+            Err(ApiError::method_not_allowed("POST is not allowed on a named resource; use PUT or PATCH"))
+        }
+        (Method::PUT, Some(_)) => update(&call, req).await,
+        (Method::PATCH, Some(_)) => patch(&call, req).await,
+        (Method::DELETE, _) => delete(&call, req).await,
+        (m, _) => Err(ApiError::method_not_allowed(format!(
+            "the server does not allow this method on the requested resource: {m}"
+        ))),
+    }
+}
+
+/// What a resource path addresses, checked against what the resource serves.
+fn target(api: &Api, cluster: &LogicalClusterName, p: &ResourcePath, method: &Method) -> ApiResult<Target> {
+    let res = api.registry.lookup(&p.group, &p.version, &p.resource).cloned().ok_or_else(ApiError::not_found_path)?;
+    let sub = match p.subresource.as_deref() {
+        None => None,
+        Some("status") if res.def.status_subresource => Some(Subresource::Status),
+        Some("scale") if res.def.scale.is_some() => Some(Subresource::Scale),
+        Some(_) => return Err(ApiError::not_found_path()),
+    };
+    if p.namespace.is_some() && !res.def.namespaced {
+        return Err(ApiError::not_found_path());
+    }
+    if res.def.namespaced && p.name.is_some() && p.namespace.is_none() {
+        return Err(ApiError::not_found_path());
+    }
+    let t = Target {
+        cluster: api.store.cluster_name(cluster.as_str()),
+        res,
+        namespace: p.namespace.clone(),
+        name: p.name.clone(),
+        sub,
+    };
+    if crate::rest::is_wildcard(&t) && (method != Method::GET || p.name.is_some()) {
+        return Err(ApiError::method_not_allowed(
+            "/clusters/* addresses every logical cluster for list and watch only; name a logical cluster to read one object or write",
+        ));
+    }
+    Ok(t)
+}
+
+fn get(c: &Call<'_>) -> ApiResult<Response> {
+    let as_ = negotiate(c.accept)?;
+    let obj = c.api.get(&c.t)?;
+    match (c.t.sub, as_) {
+        (Some(Subresource::Scale), _) => {
+            Ok(json_value(StatusCode::OK, &c.api.scale_of(&c.t, &c.api.value(c.res(), &obj)?)?))
+        }
+        (_, As::Table) => {
+            let v = c.api.value(c.res(), &obj)?;
+            let rv = obj.rv.to_string();
+            Ok(json_value(StatusCode::OK, &table::table(&c.res().def, &[v], &rv, None, c.include_object())))
+        }
+        _ => Ok(json_response(StatusCode::OK, c.api.encode(c.res(), &obj)?, "application/json")),
+    }
+}
+
+fn list(c: &Call<'_>) -> ApiResult<Response> {
+    let as_ = negotiate(c.accept)?;
+    let opts = list_options(c.api, &c.t, &c.q)?;
+    let list = c.api.list(&c.t, &opts)?;
+    let res = c.res();
+    match as_ {
+        As::Table => {
+            let objs = list.items.iter().map(|o| c.api.value(res, o)).collect::<ApiResult<Vec<_>>>()?;
+            let rv = list.rev.to_string();
+            let tbl = table::table(&res.def, &objs, &rv, list.continue_token.as_deref(), c.include_object());
+            Ok(json_value(StatusCode::OK, &tbl))
+        }
+        As::Object => {
+            let items = list
+                .items
+                .iter()
+                .enumerate()
+                .map(|(i, o)| c.api.encode_in(res, o, list.clusters.get(i).map(|c| &**c)))
+                .collect::<ApiResult<Vec<_>>>()?;
+            let body = list_body(res, list.rev, list.continue_token.as_deref(), &items);
+            Ok(json_response(StatusCode::OK, body, "application/json"))
+        }
+    }
+}
+
+async fn create(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
+    let opts = write_options(&c.q)?;
+    let (headers, body) = read_body(req).await?;
+    let obj = decode_body(&headers, &body, false)?;
+    let written = c.api.create(&c.t, obj, &opts).await?;
+    // A new logical cluster is usable as soon as its creation is acknowledged.
+    if crate::controllers::is_logical_cluster(&c.t)
+        && !opts.dry_run
+        && let Some(stored) = &written.stored
+        && let Ok(v) = stored.to_value()
+        && let Some(name) = v["metadata"]["name"].as_str()
+    {
+        crate::controllers::init_cluster(c.api, name).await?;
+    }
+    Ok(written_response(written))
+}
+
+async fn update(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
+    let opts = write_options(&c.q)?;
+    let (headers, body) = read_body(req).await?;
+    let obj = decode_body(&headers, &body, false)?;
+    Ok(written_response(c.api.update(&c.t, obj, &opts).await?))
+}
+
+async fn patch(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
+    let opts = write_options(&c.q)?;
+    let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    let ptype = PatchType::from_content_type(&ct).ok_or_else(|| {
+        ApiError::unsupported_media(format!(
+            "the body of the request was in an unknown format ({ct}) - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+        ))
+    })?;
+    if ptype == PatchType::Apply && c.q.get("fieldManager").is_none_or(str::is_empty) {
+        return Err(ApiError::bad_request(
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+        ));
+    }
+    let (headers, body) = read_body(req).await?;
+    let patch = decode_body(&headers, &body, true)?;
+    Ok(written_response(c.api.patch(&c.t, ptype, patch, &opts).await?))
+}
+
+/// Deletes the object, or the collection when no name is given.
+async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
+    let q = &c.q;
+    let mut opts = DeleteOptions {
+        propagation: match q.get("propagationPolicy") {
+            Some(p) if !p.is_empty() => Propagation::parse(p)?,
+            _ if q.get("orphanDependents") == Some("true") => Propagation::Orphan,
+            _ => Propagation::Background,
+        },
+        dry_run: q.get("dryRun") == Some("All"),
+        ..Default::default()
+    };
+    let (headers, body) = read_body(req).await?;
+    if !body.is_empty() {
+        let v = decode_body(&headers, &body, false)?;
+        opts.merge_body(&v)?;
+    }
+    if c.t.name.is_some() {
+        return Ok(written_response(c.api.delete(&c.t, &opts).await?));
+    }
+    let lo = list_options(c.api, &c.t, q)?;
+    let items = c.api.delete_collection(&c.t, &lo, &opts).await?;
+    Ok(json_response(StatusCode::OK, list_body(c.res(), c.api.store.revision(), None, &items), "application/json"))
+}
+
+fn written_response(w: Written) -> Response {
+    let code = StatusCode::from_u16(w.code).unwrap_or(StatusCode::OK);
+    let mut r = json_response(code, w.body, "application/json");
+    for warning in w.warnings {
+        let text = format!("299 - \"{}\"", warning.replace('"', "'"));
+        if let Ok(v) = HeaderValue::from_str(&text) {
+            r.headers_mut().append(header::WARNING, v);
+        }
+    }
+    r
+}
+
+/// Assembles a `<Kind>List` of `res` from already-encoded items.
+fn list_body(res: &Resource, rev: u64, cont: Option<&str>, items: &[Bytes]) -> Bytes {
+    let (kind, api_version) = (&res.def.kind, res.def.api_version());
+    let size: usize = items.iter().map(|i| i.len() + 1).sum();
+    let mut b = BytesMut::with_capacity(size + 200);
+    b.put_slice(
+        format!(
+            "{{\"apiVersion\":\"{api_version}\",\"kind\":\"{kind}List\",\"metadata\":{{\"resourceVersion\":\"{rev}\""
+        )
+        .as_bytes(),
+    );
+    if let Some(c) = cont {
+        b.put_slice(format!(",\"continue\":{}", Value::String(c.to_string())).as_bytes());
+    }
+    b.put_slice(b"},\"items\":[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            b.put_u8(b',');
+        }
+        b.put_slice(item);
+    }
+    b.put_slice(b"]}");
+    b.freeze()
+}
