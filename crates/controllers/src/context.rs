@@ -10,7 +10,7 @@ use kube::api::Api;
 
 use crate::framework::events::Events;
 use crate::framework::informer::Informer;
-use crate::machine::nodes::WorkloadNodes;
+use crate::framework::nodes::WorkloadNodes;
 use crate::workload::WorkloadClients;
 
 /// Per-controller concurrency.

@@ -14,10 +14,10 @@ use drydock_api::capi::inmemory::InMemoryCluster;
 use drydock_api::capi::owner::find_owner;
 use drydock_api::capi::{common::APIEndpoint, keys::CLUSTER_NAME_LABEL};
 use drydock_controllers::Running;
-use drydock_controllers::framework::patch::{
-    add_finalizer, apply_changes, create_if_absent, delete_if_present, remove_finalizer,
-};
 use drydock_controllers::framework::runner::{self, Queue};
+use drydock_controllers::framework::write::{
+    Writer, add_finalizer, create_if_absent, delete_if_present, remove_finalizer,
+};
 use drydock_controllers::framework::{Error, Result};
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
@@ -29,6 +29,9 @@ use serde_json::json;
 use crate::{ENDPOINT_PATH_ANNOTATION, ProviderContext, cluster_paused, is_paused, logical_cluster_name};
 
 const NAME: &str = "inmemorycluster";
+
+/// Writes InMemoryClusters.
+static WRITER: Writer = Writer::new(NAME);
 pub const FINALIZER: &str = "inmemorycluster.infrastructure.cluster.x-k8s.io";
 /// Label on a LogicalCluster naming the InMemoryCluster (`<ns>/<name>`) it simulates.
 pub const SIMULATES_LABEL: &str = "infrastructure.drydock.dev/inmemorycluster";
@@ -105,7 +108,7 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
     want.spec.control_plane_endpoint =
         Some(APIEndpoint { host: p.host.endpoint_host.clone(), port: i32::from(p.host.endpoint_port) });
     want.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.into(), format!("/clusters/{lc}"));
-    let (current, _) = apply_changes(&api, NAME, &ic, &want).await?;
+    let current = WRITER.apply(&api, &ic, &want).await?.or_wanted(&want);
 
     let was_ready = ic.status.as_ref().and_then(|s| s.ready) == Some(true);
     if !was_ready {
@@ -121,7 +124,7 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
     let mut want = current.clone();
     want.status.get_or_insert_with(Default::default).ready = Some(true);
     want.mark_true(READY, now());
-    apply_changes(&api, NAME, &current, &want).await?;
+    WRITER.apply(&api, &current, &want).await?;
     if !was_ready {
         p.ctx.events.normal(&*ic, "Provisioned", format!("Workload cluster {lc} is served at /clusters/{lc}")).await;
     }
@@ -142,6 +145,6 @@ async fn reconcile_delete(ic: &InMemoryCluster, p: &ProviderContext, api: &Api<I
     }
     let mut want = ic.clone();
     remove_finalizer(&mut want, FINALIZER);
-    apply_changes(api, NAME, ic, &want).await?;
+    WRITER.apply(api, ic, &want).await?;
     Ok(Action::await_change())
 }

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use drydock_api::capi::condition_types::WAITING_FOR_CLUSTER_INFRASTRUCTURE;
 use drydock_api::capi::conditions::{Condition, HasConditions, Severity, now};
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::InMemoryMachine;
@@ -20,10 +21,10 @@ use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::owner::{api_group, find_owner};
 use drydock_controllers::Running;
 use drydock_controllers::etcd::{self, Membership};
-use drydock_controllers::framework::patch::{add_finalizer, apply_changes, remove_finalizer};
+use drydock_controllers::framework::nodes::NodeSync;
 use drydock_controllers::framework::runner::{self, Queue};
+use drydock_controllers::framework::write::{Writer, add_finalizer, remove_finalizer};
 use drydock_controllers::framework::{Error, Result};
-use drydock_controllers::machine::nodes::Sync as NodeSync;
 use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -40,7 +41,6 @@ use crate::index::{ClusterMachines, Gate};
 use crate::logical::LogicalCluster;
 use crate::timing::{Plan, fnv1a, until};
 use crate::{ProviderContext, cluster_paused, is_paused, logical_cluster_name};
-use drydock_controllers::framework::fresh::Superseded;
 
 const NAME: &str = "inmemorymachine";
 pub const FINALIZER: &str = "inmemorymachine.infrastructure.cluster.x-k8s.io";
@@ -52,7 +52,6 @@ pub const NODE_PROVISIONED: &str = "NodeProvisioned";
 pub const ETCD_PROVISIONED: &str = "EtcdProvisioned";
 pub const API_SERVER_PROVISIONED: &str = "APIServerProvisioned";
 
-pub const WAITING_FOR_CLUSTER_INFRASTRUCTURE: &str = "WaitingForClusterInfrastructure";
 pub const WAITING_FOR_BOOTSTRAP_DATA: &str = "WaitingForBootstrapData";
 pub const WAITING_CONTROL_PLANE_INITIALIZED: &str = "WaitingControlPlaneInitialized";
 pub const WAITING_FOR_STARTUP_TIMEOUT: &str = "WaitingForStartupTimeout";
@@ -70,8 +69,8 @@ struct MachineCtx {
     /// conditions say the same once written, but the next reconcile may still read the
     /// machine from before that write; this keeps it from creating them again.
     created: Mutex<HashMap<String, HashSet<&'static str>>>,
-    /// Versions this controller's writes superseded (see [`crate::fresh`]).
-    fresh: Superseded,
+    /// Writes InMemoryMachines, remembering what it superseded.
+    writer: Writer,
 }
 
 impl MachineCtx {
@@ -82,9 +81,7 @@ impl MachineCtx {
         before: &InMemoryMachine,
         after: &InMemoryMachine,
     ) -> Result<InMemoryMachine> {
-        let (written, _) = apply_changes(api, NAME, before, after).await?;
-        self.fresh.wrote(before, &written);
-        Ok(written)
+        Ok(self.writer.apply(api, before, after).await?.or_wanted(after))
     }
 
     fn created(&self, key: &str, what: &'static str) -> bool {
@@ -142,7 +139,7 @@ pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
         p: pctx.clone(),
         index,
         created: Mutex::new(HashMap::new()),
-        fresh: Superseded::default(),
+        writer: Writer::tracking(NAME),
     });
     Box::pin(runner::run(NAME, c, queue, 64, mctx, reconcile))
 }
@@ -219,7 +216,7 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     // might already have gone by, so wait for them rather than for the next change.
     p.ctx.informers.machines.ready().await;
     p.ctx.informers.clusters.ready().await;
-    if c.fresh.is_stale(&*imm) {
+    if c.writer.is_stale(&*imm) {
         // Read before this controller's last write; that write's event comes next.
         return Ok(Action::await_change());
     }
@@ -474,9 +471,9 @@ async fn reconcile_delete(imm: &InMemoryMachine, c: &MachineCtx, api: &Api<InMem
         c.index.forget(&ns, &cluster, &name);
     }
     c.created.lock().remove(&format!("{ns}/{name}"));
-    c.fresh.forget(imm);
+    c.writer.forget(imm);
     let mut want = imm.clone();
     remove_finalizer(&mut want, FINALIZER);
-    apply_changes(api, NAME, imm, &want).await?;
+    c.writer.apply(api, imm, &want).await?;
     Ok(Action::await_change())
 }

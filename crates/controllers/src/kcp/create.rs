@@ -20,7 +20,7 @@ use kube::api::{Api, DynamicObject, PostParams};
 
 use crate::Context;
 use crate::external::{self, CloneSpec};
-use crate::framework::patch::delete_if_present;
+use crate::framework::write::delete_if_present;
 use crate::framework::{Error, Result, metrics};
 
 /// Labels of every object of a control plane Machine.

@@ -51,11 +51,10 @@ use kube::{Resource, ResourceExt};
 use parking_lot::Mutex;
 
 use crate::framework::Result;
-use crate::framework::fresh::Superseded;
-use crate::framework::patch::{add_finalizer, apply_changes};
+use crate::framework::write::{Writer, add_finalizer};
 
+use crate::framework::pause::{self, Pause};
 use crate::framework::runner::{self, Queue};
-use crate::machineset::pause::{self, Pause};
 use crate::{Context, Running};
 use index::MachineIndex;
 use rollout::Outdated;
@@ -63,6 +62,10 @@ use steps::{Next, Step};
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER: &str = "kubeadmcontrolplane";
+
+/// Writes the control planes' Machines and other objects (control planes themselves go
+/// through [`State::write`], which tracks staleness).
+pub(crate) static WRITER: Writer = Writer::new(CONTROLLER);
 /// Recheck while waiting for a Machine to disappear. Its deletion event normally wakes the
 /// control plane first; this only bounds the wait if an event is missed.
 const GONE_RECHECK: Duration = Duration::from_secs(10);
@@ -84,24 +87,24 @@ enum Pending {
 pub(crate) struct State {
     ctx: Arc<Context>,
     machines: MachineIndex,
-    kubeconfigs: kubeconfig::Written,
+    kubeconfigs: kubeconfig::Servers,
     /// Per control plane (`namespace/name`): the Machine last created or deleted, until the
     /// store shows it, so a reconcile on a stale store never creates a second Machine.
     pending: Mutex<HashMap<String, Pending>>,
     /// The Machine index was filled from the loaded store.
     seeded: AtomicBool,
-    /// Versions this controller's writes superseded (see [`fresh`]).
-    fresh: Superseded,
+    /// Writes control planes, remembering what it superseded.
+    writer: Writer,
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
     let state = Arc::new(State {
         ctx: ctx.clone(),
         machines: MachineIndex::default(),
-        kubeconfigs: kubeconfig::Written::default(),
+        kubeconfigs: kubeconfig::Servers::default(),
         pending: Mutex::new(HashMap::new()),
         seeded: AtomicBool::new(false),
-        fresh: Superseded::default(),
+        writer: Writer::tracking(CONTROLLER),
     });
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
@@ -177,9 +180,7 @@ impl State {
         before: &KubeadmControlPlane,
         after: &KubeadmControlPlane,
     ) -> Result<KubeadmControlPlane> {
-        let (written, _) = apply_changes(api, CONTROLLER, before, after).await?;
-        self.fresh.wrote(before, &written);
-        Ok(written)
+        Ok(self.writer.apply(api, before, after).await?.or_wanted(after))
     }
 
     /// Waits until the Machine and Cluster stores hold their initial lists (after a restart
@@ -270,7 +271,7 @@ async fn reconcile(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Actio
 
 async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Action> {
     s.caught_up().await;
-    if s.fresh.is_stale(&*kcp) {
+    if s.writer.is_stale(&*kcp) {
         // Read before this controller's last write; that write's event comes next.
         return Ok(Action::await_change());
     }

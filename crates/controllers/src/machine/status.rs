@@ -6,9 +6,11 @@ use drydock_api::capi::core::{Machine, machine_phase};
 use drydock_api::capi::keys::CERTIFICATES_EXPIRY_ANNOTATION;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::referenced::Referenced;
-use super::{BOOTSTRAP_READY, INFRASTRUCTURE_READY, is_control_plane};
+use crate::framework::objects::is_control_plane;
+use crate::framework::referenced::Referenced;
 use crate::framework::{Error, Result};
+use drydock_api::capi::condition_types::BOOTSTRAP_READY;
+use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
 
 /// Conditions summarised into a Machine's Ready, in priority order.
 const READY_SUMMARY: &[&str] =

@@ -2,7 +2,7 @@
 //! per distinct template (the "current" set runs the deployment's template), numbered by
 //! revision.
 //!
-//! One reconcile: check pause (see [`crate::machineset::pause`] for the model); label and
+//! One reconcile: check pause (see [`crate::framework::pause`] for the model); label and
 //! own by the Cluster; check the templates; gather the deployment's sets (adopting orphans
 //! that match its selector); find or create the current set and propagate labels,
 //! annotations and timeouts to it in place; then one step of the strategy: a rolling update
@@ -39,18 +39,21 @@ use kube::runtime::reflector::{ObjectRef, Store};
 
 use self::ondelete::Counted;
 use self::plan::Plan;
-use crate::framework::patch::{apply_changes, delete_if_present};
+use crate::framework::cluster_index::ClusterIndex;
+use crate::framework::expectations::{Expectations, Outstanding};
+use crate::framework::names::random_suffix;
+use crate::framework::objects::CAPI_GROUP;
+use crate::framework::pause::{self, ClusterPauses, Pause};
 use crate::framework::runner::{self, Queue, key_of};
+use crate::framework::templates::{self, TemplateOwners};
+use crate::framework::write::{Writer, delete_if_present};
 use crate::framework::{Error, Result, metrics};
-use crate::machineset::CAPI_GROUP;
-use crate::machineset::expectations::{Expectations, Outstanding};
-use crate::machineset::index::ClusterIndex;
-use crate::machineset::machines::random_suffix;
-use crate::machineset::pause::{self, ClusterPauses, Pause};
-use crate::machineset::templates::{self, TemplateOwners};
 use crate::{Context, Running};
 
 pub const NAME: &str = "machinedeployment";
+
+/// Writes MachineDeployments and their MachineSets.
+static WRITER: Writer = Writer::new(NAME);
 
 /// What the MachineDeployment reconciler keeps between reconciles.
 pub struct State {
@@ -186,7 +189,7 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
     pause::set_condition(&mut want, paused, &cluster, cond_now());
     if paused.is_some_and(Pause::stops_everything) {
         if want != *md {
-            apply_changes(&api, NAME, &md, &want).await?;
+            WRITER.apply(&api, &md, &want).await?;
         }
         return Ok(Action::await_change());
     }
@@ -282,7 +285,7 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
     // Comparing is much cheaper than the serialisation a diff needs; most reconciles
     // change nothing.
     if want != *md {
-        apply_changes(&api, NAME, &md, &want).await?;
+        WRITER.apply(&api, &md, &want).await?;
     }
     if let Some(e) = deferred {
         return Err(e);
@@ -365,7 +368,7 @@ async fn owned_sets(st: &State, md: &MachineDeployment, selector: &Selector) -> 
                 let mut adopted = (*ms).clone();
                 owner::ensure_owner_ref(&mut adopted.metadata, controller_ref.clone());
                 let name = ms.metadata.name.clone().unwrap_or_default();
-                let (written, _) = apply_changes(&api, NAME, &ms, &adopted).await?;
+                let written = WRITER.apply(&api, &ms, &adopted).await?.or_wanted(&adopted);
                 st.ctx.events.normal(md, "SuccessfulAdopt", format!("Adopted MachineSet {name:?}")).await;
                 owned.push(Arc::new(written));
             }
@@ -424,7 +427,7 @@ async fn write_sets(st: &State, plan: &Plan) -> Result<()> {
         let ns = p.want.metadata.namespace.as_deref().unwrap_or_default();
         let name = p.want.metadata.name.as_deref().unwrap_or_default();
         let api: Api<MachineSet> = st.ctx.api(ns);
-        match apply_changes(&api, NAME, &p.before, &p.want).await {
+        match WRITER.apply(&api, &p.before, &p.want).await {
             Ok(_) => {}
             Err(e) if e.is_not_found() => continue,
             Err(e) => {

@@ -11,16 +11,12 @@
 //! controller reference).
 
 pub mod delete_policy;
-pub mod expectations;
-pub mod index;
 pub mod machines;
-pub mod pause;
 pub mod preflight;
 pub mod propagate;
 pub mod remediation;
 pub mod replicas;
 pub mod status;
-pub mod templates;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,23 +34,24 @@ use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 
-use self::expectations::{Expectations, Outstanding};
-use self::index::ClusterIndex;
 use self::machines::Selection;
-use self::pause::{ClusterPauses, Pause};
 use self::preflight::Waiting;
 use self::remediation::Outcome;
 use self::replicas::Scale;
-use self::templates::TemplateOwners;
-use crate::framework::patch::apply_changes;
+use crate::framework::cluster_index::ClusterIndex;
+use crate::framework::expectations::{Expectations, Outstanding};
+use crate::framework::objects::CAPI_GROUP;
+use crate::framework::pause::{self, ClusterPauses, Pause};
 use crate::framework::runner::{self, Queue, key_of};
+use crate::framework::templates::{self, TemplateOwners};
+use crate::framework::write::Writer;
 use crate::framework::{Error, Result};
 use crate::{Context, Running};
 
 pub const NAME: &str = "machineset";
 
-/// The Cluster API group, as owner references and labels name it.
-pub const CAPI_GROUP: &str = "cluster.x-k8s.io";
+/// Writes MachineSets and their Machines.
+pub(crate) static WRITER: Writer = Writer::new(NAME);
 
 /// How often a set held by preflight checks looks again when its control plane is not a
 /// cached kind (a KubeadmControlPlane's changes wake it instead).
@@ -199,7 +196,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     if paused.is_some() {
         st.waiting.set(&ns, &cluster_name, &name, false);
         if want != *ms {
-            apply_changes(&api, NAME, &ms, &want).await?;
+            WRITER.apply(&api, &ms, &want).await?;
         }
         return Ok(Action::await_change());
     }
@@ -234,7 +231,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     // Comparing is much cheaper than the serialisation a diff needs; most reconciles
     // change nothing.
     if want != *ms {
-        apply_changes(&api, NAME, &ms, &want).await?;
+        WRITER.apply(&api, &ms, &want).await?;
     }
     let scaled = scaled?;
 
@@ -330,10 +327,10 @@ async fn adopt_and_release(st: &State, ms: &MachineSet, sel: &mut Selection) -> 
         let mut want = (*m).clone();
         owner::ensure_owner_ref(&mut want.metadata, controller_ref.clone());
         let name = m.metadata.name.clone().unwrap_or_default();
-        match apply_changes(&api, NAME, &m, &want).await {
-            Ok((adopted, _)) => {
+        match WRITER.apply(&api, &m, &want).await {
+            Ok(out) => {
                 st.ctx.events.normal(ms, "SuccessfulAdopt", format!("Adopted Machine {name:?}")).await;
-                sel.owned.push(Arc::new(adopted));
+                sel.owned.push(Arc::new(out.or_wanted(&want)));
             }
             Err(e) => {
                 st.ctx.events.warning(ms, "FailedAdopt", format!("Failed to adopt Machine {name:?}: {e}")).await;
@@ -344,7 +341,7 @@ async fn adopt_and_release(st: &State, ms: &MachineSet, sel: &mut Selection) -> 
     for m in std::mem::take(&mut sel.release) {
         let mut want = (*m).clone();
         owner::remove_owner_ref(&mut want.metadata, &controller_ref);
-        match apply_changes(&api, NAME, &m, &want).await {
+        match WRITER.apply(&api, &m, &want).await {
             Ok(_) => {}
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(e),
@@ -376,7 +373,7 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
             let want = wanted.apply(m);
             metadata_changed =
                 want.metadata.labels != m.metadata.labels || want.metadata.annotations != m.metadata.annotations;
-            match apply_changes(&api, NAME, m, &want).await {
+            match WRITER.apply(&api, m, &want).await {
                 Ok(_) => {}
                 Err(e) if e.is_not_found() => continue,
                 Err(e) => return Err(e),
@@ -387,8 +384,16 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
         }
         let refs = [Some(&m.spec.infrastructure_ref), m.spec.bootstrap.config_ref.as_ref()];
         for r in refs.into_iter().flatten() {
-            propagate::sync_referenced(&st.ctx, NAME, ns, r, &wanted.labels, &wanted.annotations, metadata_changed)
-                .await?;
+            crate::framework::propagate::sync_referenced(
+                &st.ctx,
+                NAME,
+                ns,
+                r,
+                &wanted.labels,
+                &wanted.annotations,
+                metadata_changed,
+            )
+            .await?;
         }
     }
     Ok(())

@@ -28,6 +28,10 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
+use drydock_api::capi::condition_types::{
+    EXTERNAL_REMEDIATION_REQUEST_AVAILABLE, EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, REMEDIATION_ALLOWED,
+    TOO_MANY_UNHEALTHY,
+};
 use drydock_api::capi::conditions::{self, HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineHealthCheck};
 use drydock_api::capi::keys::{
@@ -38,32 +42,30 @@ use drydock_api::capi::selector::Selector;
 use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
+use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
-use kube::{Resource, ResourceExt};
 
+use crate::framework::cluster_index::{ClusterIndex, ClusterScoped};
+use crate::framework::index::{Changes, Index};
+use crate::framework::nodes::logical_cluster;
+use crate::framework::nodes::machine_of_node;
+use crate::framework::nodes::record_provider_id;
+use crate::framework::nodes::{WorkloadNodes, logical_cluster_of};
+use crate::framework::pause::{self, Pause};
 use crate::framework::runner::{self, Queue};
+use crate::framework::write::{Status, Writer};
 use crate::framework::{Error, Result};
-use crate::machine::index::{Changes, Index, Written};
-use crate::machine::nodes::{WorkloadNodes, logical_cluster_of};
-use crate::machine::{
-    CONTROL_PLANE_INITIALIZED, INFRASTRUCTURE_READY, ObservesGeneration, logical_cluster, machine_of_node,
-    record_provider_id, write_changes, write_status_if_unchanged,
-};
-use crate::machineset::index::{ClusterIndex, ClusterScoped};
-use crate::machineset::pause::{self, Pause};
 use crate::{Context, Running};
+use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
+use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
+use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED};
 use judge::{ClusterFacts, Rules, Target, Verdict};
-use remediate::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, RequestError};
+use remediate::RequestError;
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER: &str = "machinehealthcheck";
-
-const REMEDIATION_ALLOWED: &str = "RemediationAllowed";
-const TOO_MANY_UNHEALTHY: &str = "TooManyUnhealthy";
-const TEMPLATE_AVAILABLE: &str = "ExternalRemediationTemplateAvailable";
-const REQUEST_AVAILABLE: &str = "ExternalRemediationRequestAvailable";
 
 /// Recheck of a check with targets when no Node watch reports Node changes.
 const UNWATCHED_RECHECK: Duration = Duration::from_secs(30);
@@ -73,15 +75,6 @@ const STORE_WAIT: Duration = Duration::from_secs(5);
 impl ClusterScoped for MachineHealthCheck {
     fn cluster_name(&self) -> &str {
         &self.spec.cluster_name
-    }
-}
-
-impl ObservesGeneration for MachineHealthCheck {
-    fn take_status(&mut self, other: &Self) {
-        self.status.clone_from(&other.status);
-    }
-    fn set_observed_generation(&mut self, generation: Option<i64>) {
-        self.status.get_or_insert_with(Default::default).observed_generation = generation;
     }
 }
 
@@ -95,9 +88,9 @@ struct State {
     machine_gates: Changes<u64>,
     cluster_gates: Changes<u64>,
     node_gates: Changes<u64>,
-    /// Checks and Machines written by this controller and not yet seen back in the stores.
-    written: Written,
-    machines_written: Written,
+    /// Writes checks, and the conditions of Machines, each remembering what it superseded.
+    writer: Writer,
+    machine_writer: Writer,
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
@@ -110,8 +103,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machine_gates: Changes::default(),
         cluster_gates: Changes::default(),
         node_gates: Changes::default(),
-        written: Written::default(),
-        machines_written: Written::default(),
+        writer: Writer::tracking(CONTROLLER),
+        machine_writer: Writer::tracking(CONTROLLER),
     });
     let queue = Queue::new(CONTROLLER);
     let checks = st.checks.clone();
@@ -225,20 +218,6 @@ impl State {
         };
         self.checks_of(m.metadata.namespace.as_deref().unwrap_or_default(), &m.spec.cluster_name)
     }
-
-    fn wrote_check(&self, mhc: &MachineHealthCheck, rv: Option<String>) {
-        let store = &self.ctx.informers.machine_health_checks.store;
-        let exists =
-            |k: &str| k.split_once('/').is_some_and(|(n, c)| store.get(&ObjectRef::new(c).within(n)).is_some());
-        self.written.record(runner::key_of(mhc), rv.as_deref(), store.len(), exists);
-    }
-
-    fn wrote_machine(&self, m: &Machine, rv: Option<&str>) {
-        let store = &self.ctx.informers.machines.store;
-        let exists =
-            |k: &str| k.split_once('/').is_some_and(|(n, m)| store.get(&ObjectRef::new(m).within(n)).is_some());
-        self.machines_written.record(runner::key_of(m), rv, store.len(), exists);
-    }
 }
 
 /// The Nodes of a check's workload cluster.
@@ -286,9 +265,7 @@ fn targets(st: &State, mhc: &MachineHealthCheck, selector: &Selector) -> Vec<Arc
 }
 
 async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Action> {
-    if st.written.is_behind(&runner::key_of(mhc.as_ref()), mhc.metadata.resource_version.as_deref())
-        || mhc.metadata.deletion_timestamp.is_some()
-    {
+    if st.writer.is_stale(mhc.as_ref()) || mhc.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
     let ctx = &st.ctx;
@@ -305,8 +282,7 @@ async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Actio
     if let Some(p) = Pause::of(&cluster, &mhc.metadata, false) {
         let mut want = (*mhc).clone();
         pause::set_condition(&mut want, Some(p), &cluster, now);
-        let rv = write_changes(&api, CONTROLLER, &mhc, &want, false).await?;
-        st.wrote_check(&mhc, rv);
+        st.writer.write(&api, &mhc, &want, Status::observing(false)).await?;
         return Ok(Action::await_change());
     }
     let mut want = (*mhc).clone();
@@ -316,8 +292,7 @@ async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Actio
         owner::ensure_owner_ref(&mut want.metadata, r);
     }
     let result = check(&st, &mhc, &cluster, &mut want, &now).await;
-    let rv = write_changes(&api, CONTROLLER, &mhc, &want, result.is_ok()).await?;
-    st.wrote_check(&mhc, rv);
+    st.writer.write(&api, &mhc, &want, Status::observing(result.is_ok())).await?;
     result.map(|next| next.map_or_else(Action::await_change, Action::requeue))
 }
 
@@ -402,17 +377,17 @@ async fn check(
         match &request_problem {
             Some(RequestError::TemplateNotFound(msg)) => {
                 let reason = "ExternalRemediationTemplateNotFound";
-                want.mark_false(TEMPLATE_AVAILABLE, reason, Severity::Error, msg, now.clone());
+                want.mark_false(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, reason, Severity::Error, msg, now.clone());
             }
             Some(RequestError::CreationFailed(msg)) => {
-                want.mark_true(TEMPLATE_AVAILABLE, now.clone());
+                want.mark_true(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, now.clone());
                 let reason = "ExternalRemediationRequestCreationFailed";
-                want.mark_false(REQUEST_AVAILABLE, reason, Severity::Error, msg, now.clone());
+                want.mark_false(EXTERNAL_REMEDIATION_REQUEST_AVAILABLE, reason, Severity::Error, msg, now.clone());
             }
             None => {
                 if judged.iter().any(|(_, v)| v.is_unhealthy()) && allowance.allowed {
-                    want.mark_true(TEMPLATE_AVAILABLE, now.clone());
-                    want.mark_true(REQUEST_AVAILABLE, now.clone());
+                    want.mark_true(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, now.clone());
+                    want.mark_true(EXTERNAL_REMEDIATION_REQUEST_AVAILABLE, now.clone());
                 }
             }
         }
@@ -442,7 +417,7 @@ async fn write_machine(
 ) -> Result<()> {
     // A copy older than this controller's own last write would redo it; the write's event
     // brings the check back.
-    if st.machines_written.is_behind(&runner::key_of(m.as_ref()), m.metadata.resource_version.as_deref()) {
+    if st.machine_writer.is_stale(m.as_ref()) {
         return Ok(());
     }
     let want = remediate::desired(m, verdict, owner_remediation, now);
@@ -450,13 +425,12 @@ async fn write_machine(
         return Ok(());
     }
     let api: Api<Machine> = st.ctx.api(&m.namespace().unwrap_or_default());
-    let written = match write_status_if_unchanged(&api, CONTROLLER, m.as_ref(), &want).await {
-        Ok(w) => w,
+    match st.machine_writer.write_status(&api, m.as_ref(), &want).await {
+        Ok(_) => {}
         // Deleted meanwhile: nothing to judge any more.
-        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) if e.is_gone() => return Ok(()),
         Err(e) => return Err(e),
-    };
-    st.wrote_machine(m, written.as_ref().and_then(|w| w.meta().resource_version.as_deref()));
+    }
     if remediate::newly_unhealthy(m, verdict) {
         let reason = match verdict {
             Verdict::Unhealthy { message, .. } => message.clone(),
