@@ -119,7 +119,7 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
         }))?;
         create_if_absent(&logical_clusters(&p.host.client), NAME, &obj)
             .await
-            .map_err(|e| Error::other(format!("creating logical cluster {lc}: {e}")))?;
+            .map_err(Error::during(format!("creating logical cluster {lc}")))?;
     }
     let mut want = current.clone();
     want.status.get_or_insert_with(Default::default).ready = Some(true);
@@ -140,7 +140,7 @@ async fn reconcile_delete(ic: &InMemoryCluster, p: &ProviderContext, api: &Api<I
         let lc = logical_cluster_name(&ns, &cluster);
         delete_if_present(&logical_clusters(&p.host.client), NAME, &lc)
             .await
-            .map_err(|e| Error::other(format!("deleting logical cluster {lc}: {e}")))?;
+            .map_err(Error::during(format!("deleting logical cluster {lc}")))?;
         p.ctx.workload.forget(&ns, &cluster);
     }
     let mut want = ic.clone();

@@ -80,8 +80,8 @@ impl PendingEvents {
     pub fn warning(&mut self, reason: &'static str, note: String) {
         self.0.push((true, reason, note));
     }
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
+    /// How many events are waiting.
+    pub fn count(&self) -> usize {
         self.0.len()
     }
 

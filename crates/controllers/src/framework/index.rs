@@ -8,6 +8,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use kube::Resource;
+use kube::runtime::reflector::ObjectRef;
 use parking_lot::Mutex;
 
 /// Member names grouped by (namespace, key): Machines by cluster name, or the referrer of an
@@ -56,6 +58,16 @@ impl Index {
             }
         }
         out
+    }
+}
+
+impl Index {
+    /// [`Index::members`] as references to objects in `namespace`.
+    pub fn refs<K>(&self, namespace: &str, key: &str, keep: impl Fn(&str) -> bool) -> Vec<ObjectRef<K>>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        self.members(namespace, key, keep).into_iter().map(|m| ObjectRef::new(&m).within(namespace)).collect()
     }
 }
 

@@ -32,6 +32,7 @@ pub mod propagate;
 pub mod referenced;
 pub mod requeue;
 pub mod runner;
+pub mod select;
 pub mod templates;
 pub mod write;
 

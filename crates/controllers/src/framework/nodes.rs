@@ -27,7 +27,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::{mpsc, watch};
 
-use super::index::Index;
+use super::index::{Changes, Index};
 use crate::Context;
 
 /// Annotation naming the logical cluster of an object returned by a wildcard read.
@@ -317,6 +317,23 @@ fn slim(mut n: Node) -> Node {
         s.images = None;
     }
     n
+}
+
+impl WorkloadNodes {
+    /// The logical cluster of a Node from this watch, when what `digest` summarises of it
+    /// (given whether it is gone from the store) changed since `gates` last saw it.
+    pub fn changed<'n>(
+        &self,
+        gates: &Changes<u64>,
+        n: &'n Node,
+        digest: impl Fn(&Node, bool) -> u64,
+    ) -> Option<&'n str> {
+        let lc = logical_cluster_of(n)?;
+        let name = n.metadata.name.as_deref().unwrap_or_default();
+        let gone = self.get(lc, name).is_none();
+        let exists = |k: &str| k.split_once('/').is_some_and(|(c, n)| self.get(c, n).is_some());
+        gates.changed(format!("{lc}/{name}"), digest(n, gone), self.len(), exists).then_some(lc)
+    }
 }
 
 /// The "namespace" of providerIDs in an index of Machines by providerID (they span namespaces).

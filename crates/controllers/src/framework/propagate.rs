@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, MachineSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::runtime::reflector::ObjectRef;
+use kube::Resource;
+use kube::runtime::reflector::{ObjectRef, Store};
 use serde_json::json;
 
 use crate::context::Context;
@@ -94,22 +95,29 @@ fn from_cache(
 ) -> Cached {
     let group = r.api_version.as_deref().map(drydock_api::capi::owner::api_group).unwrap_or_default();
     let name = r.name.as_deref().unwrap_or_default();
-    let found = match (group, r.kind.as_deref().unwrap_or_default()) {
-        ("infrastructure.cluster.x-k8s.io", "InMemoryMachine") => ctx
-            .informers
-            .inmemory_machines
-            .store
-            .get(&ObjectRef::new(name).within(namespace))
-            .map(|o| lacks(&o.metadata, labels, annotations)),
-        ("bootstrap.cluster.x-k8s.io", "KubeadmConfig") => ctx
-            .informers
-            .kubeadm_configs
-            .store
-            .get(&ObjectRef::new(name).within(namespace))
-            .map(|o| lacks(&o.metadata, labels, annotations)),
-        _ => return Cached::Unknown,
-    };
-    found.unwrap_or(Cached::Absent)
+    let i = &ctx.informers;
+    match (group, r.kind.as_deref().unwrap_or_default()) {
+        ("infrastructure.cluster.x-k8s.io", "InMemoryMachine") => {
+            cached(&i.inmemory_machines.store, namespace, name, labels, annotations)
+        }
+        ("bootstrap.cluster.x-k8s.io", "KubeadmConfig") => {
+            cached(&i.kubeadm_configs.store, namespace, name, labels, annotations)
+        }
+        _ => Cached::Unknown,
+    }
+}
+
+fn cached<K>(
+    store: &Store<K>,
+    namespace: &str,
+    name: &str,
+    labels: &BTreeMap<String, String>,
+    annotations: &BTreeMap<String, String>,
+) -> Cached
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    store.get(&ObjectRef::new(name).within(namespace)).map_or(Cached::Absent, |o| lacks(o.meta(), labels, annotations))
 }
 
 /// Adds the set's labels and annotations to a Machine's infrastructure machine or

@@ -140,7 +140,7 @@ pub async fn run<K, C, F, Fut>(
                     let result = match tokio::spawn(reconcile(obj, ctx)).await {
                         Ok(Err(e)) if e.is_gone() => Ok(Action::await_change()),
                         Ok(r) => r,
-                        Err(e) => Err(Error::other(format!("reconcile task failed: {e}"))),
+                        Err(e) => Err(Error::Task(e.to_string())),
                     };
                     active.dec();
                     let outcome = match &result {

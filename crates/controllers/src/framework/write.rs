@@ -233,6 +233,16 @@ fn gone(name: &str) -> impl Fn(kube::Error) -> Error + '_ {
     }
 }
 
+/// Creates `obj`, counting the write for `controller` (callers handle "already exists").
+pub async fn create<K>(api: &Api<K>, controller: &str, obj: &K) -> Result<K, kube::Error>
+where
+    K: Resource + Serialize + DeserializeOwned + Clone + Debug,
+{
+    let created = api.create(&Default::default(), obj).await?;
+    metrics::write(controller);
+    Ok(created)
+}
+
 /// Sends a merge patch computed by the caller, counting the write for `controller`.
 pub async fn merge_patch<K>(api: &Api<K>, controller: &str, name: &str, body: &Value) -> Result<K, kube::Error>
 where
@@ -243,19 +253,9 @@ where
     Ok(written)
 }
 
-/// Like [`merge_patch`], to the status subresource.
-pub async fn merge_patch_status<K>(api: &Api<K>, controller: &str, name: &str, body: &Value) -> Result<K, kube::Error>
-where
-    K: Resource + Clone + DeserializeOwned + Debug,
-{
-    let written = api.patch_status(name, &PatchParams::default(), &Patch::Merge(body)).await?;
-    metrics::write(controller);
-    Ok(written)
-}
-
 /// A reference to `owner` as the controller of the objects it adopts.
 pub fn controller_ref_of<K: Resource<DynamicType = ()>>(owner: &K) -> Result<OwnerReference> {
-    owner::controller_ref(owner).ok_or_else(|| Error::other("owner has no name or uid yet"))
+    owner::controller_ref(owner).ok_or_else(|| Error::inconsistent("owner", "no name or uid yet"))
 }
 
 /// Creates `obj`, treating "already exists" as success (creation is idempotent across retries).
@@ -263,11 +263,8 @@ pub async fn create_if_absent<K>(api: &Api<K>, controller: &str, obj: &K) -> Res
 where
     K: Resource + Serialize + DeserializeOwned + Clone + Debug,
 {
-    match api.create(&Default::default(), obj).await {
-        Ok(_) => {
-            metrics::write(controller);
-            Ok(())
-        }
+    match create(api, controller, obj).await {
+        Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
         Err(e) => Err(Error::Kube(e)),
     }

@@ -75,11 +75,9 @@ pub(super) async fn reconcile(
     };
     let external_etcd = kcp.spec.has_external_etcd();
     if machines.len() > 1 && !external_etcd {
-        let o = observed.ok_or_else(|| {
-            Error::other(format!(
-                "removing the etcd member of Machine {}: the workload cluster cannot be read",
-                m.name_any()
-            ))
+        let o = observed.ok_or_else(|| Error::WorkloadUnreachable {
+            cluster: cluster.to_string(),
+            reason: format!("cannot remove the etcd member of Machine {}", m.name_any()),
         })?;
         members::remove_member(s, kcp, cluster, machines, o, m).await?;
     }

@@ -12,12 +12,12 @@ use drydock_api::capi::owner::controller_ref;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
-use kube::api::{Api, PostParams};
+use kube::api::Api;
 use parking_lot::Mutex;
 use serde_json::json;
 
 use crate::Context;
-use crate::framework::{Error, Result, metrics, write};
+use crate::framework::{Error, Result, write};
 use crate::workload::{ENDPOINT_PATH_ANNOTATION, kubeconfig_secret_name};
 
 /// Secret type of Cluster API's generated secrets.
@@ -82,13 +82,10 @@ pub async fn ensure(
             s.metadata.namespace = Some(ns.clone());
             s.metadata.labels = Some(BTreeMap::from([(CLUSTER_NAME_LABEL.to_string(), name.clone())]));
             s.metadata.owner_references = controller_ref(kcp).map(|r| vec![r]);
-            match api.create(&PostParams::default(), &s).await {
-                Ok(_) => {
-                    metrics::write(controller);
-                    true
-                }
+            match write::create(&api, controller, &s).await {
+                Ok(_) => true,
                 Err(kube::Error::Api(e)) if e.code == 409 => false,
-                Err(e) => return Err(Error::other(format!("creating {secret_name}: {e}"))),
+                Err(e) => return Err(Error::during(format!("creating {secret_name}"))(e)),
             }
         }
         Some(s) if s.data.as_ref().and_then(|d| d.get("value")) == Some(&value) => false,
@@ -96,7 +93,7 @@ pub async fn ensure(
             let patch = json!({"data": {"value": value}});
             write::merge_patch(&api, controller, &secret_name, &patch)
                 .await
-                .map_err(|e| Error::other(format!("updating {secret_name}: {e}")))?;
+                .map_err(Error::during(format!("updating {secret_name}")))?;
             // Clients built from the old kubeconfig point at the old server.
             ctx.workload.forget(&ns, &name);
             true

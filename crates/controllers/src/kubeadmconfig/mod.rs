@@ -327,16 +327,9 @@ async fn generate(
         ..Default::default()
     };
     // A second render (from a stale read of the config) finds the secret and stays quiet.
-    let created = match state
-        .ctx
-        .api::<Secret>(&config.namespace().unwrap_or_default())
-        .create(&Default::default(), &secret)
-        .await
-    {
-        Ok(_) => {
-            crate::framework::metrics::write(CONTROLLER);
-            true
-        }
+    let secrets = state.ctx.api::<Secret>(&config.namespace().unwrap_or_default());
+    let created = match crate::framework::write::create(&secrets, CONTROLLER, &secret).await {
+        Ok(_) => true,
         Err(kube::Error::Api(s)) if s.code == 409 => false,
         Err(e) => return Err(e.into()),
     };

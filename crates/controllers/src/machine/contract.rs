@@ -107,7 +107,7 @@ impl<'a> Steps<'a> {
             return Ok((unwatched(&r), Some(config)));
         }
         let secret = config.data_secret_name().ok_or_else(|| {
-            Error::other(format!("bootstrap config {} is ready but has no status.dataSecretName", ref_name(&r)))
+            Error::inconsistent(format!("bootstrap config {}", ref_name(&r)), "ready but has no status.dataSecretName")
         })?;
         m.spec.bootstrap.data_secret_name = Some(secret);
         set_bootstrap_ready(m, true);
@@ -129,7 +129,7 @@ impl<'a> Steps<'a> {
                         r.kind.as_deref().unwrap_or_default(),
                         r.name.as_deref().unwrap_or_default()
                     ));
-                    return Err(Error::other(format!("infrastructure machine {} is gone", ref_name(&r))));
+                    return Err(Error::Missing(format!("infrastructure machine {}", ref_name(&r))));
                 }
                 let msg = format!("Waiting for infrastructure machine {} to exist", ref_name(&r));
                 m.mark_false(INFRASTRUCTURE_READY, WAITING_FOR_INFRASTRUCTURE, Severity::Info, &msg, self.now.clone());
@@ -148,7 +148,7 @@ impl<'a> Steps<'a> {
             return Ok((unwatched(&r), Some(infra)));
         }
         let provider_id = infra.provider_id().ok_or_else(|| {
-            Error::other(format!("infrastructure machine {} is ready but has no spec.providerID", ref_name(&r)))
+            Error::inconsistent(format!("infrastructure machine {}", ref_name(&r)), "ready but has no spec.providerID")
         })?;
         if let Some(addresses) = infra.addresses() {
             m.status.get_or_insert_with(Default::default).addresses = Some(addresses);

@@ -210,7 +210,7 @@ async fn evict(api: &Api<Pod>, name: &str) -> Result<bool> {
             tracing::debug!(pod = name, reason = %s.message, "eviction refused; retrying later");
             Ok(false)
         }
-        Err(e) => Err(Error::other(format!("evicting pod {name}: {e}"))),
+        Err(e) => Err(Error::during(format!("evicting pod {name}"))(e)),
     }
 }
 

@@ -51,7 +51,7 @@ use crate::framework::Result;
 use crate::framework::events::PendingEvents;
 use crate::framework::fresh::Superseded;
 use crate::framework::index::{Changes, Index, ref_key};
-use crate::framework::nodes::{self, machine_of_node, record_provider_id};
+use crate::framework::nodes::{machine_of_node, record_provider_id};
 use crate::framework::pause::{self, Pause};
 use crate::framework::requeue::action;
 use crate::framework::runner::{self, Queue};
@@ -156,15 +156,9 @@ impl State {
         let Some(nodes) = self.ctx.informers.nodes.as_ref() else {
             return Vec::new();
         };
-        let Some(lc) = nodes::logical_cluster_of(n) else {
+        let Some(lc) = nodes.changed(&self.node_gates, n, node_digest) else {
             return Vec::new();
         };
-        let name = n.metadata.name.as_deref().unwrap_or_default();
-        let gone = nodes.get(lc, name).is_none();
-        let exists = |k: &str| k.split_once('/').is_some_and(|(c, n)| nodes.get(c, n).is_some());
-        if !self.node_gates.changed(format!("{lc}/{name}"), node_digest(n, gone), nodes.len(), exists) {
-            return Vec::new();
-        }
         machine_of_node(&self.ctx, &self.by_provider, lc, n).into_iter().collect()
     }
 
@@ -184,11 +178,7 @@ impl State {
             let refs = [Some(&m.spec.infrastructure_ref), m.spec.bootstrap.config_ref.as_ref()];
             refs.into_iter().flatten().any(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
         };
-        self.referrers
-            .members(ns, &ref_key(kind, name), |m| self.machine(ns, m).is_some_and(|m| refers(&m)))
-            .into_iter()
-            .map(|m| ObjectRef::new(&m).within(ns))
-            .collect()
+        self.referrers.refs(ns, &ref_key(kind, name), |m| self.machine(ns, m).is_some_and(|m| refers(&m)))
     }
 
     /// The Machines of a Cluster, when something they wait on changed.

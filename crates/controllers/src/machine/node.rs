@@ -76,7 +76,7 @@ impl NodeReader {
                 Found::None => Ok(None),
                 Found::One(n) => Ok(Some(n)),
                 Found::Conflict(names) => {
-                    Err(Error::other(format!("Nodes {names:?} all have providerID {provider_id:?}")))
+                    Err(Error::inconsistent(format!("Nodes {names:?}"), format!("all have providerID {provider_id:?}")))
                 }
             },
             Self::Api(api) => Ok(find_by_provider_id(api, provider_id).await?.map(Arc::new)),
@@ -139,7 +139,7 @@ pub(super) async fn reconcile(
             let msg = format!("Node {} not found", node_ref.as_deref().unwrap_or_default());
             m.mark_false(NODE_HEALTHY, "NodeNotFound", Severity::Error, &msg, now);
             // With a watch, the Node's return is an event; without, retry with backoff.
-            return if reader.is_watched() { Ok(None) } else { Err(Error::other(msg)) };
+            return if reader.is_watched() { Ok(None) } else { Err(Error::Missing(msg)) };
         }
         Ok(None) => {
             let msg = "Waiting for a node with matching ProviderID to exist";
@@ -197,7 +197,7 @@ pub(super) async fn find_by_provider_id(nodes: &Api<Node>, provider_id: &str) ->
     match list.len() {
         0 => Ok(None),
         1 => Ok(list.pop()),
-        n => Err(Error::other(format!("{n} nodes have providerID {provider_id:?}"))),
+        n => Err(Error::inconsistent(format!("{n} Nodes"), format!("all have providerID {provider_id:?}"))),
     }
 }
 

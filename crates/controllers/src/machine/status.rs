@@ -67,7 +67,7 @@ pub(crate) fn phase(previous: Option<&str>, i: PhaseInputs) -> String {
 }
 
 /// Sets phase (and lastUpdated when it changes) and Ready. observedGeneration is set when
-/// writing (see [`super::write_changes`]).
+/// writing (see [`crate::framework::write::Status`]).
 pub(crate) fn finish(before: &Machine, m: &mut Machine, now: Time) {
     let previous = before.status.as_ref().and_then(|s| s.phase.as_deref());
     let next = phase(previous, PhaseInputs::of(m));
@@ -91,7 +91,10 @@ pub(crate) fn certificates_expiry(m: &mut Machine, config: Option<&Referenced>) 
     let expiry = match value {
         None => None,
         Some(v) => Some(Time(v.parse().map_err(|e| {
-            Error::other(format!("annotation {CERTIFICATES_EXPIRY_ANNOTATION}={v:?} is not an RFC 3339 time: {e}"))
+            Error::inconsistent(
+                format!("annotation {CERTIFICATES_EXPIRY_ANNOTATION}={v:?}"),
+                format!("not an RFC 3339 time: {e}"),
+            )
         })?)),
     };
     let s = m.status.get_or_insert_with(Default::default);

@@ -21,13 +21,11 @@ pub mod status;
 use std::sync::Arc;
 use std::time::Duration;
 
-use drydock_api::admission::FieldPath;
 use drydock_api::capi::conditions::{HasConditions, now as cond_now};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner;
-use drydock_api::capi::selector::Selector;
 use futures::StreamExt;
 use jiff::Timestamp;
 use kube::api::Api;
@@ -43,6 +41,7 @@ use crate::framework::expectations::{Expectations, Outstanding};
 use crate::framework::objects::CAPI_GROUP;
 use crate::framework::pause::{self, ClusterPauses, Pause};
 use crate::framework::runner::{self, Queue, key_of};
+use crate::framework::select::{owners_of, parse_selector};
 use crate::framework::templates::{self, TemplateOwners};
 use crate::framework::write::Writer;
 use crate::framework::{Error, Result};
@@ -93,7 +92,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let (machines, sets) = (st.machines.clone(), st.sets.clone());
     let on_machine = queue.map_to(move |m: &Machine| {
         machines.observe(m);
-        sets_for_machine(m, &sets)
+        owners_of(m, "MachineSet", &sets)
     });
     let (sets, waiting, pauses) = (st.sets.clone(), st.waiting.clone(), ClusterPauses::default());
     let on_cluster = queue.map_to(move |c: &Cluster| {
@@ -134,33 +133,6 @@ fn cluster_of(meta: &kube::core::ObjectMeta) -> Option<&str> {
         .or_else(|| owner::find_owner(meta, CAPI_GROUP, "Cluster").map(|r| r.name.as_str()))
 }
 
-/// The sets a Machine event concerns: its controlling MachineSet, or for a Machine without
-/// a controller, the sets of its cluster that select it (to adopt it).
-fn sets_for_machine(m: &Machine, sets: &ClusterIndex<MachineSet>) -> Vec<ObjectRef<MachineSet>> {
-    let ns = m.metadata.namespace.as_deref().unwrap_or_default();
-    if let Some(c) = owner::get_controller(&m.metadata) {
-        let is_set = c.kind == "MachineSet" && owner::api_group(&c.api_version) == CAPI_GROUP;
-        return if is_set { vec![ObjectRef::new(&c.name).within(ns)] } else { Vec::new() };
-    }
-    if m.metadata.deletion_timestamp.is_some() {
-        return Vec::new();
-    }
-    let empty = Default::default();
-    let labels = m.metadata.labels.as_ref().unwrap_or(&empty);
-    sets.list(ns, &m.spec.cluster_name)
-        .iter()
-        .filter(|ms| parse_selector(ms).is_ok_and(|s| !s.is_empty() && s.matches(labels)))
-        .map(|ms| ObjectRef::from_obj(&**ms))
-        .collect()
-}
-
-fn parse_selector(ms: &MachineSet) -> Result<Selector> {
-    Selector::parse(&ms.spec.selector, &FieldPath::new("spec").child("selector")).map_err(|errs| {
-        let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-        Error::other(format!("invalid selector: {}", msgs.join("; ")))
-    })
-}
-
 /// The MachineDeployment the set belongs to (its owner, else its deployment-name label).
 pub fn owning_deployment(st: &State, ms: &MachineSet) -> Option<Arc<MachineDeployment>> {
     let name = owner::find_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment")
@@ -188,7 +160,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
         .clusters
         .store
         .get(&ObjectRef::new(&cluster_name).within(&ns))
-        .ok_or_else(|| Error::other(format!("Cluster {ns}/{cluster_name} not found")))?;
+        .ok_or_else(|| Error::Missing(format!("Cluster {ns}/{cluster_name}")))?;
     let api: Api<MachineSet> = st.ctx.api(&ns);
     let mut want = (*ms).clone();
     let paused = Pause::of(&cluster, &ms.metadata, false);
@@ -297,8 +269,8 @@ async fn ensure_templates(st: &State, ms: &MachineSet, cluster: &Cluster) -> Res
         }
         let found = st.templates.ensure(&st.ctx.client, NAME, ns, r, cluster).await?;
         if !found && !is_old_revision(st, ms) {
-            return Err(Error::other(format!(
-                "{} {ns}/{} not found",
+            return Err(Error::Missing(format!(
+                "{} {ns}/{}",
                 r.kind.as_deref().unwrap_or_default(),
                 r.name.as_deref().unwrap_or_default()
             )));
@@ -444,19 +416,19 @@ mod tests {
         let names = |refs: Vec<ObjectRef<MachineSet>>| -> Vec<String> { refs.into_iter().map(|r| r.name).collect() };
 
         // An orphan goes to the sets selecting it.
-        assert_eq!(names(sets_for_machine(&machine("y"), &index)), ["b"]);
+        assert_eq!(names(owners_of(&machine("y"), "MachineSet", &index)), ["b"]);
         // A controlled Machine goes to its controller only, selected or not.
         let mut owned = machine("y");
         owned.metadata.owner_references = owner::controller_ref(&a).map(|r| vec![r]);
-        assert_eq!(names(sets_for_machine(&owned, &index)), ["a"]);
+        assert_eq!(names(owners_of(&owned, "MachineSet", &index)), ["a"]);
         // Controlled by something else, or a deleting orphan: nobody.
         let mut other = machine("y");
         let mut cluster = Cluster::new("c1", Default::default());
         cluster.metadata.uid = Some("uid-c1".into());
         other.metadata.owner_references = owner::controller_ref(&cluster).map(|r| vec![r]);
-        assert!(sets_for_machine(&other, &index).is_empty());
+        assert!(owners_of(&other, "MachineSet", &index).is_empty());
         let mut deleting = machine("y");
         deleting.metadata.deletion_timestamp = Some(cond_now());
-        assert!(sets_for_machine(&deleting, &index).is_empty());
+        assert!(owners_of(&deleting, "MachineSet", &index).is_empty());
     }
 }

@@ -143,7 +143,7 @@ pub async fn reconcile(
     if (c.approved.is_empty() && c.unhealthy.is_empty()) || !is_current_revision(st, ms) {
         return Ok(Outcome::Nothing);
     }
-    let limit = max_in_flight(ms, st).map_err(crate::framework::Error::other)?;
+    let limit = max_in_flight(ms, st).map_err(crate::framework::Error::InvalidSpec)?;
     let mut room = limit.map_or(usize::MAX, |l| (l.max(0) as usize).saturating_sub(c.in_flight));
     // Already approved Machines are in flight too: delete them first.
     let approved = std::mem::take(&mut c.approved);

@@ -143,15 +143,15 @@ async fn create(st: &State, ms: &MachineSet, count: usize) -> Result<(), CreateF
 /// name is recorded as a pending creation.
 fn unused_name(st: &State, ms: &MachineSet, ns: &str, key: &str) -> Result<String> {
     for _ in 0..NAME_ATTEMPTS {
-        let name =
-            machine_name(ms, &random_suffix()).map_err(|e| Error::other(format!("machine naming template: {e}")))?;
+        let name = machine_name(ms, &random_suffix())
+            .map_err(|e| Error::InvalidSpec(format!("machine naming template: {e}")))?;
         let cached = st.ctx.informers.machines.store.get(&ObjectRef::new(&name).within(ns)).is_some();
         if !cached && st.expectations.expect_create(key, &name) {
             return Ok(name);
         }
     }
-    Err(Error::other(format!(
-        "no unused Machine name after {NAME_ATTEMPTS} attempts (does the naming template use {{{{ .random }}}}?)"
+    Err(Error::InvalidSpec(format!(
+        "machine naming template: no unused Machine name after {NAME_ATTEMPTS} attempts (does it use {{{{ .random }}}}?)"
     )))
 }
 

@@ -49,12 +49,13 @@ use kube::runtime::reflector::ObjectRef;
 
 use crate::framework::cluster_index::{ClusterIndex, ClusterScoped};
 use crate::framework::index::{Changes, Index};
+use crate::framework::nodes::WorkloadNodes;
 use crate::framework::nodes::logical_cluster;
 use crate::framework::nodes::machine_of_node;
 use crate::framework::nodes::record_provider_id;
-use crate::framework::nodes::{WorkloadNodes, logical_cluster_of};
 use crate::framework::pause::{self, Pause};
 use crate::framework::runner::{self, Queue};
+use crate::framework::select::parse_selector;
 use crate::framework::write::{Status, Writer};
 use crate::framework::{Error, Result};
 use crate::{Context, Running};
@@ -202,15 +203,11 @@ impl State {
     }
 
     fn checks_of_node(&self, n: &Node) -> Vec<ObjectRef<MachineHealthCheck>> {
-        let (Some(nodes), Some(lc)) = (self.ctx.informers.nodes.as_ref(), logical_cluster_of(n)) else {
+        let Some(lc) =
+            self.ctx.informers.nodes.as_ref().and_then(|nodes| nodes.changed(&self.node_gates, n, node_digest))
+        else {
             return Vec::new();
         };
-        let name = n.metadata.name.as_deref().unwrap_or_default();
-        let gone = nodes.get(lc, name).is_none();
-        let exists = |k: &str| k.split_once('/').is_some_and(|(c, n)| nodes.get(c, n).is_some());
-        if !self.node_gates.changed(format!("{lc}/{name}"), node_digest(n, gone), nodes.len(), exists) {
-            return Vec::new();
-        }
         let Some(m) = machine_of_node(&self.ctx, &self.by_provider, lc, n)
             .and_then(|r| self.ctx.informers.machines.store.get(&r))
         else {
@@ -296,28 +293,25 @@ async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Actio
     result.map(|next| next.map_or_else(Action::await_change, Action::requeue))
 }
 
-/// Judges the targets, writes their conditions and the check's status into `want`; returns
-/// when to look again.
-async fn check(
+/// The check's targets, each with its verdict, and whether their Nodes are read without a
+/// watch (their changes then go unnoticed until the next look).
+async fn judge_targets(
     st: &State,
     mhc: &MachineHealthCheck,
     cluster: &Cluster,
-    want: &mut MachineHealthCheck,
-    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
-) -> Result<Option<Duration>> {
-    let ctx = &st.ctx;
-    let selector = Selector::parse(&mhc.spec.selector, &drydock_api::admission::FieldPath::new("spec.selector"))
-        .map_err(|e| Error::other(format!("spec.selector is invalid: {e:?}")))?;
-    let rules = Rules::of(&mhc.spec).map_err(Error::other)?;
+) -> Result<(Vec<(Arc<Machine>, Verdict)>, bool)> {
+    let selector = parse_selector(mhc)?;
+    let rules = Rules::of(&mhc.spec).map_err(Error::InvalidSpec)?;
     let facts = ClusterFacts::of(cluster);
     let targets = targets(st, mhc, &selector);
     // Nodes exist only once the control plane is initialized.
     let nodes = match facts.control_plane_initialized {
-        Some(_) if !targets.is_empty() => Some(ClusterNodes::of(ctx, cluster).await?),
+        Some(_) if !targets.is_empty() => Some(ClusterNodes::of(&st.ctx, cluster).await?),
         _ => None,
     };
+    let polled = !matches!(nodes, Some(ClusterNodes::Watched(..))) && facts.control_plane_initialized.is_some();
     let precise_now = Timestamp::now();
-    let judged: Vec<(Arc<Machine>, Verdict)> = targets
+    let judged = targets
         .into_iter()
         .map(|m| {
             let node_ref = m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.as_deref());
@@ -331,9 +325,49 @@ async fn check(
             (m, verdict)
         })
         .collect();
+    Ok((judged, polled))
+}
+
+/// The external remediation conditions of a check with a remediation template.
+/// `requested`: unhealthy Machines got (or keep) their requests.
+fn set_request_conditions(
+    want: &mut MachineHealthCheck,
+    problem: Option<&RequestError>,
+    requested: bool,
+    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+) {
+    match problem {
+        Some(RequestError::TemplateNotFound(msg)) => {
+            let reason = "ExternalRemediationTemplateNotFound";
+            want.mark_false(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, reason, Severity::Error, msg, now.clone());
+        }
+        Some(RequestError::CreationFailed(msg)) => {
+            want.mark_true(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, now.clone());
+            let reason = "ExternalRemediationRequestCreationFailed";
+            want.mark_false(EXTERNAL_REMEDIATION_REQUEST_AVAILABLE, reason, Severity::Error, msg, now.clone());
+        }
+        None if requested => {
+            want.mark_true(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, now.clone());
+            want.mark_true(EXTERNAL_REMEDIATION_REQUEST_AVAILABLE, now.clone());
+        }
+        None => {}
+    }
+}
+
+/// Judges the targets, writes their conditions and the check's status into `want`; returns
+/// when to look again.
+async fn check(
+    st: &State,
+    mhc: &MachineHealthCheck,
+    cluster: &Cluster,
+    want: &mut MachineHealthCheck,
+    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+) -> Result<Option<Duration>> {
+    let ctx = &st.ctx;
+    let (judged, polled) = judge_targets(st, mhc, cluster).await?;
     let expected = i32::try_from(judged.len()).unwrap_or(i32::MAX);
     let healthy = i32::try_from(judged.iter().filter(|(_, v)| *v == Verdict::Healthy).count()).unwrap_or(i32::MAX);
-    let allowance = limits::allowance(&mhc.spec, expected, healthy).map_err(Error::other)?;
+    let allowance = limits::allowance(&mhc.spec, expected, healthy).map_err(Error::InvalidSpec)?;
 
     let was_allowed = !mhc.is_condition_false(REMEDIATION_ALLOWED);
     match &allowance.message {
@@ -374,23 +408,8 @@ async fn check(
         }
     }
     if template.is_some() {
-        match &request_problem {
-            Some(RequestError::TemplateNotFound(msg)) => {
-                let reason = "ExternalRemediationTemplateNotFound";
-                want.mark_false(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, reason, Severity::Error, msg, now.clone());
-            }
-            Some(RequestError::CreationFailed(msg)) => {
-                want.mark_true(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, now.clone());
-                let reason = "ExternalRemediationRequestCreationFailed";
-                want.mark_false(EXTERNAL_REMEDIATION_REQUEST_AVAILABLE, reason, Severity::Error, msg, now.clone());
-            }
-            None => {
-                if judged.iter().any(|(_, v)| v.is_unhealthy()) && allowance.allowed {
-                    want.mark_true(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, now.clone());
-                    want.mark_true(EXTERNAL_REMEDIATION_REQUEST_AVAILABLE, now.clone());
-                }
-            }
-        }
+        let requested = judged.iter().any(|(_, v)| v.is_unhealthy()) && allowance.allowed;
+        set_request_conditions(want, request_problem.as_ref(), requested, now);
     }
     let status = want.status.get_or_insert_with(Default::default);
     status.expected_machines = Some(expected);
@@ -398,10 +417,7 @@ async fn check(
     status.remediations_allowed = Some(allowance.remediations_allowed);
     status.targets = Some(judged.iter().map(|(m, _)| m.name_any()).collect());
     // Without a Node watch, Node changes would go unnoticed.
-    if !judged.is_empty()
-        && !matches!(nodes, Some(ClusterNodes::Watched(..)))
-        && facts.control_plane_initialized.is_some()
-    {
+    if !judged.is_empty() && polled {
         next = Some(next.map_or(UNWATCHED_RECHECK, |n| n.min(UNWATCHED_RECHECK)));
     }
     Ok(next)

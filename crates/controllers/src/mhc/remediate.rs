@@ -112,7 +112,7 @@ pub(crate) async fn delete_request(ctx: &crate::Context, template: &ObjectRefere
     let api = request_api(ctx, template, &m.namespace().unwrap_or_default());
     delete_if_present(&api, CONTROLLER, &m.name_any())
         .await
-        .map_err(|e| Error::other(format!("deleting the remediation request of Machine {}: {e}", m.name_any())))
+        .map_err(Error::during(format!("deleting the remediation request of Machine {}", m.name_any())))
 }
 
 #[cfg(test)]
