@@ -8,6 +8,7 @@ use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use kube::api::Api;
 
+use crate::framework::Error;
 use crate::framework::events::Events;
 use crate::framework::informer::Informer;
 use crate::framework::nodes::WorkloadNodes;
@@ -141,6 +142,12 @@ impl Context {
         let mut informers = Informers::new(&client, settings.namespace.as_deref());
         informers.nodes = all_workload_clusters.map(WorkloadNodes::new);
         Arc::new(Self { events: Events::new(client.clone()), client, informers, workload, settings })
+    }
+
+    /// The cached Cluster `namespace/name`.
+    pub fn cluster(&self, namespace: &str, name: &str) -> crate::framework::Result<Arc<Cluster>> {
+        let r = kube::runtime::reflector::ObjectRef::new(name).within(namespace);
+        self.informers.clusters.store.get(&r).ok_or_else(|| Error::Missing(format!("Cluster {namespace}/{name}")))
     }
 
     /// A namespaced API handle of the management cluster.

@@ -1,6 +1,8 @@
 //! Kinds that select their children with `spec.selector`: parsing it, and mapping a child's
 //! event to the objects it concerns (its controller, or those that would adopt it).
 
+use std::sync::Arc;
+
 use drydock_api::admission::FieldPath;
 use drydock_api::capi::core::{MachineDeployment, MachineHealthCheck, MachineSet};
 use drydock_api::capi::owner;
@@ -42,6 +44,24 @@ pub fn parse_selector<O: Selects>(o: &O) -> Result<Selector> {
         let msgs: Vec<String> = errs.iter().map(ToString::to_string).collect();
         Error::InvalidSpec(format!("spec.selector: {}", msgs.join("; ")))
     })
+}
+
+/// A mapper for child events: records the child in `children`, then finds the owners it
+/// concerns in `owners` (see [`owners_of`]).
+pub fn owners_of_recorded<C, O>(
+    children: &Arc<ClusterIndex<C>>,
+    kind: &'static str,
+    owners: &Arc<ClusterIndex<O>>,
+) -> impl Fn(&C) -> Vec<ObjectRef<O>> + Send + Sync + 'static
+where
+    C: Resource<DynamicType = ()> + ClusterScoped + Clone + Send + Sync + 'static,
+    O: Resource<DynamicType = ()> + ClusterScoped + Selects + Clone + Send + Sync + 'static,
+{
+    let (children, owners) = (children.clone(), owners.clone());
+    move |child| {
+        children.observe(child);
+        owners_of(child, kind, &owners)
+    }
 }
 
 /// The objects of kind `kind` (a core Cluster API kind) an event of `child` concerns: its

@@ -44,7 +44,7 @@ use crate::framework::expectations::{Expectations, Outstanding};
 use crate::framework::names::random_suffix;
 use crate::framework::pause::{self, ClusterPauses, Pause};
 use crate::framework::runner::{self, Queue, key_of};
-use crate::framework::select::{owners_of, parse_selector};
+use crate::framework::select::{owners_of_recorded, parse_selector};
 use crate::framework::templates::{self, TemplateOwners};
 use crate::framework::write::Writer;
 use crate::framework::{Error, Result};
@@ -80,16 +80,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         expectations: Expectations::default(),
         templates: TemplateOwners::default(),
     });
-    let deployments = st.deployments.clone();
-    let trigger = queue.track(ctx.informers.machine_deployments.subscribe()).map(move |md| {
-        deployments.observe(&md);
-        md
-    });
-    let (sets, deployments) = (st.sets.clone(), st.deployments.clone());
-    let on_set = queue.map_to(move |ms: &MachineSet| {
-        sets.observe(ms);
-        owners_of(ms, "MachineDeployment", &deployments)
-    });
+    let trigger = queue.track(ctx.informers.machine_deployments.subscribe()).map(st.deployments.recorder());
+    let on_set = queue.map_to(owners_of_recorded(&st.sets, "MachineDeployment", &st.deployments));
     let machines = st.machines.clone();
     let md_store = ctx.informers.machine_deployments.store.clone();
     let on_machine = queue.map_to(move |m: &Machine| {
@@ -145,13 +137,7 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Action>
     let ns = md.metadata.namespace.clone().unwrap_or_default();
     st.sets.ensure_seeded().await;
     st.ctx.informers.clusters.ready().await;
-    let cluster = st
-        .ctx
-        .informers
-        .clusters
-        .store
-        .get(&ObjectRef::new(&md.spec.cluster_name).within(&ns))
-        .ok_or_else(|| Error::Missing(format!("Cluster {ns}/{}", md.spec.cluster_name)))?;
+    let cluster = st.ctx.cluster(&ns, &md.spec.cluster_name)?;
     let api: Api<MachineDeployment> = st.ctx.api(&ns);
     let mut want = (*md).clone();
     let paused = Pause::of(&cluster, &md.metadata, md.spec.paused == Some(true));

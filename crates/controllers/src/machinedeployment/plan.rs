@@ -183,6 +183,34 @@ pub fn scale(ms: &mut MachineSet, replicas: i32, md_replicas: i32, max_replicas:
     set_replica_annotations(ms, md_replicas, max_replicas);
 }
 
+/// Takes up to `amount` replicas off the named sets, in order, at most `room` of each,
+/// recording the deployment's replicas on the sets it scales. Returns how many it took.
+pub fn scale_down_in_order(
+    plan: &mut Plan,
+    order: &[String],
+    amount: i32,
+    room: impl Fn(&MachineSet) -> i32,
+    (desired, max_replicas): (i32, i32),
+) -> i32 {
+    let mut taken = 0;
+    for name in order {
+        if taken >= amount {
+            break;
+        }
+        let Some(ms) = plan.get_mut(name) else {
+            continue;
+        };
+        let r = room(ms);
+        if r <= 0 {
+            continue;
+        }
+        let down = r.min(amount - taken);
+        scale(ms, spec(ms) - down, desired, max_replicas);
+        taken += down;
+    }
+    taken
+}
+
 pub fn set_replica_annotations(ms: &mut MachineSet, md_replicas: i32, max_replicas: i32) {
     let a = ms.metadata.annotations.get_or_insert_with(Default::default);
     a.insert(DESIRED_REPLICAS_ANNOTATION.to_string(), md_replicas.to_string());

@@ -41,7 +41,7 @@ use crate::framework::expectations::{Expectations, Outstanding};
 use crate::framework::objects::CAPI_GROUP;
 use crate::framework::pause::{self, ClusterPauses, Pause};
 use crate::framework::runner::{self, Queue, key_of};
-use crate::framework::select::{owners_of, parse_selector};
+use crate::framework::select::{owners_of_recorded, parse_selector};
 use crate::framework::templates::{self, TemplateOwners};
 use crate::framework::write::Writer;
 use crate::framework::{Error, Result};
@@ -84,16 +84,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         templates: TemplateOwners::default(),
         waiting: Arc::new(Waiting::default()),
     });
-    let sets = st.sets.clone();
-    let trigger = queue.track(ctx.informers.machine_sets.subscribe()).map(move |ms| {
-        sets.observe(&ms);
-        ms
-    });
-    let (machines, sets) = (st.machines.clone(), st.sets.clone());
-    let on_machine = queue.map_to(move |m: &Machine| {
-        machines.observe(m);
-        owners_of(m, "MachineSet", &sets)
-    });
+    let trigger = queue.track(ctx.informers.machine_sets.subscribe()).map(st.sets.recorder());
+    let on_machine = queue.map_to(owners_of_recorded(&st.machines, "MachineSet", &st.sets));
     let (sets, waiting, pauses) = (st.sets.clone(), st.waiting.clone(), ClusterPauses::default());
     let on_cluster = queue.map_to(move |c: &Cluster| {
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
@@ -154,13 +146,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Action> {
     }
     st.machines.ensure_seeded().await;
     st.ctx.informers.clusters.ready().await;
-    let cluster = st
-        .ctx
-        .informers
-        .clusters
-        .store
-        .get(&ObjectRef::new(&cluster_name).within(&ns))
-        .ok_or_else(|| Error::Missing(format!("Cluster {ns}/{cluster_name}")))?;
+    let cluster = st.ctx.cluster(&ns, &cluster_name)?;
     let api: Api<MachineSet> = st.ctx.api(&ns);
     let mut want = (*ms).clone();
     let paused = Pause::of(&cluster, &ms.metadata, false);
@@ -374,6 +360,7 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framework::select::owners_of;
     use drydock_api::capi::core::{MachineSetSpec, MachineSpec};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
     use kube::runtime::reflector::store::Writer;

@@ -108,11 +108,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machine_writer: Writer::tracking(CONTROLLER),
     });
     let queue = Queue::new(CONTROLLER);
-    let checks = st.checks.clone();
-    let trigger = queue.track(i.machine_health_checks.subscribe()).map(move |mhc| {
-        checks.observe(&mhc);
-        mhc
-    });
+    let trigger = queue.track(i.machine_health_checks.subscribe()).map(st.checks.recorder());
     let (s1, s2) = (st.clone(), st.clone());
     let mut c = Controller::for_shared_stream(trigger, i.machine_health_checks.store.clone())
         .watches_shared_stream(i.machines.subscribe(), queue.map_to(move |m: &Machine| s1.checks_of_machine(m)))
