@@ -8,7 +8,7 @@
 //! plane Node when there is no control plane object; then phase, Ready and one write.
 //!
 //! Pausing: `spec.paused` or the paused annotation on the Cluster stop its reconciliation;
-//! only the `Paused` condition is written (see [`crate::machineset::pause`]).
+//! only the `Paused` condition is written (see [`crate::framework::pause`]).
 //!
 //! Deletion (§7.4): MachineDeployments, MachineSets, MachinePools and worker Machines owned
 //! by the Cluster; once none is left the control plane, then the infrastructure cluster; then
@@ -17,7 +17,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::framework::requeue::Requeue;
+use drydock_api::capi::condition_types::CONTROL_PLANE_READY;
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet, cluster_phase};
 use drydock_api::capi::inmemory::InMemoryCluster;
@@ -31,21 +31,24 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
 use crate::framework::Result;
-use crate::framework::patch::{add_finalizer, apply_changes};
+use crate::framework::events::PendingEvents;
+use crate::framework::index::{Changes, Index, ref_key};
+use crate::framework::pause::{self, Pause};
+use crate::framework::referenced::{self, Referenced, Source};
+use crate::framework::requeue::Requeue;
+
+use crate::framework::requeue::sooner;
 use crate::framework::runner::{self, Queue};
-use crate::machine::index::{Changes, Index, Written, ref_key};
-use crate::machine::referenced::{self, Referenced, Source};
-use crate::machine::{
-    CONTROL_PLANE_INITIALIZED, Events, INFRASTRUCTURE_READY, action, controller_ref_of, sooner, write_changes,
-};
-use crate::machineset::pause::{self, Pause};
+use crate::framework::write::controller_ref_of;
+use crate::framework::write::{Status, Writer, add_finalizer};
 use crate::workload::ENDPOINT_PATH_ANNOTATION;
 use crate::{Context, Running};
+use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
+use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER: &str = "cluster";
 
-const CONTROL_PLANE_READY: &str = "ControlPlaneReady";
 const READY_SUMMARY: &[&str] = &[CONTROL_PLANE_READY, INFRASTRUCTURE_READY];
 
 /// Recheck of referenced kinds drydock does not watch, and of missing ones.
@@ -64,8 +67,8 @@ struct State {
     machine_deployments: Index,
     /// What each control plane last looked like to its Cluster.
     control_planes: Changes<ControlPlaneGate>,
-    /// Clusters written by this controller and not yet seen back in the store.
-    written: Written,
+    /// Writes Clusters, remembering what it superseded.
+    writer: Writer,
     /// Deleting Clusters whose MachinePools are all gone (they have no informer to ask).
     pools_gone: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
@@ -89,7 +92,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machine_sets: Index::default(),
         machine_deployments: Index::default(),
         control_planes: Changes::default(),
-        written: Written::default(),
+        writer: Writer::tracking(CONTROLLER),
         pools_gone: Default::default(),
     });
     let queue = Queue::new(CONTROLLER);
@@ -139,13 +142,6 @@ impl State {
         }
     }
 
-    /// Remembers the version a write of `c` produced (see [`Written`]).
-    fn wrote(&self, c: &Cluster, rv: Option<String>) {
-        let store = &self.ctx.informers.clusters.store;
-        let exists = |k: &str| k.split_once('/').is_some_and(|(n, c)| self.cluster(n, c).is_some());
-        self.written.record(runner::key_of(c), rv.as_deref(), store.len(), exists);
-    }
-
     fn cluster(&self, ns: &str, name: &str) -> Option<Arc<Cluster>> {
         in_store(&self.ctx.informers.clusters.store, ns, name)
     }
@@ -164,11 +160,7 @@ impl State {
                 .flatten()
                 .any(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
         };
-        self.referrers
-            .members(ns, &ref_key(kind, name), |c| self.cluster(ns, c).is_some_and(|c| refers(&c)))
-            .into_iter()
-            .map(|c| ObjectRef::new(&c).within(ns))
-            .collect()
+        self.referrers.refs(ns, &ref_key(kind, name), |c| self.cluster(ns, c).is_some_and(|c| refers(&c)))
     }
 
     /// Control planes update their status often; only what the Cluster mirrors matters.
@@ -202,7 +194,7 @@ impl State {
         };
         let waits_for_node = c.spec.control_plane_ref.is_none()
             && !c.is_condition_true(CONTROL_PLANE_INITIALIZED)
-            && crate::machine::is_control_plane(m)
+            && crate::framework::objects::is_control_plane(m)
             && m.status.as_ref().is_some_and(|s| s.node_ref.is_some());
         if c.metadata.deletion_timestamp.is_some() || waits_for_node {
             vec![ObjectRef::from_obj(c.as_ref())]
@@ -228,8 +220,7 @@ fn is_paused(obj: &Referenced) -> bool {
 }
 
 async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Requeue> {
-    let rv = cluster.metadata.resource_version.as_deref();
-    if state.written.is_behind(&runner::key_of(cluster.as_ref()), rv) {
+    if state.writer.is_stale(cluster.as_ref()) {
         return Ok(Requeue::await_change());
     }
     // `spec.paused` or the paused annotation: only the Paused condition is written.
@@ -237,8 +228,7 @@ async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Requeue> 
         let mut c = (*cluster).clone();
         pause::set_condition(&mut c, Some(p), &cluster, state.ctx.clock().condition_time());
         let api = state.ctx.api::<Cluster>(&namespace(&cluster));
-        let rv = write_changes(&api, CONTROLLER, &cluster, &c, false).await?;
-        state.wrote(&cluster, rv);
+        state.writer.write(&api, &cluster, &c, Status::observing(false)).await?;
         return Ok(Requeue::await_change());
     }
     if cluster.metadata.deletion_timestamp.is_some() {
@@ -252,16 +242,15 @@ async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Requeue> 
     let api = ctx.api::<Cluster>(&cluster.namespace().unwrap_or_default());
     if c.spec.topology.is_some() && (c.spec.infrastructure_ref.is_none() || c.spec.control_plane_ref.is_none()) {
         // Waiting for the topology controller to create the objects.
-        apply_changes(&api, CONTROLLER, &cluster, &c).await?;
+        state.writer.apply(&api, &cluster, &c).await?;
         return Ok(Requeue::await_change());
     }
     let result = reconcile_contracts(&state, &cluster, &mut c, &now).await;
-    let mut events = Events::default();
+    let mut events = PendingEvents::default();
     finish(&cluster, &mut c, now, &mut events);
-    let rv = write_changes(&api, CONTROLLER, &cluster, &c, result.is_ok()).await?;
-    state.wrote(&cluster, rv);
+    state.writer.write(&api, &cluster, &c, Status::observing(result.is_ok())).await?;
     events.publish(ctx, cluster.as_ref()).await;
-    result.map(action)
+    result.map(Requeue::after_opt)
 }
 
 async fn reconcile_contracts(
@@ -421,7 +410,7 @@ fn control_plane_initialized_from_machines(state: &State, c: &mut Cluster, now: 
         .filter_map(|m| in_store(store, &ns, m))
         .any(|m| {
             m.metadata.deletion_timestamp.is_none()
-                && crate::machine::is_control_plane(&m)
+                && crate::framework::objects::is_control_plane(&m)
                 && m.status.as_ref().is_some_and(|s| s.node_ref.is_some())
         });
     if initialized {
@@ -478,7 +467,7 @@ fn phase(previous: Option<&str>, i: PhaseInputs) -> &str {
 }
 
 /// Phase (with an event when it changes) and Ready; observedGeneration is set when writing.
-fn finish(before: &Cluster, c: &mut Cluster, now: Time, events: &mut Events) {
+fn finish(before: &Cluster, c: &mut Cluster, now: Time, events: &mut PendingEvents) {
     let previous = before.status.as_ref().and_then(|s| s.phase.clone());
     let next = phase(previous.as_deref(), PhaseInputs::of(c)).to_string();
     c.set_ready_summary(READY_SUMMARY, now);
@@ -557,13 +546,13 @@ mod tests {
         let mut before = Cluster::new("c", Default::default());
         before.spec.infrastructure_ref = Some(ObjectReference::default());
         let mut c = before.clone();
-        let mut events = Events::default();
+        let mut events = PendingEvents::default();
         finish(&before, &mut c, conditions::time_at(jiff::Timestamp::now()), &mut events);
         assert_eq!(c.status.as_ref().unwrap().phase.as_deref(), Some("Provisioning"));
         let mut again = c.clone();
-        let mut none = Events::default();
+        let mut none = PendingEvents::default();
         finish(&c, &mut again, conditions::time_at(jiff::Timestamp::now()), &mut none);
         assert_eq!(again, c);
-        assert_eq!((events.len(), none.len()), (1, 0));
+        assert_eq!((events.count(), none.count()), (1, 0));
     }
 }

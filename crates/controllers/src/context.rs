@@ -8,10 +8,11 @@ use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use kube::api::Api;
 
+use crate::framework::Error;
 use crate::framework::clock::Clock;
 use crate::framework::events::Events;
 use crate::framework::informer::Informer;
-use crate::machine::nodes::WorkloadNodes;
+use crate::framework::nodes::WorkloadNodes;
 use crate::workload::WorkloadClients;
 
 /// Per-controller concurrency, the namespace watched and the clock read.
@@ -150,6 +151,12 @@ impl Context {
     /// The clock reconcilers read the time from.
     pub fn clock(&self) -> &Clock {
         &self.settings.clock
+    }
+
+    /// The cached Cluster `namespace/name`.
+    pub fn cluster(&self, namespace: &str, name: &str) -> crate::framework::Result<Arc<Cluster>> {
+        let r = kube::runtime::reflector::ObjectRef::new(name).within(namespace);
+        self.informers.clusters.store.get(&r).ok_or_else(|| Error::Missing(format!("Cluster {namespace}/{name}")))
     }
 
     /// A namespaced API handle of the management cluster.

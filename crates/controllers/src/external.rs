@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, DynamicObject, PostParams};
+use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::{Value, json};
 
-use crate::framework::{Error, Result, metrics};
+use crate::framework::{Error, Result, write};
 
 /// The API resource of a referenced kind (plural by the Kubernetes convention).
 pub fn api_resource(api_version: &str, kind: &str) -> ApiResource {
@@ -72,8 +72,8 @@ pub async fn clone_from_template(
     spec: CloneSpec<'_>,
 ) -> Result<ObjectReference> {
     let tpl = get(client, spec.namespace, spec.template).await?.ok_or_else(|| {
-        Error::other(format!(
-            "template {} {}/{} not found",
+        Error::Missing(format!(
+            "template {} {}/{}",
             spec.template.kind.as_deref().unwrap_or_default(),
             spec.namespace,
             spec.template.name.as_deref().unwrap_or_default()
@@ -111,11 +111,8 @@ pub async fn clone_from_template(
     });
     let obj: DynamicObject = serde_json::from_value(obj)?;
     let api = Api::<DynamicObject>::namespaced_with(client.clone(), spec.namespace, &api_resource(&api_version, &kind));
-    let created = match api.create(&PostParams::default(), &obj).await {
-        Ok(o) => {
-            metrics::write(controller);
-            o
-        }
+    let created = match write::create(&api, controller, &obj).await {
+        Ok(o) => o,
         Err(kube::Error::Api(s)) if s.code == 409 => api.get(spec.name).await?,
         Err(e) => return Err(e.into()),
     };

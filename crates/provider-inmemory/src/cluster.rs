@@ -18,10 +18,10 @@ use drydock_api::tenancy::{
 };
 use drydock_controllers::Running;
 use drydock_controllers::framework::Requeue;
-use drydock_controllers::framework::patch::{
-    add_finalizer, apply_changes, create_if_absent, delete_if_present, remove_finalizer,
-};
 use drydock_controllers::framework::runner::{self, Queue};
+use drydock_controllers::framework::write::{
+    Writer, add_finalizer, create_if_absent, delete_if_present, remove_finalizer,
+};
 use drydock_controllers::framework::{Error, Result};
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
@@ -33,6 +33,9 @@ use serde_json::json;
 use crate::{ENDPOINT_PATH_ANNOTATION, ProviderContext, cluster_paused, is_paused};
 
 const NAME: &str = "inmemorycluster";
+
+/// Writes InMemoryClusters.
+static WRITER: Writer = Writer::new(NAME);
 pub const FINALIZER: &str = "inmemorycluster.infrastructure.cluster.x-k8s.io";
 /// Label on a LogicalCluster naming the InMemoryCluster (`<ns>/<name>`) it simulates.
 pub const SIMULATES_LABEL: &str = "infrastructure.drydock.dev/inmemorycluster";
@@ -108,8 +111,8 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
     add_finalizer(&mut want, FINALIZER);
     want.spec.control_plane_endpoint =
         Some(APIEndpoint { host: p.host.endpoint_host.clone(), port: i32::from(p.host.endpoint_port) });
-    want.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.into(), lc.path());
-    let (current, _) = apply_changes(&api, NAME, &ic, &want).await?;
+    want.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.into(), format!("/clusters/{lc}"));
+    let current = WRITER.apply(&api, &ic, &want).await?.or_wanted(&want);
 
     let was_ready = ic.status.as_ref().and_then(|s| s.ready) == Some(true);
     if !was_ready {
@@ -120,12 +123,12 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
         }))?;
         create_if_absent(&logical_clusters(&p.host.client), NAME, &obj)
             .await
-            .map_err(|e| Error::other(format!("creating logical cluster {lc}: {e}")))?;
+            .map_err(Error::during(format!("creating logical cluster {lc}")))?;
     }
     let mut want = current.clone();
     want.status.get_or_insert_with(Default::default).ready = Some(true);
     want.mark_true(READY, p.ctx.clock().condition_time());
-    apply_changes(&api, NAME, &current, &want).await?;
+    WRITER.apply(&api, &current, &want).await?;
     if !was_ready {
         p.ctx.events.normal(&*ic, "Provisioned", format!("Workload cluster {lc} is served at {}", lc.path())).await;
     }
@@ -141,11 +144,11 @@ async fn reconcile_delete(ic: &InMemoryCluster, p: &ProviderContext, api: &Api<I
         let lc = LogicalClusterName::for_cluster(&ns, &cluster);
         delete_if_present(&logical_clusters(&p.host.client), NAME, lc.as_str())
             .await
-            .map_err(|e| Error::other(format!("deleting logical cluster {lc}: {e}")))?;
+            .map_err(Error::during(format!("deleting logical cluster {lc}")))?;
         p.ctx.workload.forget(&ns, &cluster);
     }
     let mut want = ic.clone();
     remove_finalizer(&mut want, FINALIZER);
-    apply_changes(api, NAME, ic, &want).await?;
+    WRITER.apply(api, ic, &want).await?;
     Ok(Requeue::await_change())
 }

@@ -65,7 +65,7 @@ impl LogicalCluster {
         let req = self
             .request::<K>(ns)
             .create(&PostParams::default(), serde_json::to_vec(obj)?)
-            .map_err(|e| Error::other(format!("building create request: {e}")))?;
+            .map_err(|source| Error::Request { verb: "create", source })?;
         match self.client.request::<K>(req).await {
             Ok(_) => Ok(true),
             Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
@@ -82,7 +82,7 @@ impl LogicalCluster {
         let req = self
             .request::<K>(ns)
             .delete(name, &DeleteParams::default())
-            .map_err(|e| Error::other(format!("building delete request: {e}")))?;
+            .map_err(|source| Error::Request { verb: "delete", source })?;
         match self.client.request::<serde_json::Value>(req).await {
             Ok(_) => {
                 metrics::write(controller);
@@ -101,7 +101,7 @@ impl LogicalCluster {
         let req = self
             .request::<K>(ns)
             .get(name, &GetParams::default())
-            .map_err(|e| Error::other(format!("building get request: {e}")))?;
+            .map_err(|source| Error::Request { verb: "get", source })?;
         match self.client.request::<K>(req).await {
             Ok(o) => Ok(Some(o)),
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
@@ -123,7 +123,7 @@ impl LogicalCluster {
         let req = self
             .request::<K>(ns)
             .patch_subresource("status", name, &PatchParams::default(), &Patch::Merge(patch))
-            .map_err(|e| Error::other(format!("building patch request: {e}")))?;
+            .map_err(|source| Error::Request { verb: "patch", source })?;
         let out = self.client.request::<K>(req).await?;
         metrics::write(controller);
         Ok(out)
@@ -133,7 +133,7 @@ impl LogicalCluster {
     where
         K: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
     {
-        let req = self.request::<K>(ns).list(lp).map_err(|e| Error::other(format!("building list request: {e}")))?;
+        let req = self.request::<K>(ns).list(lp).map_err(|source| Error::Request { verb: "list", source })?;
         let list: ObjectList<K> = self.client.request(req).await?;
         Ok(list.items)
     }

@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
+use drydock_api::capi::condition_types::WAITING_FOR_CLUSTER_INFRASTRUCTURE;
 use drydock_api::capi::conditions::{Condition, HasConditions, Severity, time_at};
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::InMemoryMachine;
@@ -21,10 +22,10 @@ use drydock_api::tenancy::LogicalClusterName;
 use drydock_controllers::Running;
 use drydock_controllers::etcd::{self, Membership};
 use drydock_controllers::framework::Requeue;
-use drydock_controllers::framework::patch::{add_finalizer, apply_changes, remove_finalizer};
+use drydock_controllers::framework::nodes::NodeSync;
 use drydock_controllers::framework::runner::{self, Queue};
+use drydock_controllers::framework::write::{Writer, add_finalizer, remove_finalizer};
 use drydock_controllers::framework::{Error, Result};
-use drydock_controllers::machine::nodes::Sync as NodeSync;
 use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -39,9 +40,8 @@ use crate::fabricate::{self, API_SERVER_COMPONENTS, ETCD, KUBE_SYSTEM, MachineFa
 use crate::fault::{self, FAULT_REASON, Fault};
 use crate::index::{ClusterMachines, Gate};
 use crate::logical::LogicalCluster;
-use crate::timing::{Plan, fnv1a};
+use crate::timing::{Deadlines, Plan, Progress, fnv1a};
 use crate::{ProviderContext, cluster_paused, is_paused};
-use drydock_controllers::framework::fresh::Superseded;
 
 const NAME: &str = "inmemorymachine";
 pub const FINALIZER: &str = "inmemorymachine.infrastructure.cluster.x-k8s.io";
@@ -53,7 +53,6 @@ pub const NODE_PROVISIONED: &str = "NodeProvisioned";
 pub const ETCD_PROVISIONED: &str = "EtcdProvisioned";
 pub const API_SERVER_PROVISIONED: &str = "APIServerProvisioned";
 
-pub const WAITING_FOR_CLUSTER_INFRASTRUCTURE: &str = "WaitingForClusterInfrastructure";
 pub const WAITING_FOR_BOOTSTRAP_DATA: &str = "WaitingForBootstrapData";
 pub const WAITING_CONTROL_PLANE_INITIALIZED: &str = "WaitingControlPlaneInitialized";
 pub const WAITING_FOR_STARTUP_TIMEOUT: &str = "WaitingForStartupTimeout";
@@ -67,8 +66,8 @@ struct MachineCtx {
     /// conditions say the same once written, but the next reconcile may still read the
     /// machine from before that write; this keeps it from creating them again.
     created: Mutex<HashMap<String, HashSet<&'static str>>>,
-    /// Versions this controller's writes superseded (see [`crate::fresh`]).
-    fresh: Superseded,
+    /// Writes InMemoryMachines, remembering what it superseded.
+    writer: Writer,
 }
 
 impl MachineCtx {
@@ -79,9 +78,7 @@ impl MachineCtx {
         before: &InMemoryMachine,
         after: &InMemoryMachine,
     ) -> Result<InMemoryMachine> {
-        let (written, _) = apply_changes(api, NAME, before, after).await?;
-        self.fresh.wrote(before, &written);
-        Ok(written)
+        Ok(self.writer.apply(api, before, after).await?.or_wanted(after))
     }
 
     fn created(&self, key: &str, what: &'static str) -> bool {
@@ -139,7 +136,7 @@ pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
         p: pctx.clone(),
         index,
         created: Mutex::new(HashMap::new()),
-        fresh: Superseded::default(),
+        writer: Writer::tracking(NAME),
     });
     Box::pin(runner::run(NAME, c, queue, 64, ctx.clock().clone(), mctx, reconcile))
 }
@@ -216,13 +213,12 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     // might already have gone by, so wait for them rather than for the next change.
     p.ctx.informers.machines.ready().await;
     p.ctx.informers.clusters.ready().await;
-    if c.fresh.is_stale(&*imm) {
+    if c.writer.is_stale(&*imm) {
         // Read before this controller's last write; that write's event comes next.
         return Ok(Requeue::await_change());
     }
     let ns = imm.namespace().unwrap_or_default();
     let api: Api<InMemoryMachine> = p.ctx.api(&ns);
-    let clock = p.ctx.clock();
     if imm.meta().deletion_timestamp.is_some() {
         return reconcile_delete(&imm, &c, &api).await;
     }
@@ -231,154 +227,254 @@ async fn reconcile_machine(imm: Arc<InMemoryMachine>, c: Arc<MachineCtx>) -> Res
     let Some(machine) = owner_machine_ref(&imm).and_then(|r| informers.machines.store.get(&r)) else {
         return Ok(Requeue::await_change());
     };
-    let cluster_name = machine.spec.cluster_name.clone();
-    c.index.record(&ns, &cluster_name, &imm.name_any());
-    let Some(cluster) = informers.clusters.store.get(&ObjectRef::new(&cluster_name).within(&ns)) else {
+    c.index.record(&ns, &machine.spec.cluster_name, &imm.name_any());
+    let Some(cluster) = informers.clusters.store.get(&ObjectRef::new(&machine.spec.cluster_name).within(&ns)) else {
         return Ok(Requeue::await_change());
     };
     if cluster_paused(&cluster) || is_paused(&*imm) {
-        // Pausing stops the provider, not the simulated machine: its Node still gets sick.
-        if imm.is_condition_true(NODE_PROVISIONED) {
-            let name = imm.name_any();
-            let version = machine.spec.version.clone().unwrap_or_default();
-            let facts = MachineFacts { name: &name, version: &version, control_plane: is_control_plane(&machine) };
-            let lc_name = LogicalClusterName::for_cluster(&ns, &cluster_name);
-            let lc = LogicalCluster::new(&p.host.client, &lc_name);
-            let fault = Fault::of(imm.metadata.annotations.as_ref());
-            apply_fault(&c, &lc, lc_name.as_str(), &facts, &format!("{ns}/{name}"), fault)
-                .await
-                .map_err(|e| context(e, "injecting a fault"))?;
-        }
+        keep_faults_while_paused(&c, &imm, &machine).await?;
         return Ok(Requeue::await_change());
     }
+    match start(&c, &api, &imm, &machine, &cluster).await? {
+        Some((current, start)) => provision(&c, &api, &imm, &machine, current, start).await,
+        // Cluster and Machine changes wake this machine again.
+        None => Ok(Requeue::await_change()),
+    }
+}
 
-    let mut current = (*imm).clone();
-    let start = match started_at(&imm) {
+/// Pausing stops the provider, not the simulated machine: its Node still gets sick.
+async fn keep_faults_while_paused(c: &MachineCtx, imm: &InMemoryMachine, machine: &Machine) -> Result<()> {
+    if !imm.is_condition_true(NODE_PROVISIONED) {
+        return Ok(());
+    }
+    let ns = imm.namespace().unwrap_or_default();
+    let name = imm.name_any();
+    let version = machine.spec.version.clone().unwrap_or_default();
+    let facts = MachineFacts { name: &name, version: &version, control_plane: is_control_plane(machine) };
+    let lc_name = LogicalClusterName::for_cluster(&ns, &machine.spec.cluster_name);
+    let lc = LogicalCluster::new(&c.p.host.client, &lc_name);
+    let fault = Fault::of(imm.metadata.annotations.as_ref());
+    apply_fault(c, &lc, lc_name.as_str(), &facts, &format!("{ns}/{name}"), fault)
+        .await
+        .map_err(|e| context(e, "injecting a fault"))
+}
+
+/// When provisioning started, with the machine as written to record it: the finalizer,
+/// provider ID and start go in one write, before anything exists in the workload cluster
+/// (so nothing can leak). `None` while provisioning cannot start (recorded in the
+/// machine's conditions).
+async fn start(
+    c: &MachineCtx,
+    api: &Api<InMemoryMachine>,
+    imm: &InMemoryMachine,
+    machine: &Machine,
+    cluster: &Cluster,
+) -> Result<Option<(InMemoryMachine, Timestamp)>> {
+    let now = c.p.ctx.clock().now();
+    let start = match started_at(imm) {
         Some(t) => t,
         None => {
-            if let Some((reason, message)) = waiting_for(&cluster, &machine) {
-                let mut want = current.clone();
-                want.set_condition(waiting(VM_PROVISIONED, reason, message, clock.now()));
-                want.set_ready_summary(&[VM_PROVISIONED], clock.condition_time());
-                c.write(&api, &current, &want).await?;
-                // Cluster and Machine changes wake this machine again.
-                return Ok(Requeue::await_change());
+            if let Some((reason, message)) = waiting_for(cluster, machine) {
+                let mut want = imm.clone();
+                want.set_condition(waiting(VM_PROVISIONED, reason, message, now));
+                want.set_ready_summary(&[VM_PROVISIONED], time_at(now));
+                c.write(api, imm, &want).await?;
+                return Ok(None);
             }
-            clock.now()
+            now
         }
     };
-    // Finalizer, provider ID and start in one write, before anything exists in the
-    // workload cluster (so nothing can leak).
-    let mut want = current.clone();
+    let mut want = imm.clone();
     add_finalizer(&mut want, FINALIZER);
     want.spec.provider_id = Some(fabricate::provider_id(&imm.name_any()));
     want.annotations_mut().entry(STARTED_ANNOTATION.to_string()).or_insert_with(|| start.to_string());
-    if want.metadata != current.metadata || want.spec != current.spec {
-        current = c.write(&api, &current, &want).await?;
+    let current = if want.metadata != imm.metadata || want.spec != imm.spec {
+        c.write(api, imm, &want).await?
+    } else {
+        imm.clone()
+    };
+    Ok(Some((current, start)))
+}
+
+/// What one reconcile does in the workload cluster, decided from what it read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// Registers the Node (under a deleted-Node fault, a kubelet that never registers).
+    CreateNode,
+    /// Brings the existing Node in line with the machine's fault annotation.
+    ApplyFault,
+    /// Joins etcd (or founds it).
+    CreateEtcdMember,
+    /// Starts the API server, scheduler and controller manager.
+    CreateControlPlanePods,
+    /// Uploads kubeadm-config, unless this machine joined an existing etcd cluster.
+    UploadKubeadmConfig,
+}
+
+/// The steps due now: what the progress allows and was not done yet. `done` says whether
+/// an object exists (its condition is True, or this process created it); `ready` whether
+/// the machine already reported ready.
+fn steps(progress: &Progress, deadlines: &Deadlines, done: impl Fn(&'static str) -> bool, ready: bool) -> Vec<Step> {
+    let mut out = Vec::new();
+    if progress.node {
+        out.push(if done(NODE_PROVISIONED) { Step::ApplyFault } else { Step::CreateNode });
     }
+    if deadlines.etcd.is_none() || deadlines.api_server.is_none() {
+        return out;
+    }
+    if progress.etcd && !done(ETCD_PROVISIONED) {
+        out.push(Step::CreateEtcdMember);
+    }
+    if progress.api_server && !done(API_SERVER_PROVISIONED) {
+        out.push(Step::CreateControlPlanePods);
+    }
+    // The machine that founded etcd ran `kubeadm init`: once it is up, kubeadm-config is
+    // uploaded. (After a restart whether it founded etcd is not known; the create is then
+    // idempotent.)
+    if progress.all_done() && !ready && !done(KUBEADM_CONFIG_UPLOADED) {
+        out.push(Step::UploadKubeadmConfig);
+    }
+    out
+}
 
-    let control_plane = is_control_plane(&machine);
-    let name = imm.name_any();
-    let plan = Plan::new(&name, imm.spec.behaviour.as_ref(), control_plane);
-    let now_ts = clock.now();
-    let progress = plan.progress(start, now_ts);
-    let deadlines = plan.deadlines(start);
-    let lc = LogicalCluster::new(&p.host.client, &LogicalClusterName::for_cluster(&ns, &cluster_name));
-    let facts =
-        MachineFacts { name: &name, version: machine.spec.version.as_deref().unwrap_or_default(), control_plane };
-    let mut want = current.clone();
-    let key = format!("{ns}/{name}");
-    let done = |t: &'static str| imm.is_condition_true(t) || c.created(&key, t);
-
-    // VM.
+/// The conditions the progress at `now` gives the machine, its Ready summary and readiness.
+fn set_conditions(want: &mut InMemoryMachine, progress: &Progress, deadlines: &Deadlines, now: Timestamp) {
     want.set_condition(if progress.vm {
         true_at(VM_PROVISIONED, deadlines.vm)
     } else {
-        waiting(VM_PROVISIONED, WAITING_FOR_STARTUP_TIMEOUT, "Waiting for the VM to start", now_ts)
+        waiting(VM_PROVISIONED, WAITING_FOR_STARTUP_TIMEOUT, "Waiting for the VM to start", now)
     });
-
-    // Node.
-    let fault = Fault::of(imm.metadata.annotations.as_ref());
-    if progress.node {
-        if !done(NODE_PROVISIONED) {
-            if fault == Some(Fault::NodeDeleted) {
-                // A kubelet that never registers.
-                c.record(&key, FAULT_DELETED_NODE);
-            } else {
-                lc.create(NAME, &fabricate::node(&facts, deadlines.node)?)
-                    .await
-                    .map_err(|e| context(e, "creating the Node"))?;
-            }
-            c.record(&key, NODE_PROVISIONED);
-        } else {
-            let lc_name = LogicalClusterName::for_cluster(&ns, &cluster_name);
-            apply_fault(&c, &lc, lc_name.as_str(), &facts, &key, fault)
-                .await
-                .map_err(|e| context(e, "injecting a fault"))?;
-        }
-        want.set_condition(true_at(NODE_PROVISIONED, deadlines.node));
+    want.set_condition(if progress.node {
+        true_at(NODE_PROVISIONED, deadlines.node)
     } else if progress.vm {
-        want.set_condition(waiting(
-            NODE_PROVISIONED,
-            WAITING_FOR_STARTUP_TIMEOUT,
-            "Waiting for the Node to start",
-            now_ts,
-        ));
+        waiting(NODE_PROVISIONED, WAITING_FOR_STARTUP_TIMEOUT, "Waiting for the Node to start", now)
     } else {
-        want.set_condition(waiting(NODE_PROVISIONED, WAITING_FOR_VM_PROVISIONED, "Waiting for the VM", now_ts));
-    }
-
+        waiting(NODE_PROVISIONED, WAITING_FOR_VM_PROVISIONED, "Waiting for the VM", now)
+    });
     let mut summary = vec![VM_PROVISIONED, NODE_PROVISIONED];
     if let (Some(etcd_at), Some(api_at)) = (deadlines.etcd, deadlines.api_server) {
         summary.extend([ETCD_PROVISIONED, API_SERVER_PROVISIONED]);
-        // etcd: join the existing members (or found the cluster) as kubeadm would.
-        if progress.etcd {
-            if !done(ETCD_PROVISIONED) {
-                let founded = create_etcd_member(&lc, &facts, etcd_at)
-                    .await
-                    .map_err(|e| context(e, "creating the etcd member"))?;
-                c.record(&key, ETCD_PROVISIONED);
-                if !founded {
-                    c.record(&key, JOINED);
-                }
-            }
-            want.set_condition(true_at(ETCD_PROVISIONED, etcd_at));
+        want.set_condition(if progress.etcd {
+            true_at(ETCD_PROVISIONED, etcd_at)
         } else {
-            want.set_condition(waiting_after_node(ETCD_PROVISIONED, progress.node, "etcd", now_ts));
-        }
-        // API server, with the scheduler and controller manager beside it.
-        if progress.api_server {
-            if !done(API_SERVER_PROVISIONED) {
-                for component in API_SERVER_COMPONENTS {
-                    let pod = fabricate::static_pod(&facts, component, BTreeMap::new(), api_at)?;
-                    lc.create(NAME, &pod).await.map_err(|e| context(e, "creating the control plane pods"))?;
-                }
-                c.record(&key, API_SERVER_PROVISIONED);
-            }
-            want.set_condition(true_at(API_SERVER_PROVISIONED, api_at));
+            waiting_after_node(ETCD_PROVISIONED, progress.node, "etcd", now)
+        });
+        want.set_condition(if progress.api_server {
+            true_at(API_SERVER_PROVISIONED, api_at)
         } else {
-            want.set_condition(waiting_after_node(API_SERVER_PROVISIONED, progress.node, "the API server", now_ts));
-        }
-        // The machine that founded etcd ran `kubeadm init`: once it is up, kubeadm-config
-        // is uploaded. (After a restart whether it founded etcd is not known; the create
-        // is then idempotent.)
-        let ready = imm.status.as_ref().and_then(|s| s.ready).unwrap_or(false);
-        if progress.all_done() && !ready && !done(KUBEADM_CONFIG_UPLOADED) && !c.created(&key, JOINED) {
-            lc.create(NAME, &fabricate::kubeadm_config(&cluster_name, facts.version))
-                .await
-                .map_err(|e| context(e, "uploading kubeadm-config"))?;
-            c.record(&key, KUBEADM_CONFIG_UPLOADED);
-        }
+            waiting_after_node(API_SERVER_PROVISIONED, progress.node, "the API server", now)
+        });
     }
-    want.set_ready_summary(&summary, time_at(now_ts));
+    want.set_ready_summary(&summary, time_at(now));
     if progress.all_done() {
         want.status.get_or_insert_with(Default::default).ready = Some(true);
     }
-    c.write(&api, &current, &want).await?;
+}
+
+/// Plans the machine from its start and the time, runs the steps due in the workload
+/// cluster, then writes the conditions.
+async fn provision(
+    c: &MachineCtx,
+    api: &Api<InMemoryMachine>,
+    imm: &InMemoryMachine,
+    machine: &Machine,
+    current: InMemoryMachine,
+    start: Timestamp,
+) -> Result<Requeue> {
+    let ns = imm.namespace().unwrap_or_default();
+    let name = imm.name_any();
+    let control_plane = is_control_plane(machine);
+    let plan = Plan::new(&name, imm.spec.behaviour.as_ref(), control_plane);
+    let clock = c.p.ctx.clock();
+    let now = clock.now();
+    let progress = plan.progress(start, now);
+    let deadlines = plan.deadlines(start);
+    let key = format!("{ns}/{name}");
+    let ready = imm.status.as_ref().and_then(|s| s.ready).unwrap_or(false);
+    let due = steps(&progress, &deadlines, |t| imm.is_condition_true(t) || c.created(&key, t), ready);
+    let mut want = current.clone();
+    set_conditions(&mut want, &progress, &deadlines, now);
+
+    let lc_name = LogicalClusterName::for_cluster(&ns, &machine.spec.cluster_name);
+    let w = Workload {
+        lc: LogicalCluster::new(&c.p.host.client, &lc_name),
+        lc_name: lc_name.as_str(),
+        facts: MachineFacts {
+            name: &name,
+            version: machine.spec.version.as_deref().unwrap_or_default(),
+            control_plane,
+        },
+        key: &key,
+        cluster_name: &machine.spec.cluster_name,
+        fault: Fault::of(imm.metadata.annotations.as_ref()),
+    };
+    for step in due {
+        w.run(c, step, &deadlines).await?;
+    }
+    c.write(api, &current, &want).await?;
     Ok(match progress.next {
         Some(t) => Requeue::at(clock, t),
         None => Requeue::await_change(),
     })
+}
+
+/// A machine's view of its workload cluster, for running [`Step`]s.
+struct Workload<'a> {
+    lc: LogicalCluster,
+    lc_name: &'a str,
+    facts: MachineFacts<'a>,
+    /// The machine's `namespace/name` in [`MachineCtx::created`].
+    key: &'a str,
+    cluster_name: &'a str,
+    fault: Option<Fault>,
+}
+
+impl Workload<'_> {
+    async fn run(&self, c: &MachineCtx, step: Step, deadlines: &Deadlines) -> Result<()> {
+        let (lc, facts, key) = (&self.lc, &self.facts, self.key);
+        match step {
+            Step::CreateNode => {
+                if self.fault == Some(Fault::NodeDeleted) {
+                    c.record(key, FAULT_DELETED_NODE);
+                } else {
+                    lc.create(NAME, &fabricate::node(facts, deadlines.node)?)
+                        .await
+                        .map_err(|e| context(e, "creating the Node"))?;
+                }
+                c.record(key, NODE_PROVISIONED);
+            }
+            Step::ApplyFault => {
+                apply_fault(c, lc, self.lc_name, facts, key, self.fault)
+                    .await
+                    .map_err(|e| context(e, "injecting a fault"))?;
+            }
+            Step::CreateEtcdMember => {
+                let at = deadlines.etcd.unwrap_or(deadlines.node);
+                let founded =
+                    create_etcd_member(lc, facts, at).await.map_err(|e| context(e, "creating the etcd member"))?;
+                c.record(key, ETCD_PROVISIONED);
+                if !founded {
+                    c.record(key, JOINED);
+                }
+            }
+            Step::CreateControlPlanePods => {
+                let at = deadlines.api_server.unwrap_or(deadlines.node);
+                for component in API_SERVER_COMPONENTS {
+                    let pod = fabricate::static_pod(facts, component, BTreeMap::new(), at)?;
+                    lc.create(NAME, &pod).await.map_err(|e| context(e, "creating the control plane pods"))?;
+                }
+                c.record(key, API_SERVER_PROVISIONED);
+            }
+            Step::UploadKubeadmConfig if !c.created(key, JOINED) => {
+                lc.create(NAME, &fabricate::kubeadm_config(self.cluster_name, facts.version))
+                    .await
+                    .map_err(|e| context(e, "uploading kubeadm-config"))?;
+                c.record(key, KUBEADM_CONFIG_UPLOADED);
+            }
+            Step::UploadKubeadmConfig => {}
+        }
+        Ok(())
+    }
 }
 
 /// Brings the Node in line with the machine's fault annotation (see [`crate::fault`]). The
@@ -436,7 +532,7 @@ fn waiting_after_node(type_: &str, node_done: bool, what: &str, now: Timestamp) 
 }
 
 fn context(e: Error, what: &str) -> Error {
-    Error::other(format!("{what} in the workload cluster: {e}"))
+    Error::during(format!("{what} in the workload cluster"))(e)
 }
 
 /// Creates the `etcd-<node>` pod. Membership is read from the existing members' pods: the
@@ -479,9 +575,9 @@ async fn reconcile_delete(imm: &InMemoryMachine, c: &MachineCtx, api: &Api<InMem
         c.index.forget(&ns, &cluster, &name);
     }
     c.created.lock().remove(&format!("{ns}/{name}"));
-    c.fresh.forget(imm);
+    c.writer.forget(imm);
     let mut want = imm.clone();
     remove_finalizer(&mut want, FINALIZER);
-    apply_changes(api, NAME, imm, &want).await?;
+    c.writer.apply(api, imm, &want).await?;
     Ok(Requeue::await_change())
 }

@@ -7,7 +7,8 @@
 //! - [`inmemory`] holds `infrastructure.cluster.x-k8s.io/v1alpha1` in-memory provider kinds.
 //! - [`ipam`] holds `ipam.cluster.x-k8s.io` claims and addresses (v1beta1) and in-cluster pools (v1alpha2).
 //!
-//! Shared helpers: [`conditions`] (v1beta1 conditions and the Ready summary), [`owner`]
+//! Shared helpers: [`conditions`] (v1beta1 conditions and the Ready summary),
+//! [`condition_types`] (the condition types and reasons controllers set), [`owner`]
 //! (owner references), [`keys`] (well-known labels, annotations, finalizers), [`intstr`]
 //! (int-or-percent), [`version`] (Kubernetes versions and skew), [`duration`] (Go durations),
 //! [`refs`] (object references), [`naming`] (Machine naming
@@ -18,6 +19,7 @@
 //! and [`crds`] renders the kinds as installable CustomResourceDefinitions.
 
 pub mod common;
+pub mod condition_types;
 pub mod conditions;
 pub mod core;
 pub mod duration;

@@ -16,11 +16,12 @@ use kube::api::{Api, ListParams};
 
 use super::{CONTROL_PLANE_READY, CONTROLLER, GONE_RECHECK, State, finish, in_store, mirror_ready, namespace};
 use crate::framework::Result;
-use crate::framework::patch::{apply_changes, delete_if_present, remove_finalizer};
+use crate::framework::events::PendingEvents;
+use crate::framework::referenced;
 use crate::framework::runner;
-use crate::machine::referenced;
-use crate::machine::{Events, INFRASTRUCTURE_READY, write_changes};
+use crate::framework::write::{Status, delete_if_present, remove_finalizer};
 use crate::workload::kubeconfig_secret_name;
+use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
 
 /// Stage of a Cluster's deletion, decided from what still exists.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -144,7 +145,7 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<R
     let ns = namespace(cluster);
     let now = ctx.clock().condition_time();
     let mut c = (**cluster).clone();
-    crate::machineset::pause::set_condition(&mut c, None, cluster, now.clone());
+    crate::framework::pause::set_condition(&mut c, None, cluster, now.clone());
     let descendants = descendants(state, cluster).await?;
     let mut cp = match &c.spec.control_plane_ref {
         Some(r) => referenced::read(ctx, &ns, r).await?,
@@ -193,10 +194,9 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<R
             Stage::Finalize => return finalize(state, cluster).await,
         }
     }
-    let mut events = Events::default();
+    let mut events = PendingEvents::default();
     finish(cluster, &mut c, now, &mut events);
-    let rv = write_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &c, true).await?;
-    state.wrote(cluster, rv);
+    state.writer.write(&ctx.api::<Cluster>(&ns), cluster, &c, Status::observing(true)).await?;
     events.publish(ctx, cluster.as_ref()).await;
     Ok(Requeue::after(GONE_RECHECK))
 }
@@ -212,9 +212,9 @@ async fn finalize(state: &State, cluster: &Arc<Cluster>) -> Result<Requeue> {
     ctx.workload.forget(&ns, &name);
     let mut done = (**cluster).clone();
     remove_finalizer(&mut done, CLUSTER_FINALIZER);
-    state.written.forget(&runner::key_of(cluster.as_ref()));
+    state.writer.forget(cluster.as_ref());
     state.pools_gone.lock().remove(&runner::key_of(cluster.as_ref()));
-    apply_changes(&ctx.api::<Cluster>(&ns), CONTROLLER, cluster, &done).await?;
+    state.writer.apply(&ctx.api::<Cluster>(&ns), cluster, &done).await?;
     ctx.events.normal(cluster.as_ref(), "Deleted", format!("Cluster {name} has been deleted")).await;
     Ok(Requeue::await_change())
 }

@@ -17,13 +17,38 @@ pub enum Error {
     /// event brings the next reconcile of whoever watches it, so there is nothing to retry.
     #[error("{0} is gone")]
     Gone(String),
-    #[error("{0}")]
-    Other(String),
+    /// A field of the reconciled object's spec cannot be used as written.
+    #[error("invalid spec: {0}")]
+    InvalidSpec(String),
+    /// Something the reconcile needs does not exist (yet).
+    #[error("{0} not found")]
+    Missing(String),
+    /// An object contradicts what its kind promises (a ready object without the field its
+    /// readiness implies, a label its controller always sets).
+    #[error("{object}: {reason}")]
+    Inconsistent { object: String, reason: String },
+    /// One step of a reconcile failed: `step` says which, `source` why.
+    #[error("{step}: {source}")]
+    Step { step: String, source: Box<Error> },
+    /// The workload cluster did not answer in time.
+    #[error("{what}: the workload cluster did not answer within {after:?}")]
+    Timeout { what: String, after: Duration },
+    /// A request could not be built.
+    #[error("building a {verb} request: {source}")]
+    Request { verb: &'static str, source: kube::core::request::Error },
+    /// The task running a reconcile ended abnormally (it panicked or was cancelled).
+    #[error("reconcile task failed: {0}")]
+    Task(String),
 }
 
 impl Error {
-    pub fn other(msg: impl Into<String>) -> Self {
-        Self::Other(msg.into())
+    /// Wraps the error of a failed step with what the step was.
+    pub fn during<E: Into<Error>>(step: impl Into<String>) -> impl FnOnce(E) -> Error {
+        move |e| Error::Step { step: step.into(), source: Box::new(e.into()) }
+    }
+
+    pub fn inconsistent(object: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::Inconsistent { object: object.into(), reason: reason.into() }
     }
 
     /// True for 409 Conflict: another writer won; retry soon without alarm.

@@ -68,3 +68,30 @@ impl Events {
         });
     }
 }
+
+/// Events to publish once the reconcile's writes succeeded.
+#[derive(Default)]
+pub struct PendingEvents(Vec<(bool, &'static str, String)>);
+
+impl PendingEvents {
+    pub fn normal(&mut self, reason: &'static str, note: String) {
+        self.0.push((false, reason, note));
+    }
+    pub fn warning(&mut self, reason: &'static str, note: String) {
+        self.0.push((true, reason, note));
+    }
+    /// How many events are waiting.
+    pub fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    pub async fn publish<K: Resource<DynamicType = ()>>(self, ctx: &crate::Context, obj: &K) {
+        for (warning, reason, note) in self.0 {
+            if warning {
+                ctx.events.warning(obj, reason, note).await;
+            } else {
+                ctx.events.normal(obj, reason, note).await;
+            }
+        }
+    }
+}

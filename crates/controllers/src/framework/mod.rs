@@ -1,16 +1,42 @@
-//! What every controller shares: errors and backoff, the patch helper, shared informers,
-//! the runner with metrics, and events.
+//! The toolkit every controller is built from. No controller module imports another; what
+//! two controllers share lives here.
+//!
+//! - Running: [`runner`] (queue, workers, metrics), [`informer`] (shared watches and
+//!   stores), [`error`] (typed errors and backoff), [`requeue`] (when to look again),
+//!   [`clock`] (the one clock, which tests pause).
+//! - Reading: [`index`] (small indexes beside the stores, change detection),
+//!   [`cluster_index`] (objects by cluster), [`nodes`] (Nodes of every workload cluster
+//!   through one watch), [`referenced`] (infrastructure, bootstrap and control plane
+//!   objects a Cluster or Machine references), [`fresh`] (skipping reconciles of copies
+//!   older than this controller's own last write).
+//! - Writing: [`write`] (the one writer: diff, write object then status, count writes),
+//!   [`diff`] (merge patches), [`expectations`] (creations and deletions not yet seen),
+//!   [`events`], [`propagate`] (labels, annotations and node timeouts to referenced
+//!   objects), [`templates`] (owner references on templates), [`names`] (generated names).
+//! - Shared models: [`pause`] (the pause model of every controller), [`objects`] (small
+//!   facts about Cluster API objects).
 
 pub mod clock;
+pub mod cluster_index;
 pub mod diff;
 pub mod error;
 pub mod events;
+pub mod expectations;
 pub mod fresh;
+pub mod index;
 pub mod informer;
 pub mod metrics;
-pub mod patch;
+pub mod names;
+pub mod nodes;
+pub mod objects;
+pub mod pause;
+pub mod propagate;
+pub mod referenced;
 pub mod requeue;
 pub mod runner;
+pub mod select;
+pub mod templates;
+pub mod write;
 
 pub use clock::Clock;
 pub use error::{Error, Result};

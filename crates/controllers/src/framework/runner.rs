@@ -174,7 +174,7 @@ pub async fn run<K, C, F, Fut>(
                     let result = match tokio::spawn(reconcile(obj.clone(), ctx)).await {
                         Ok(Err(e)) if e.is_gone() => Ok(Requeue::await_change()),
                         Ok(r) => r,
-                        Err(e) => Err(Error::other(format!("reconcile task failed: {e}"))),
+                        Err(e) => Err(Error::Task(e.to_string())),
                     };
                     if let Ok(requeue) = &result {
                         wakeups.schedule(obj.as_ref(), *requeue);

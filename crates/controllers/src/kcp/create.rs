@@ -16,12 +16,13 @@ use drydock_api::capi::owner::controller_ref;
 use drydock_api::capi::validation::format_label_value;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::ResourceExt;
-use kube::api::{Api, DynamicObject, PostParams};
+use kube::api::{Api, DynamicObject};
 
 use crate::Context;
 use crate::external::{self, CloneSpec};
-use crate::framework::patch::delete_if_present;
-use crate::framework::{Error, Result, metrics};
+use crate::framework::names::{generated_name, random_suffix};
+use crate::framework::write::{self, delete_if_present};
+use crate::framework::{Error, Result};
 
 /// Labels of every object of a control plane Machine.
 pub fn machine_labels(kcp: &KubeadmControlPlane, cluster: &str) -> BTreeMap<String, String> {
@@ -37,12 +38,9 @@ pub fn machine_annotations(kcp: &KubeadmControlPlane) -> BTreeMap<String, String
     kcp.spec.machine_template.metadata.as_ref().and_then(|m| m.annotations.clone()).unwrap_or_default()
 }
 
-/// `<kcp>-<5 random characters>` from Kubernetes' generateName alphabet (no vowels, no
-/// look-alike digits).
+/// `<kcp>-<5 random characters>` (see [`crate::framework::names`]).
 pub fn machine_name(kcp: &str) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let suffix: String = (0..5).map(|_| char::from(ALPHABET[rand::random_range(0..ALPHABET.len())])).collect();
-    format!("{kcp}-{suffix}")
+    generated_name(kcp, &random_suffix())
 }
 
 /// The KubeadmConfig spec of a new Machine: the KCP's, with InitConfiguration for the
@@ -68,7 +66,7 @@ pub async fn create_machine(
 ) -> Result<String> {
     let ns = kcp.namespace().unwrap_or_default();
     let name = machine_name(&kcp.name_any());
-    let owner = controller_ref(kcp).ok_or_else(|| Error::other("control plane has no uid yet"))?;
+    let owner = controller_ref(kcp).ok_or_else(|| Error::inconsistent("control plane", "no uid yet"))?;
     let labels = machine_labels(kcp, cluster);
     let annotations = machine_annotations(kcp);
 
@@ -86,7 +84,7 @@ pub async fn create_machine(
         },
     )
     .await
-    .map_err(|e| Error::other(format!("cloning the infrastructure template: {e}")))?;
+    .map_err(Error::during("cloning the infrastructure template"))?;
 
     let mut config = KubeadmConfig::new(&name, bootstrap_spec(kcp, init));
     config.metadata.namespace = Some(ns.clone());
@@ -94,11 +92,10 @@ pub async fn create_machine(
     config.metadata.annotations = Some(annotations.clone()).filter(|a| !a.is_empty());
     config.metadata.owner_references = Some(vec![owner.clone()]);
     let configs: Api<KubeadmConfig> = ctx.api(&ns);
-    if let Err(e) = configs.create(&PostParams::default(), &config).await {
+    if let Err(e) = write::create(&configs, controller, &config).await {
         cleanup(ctx, controller, &ns, &infra_ref, None).await;
-        return Err(Error::other(format!("creating KubeadmConfig {name}: {e}")));
+        return Err(Error::during(format!("creating KubeadmConfig {name}"))(e));
     }
-    metrics::write(controller);
 
     let mut own_annotations = annotations;
     own_annotations.insert(
@@ -141,11 +138,10 @@ pub async fn create_machine(
     machine.metadata.owner_references = Some(vec![owner]);
     machine.metadata.finalizers = Some(vec![MACHINE_FINALIZER.into()]);
     let machines: Api<Machine> = ctx.api(&ns);
-    if let Err(e) = machines.create(&PostParams::default(), &machine).await {
+    if let Err(e) = write::create(&machines, controller, &machine).await {
         cleanup(ctx, controller, &ns, &infra_ref, Some(&name)).await;
-        return Err(Error::other(format!("creating Machine {name}: {e}")));
+        return Err(Error::during(format!("creating Machine {name}"))(e));
     }
-    metrics::write(controller);
     Ok(name)
 }
 

@@ -15,10 +15,10 @@ use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use kube::ResourceExt;
 use kube::api::Api;
 
-use super::status::{DELETING, RESIZED};
 use super::{CONTROLLER, GONE_RECHECK, State, hook, is_deleting, kubeconfig};
 use crate::framework::Result;
-use crate::framework::patch::{apply_changes, delete_if_present, remove_finalizer};
+use crate::framework::write::{delete_if_present, remove_finalizer};
+use drydock_api::capi::condition_types::{DELETING, RESIZED};
 
 /// Recheck while workers are being deleted. Their changes and deletions wake the control
 /// plane of a deleting Cluster first; this only bounds the wait if an event is missed.
@@ -44,8 +44,8 @@ pub(super) async fn reconcile(
     let mut want = kcp.clone();
     if owned.is_empty() {
         remove_finalizer(&mut want, KUBEADM_CONTROL_PLANE_FINALIZER);
-        apply_changes(api, CONTROLLER, kcp, &want).await?;
-        s.fresh.forget(kcp);
+        s.writer.forget(kcp);
+        s.writer.apply(api, kcp, &want).await?;
         if let Some(c) = &cluster {
             kubeconfig::forget(&s.kubeconfigs, &ns, c);
         }

@@ -36,8 +36,8 @@ pub struct Observed {
 pub async fn bounded<T>(what: &str, f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
     tokio::time::timeout(READ_TIMEOUT, f)
         .await
-        .map_err(|_| Error::other(format!("{what}: the workload cluster did not answer within {READ_TIMEOUT:?}")))?
-        .map_err(|e| Error::other(format!("{what}: {e}")))
+        .map_err(|_| Error::Timeout { what: what.to_string(), after: READ_TIMEOUT })?
+        .map_err(Error::during(what))
 }
 
 /// Reads the workload cluster. `check_initialized`: also look for kubeadm-config.
@@ -54,7 +54,7 @@ pub async fn observe(client: &kube::Client, check_initialized: bool) -> Result<O
     };
     tokio::time::timeout(READ_TIMEOUT, read)
         .await
-        .map_err(|_| Error::other(format!("workload cluster did not answer within {READ_TIMEOUT:?}")))?
+        .map_err(|_| Error::Timeout { what: "reading the control plane".into(), after: READ_TIMEOUT })?
 }
 
 fn node_ready(n: &Node) -> bool {

@@ -11,23 +11,19 @@
 
 use std::sync::Arc;
 
+use drydock_api::capi::condition_types::{PRE_TERMINATE_HOOK_SUCCEEDED, WAITING_EXTERNAL_HOOK};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::keys::{KCP_CLEANUP_HOOK_ANNOTATION, PRE_TERMINATE_DELETE_HOOK_PREFIX};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::version;
 use kube::ResourceExt;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use serde_json::json;
 
 use super::health::Observed;
-use super::{CONTROLLER, State, is_deleting, members};
-use crate::framework::{Error, Result, metrics};
-
-/// Set False with [`WAITING_EXTERNAL_HOOK`] by the Machine controller while pre-terminate
-/// hooks hold a deletion.
-const PRE_TERMINATE_HOOK_SUCCEEDED: &str = "PreTerminateDeleteHookSucceeded";
-const WAITING_EXTERNAL_HOOK: &str = "WaitingExternalHook";
+use super::{State, is_deleting, members};
+use crate::framework::{Error, Result};
 
 fn has_hook(m: &Machine) -> bool {
     m.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION)
@@ -59,11 +55,8 @@ pub fn ready(machines: &[Arc<Machine>]) -> Option<&Arc<Machine>> {
 /// Removes the hook annotation from a Machine.
 pub async fn remove(api: &Api<Machine>, m: &Machine) -> Result<()> {
     let p = json!({"metadata": {"annotations": {KCP_CLEANUP_HOOK_ANNOTATION: null}}});
-    match api.patch(&m.name_any(), &PatchParams::default(), &Patch::Merge(&p)).await {
-        Ok(_) => {
-            metrics::write(CONTROLLER);
-            Ok(())
-        }
+    match super::WRITER.patch(api, &m.name_any(), &p).await {
+        Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(e.into()),
     }
@@ -82,11 +75,9 @@ pub(super) async fn reconcile(
     };
     let external_etcd = kcp.spec.has_external_etcd();
     if machines.len() > 1 && !external_etcd {
-        let o = observed.ok_or_else(|| {
-            Error::other(format!(
-                "removing the etcd member of Machine {}: the workload cluster cannot be read",
-                m.name_any()
-            ))
+        let o = observed.ok_or_else(|| Error::WorkloadUnreachable {
+            cluster: cluster.to_string(),
+            reason: format!("cannot remove the etcd member of Machine {}", m.name_any()),
         })?;
         members::remove_member(s, kcp, cluster, machines, o, m).await?;
     }

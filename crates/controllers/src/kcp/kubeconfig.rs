@@ -13,12 +13,12 @@ use drydock_api::tenancy::KubeconfigFor;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::Api;
 use parking_lot::Mutex;
 use serde_json::json;
 
 use crate::Context;
-use crate::framework::{Error, Result, metrics};
+use crate::framework::{Error, Result, write};
 use crate::workload::{ENDPOINT_PATH_ANNOTATION, kubeconfig_secret_name};
 
 /// Secret type of Cluster API's generated secrets.
@@ -47,13 +47,13 @@ pub fn render(cluster: &str, server: &str) -> String {
 /// Servers already written per `(namespace, cluster)`, so a steady-state reconcile does not
 /// read the Secret again.
 #[derive(Default)]
-pub struct Written(Mutex<HashMap<(String, String), String>>);
+pub struct Servers(Mutex<HashMap<(String, String), String>>);
 
 /// Creates the kubeconfig Secret, or rewrites it when the server moved. Returns true when
 /// it wrote something.
 pub async fn ensure(
     ctx: &Context,
-    written: &Written,
+    servers: &Servers,
     controller: &str,
     kcp: &KubeadmControlPlane,
     cluster: &Cluster,
@@ -62,7 +62,7 @@ pub async fn ensure(
     let ns = kcp.namespace().unwrap_or_default();
     let name = cluster.name_any();
     let key = (ns.clone(), name.clone());
-    if written.0.lock().get(&key).map(String::as_str) == Some(server) {
+    if servers.0.lock().get(&key).map(String::as_str) == Some(server) {
         return Ok(false);
     }
     let api: Api<Secret> = ctx.api(&ns);
@@ -79,34 +79,30 @@ pub async fn ensure(
             s.metadata.namespace = Some(ns.clone());
             s.metadata.labels = Some(BTreeMap::from([(CLUSTER_NAME_LABEL.to_string(), name.clone())]));
             s.metadata.owner_references = controller_ref(kcp).map(|r| vec![r]);
-            match api.create(&PostParams::default(), &s).await {
-                Ok(_) => {
-                    metrics::write(controller);
-                    true
-                }
+            match write::create(&api, controller, &s).await {
+                Ok(_) => true,
                 Err(kube::Error::Api(e)) if e.code == 409 => false,
-                Err(e) => return Err(Error::other(format!("creating {secret_name}: {e}"))),
+                Err(e) => return Err(Error::during(format!("creating {secret_name}"))(e)),
             }
         }
         Some(s) if s.data.as_ref().and_then(|d| d.get("value")) == Some(&value) => false,
         Some(_) => {
             let patch = json!({"data": {"value": value}});
-            api.patch(&secret_name, &PatchParams::default(), &Patch::Merge(&patch))
+            write::merge_patch(&api, controller, &secret_name, &patch)
                 .await
-                .map_err(|e| Error::other(format!("updating {secret_name}: {e}")))?;
-            metrics::write(controller);
+                .map_err(Error::during(format!("updating {secret_name}")))?;
             // Clients built from the old kubeconfig point at the old server.
             ctx.workload.forget(&ns, &name);
             true
         }
     };
-    written.0.lock().insert(key, server.to_string());
+    servers.0.lock().insert(key, server.to_string());
     Ok(wrote)
 }
 
 /// Forgets what was written for a cluster (its control plane is gone).
-pub fn forget(written: &Written, namespace: &str, cluster: &str) {
-    written.0.lock().remove(&(namespace.to_string(), cluster.to_string()));
+pub fn forget(servers: &Servers, namespace: &str, cluster: &str) {
+    servers.0.lock().remove(&(namespace.to_string(), cluster.to_string()));
 }
 
 #[cfg(test)]

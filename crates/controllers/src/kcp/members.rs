@@ -15,7 +15,7 @@ use crate::framework::Error;
 
 async fn workload(s: &State, kcp: &KubeadmControlPlane, cluster: &str) -> Result<kube::Client, Error> {
     let ns = kcp.namespace().unwrap_or_default();
-    s.ctx.workload.get(&ns, cluster).await.map_err(|e| Error::other(format!("reaching the workload cluster: {e}")))
+    s.ctx.workload.get(&ns, cluster).await.map_err(Error::during("reaching the workload cluster"))
 }
 
 /// The Node of `m` when it runs an etcd member.
@@ -37,7 +37,7 @@ pub(super) async fn move_leadership_away(
         return Ok(());
     };
     let successor = newest_healthy_member(machines, o, &leaving.name_any())
-        .ok_or_else(|| Error::other(format!("no healthy etcd member to take leadership from {node}")))?;
+        .ok_or_else(|| Error::Missing(format!("a healthy etcd member to take leadership from {node}")))?;
     let client = workload(s, kcp, cluster).await?;
     let what = format!("moving etcd leadership to {successor}");
     health::bounded(&what, etcd::move_leader(&client, &successor)).await?;

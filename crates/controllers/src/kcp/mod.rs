@@ -2,7 +2,7 @@
 //!
 //! A reconcile (upstream's §6.2):
 //! 1. a paused control plane (its own `cluster.x-k8s.io/paused` annotation, or its
-//!    Cluster's `spec.paused`; see `machineset::pause`) only gets its `Paused` condition;
+//!    Cluster's `spec.paused`; see `framework::pause`) only gets its `Paused` condition;
 //! 2. wait for the Cluster's owner reference, add finalizer and cluster-name label;
 //! 3. wait for the Cluster's infrastructure and control plane endpoint, then write the
 //!    `<cluster>-kubeconfig` Secret ([`kubeconfig`]);
@@ -38,7 +38,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::framework::requeue::Requeue;
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
@@ -51,11 +50,11 @@ use kube::{Resource, ResourceExt};
 use parking_lot::Mutex;
 
 use crate::framework::Result;
-use crate::framework::fresh::Superseded;
-use crate::framework::patch::{add_finalizer, apply_changes};
+use crate::framework::write::{Writer, add_finalizer};
 
+use crate::framework::pause::{self, Pause};
+use crate::framework::requeue::{Requeue, sooner};
 use crate::framework::runner::{self, Queue};
-use crate::machineset::pause::{self, Pause};
 use crate::{Context, Running};
 use index::MachineIndex;
 use rollout::Outdated;
@@ -63,6 +62,10 @@ use steps::{Next, Step};
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER: &str = "kubeadmcontrolplane";
+
+/// Writes the control planes' Machines and other objects (control planes themselves go
+/// through [`State::write`], which tracks staleness).
+pub(crate) static WRITER: Writer = Writer::new(CONTROLLER);
 /// Recheck while waiting for a Machine to disappear. Its deletion event normally wakes the
 /// control plane first; this only bounds the wait if an event is missed.
 const GONE_RECHECK: Duration = Duration::from_secs(10);
@@ -84,24 +87,24 @@ enum Pending {
 pub(crate) struct State {
     ctx: Arc<Context>,
     machines: MachineIndex,
-    kubeconfigs: kubeconfig::Written,
+    kubeconfigs: kubeconfig::Servers,
     /// Per control plane (`namespace/name`): the Machine last created or deleted, until the
     /// store shows it, so a reconcile on a stale store never creates a second Machine.
     pending: Mutex<HashMap<String, Pending>>,
     /// The Machine index was filled from the loaded store.
     seeded: AtomicBool,
-    /// Versions this controller's writes superseded (see [`fresh`]).
-    fresh: Superseded,
+    /// Writes control planes, remembering what it superseded.
+    writer: Writer,
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
     let state = Arc::new(State {
         ctx: ctx.clone(),
         machines: MachineIndex::default(),
-        kubeconfigs: kubeconfig::Written::default(),
+        kubeconfigs: kubeconfig::Servers::default(),
         pending: Mutex::new(HashMap::new()),
         seeded: AtomicBool::new(false),
-        fresh: Superseded::default(),
+        writer: Writer::tracking(CONTROLLER),
     });
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
@@ -177,9 +180,7 @@ impl State {
         before: &KubeadmControlPlane,
         after: &KubeadmControlPlane,
     ) -> Result<KubeadmControlPlane> {
-        let (written, _) = apply_changes(api, CONTROLLER, before, after).await?;
-        self.fresh.wrote(before, &written);
-        Ok(written)
+        Ok(self.writer.apply(api, before, after).await?.or_wanted(after))
     }
 
     /// Waits until the Machine and Cluster stores hold their initial lists (after a restart
@@ -248,17 +249,6 @@ impl State {
 /// (`rolloutAfter`, certificate expiry): far instants are approached in steps.
 const LONGEST_RECHECK: Duration = Duration::from_secs(24 * 3600);
 
-fn soonest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-fn requeue(after: Option<Duration>) -> Requeue {
-    Requeue::after_opt(after)
-}
-
 async fn reconcile(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Requeue> {
     // Errors of other objects carry context (and are no longer plain 404s): a 404 here is
     // the control plane itself, deleted while this reconcile ran.
@@ -270,7 +260,7 @@ async fn reconcile(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Reque
 
 async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -> Result<Requeue> {
     s.caught_up().await;
-    if s.fresh.is_stale(&*kcp) {
+    if s.writer.is_stale(&*kcp) {
         // Read before this controller's last write; that write's event comes next.
         return Ok(Requeue::await_change());
     }
@@ -280,9 +270,9 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
     let cluster_name = find_owner(&kcp.metadata, "cluster.x-k8s.io", "Cluster").map(|o| o.name.clone());
     let cluster =
         cluster_name.as_ref().and_then(|n| s.ctx.informers.clusters.store.get(&ObjectRef::new(n).within(&ns)));
-    // The pause model of MachineSets (see `machineset::pause`): the Cluster's spec.paused or
-    // the control plane's own annotation stop everything, deletion included; the
-    // annotation on the Cluster object pauses only the Cluster.
+    // The pause model (see `framework::pause`): the Cluster's spec.paused or the control
+    // plane's own annotation stop everything, deletion included; the annotation on the
+    // Cluster object pauses only the Cluster.
     if let Some(c) = &cluster
         && let Some(p) = Pause::of(c, &kcp.metadata, false)
     {
@@ -297,30 +287,15 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
     let (Some(cluster_name), Some(cluster)) = (cluster_name, cluster) else {
         return Ok(Requeue::await_change());
     };
-
     let mut want = (*kcp).clone();
     add_finalizer(&mut want, KUBEADM_CONTROL_PLANE_FINALIZER);
     want.labels_mut().insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
-    let mut current = if want.metadata != kcp.metadata { s.write(&api, &kcp, &want).await? } else { (*kcp).clone() };
-
-    let now = s.ctx.clock().condition_time();
-    let infra_ready = cluster.status.as_ref().and_then(|s| s.infrastructure_ready).unwrap_or(false);
-    let server = kubeconfig::server_url(&cluster);
-    let Some(server) = server.filter(|_| infra_ready) else {
-        let mut want = current.clone();
-        let msg = if infra_ready {
-            "Waiting for the cluster's control plane endpoint"
-        } else {
-            "Waiting for the cluster's infrastructure"
-        };
-        status::waiting(&mut want, &cluster_name, msg, now.clone());
-        pause::set_condition(&mut want, None, &cluster, now);
-        s.write(&api, &current, &want).await?;
+    let current = if want.metadata != kcp.metadata { s.write(&api, &kcp, &want).await? } else { (*kcp).clone() };
+    let Some(server) = server_or_wait(&s, &api, &current, &cluster, &cluster_name).await? else {
         // The Cluster's changes wake this control plane.
         return Ok(Requeue::await_change());
     };
     kubeconfig::ensure(&s.ctx, &s.kubeconfigs, CONTROLLER, &current, &cluster, &server).await?;
-
     if let Some(wait) = s.wait_for_store(&current, &cluster_name) {
         return Ok(Requeue::after(wait));
     }
@@ -329,47 +304,68 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         // The Machines' update events bring the next reconcile, on what was written.
         return Ok(Requeue::await_change());
     }
-    let initialized = current.status.as_ref().and_then(|s| s.initialized) == Some(true);
-    let observed = if machines.is_empty() {
-        None
-    } else {
-        match s.ctx.workload.get(&ns, &cluster_name).await {
-            Ok(client) => health::observe(&client, !initialized).await,
-            Err(e) => Err(e),
-        }
-        .inspect_err(|e| tracing::debug!(cluster = %cluster_name, error = %e, "workload cluster not readable"))
-        .ok()
-    };
+    let cp = ControlPlane { kcp: current, cluster: &cluster, cluster_name: &cluster_name, machines: &machines };
+    reconcile_machines(&s, &api, cp).await
+}
 
-    if hook::reconcile(&s, &current, &cluster_name, &machines, observed.as_ref()).await? {
+/// The workload cluster's API server URL once the Cluster's infrastructure is ready;
+/// until then records what the control plane waits for.
+async fn server_or_wait(
+    s: &State,
+    api: &Api<KubeadmControlPlane>,
+    current: &KubeadmControlPlane,
+    cluster: &Cluster,
+    cluster_name: &str,
+) -> Result<Option<String>> {
+    let infra_ready = cluster.status.as_ref().and_then(|s| s.infrastructure_ready).unwrap_or(false);
+    if let Some(server) = kubeconfig::server_url(cluster).filter(|_| infra_ready) {
+        return Ok(Some(server));
+    }
+    let now = s.ctx.clock().condition_time();
+    let mut want = current.clone();
+    let msg = if infra_ready {
+        "Waiting for the cluster's control plane endpoint"
+    } else {
+        "Waiting for the cluster's infrastructure"
+    };
+    status::waiting(&mut want, cluster_name, msg, now.clone());
+    pause::set_condition(&mut want, None, cluster, now);
+    s.write(api, current, &want).await?;
+    Ok(None)
+}
+
+/// A control plane with its Cluster and Machines, as one reconcile read them.
+struct ControlPlane<'a> {
+    kcp: KubeadmControlPlane,
+    cluster: &'a Cluster,
+    cluster_name: &'a str,
+    machines: &'a [Arc<Machine>],
+}
+
+/// Deletion hooks, remediation, then one scaling or rollout step, then the status.
+async fn reconcile_machines(s: &State, api: &Api<KubeadmControlPlane>, cp: ControlPlane<'_>) -> Result<Requeue> {
+    let ControlPlane { kcp: mut current, cluster, cluster_name, machines } = cp;
+    let initialized = current.status.as_ref().and_then(|s| s.initialized) == Some(true);
+    let observed = observe(s, &current, cluster_name, machines, initialized).await;
+    if hook::reconcile(s, &current, cluster_name, machines, observed.as_ref()).await? {
         // The Machine's deletion goes on; its update brings the next reconcile.
         return Ok(Requeue::await_change());
     }
     // Remediation first, rollouts and scaling after (upstream's order).
-    let remediated =
-        remediation::reconcile(&s, &api, &mut current, &cluster_name, &machines, observed.as_ref()).await?;
+    let remediated = remediation::reconcile(s, api, &mut current, cluster_name, machines, observed.as_ref()).await?;
     if remediated.deleted {
         return Ok(Requeue::after(GONE_RECHECK));
     }
-    let mut facts = Vec::with_capacity(machines.len());
-    for m in &machines {
-        facts.push(rollout::facts(&s.ctx, m).await);
-    }
-    let outdated =
-        Outdated::judge(&current, machines.iter().map(|m| m.as_ref()).zip(facts.iter()), s.ctx.clock().now());
-    for m in machines.iter().filter(|m| outdated.is_outdated(m)) {
-        tracing::debug!(machine = %m.name_any(), reason = outdated.reason(&m.name_any()), "needs rollout");
-    }
-
+    let outdated = judge_outdated(s, &current, machines).await;
     let inputs = steps::Inputs {
         kcp: &current,
-        cluster: &cluster,
-        cluster_name: &cluster_name,
-        machines: &machines,
+        cluster,
+        cluster_name,
+        machines,
         observed: observed.as_ref(),
         outdated: &outdated,
     };
-    let (wait, blocked, creation_failed) = match steps::scale_step(&s, &api, &inputs).await {
+    let (wait, blocked, creation_failed) = match steps::scale_step(s, api, &inputs).await {
         // The status would describe the Machines as they were before this step; the
         // created or deleting Machine's event brings the next reconcile, which writes it.
         Ok(Next::MachinesChanged(a)) => return Ok(a),
@@ -377,34 +373,60 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         Err(Step::CreateFailed(msg)) => (Some(UNSTABLE_RECHECK), None, Some(msg)),
         Err(Step::Failed(e)) => return Err(e),
     };
+    let now = s.ctx.clock().condition_time();
     let mut want = current.clone();
-    status::update(
-        &mut want,
-        &status::Inputs {
-            cluster: &cluster_name,
-            machines: &machines,
-            observed: observed.as_ref(),
-            creation_failed,
-            outdated: &outdated,
-            blocked: blocked.as_deref(),
-            now: now.clone(),
-        },
-    );
-    pause::set_condition(&mut want, None, &cluster, now);
+    let inputs = status::Inputs {
+        cluster: cluster_name,
+        machines,
+        observed: observed.as_ref(),
+        creation_failed,
+        outdated: &outdated,
+        blocked: blocked.as_deref(),
+        now: now.clone(),
+    };
+    status::update(&mut want, &inputs);
+    pause::set_condition(&mut want, None, cluster, now);
     let became_initialized = !initialized && want.status.as_ref().and_then(|s| s.initialized) == Some(true);
-    s.write(&api, &current, &want).await?;
+    s.write(api, &current, &want).await?;
     if became_initialized {
-        s.ctx
-            .events
-            .normal(
-                &current,
-                "ControlPlaneInitialized",
-                "kubeadm init finished on the first control plane Machine".into(),
-            )
-            .await;
+        let note = "kubeadm init finished on the first control plane Machine".into();
+        s.ctx.events.normal(&current, "ControlPlaneInitialized", note).await;
     }
     let timed = outdated.next_check.map(|d| d.min(LONGEST_RECHECK));
-    Ok(requeue(soonest(soonest(wait, remediated.recheck), timed)))
+    Ok(Requeue::after_opt(sooner(sooner(wait, remediated.recheck), timed)))
+}
+
+/// What the workload cluster shows of the control plane, when it has Machines and answers.
+async fn observe(
+    s: &State,
+    kcp: &KubeadmControlPlane,
+    cluster_name: &str,
+    machines: &[Arc<Machine>],
+    initialized: bool,
+) -> Option<health::Observed> {
+    if machines.is_empty() {
+        return None;
+    }
+    let ns = kcp.namespace().unwrap_or_default();
+    match s.ctx.workload.get(&ns, cluster_name).await {
+        Ok(client) => health::observe(&client, !initialized).await,
+        Err(e) => Err(e),
+    }
+    .inspect_err(|e| tracing::debug!(cluster = %cluster_name, error = %e, "workload cluster not readable"))
+    .ok()
+}
+
+/// Which Machines need a rollout, and why.
+async fn judge_outdated(s: &State, kcp: &KubeadmControlPlane, machines: &[Arc<Machine>]) -> Outdated {
+    let mut facts = Vec::with_capacity(machines.len());
+    for m in machines {
+        facts.push(rollout::facts(&s.ctx, m).await);
+    }
+    let outdated = Outdated::judge(kcp, machines.iter().map(|m| m.as_ref()).zip(facts.iter()), s.ctx.clock().now());
+    for m in machines.iter().filter(|m| outdated.is_outdated(m)) {
+        tracing::debug!(machine = %m.name_any(), reason = outdated.reason(&m.name_any()), "needs rollout");
+    }
+    outdated
 }
 
 #[cfg(test)]

@@ -19,8 +19,7 @@ use super::CONTROLLER;
 use super::create::{machine_annotations, machine_labels};
 use crate::Context;
 use crate::framework::Result;
-use crate::framework::patch::apply_changes;
-use crate::machineset::propagate::{NodeTimeouts, contains, sync_referenced};
+use crate::framework::propagate::{NodeTimeouts, contains, sync_referenced};
 
 /// What every Machine of the control plane carries.
 pub struct Propagated<'a> {
@@ -70,7 +69,7 @@ pub async fn sync(ctx: &Context, kcp: &KubeadmControlPlane, cluster: &str, machi
         let ns = m.namespace().unwrap_or_default();
         let changed = !p.is_applied(m);
         if changed {
-            apply_changes(&ctx.api::<Machine>(&ns), CONTROLLER, m.as_ref(), &p.apply(m)).await?;
+            super::WRITER.apply(&ctx.api::<Machine>(&ns), m.as_ref(), &p.apply(m)).await?;
             wrote = true;
         }
         let refs = std::iter::once(&m.spec.infrastructure_ref).chain(m.spec.bootstrap.config_ref.as_ref());

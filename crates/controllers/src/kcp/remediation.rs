@@ -26,6 +26,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use drydock_api::capi::condition_types::{
+    HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, REMEDIATION_FAILED, REMEDIATION_IN_PROGRESS, WAITING_FOR_REMEDIATION,
+};
 use drydock_api::capi::conditions::{Condition, HasConditions, Severity};
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::duration;
@@ -34,19 +37,14 @@ use drydock_api::capi::kubeadm::{KubeadmControlPlane, LastRemediationStatus};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::health::Observed;
 use super::{CONTROLLER, Pending, State, UNSTABLE_RECHECK, is_deleting, members};
-use crate::framework::patch::delete_if_present;
-use crate::framework::{Result, metrics};
-use crate::machineset::remediation::{OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
-use crate::machineset::status::HEALTH_CHECK_SUCCEEDED;
+use crate::framework::Result;
+use crate::framework::write::delete_if_present;
 
-pub const REMEDIATION_IN_PROGRESS: &str = "RemediationInProgress";
-pub const REMEDIATION_FAILED: &str = "RemediationFailed";
 /// A replacement healthy this long ends a retry sequence (upstream's default).
 const DEFAULT_MIN_HEALTHY_PERIOD: SignedDuration = SignedDuration::from_hours(1);
 
@@ -231,17 +229,10 @@ async fn write_owner_remediated(api: &Api<Machine>, m: &Machine, c: Option<Condi
     if want.conditions() == m.conditions() {
         return Ok(false);
     }
-    let p = json!({
-        "metadata": {"resourceVersion": m.metadata.resource_version},
-        "status": {"conditions": want.conditions()},
-    });
-    match api.patch_status(&m.name_any(), &PatchParams::default(), &Patch::Merge(&p)).await {
-        Ok(_) => {
-            metrics::write(CONTROLLER);
-            Ok(true)
-        }
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
-        Err(e) => Err(e.into()),
+    match super::WRITER.write_status(api, m, &want).await {
+        Ok(written) => Ok(written.is_some()),
+        Err(e) if e.is_gone() => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
@@ -377,6 +368,7 @@ mod tests {
     }
     use drydock_api::capi::kubeadm::RemediationStrategy;
     use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod};
+    use serde_json::json;
 
     fn machine(name: &str, age: i64, node: bool) -> Arc<Machine> {
         let mut m = Machine::new(name, Default::default());

@@ -5,6 +5,11 @@
 
 use std::sync::Arc;
 
+use drydock_api::capi::condition_types::{
+    AVAILABLE, CONTROL_PLANE_COMPONENTS_HEALTHY, CONTROL_PLANE_COMPONENTS_UNHEALTHY, ETCD_CLUSTER_HEALTHY,
+    ETCD_CLUSTER_UNHEALTHY, MACHINE_GENERATION_FAILED, MACHINES_CREATED, MACHINES_READY, MACHINES_SPEC_UP_TO_DATE,
+    RESIZED, ROLLING_UPDATE_IN_PROGRESS, SCALING_DOWN, SCALING_UP, WAITING_FOR_KUBEADM_INIT,
+};
 use drydock_api::capi::conditions::{Condition, HasConditions, READY, STATUS_FALSE, STATUS_TRUE, Severity};
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
@@ -16,24 +21,6 @@ use kube::ResourceExt;
 use super::health::Observed;
 use super::remediation::last_remediation;
 use super::rollout::Outdated;
-
-pub const AVAILABLE: &str = "Available";
-pub const MACHINES_CREATED: &str = "MachinesCreated";
-pub const MACHINES_READY: &str = "MachinesReady";
-pub const MACHINES_SPEC_UP_TO_DATE: &str = "MachinesSpecUpToDate";
-pub const RESIZED: &str = "Resized";
-pub const CONTROL_PLANE_COMPONENTS_HEALTHY: &str = "ControlPlaneComponentsHealthy";
-pub const ETCD_CLUSTER_HEALTHY: &str = "EtcdClusterHealthy";
-
-pub const WAITING_FOR_KUBEADM_INIT: &str = "WaitingForKubeadmInit";
-pub const SCALING_UP: &str = "ScalingUp";
-pub const SCALING_DOWN: &str = "ScalingDown";
-pub const DELETING: &str = "Deleting";
-pub const ROLLING_UPDATE_IN_PROGRESS: &str = "RollingUpdateInProgress";
-pub const MACHINE_GENERATION_FAILED: &str = "MachineGenerationFailed";
-pub const CONTROL_PLANE_COMPONENTS_UNHEALTHY: &str = "ControlPlaneComponentsUnhealthy";
-pub const ETCD_CLUSTER_UNHEALTHY: &str = "EtcdClusterUnhealthy";
-pub const WAITING_FOR_CONTROL_PLANE: &str = "WaitingForControlPlane";
 
 /// Conditions summarised into Ready, in priority order.
 const READY_SUMMARY: &[&str] = &[MACHINES_CREATED, MACHINES_SPEC_UP_TO_DATE, RESIZED, MACHINES_READY, AVAILABLE];

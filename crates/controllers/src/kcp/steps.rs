@@ -26,7 +26,7 @@ use super::members;
 use super::rollout::Outdated;
 use super::{CONTROLLER, GONE_RECHECK, Pending, State, UNSTABLE_RECHECK, create, is_deleting, key, scale};
 use crate::framework::Error;
-use crate::framework::patch::delete_if_present;
+use crate::framework::write::delete_if_present;
 
 /// What a scaling step did.
 pub(super) enum Next {

@@ -20,7 +20,10 @@ mod yaml;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::framework::requeue::Requeue;
+use drydock_api::capi::condition_types::{
+    CERTIFICATES_AVAILABLE, DATA_SECRET_AVAILABLE, DATA_SECRET_GENERATION_FAILED, WAITING_FOR_CLUSTER_INFRASTRUCTURE,
+    WAITING_FOR_CONTROL_PLANE_AVAILABLE,
+};
 use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, has_annotation};
@@ -33,21 +36,21 @@ use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 
 use crate::framework::Result;
-use crate::framework::patch::apply_changes;
+use crate::framework::events::PendingEvents;
+use crate::framework::index::{Changes, Index};
+use crate::framework::objects::is_control_plane;
+use crate::framework::pause::cluster_paused;
+use crate::framework::requeue::Requeue;
 use crate::framework::runner::{self, Queue};
-use crate::machine::index::{Changes, Index, Written};
-use crate::machine::{CONTROL_PLANE_INITIALIZED, Events, cluster_paused, controller_ref_of, is_control_plane};
+use crate::framework::write::Writer;
+use crate::framework::write::controller_ref_of;
 use crate::{Context, Running};
+use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
 use kubeadm::Mode;
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER: &str = "kubeadmconfig";
 
-const DATA_SECRET_AVAILABLE: &str = "DataSecretAvailable";
-const CERTIFICATES_AVAILABLE: &str = "CertificatesAvailable";
-const WAITING_FOR_CLUSTER_INFRASTRUCTURE: &str = "WaitingForClusterInfrastructure";
-const WAITING_FOR_CONTROL_PLANE: &str = "WaitingForControlPlaneAvailable";
-const GENERATION_FAILED: &str = "DataSecretGenerationFailed";
 /// Secret type of Cluster API bootstrap data.
 pub const SECRET_TYPE: &str = "cluster.x-k8s.io/secret";
 
@@ -57,8 +60,8 @@ struct State {
     machines: Index,
     /// What each Cluster last looked like to the configs waiting on it.
     clusters: Changes<ClusterGate>,
-    /// Configs written by this controller and not yet seen back in the store.
-    written: Written,
+    /// Writes configs, remembering what it superseded.
+    writer: Writer,
 }
 
 /// The parts of a Cluster a config waits on.
@@ -86,7 +89,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         ctx: ctx.clone(),
         machines: Index::default(),
         clusters: Changes::default(),
-        written: Written::default(),
+        writer: Writer::tracking(CONTROLLER),
     });
     let queue = Queue::new(CONTROLLER);
     let i = &ctx.informers;
@@ -219,20 +222,17 @@ fn next(config: &KubeadmConfig, machine: &Machine, cluster: &Cluster, init_machi
             return Next::Render(Mode::Init);
         }
         let message = "Waiting for the control plane to be initialized";
-        return Next::Wait { reason: WAITING_FOR_CONTROL_PLANE, message };
+        return Next::Wait { reason: WAITING_FOR_CONTROL_PLANE_AVAILABLE, message };
     }
     if !gate.endpoint_valid {
         let message = "Waiting for Cluster.spec.controlPlaneEndpoint";
-        return Next::Wait { reason: WAITING_FOR_CONTROL_PLANE, message };
+        return Next::Wait { reason: WAITING_FOR_CONTROL_PLANE_AVAILABLE, message };
     }
     Next::Render(Mode::Join { control_plane })
 }
 
 async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requeue> {
-    let key = runner::key_of(config.as_ref());
-    if state.written.is_behind(&key, config.metadata.resource_version.as_deref())
-        || config.metadata.deletion_timestamp.is_some()
-    {
+    if state.writer.is_stale(config.as_ref()) || config.metadata.deletion_timestamp.is_some() {
         return Ok(Requeue::await_change());
     }
     let ns = config.namespace().unwrap_or_default();
@@ -252,7 +252,7 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requ
     }
     let now = state.ctx.clock().condition_time();
     let mut c = (*config).clone();
-    let mut events = Events::default();
+    let mut events = PendingEvents::default();
     let init_machine = is_control_plane(&machine) && state.is_init_machine(&ns, &machine);
     let result = match next(&config, &machine, &cluster, init_machine) {
         Next::Done => Ok(()),
@@ -274,12 +274,7 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requ
         let generation = c.metadata.generation;
         c.status.get_or_insert_with(Default::default).observed_generation = generation;
     }
-    let (last, written) = apply_changes(&state.ctx.api::<KubeadmConfig>(&ns), CONTROLLER, &config, &c).await?;
-    if written.main || written.status {
-        let store = &state.ctx.informers.kubeadm_configs.store;
-        let exists = |k: &str| k.split_once('/').is_some_and(|(n, c)| state.config(n, c).is_some());
-        state.written.record(key, last.metadata.resource_version.as_deref(), store.len(), exists);
-    }
+    state.writer.apply(&state.ctx.api::<KubeadmConfig>(&ns), &config, &c).await?;
     events.publish(&state.ctx, config.as_ref()).await;
     result.map(|()| Requeue::await_change())
 }
@@ -304,14 +299,20 @@ async fn generate(
     subject: &Subject<'_>,
     mode: Mode,
     c: &mut KubeadmConfig,
-    events: &mut Events,
+    events: &mut PendingEvents,
     now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
 ) -> Result<()> {
     let Subject { config, machine, cluster } = *subject;
     let rendered = match render::render(state, subject, mode).await {
         Ok(r) => r,
         Err(e) => {
-            c.mark_false(DATA_SECRET_AVAILABLE, GENERATION_FAILED, Severity::Warning, &e.to_string(), now.clone());
+            c.mark_false(
+                DATA_SECRET_AVAILABLE,
+                DATA_SECRET_GENERATION_FAILED,
+                Severity::Warning,
+                &e.to_string(),
+                now.clone(),
+            );
             return Err(e);
         }
     };
@@ -335,16 +336,9 @@ async fn generate(
         ..Default::default()
     };
     // A second render (from a stale read of the config) finds the secret and stays quiet.
-    let created = match state
-        .ctx
-        .api::<Secret>(&config.namespace().unwrap_or_default())
-        .create(&Default::default(), &secret)
-        .await
-    {
-        Ok(_) => {
-            crate::framework::metrics::write(CONTROLLER);
-            true
-        }
+    let secrets = state.ctx.api::<Secret>(&config.namespace().unwrap_or_default());
+    let created = match crate::framework::write::create(&secrets, CONTROLLER, &secret).await {
+        Ok(_) => true,
         Err(kube::Error::Api(s)) if s.code == 409 => false,
         Err(e) => return Err(e.into()),
     };
@@ -401,9 +395,9 @@ mod tests {
         assert!(matches!(wait_infra, Next::Wait { reason: WAITING_FOR_CLUSTER_INFRASTRUCTURE, .. }));
         assert_eq!(next(&cfg, &machine(true), &cluster(true, false), true), Next::Render(Mode::Init));
         let second_cp = next(&cfg, &machine(true), &cluster(true, false), false);
-        assert!(matches!(second_cp, Next::Wait { reason: WAITING_FOR_CONTROL_PLANE, .. }));
+        assert!(matches!(second_cp, Next::Wait { reason: WAITING_FOR_CONTROL_PLANE_AVAILABLE, .. }));
         let worker = next(&cfg, &machine(false), &cluster(true, false), true);
-        assert!(matches!(worker, Next::Wait { reason: WAITING_FOR_CONTROL_PLANE, .. }));
+        assert!(matches!(worker, Next::Wait { reason: WAITING_FOR_CONTROL_PLANE_AVAILABLE, .. }));
         assert_eq!(
             next(&cfg, &machine(false), &cluster(true, true), false),
             Next::Render(Mode::Join { control_plane: false })

@@ -69,15 +69,15 @@ pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode) -> 
 }
 
 async fn secret_value(secrets: &Api<Secret>, name: &str, key: &str) -> Result<String> {
-    let secret = secrets.get_opt(name).await?.ok_or_else(|| Error::other(format!("secret {name} not found")))?;
+    let secret = secrets.get_opt(name).await?.ok_or_else(|| Error::Missing(format!("secret {name}")))?;
     let bytes = secret
         .data
         .as_ref()
         .and_then(|d| d.get(key))
         .map(|b| b.0.clone())
         .or_else(|| secret.string_data.as_ref().and_then(|d| d.get(key)).map(|s| s.clone().into_bytes()))
-        .ok_or_else(|| Error::other(format!("secret {name} has no key {key:?}")))?;
-    String::from_utf8(bytes).map_err(|_| Error::other(format!("key {key:?} of secret {name} is not UTF-8")))
+        .ok_or_else(|| Error::Missing(format!("key {key:?} of secret {name}")))?;
+    String::from_utf8(bytes).map_err(|_| Error::inconsistent(format!("key {key:?} of secret {name}"), "not UTF-8"))
 }
 
 /// The cluster CAs a control plane node needs, from the `<cluster>-{ca,etcd,proxy,sa}`

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use drydock_api::capi::condition_types::{WAITING_FOR_DATA_SECRET, WAITING_FOR_INFRASTRUCTURE};
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{PAUSED_ANNOTATION, has_annotation};
@@ -10,17 +11,19 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
-use super::referenced::{self, Referenced, Source};
-use super::{BOOTSTRAP_READY, Events, INFRASTRUCTURE_READY, NOT_FOUND_RECHECK, State, UNWATCHED_RECHECK};
-use super::{controller_ref_of, node, sooner, status};
+use super::{NOT_FOUND_RECHECK, State, UNWATCHED_RECHECK};
+use super::{node, status};
+use crate::framework::events::PendingEvents;
+use crate::framework::referenced::{self, Referenced, Source};
+use crate::framework::requeue::sooner;
+use crate::framework::write::controller_ref_of;
 use crate::framework::{Error, Result};
+use drydock_api::capi::condition_types::BOOTSTRAP_READY;
+use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
 
 /// On-create owners the Machine replaces as controller of its objects.
 const CREATOR_KINDS: &[(&str, &str)] =
     &[("cluster.x-k8s.io", "MachineSet"), ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane")];
-
-const WAITING_FOR_DATA_SECRET: &str = "WaitingForDataSecret";
-const WAITING_FOR_INFRASTRUCTURE: &str = "WaitingForInfrastructure";
 
 /// One reconcile of a live Machine: the contract steps, then the Node.
 pub(super) struct Steps<'a> {
@@ -40,7 +43,7 @@ impl<'a> Steps<'a> {
 
     /// Runs the steps in order, stopping at the first error. Returns when to look again
     /// (`None`: when a watched object changes).
-    pub async fn run(&mut self, m: &mut Machine, events: &mut Events) -> Result<Option<Duration>> {
+    pub async fn run(&mut self, m: &mut Machine, events: &mut PendingEvents) -> Result<Option<Duration>> {
         let (bootstrap_recheck, config) = self.bootstrap(m).await?;
         let (infra_recheck, infra) = self.infrastructure(m).await?;
         status::certificates_expiry(m, config.as_ref())?;
@@ -104,7 +107,7 @@ impl<'a> Steps<'a> {
             return Ok((unwatched(&r), Some(config)));
         }
         let secret = config.data_secret_name().ok_or_else(|| {
-            Error::other(format!("bootstrap config {} is ready but has no status.dataSecretName", ref_name(&r)))
+            Error::inconsistent(format!("bootstrap config {}", ref_name(&r)), "ready but has no status.dataSecretName")
         })?;
         m.spec.bootstrap.data_secret_name = Some(secret);
         set_bootstrap_ready(m, true);
@@ -126,7 +129,7 @@ impl<'a> Steps<'a> {
                         r.kind.as_deref().unwrap_or_default(),
                         r.name.as_deref().unwrap_or_default()
                     ));
-                    return Err(Error::other(format!("infrastructure machine {} is gone", ref_name(&r))));
+                    return Err(Error::Missing(format!("infrastructure machine {}", ref_name(&r))));
                 }
                 let msg = format!("Waiting for infrastructure machine {} to exist", ref_name(&r));
                 m.mark_false(INFRASTRUCTURE_READY, WAITING_FOR_INFRASTRUCTURE, Severity::Info, &msg, self.now.clone());
@@ -145,7 +148,7 @@ impl<'a> Steps<'a> {
             return Ok((unwatched(&r), Some(infra)));
         }
         let provider_id = infra.provider_id().ok_or_else(|| {
-            Error::other(format!("infrastructure machine {} is ready but has no spec.providerID", ref_name(&r)))
+            Error::inconsistent(format!("infrastructure machine {}", ref_name(&r)), "ready but has no spec.providerID")
         })?;
         if let Some(addresses) = infra.addresses() {
             m.status.get_or_insert_with(Default::default).addresses = Some(addresses);

@@ -11,7 +11,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::framework::requeue::Requeue;
+use drydock_api::capi::condition_types::{
+    DELETED, DELETING, PRE_DRAIN_HOOK_SUCCEEDED, PRE_TERMINATE_HOOK_SUCCEEDED, WAITING_EXTERNAL_HOOK,
+};
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{Cluster, DEFAULT_NODE_DELETION_TIMEOUT, Machine};
 use drydock_api::capi::duration;
@@ -24,17 +26,17 @@ use kube::api::DeleteParams;
 
 use super::drain::{self, Drain};
 use super::node::{NodeReader, node_ref_name, workload_nodes};
-use super::referenced::{self, Referenced};
-use super::{BOOTSTRAP_READY, CONTROLLER, Events, GONE_RECHECK, INFRASTRUCTURE_READY, NODE_HEALTHY, State, status};
-use crate::framework::patch::{apply_changes, remove_finalizer};
+use super::{CONTROLLER, GONE_RECHECK, State, status};
+use crate::framework::events::PendingEvents;
+use crate::framework::pause;
+use crate::framework::referenced::{self, Referenced};
+use crate::framework::requeue::Requeue;
+use crate::framework::write::{Status, remove_finalizer};
 use crate::framework::{Error, Result};
-use crate::machineset::pause;
+use drydock_api::capi::condition_types::BOOTSTRAP_READY;
+use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
+use drydock_api::capi::condition_types::NODE_HEALTHY;
 
-const PRE_DRAIN_HOOK_SUCCEEDED: &str = "PreDrainDeleteHookSucceeded";
-const PRE_TERMINATE_HOOK_SUCCEEDED: &str = "PreTerminateDeleteHookSucceeded";
-const WAITING_EXTERNAL_HOOK: &str = "WaitingExternalHook";
-const DELETING: &str = "Deleting";
-const DELETED: &str = "Deleted";
 /// How often a Node that is not gone yet is looked at again when no watch reports it.
 const NODE_DELETION_RETRY: Duration = Duration::from_secs(2);
 
@@ -82,7 +84,7 @@ pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Op
     if let Some(c) = cluster {
         pause::set_condition(&mut m, None, c, now.clone());
     }
-    let mut events = Events::default();
+    let mut events = PendingEvents::default();
     let allowed =
         node_deletion(cluster, control_plane_deleting(state, &ns, cluster).await?, live_control_planes(state, &ns, &m));
     let hooks = m.metadata.annotations.as_ref();
@@ -148,16 +150,21 @@ pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Op
     events.publish(ctx, machine.as_ref()).await;
     let mut done = (**machine).clone();
     remove_finalizer(&mut done, MACHINE_FINALIZER);
-    state.written.forget(&crate::framework::runner::key_of(machine.as_ref()));
-    apply_changes(&api, CONTROLLER, machine, &done).await?;
+    state.writer.forget(machine.as_ref());
+    state.writer.apply(&api, machine, &done).await?;
     Ok(Requeue::await_change())
 }
 
-async fn write_status(state: &State, machine: &Machine, mut m: Machine, now: Time, events: Events) -> Result<Requeue> {
+async fn write_status(
+    state: &State,
+    machine: &Machine,
+    mut m: Machine,
+    now: Time,
+    events: PendingEvents,
+) -> Result<Requeue> {
     status::finish(machine, &mut m, now);
     let api = state.ctx.api::<Machine>(&machine.namespace().unwrap_or_default());
-    let rv = super::write_changes(&api, CONTROLLER, machine, &m, true).await?;
-    state.wrote(machine, rv);
+    state.writer.write(&api, machine, &m, Status::observing(true)).await?;
     events.publish(&state.ctx, machine).await;
     Ok(Requeue::await_change())
 }

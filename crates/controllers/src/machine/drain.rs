@@ -13,6 +13,7 @@
 
 use std::time::Duration;
 
+use drydock_api::capi::condition_types::{DRAINING, DRAINING_FAILED, DRAINING_SUCCEEDED};
 use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeletionStatus};
 use drydock_api::capi::duration;
@@ -21,17 +22,15 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
-use kube::api::{Api, EvictParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, EvictParams, ListParams};
 use serde_json::json;
 
 use super::node::{NodeReader, workload_nodes};
-use super::{CONTROLLER, Events, State};
-use crate::framework::patch::delete_if_present;
+use super::{CONTROLLER, State};
+use crate::framework::events::PendingEvents;
+use crate::framework::write::delete_if_present;
 use crate::framework::{Error, Result, metrics};
 
-pub(crate) const DRAINING_SUCCEEDED: &str = "DrainingSucceeded";
-const DRAINING: &str = "Draining";
-const DRAINING_FAILED: &str = "DrainingFailed";
 /// Marks the mirror pod of a static pod.
 const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
 /// How often a drain looks again at pods that are still terminating (or whose eviction a
@@ -101,14 +100,14 @@ pub(super) async fn run(
     m: &mut Machine,
     cluster: &Cluster,
     now: &Time,
-    events: &mut Events,
+    events: &mut PendingEvents,
 ) -> Result<Drain> {
     if has_annotation(m.metadata.annotations.as_ref(), EXCLUDE_NODE_DRAINING_ANNOTATION)
         || m.is_condition_true(DRAINING_SUCCEEDED)
     {
         return Ok(Drain::Done);
     }
-    let precise_now = Timestamp::now();
+    let precise_now = state.ctx.clock().now();
     let left = time_left(m, precise_now);
     if left == Some(Duration::ZERO) {
         tracing::info!(machine = %m.name_any(), "node drain timed out; deleting the machine anyway");
@@ -173,8 +172,7 @@ async fn evict_pods(
     let nodes = workload_nodes(&state.ctx, cluster).await?;
     if node.spec.as_ref().and_then(|s| s.unschedulable) != Some(true) {
         let cordon = json!({"spec": {"unschedulable": true}});
-        nodes.patch(&name, &PatchParams::default(), &Patch::Merge(&cordon)).await?;
-        metrics::write(CONTROLLER);
+        state.writer.patch(&nodes, &name, &cordon).await?;
     }
     let client = state.ctx.workload.get(&cluster.namespace().unwrap_or_default(), &cluster.name_any()).await?;
     let all: Api<Pod> = Api::all(client.clone());
@@ -212,7 +210,7 @@ async fn evict(api: &Api<Pod>, name: &str) -> Result<bool> {
             tracing::debug!(pod = name, reason = %s.message, "eviction refused; retrying later");
             Ok(false)
         }
-        Err(e) => Err(Error::other(format!("evicting pod {name}: {e}"))),
+        Err(e) => Err(Error::during(format!("evicting pod {name}"))(e)),
     }
 }
 

@@ -13,7 +13,7 @@
 //!
 //! Deleting Machines go through `delete.rs` (hooks, `drain.rs`, infrastructure, Node).
 //!
-//! Pausing follows the model of [`crate::machineset::pause`]: the Cluster's `spec.paused`
+//! Pausing follows the model of [`crate::framework::pause`]: the Cluster's `spec.paused`
 //! or the Machine's own paused annotation stop everything but the `Paused` condition; the
 //! paused annotation on the Cluster pauses the Cluster object only.
 //!
@@ -25,22 +25,18 @@
 mod contract;
 mod delete;
 mod drain;
-pub(crate) mod index;
 mod node;
-pub mod nodes;
-pub(crate) mod referenced;
 mod status;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::framework::requeue::Requeue;
+use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
 use drydock_api::capi::conditions;
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{
-    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL, MACHINE_FINALIZER,
-    NODE_CLUSTER_NAMESPACE_ANNOTATION, NODE_MACHINE_ANNOTATION, POOL_NAME_LABEL, SET_NAME_LABEL,
+    CLUSTER_NAME_LABEL, CONTROL_PLANE_NAME_LABEL, MACHINE_FINALIZER, POOL_NAME_LABEL, SET_NAME_LABEL,
 };
 use drydock_api::capi::kubeadm::KubeadmConfig;
 use drydock_api::capi::owner::{self, api_group};
@@ -51,12 +47,17 @@ use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 
-use crate::framework::patch::{add_finalizer, apply_changes};
+use crate::framework::Result;
+use crate::framework::events::PendingEvents;
+use crate::framework::fresh::Superseded;
+use crate::framework::index::{Changes, Index, ref_key};
+use crate::framework::nodes::{machine_of_node, record_provider_id};
+use crate::framework::pause::{self, Pause};
+use crate::framework::requeue::Requeue;
+
 use crate::framework::runner::{self, Queue};
-use crate::framework::{Error, Result};
-use crate::machineset::pause::{self, Pause};
+use crate::framework::write::{Status, Writer, add_finalizer};
 use crate::{Context, Running};
-use index::{Changes, Index, Written, ref_key};
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER: &str = "machine";
@@ -83,18 +84,15 @@ pub(crate) struct State {
     referrers: Index,
     /// What each Cluster last looked like to its Machines.
     cluster_gates: Changes<ClusterGate>,
-    /// Machines written by this controller and not yet seen back in the store.
-    pub written: Written,
+    /// Writes Machines, remembering what it superseded.
+    pub writer: Writer,
     /// Machine `namespace/name`s by providerID (key space [`PROVIDER_KEYS`]).
     by_provider: Index,
     /// What each workload Node (`<logical cluster>/<name>`) last looked like to its Machine.
     node_gates: Changes<u64>,
     /// Nodes patched by this controller and not yet seen back in the Node store.
-    pub nodes_written: Written,
+    pub nodes_written: Superseded,
 }
-
-/// The "namespace" of providerIDs in [`State::by_provider`] (they span namespaces).
-const PROVIDER_KEYS: &str = "*";
 
 /// The parts of a Cluster a Machine waits on: its pause, and its initialization (after which
 /// the workload cluster is reachable). A deleting Cluster does not wake its Machines; they
@@ -111,10 +109,10 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         by_cluster: Index::default(),
         referrers: Index::default(),
         cluster_gates: Changes::default(),
-        written: Written::default(),
+        writer: Writer::tracking(CONTROLLER),
         by_provider: Index::default(),
         node_gates: Changes::default(),
-        nodes_written: Written::default(),
+        nodes_written: Superseded::default(),
     });
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
@@ -159,15 +157,9 @@ impl State {
         let Some(nodes) = self.ctx.informers.nodes.as_ref() else {
             return Vec::new();
         };
-        let Some(lc) = nodes::logical_cluster_of(n) else {
+        let Some(lc) = nodes.changed(&self.node_gates, n, node_digest) else {
             return Vec::new();
         };
-        let name = n.metadata.name.as_deref().unwrap_or_default();
-        let gone = nodes.get(lc, name).is_none();
-        let exists = |k: &str| k.split_once('/').is_some_and(|(c, n)| nodes.get(c, n).is_some());
-        if !self.node_gates.changed(format!("{lc}/{name}"), node_digest(n, gone), nodes.len(), exists) {
-            return Vec::new();
-        }
         machine_of_node(&self.ctx, &self.by_provider, lc, n).into_iter().collect()
     }
 
@@ -187,11 +179,7 @@ impl State {
             let refs = [Some(&m.spec.infrastructure_ref), m.spec.bootstrap.config_ref.as_ref()];
             refs.into_iter().flatten().any(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
         };
-        self.referrers
-            .members(ns, &ref_key(kind, name), |m| self.machine(ns, m).is_some_and(|m| refers(&m)))
-            .into_iter()
-            .map(|m| ObjectRef::new(&m).within(ns))
-            .collect()
+        self.referrers.refs(ns, &ref_key(kind, name), |m| self.machine(ns, m).is_some_and(|m| refers(&m)))
     }
 
     /// The Machines of a Cluster, when something they wait on changed.
@@ -199,7 +187,7 @@ impl State {
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
         let name = c.name_any();
         let gate = ClusterGate {
-            paused: cluster_paused(c),
+            paused: pause::cluster_paused(c),
             control_plane_initialized: conditions::is_true(
                 c.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default(),
                 CONTROL_PLANE_INITIALIZED,
@@ -215,73 +203,10 @@ impl State {
         self.machines_of(ns, &name).into_iter().map(|m| ObjectRef::new(&m).within(ns)).collect()
     }
 
-    /// Remembers the version a write of `m` produced (see [`Written`]).
-    pub fn wrote(&self, m: &Machine, rv: Option<String>) {
-        let store = &self.ctx.informers.machines.store;
-        let exists = |k: &str| k.split_once('/').is_some_and(|(n, m)| self.machine(n, m).is_some());
-        self.written.record(runner::key_of(m), rv.as_deref(), store.len(), exists);
-    }
-
     /// Names of the Machines of cluster `ns/cluster` (from the index, checked against the store).
     pub fn machines_of(&self, ns: &str, cluster: &str) -> Vec<String> {
         self.by_cluster.members(ns, cluster, |m| self.machine(ns, m).is_some_and(|m| m.spec.cluster_name == cluster))
     }
-}
-
-/// Condition types set on Machines.
-pub(crate) const BOOTSTRAP_READY: &str = "BootstrapReady";
-pub(crate) const INFRASTRUCTURE_READY: &str = "InfrastructureReady";
-pub(crate) const NODE_HEALTHY: &str = "NodeHealthy";
-pub(crate) const CONTROL_PLANE_INITIALIZED: &str = "ControlPlaneInitialized";
-
-/// A Cluster pauses all its objects with `spec.paused`. (Its paused annotation pauses the
-/// Cluster object alone, like the annotation on any object.)
-pub(crate) fn cluster_paused(c: &Cluster) -> bool {
-    c.spec.paused == Some(true)
-}
-
-/// The logical cluster of drydock's API server hosting a Cluster's workload cluster (from the
-/// endpoint path its infrastructure reported), if it is hosted that way.
-pub(crate) fn logical_cluster(c: &Cluster) -> Option<&str> {
-    let path = c.metadata.annotations.as_ref()?.get(crate::workload::ENDPOINT_PATH_ANNOTATION)?;
-    drydock_api::tenancy::LogicalClusterName::name_in_path(path)
-}
-
-/// Records a Machine's providerID in an index read by [`machine_of_node`].
-pub(crate) fn record_provider_id(by_provider: &Index, m: &Machine) {
-    if let (Some(pid), Some(ns), Some(name)) =
-        (m.spec.provider_id.as_deref(), m.metadata.namespace.as_deref(), m.metadata.name.as_deref())
-    {
-        by_provider.record(PROVIDER_KEYS, pid, &format!("{ns}/{name}"));
-    }
-}
-
-/// The Machine a workload Node (read through the cross-cluster watch, in logical cluster
-/// `lc`) belongs to: named by the annotations its Machine put on it, else the Machine with
-/// its providerID whose Cluster lives in `lc`. `by_provider` maps providerIDs to Machines.
-pub(crate) fn machine_of_node(ctx: &Context, by_provider: &Index, lc: &str, n: &Node) -> Option<ObjectRef<Machine>> {
-    let machines = &ctx.informers.machines.store;
-    let clusters = &ctx.informers.clusters.store;
-    let in_lc = |m: &Machine| {
-        let ns = m.metadata.namespace.as_deref().unwrap_or_default();
-        clusters.get(&ObjectRef::new(&m.spec.cluster_name).within(ns)).is_some_and(|c| logical_cluster(&c) == Some(lc))
-    };
-    let annotations = n.metadata.annotations.as_ref();
-    let named = |k: &str| annotations.and_then(|a| a.get(k));
-    if let (Some(ns), Some(name)) = (named(NODE_CLUSTER_NAMESPACE_ANNOTATION), named(NODE_MACHINE_ANNOTATION)) {
-        let r = ObjectRef::new(name).within(ns);
-        if machines.get(&r).is_some_and(|m| in_lc(&m)) {
-            return Some(r);
-        }
-    }
-    let pid = n.spec.as_ref().and_then(|s| s.provider_id.as_deref())?;
-    let of = |key: &str| key.split_once('/').and_then(|(ns, m)| machines.get(&ObjectRef::new(m).within(ns)));
-    by_provider
-        .members(PROVIDER_KEYS, pid, |k| of(k).is_some_and(|m| m.spec.provider_id.as_deref() == Some(pid)))
-        .iter()
-        .filter_map(|k| of(k))
-        .find(|m| in_lc(m))
-        .map(|m| ObjectRef::from_obj(m.as_ref()))
 }
 
 /// A digest of what the Machine controller reads from a Node: condition statuses, node
@@ -310,54 +235,11 @@ fn node_digest(n: &Node, gone: bool) -> u64 {
     h.finish()
 }
 
-pub(crate) fn is_control_plane(m: &Machine) -> bool {
-    m.metadata.labels.as_ref().is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL))
-}
-
-/// Events to publish once the reconcile's writes succeeded.
-#[derive(Default)]
-pub(crate) struct Events(Vec<(bool, &'static str, String)>);
-
-impl Events {
-    pub fn normal(&mut self, reason: &'static str, note: String) {
-        self.0.push((false, reason, note));
-    }
-    pub fn warning(&mut self, reason: &'static str, note: String) {
-        self.0.push((true, reason, note));
-    }
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub async fn publish<K: Resource<DynamicType = ()>>(self, ctx: &Context, obj: &K) {
-        for (warning, reason, note) in self.0 {
-            if warning {
-                ctx.events.warning(obj, reason, note).await;
-            } else {
-                ctx.events.normal(obj, reason, note).await;
-            }
-        }
-    }
-}
-
-/// The earlier of two optional rechecks.
-pub(crate) fn sooner(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, y) => x.or(y),
-    }
-}
-
-pub(crate) fn action(recheck: Option<Duration>) -> Requeue {
-    Requeue::after_opt(recheck)
-}
-
 async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Requeue> {
     let ctx = &state.ctx;
     let ns = machine.namespace().unwrap_or_default();
     let cluster = ctx.informers.clusters.store.get(&ObjectRef::new(&machine.spec.cluster_name).within(&ns));
-    if state.written.is_behind(&runner::key_of(machine.as_ref()), machine.metadata.resource_version.as_deref()) {
+    if state.writer.is_stale(machine.as_ref()) {
         return Ok(Requeue::await_change());
     }
     if machine.metadata.deletion_timestamp.is_some() {
@@ -374,14 +256,13 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Requeue> 
     let mut m = (*machine).clone();
     pause::set_condition(&mut m, None, &cluster, now.clone());
     adopt_metadata(&mut m, &cluster);
-    let mut events = Events::default();
+    let mut events = PendingEvents::default();
     let mut steps = contract::Steps::new(&state, &machine, &cluster, now.clone());
     let result = steps.run(&mut m, &mut events).await;
     status::finish(&machine, &mut m, now);
-    let rv = write_changes(&ctx.api::<Machine>(&ns), CONTROLLER, &machine, &m, result.is_ok()).await?;
-    state.wrote(&machine, rv);
+    state.writer.write(&ctx.api::<Machine>(&ns), &machine, &m, Status::observing(result.is_ok())).await?;
     events.publish(ctx, machine.as_ref()).await;
-    result.map(action)
+    result.map(Requeue::after_opt)
 }
 
 /// When the Machine is paused, records that in its `Paused` condition (the only write a
@@ -393,8 +274,7 @@ pub(crate) async fn write_pause(state: &State, machine: &Machine, cluster: &Clus
     let mut m = machine.clone();
     pause::set_condition(&mut m, Some(p), cluster, state.ctx.clock().condition_time());
     let api = state.ctx.api::<Machine>(&machine.namespace().unwrap_or_default());
-    let rv = write_changes(&api, CONTROLLER, machine, &m, false).await?;
-    state.wrote(machine, rv);
+    state.writer.write(&api, machine, &m, Status::observing(false)).await?;
     Ok(true)
 }
 
@@ -420,94 +300,4 @@ fn adopt_metadata(m: &mut Machine, cluster: &Cluster) {
     {
         owner::ensure_owner_ref(&mut m.metadata, r);
     }
-}
-
-/// Kinds whose status records the generation it was computed for.
-pub(crate) trait ObservesGeneration: Sized {
-    /// Replaces this object's status with `other`'s.
-    fn take_status(&mut self, other: &Self);
-    fn set_observed_generation(&mut self, generation: Option<i64>);
-}
-
-impl ObservesGeneration for Machine {
-    fn take_status(&mut self, other: &Self) {
-        self.status.clone_from(&other.status);
-    }
-    fn set_observed_generation(&mut self, generation: Option<i64>) {
-        self.status.get_or_insert_with(Default::default).observed_generation = generation;
-    }
-}
-
-impl ObservesGeneration for Cluster {
-    fn take_status(&mut self, other: &Self) {
-        self.status.clone_from(&other.status);
-    }
-    fn set_observed_generation(&mut self, generation: Option<i64>) {
-        self.status.get_or_insert_with(Default::default).observed_generation = generation;
-    }
-}
-
-/// Writes what differs between `before` and `after` ([`apply_changes`]): metadata and spec
-/// first, then the status, recording (when `observed`) the generation the spec write
-/// produced, so a reconcile that changes the spec does not need another write just to catch
-/// observedGeneration up. Returns the resourceVersion of the last write, if any.
-pub(crate) async fn write_changes<K>(
-    api: &kube::Api<K>,
-    controller: &str,
-    before: &K,
-    after: &K,
-    observed: bool,
-) -> Result<Option<String>>
-where
-    K: Resource + serde::Serialize + serde::de::DeserializeOwned + Clone + std::fmt::Debug + ObservesGeneration,
-{
-    let mut main = after.clone();
-    main.take_status(before);
-    let (current, written) = apply_changes(api, controller, before, &main).await?;
-    let base = if written.main { current } else { before.clone() };
-    let mut next = base.clone();
-    next.take_status(after);
-    if observed {
-        next.set_observed_generation(base.meta().generation);
-    }
-    let last = write_status_if_unchanged(api, controller, &base, &next).await?;
-    let last = last.or_else(|| written.main.then_some(base));
-    Ok(last.and_then(|l| l.meta().resource_version.clone()))
-}
-
-/// Writes the status of `after` if it differs from `before`'s, on the condition that the
-/// object is still at `before`'s resourceVersion: other controllers (the
-/// MachineHealthCheck, the Machine's owner) write conditions of the same list, and a patch
-/// computed from an older copy would drop theirs. Returns the object written, if any.
-pub(crate) async fn write_status_if_unchanged<K>(
-    api: &kube::Api<K>,
-    controller: &str,
-    before: &K,
-    after: &K,
-) -> Result<Option<K>>
-where
-    K: Resource + serde::Serialize + serde::de::DeserializeOwned + Clone + std::fmt::Debug,
-{
-    let status = |o: &K| -> Result<serde_json::Value> {
-        Ok(serde_json::to_value(o)?.get("status").cloned().unwrap_or(serde_json::Value::Null))
-    };
-    let (old, new) = (status(before)?, status(after)?);
-    let Some(diff) = crate::framework::diff::merge_diff(&old, &new) else {
-        return Ok(None);
-    };
-    let body = serde_json::json!({
-        "metadata": {"resourceVersion": before.meta().resource_version},
-        "status": if new.is_null() { serde_json::Value::Null } else { diff },
-    });
-    let name = before.meta().name.clone().unwrap_or_default();
-    let written = api.patch_status(&name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&body)).await?;
-    crate::framework::metrics::write(controller);
-    Ok(Some(written))
-}
-
-/// A reference to `owner` as the controller of the objects it adopts.
-pub(crate) fn controller_ref_of<K: Resource<DynamicType = ()>>(
-    owner: &K,
-) -> Result<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference> {
-    owner::controller_ref(owner).ok_or_else(|| Error::other("owner has no name or uid yet"))
 }

@@ -17,14 +17,17 @@ use drydock_api::capi::keys::{
 use drydock_api::capi::owner;
 use k8s_openapi::api::core::v1::{Node, NodeCondition, ObjectReference};
 use kube::ResourceExt;
-use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::api::{Api, ListParams};
 use serde_json::{Map, Value, json};
 
-use super::nodes::{Found, WorkloadNodes};
-use super::referenced::Referenced;
-use super::{CONTROLLER, Events, NODE_HEALTHY, NODE_RECHECK, State, logical_cluster};
+use super::{NODE_RECHECK, State};
 use crate::Context;
-use crate::framework::{Error, Result, metrics};
+use crate::framework::events::PendingEvents;
+use crate::framework::nodes::logical_cluster;
+use crate::framework::nodes::{Found, WorkloadNodes};
+use crate::framework::referenced::Referenced;
+use crate::framework::{Error, Result};
+use drydock_api::capi::condition_types::NODE_HEALTHY;
 
 /// How long a reconcile waits for the cross-cluster Node watch to load at startup before
 /// reading the workload cluster directly.
@@ -73,7 +76,7 @@ impl NodeReader {
                 Found::None => Ok(None),
                 Found::One(n) => Ok(Some(n)),
                 Found::Conflict(names) => {
-                    Err(Error::other(format!("Nodes {names:?} all have providerID {provider_id:?}")))
+                    Err(Error::inconsistent(format!("Nodes {names:?}"), format!("all have providerID {provider_id:?}")))
                 }
             },
             Self::Api(api) => Ok(find_by_provider_id(api, provider_id).await?.map(Arc::new)),
@@ -114,7 +117,7 @@ pub(super) async fn reconcile(
     m: &mut Machine,
     cluster: &Cluster,
     infra: Option<&Referenced>,
-    events: &mut Events,
+    events: &mut PendingEvents,
 ) -> Result<Option<Duration>> {
     let now = state.ctx.clock().condition_time();
     if m.spec.provider_id.is_none() {
@@ -136,7 +139,7 @@ pub(super) async fn reconcile(
             let msg = format!("Node {} not found", node_ref.as_deref().unwrap_or_default());
             m.mark_false(NODE_HEALTHY, "NodeNotFound", Severity::Error, &msg, now);
             // With a watch, the Node's return is an event; without, retry with backoff.
-            return if reader.is_watched() { Ok(None) } else { Err(Error::other(msg)) };
+            return if reader.is_watched() { Ok(None) } else { Err(Error::Missing(msg)) };
         }
         Ok(None) => {
             let msg = "Waiting for a node with matching ProviderID to exist";
@@ -171,17 +174,17 @@ pub(super) async fn reconcile(
     // patch's own event brings the Machine back.
     let behind = written_key
         .as_deref()
-        .is_some_and(|k| state.nodes_written.is_behind(k, node.metadata.resource_version.as_deref()));
+        .is_some_and(|k| state.nodes_written.is_stale_key(k, node.metadata.resource_version.as_deref()));
     if !behind && let Some(patch) = node_patch(&node, m, interruptible) {
         let api = match &reader {
             NodeReader::Api(api) => (**api).clone(),
             NodeReader::Watched { .. } => workload_nodes(&state.ctx, cluster).await?,
         };
-        let patched = api.patch(&node.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
-        metrics::write(CONTROLLER);
-        if let (Some(key), Some(nodes)) = (written_key, state.ctx.informers.nodes.as_ref()) {
-            let exists = |k: &str| k.split_once('/').is_some_and(|(c, n)| nodes.get(c, n).is_some());
-            state.nodes_written.record(key, patched.metadata.resource_version.as_deref(), nodes.len(), exists);
+        let patched = state.writer.patch(&api, &node.name_any(), &patch).await?;
+        if let Some(key) = written_key {
+            let (base, produced) =
+                (node.metadata.resource_version.as_deref(), patched.metadata.resource_version.as_deref());
+            state.nodes_written.wrote_key(key, base, produced);
         }
     }
     Ok(None)
@@ -194,7 +197,7 @@ pub(super) async fn find_by_provider_id(nodes: &Api<Node>, provider_id: &str) ->
     match list.len() {
         0 => Ok(None),
         1 => Ok(list.pop()),
-        n => Err(Error::other(format!("{n} nodes have providerID {provider_id:?}"))),
+        n => Err(Error::inconsistent(format!("{n} Nodes"), format!("all have providerID {provider_id:?}"))),
     }
 }
 

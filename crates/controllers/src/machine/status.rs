@@ -6,9 +6,11 @@ use drydock_api::capi::core::{Machine, machine_phase};
 use drydock_api::capi::keys::CERTIFICATES_EXPIRY_ANNOTATION;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::referenced::Referenced;
-use super::{BOOTSTRAP_READY, INFRASTRUCTURE_READY, is_control_plane};
+use crate::framework::objects::is_control_plane;
+use crate::framework::referenced::Referenced;
 use crate::framework::{Error, Result};
+use drydock_api::capi::condition_types::BOOTSTRAP_READY;
+use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
 
 /// Conditions summarised into a Machine's Ready, in priority order.
 const READY_SUMMARY: &[&str] =
@@ -65,7 +67,7 @@ pub(crate) fn phase(previous: Option<&str>, i: PhaseInputs) -> String {
 }
 
 /// Sets phase (and lastUpdated when it changes) and Ready. observedGeneration is set when
-/// writing (see [`super::write_changes`]).
+/// writing (see [`crate::framework::write::Status`]).
 pub(crate) fn finish(before: &Machine, m: &mut Machine, now: Time) {
     let previous = before.status.as_ref().and_then(|s| s.phase.as_deref());
     let next = phase(previous, PhaseInputs::of(m));
@@ -89,7 +91,10 @@ pub(crate) fn certificates_expiry(m: &mut Machine, config: Option<&Referenced>) 
     let expiry = match value {
         None => None,
         Some(v) => Some(Time(v.parse().map_err(|e| {
-            Error::other(format!("annotation {CERTIFICATES_EXPIRY_ANNOTATION}={v:?} is not an RFC 3339 time: {e}"))
+            Error::inconsistent(
+                format!("annotation {CERTIFICATES_EXPIRY_ANNOTATION}={v:?}"),
+                format!("not an RFC 3339 time: {e}"),
+            )
         })?)),
     };
     let s = m.status.get_or_insert_with(Default::default);

@@ -14,7 +14,7 @@ use drydock_api::capi::owner;
 
 use super::plan::set_replica_annotations;
 use super::template;
-use crate::machineset::machines::generated_name;
+use crate::framework::names::generated_name;
 
 /// MachineDeployment annotations that describe the deployment itself and are not copied
 /// to its sets (pausing a deployment does not pause its sets).

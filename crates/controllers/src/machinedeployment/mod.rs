@@ -2,7 +2,7 @@
 //! per distinct template (the "current" set runs the deployment's template), numbered by
 //! revision.
 //!
-//! One reconcile: check pause (see [`crate::machineset::pause`] for the model); label and
+//! One reconcile: check pause (see [`crate::framework::pause`] for the model); label and
 //! own by the Cluster; check the templates; gather the deployment's sets (adopting orphans
 //! that match its selector); find or create the current set and propagate labels,
 //! annotations and timeouts to it in place; then one step of the strategy: a rolling update
@@ -11,6 +11,7 @@
 //! once complete; write status. Every set is written at most once per reconcile, and only
 //! where it differs.
 
+mod apply;
 pub mod build;
 pub mod cleanup;
 pub mod ondelete;
@@ -26,7 +27,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::framework::requeue::Requeue;
-use drydock_api::admission::FieldPath;
 use drydock_api::capi::conditions::time_at;
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineDeploymentStrategyType, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
@@ -34,24 +34,27 @@ use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
 use futures::StreamExt;
 use jiff::Timestamp;
-use kube::api::{Api, PostParams};
+use kube::api::Api;
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 
 use self::ondelete::Counted;
 use self::plan::Plan;
-use crate::framework::patch::{apply_changes, delete_if_present};
+use crate::framework::cluster_index::ClusterIndex;
+use crate::framework::expectations::{Expectations, Outstanding};
+use crate::framework::names::random_suffix;
+use crate::framework::pause::{self, ClusterPauses, Pause};
 use crate::framework::runner::{self, Queue, key_of};
-use crate::framework::{Error, Result, metrics};
-use crate::machineset::CAPI_GROUP;
-use crate::machineset::expectations::{Expectations, Outstanding};
-use crate::machineset::index::ClusterIndex;
-use crate::machineset::machines::random_suffix;
-use crate::machineset::pause::{self, ClusterPauses, Pause};
-use crate::machineset::templates::{self, TemplateOwners};
+use crate::framework::select::{owners_of_recorded, parse_selector};
+use crate::framework::templates::{self, TemplateOwners};
+use crate::framework::write::Writer;
+use crate::framework::{Error, Result};
 use crate::{Context, Running};
 
 pub const NAME: &str = "machinedeployment";
+
+/// Writes MachineDeployments and their MachineSets.
+static WRITER: Writer = Writer::new(NAME);
 
 /// What the MachineDeployment reconciler keeps between reconciles.
 pub struct State {
@@ -78,16 +81,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         expectations: Expectations::default(),
         templates: TemplateOwners::default(),
     });
-    let deployments = st.deployments.clone();
-    let trigger = queue.track(ctx.informers.machine_deployments.subscribe()).map(move |md| {
-        deployments.observe(&md);
-        md
-    });
-    let (sets, deployments) = (st.sets.clone(), st.deployments.clone());
-    let on_set = queue.map_to(move |ms: &MachineSet| {
-        sets.observe(ms);
-        deployments_for_set(ms, &deployments)
-    });
+    let trigger = queue.track(ctx.informers.machine_deployments.subscribe()).map(st.deployments.recorder());
+    let on_set = queue.map_to(owners_of_recorded(&st.sets, "MachineDeployment", &st.deployments));
     let machines = st.machines.clone();
     let md_store = ctx.informers.machine_deployments.store.clone();
     let on_machine = queue.map_to(move |m: &Machine| {
@@ -111,30 +106,6 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     Box::pin(runner::run(NAME, c, queue, concurrency, ctx.clock().clone(), st, reconcile))
 }
 
-/// The deployment a MachineSet event concerns: its controller, or for a set without one,
-/// the deployments of its cluster that select it (to adopt it).
-fn deployments_for_set(
-    ms: &MachineSet,
-    deployments: &ClusterIndex<MachineDeployment>,
-) -> Vec<ObjectRef<MachineDeployment>> {
-    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
-    if let Some(c) = owner::get_controller(&ms.metadata) {
-        let is_md = c.kind == "MachineDeployment" && owner::api_group(&c.api_version) == CAPI_GROUP;
-        return if is_md { vec![ObjectRef::new(&c.name).within(ns)] } else { Vec::new() };
-    }
-    if ms.metadata.deletion_timestamp.is_some() {
-        return Vec::new();
-    }
-    let empty = Default::default();
-    let labels = ms.metadata.labels.as_ref().unwrap_or(&empty);
-    deployments
-        .list(ns, &ms.spec.cluster_name)
-        .iter()
-        .filter(|md| parse_selector(md).is_ok_and(|s| !s.is_empty() && s.matches(labels)))
-        .map(|md| ObjectRef::from_obj(&**md))
-        .collect()
-}
-
 /// An OnDelete deployment follows its old Machines as users delete them: a Machine marked
 /// for deletion wakes it (the set's status does not change until the Machine is gone).
 fn on_delete_deployment_of_deleting_machine(
@@ -154,15 +125,8 @@ fn on_delete_deployment_of_deleting_machine(
     if on_delete { vec![r] } else { Vec::new() }
 }
 
-fn parse_selector(md: &MachineDeployment) -> Result<Selector> {
-    Selector::parse(&md.spec.selector, &FieldPath::new("spec").child("selector")).map_err(|errs| {
-        let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-        Error::other(format!("invalid selector: {}", msgs.join("; ")))
-    })
-}
-
-fn other<E: std::fmt::Display>(context: &str) -> impl Fn(E) -> Error + '_ {
-    move |e| Error::other(format!("{context}: {e}"))
+fn invalid<E: std::fmt::Display>(field: &str) -> impl Fn(E) -> Error + '_ {
+    move |e| Error::InvalidSpec(format!("{field}: {e}"))
 }
 
 async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue> {
@@ -174,25 +138,17 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
     let ns = md.metadata.namespace.clone().unwrap_or_default();
     st.sets.ensure_seeded().await;
     st.ctx.informers.clusters.ready().await;
-    let cluster = st
-        .ctx
-        .informers
-        .clusters
-        .store
-        .get(&ObjectRef::new(&md.spec.cluster_name).within(&ns))
-        .ok_or_else(|| Error::other(format!("Cluster {ns}/{} not found", md.spec.cluster_name)))?;
+    let cluster = st.ctx.cluster(&ns, &md.spec.cluster_name)?;
     let api: Api<MachineDeployment> = st.ctx.api(&ns);
     let mut want = (*md).clone();
     let paused = Pause::of(&cluster, &md.metadata, md.spec.paused == Some(true));
     pause::set_condition(&mut want, paused, &cluster, st.ctx.clock().condition_time());
     if paused.is_some_and(Pause::stops_everything) {
         if want != *md {
-            apply_changes(&api, NAME, &md, &want).await?;
+            WRITER.apply(&api, &md, &want).await?;
         }
         return Ok(Requeue::await_change());
     }
-    let rollout_paused = paused.is_some();
-
     want.metadata
         .labels
         .get_or_insert_with(Default::default)
@@ -200,24 +156,91 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
     if let Some(r) = owner::owner_ref(&*cluster) {
         owner::ensure_owner_ref(&mut want.metadata, r);
     }
-    let missing_templates = ensure_templates(&st, &want, &cluster).await?;
     let selector = parse_selector(&want)?;
-    let owned = owned_sets(&st, &want, &selector).await?;
+    let read = read(&st, &want, &cluster, &selector, &key, paused.is_some()).await?;
+    let (expires_in, now) = (read.pending.expires_in, read.now);
+    let Decided { plan, deferred, max_unavailable } = decide(&mut want, read)?;
+    apply::write_sets(&st, &want, &plan, &key).await?;
+    let mut status = status::compute(&want, &plan, selector.to_query());
+    if deferred.is_some() {
+        status.observed_generation = md.status.as_ref().and_then(|s| s.observed_generation);
+    }
+    want.status = Some(status);
+    status::set_conditions(&mut want, &plan, max_unavailable, time_at(now));
+    if paused.is_none() && status::is_complete(&want) {
+        apply::cleanup(&st, &want, &plan).await?;
+    }
+    // Comparing is much cheaper than the serialisation a diff needs; most reconciles
+    // change nothing.
+    if want != *md {
+        WRITER.apply(&api, &md, &want).await?;
+    }
+    if let Some(e) = deferred {
+        return Err(e);
+    }
+    Ok(requeue(&want, expires_in, now))
+}
+
+/// What a reconcile plans from, read before planning.
+struct Read {
+    /// The deployment's sets, and orphans its selector matches.
+    owned: Vec<Arc<MachineSet>>,
+    orphans: Vec<Arc<MachineSet>>,
+    /// Templates that do not exist (existing sets can still scale; no new set is created).
+    missing_templates: Vec<String>,
+    /// Creations not yet seen in the cache.
+    pending: Outstanding,
+    /// The cluster's Machines, for an OnDelete rollout.
+    machines: Vec<Arc<Machine>>,
+    rollout_paused: bool,
+    now: Timestamp,
+}
+
+async fn read(
+    st: &State,
+    md: &MachineDeployment,
+    cluster: &Cluster,
+    selector: &Selector,
+    key: &str,
+    rollout_paused: bool,
+) -> Result<Read> {
+    let missing_templates = ensure_templates(st, md, cluster).await?;
+    let (owned, orphans) = sets_of(st, md, selector);
     let pending = st.expectations.outstanding(
-        &key,
-        |name| owned.iter().any(|ms| ms.metadata.name.as_deref() == Some(name)),
+        key,
+        |name| owned.iter().chain(&orphans).any(|ms| ms.metadata.name.as_deref() == Some(name)),
         |_| true,
     );
-    let now = st.ctx.clock().now();
-    let mut plan = Plan::new(&want, owned, now);
-    let desired = rollout::replicas(&want);
-    let max_replicas = desired + rollout::max_surge(&want).map_err(other("spec.strategy.rollingUpdate.maxSurge"))?;
-    let strategy = rollout::strategy_type(&want);
+    let machines = if rollout::strategy_type(md) == MachineDeploymentStrategyType::OnDelete {
+        st.machines.ensure_seeded().await;
+        st.machines.list(md.metadata.namespace.as_deref().unwrap_or_default(), &md.spec.cluster_name)
+    } else {
+        Vec::new()
+    };
+    Ok(Read { owned, orphans, missing_templates, pending, machines, rollout_paused, now: st.ctx.clock().now() })
+}
+
+/// The plan, and what the status needs of it.
+struct Decided {
+    plan: Plan,
+    /// An error reported once the status is written (the rollout cannot start).
+    deferred: Option<Error>,
+    max_unavailable: i32,
+}
+
+/// Plans the sets from what was read (no API calls): adoption, the new set or the current
+/// set's in-place fields, then one step of the strategy. Records the revision on `md`.
+fn decide(md: &mut MachineDeployment, read: Read) -> Result<Decided> {
+    let owner = owner::controller_ref(md);
+    let mut plan = Plan::adopting(md, read.owned, read.orphans, owner.as_ref(), read.now);
+    let desired = rollout::replicas(md);
+    let max_replicas = desired + rollout::max_surge(md).map_err(invalid("spec.strategy.rollingUpdate.maxSurge"))?;
+    let strategy = rollout::strategy_type(md);
     // Judged on the sets as read, before this reconcile records the replicas on them.
-    let scaling = !rollout_paused
+    let scaling = !read.rollout_paused
         && strategy == MachineDeploymentStrategyType::RollingUpdate
         && sync::is_scaling_event(&plan, desired);
-    let md_name = want.metadata.name.clone().unwrap_or_default();
+    let md_name = md.metadata.name.clone().unwrap_or_default();
     for p in plan.iter_mut() {
         p.want
             .metadata
@@ -225,76 +248,52 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
             .get_or_insert_with(Default::default)
             .insert(DEPLOYMENT_NAME_LABEL.into(), md_name.clone());
     }
-
-    let mut deferred: Option<Error> = None;
-    if plan.current().is_none() {
-        if rollout_paused || scaling || !pending.creates.is_empty() {
-            // Paused: no rollout. Scaling: first resize what exists. Pending: the new set
-            // is created, not yet cached.
-        } else if !missing_templates.is_empty() {
-            deferred = Some(Error::other(format!(
-                "cannot create a new MachineSet when templates do not exist: {}",
-                missing_templates.join(", ")
-            )));
-        } else {
-            create_set(&st, &want, &mut plan, &key, max_replicas).await?;
-        }
+    let mut deferred = None;
+    if plan.current().is_some() {
+        update_current(md, &mut plan, max_replicas)?;
+    } else if read.rollout_paused || scaling || !read.pending.creates.is_empty() {
+        // Paused: no rollout. Scaling: first resize what exists. Pending: the new set is
+        // created, not yet cached.
+    } else if !read.missing_templates.is_empty() {
+        let missing = read.missing_templates.join(", ");
+        deferred = Some(Error::Missing(format!("templates for a new MachineSet: {missing}")));
     } else {
-        update_current(&want, &mut plan, max_replicas)?;
+        let revision = revision::next_revision(plan.old().map(|ms| ms.metadata.annotations.as_ref()));
+        let replicas = rollout::new_set_replicas(md, plan.old(), 0)
+            .map_err(invalid("spec.strategy (replicas of a new MachineSet)"))?;
+        plan.push_new(build::new_machine_set(md, &random_suffix(), revision, replicas, max_replicas));
     }
     if let Some(rev) = plan.current().and_then(|ms| ms.metadata.annotations.as_ref()?.get(REVISION_ANNOTATION).cloned())
     {
-        want.metadata.annotations.get_or_insert_with(Default::default).insert(REVISION_ANNOTATION.into(), rev);
+        md.metadata.annotations.get_or_insert_with(Default::default).insert(REVISION_ANNOTATION.into(), rev);
     }
-
     let max_unavailable =
-        rollout::max_unavailable(&want).map_err(other("spec.strategy.rollingUpdate.maxUnavailable"))?;
+        rollout::max_unavailable(md).map_err(invalid("spec.strategy.rollingUpdate.maxUnavailable"))?;
     // The current set must always be able to create Machines (an earlier OnDelete
     // rollout may have frozen it while it was old).
     if let Some(current) = plan.current_mut() {
         ondelete::allow_creation(current);
     }
-    if rollout_paused || scaling {
-        sync::scale(&want, &mut plan, max_replicas);
+    if read.rollout_paused || scaling {
+        sync::scale(md, &mut plan, max_replicas);
     } else {
-        rollout::reconcile_new(&want, &mut plan, max_replicas).map_err(other("rollout"))?;
+        rollout::reconcile_new(md, &mut plan, max_replicas).map_err(invalid("spec.strategy (rollout)"))?;
         match strategy {
             MachineDeploymentStrategyType::RollingUpdate => {
-                rolling::reconcile_old(&want, &mut plan, max_unavailable, max_replicas)
+                rolling::reconcile_old(md, &mut plan, max_unavailable, max_replicas);
             }
             MachineDeploymentStrategyType::OnDelete => {
-                st.machines.ensure_seeded().await;
-                let machines = st.machines.list(&ns, &want.spec.cluster_name);
-                ondelete::reconcile_old(&want, &mut plan, max_replicas, |ms| count_machines(ms, &machines));
+                ondelete::reconcile_old(md, &mut plan, max_replicas, |ms| count_machines(ms, &read.machines));
             }
         }
     }
-    write_sets(&st, &plan).await?;
-
-    let mut status = status::compute(&want, &plan, selector.to_query());
-    if deferred.is_some() {
-        status.observed_generation = md.status.as_ref().and_then(|s| s.observed_generation);
-    }
-    want.status = Some(status);
-    status::set_conditions(&mut want, &plan, max_unavailable, time_at(now));
-    if !rollout_paused && status::is_complete(&want) {
-        cleanup(&st, &want, &plan).await?;
-    }
-    // Comparing is much cheaper than the serialisation a diff needs; most reconciles
-    // change nothing.
-    if want != *md {
-        apply_changes(&api, NAME, &md, &want).await?;
-    }
-    if let Some(e) = deferred {
-        return Err(e);
-    }
-    Ok(requeue(&want, &pending, now))
+    Ok(Decided { plan, deferred, max_unavailable })
 }
 
 /// The Machines an old set's selector matches (whoever owns them), and how many of those
 /// are being deleted.
 fn count_machines(ms: &MachineSet, machines: &[Arc<Machine>]) -> Counted {
-    let Ok(selector) = Selector::parse(&ms.spec.selector, &FieldPath::new("spec").child("selector")) else {
+    let Ok(selector) = parse_selector(ms) else {
         return Counted::default();
     };
     if selector.is_empty() {
@@ -315,7 +314,7 @@ fn count_machines(ms: &MachineSet, machines: &[Arc<Machine>]) -> Counted {
 
 /// When to look again without an event: when a pending creation expires, or when a
 /// future `rolloutAfter` passes (upstream waits for the next resync instead).
-fn requeue(md: &MachineDeployment, pending: &Outstanding, now: Timestamp) -> Requeue {
+fn requeue(md: &MachineDeployment, expires_in: Option<Duration>, now: Timestamp) -> Requeue {
     let rollout_after = md
         .spec
         .rollout_after
@@ -323,7 +322,7 @@ fn requeue(md: &MachineDeployment, pending: &Outstanding, now: Timestamp) -> Req
         .filter(|t| t.0 > now)
         .and_then(|t| Duration::try_from(t.0.duration_since(now)).ok())
         .map(|d| d + Duration::from_millis(100));
-    Requeue::after_opt([pending.expires_in, rollout_after].into_iter().flatten().min())
+    Requeue::after_opt([expires_in, rollout_after].into_iter().flatten().min())
 }
 
 /// Ensures the templates belong to the Cluster; returns the ones that do not exist
@@ -344,59 +343,28 @@ async fn ensure_templates(st: &State, md: &MachineDeployment, cluster: &Cluster)
     Ok(missing)
 }
 
-/// The deployment's sets: those it controls, plus orphans matching its (non-empty)
+/// The deployment's sets: those it controls, and orphans matching its (non-empty)
 /// selector, which it adopts.
-async fn owned_sets(st: &State, md: &MachineDeployment, selector: &Selector) -> Result<Vec<Arc<MachineSet>>> {
+fn sets_of(st: &State, md: &MachineDeployment, selector: &Selector) -> (Vec<Arc<MachineSet>>, Vec<Arc<MachineSet>>) {
     let ns = md.metadata.namespace.as_deref().unwrap_or_default();
     let Some(controller_ref) = owner::controller_ref(md) else {
-        return Ok(Vec::new());
+        return (Vec::new(), Vec::new());
     };
-    let api: Api<MachineSet> = st.ctx.api(ns);
     let empty = Default::default();
-    let mut owned = Vec::new();
+    let (mut owned, mut orphans) = (Vec::new(), Vec::new());
     for ms in st.sets.list(ns, &md.spec.cluster_name) {
         match owner::get_controller(&ms.metadata) {
             Some(c) if c.uid == controller_ref.uid => owned.push(ms),
             Some(_) => {}
             None => {
                 let labels = ms.metadata.labels.as_ref().unwrap_or(&empty);
-                if selector.is_empty() || !selector.matches(labels) || ms.metadata.deletion_timestamp.is_some() {
-                    continue;
+                if !selector.is_empty() && selector.matches(labels) && ms.metadata.deletion_timestamp.is_none() {
+                    orphans.push(ms);
                 }
-                let mut adopted = (*ms).clone();
-                owner::ensure_owner_ref(&mut adopted.metadata, controller_ref.clone());
-                let name = ms.metadata.name.clone().unwrap_or_default();
-                let (written, _) = apply_changes(&api, NAME, &ms, &adopted).await?;
-                st.ctx.events.normal(md, "SuccessfulAdopt", format!("Adopted MachineSet {name:?}")).await;
-                owned.push(Arc::new(written));
             }
         }
     }
-    Ok(owned)
-}
-
-/// Creates the set for the deployment's current template and makes it the plan's current
-/// set. It starts with the replicas a rollout allows next to the old sets.
-async fn create_set(st: &State, md: &MachineDeployment, plan: &mut Plan, key: &str, max_replicas: i32) -> Result<()> {
-    let ns = md.metadata.namespace.as_deref().unwrap_or_default();
-    let revision = revision::next_revision(plan.old().map(|ms| ms.metadata.annotations.as_ref()));
-    let replicas = rollout::new_set_replicas(md, plan.old(), 0).map_err(other("new MachineSet replicas"))?;
-    let ms = build::new_machine_set(md, &random_suffix(), revision, replicas, max_replicas);
-    let name = ms.metadata.name.clone().unwrap_or_default();
-    let api: Api<MachineSet> = st.ctx.api(ns);
-    match api.create(&PostParams::default(), &ms).await {
-        Ok(created) => {
-            metrics::write(NAME);
-            st.expectations.expect_create(key, &name);
-            st.ctx.events.normal(md, "SuccessfulCreate", format!("Created MachineSet {ns}/{name}")).await;
-            plan.push_current(created);
-            Ok(())
-        }
-        Err(e) => {
-            st.ctx.events.warning(md, "FailedCreate", format!("Failed to create MachineSet {ns}/{name}: {e}")).await;
-            Err(e.into())
-        }
-    }
+    (owned, orphans)
 }
 
 /// Propagates the deployment's in-place fields and revision to the current set.
@@ -408,65 +376,11 @@ fn update_current(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) ->
     };
     let name = current.metadata.name.clone().unwrap_or_default();
     let hash = build::existing_hash(current)
-        .ok_or_else(|| Error::other(format!("MachineSet {name} has no machine-template-hash label")))?;
+        .ok_or_else(|| Error::inconsistent(format!("MachineSet {name}"), "no machine-template-hash label"))?;
     build::apply_in_place(md, current, &hash);
     revision::set_current(current.metadata.annotations.get_or_insert_with(Default::default), new_revision)
-        .map_err(|e| Error::other(format!("MachineSet {name}: {e}")))?;
+        .map_err(|e| Error::inconsistent(format!("MachineSet {name}"), e))?;
     plan::set_replica_annotations(current, desired, max_replicas);
-    Ok(())
-}
-
-/// Writes every set that changed; a set whose replicas changed gets a scaling event.
-async fn write_sets(st: &State, plan: &Plan) -> Result<()> {
-    for p in plan.iter() {
-        if p.want == *p.before {
-            continue;
-        }
-        let ns = p.want.metadata.namespace.as_deref().unwrap_or_default();
-        let name = p.want.metadata.name.as_deref().unwrap_or_default();
-        let api: Api<MachineSet> = st.ctx.api(ns);
-        match apply_changes(&api, NAME, &p.before, &p.want).await {
-            Ok(_) => {}
-            Err(e) if e.is_not_found() => continue,
-            Err(e) => {
-                if p.want.spec.replicas != p.before.spec.replicas {
-                    st.ctx
-                        .events
-                        .warning(&p.want, "FailedScale", format!("Failed to scale MachineSet {ns}/{name}: {e}"))
-                        .await;
-                }
-                return Err(e);
-            }
-        }
-        let (from, to) = (p.before.spec.replicas.unwrap_or(0), p.want.spec.replicas.unwrap_or(0));
-        if from != to {
-            st.ctx
-                .events
-                .normal(&p.want, "SuccessfulScale", format!("Scaled MachineSet {ns}/{name}: {from} -> {to}"))
-                .await;
-        }
-    }
-    Ok(())
-}
-
-/// Deletes old empty sets beyond the revision history limit.
-async fn cleanup(st: &State, md: &MachineDeployment, plan: &Plan) -> Result<()> {
-    let ns = md.metadata.namespace.as_deref().unwrap_or_default();
-    let api: Api<MachineSet> = st.ctx.api(ns);
-    for name in cleanup::to_delete(plan, md.spec.revision_history_limit) {
-        match delete_if_present(&api, NAME, &name).await {
-            Ok(_) => {
-                st.ctx.events.normal(md, "SuccessfulDelete", format!("Deleted MachineSet {ns}/{name}")).await;
-            }
-            Err(e) => {
-                st.ctx
-                    .events
-                    .warning(md, "FailedDelete", format!("Failed to delete MachineSet {ns}/{name}: {e}"))
-                    .await;
-                return Err(e);
-            }
-        }
-    }
     Ok(())
 }
 

@@ -10,7 +10,7 @@
 use drydock_api::capi::core::{MachineDeployment, MachineSet};
 use drydock_api::capi::keys::DISABLE_MACHINE_CREATE_ANNOTATION;
 
-use super::plan::{Plan, scale, spec};
+use super::plan::{Plan, scale, scale_down_in_order, spec};
 use super::rollout::replicas;
 
 /// Machines selected by a set: all of them, and how many of those are being deleted.
@@ -59,21 +59,7 @@ pub fn reconcile_old(
         }
         scale_down -= before - remaining;
     }
-    for name in &order {
-        if scale_down <= 0 {
-            break;
-        }
-        let Some(ms) = plan.get_mut(name) else {
-            continue;
-        };
-        let s = spec(ms);
-        if s == 0 {
-            continue;
-        }
-        let down = s.min(scale_down);
-        scale(ms, s - down, desired, max_replicas);
-        scale_down -= down;
-    }
+    scale_down_in_order(plan, &order, scale_down, spec, (desired, max_replicas));
 }
 
 #[cfg(test)]

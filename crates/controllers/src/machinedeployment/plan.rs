@@ -1,21 +1,36 @@
 //! The MachineSets of a MachineDeployment as read and as the reconcile wants them.
 //!
-//! Every step (in-place propagation, scaling, rollout) edits the wanted copies; the
-//! reconcile then writes each set once, and only if it differs from what was read.
+//! Planning is a pure function of what the reconcile read: every step (adoption, the new
+//! set, in-place propagation, scaling, rollout) edits the wanted copies; the apply step
+//! then writes each set once (creating new ones), and only if it differs from what was read.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
 use drydock_api::capi::core::{MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION};
+use drydock_api::capi::owner;
 use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::template;
+
+/// How the apply step writes a planned set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// A set of the deployment: what differs is patched.
+    Update,
+    /// An orphan the deployment adopts: patched with its new controller.
+    Adopt,
+    /// A new set: created.
+    Create,
+}
 
 /// One MachineSet: as read, and as wanted.
 pub struct Planned {
     pub before: Arc<MachineSet>,
     pub want: MachineSet,
+    pub write: Write,
 }
 
 #[derive(Default)]
@@ -43,22 +58,47 @@ impl Plan {
     /// deleted does not count: it must be replaced). With
     /// `rolloutAfter` passed, only a set created at or after it qualifies, so every
     /// Machine created before gets replaced.
-    pub fn new(md: &MachineDeployment, mut sets: Vec<Arc<MachineSet>>, now: Timestamp) -> Self {
-        sets.sort_by(|a, b| order(a, b));
+    pub fn new(md: &MachineDeployment, sets: Vec<Arc<MachineSet>>, now: Timestamp) -> Self {
+        Self::adopting(md, sets, Vec::new(), None, now)
+    }
+
+    /// Like [`Plan::new`], with `orphans` (sets without a controller that the deployment's
+    /// selector matches) planned for adoption with `owner` as their controller.
+    pub fn adopting(
+        md: &MachineDeployment,
+        owned: Vec<Arc<MachineSet>>,
+        orphans: Vec<Arc<MachineSet>>,
+        owner: Option<&OwnerReference>,
+        now: Timestamp,
+    ) -> Self {
+        let mut sets: Vec<(Arc<MachineSet>, Write)> = owned.into_iter().map(|s| (s, Write::Update)).collect();
+        if owner.is_some() {
+            sets.extend(orphans.into_iter().map(|s| (s, Write::Adopt)));
+        }
+        sets.sort_by(|a, b| order(&a.0, &b.0));
         let rollout_after = md.spec.rollout_after.as_ref().map(|t| t.0).filter(|t| now >= *t);
-        let current = sets.iter().position(|ms| {
+        let current = sets.iter().position(|(ms, _)| {
             ms.metadata.deletion_timestamp.is_none()
                 && template::equal(&ms.spec.template, &md.spec.template)
                 && rollout_after
                     .is_none_or(|after| ms.metadata.creation_timestamp.as_ref().is_some_and(|c| c.0 >= after))
         });
-        let sets = sets.into_iter().map(|before| Planned { want: (*before).clone(), before }).collect();
+        let sets = sets
+            .into_iter()
+            .map(|(before, write)| {
+                let mut want = (*before).clone();
+                if let (Write::Adopt, Some(owner)) = (write, owner) {
+                    owner::ensure_owner_ref(&mut want.metadata, owner.clone());
+                }
+                Planned { want, before, write }
+            })
+            .collect();
         Self { sets, current }
     }
 
-    /// Adds a set just created; it becomes the current one.
-    pub fn push_current(&mut self, created: MachineSet) {
-        self.sets.push(Planned { want: created.clone(), before: Arc::new(created) });
+    /// Adds a set to create; it becomes the current one.
+    pub fn push_new(&mut self, new: MachineSet) {
+        self.sets.push(Planned { want: new.clone(), before: Arc::new(new), write: Write::Create });
         self.current = Some(self.sets.len() - 1);
     }
 
@@ -141,6 +181,34 @@ pub fn annotation_i32(ms: &MachineSet, key: &str) -> Option<i32> {
 pub fn scale(ms: &mut MachineSet, replicas: i32, md_replicas: i32, max_replicas: i32) {
     ms.spec.replicas = Some(replicas);
     set_replica_annotations(ms, md_replicas, max_replicas);
+}
+
+/// Takes up to `amount` replicas off the named sets, in order, at most `room` of each,
+/// recording the deployment's replicas on the sets it scales. Returns how many it took.
+pub fn scale_down_in_order(
+    plan: &mut Plan,
+    order: &[String],
+    amount: i32,
+    room: impl Fn(&MachineSet) -> i32,
+    (desired, max_replicas): (i32, i32),
+) -> i32 {
+    let mut taken = 0;
+    for name in order {
+        if taken >= amount {
+            break;
+        }
+        let Some(ms) = plan.get_mut(name) else {
+            continue;
+        };
+        let r = room(ms);
+        if r <= 0 {
+            continue;
+        }
+        let down = r.min(amount - taken);
+        scale(ms, spec(ms) - down, desired, max_replicas);
+        taken += down;
+    }
+    taken
 }
 
 pub fn set_replica_annotations(ms: &mut MachineSet, md_replicas: i32, max_replicas: i32) {

@@ -16,7 +16,7 @@
 
 use drydock_api::capi::core::MachineDeployment;
 
-use super::plan::{Plan, available, scale, spec};
+use super::plan::{Plan, available, scale_down_in_order, spec};
 use super::rollout::replicas;
 
 /// Shrinks the old sets for one rolling update step (after the new set's step).
@@ -40,22 +40,8 @@ pub fn reconcile_old(md: &MachineDeployment, plan: &mut Plan, max_unavailable: i
 
 /// Step 2: removes old sets' unavailable replicas, up to `max` in total.
 fn cleanup_unavailable(plan: &mut Plan, order: &[String], max: i32, desired: i32, max_replicas: i32) {
-    let mut cleaned = 0;
-    for name in order {
-        if cleaned >= max {
-            break;
-        }
-        let Some(ms) = plan.get_mut(name) else {
-            continue;
-        };
-        let (s, a) = (spec(ms), available(ms));
-        if s == 0 || s <= a {
-            continue;
-        }
-        let down = (max - cleaned).min(s - a);
-        scale(ms, s - down, desired, max_replicas);
-        cleaned += down;
-    }
+    // A set's unavailable replicas: what it is to keep beyond what is available.
+    scale_down_in_order(plan, order, max, |ms| spec(ms) - available(ms), (desired, max_replicas));
 }
 
 /// Step 3: takes old sets down within the availability budget.
@@ -64,23 +50,7 @@ fn scale_down_within_budget(plan: &mut Plan, order: &[String], min_available: i3
     if total_available <= min_available {
         return;
     }
-    let budget = total_available - min_available;
-    let mut taken = 0;
-    for name in order {
-        if taken >= budget {
-            break;
-        }
-        let Some(ms) = plan.get_mut(name) else {
-            continue;
-        };
-        let s = spec(ms);
-        if s == 0 {
-            continue;
-        }
-        let down = s.min(budget - taken);
-        scale(ms, s - down, desired, max_replicas);
-        taken += down;
-    }
+    scale_down_in_order(plan, order, total_available - min_available, spec, (desired, max_replicas));
 }
 
 #[cfg(test)]

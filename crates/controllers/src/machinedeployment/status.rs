@@ -1,19 +1,15 @@
 //! MachineDeployment status: replica counters summed over its sets, the phase, and the
 //! Available, MachineSetReady, MachinesCreated and Ready conditions (Paused is set by the
-//! reconcile, see [`crate::machineset::pause`]).
+//! reconcile, see [`crate::framework::pause`]).
 
+use drydock_api::capi::condition_types::{
+    AVAILABLE, MACHINE_SET_READY, MACHINES_CREATED, WAITING_FOR_AVAILABLE_MACHINES, WAITING_FOR_MACHINE_SET,
+};
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{MachineDeployment, MachineDeploymentStatus, MachineSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::plan::Plan;
-
-pub const AVAILABLE: &str = "Available";
-/// False while one of the sets cannot create Machines (e.g. held by preflight checks).
-pub const MACHINES_CREATED: &str = crate::machineset::status::MACHINES_CREATED;
-pub const MACHINE_SET_READY: &str = "MachineSetReady";
-pub const WAITING_FOR_AVAILABLE_MACHINES: &str = "WaitingForAvailableMachines";
-pub const WAITING_FOR_MACHINE_SET: &str = "WaitingForMachineSet";
 
 pub const PHASE_RUNNING: &str = "Running";
 pub const PHASE_SCALING_UP: &str = "ScalingUp";

@@ -14,7 +14,7 @@ use drydock_api::capi::core::{Machine, MachineSetDeletePolicy};
 use drydock_api::capi::keys::{DELETE_MACHINE_ANNOTATION, has_annotation};
 use jiff::Timestamp;
 
-use super::status::{HEALTH_CHECK_SUCCEEDED, NODE_HEALTHY};
+use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, NODE_HEALTHY};
 
 const MUST_DELETE: f64 = 100.0;
 const SHOULD_DELETE: f64 = 75.0;

@@ -11,50 +11,46 @@
 //! controller reference).
 
 pub mod delete_policy;
-pub mod expectations;
-pub mod index;
 pub mod machines;
-pub mod pause;
 pub mod preflight;
 pub mod propagate;
 pub mod remediation;
 pub mod replicas;
 pub mod status;
-pub mod templates;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::framework::requeue::Requeue;
-use drydock_api::admission::FieldPath;
 use drydock_api::capi::conditions::{HasConditions, time_at};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner;
-use drydock_api::capi::selector::Selector;
 use futures::StreamExt;
 use kube::api::Api;
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 
-use self::expectations::{Expectations, Outstanding};
-use self::index::ClusterIndex;
 use self::machines::Selection;
-use self::pause::{ClusterPauses, Pause};
 use self::preflight::Waiting;
 use self::remediation::Outcome;
 use self::replicas::Scale;
-use self::templates::TemplateOwners;
-use crate::framework::patch::apply_changes;
+use crate::framework::cluster_index::ClusterIndex;
+use crate::framework::expectations::{Expectations, Outstanding};
+use crate::framework::objects::CAPI_GROUP;
+use crate::framework::pause::{self, ClusterPauses, Pause};
+use crate::framework::requeue::Requeue;
 use crate::framework::runner::{self, Queue, key_of};
+use crate::framework::select::{owners_of_recorded, parse_selector};
+use crate::framework::templates::{self, TemplateOwners};
+use crate::framework::write::Writer;
 use crate::framework::{Error, Result};
 use crate::{Context, Running};
 
 pub const NAME: &str = "machineset";
 
-/// The Cluster API group, as owner references and labels name it.
-pub const CAPI_GROUP: &str = "cluster.x-k8s.io";
+/// Writes MachineSets and their Machines.
+pub(crate) static WRITER: Writer = Writer::new(NAME);
 
 /// How often a set held by preflight checks looks again when its control plane is not a
 /// cached kind (a KubeadmControlPlane's changes wake it instead).
@@ -88,16 +84,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         templates: TemplateOwners::default(),
         waiting: Arc::new(Waiting::default()),
     });
-    let sets = st.sets.clone();
-    let trigger = queue.track(ctx.informers.machine_sets.subscribe()).map(move |ms| {
-        sets.observe(&ms);
-        ms
-    });
-    let (machines, sets) = (st.machines.clone(), st.sets.clone());
-    let on_machine = queue.map_to(move |m: &Machine| {
-        machines.observe(m);
-        sets_for_machine(m, &sets)
-    });
+    let trigger = queue.track(ctx.informers.machine_sets.subscribe()).map(st.sets.recorder());
+    let on_machine = queue.map_to(owners_of_recorded(&st.machines, "MachineSet", &st.sets));
     let (sets, waiting, pauses) = (st.sets.clone(), st.waiting.clone(), ClusterPauses::default());
     let on_cluster = queue.map_to(move |c: &Cluster| {
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
@@ -137,33 +125,6 @@ fn cluster_of(meta: &kube::core::ObjectMeta) -> Option<&str> {
         .or_else(|| owner::find_owner(meta, CAPI_GROUP, "Cluster").map(|r| r.name.as_str()))
 }
 
-/// The sets a Machine event concerns: its controlling MachineSet, or for a Machine without
-/// a controller, the sets of its cluster that select it (to adopt it).
-fn sets_for_machine(m: &Machine, sets: &ClusterIndex<MachineSet>) -> Vec<ObjectRef<MachineSet>> {
-    let ns = m.metadata.namespace.as_deref().unwrap_or_default();
-    if let Some(c) = owner::get_controller(&m.metadata) {
-        let is_set = c.kind == "MachineSet" && owner::api_group(&c.api_version) == CAPI_GROUP;
-        return if is_set { vec![ObjectRef::new(&c.name).within(ns)] } else { Vec::new() };
-    }
-    if m.metadata.deletion_timestamp.is_some() {
-        return Vec::new();
-    }
-    let empty = Default::default();
-    let labels = m.metadata.labels.as_ref().unwrap_or(&empty);
-    sets.list(ns, &m.spec.cluster_name)
-        .iter()
-        .filter(|ms| parse_selector(ms).is_ok_and(|s| !s.is_empty() && s.matches(labels)))
-        .map(|ms| ObjectRef::from_obj(&**ms))
-        .collect()
-}
-
-fn parse_selector(ms: &MachineSet) -> Result<Selector> {
-    Selector::parse(&ms.spec.selector, &FieldPath::new("spec").child("selector")).map_err(|errs| {
-        let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-        Error::other(format!("invalid selector: {}", msgs.join("; ")))
-    })
-}
-
 /// The MachineDeployment the set belongs to (its owner, else its deployment-name label).
 pub fn owning_deployment(st: &State, ms: &MachineSet) -> Option<Arc<MachineDeployment>> {
     let name = owner::find_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment")
@@ -185,13 +146,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
     }
     st.machines.ensure_seeded().await;
     st.ctx.informers.clusters.ready().await;
-    let cluster = st
-        .ctx
-        .informers
-        .clusters
-        .store
-        .get(&ObjectRef::new(&cluster_name).within(&ns))
-        .ok_or_else(|| Error::other(format!("Cluster {ns}/{cluster_name} not found")))?;
+    let cluster = st.ctx.cluster(&ns, &cluster_name)?;
     let api: Api<MachineSet> = st.ctx.api(&ns);
     let mut want = (*ms).clone();
     let paused = Pause::of(&cluster, &ms.metadata, false);
@@ -199,7 +154,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
     if paused.is_some() {
         st.waiting.set(&ns, &cluster_name, &name, false);
         if want != *ms {
-            apply_changes(&api, NAME, &ms, &want).await?;
+            WRITER.apply(&api, &ms, &want).await?;
         }
         return Ok(Requeue::await_change());
     }
@@ -234,7 +189,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
     // Comparing is much cheaper than the serialisation a diff needs; most reconciles
     // change nothing.
     if want != *ms {
-        apply_changes(&api, NAME, &ms, &want).await?;
+        WRITER.apply(&api, &ms, &want).await?;
     }
     let scaled = scaled?;
 
@@ -300,8 +255,8 @@ async fn ensure_templates(st: &State, ms: &MachineSet, cluster: &Cluster) -> Res
         }
         let found = st.templates.ensure(&st.ctx.client, NAME, ns, r, cluster).await?;
         if !found && !is_old_revision(st, ms) {
-            return Err(Error::other(format!(
-                "{} {ns}/{} not found",
+            return Err(Error::Missing(format!(
+                "{} {ns}/{}",
                 r.kind.as_deref().unwrap_or_default(),
                 r.name.as_deref().unwrap_or_default()
             )));
@@ -330,10 +285,10 @@ async fn adopt_and_release(st: &State, ms: &MachineSet, sel: &mut Selection) -> 
         let mut want = (*m).clone();
         owner::ensure_owner_ref(&mut want.metadata, controller_ref.clone());
         let name = m.metadata.name.clone().unwrap_or_default();
-        match apply_changes(&api, NAME, &m, &want).await {
-            Ok((adopted, _)) => {
+        match WRITER.apply(&api, &m, &want).await {
+            Ok(out) => {
                 st.ctx.events.normal(ms, "SuccessfulAdopt", format!("Adopted Machine {name:?}")).await;
-                sel.owned.push(Arc::new(adopted));
+                sel.owned.push(Arc::new(out.or_wanted(&want)));
             }
             Err(e) => {
                 st.ctx.events.warning(ms, "FailedAdopt", format!("Failed to adopt Machine {name:?}: {e}")).await;
@@ -344,7 +299,7 @@ async fn adopt_and_release(st: &State, ms: &MachineSet, sel: &mut Selection) -> 
     for m in std::mem::take(&mut sel.release) {
         let mut want = (*m).clone();
         owner::remove_owner_ref(&mut want.metadata, &controller_ref);
-        match apply_changes(&api, NAME, &m, &want).await {
+        match WRITER.apply(&api, &m, &want).await {
             Ok(_) => {}
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(e),
@@ -376,7 +331,7 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
             let want = wanted.apply(m);
             metadata_changed =
                 want.metadata.labels != m.metadata.labels || want.metadata.annotations != m.metadata.annotations;
-            match apply_changes(&api, NAME, m, &want).await {
+            match WRITER.apply(&api, m, &want).await {
                 Ok(_) => {}
                 Err(e) if e.is_not_found() => continue,
                 Err(e) => return Err(e),
@@ -387,8 +342,16 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
         }
         let refs = [Some(&m.spec.infrastructure_ref), m.spec.bootstrap.config_ref.as_ref()];
         for r in refs.into_iter().flatten() {
-            propagate::sync_referenced(&st.ctx, NAME, ns, r, &wanted.labels, &wanted.annotations, metadata_changed)
-                .await?;
+            crate::framework::propagate::sync_referenced(
+                &st.ctx,
+                NAME,
+                ns,
+                r,
+                &wanted.labels,
+                &wanted.annotations,
+                metadata_changed,
+            )
+            .await?;
         }
     }
     Ok(())
@@ -397,6 +360,7 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framework::select::owners_of;
     use drydock_api::capi::core::{MachineSetSpec, MachineSpec};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
     use kube::runtime::reflector::store::Writer;
@@ -439,19 +403,19 @@ mod tests {
         let names = |refs: Vec<ObjectRef<MachineSet>>| -> Vec<String> { refs.into_iter().map(|r| r.name).collect() };
 
         // An orphan goes to the sets selecting it.
-        assert_eq!(names(sets_for_machine(&machine("y"), &index)), ["b"]);
+        assert_eq!(names(owners_of(&machine("y"), "MachineSet", &index)), ["b"]);
         // A controlled Machine goes to its controller only, selected or not.
         let mut owned = machine("y");
         owned.metadata.owner_references = owner::controller_ref(&a).map(|r| vec![r]);
-        assert_eq!(names(sets_for_machine(&owned, &index)), ["a"]);
+        assert_eq!(names(owners_of(&owned, "MachineSet", &index)), ["a"]);
         // Controlled by something else, or a deleting orphan: nobody.
         let mut other = machine("y");
         let mut cluster = Cluster::new("c1", Default::default());
         cluster.metadata.uid = Some("uid-c1".into());
         other.metadata.owner_references = owner::controller_ref(&cluster).map(|r| vec![r]);
-        assert!(sets_for_machine(&other, &index).is_empty());
+        assert!(owners_of(&other, "MachineSet", &index).is_empty());
         let mut deleting = machine("y");
         deleting.metadata.deletion_timestamp = Some(time_at(jiff::Timestamp::now()));
-        assert!(sets_for_machine(&deleting, &index).is_empty());
+        assert!(owners_of(&deleting, "MachineSet", &index).is_empty());
     }
 }

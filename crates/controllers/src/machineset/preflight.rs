@@ -21,6 +21,7 @@
 
 use std::collections::BTreeSet;
 
+use drydock_api::capi::condition_types::CONTROL_PLANE_VERSION_SKEW;
 use drydock_api::capi::core::{Cluster, MachineSet};
 use drydock_api::capi::keys::{
     PREFLIGHT_CHECK_ALL, PREFLIGHT_CHECK_CONTROL_PLANE_IS_STABLE, PREFLIGHT_CHECK_KUBEADM_VERSION_SKEW,
@@ -31,10 +32,6 @@ use drydock_api::capi::version;
 use kube::runtime::reflector::ObjectRef;
 
 use super::State;
-
-pub const CONTROL_PLANE_VERSION_SKEW: &str = "ControlPlaneVersionSkew";
-/// Reason of the MachinesCreated condition when a check holds a scale up.
-pub const PREFLIGHT_CHECK_FAILED: &str = "PreflightCheckFailed";
 
 pub const ACTION_SCALE_UP: &str = "Scale up";
 pub const ACTION_REMEDIATION: &str = "Machine remediation";

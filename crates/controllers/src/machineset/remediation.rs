@@ -13,21 +13,16 @@
 
 use std::sync::Arc;
 
+use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
 use drydock_api::capi::conditions::{Condition, HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineSet};
 use drydock_api::capi::intstr;
 use drydock_api::capi::keys::REVISION_ANNOTATION;
-use kube::api::{Api, Patch, PatchParams};
-use serde_json::json;
+use kube::api::Api;
 
 use super::State;
 use super::preflight::{self, Verdict};
-use super::status::HEALTH_CHECK_SUCCEEDED;
-use crate::framework::{Result, metrics, patch};
-
-/// Set by the MachineHealthCheck (False) and by the owner once it acts (True).
-pub const OWNER_REMEDIATED: &str = "OwnerRemediated";
-pub const WAITING_FOR_REMEDIATION: &str = "WaitingForRemediation";
+use crate::framework::{Result, write};
 
 /// What remediation did, for the caller's requeue.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -115,18 +110,10 @@ async fn write_conditions(api: &Api<Machine>, before: &Machine, after: &Machine)
     if before.conditions() == after.conditions() {
         return Ok(());
     }
-    let name = before.metadata.name.as_deref().unwrap_or_default();
-    let p = json!({
-        "metadata": {"resourceVersion": before.metadata.resource_version},
-        "status": {"conditions": after.conditions()},
-    });
-    match api.patch_status(name, &PatchParams::default(), &Patch::Merge(&p)).await {
-        Ok(_) => {
-            metrics::write(super::NAME);
-            Ok(())
-        }
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-        Err(e) => Err(e.into()),
+    match super::WRITER.write_status(api, before, after).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_gone() => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
@@ -157,7 +144,7 @@ pub async fn reconcile(
     if (c.approved.is_empty() && c.unhealthy.is_empty()) || !is_current_revision(st, ms) {
         return Ok(Outcome::Nothing);
     }
-    let limit = max_in_flight(ms, st).map_err(crate::framework::Error::other)?;
+    let limit = max_in_flight(ms, st).map_err(crate::framework::Error::InvalidSpec)?;
     let mut room = limit.map_or(usize::MAX, |l| (l.max(0) as usize).saturating_sub(c.in_flight));
     // Already approved Machines are in flight too: delete them first.
     let approved = std::mem::take(&mut c.approved);
@@ -191,7 +178,7 @@ pub async fn reconcile(
 
 async fn delete(st: &State, ms: &MachineSet, api: &Api<Machine>, m: &Machine) -> Result<()> {
     let name = m.metadata.name.as_deref().unwrap_or_default();
-    match patch::delete_if_present(api, super::NAME, name).await {
+    match write::delete_if_present(api, super::NAME, name).await {
         Ok(_) => {
             st.expectations.expect_delete(&super::key(ms), name);
             st.ctx

@@ -3,10 +3,14 @@
 //! Deleting Machines count as existing, so no replacement is created before a deleting
 //! Machine is really gone. Creating waits for the preflight checks (see
 //! [`super::preflight`]); deleting never does. Creations and deletions not yet visible in
-//! the cache count as done (see [`super::expectations`]).
+//! the cache count as done (see [`crate::framework::expectations`]).
 
 use std::sync::Arc;
 
+use drydock_api::capi::condition_types::{
+    BOOTSTRAP_TEMPLATE_CLONING_FAILED, INFRASTRUCTURE_TEMPLATE_CLONING_FAILED, MACHINE_CREATION_FAILED,
+    MACHINES_CREATED, PREFLIGHT_CHECK_FAILED,
+};
 use drydock_api::capi::conditions::{HasConditions, Severity, time_at};
 use drydock_api::capi::core::{Cluster, Machine, MachineSet, MachineSetDeletePolicy};
 use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
@@ -19,15 +23,13 @@ use kube::runtime::reflector::ObjectRef;
 
 use super::State;
 use super::delete_policy;
-use super::expectations::Outstanding;
-use super::machines::{machine_annotations, machine_labels, machine_name, new_machine, random_suffix};
+use super::machines::{machine_annotations, machine_labels, machine_name, new_machine};
 use super::preflight::{self, Verdict};
-use super::status::{
-    BOOTSTRAP_TEMPLATE_CLONING_FAILED, INFRASTRUCTURE_TEMPLATE_CLONING_FAILED, MACHINE_CREATION_FAILED,
-    MACHINES_CREATED,
-};
+use crate::framework::names::random_suffix;
+
 use crate::external::{self, CloneSpec};
-use crate::framework::{Error, Result, patch};
+use crate::framework::expectations::Outstanding;
+use crate::framework::{Error, Result, write};
 
 /// Machines created at once by one reconcile; each takes three API calls.
 const CREATE_CONCURRENCY: usize = 8;
@@ -89,7 +91,7 @@ pub async fn sync(
             tracing::warn!(machineset = ?ms.metadata.name, error = %e, "preflight checks cannot run");
         }
         if let Some(message) = verdict.message() {
-            ms.mark_false(MACHINES_CREATED, preflight::PREFLIGHT_CHECK_FAILED, Severity::Error, message, time_at(now));
+            ms.mark_false(MACHINES_CREATED, PREFLIGHT_CHECK_FAILED, Severity::Error, message, time_at(now));
             return Ok(Scale::Held);
         }
         if let Err(f) = create(st, ms, diff as usize).await {
@@ -141,15 +143,15 @@ async fn create(st: &State, ms: &MachineSet, count: usize) -> Result<(), CreateF
 /// name is recorded as a pending creation.
 fn unused_name(st: &State, ms: &MachineSet, ns: &str, key: &str) -> Result<String> {
     for _ in 0..NAME_ATTEMPTS {
-        let name =
-            machine_name(ms, &random_suffix()).map_err(|e| Error::other(format!("machine naming template: {e}")))?;
+        let name = machine_name(ms, &random_suffix())
+            .map_err(|e| Error::InvalidSpec(format!("machine naming template: {e}")))?;
         let cached = st.ctx.informers.machines.store.get(&ObjectRef::new(&name).within(ns)).is_some();
         if !cached && st.expectations.expect_create(key, &name) {
             return Ok(name);
         }
     }
-    Err(Error::other(format!(
-        "no unused Machine name after {NAME_ATTEMPTS} attempts (does the naming template use {{{{ .random }}}}?)"
+    Err(Error::InvalidSpec(format!(
+        "machine naming template: no unused Machine name after {NAME_ATTEMPTS} attempts (does it use {{{{ .random }}}}?)"
     )))
 }
 
@@ -198,7 +200,7 @@ async fn clone_and_create(st: &State, ms: &MachineSet, ns: &str, name: &str) -> 
     };
     let machine = new_machine(ms, name, infra.clone(), bootstrap.clone());
     let api: Api<Machine> = st.ctx.api(ns);
-    if let Err(e) = patch::create_if_absent(&api, super::NAME, &machine).await {
+    if let Err(e) = write::create_if_absent(&api, super::NAME, &machine).await {
         delete_clones(client, ns, [bootstrap.as_ref(), Some(&infra)]).await;
         return Err(fail(MACHINE_CREATION_FAILED, e));
     }
@@ -240,7 +242,7 @@ async fn delete(
             continue;
         }
         let name = m.metadata.name.as_deref().unwrap_or_default();
-        match patch::delete_if_present(&api, super::NAME, name).await {
+        match write::delete_if_present(&api, super::NAME, name).await {
             Ok(_) => {
                 st.expectations.expect_delete(&key, name);
                 st.ctx.events.normal(ms, "SuccessfulDelete", format!("Deleted machine {name:?}")).await;

@@ -15,22 +15,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use drydock_api::capi::condition_types::{
+    MACHINES_CREATED, MACHINES_READY, NODE_HEALTHY, RESIZED, SCALING_DOWN, SCALING_UP,
+};
 use drydock_api::capi::conditions::{self, Condition, HasConditions, READY, Severity};
 use drydock_api::capi::core::{Machine, MachineSet, MachineSetStatus};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-
-pub const MACHINES_CREATED: &str = "MachinesCreated";
-pub const MACHINES_READY: &str = "MachinesReady";
-pub const RESIZED: &str = "Resized";
-pub const NODE_HEALTHY: &str = "NodeHealthy";
-pub const HEALTH_CHECK_SUCCEEDED: &str = "HealthCheckSucceeded";
-
-pub const SCALING_UP_REASON: &str = "ScalingUp";
-pub const SCALING_DOWN_REASON: &str = "ScalingDown";
-pub const BOOTSTRAP_TEMPLATE_CLONING_FAILED: &str = "BootstrapTemplateCloningFailed";
-pub const INFRASTRUCTURE_TEMPLATE_CLONING_FAILED: &str = "InfrastructureTemplateCloningFailed";
-pub const MACHINE_CREATION_FAILED: &str = "MachineCreationFailed";
 
 /// Conditions the MachineSet's Ready summarises, in priority order.
 pub const READY_SUMMARY: &[&str] = &[MACHINES_CREATED, RESIZED, MACHINES_READY];
@@ -102,7 +93,7 @@ pub fn set_resized(ms: &mut MachineSet, desired: i32, c: Counters, now: Time) {
     if c.replicas < desired {
         ms.mark_false(
             RESIZED,
-            SCALING_UP_REASON,
+            SCALING_UP,
             Severity::Warning,
             &format!("Scaling up MachineSet to {desired} replicas (actual {})", c.replicas),
             now,
@@ -112,7 +103,7 @@ pub fn set_resized(ms: &mut MachineSet, desired: i32, c: Counters, now: Time) {
     if c.replicas > desired {
         ms.mark_false(
             RESIZED,
-            SCALING_DOWN_REASON,
+            SCALING_DOWN,
             Severity::Warning,
             &format!("Scaling down MachineSet to {desired} replicas (actual {})", c.replicas),
             now.clone(),
@@ -239,7 +230,7 @@ mod tests {
         let c = |replicas, ready| Counters { replicas, ready, ..Default::default() };
         set_resized(&mut s, 3, c(1, 0), now.clone());
         let r = s.get_condition(RESIZED).expect("resized");
-        assert_eq!(r.reason.as_deref(), Some(SCALING_UP_REASON));
+        assert_eq!(r.reason.as_deref(), Some(SCALING_UP));
         assert_eq!(r.message.as_deref(), Some("Scaling up MachineSet to 3 replicas (actual 1)"));
         assert!(s.get_condition(MACHINES_CREATED).is_none());
         set_resized(&mut s, 3, c(3, 1), now.clone());
@@ -248,7 +239,7 @@ mod tests {
         set_resized(&mut s, 3, c(3, 3), now.clone());
         assert!(s.is_condition_true(RESIZED));
         set_resized(&mut s, 1, c(3, 3), now);
-        assert_eq!(s.get_condition(RESIZED).and_then(|r| r.reason.as_deref()), Some(SCALING_DOWN_REASON));
+        assert_eq!(s.get_condition(RESIZED).and_then(|r| r.reason.as_deref()), Some(SCALING_DOWN));
     }
 
     #[test]

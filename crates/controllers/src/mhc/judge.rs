@@ -8,14 +8,15 @@
 
 use std::time::Duration;
 
+use crate::framework::objects::is_control_plane;
+use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
+use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::{Cluster, Machine, MachineHealthCheckSpec};
 use drydock_api::capi::duration;
 use drydock_api::capi::keys::{REMEDIATE_MACHINE_ANNOTATION, has_annotation};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
-
-use crate::machine::{CONTROL_PLANE_INITIALIZED, INFRASTRUCTURE_READY, is_control_plane};
 
 /// Upstream's default node start-up timeout, for checks written without admission defaults.
 const DEFAULT_NODE_STARTUP_TIMEOUT: Duration = Duration::from_secs(600);

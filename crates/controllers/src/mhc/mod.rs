@@ -28,7 +28,10 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::framework::requeue::Requeue;
+use drydock_api::capi::condition_types::{
+    EXTERNAL_REMEDIATION_REQUEST_AVAILABLE, EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, REMEDIATION_ALLOWED,
+    TOO_MANY_UNHEALTHY,
+};
 use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineHealthCheck};
 use drydock_api::capi::keys::{
@@ -38,32 +41,32 @@ use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
+use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
-use kube::{Resource, ResourceExt};
 
+use crate::framework::cluster_index::{ClusterIndex, ClusterScoped};
+use crate::framework::index::{Changes, Index};
+use crate::framework::nodes::WorkloadNodes;
+use crate::framework::nodes::logical_cluster;
+use crate::framework::nodes::machine_of_node;
+use crate::framework::nodes::record_provider_id;
+use crate::framework::pause::{self, Pause};
+use crate::framework::requeue::Requeue;
 use crate::framework::runner::{self, Queue};
+use crate::framework::select::parse_selector;
+use crate::framework::write::{Status, Writer};
 use crate::framework::{Error, Result};
-use crate::machine::index::{Changes, Index, Written};
-use crate::machine::nodes::{WorkloadNodes, logical_cluster_of};
-use crate::machine::{
-    CONTROL_PLANE_INITIALIZED, INFRASTRUCTURE_READY, ObservesGeneration, logical_cluster, machine_of_node,
-    record_provider_id, write_changes, write_status_if_unchanged,
-};
-use crate::machineset::index::{ClusterIndex, ClusterScoped};
-use crate::machineset::pause::{self, Pause};
 use crate::{Context, Running};
+use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
+use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
+use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED};
 use judge::{ClusterFacts, Rules, Target, Verdict};
-use remediate::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, RequestError};
+use remediate::RequestError;
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER: &str = "machinehealthcheck";
-
-const REMEDIATION_ALLOWED: &str = "RemediationAllowed";
-const TOO_MANY_UNHEALTHY: &str = "TooManyUnhealthy";
-const TEMPLATE_AVAILABLE: &str = "ExternalRemediationTemplateAvailable";
-const REQUEST_AVAILABLE: &str = "ExternalRemediationRequestAvailable";
 
 /// Recheck of a check with targets when no Node watch reports Node changes.
 const UNWATCHED_RECHECK: Duration = Duration::from_secs(30);
@@ -73,15 +76,6 @@ const STORE_WAIT: Duration = Duration::from_secs(5);
 impl ClusterScoped for MachineHealthCheck {
     fn cluster_name(&self) -> &str {
         &self.spec.cluster_name
-    }
-}
-
-impl ObservesGeneration for MachineHealthCheck {
-    fn take_status(&mut self, other: &Self) {
-        self.status.clone_from(&other.status);
-    }
-    fn set_observed_generation(&mut self, generation: Option<i64>) {
-        self.status.get_or_insert_with(Default::default).observed_generation = generation;
     }
 }
 
@@ -95,9 +89,9 @@ struct State {
     machine_gates: Changes<u64>,
     cluster_gates: Changes<u64>,
     node_gates: Changes<u64>,
-    /// Checks and Machines written by this controller and not yet seen back in the stores.
-    written: Written,
-    machines_written: Written,
+    /// Writes checks, and the conditions of Machines, each remembering what it superseded.
+    writer: Writer,
+    machine_writer: Writer,
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
@@ -110,15 +104,11 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machine_gates: Changes::default(),
         cluster_gates: Changes::default(),
         node_gates: Changes::default(),
-        written: Written::default(),
-        machines_written: Written::default(),
+        writer: Writer::tracking(CONTROLLER),
+        machine_writer: Writer::tracking(CONTROLLER),
     });
     let queue = Queue::new(CONTROLLER);
-    let checks = st.checks.clone();
-    let trigger = queue.track(i.machine_health_checks.subscribe()).map(move |mhc| {
-        checks.observe(&mhc);
-        mhc
-    });
+    let trigger = queue.track(i.machine_health_checks.subscribe()).map(st.checks.recorder());
     let (s1, s2) = (st.clone(), st.clone());
     let mut c = Controller::for_shared_stream(trigger, i.machine_health_checks.store.clone())
         .watches_shared_stream(i.machines.subscribe(), queue.map_to(move |m: &Machine| s1.checks_of_machine(m)))
@@ -209,35 +199,17 @@ impl State {
     }
 
     fn checks_of_node(&self, n: &Node) -> Vec<ObjectRef<MachineHealthCheck>> {
-        let (Some(nodes), Some(lc)) = (self.ctx.informers.nodes.as_ref(), logical_cluster_of(n)) else {
+        let Some(lc) =
+            self.ctx.informers.nodes.as_ref().and_then(|nodes| nodes.changed(&self.node_gates, n, node_digest))
+        else {
             return Vec::new();
         };
-        let name = n.metadata.name.as_deref().unwrap_or_default();
-        let gone = nodes.get(lc, name).is_none();
-        let exists = |k: &str| k.split_once('/').is_some_and(|(c, n)| nodes.get(c, n).is_some());
-        if !self.node_gates.changed(format!("{lc}/{name}"), node_digest(n, gone), nodes.len(), exists) {
-            return Vec::new();
-        }
         let Some(m) = machine_of_node(&self.ctx, &self.by_provider, lc, n)
             .and_then(|r| self.ctx.informers.machines.store.get(&r))
         else {
             return Vec::new();
         };
         self.checks_of(m.metadata.namespace.as_deref().unwrap_or_default(), &m.spec.cluster_name)
-    }
-
-    fn wrote_check(&self, mhc: &MachineHealthCheck, rv: Option<String>) {
-        let store = &self.ctx.informers.machine_health_checks.store;
-        let exists =
-            |k: &str| k.split_once('/').is_some_and(|(n, c)| store.get(&ObjectRef::new(c).within(n)).is_some());
-        self.written.record(runner::key_of(mhc), rv.as_deref(), store.len(), exists);
-    }
-
-    fn wrote_machine(&self, m: &Machine, rv: Option<&str>) {
-        let store = &self.ctx.informers.machines.store;
-        let exists =
-            |k: &str| k.split_once('/').is_some_and(|(n, m)| store.get(&ObjectRef::new(m).within(n)).is_some());
-        self.machines_written.record(runner::key_of(m), rv, store.len(), exists);
     }
 }
 
@@ -286,9 +258,7 @@ fn targets(st: &State, mhc: &MachineHealthCheck, selector: &Selector) -> Vec<Arc
 }
 
 async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Requeue> {
-    if st.written.is_behind(&runner::key_of(mhc.as_ref()), mhc.metadata.resource_version.as_deref())
-        || mhc.metadata.deletion_timestamp.is_some()
-    {
+    if st.writer.is_stale(mhc.as_ref()) || mhc.metadata.deletion_timestamp.is_some() {
         return Ok(Requeue::await_change());
     }
     let ctx = &st.ctx;
@@ -305,8 +275,7 @@ async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Reque
     if let Some(p) = Pause::of(&cluster, &mhc.metadata, false) {
         let mut want = (*mhc).clone();
         pause::set_condition(&mut want, Some(p), &cluster, now);
-        let rv = write_changes(&api, CONTROLLER, &mhc, &want, false).await?;
-        st.wrote_check(&mhc, rv);
+        st.writer.write(&api, &mhc, &want, Status::observing(false)).await?;
         return Ok(Requeue::await_change());
     }
     let mut want = (*mhc).clone();
@@ -316,33 +285,29 @@ async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Reque
         owner::ensure_owner_ref(&mut want.metadata, r);
     }
     let result = check(&st, &mhc, &cluster, &mut want, &now).await;
-    let rv = write_changes(&api, CONTROLLER, &mhc, &want, result.is_ok()).await?;
-    st.wrote_check(&mhc, rv);
+    st.writer.write(&api, &mhc, &want, Status::observing(result.is_ok())).await?;
     result.map(Requeue::after_opt)
 }
 
-/// Judges the targets, writes their conditions and the check's status into `want`; returns
-/// when to look again.
-async fn check(
+/// The check's targets, each with its verdict, and whether their Nodes are read without a
+/// watch (their changes then go unnoticed until the next look).
+async fn judge_targets(
     st: &State,
     mhc: &MachineHealthCheck,
     cluster: &Cluster,
-    want: &mut MachineHealthCheck,
-    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
-) -> Result<Option<Duration>> {
-    let ctx = &st.ctx;
-    let selector = Selector::parse(&mhc.spec.selector, &drydock_api::admission::FieldPath::new("spec.selector"))
-        .map_err(|e| Error::other(format!("spec.selector is invalid: {e:?}")))?;
-    let rules = Rules::of(&mhc.spec).map_err(Error::other)?;
+) -> Result<(Vec<(Arc<Machine>, Verdict)>, bool)> {
+    let selector = parse_selector(mhc)?;
+    let rules = Rules::of(&mhc.spec).map_err(Error::InvalidSpec)?;
     let facts = ClusterFacts::of(cluster);
     let targets = targets(st, mhc, &selector);
     // Nodes exist only once the control plane is initialized.
     let nodes = match facts.control_plane_initialized {
-        Some(_) if !targets.is_empty() => Some(ClusterNodes::of(ctx, cluster).await?),
+        Some(_) if !targets.is_empty() => Some(ClusterNodes::of(&st.ctx, cluster).await?),
         _ => None,
     };
-    let precise_now = ctx.clock().now();
-    let judged: Vec<(Arc<Machine>, Verdict)> = targets
+    let polled = !matches!(nodes, Some(ClusterNodes::Watched(..))) && facts.control_plane_initialized.is_some();
+    let precise_now = st.ctx.clock().now();
+    let judged = targets
         .into_iter()
         .map(|m| {
             let node_ref = m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.as_deref());
@@ -356,9 +321,49 @@ async fn check(
             (m, verdict)
         })
         .collect();
+    Ok((judged, polled))
+}
+
+/// The external remediation conditions of a check with a remediation template.
+/// `requested`: unhealthy Machines got (or keep) their requests.
+fn set_request_conditions(
+    want: &mut MachineHealthCheck,
+    problem: Option<&RequestError>,
+    requested: bool,
+    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+) {
+    match problem {
+        Some(RequestError::TemplateNotFound(msg)) => {
+            let reason = "ExternalRemediationTemplateNotFound";
+            want.mark_false(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, reason, Severity::Error, msg, now.clone());
+        }
+        Some(RequestError::CreationFailed(msg)) => {
+            want.mark_true(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, now.clone());
+            let reason = "ExternalRemediationRequestCreationFailed";
+            want.mark_false(EXTERNAL_REMEDIATION_REQUEST_AVAILABLE, reason, Severity::Error, msg, now.clone());
+        }
+        None if requested => {
+            want.mark_true(EXTERNAL_REMEDIATION_TEMPLATE_AVAILABLE, now.clone());
+            want.mark_true(EXTERNAL_REMEDIATION_REQUEST_AVAILABLE, now.clone());
+        }
+        None => {}
+    }
+}
+
+/// Judges the targets, writes their conditions and the check's status into `want`; returns
+/// when to look again.
+async fn check(
+    st: &State,
+    mhc: &MachineHealthCheck,
+    cluster: &Cluster,
+    want: &mut MachineHealthCheck,
+    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+) -> Result<Option<Duration>> {
+    let ctx = &st.ctx;
+    let (judged, polled) = judge_targets(st, mhc, cluster).await?;
     let expected = i32::try_from(judged.len()).unwrap_or(i32::MAX);
     let healthy = i32::try_from(judged.iter().filter(|(_, v)| *v == Verdict::Healthy).count()).unwrap_or(i32::MAX);
-    let allowance = limits::allowance(&mhc.spec, expected, healthy).map_err(Error::other)?;
+    let allowance = limits::allowance(&mhc.spec, expected, healthy).map_err(Error::InvalidSpec)?;
 
     let was_allowed = !mhc.is_condition_false(REMEDIATION_ALLOWED);
     match &allowance.message {
@@ -399,23 +404,8 @@ async fn check(
         }
     }
     if template.is_some() {
-        match &request_problem {
-            Some(RequestError::TemplateNotFound(msg)) => {
-                let reason = "ExternalRemediationTemplateNotFound";
-                want.mark_false(TEMPLATE_AVAILABLE, reason, Severity::Error, msg, now.clone());
-            }
-            Some(RequestError::CreationFailed(msg)) => {
-                want.mark_true(TEMPLATE_AVAILABLE, now.clone());
-                let reason = "ExternalRemediationRequestCreationFailed";
-                want.mark_false(REQUEST_AVAILABLE, reason, Severity::Error, msg, now.clone());
-            }
-            None => {
-                if judged.iter().any(|(_, v)| v.is_unhealthy()) && allowance.allowed {
-                    want.mark_true(TEMPLATE_AVAILABLE, now.clone());
-                    want.mark_true(REQUEST_AVAILABLE, now.clone());
-                }
-            }
-        }
+        let requested = judged.iter().any(|(_, v)| v.is_unhealthy()) && allowance.allowed;
+        set_request_conditions(want, request_problem.as_ref(), requested, now);
     }
     let status = want.status.get_or_insert_with(Default::default);
     status.expected_machines = Some(expected);
@@ -423,10 +413,7 @@ async fn check(
     status.remediations_allowed = Some(allowance.remediations_allowed);
     status.targets = Some(judged.iter().map(|(m, _)| m.name_any()).collect());
     // Without a Node watch, Node changes would go unnoticed.
-    if !judged.is_empty()
-        && !matches!(nodes, Some(ClusterNodes::Watched(..)))
-        && facts.control_plane_initialized.is_some()
-    {
+    if !judged.is_empty() && polled {
         next = Some(next.map_or(UNWATCHED_RECHECK, |n| n.min(UNWATCHED_RECHECK)));
     }
     Ok(next)
@@ -442,7 +429,7 @@ async fn write_machine(
 ) -> Result<()> {
     // A copy older than this controller's own last write would redo it; the write's event
     // brings the check back.
-    if st.machines_written.is_behind(&runner::key_of(m.as_ref()), m.metadata.resource_version.as_deref()) {
+    if st.machine_writer.is_stale(m.as_ref()) {
         return Ok(());
     }
     let want = remediate::desired(m, verdict, owner_remediation, now);
@@ -450,13 +437,12 @@ async fn write_machine(
         return Ok(());
     }
     let api: Api<Machine> = st.ctx.api(&m.namespace().unwrap_or_default());
-    let written = match write_status_if_unchanged(&api, CONTROLLER, m.as_ref(), &want).await {
-        Ok(w) => w,
+    match st.machine_writer.write_status(&api, m.as_ref(), &want).await {
+        Ok(_) => {}
         // Deleted meanwhile: nothing to judge any more.
-        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) if e.is_gone() => return Ok(()),
         Err(e) => return Err(e),
-    };
-    st.wrote_machine(m, written.as_ref().and_then(|w| w.meta().resource_version.as_deref()));
+    }
     if remediate::newly_unhealthy(m, verdict) {
         let reason = match verdict {
             Verdict::Unhealthy { message, .. } => message.clone(),

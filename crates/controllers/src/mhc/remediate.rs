@@ -6,6 +6,7 @@
 //! The check never deletes Machines and never clears `OwnerRemediated` (its owner does).
 //! A request is deleted once its Machine is healthy again.
 
+use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
 use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::{Machine, MachineHealthCheck};
 use drydock_api::capi::owner;
@@ -17,12 +18,8 @@ use kube::api::{Api, DynamicObject};
 use super::CONTROLLER;
 use super::judge::Verdict;
 use crate::external::{self, CloneSpec};
-use crate::framework::patch::delete_if_present;
+use crate::framework::write::delete_if_present;
 use crate::framework::{Error, Result};
-
-pub(crate) const HEALTH_CHECK_SUCCEEDED: &str = "HealthCheckSucceeded";
-pub(crate) const OWNER_REMEDIATED: &str = "OwnerRemediated";
-pub(crate) const WAITING_FOR_REMEDIATION: &str = "WaitingForRemediation";
 
 /// The Machine with the conditions the check wants on it. `owner_remediation`: remediation
 /// is allowed and done by the owner (no template), so an unhealthy Machine is handed over.
@@ -115,7 +112,7 @@ pub(crate) async fn delete_request(ctx: &crate::Context, template: &ObjectRefere
     let api = request_api(ctx, template, &m.namespace().unwrap_or_default());
     delete_if_present(&api, CONTROLLER, &m.name_any())
         .await
-        .map_err(|e| Error::other(format!("deleting the remediation request of Machine {}: {e}", m.name_any())))
+        .map_err(Error::during(format!("deleting the remediation request of Machine {}", m.name_any())))
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! Pausing: one model for the MachineSet and MachineDeployment controllers.
+//! Pausing: one model for every controller (Cluster, Machine, MachineSet, MachineDeployment,
+//! KubeadmControlPlane, MachineHealthCheck).
 //!
 //! | mechanism | what stops | what goes on |
 //! |---|---|---|
@@ -17,6 +18,9 @@
 
 use std::collections::HashSet;
 
+use drydock_api::capi::condition_types::{
+    ANNOTATION_PAUSED_REASON, CLUSTER_PAUSED_REASON, PAUSED, ROLLOUT_PAUSED_REASON,
+};
 use drydock_api::capi::conditions::{Condition, HasConditions, STATUS_TRUE};
 use drydock_api::capi::core::Cluster;
 use drydock_api::capi::keys::{PAUSED_ANNOTATION, has_annotation};
@@ -24,12 +28,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use parking_lot::Mutex;
 
 use crate::framework::runner::key_of;
-
-/// The condition every paused object carries.
-pub const PAUSED: &str = "Paused";
-pub const CLUSTER_PAUSED_REASON: &str = "ClusterPaused";
-pub const ANNOTATION_PAUSED_REASON: &str = "AnnotationPaused";
-pub const ROLLOUT_PAUSED_REASON: &str = "RolloutPaused";
 
 /// Why an object is paused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,6 +106,12 @@ pub fn set_condition<K: HasConditions>(obj: &mut K, pause: Option<Pause>, cluste
             }
         }
     }
+}
+
+/// A Cluster pauses all its objects with `spec.paused`. (Its paused annotation pauses the
+/// Cluster object alone, like the annotation on any object.)
+pub fn cluster_paused(c: &Cluster) -> bool {
+    c.spec.paused == Some(true)
 }
 
 /// Remembers which Clusters were seen paused, to notice when one pauses or resumes.

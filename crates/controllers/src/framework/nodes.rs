@@ -9,7 +9,7 @@
 //! Node names are unique only within a workload cluster, so the store is keyed by (logical
 //! cluster, name); a kube-rs reflector store, keyed by name alone, would mix them up.
 //! Against an API server without the wildcard path (a plain kube-apiserver) the watch
-//! reports itself [`Sync::Unavailable`] and callers read Nodes through their workload
+//! reports itself [`NodeSync::Unavailable`] and callers read Nodes through their workload
 //! cluster clients instead.
 
 use std::collections::{BTreeSet, HashMap};
@@ -17,18 +17,24 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::keys::{NODE_CLUSTER_NAMESPACE_ANNOTATION, NODE_MACHINE_ANNOTATION};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Node;
 use kube::api::Api;
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, watcher};
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::{mpsc, watch};
+
+use super::index::{Changes, Index};
+use crate::Context;
 
 pub use drydock_api::tenancy::CLUSTER_ANNOTATION;
 
 /// Whether the store can be trusted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sync {
+pub enum NodeSync {
     /// The initial list has not been loaded yet.
     Pending,
     /// The store holds every Node (as of the last event).
@@ -95,7 +101,7 @@ pub struct WorkloadNodes {
     started: AtomicBool,
     /// A wait for the initial list timed out.
     gave_up: AtomicBool,
-    sync: watch::Sender<Sync>,
+    sync: watch::Sender<NodeSync>,
 }
 
 /// What a lookup by providerID found.
@@ -117,7 +123,7 @@ impl WorkloadNodes {
             subscribers: Mutex::new(Vec::new()),
             started: AtomicBool::new(false),
             gave_up: AtomicBool::new(false),
-            sync: watch::channel(Sync::Pending).0,
+            sync: watch::channel(NodeSync::Pending).0,
         })
     }
 
@@ -146,7 +152,7 @@ impl WorkloadNodes {
         self.len() == 0
     }
 
-    pub fn sync(&self) -> Sync {
+    pub fn sync(&self) -> NodeSync {
         *self.sync.borrow()
     }
 
@@ -155,17 +161,17 @@ impl WorkloadNodes {
     /// every reconcile down).
     pub async fn ready_within(&self, limit: Duration) -> bool {
         match self.sync() {
-            Sync::Synced => return true,
-            Sync::Unavailable => return false,
-            Sync::Pending if self.gave_up.load(Ordering::Relaxed) => return false,
-            Sync::Pending => {}
+            NodeSync::Synced => return true,
+            NodeSync::Unavailable => return false,
+            NodeSync::Pending if self.gave_up.load(Ordering::Relaxed) => return false,
+            NodeSync::Pending => {}
         }
         let mut rx = self.sync.subscribe();
-        let synced = tokio::time::timeout(limit, rx.wait_for(|s| *s != Sync::Pending)).await;
+        let synced = tokio::time::timeout(limit, rx.wait_for(|s| *s != NodeSync::Pending)).await;
         if synced.is_err() {
             self.gave_up.store(true, Ordering::Relaxed);
         }
-        matches!(synced, Ok(Ok(s)) if *s == Sync::Synced)
+        matches!(synced, Ok(Ok(s)) if *s == NodeSync::Synced)
     }
 
     /// The Node `name` of logical cluster `cluster`.
@@ -196,9 +202,9 @@ impl WorkloadNodes {
             let ev = match ev {
                 Ok(ev) => ev,
                 Err(e) => {
-                    if self.sync() == Sync::Pending && not_served(&e) {
+                    if self.sync() == NodeSync::Pending && not_served(&e) {
                         tracing::info!(error = %e, "no cross-cluster Node watch; Nodes are read per workload cluster");
-                        self.sync.send_replace(Sync::Unavailable);
+                        self.sync.send_replace(NodeSync::Unavailable);
                         return;
                     }
                     tracing::warn!(error = %e, "workload Node watch error; retrying");
@@ -216,7 +222,7 @@ impl WorkloadNodes {
                 watcher::Event::InitDone => {
                     let fresh = relist.take().unwrap_or_default();
                     let changed = self.replace_all(fresh);
-                    self.sync.send_replace(Sync::Synced);
+                    self.sync.send_replace(NodeSync::Synced);
                     self.publish(changed);
                 }
                 watcher::Event::Apply(n) => {
@@ -293,7 +299,7 @@ impl WorkloadNodes {
             }
         }
         self.replace_all(fresh);
-        self.sync.send_replace(Sync::Synced);
+        self.sync.send_replace(NodeSync::Synced);
     }
 }
 
@@ -310,6 +316,71 @@ fn slim(mut n: Node) -> Node {
         s.images = None;
     }
     n
+}
+
+impl WorkloadNodes {
+    /// The logical cluster of a Node from this watch, when what `digest` summarises of it
+    /// (given whether it is gone from the store) changed since `gates` last saw it.
+    pub fn changed<'n>(
+        &self,
+        gates: &Changes<u64>,
+        n: &'n Node,
+        digest: impl Fn(&Node, bool) -> u64,
+    ) -> Option<&'n str> {
+        let lc = logical_cluster_of(n)?;
+        let name = n.metadata.name.as_deref().unwrap_or_default();
+        let gone = self.get(lc, name).is_none();
+        let exists = |k: &str| k.split_once('/').is_some_and(|(c, n)| self.get(c, n).is_some());
+        gates.changed(format!("{lc}/{name}"), digest(n, gone), self.len(), exists).then_some(lc)
+    }
+}
+
+/// The "namespace" of providerIDs in an index of Machines by providerID (they span namespaces).
+pub const PROVIDER_KEYS: &str = "*";
+
+/// The logical cluster of drydock's API server hosting a Cluster's workload cluster (from the
+/// endpoint path its infrastructure reported), if it is hosted that way.
+pub fn logical_cluster(c: &Cluster) -> Option<&str> {
+    let path = c.metadata.annotations.as_ref()?.get(crate::workload::ENDPOINT_PATH_ANNOTATION)?;
+    let name = path.trim_end_matches('/').strip_prefix("/clusters/")?;
+    (!name.is_empty() && !name.contains('/')).then_some(name)
+}
+
+/// Records a Machine's providerID in an index read by [`machine_of_node`].
+pub fn record_provider_id(by_provider: &Index, m: &Machine) {
+    if let (Some(pid), Some(ns), Some(name)) =
+        (m.spec.provider_id.as_deref(), m.metadata.namespace.as_deref(), m.metadata.name.as_deref())
+    {
+        by_provider.record(PROVIDER_KEYS, pid, &format!("{ns}/{name}"));
+    }
+}
+
+/// The Machine a workload Node (read through the cross-cluster watch, in logical cluster
+/// `lc`) belongs to: named by the annotations its Machine put on it, else the Machine with
+/// its providerID whose Cluster lives in `lc`. `by_provider` maps providerIDs to Machines.
+pub fn machine_of_node(ctx: &Context, by_provider: &Index, lc: &str, n: &Node) -> Option<ObjectRef<Machine>> {
+    let machines = &ctx.informers.machines.store;
+    let clusters = &ctx.informers.clusters.store;
+    let in_lc = |m: &Machine| {
+        let ns = m.metadata.namespace.as_deref().unwrap_or_default();
+        clusters.get(&ObjectRef::new(&m.spec.cluster_name).within(ns)).is_some_and(|c| logical_cluster(&c) == Some(lc))
+    };
+    let annotations = n.metadata.annotations.as_ref();
+    let named = |k: &str| annotations.and_then(|a| a.get(k));
+    if let (Some(ns), Some(name)) = (named(NODE_CLUSTER_NAMESPACE_ANNOTATION), named(NODE_MACHINE_ANNOTATION)) {
+        let r = ObjectRef::new(name).within(ns);
+        if machines.get(&r).is_some_and(|m| in_lc(&m)) {
+            return Some(r);
+        }
+    }
+    let pid = n.spec.as_ref().and_then(|s| s.provider_id.as_deref())?;
+    let of = |key: &str| key.split_once('/').and_then(|(ns, m)| machines.get(&ObjectRef::new(m).within(ns)));
+    by_provider
+        .members(PROVIDER_KEYS, pid, |k| of(k).is_some_and(|m| m.spec.provider_id.as_deref() == Some(pid)))
+        .iter()
+        .filter_map(|k| of(k))
+        .find(|m| in_lc(m))
+        .map(|m| ObjectRef::from_obj(m.as_ref()))
 }
 
 #[cfg(test)]

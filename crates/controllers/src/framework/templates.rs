@@ -8,12 +8,12 @@ use drydock_api::capi::core::Cluster;
 use drydock_api::capi::owner;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::ResourceExt;
-use kube::api::{Patch, PatchParams};
 use parking_lot::Mutex;
 use serde_json::json;
 
 use crate::external;
-use crate::framework::{Result, metrics};
+use crate::framework::Result;
+use crate::framework::write::merge_patch;
 
 /// True for references to templates (kinds ending in `Template`); other references point
 /// at objects that are not shared and are owned elsewhere.
@@ -59,10 +59,7 @@ impl TemplateOwners {
                 "ownerReferences": meta.owner_references,
                 "resourceVersion": tpl.resource_version(),
             }});
-            external::api_for(client, namespace, r)
-                .patch(&tpl.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
-                .await?;
-            metrics::write(controller);
+            merge_patch(&external::api_for(client, namespace, r), controller, &tpl.name_any(), &patch).await?;
         }
         self.done.lock().insert(key);
         Ok(true)

@@ -18,13 +18,14 @@ use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use drydock_api::capi::owner::api_group;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, DynamicObject};
 use kube::runtime::reflector::ObjectRef;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::Context;
 use crate::external;
+use crate::framework::write::merge_patch;
 use crate::framework::{Result, metrics};
 
 const INFRASTRUCTURE_GROUP: &str = "infrastructure.cluster.x-k8s.io";
@@ -236,8 +237,7 @@ pub(crate) async fn adopt(
     };
     let namespace = obj.meta().namespace.as_deref().unwrap_or_default();
     let name = obj.meta().name.as_deref().unwrap_or_default();
-    dynamic_api(ctx, namespace, r).patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
-    metrics::write(controller);
+    merge_patch(&dynamic_api(ctx, namespace, r), controller, name, &patch).await?;
     Ok(true)
 }
 

@@ -69,6 +69,19 @@ where
         }
     }
 
+    /// A stream step that records every object it passes on (for a controller's trigger
+    /// stream).
+    pub fn recorder(self: &Arc<Self>) -> impl FnMut(Arc<K>) -> Arc<K> + Send + 'static
+    where
+        K: Send + Sync,
+    {
+        let index = self.clone();
+        move |obj| {
+            index.observe(&obj);
+            obj
+        }
+    }
+
     /// Fills the index from the store once its initial list is loaded. Objects arriving
     /// later are recorded through [`ClusterIndex::observe`]; seeding covers reconciles that
     /// run before the watch stream delivered the initial list to this controller.

@@ -1,4 +1,4 @@
-//! Small in-memory indexes the Cluster, Machine and KubeadmConfig controllers keep beside
+//! Small in-memory indexes controllers keep beside
 //! the shared stores, so mapping an event to the objects it concerns is a lookup rather than
 //! a scan of every Machine of the fleet.
 //!
@@ -8,12 +8,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use kube::Resource;
+use kube::runtime::reflector::ObjectRef;
 use parking_lot::Mutex;
 
 /// Member names grouped by (namespace, key): Machines by cluster name, or the referrer of an
 /// object by `<Kind>/<name>`.
 #[derive(Default)]
-pub(crate) struct Index {
+pub struct Index {
     inner: Mutex<HashMap<String, HashMap<String, BTreeSet<String>>>>,
 }
 
@@ -59,14 +61,24 @@ impl Index {
     }
 }
 
+impl Index {
+    /// [`Index::members`] as references to objects in `namespace`.
+    pub fn refs<K>(&self, namespace: &str, key: &str, keep: impl Fn(&str) -> bool) -> Vec<ObjectRef<K>>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        self.members(namespace, key, keep).into_iter().map(|m| ObjectRef::new(&m).within(namespace)).collect()
+    }
+}
+
 /// The key of a referenced object in an [`Index`] of referrers.
-pub(crate) fn ref_key(kind: &str, name: &str) -> String {
+pub fn ref_key(kind: &str, name: &str) -> String {
     format!("{kind}/{name}")
 }
 
 /// The last seen summary of each object, so a mapper triggers dependants only when something
 /// they wait for changed rather than on every status write.
-pub(crate) struct Changes<T> {
+pub struct Changes<T> {
     last: Mutex<HashMap<String, T>>,
 }
 
@@ -92,54 +104,6 @@ impl<T: PartialEq> Changes<T> {
                 true
             }
         }
-    }
-}
-
-/// The resourceVersion each object had after this controller last wrote it, until the
-/// shared store has caught up. A reconcile of an older copy would recompute from stale state
-/// and repeat reads, writes and events; the watch event of the write triggers the object
-/// again once the store has it, so such a reconcile can simply wait.
-#[derive(Default)]
-pub(crate) struct Written {
-    versions: Mutex<HashMap<String, u64>>,
-}
-
-fn revision(rv: Option<&str>) -> Option<u64> {
-    rv.and_then(|v| v.parse().ok())
-}
-
-impl Written {
-    /// Records a write of `key` that produced `rv`. Versions that are not numbers (opaque to
-    /// clients by API convention) are not tracked. `live` and `exists` bound the memory as in
-    /// [`Changes::changed`].
-    pub fn record(&self, key: String, rv: Option<&str>, live: usize, exists: impl Fn(&str) -> bool) {
-        let Some(rv) = revision(rv) else { return };
-        let mut versions = self.versions.lock();
-        if versions.len() > 2 * live + 1024 {
-            versions.retain(|k, _| exists(k));
-        }
-        versions.insert(key, rv);
-    }
-
-    /// True when `rv` (the store's copy) predates the last write of `key`. Once the store
-    /// has caught up the entry is dropped.
-    pub fn is_behind(&self, key: &str, rv: Option<&str>) -> bool {
-        let mut versions = self.versions.lock();
-        let Some(&written) = versions.get(key) else {
-            return false;
-        };
-        match revision(rv) {
-            Some(seen) if seen < written => true,
-            _ => {
-                versions.remove(key);
-                false
-            }
-        }
-    }
-
-    /// Forgets `key` (the object is going away with this controller's last write).
-    pub fn forget(&self, key: &str) {
-        self.versions.lock().remove(key);
     }
 }
 
@@ -175,21 +139,5 @@ mod tests {
             ch.changed(format!("k{i}"), (true, true), 1, |k| k == "a");
         }
         assert!(ch.last.lock().len() < 1100);
-    }
-
-    #[test]
-    fn written_versions_hold_back_stale_copies() {
-        let w = Written::default();
-        assert!(!w.is_behind("a", Some("5")));
-        w.record("a".into(), Some("10"), 1, |_| true);
-        assert!(w.is_behind("a", Some("9")));
-        assert!(!w.is_behind("a", Some("10")));
-        // Caught up: forgotten, so an older copy no longer holds anything back.
-        assert!(!w.is_behind("a", Some("9")));
-        w.record("b".into(), Some("opaque"), 1, |_| true);
-        assert!(!w.is_behind("b", Some("1")));
-        w.record("c".into(), Some("3"), 1, |_| true);
-        w.forget("c");
-        assert!(!w.is_behind("c", Some("1")));
     }
 }

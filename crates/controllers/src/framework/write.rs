@@ -1,0 +1,310 @@
+//! The one way controllers write: a reconciler computes the object it wants from the object
+//! it read, and its [`Writer`] sends what differs, metadata and spec first, then the
+//! status, each only when something differs, counting every write in the controller's
+//! metrics and remembering the versions it superseded (see [`super::fresh`]).
+//!
+//! Main-resource patches carry the resourceVersion they were computed from, so a concurrent
+//! change makes them conflict (and the reconcile retry) instead of silently overwriting it.
+//! Status patches carry it too where other controllers write conditions of the same list
+//! ([`Status::IfUnchanged`]); a patch computed from an older copy would drop theirs.
+
+use std::fmt::Debug;
+
+use drydock_api::capi::owner;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::Resource;
+use kube::api::{Api, Patch, PatchParams};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::diff::merge_diff;
+use super::error::{Error, Result};
+use super::fresh::Superseded;
+use super::metrics;
+use super::runner::key_of;
+
+/// How a write treats the status subresource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Merged without precondition: the controller is the status's only writer.
+    Merge,
+    /// Written only while the object is still at the version it was computed from. With
+    /// `observe_generation`, `status.observedGeneration` records the generation the object
+    /// has after the spec write, so a reconcile that changes the spec needs no other write
+    /// just to catch it up.
+    IfUnchanged { observe_generation: bool },
+}
+
+impl Status {
+    /// [`Status::IfUnchanged`], recording observedGeneration when `observe_generation`.
+    pub fn observing(observe_generation: bool) -> Self {
+        Self::IfUnchanged { observe_generation }
+    }
+}
+
+/// What one write did.
+#[derive(Debug)]
+pub struct Outcome<K> {
+    /// The object as last written, when something was.
+    pub object: Option<K>,
+    pub main: bool,
+    pub status: bool,
+}
+
+impl<K: Clone> Outcome<K> {
+    /// The object as last written, or `after` (what was wanted) when nothing was written.
+    pub fn or_wanted(self, after: &K) -> K {
+        self.object.unwrap_or_else(|| after.clone())
+    }
+}
+
+/// Writes the objects a controller reconciles, counts its writes, and (when tracking)
+/// remembers what it superseded so a later reconcile of an older copy can be skipped.
+pub struct Writer {
+    controller: &'static str,
+    fresh: Option<Superseded>,
+}
+
+impl Writer {
+    /// A writer that does not track staleness.
+    pub const fn new(controller: &'static str) -> Self {
+        Self { controller, fresh: None }
+    }
+
+    /// A writer that remembers the versions its writes superseded ([`Writer::is_stale`]).
+    pub fn tracking(controller: &'static str) -> Self {
+        Self { controller, fresh: Some(Superseded::default()) }
+    }
+
+    pub fn controller(&self) -> &'static str {
+        self.controller
+    }
+
+    /// True when `read` is a copy from before this writer's last write of it.
+    pub fn is_stale<K: Resource>(&self, read: &K) -> bool {
+        self.fresh.as_ref().is_some_and(|f| f.is_stale(read))
+    }
+
+    /// Forgets an object (it goes away with this write).
+    pub fn forget<K: Resource>(&self, o: &K) {
+        if let Some(f) = &self.fresh {
+            f.forget(o);
+        }
+    }
+
+    fn superseded(&self, key: &str, base: Option<&str>, produced: Option<&str>) {
+        if let Some(f) = &self.fresh {
+            f.wrote_key(key.to_string(), base, produced);
+        }
+    }
+
+    /// Writes what differs between `before` (as read) and `after` (as wanted), the status
+    /// merged as is.
+    pub async fn apply<K>(&self, api: &Api<K>, before: &K, after: &K) -> Result<Outcome<K>>
+    where
+        K: Resource + Serialize + DeserializeOwned + Clone + Debug,
+    {
+        self.write(api, before, after, Status::Merge).await
+    }
+
+    /// Writes what differs between `before` (as read) and `after` (as wanted): metadata and
+    /// spec first, then the status as `status` says.
+    pub async fn write<K>(&self, api: &Api<K>, before: &K, after: &K, status: Status) -> Result<Outcome<K>>
+    where
+        K: Resource + Serialize + DeserializeOwned + Clone + Debug,
+    {
+        let mut old = serde_json::to_value(before)?;
+        let mut new = serde_json::to_value(after)?;
+        let old_status = split(&mut old);
+        let mut new_status = split(&mut new);
+        let name = before.meta().name.clone().unwrap_or_default();
+        let key = key_of(before);
+        let mut out = Outcome { object: None, main: false, status: false };
+        if let Some(mut patch) = merge_diff(&old, &new) {
+            patch["metadata"]["resourceVersion"] = json!(before.meta().resource_version);
+            let written =
+                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.map_err(gone(&name))?;
+            metrics::write(self.controller);
+            self.superseded(
+                &key,
+                before.meta().resource_version.as_deref(),
+                written.meta().resource_version.as_deref(),
+            );
+            out.main = true;
+            out.object = Some(written);
+        }
+        let base = out.object.as_ref().map_or(before.meta(), |o| o.meta());
+        let (base_rv, generation) = (base.resource_version.clone(), base.generation);
+        if status == (Status::IfUnchanged { observe_generation: true }) {
+            observe(&mut new_status, generation);
+        }
+        if let Some(diff) = merge_diff(&old_status, &new_status) {
+            let mut body = json!({"status": if new_status.is_null() { Value::Null } else { diff }});
+            if status != Status::Merge {
+                body["metadata"] = json!({"resourceVersion": base_rv});
+            }
+            let written =
+                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body)).await.map_err(gone(&name))?;
+            metrics::write(self.controller);
+            self.superseded(&key, base_rv.as_deref(), written.meta().resource_version.as_deref());
+            out.status = true;
+            out.object = Some(written);
+        }
+        Ok(out)
+    }
+
+    /// Writes only the status of `after`, if it differs from `before`'s, while the object
+    /// is still at `before`'s version. Returns the object written, if any.
+    pub async fn write_status<K>(&self, api: &Api<K>, before: &K, after: &K) -> Result<Option<K>>
+    where
+        K: Resource + Serialize + DeserializeOwned + Clone + Debug,
+    {
+        let status = |o: &K| -> Result<Value> { Ok(split(&mut serde_json::to_value(o)?)) };
+        let (old, new) = (status(before)?, status(after)?);
+        let Some(diff) = merge_diff(&old, &new) else {
+            return Ok(None);
+        };
+        let body = json!({
+            "metadata": {"resourceVersion": before.meta().resource_version},
+            "status": if new.is_null() { Value::Null } else { diff },
+        });
+        let name = before.meta().name.clone().unwrap_or_default();
+        let written =
+            api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body)).await.map_err(gone(&name))?;
+        metrics::write(self.controller);
+        self.superseded(
+            &key_of(before),
+            before.meta().resource_version.as_deref(),
+            written.meta().resource_version.as_deref(),
+        );
+        Ok(Some(written))
+    }
+
+    /// Sends a merge patch computed by the caller (objects the controller does not
+    /// reconcile: Nodes, Secrets, referenced objects), counting the write.
+    pub async fn patch<K>(&self, api: &Api<K>, name: &str, body: &Value) -> Result<K, kube::Error>
+    where
+        K: Resource + Clone + DeserializeOwned + Debug,
+    {
+        merge_patch(api, self.controller, name, body).await
+    }
+
+    /// Creates `obj`, treating "already exists" as success (creation is idempotent across
+    /// retries).
+    pub async fn create_if_absent<K>(&self, api: &Api<K>, obj: &K) -> Result<()>
+    where
+        K: Resource + Serialize + DeserializeOwned + Clone + Debug,
+    {
+        create_if_absent(api, self.controller, obj).await
+    }
+
+    /// Deletes `name` unless it is already gone. Returns true if a delete was issued.
+    pub async fn delete_if_present<K>(&self, api: &Api<K>, name: &str) -> Result<bool>
+    where
+        K: Resource + Clone + DeserializeOwned + Debug,
+    {
+        delete_if_present(api, self.controller, name).await
+    }
+}
+
+fn split(v: &mut Value) -> Value {
+    v.as_object_mut().and_then(|m| m.remove("status")).unwrap_or(Value::Null)
+}
+
+/// Sets `observedGeneration` in a status (creating it when absent).
+fn observe(status: &mut Value, generation: Option<i64>) {
+    if !status.is_object() {
+        *status = json!({});
+    }
+    if let Some(s) = status.as_object_mut() {
+        match generation {
+            Some(g) => s.insert("observedGeneration".into(), json!(g)),
+            None => s.remove("observedGeneration"),
+        };
+    }
+}
+
+/// A 404 while writing: the object was deleted meanwhile.
+fn gone(name: &str) -> impl Fn(kube::Error) -> Error + '_ {
+    move |e| match e {
+        kube::Error::Api(s) if s.code == 404 => Error::Gone(name.to_string()),
+        e => Error::Kube(e),
+    }
+}
+
+/// Creates `obj`, counting the write for `controller` (callers handle "already exists").
+pub async fn create<K>(api: &Api<K>, controller: &str, obj: &K) -> Result<K, kube::Error>
+where
+    K: Resource + Serialize + DeserializeOwned + Clone + Debug,
+{
+    let created = api.create(&Default::default(), obj).await?;
+    metrics::write(controller);
+    Ok(created)
+}
+
+/// Sends a merge patch computed by the caller, counting the write for `controller`.
+pub async fn merge_patch<K>(api: &Api<K>, controller: &str, name: &str, body: &Value) -> Result<K, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let written = api.patch(name, &PatchParams::default(), &Patch::Merge(body)).await?;
+    metrics::write(controller);
+    Ok(written)
+}
+
+/// A reference to `owner` as the controller of the objects it adopts.
+pub fn controller_ref_of<K: Resource<DynamicType = ()>>(owner: &K) -> Result<OwnerReference> {
+    owner::controller_ref(owner).ok_or_else(|| Error::inconsistent("owner", "no name or uid yet"))
+}
+
+/// Creates `obj`, treating "already exists" as success (creation is idempotent across retries).
+pub async fn create_if_absent<K>(api: &Api<K>, controller: &str, obj: &K) -> Result<()>
+where
+    K: Resource + Serialize + DeserializeOwned + Clone + Debug,
+{
+    match create(api, controller, obj).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(Error::Kube(e)),
+    }
+}
+
+/// Deletes `name` unless it is already gone or going. Returns true if a delete was issued.
+pub async fn delete_if_present<K>(api: &Api<K>, controller: &str, name: &str) -> Result<bool>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    match api.delete(name, &Default::default()).await {
+        Ok(_) => {
+            metrics::write(controller);
+            Ok(true)
+        }
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+        Err(e) => Err(Error::Kube(e)),
+    }
+}
+
+/// Adds a finalizer to a copy of the object's metadata (written by a [`Writer`]).
+pub fn add_finalizer<K: Resource>(obj: &mut K, finalizer: &str) -> bool {
+    let f = obj.meta_mut().finalizers.get_or_insert_with(Vec::new);
+    if f.iter().any(|x| x == finalizer) {
+        return false;
+    }
+    f.push(finalizer.to_string());
+    true
+}
+
+/// Removes a finalizer from a copy of the object's metadata.
+pub fn remove_finalizer<K: Resource>(obj: &mut K, finalizer: &str) -> bool {
+    let Some(f) = obj.meta_mut().finalizers.as_mut() else {
+        return false;
+    };
+    let before = f.len();
+    f.retain(|x| x != finalizer);
+    let changed = f.len() != before;
+    if f.is_empty() {
+        obj.meta_mut().finalizers = None;
+    }
+    changed
+}
