@@ -191,21 +191,16 @@ fn parse_requirement(p: &str) -> Result<Requirement, String> {
 }
 
 fn query_key(k: &str) -> Result<&str, String> {
-    let errs = qualified_name_errors(k);
-    if errs.is_empty() {
-        Ok(k)
-    } else {
-        Err(format!("unable to parse requirement: invalid label key \"{k}\": {}", errs.join("; ")))
-    }
+    checked(k, qualified_name_errors(k), &format!("invalid label key \"{k}\""))
 }
 
 fn query_value(v: &str) -> Result<&str, String> {
-    let errs = label_value_errors(v);
-    if errs.is_empty() {
-        Ok(v)
-    } else {
-        Err(format!("unable to parse requirement: invalid label value: \"{v}\": {}", errs.join("; ")))
-    }
+    checked(v, label_value_errors(v), &format!("invalid label value: \"{v}\""))
+}
+
+/// `s` when `errs` is empty, else kube-apiserver's parse error naming `what`.
+fn checked<'a>(s: &'a str, errs: Vec<String>, what: &str) -> Result<&'a str, String> {
+    if errs.is_empty() { Ok(s) } else { Err(format!("unable to parse requirement: {what}: {}", errs.join("; "))) }
 }
 
 /// True if the selector has neither matchLabels nor matchExpressions.
