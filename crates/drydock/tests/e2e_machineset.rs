@@ -435,6 +435,7 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
     wait_gone(&client, cluster).await;
 }
 
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_set_adopts_releases_and_respects_pause() {
     let _serial = SERIAL.lock().await;

@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 
 pub use backend::{Backend, LoadInfo, LogRow, MemoryBackend};
 pub use object::{Encoded, ObjMeta, OwnerRef, Stored};
-pub use sqlite::{SqliteBackend, Sync as SyncMode};
+pub use sqlite::{SqliteBackend, SyncMode};
 pub use watch::{EventType, WatchEvent, WatchHub};
 
 use committer::{Committer, Pending};
@@ -43,7 +43,7 @@ pub struct ObjKey {
 }
 
 /// Names the resources the store holds, to write and read log keys.
-pub trait ResourceNames: Send + std::marker::Sync {
+pub trait ResourceNames: Send + Sync {
     /// `group/plural` of a resource id (group empty for core).
     fn log_prefix(&self, res: ResId) -> String;
     /// The id of a `group/plural`, if still served.

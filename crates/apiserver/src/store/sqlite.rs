@@ -10,7 +10,7 @@ use super::backend::{Backend, LoadInfo, LogRow};
 
 /// How hard a commit waits for the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Sync {
+pub enum SyncMode {
     /// fsync on every commit: survives power loss.
     #[default]
     Full,
@@ -23,11 +23,11 @@ pub struct SqliteBackend {
 }
 
 impl SqliteBackend {
-    pub fn open(path: &Path, sync: Sync) -> anyhow::Result<Self> {
+    pub fn open(path: &Path, sync: SyncMode) -> anyhow::Result<Self> {
         let conn = Connection::open(path).with_context(|| format!("opening {}", path.display()))?;
         let sync = match sync {
-            Sync::Full => "FULL",
-            Sync::Normal => "NORMAL",
+            SyncMode::Full => "FULL",
+            SyncMode::Normal => "NORMAL",
         };
         conn.execute_batch(&format!(
             "PRAGMA journal_mode=WAL;
@@ -117,12 +117,12 @@ mod tests {
             value: bytes::Bytes::from_static(b"{}"),
         };
         {
-            let mut b = SqliteBackend::open(&path, Sync::Full).unwrap();
+            let mut b = SqliteBackend::open(&path, SyncMode::Full).unwrap();
             b.append(&[row(1, 0, false), row(2, 1, false)]).unwrap();
             b.append(&[row(3, 2, true)]).unwrap();
             b.compact(&[1], 2).unwrap();
         }
-        let mut b = SqliteBackend::open(&path, Sync::Full).unwrap();
+        let mut b = SqliteBackend::open(&path, SyncMode::Full).unwrap();
         let mut ids = vec![];
         let info = b
             .load(&mut |r| {

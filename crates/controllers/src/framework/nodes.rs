@@ -44,13 +44,13 @@ pub enum NodeSync {
 }
 
 #[derive(Default)]
-struct ClusterNodes {
+struct NodesOfCluster {
     by_name: HashMap<String, Arc<Node>>,
     /// providerID → names of the Nodes carrying it (more than one is a conflict to report).
     by_provider: HashMap<String, BTreeSet<String>>,
 }
 
-impl ClusterNodes {
+impl NodesOfCluster {
     /// Adds or replaces a Node; true when it is new.
     fn insert(&mut self, node: Arc<Node>) -> bool {
         let name = node.metadata.name.clone().unwrap_or_default();
@@ -94,7 +94,7 @@ pub fn logical_cluster_of(n: &Node) -> Option<&str> {
 /// Nodes by logical cluster, kept current by one cross-cluster watch.
 pub struct WorkloadNodes {
     api: Api<Node>,
-    clusters: RwLock<HashMap<String, ClusterNodes>>,
+    clusters: RwLock<HashMap<String, NodesOfCluster>>,
     /// Nodes in the store.
     count: AtomicUsize,
     subscribers: Mutex<Vec<mpsc::UnboundedSender<Arc<Node>>>>,
@@ -197,7 +197,7 @@ impl WorkloadNodes {
     async fn run(&self) {
         let mut events = watcher(self.api.clone(), watcher::Config::default()).default_backoff().boxed();
         // Objects of a (re)list in progress; swapped in whole when it completes.
-        let mut relist: Option<HashMap<String, ClusterNodes>> = None;
+        let mut relist: Option<HashMap<String, NodesOfCluster>> = None;
         while let Some(ev) = events.next().await {
             let ev = match ev {
                 Ok(ev) => ev,
@@ -255,7 +255,7 @@ impl WorkloadNodes {
     }
 
     /// Installs a complete list; returns the Nodes that are new, changed or gone.
-    fn replace_all(&self, fresh: HashMap<String, ClusterNodes>) -> Vec<Arc<Node>> {
+    fn replace_all(&self, fresh: HashMap<String, NodesOfCluster>) -> Vec<Arc<Node>> {
         let mut clusters = self.clusters.write();
         let mut changed = Vec::new();
         for (lc, c) in &fresh {
@@ -292,7 +292,7 @@ impl WorkloadNodes {
     /// Installs `nodes` directly (tests).
     #[cfg(test)]
     pub(crate) fn load(&self, nodes: Vec<Node>) {
-        let mut fresh: HashMap<String, ClusterNodes> = HashMap::new();
+        let mut fresh: HashMap<String, NodesOfCluster> = HashMap::new();
         for n in nodes {
             if let Some(lc) = logical_cluster_of(&n).map(str::to_string) {
                 fresh.entry(lc).or_default().insert(Arc::new(slim(n)));
@@ -418,7 +418,7 @@ mod tests {
         // A relist reports what changed or vanished, and a Node whose providerID changed
         // moves in the index.
         let mut sub = w.subscribe();
-        let mut fresh: HashMap<String, ClusterNodes> = HashMap::new();
+        let mut fresh: HashMap<String, NodesOfCluster> = HashMap::new();
         fresh.entry("a".into()).or_default().insert(Arc::new(node("a", "n1", "p://1", "1")));
         fresh.entry("a".into()).or_default().insert(Arc::new(node("a", "n2", "p://1", "4")));
         let changed = w.replace_all(fresh);

@@ -45,14 +45,14 @@ impl Status {
 
 /// What one write did.
 #[derive(Debug)]
-pub struct Outcome<K> {
+pub struct WriteOutcome<K> {
     /// The object as last written, when something was.
     pub object: Option<K>,
     pub main: bool,
     pub status: bool,
 }
 
-impl<K: Clone> Outcome<K> {
+impl<K: Clone> WriteOutcome<K> {
     /// The object as last written, or `after` (what was wanted) when nothing was written.
     pub fn or_wanted(self, after: &K) -> K {
         self.object.unwrap_or_else(|| after.clone())
@@ -101,7 +101,7 @@ impl Writer {
 
     /// Writes what differs between `before` (as read) and `after` (as wanted), the status
     /// merged as is.
-    pub async fn apply<K>(&self, api: &Api<K>, before: &K, after: &K) -> Result<Outcome<K>>
+    pub async fn apply<K>(&self, api: &Api<K>, before: &K, after: &K) -> Result<WriteOutcome<K>>
     where
         K: Resource + Serialize + DeserializeOwned + Clone + Debug,
     {
@@ -110,7 +110,7 @@ impl Writer {
 
     /// Writes what differs between `before` (as read) and `after` (as wanted): metadata and
     /// spec first, then the status as `status` says.
-    pub async fn write<K>(&self, api: &Api<K>, before: &K, after: &K, status: Status) -> Result<Outcome<K>>
+    pub async fn write<K>(&self, api: &Api<K>, before: &K, after: &K, status: Status) -> Result<WriteOutcome<K>>
     where
         K: Resource + Serialize + DeserializeOwned + Clone + Debug,
     {
@@ -120,7 +120,7 @@ impl Writer {
         let mut new_status = split(&mut new);
         let name = before.meta().name.clone().unwrap_or_default();
         let key = key_of(before);
-        let mut out = Outcome { object: None, main: false, status: false };
+        let mut out = WriteOutcome { object: None, main: false, status: false };
         if let Some(mut patch) = merge_diff(&old, &new) {
             patch["metadata"]["resourceVersion"] = json!(before.meta().resource_version);
             let written =
