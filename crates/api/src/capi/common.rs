@@ -19,6 +19,18 @@ pub struct ObjectMeta {
     pub annotations: Option<BTreeMap<String, String>>,
 }
 
+/// The object a template kind stamps out: labels and annotations plus the spec of the
+/// generated object.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplateResource<S> {
+    /// Labels and annotations of the generated object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<ObjectMeta>,
+    /// Spec of the generated object.
+    pub spec: S,
+}
+
 impl ObjectMeta {
     /// No labels and no annotations (empty maps count as none).
     pub fn is_empty(&self) -> bool {

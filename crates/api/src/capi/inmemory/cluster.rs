@@ -5,7 +5,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::capi::common::{APIEndpoint, ObjectMeta, V1Beta2Conditions};
+use crate::capi::common::{APIEndpoint, TemplateResource, V1Beta2Conditions};
 use crate::capi::conditions::{Condition, impl_has_conditions};
 
 /// Desired state of an InMemoryCluster.
@@ -63,14 +63,6 @@ pub struct InMemoryClusterTemplateSpec {
 }
 
 /// The InMemoryCluster a template stamps out.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct InMemoryClusterTemplateResource {
-    /// Labels and annotations of the generated object.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<ObjectMeta>,
-    /// Spec of the generated object.
-    pub spec: InMemoryClusterSpec,
-}
+pub type InMemoryClusterTemplateResource = TemplateResource<InMemoryClusterSpec>;
 
 impl_has_conditions!(InMemoryCluster);

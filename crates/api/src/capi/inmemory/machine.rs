@@ -5,7 +5,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::capi::common::ObjectMeta;
+use crate::capi::common::TemplateResource;
 use crate::capi::conditions::impl_has_conditions;
 
 /// Desired state of an InMemoryMachine.
@@ -96,14 +96,6 @@ pub struct InMemoryMachineTemplateSpec {
 }
 
 /// The InMemoryMachine a template stamps out.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct InMemoryMachineTemplateResource {
-    /// Labels and annotations of the generated object.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<ObjectMeta>,
-    /// Spec of the generated object.
-    pub spec: InMemoryMachineSpec,
-}
+pub type InMemoryMachineTemplateResource = TemplateResource<InMemoryMachineSpec>;
 
 impl_has_conditions!(InMemoryMachine);

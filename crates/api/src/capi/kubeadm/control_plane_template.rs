@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::KubeadmConfigSpec;
 use super::control_plane::{RemediationStrategy, RolloutBefore, RolloutStrategy};
-use crate::capi::common::{MachineNamingStrategy, ObjectMeta};
+use crate::capi::common::{MachineNamingStrategy, ObjectMeta, TemplateResource};
 use crate::capi::core::MachineTimeouts;
 
 /// Desired state of a KubeadmControlPlaneTemplate.
@@ -29,15 +29,7 @@ pub struct KubeadmControlPlaneTemplateSpec {
 }
 
 /// The control plane a template stamps out.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct KubeadmControlPlaneTemplateResource {
-    /// Labels and annotations of the generated object.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<ObjectMeta>,
-    /// Spec of the generated object.
-    pub spec: KubeadmControlPlaneTemplateResourceSpec,
-}
+pub type KubeadmControlPlaneTemplateResource = TemplateResource<KubeadmControlPlaneTemplateResourceSpec>;
 
 /// KubeadmControlPlane spec minus what the Cluster topology provides (replicas, version,
 /// infrastructure template).
