@@ -126,9 +126,9 @@ pub async fn create_machine(
             infrastructure_ref: infra_ref.clone(),
             version: Some(kcp.spec.version.clone()),
             failure_domain,
-            node_drain_timeout: t.node_drain_timeout.clone(),
-            node_volume_detach_timeout: t.node_volume_detach_timeout.clone(),
-            node_deletion_timeout: t.node_deletion_timeout.clone(),
+            node_drain_timeout: t.timeouts.node_drain_timeout.clone(),
+            node_volume_detach_timeout: t.timeouts.node_volume_detach_timeout.clone(),
+            node_deletion_timeout: t.timeouts.node_deletion_timeout.clone(),
             ..Default::default()
         },
     );

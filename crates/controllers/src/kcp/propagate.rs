@@ -35,9 +35,9 @@ impl<'a> Propagated<'a> {
             labels: machine_labels(kcp, cluster),
             annotations: machine_annotations(kcp),
             timeouts: NodeTimeouts::new(
-                t.node_drain_timeout.as_deref(),
-                t.node_volume_detach_timeout.as_deref(),
-                t.node_deletion_timeout.as_deref(),
+                t.timeouts.node_drain_timeout.as_deref(),
+                t.timeouts.node_volume_detach_timeout.as_deref(),
+                t.timeouts.node_deletion_timeout.as_deref(),
             ),
         }
     }
@@ -93,7 +93,7 @@ mod tests {
             labels: Some([("tier".to_string(), "gold".to_string())].into()),
             annotations: Some([("note".to_string(), "hi".to_string())].into()),
         });
-        kcp.spec.machine_template.node_drain_timeout = Some("5m".into());
+        kcp.spec.machine_template.timeouts.node_drain_timeout = Some("5m".into());
         let mut m = Machine::new("m", Default::default());
         m.labels_mut().insert("mine".into(), "x".into());
         m.annotations_mut().insert(KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION.into(), "{}".into());

@@ -393,7 +393,7 @@ mod tests {
         // Metadata of the template is propagated in place, not rolled.
         let mut labelled = k.clone();
         labelled.spec.machine_template.metadata = Some(Default::default());
-        labelled.spec.machine_template.node_drain_timeout = Some("5m".into());
+        labelled.spec.machine_template.timeouts.node_drain_timeout = Some("5m".into());
         assert_eq!(needs_rollout(&labelled, &m, &joined(&k), now()), Verdict::UpToDate);
     }
 

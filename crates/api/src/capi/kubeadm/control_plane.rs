@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::config::KubeadmConfigSpec;
 use crate::capi::common::{MachineNamingStrategy, ObjectMeta, V1Beta2ReplicaStatus};
 use crate::capi::conditions::{Condition, impl_has_conditions};
+use crate::capi::core::MachineTimeouts;
 
 /// Desired state of a KubeadmControlPlane.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -77,15 +78,9 @@ pub struct KubeadmControlPlaneMachineTemplate {
     pub metadata: Option<ObjectMeta>,
     /// Infrastructure machine template cloned for each Machine.
     pub infrastructure_ref: ObjectReference,
-    /// Upper bound on node drain time; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_drain_timeout: Option<String>,
-    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_volume_detach_timeout: Option<String>,
-    /// How long Node deletion is retried once the infrastructure is gone.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_deletion_timeout: Option<String>,
+    /// Node drain, volume detach and Node deletion limits of the Machines.
+    #[serde(flatten)]
+    pub timeouts: MachineTimeouts,
 }
 
 /// Certificate-driven rollout.

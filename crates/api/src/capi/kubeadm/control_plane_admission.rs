@@ -58,9 +58,9 @@ impl KindAdmission for KubeadmControlPlaneAdmission {
         ));
         errs.extend(validate_template_metadata(spec.machine_template.metadata.as_ref(), &mt.child("metadata")));
         for (field, value) in [
-            ("nodeDrainTimeout", &spec.machine_template.node_drain_timeout),
-            ("nodeVolumeDetachTimeout", &spec.machine_template.node_volume_detach_timeout),
-            ("nodeDeletionTimeout", &spec.machine_template.node_deletion_timeout),
+            ("nodeDrainTimeout", &spec.machine_template.timeouts.node_drain_timeout),
+            ("nodeVolumeDetachTimeout", &spec.machine_template.timeouts.node_volume_detach_timeout),
+            ("nodeDeletionTimeout", &spec.machine_template.timeouts.node_deletion_timeout),
         ] {
             errs.extend(duration::validate_field(value.as_deref(), &mt.child(field)));
         }
