@@ -139,12 +139,9 @@ pub struct MachineDeploymentClass {
     /// Name template of the generated objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub naming_strategy: Option<NamingStrategy>,
-    /// Node drain, volume detach and Node deletion limits of the Machines.
+    /// Deletion limits and readiness wait of the Machines.
     #[serde(flatten)]
-    pub timeouts: MachineTimeouts,
-    /// Seconds a new node must be ready before it counts as available.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_ready_seconds: Option<i32>,
+    pub machines: WorkerMachineLimits,
     /// Rollout strategy of the MachineDeployment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<MachineDeploymentStrategy>,
@@ -164,12 +161,9 @@ pub struct MachinePoolClass {
     /// Name template of the generated objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub naming_strategy: Option<NamingStrategy>,
-    /// Node drain, volume detach and Node deletion limits of the Machines.
+    /// Deletion limits and readiness wait of the Machines.
     #[serde(flatten)]
-    pub timeouts: MachineTimeouts,
-    /// Seconds a new node must be ready before it counts as available.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_ready_seconds: Option<i32>,
+    pub machines: WorkerMachineLimits,
 }
 
 /// Limits on deleting a Machine: node drain, volume detach and Node deletion (shared by the
@@ -186,6 +180,19 @@ pub struct MachineTimeouts {
     /// How long Node deletion is retried once the infrastructure is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
+}
+
+/// Deletion limits and readiness wait of worker Machines (shared by the classes and topology
+/// of MachineDeployments and MachinePools).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerMachineLimits {
+    /// Node drain, volume detach and Node deletion limits of the Machines.
+    #[serde(flatten)]
+    pub timeouts: MachineTimeouts,
+    /// Seconds a new node must be ready before it counts as available.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_ready_seconds: Option<i32>,
 }
 
 /// Health check generated for Clusters of this class (and, with `enable`, for one part of a

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::clusterclass::{MachineHealthCheckClass, MachineTimeouts, Workers};
+use super::clusterclass::{MachineHealthCheckClass, MachineTimeouts, WorkerMachineLimits, Workers};
 use super::machinedeployment::MachineDeploymentStrategy;
 use crate::capi::common::ObjectMeta;
 
@@ -79,12 +79,9 @@ pub struct MachineDeploymentTopology {
     /// Health check of the Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_health_check: Option<MachineHealthCheckTopology>,
-    /// Node drain, volume detach and Node deletion limits of the Machines.
+    /// Deletion limits and readiness wait of the Machines.
     #[serde(flatten)]
-    pub timeouts: MachineTimeouts,
-    /// Seconds a new node must be ready before it counts as available.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_ready_seconds: Option<i32>,
+    pub machines: WorkerMachineLimits,
     /// Rollout strategy of the MachineDeployment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<MachineDeploymentStrategy>,
@@ -107,12 +104,9 @@ pub struct MachinePoolTopology {
     /// Failure domains the machines may be placed in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_domains: Option<Vec<String>>,
-    /// Node drain, volume detach and Node deletion limits of the Machines.
+    /// Deletion limits and readiness wait of the Machines.
     #[serde(flatten)]
-    pub timeouts: MachineTimeouts,
-    /// Seconds a new node must be ready before it counts as available.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_ready_seconds: Option<i32>,
+    pub machines: WorkerMachineLimits,
     /// Number of Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
