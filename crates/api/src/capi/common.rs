@@ -31,6 +31,52 @@ pub struct TemplateResource<S> {
     pub spec: S,
 }
 
+/// The spec of a template kind (`<Kind>Template`): one `template` field holding the object
+/// it stamps out. Every template kind is namespaced, in the cluster-api category, with an Age
+/// printer column only.
+macro_rules! template_kind {
+    (
+        $(#[doc = $doc:tt])*
+        $spec:ident {
+            group: $group:tt,
+            version: $version:tt,
+            kind: $kind:tt,
+            kind_doc: $kind_doc:tt,
+            age_column: $age:tt,
+            $(#[doc = $field_doc:tt])*
+            template: $resource:ty $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(
+            ::kube::CustomResource,
+            ::serde::Serialize,
+            ::serde::Deserialize,
+            Clone,
+            Debug,
+            Default,
+            PartialEq,
+            ::schemars::JsonSchema,
+        )]
+        #[kube(
+            group = $group,
+            version = $version,
+            kind = $kind,
+            namespaced,
+            derive = "PartialEq",
+            category = "cluster-api",
+            doc = $kind_doc,
+            printcolumn = $age
+        )]
+        #[serde(rename_all = "camelCase")]
+        pub struct $spec {
+            $(#[doc = $field_doc])*
+            pub template: $resource,
+        }
+    };
+}
+pub(crate) use template_kind;
+
 impl ObjectMeta {
     /// No labels and no annotations (empty maps count as none).
     pub fn is_empty(&self) -> bool {

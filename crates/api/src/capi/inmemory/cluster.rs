@@ -5,7 +5,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::capi::common::{APIEndpoint, TemplateResource, V1Beta2Conditions};
+use crate::capi::common::{APIEndpoint, TemplateResource, V1Beta2Conditions, template_kind};
 use crate::capi::conditions::{Condition, impl_has_conditions};
 
 /// Desired state of an InMemoryCluster.
@@ -44,22 +44,17 @@ pub struct InMemoryClusterStatus {
     pub v1beta2: Option<V1Beta2Conditions>,
 }
 
-/// Desired state of an InMemoryClusterTemplate.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[kube(
-    group = "infrastructure.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "InMemoryClusterTemplate",
-    namespaced,
-    derive = "PartialEq",
-    category = "cluster-api",
-    doc = "An InMemoryClusterTemplate is the InMemoryCluster of a ClusterClass.",
-    printcolumn = r#"{"description":"Time duration since creation of InMemoryClusterTemplate","jsonPath":".metadata.creationTimestamp","name":"Age","type":"date"}"#
-)]
-#[serde(rename_all = "camelCase")]
-pub struct InMemoryClusterTemplateSpec {
-    /// The InMemoryCluster to stamp out.
-    pub template: InMemoryClusterTemplateResource,
+template_kind! {
+    /// Desired state of an InMemoryClusterTemplate.
+    InMemoryClusterTemplateSpec {
+        group: "infrastructure.cluster.x-k8s.io",
+        version: "v1alpha1",
+        kind: "InMemoryClusterTemplate",
+        kind_doc: "An InMemoryClusterTemplate is the InMemoryCluster of a ClusterClass.",
+        age_column: r#"{"description":"Time duration since creation of InMemoryClusterTemplate","jsonPath":".metadata.creationTimestamp","name":"Age","type":"date"}"#,
+        /// The InMemoryCluster to stamp out.
+        template: InMemoryClusterTemplateResource,
+    }
 }
 
 /// The InMemoryCluster a template stamps out.

@@ -5,7 +5,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::capi::common::TemplateResource;
+use crate::capi::common::{TemplateResource, template_kind};
 use crate::capi::conditions::impl_has_conditions;
 
 /// Desired state of an InMemoryMachine.
@@ -77,22 +77,17 @@ pub struct CommonProvisioningSettings {
 /// every simulated component is up).
 pub type InMemoryMachineStatus = super::cluster::InMemoryClusterStatus;
 
-/// Desired state of an InMemoryMachineTemplate.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[kube(
-    group = "infrastructure.cluster.x-k8s.io",
-    version = "v1alpha1",
-    kind = "InMemoryMachineTemplate",
-    namespaced,
-    derive = "PartialEq",
-    category = "cluster-api",
-    doc = "An InMemoryMachineTemplate is cloned into an InMemoryMachine for each new Machine.",
-    printcolumn = r#"{"description":"Time duration since creation of InMemoryMachineTemplate","jsonPath":".metadata.creationTimestamp","name":"Age","type":"date"}"#
-)]
-#[serde(rename_all = "camelCase")]
-pub struct InMemoryMachineTemplateSpec {
-    /// The InMemoryMachine to stamp out.
-    pub template: InMemoryMachineTemplateResource,
+template_kind! {
+    /// Desired state of an InMemoryMachineTemplate.
+    InMemoryMachineTemplateSpec {
+        group: "infrastructure.cluster.x-k8s.io",
+        version: "v1alpha1",
+        kind: "InMemoryMachineTemplate",
+        kind_doc: "An InMemoryMachineTemplate is cloned into an InMemoryMachine for each new Machine.",
+        age_column: r#"{"description":"Time duration since creation of InMemoryMachineTemplate","jsonPath":".metadata.creationTimestamp","name":"Age","type":"date"}"#,
+        /// The InMemoryMachine to stamp out.
+        template: InMemoryMachineTemplateResource,
+    }
 }
 
 /// The InMemoryMachine a template stamps out.

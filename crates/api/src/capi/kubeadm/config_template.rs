@@ -1,28 +1,22 @@
 //! KubeadmConfigTemplate: the KubeadmConfig cloned for each Machine of a MachineSet.
 
-use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::config::KubeadmConfigSpec;
-use crate::capi::common::ObjectMeta;
+use crate::capi::common::{ObjectMeta, template_kind};
 
-/// Desired state of a KubeadmConfigTemplate.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[kube(
-    group = "bootstrap.cluster.x-k8s.io",
-    version = "v1beta1",
-    kind = "KubeadmConfigTemplate",
-    namespaced,
-    derive = "PartialEq",
-    category = "cluster-api",
-    doc = "A KubeadmConfigTemplate is cloned into a KubeadmConfig for each new Machine.",
-    printcolumn = r#"{"description":"Time duration since creation of KubeadmConfigTemplate","jsonPath":".metadata.creationTimestamp","name":"Age","type":"date"}"#
-)]
-#[serde(rename_all = "camelCase")]
-pub struct KubeadmConfigTemplateSpec {
-    /// The KubeadmConfig to stamp out.
-    pub template: KubeadmConfigTemplateResource,
+template_kind! {
+    /// Desired state of a KubeadmConfigTemplate.
+    KubeadmConfigTemplateSpec {
+        group: "bootstrap.cluster.x-k8s.io",
+        version: "v1beta1",
+        kind: "KubeadmConfigTemplate",
+        kind_doc: "A KubeadmConfigTemplate is cloned into a KubeadmConfig for each new Machine.",
+        age_column: r#"{"description":"Time duration since creation of KubeadmConfigTemplate","jsonPath":".metadata.creationTimestamp","name":"Age","type":"date"}"#,
+        /// The KubeadmConfig to stamp out.
+        template: KubeadmConfigTemplateResource,
+    }
 }
 
 /// The object a template stamps out.

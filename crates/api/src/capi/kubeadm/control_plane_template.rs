@@ -1,31 +1,25 @@
 //! KubeadmControlPlaneTemplate: the KubeadmControlPlane a ClusterClass stamps out.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::config::KubeadmConfigSpec;
 use super::control_plane::{RemediationStrategy, RolloutBefore, RolloutStrategy};
-use crate::capi::common::{MachineNamingStrategy, ObjectMeta, TemplateResource};
+use crate::capi::common::{MachineNamingStrategy, ObjectMeta, TemplateResource, template_kind};
 use crate::capi::core::MachineTimeouts;
 
-/// Desired state of a KubeadmControlPlaneTemplate.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[kube(
-    group = "controlplane.cluster.x-k8s.io",
-    version = "v1beta1",
-    kind = "KubeadmControlPlaneTemplate",
-    namespaced,
-    derive = "PartialEq",
-    category = "cluster-api",
-    doc = "A KubeadmControlPlaneTemplate is the KubeadmControlPlane of a ClusterClass.",
-    printcolumn = r#"{"description":"Time duration since creation of KubeadmControlPlaneTemplate","jsonPath":".metadata.creationTimestamp","name":"Age","type":"date"}"#
-)]
-#[serde(rename_all = "camelCase")]
-pub struct KubeadmControlPlaneTemplateSpec {
-    /// The KubeadmControlPlane to stamp out.
-    pub template: KubeadmControlPlaneTemplateResource,
+template_kind! {
+    /// Desired state of a KubeadmControlPlaneTemplate.
+    KubeadmControlPlaneTemplateSpec {
+        group: "controlplane.cluster.x-k8s.io",
+        version: "v1beta1",
+        kind: "KubeadmControlPlaneTemplate",
+        kind_doc: "A KubeadmControlPlaneTemplate is the KubeadmControlPlane of a ClusterClass.",
+        age_column: r#"{"description":"Time duration since creation of KubeadmControlPlaneTemplate","jsonPath":".metadata.creationTimestamp","name":"Age","type":"date"}"#,
+        /// The KubeadmControlPlane to stamp out.
+        template: KubeadmControlPlaneTemplateResource,
+    }
 }
 
 /// The control plane a template stamps out.
