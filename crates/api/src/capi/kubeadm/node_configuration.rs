@@ -27,12 +27,9 @@ pub struct InitConfiguration {
     /// Where this node's API server listens.
     #[serde(rename = "localAPIEndpoint", skip_serializing_if = "Option::is_none")]
     pub local_api_endpoint: Option<LocalAPIEndpoint>,
-    /// kubeadm phases to skip.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skip_phases: Option<Vec<String>>,
-    /// Patches applied to kubeadm-generated manifests.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub patches: Option<Patches>,
+    /// Phases to skip and patches to apply.
+    #[serde(flatten)]
+    pub phases: PhaseOptions,
 }
 
 /// Settings of joining nodes (`kubeadm join`).
@@ -57,6 +54,15 @@ pub struct JoinConfiguration {
     /// Set when the node joins as a control-plane node.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control_plane: Option<JoinControlPlane>,
+    /// Phases to skip and patches to apply.
+    #[serde(flatten)]
+    pub phases: PhaseOptions,
+}
+
+/// kubeadm phases to skip and patches to apply, on `init` and `join` alike.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseOptions {
     /// kubeadm phases to skip.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_phases: Option<Vec<String>>,
