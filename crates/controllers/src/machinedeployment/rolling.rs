@@ -58,33 +58,15 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use drydock_api::capi::core::{
-        MachineDeploymentSpec, MachineDeploymentStrategy, MachineDeploymentStrategyType,
-        MachineRollingUpdateDeployment, MachineSet, MachineSetSpec, MachineSetStatus,
-    };
+    use drydock_api::capi::core::{MachineSet, MachineSetSpec, MachineSetStatus};
     use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-    use crate::machinedeployment::rollout::{max_surge, max_unavailable, reconcile_new};
+    use crate::machinedeployment::rollout::{max_surge, max_unavailable, reconcile_new, rolling_md};
 
     fn md(replicas: i32, surge: i32, unavailable: i32) -> MachineDeployment {
-        let mut md = MachineDeployment::new(
-            "md",
-            MachineDeploymentSpec {
-                replicas: Some(replicas),
-                strategy: Some(MachineDeploymentStrategy {
-                    type_: Some(MachineDeploymentStrategyType::RollingUpdate),
-                    rolling_update: Some(MachineRollingUpdateDeployment {
-                        max_surge: Some(IntOrString::Int(surge)),
-                        max_unavailable: Some(IntOrString::Int(unavailable)),
-                        delete_policy: None,
-                    }),
-                    remediation: None,
-                }),
-                ..Default::default()
-            },
-        );
+        let mut md = rolling_md(replicas, IntOrString::Int(surge), IntOrString::Int(unavailable));
         md.spec.template.spec.version = Some("v2".into());
         md
     }

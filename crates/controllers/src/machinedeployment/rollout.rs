@@ -118,31 +118,37 @@ pub fn reconcile_new(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32)
     Ok(())
 }
 
+/// A RollingUpdate deployment named `md`, for the planners' tests.
+#[cfg(test)]
+pub(crate) fn rolling_md(replicas: i32, surge: IntOrString, unavailable: IntOrString) -> MachineDeployment {
+    use drydock_api::capi::core::{MachineDeploymentSpec, MachineDeploymentStrategy, MachineRollingUpdateDeployment};
+    let rolling_update = MachineRollingUpdateDeployment {
+        max_surge: Some(surge),
+        max_unavailable: Some(unavailable),
+        delete_policy: None,
+    };
+    let strategy = MachineDeploymentStrategy {
+        type_: Some(MachineDeploymentStrategyType::RollingUpdate),
+        rolling_update: Some(rolling_update),
+        remediation: None,
+    };
+    MachineDeployment::new(
+        "md",
+        MachineDeploymentSpec {
+            replicas: Some(replicas),
+            strategy: Some(strategy),
+            ..MachineDeploymentSpec::default()
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{
-        MachineDeploymentSpec, MachineDeploymentStrategy, MachineRollingUpdateDeployment, MachineSetSpec,
-        MachineSetStatus,
-    };
+    use drydock_api::capi::core::{MachineSetSpec, MachineSetStatus};
 
     fn md(replicas: i32, surge: IntOrString, unavailable: IntOrString) -> MachineDeployment {
-        MachineDeployment::new(
-            "md",
-            MachineDeploymentSpec {
-                replicas: Some(replicas),
-                strategy: Some(MachineDeploymentStrategy {
-                    type_: Some(MachineDeploymentStrategyType::RollingUpdate),
-                    rolling_update: Some(MachineRollingUpdateDeployment {
-                        max_surge: Some(surge),
-                        max_unavailable: Some(unavailable),
-                        delete_policy: None,
-                    }),
-                    remediation: None,
-                }),
-                ..Default::default()
-            },
-        )
+        rolling_md(replicas, surge, unavailable)
     }
 
     fn pct(s: &str) -> IntOrString {

@@ -137,10 +137,7 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use drydock_api::capi::core::{
-        MachineDeploymentSpec, MachineDeploymentStrategy, MachineDeploymentStrategyType,
-        MachineRollingUpdateDeployment, MachineSetSpec, MachineSetStatus,
-    };
+    use drydock_api::capi::core::{MachineSetSpec, MachineSetStatus};
     use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -166,22 +163,7 @@ mod tests {
     }
 
     fn md(version: &str, replicas: i32) -> MachineDeployment {
-        let mut md = MachineDeployment::new(
-            "md",
-            MachineDeploymentSpec {
-                replicas: Some(replicas),
-                strategy: Some(MachineDeploymentStrategy {
-                    type_: Some(MachineDeploymentStrategyType::RollingUpdate),
-                    rolling_update: Some(MachineRollingUpdateDeployment {
-                        max_surge: Some(IntOrString::Int(3)),
-                        max_unavailable: Some(IntOrString::Int(2)),
-                        delete_policy: None,
-                    }),
-                    remediation: None,
-                }),
-                ..Default::default()
-            },
-        );
+        let mut md = super::super::rollout::rolling_md(replicas, IntOrString::Int(3), IntOrString::Int(2));
         md.spec.template.spec.version = Some(version.into());
         md
     }
