@@ -217,17 +217,26 @@ pub fn set_replica_annotations(ms: &mut MachineSet, md_replicas: i32, max_replic
     a.insert(MAX_REPLICAS_ANNOTATION.to_string(), max_replicas.to_string());
 }
 
+/// A set of `replicas` Machines of `version`, created at second `created`, for the
+/// planners' tests.
+#[cfg(test)]
+pub(crate) fn test_set(name: &str, replicas: i32, created: i64, version: &str) -> Arc<MachineSet> {
+    let spec = drydock_api::capi::core::MachineSetSpec { replicas: Some(replicas), ..Default::default() };
+    let mut ms = MachineSet::new(name, spec);
+    let created = Timestamp::from_second(created).expect("a representable instant");
+    ms.metadata.creation_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(created));
+    ms.spec.template.spec.version = Some(version.into());
+    Arc::new(ms)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{MachineDeploymentSpec, MachineSetSpec};
+    use drydock_api::capi::core::MachineDeploymentSpec;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     fn ms(name: &str, replicas: i32, created: i64, version: &str) -> Arc<MachineSet> {
-        let mut ms = MachineSet::new(name, MachineSetSpec { replicas: Some(replicas), ..Default::default() });
-        ms.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
-        ms.spec.template.spec.version = Some(version.into());
-        Arc::new(ms)
+        test_set(name, replicas, created, version)
     }
 
     fn md(version: &str) -> MachineDeployment {

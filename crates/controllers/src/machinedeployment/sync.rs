@@ -137,16 +137,12 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use drydock_api::capi::core::{MachineSetSpec, MachineSetStatus};
+    use drydock_api::capi::core::MachineSetStatus;
     use jiff::Timestamp;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
     fn ms(name: &str, replicas: i32, created: i64, version: &str) -> Arc<MachineSet> {
-        let mut ms = MachineSet::new(name, MachineSetSpec { replicas: Some(replicas), ..Default::default() });
-        ms.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
-        ms.spec.template.spec.version = Some(version.into());
-        Arc::new(ms)
+        super::super::plan::test_set(name, replicas, created, version)
     }
 
     /// A set last sized for a deployment of `desired` replicas and `max` at most.
