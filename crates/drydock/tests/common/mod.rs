@@ -228,3 +228,60 @@ pub async fn process_client(port: u16) -> kube::Client {
     .await;
     client
 }
+
+/// The KubeadmControlPlane `<cluster>-cp` in `ns`: `replicas` Machines at `version` on the
+/// InMemoryMachineTemplate `template`, `kubeadm_config` its kubeadmConfigSpec (a YAML flow
+/// mapping), and `extra` more lines of its spec (indented by two spaces).
+pub fn control_plane(
+    cluster: &str,
+    ns: &str,
+    (replicas, version): (u8, &str),
+    template: &str,
+    kubeadm_config: &str,
+    extra: &str,
+) -> String {
+    format!(
+        r#"apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlane
+metadata: {{name: {cluster}-cp, namespace: {ns}}}
+spec:
+  replicas: {replicas}
+  version: {version}
+  machineTemplate:
+    infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {template}}}
+  kubeadmConfigSpec: {kubeadm_config}
+{extra}"#
+    )
+}
+
+/// The workers of `cluster` in `ns`: a KubeadmConfigTemplate and a MachineDeployment, both
+/// `<cluster>-workers`, of `replicas` Machines at v1.30.2 on the InMemoryMachineTemplate
+/// `template`. `labels` (a YAML flow mapping, or empty) label the Machines; `machine` holds
+/// more lines of the Machines' spec (indented by six spaces).
+pub fn workers(cluster: &str, ns: &str, replicas: u32, template: &str, labels: &str, machine: &str) -> String {
+    let metadata = if labels.is_empty() { String::new() } else { format!("    metadata: {{labels: {labels}}}\n") };
+    format!(
+        r#"apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+kind: KubeadmConfigTemplate
+metadata: {{name: {cluster}-workers, namespace: {ns}}}
+spec: {{template: {{spec: {{joinConfiguration: {{}}}}}}}}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {{name: {cluster}-workers, namespace: {ns}}}
+spec:
+  clusterName: {cluster}
+  replicas: {replicas}
+  template:
+{metadata}    spec:
+      clusterName: {cluster}
+      version: v1.30.2
+{machine}      bootstrap:
+        configRef: {{apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: {cluster}-workers}}
+      infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {template}}}
+"#
+    )
+}
+
+/// The smallest kubeadmConfigSpec of a [`control_plane`].
+pub const KUBEADM: &str = "{initConfiguration: {}, joinConfiguration: {}}";
