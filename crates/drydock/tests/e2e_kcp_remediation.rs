@@ -320,19 +320,9 @@ async fn health_check_marks_and_control_plane_replaces() {
     let mgmt = env.client();
     let cluster = "mhc";
     let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
-    let mhc = format!(
-        r#"
----
-apiVersion: cluster.x-k8s.io/v1beta1
-kind: MachineHealthCheck
-metadata: {{name: {cluster}-cp, namespace: {NS}}}
-spec:
-  clusterName: {cluster}
-  selector: {{matchLabels: {{cluster.x-k8s.io/control-plane: ""}}}}
-  unhealthyConditions:
-  - {{type: Ready, status: "False", timeout: 1s}}
-"#
-    );
+    let conditions = "  unhealthyConditions:\n  - {type: Ready, status: \"False\", timeout: 1s}\n";
+    let labels = r#"{cluster.x-k8s.io/control-plane: ""}"#;
+    let mhc = format!("\n---\n{}", common::health_check(&format!("{cluster}-cp"), cluster, NS, labels, conditions));
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&(manifest(cluster, 3, "0s") + &mhc)));
     let before = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
 

@@ -41,6 +41,7 @@ fn manifest(name: &str, workers: u32, node_startup: Option<&str>, mhc: &str) -> 
         || "      {}\n".to_string(),
         |d| format!("      behaviour:\n        node:\n          provisioning:\n            startupDuration: \"{d}\"\n"),
     );
+    let selected = format!("{{cluster.x-k8s.io/deployment-name: {name}-workers}}");
     format!(
         r#"{preamble}---
 apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
@@ -57,14 +58,9 @@ spec:
     spec:
 {behaviour}---
 {workers}---
-apiVersion: cluster.x-k8s.io/v1beta1
-kind: MachineHealthCheck
-metadata: {{name: {name}-workers, namespace: {NS}}}
-spec:
-  clusterName: {name}
-  selector: {{matchLabels: {{cluster.x-k8s.io/deployment-name: {name}-workers}}}}
-{mhc}"#,
+{health_check}"#,
         preamble = common::cluster_preamble(name, NS),
+        health_check = common::health_check(&format!("{name}-workers"), name, NS, &selected, mhc),
         control_plane = common::control_plane(name, NS, (1, "v1.30.2"), &format!("{name}-cp"), KUBEADM, ""),
         workers = common::workers(
             name,

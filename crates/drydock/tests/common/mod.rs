@@ -285,3 +285,17 @@ spec:
 
 /// The smallest kubeadmConfigSpec of a [`control_plane`].
 pub const KUBEADM: &str = "{initConfiguration: {}, joinConfiguration: {}}";
+
+/// A MachineHealthCheck `name` in `ns` for `cluster`'s Machines matching `labels` (a YAML
+/// flow mapping), `spec` holding more lines of its spec (indented by two spaces).
+pub fn health_check(name: &str, cluster: &str, ns: &str, labels: &str, spec: &str) -> String {
+    format!(
+        r#"apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineHealthCheck
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  clusterName: {cluster}
+  selector: {{matchLabels: {labels}}}
+{spec}"#
+    )
+}
