@@ -43,13 +43,26 @@ fn obj<K: serde::de::DeserializeOwned>(v: Value) -> K {
     serde_json::from_value(v).expect("test manifest decodes")
 }
 
-async fn create<K>(client: &kube::Client, v: Value) -> K
-where
+/// A namespaced kind the helpers below read and write.
+trait Namespaced:
+    Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
+    + Clone
+    + serde::de::DeserializeOwned
+    + std::fmt::Debug
+{
+}
+
+impl<K> Namespaced for K where
     K: Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
         + Clone
-        + serde::Serialize
         + serde::de::DeserializeOwned
-        + std::fmt::Debug,
+        + std::fmt::Debug
+{
+}
+
+async fn create<K>(client: &kube::Client, v: Value) -> K
+where
+    K: Namespaced + serde::Serialize,
 {
     let api: Api<K> = Api::namespaced(client.clone(), NS);
     api.create(&PostParams::default(), &obj(v)).await.expect("create")
@@ -57,10 +70,7 @@ where
 
 async fn patch<K>(client: &kube::Client, name: &str, v: Value) -> K
 where
-    K: Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
+    K: Namespaced,
 {
     let api: Api<K> = Api::namespaced(client.clone(), NS);
     api.patch(name, &PatchParams::default(), &Patch::Merge(&v)).await.expect("patch")
@@ -69,10 +79,7 @@ where
 /// Objects of `cluster` (by its cluster-name label).
 async fn list<K>(client: &kube::Client, cluster: &str) -> Vec<K>
 where
-    K: Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
+    K: Namespaced,
 {
     let api: Api<K> = Api::namespaced(client.clone(), NS);
     api.list(&ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={cluster}"))).await.expect("list").items
