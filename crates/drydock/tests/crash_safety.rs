@@ -2,8 +2,10 @@
 //! data dir every acknowledged object is there with the resourceVersion it was acknowledged
 //! with, nothing is duplicated, and a watch from a pre-crash revision resumes or gets 410.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,15 +16,7 @@ use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
 
 fn start(dir: &Path) -> Child {
-    let _ = std::fs::remove_file(dir.join("kubeconfig"));
-    Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir)
-        .env("DRYDOCK_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn drydock")
+    common::spawn_drydock(dir, "127.0.0.1:0")
 }
 
 /// Waits for the kubeconfig the server writes once it listens, and returns a client.

@@ -8,10 +8,10 @@ mod common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Env, SAMPLE, eventually, kubectl, kubectl_ok};
+use common::{Env, SAMPLE, eventually, generated_fleet, kubectl, kubectl_ok, spawn_drydock};
 use serde_json::Value;
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -190,18 +190,6 @@ async fn startup_durations_are_honoured_and_zero_is_fast() {
     }
 }
 
-fn start_binary(dir: &Path) -> Child {
-    let _ = std::fs::remove_file(dir.join("kubeconfig"));
-    Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir)
-        .env("DRYDOCK_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn drydock")
-}
-
 async fn kubeconfig_of(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("kubeconfig");
     eventually("drydock to listen", MINUTE, || {
@@ -215,7 +203,7 @@ async fn kubeconfig_of(dir: &Path) -> std::path::PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_provisioning_converges_to_the_same_machines() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = start_binary(dir.path());
+    let mut child = spawn_drydock(dir.path(), "127.0.0.1:0");
     let kc = kubeconfig_of(dir.path()).await;
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(SAMPLE));
     // Kill once some machines exist but the cluster is not done.
@@ -224,7 +212,7 @@ async fn sigkill_mid_provisioning_converges_to_the_same_machines() {
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
 
-    let mut child = start_binary(dir.path());
+    let mut child = spawn_drydock(dir.path(), "127.0.0.1:0");
     let kc = kubeconfig_of(dir.path()).await;
     wait("6 machines Running after restart", 3 * MINUTE, || running(&kc, "sample") == 6).await;
     let after: BTreeSet<String> = machines(&kc, "sample").into_keys().collect();
@@ -243,23 +231,7 @@ async fn sigkill_mid_provisioning_converges_to_the_same_machines() {
 async fn fifty_clusters_provision() {
     let env = Env::start(true).await;
     let kc = env.kubeconfig(None);
-    let mut manifest = String::new();
-    for i in 0..50 {
-        let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
-            .args([
-                "generate",
-                "cluster",
-                &format!("f{i:02}"),
-                "--worker-machine-count",
-                "3",
-                "--startup-duration",
-                "0s",
-            ])
-            .output()
-            .expect("generate");
-        manifest.push_str(&String::from_utf8_lossy(&out.stdout));
-        manifest.push_str("---\n");
-    }
+    let manifest = generated_fleet(50, 3, |i| format!("f{i:02}"));
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest));
     wait("200 machines Running", 5 * MINUTE, || {
         let v = json(&kc, &["get", "machines"]);

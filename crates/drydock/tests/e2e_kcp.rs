@@ -5,11 +5,13 @@
 //! durations are fast; an idle control plane writes nothing; deleting the Cluster removes
 //! everything; a converged fleet killed and restarted keeps its Machines and writes nothing.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::{SAMPLE, eventually, free_port, process_client, spawn_drydock};
 use drydock::instance::{Instance, Options};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::{Cluster, Machine};
@@ -29,34 +31,14 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 const NS: &str = "default";
-const SAMPLE: &str = include_str!("data/cluster-in-memory.yaml");
 const KCP: &str = "sample-control-plane";
 
 /// The tests share the controllers' write counters; the idle check must not see the other
 /// test's writes.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
 async fn start() -> (Instance, tempfile::TempDir) {
-    // Controller logs on demand: DRYDOCK_TEST_LOG=warn (or debug, ...).
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("DRYDOCK_TEST_LOG"))
-        .with_test_writer()
-        .try_init();
+    common::logs();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut instance = Instance::start(Options {
         server: Config { data_dir: Some(dir.path().to_path_buf()), ..Default::default() },
@@ -177,7 +159,7 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
 
     // 3 ready control plane replicas, their Nodes Ready, etcd made of exactly them.
     let three =
-        wait_for("3 ready control plane replicas", Duration::from_secs(120), || converged(&mgmt, &workload, 3)).await;
+        eventually("3 ready control plane replicas", Duration::from_secs(120), || converged(&mgmt, &workload, 3)).await;
     let took = t0.elapsed();
     println!("sample: 3 control plane replicas ready in {took:?}");
     // Machines come one at a time, each taking at least 1s + 0.5s + 0.5s.
@@ -196,7 +178,7 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
     let healthy =
         ["Ready", "Available", "MachinesReady", "Resized", "ControlPlaneComponentsHealthy", "EtcdClusterHealthy"];
     let kcps = Api::<KubeadmControlPlane>::namespaced(mgmt.clone(), NS);
-    let kcp = wait_for("control plane conditions True", Duration::from_secs(30), || async {
+    let kcp = eventually("control plane conditions True", Duration::from_secs(30), || async {
         let kcp = kcps.get(KCP).await.ok()?;
         healthy.iter().all(|c| kcp.is_condition_true(c)).then_some(kcp)
     })
@@ -205,7 +187,7 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
     assert_eq!(s.ready, Some(true));
     assert_eq!(s.version.as_deref(), Some("v1.30.2"));
     assert_eq!(s.selector.as_deref(), Some("cluster.x-k8s.io/cluster-name=sample,cluster.x-k8s.io/control-plane"));
-    wait_for("Cluster sees the control plane ready", Duration::from_secs(30), || async {
+    eventually("Cluster sees the control plane ready", Duration::from_secs(30), || async {
         let c = Api::<Cluster>::namespaced(mgmt.clone(), NS).get("sample").await.ok()?;
         (c.status?.control_plane_ready == Some(true)).then_some(())
     })
@@ -213,7 +195,7 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
 
     // Workers join too: 3 control plane + 3 worker Nodes, all Ready.
     let nodes: Api<Node> = Api::all(workload.clone());
-    wait_for("6 Ready Nodes", Duration::from_secs(60), || async {
+    eventually("6 Ready Nodes", Duration::from_secs(60), || async {
         let list = nodes.list(&ListParams::default()).await.ok()?;
         let ready = list
             .items
@@ -233,12 +215,12 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
     let t1 = Instant::now();
     scale(&mgmt, 5).await;
     let five =
-        wait_for("5 ready control plane replicas", Duration::from_secs(120), || converged(&mgmt, &workload, 5)).await;
+        eventually("5 ready control plane replicas", Duration::from_secs(120), || converged(&mgmt, &workload, 5)).await;
     println!("scale 3 -> 5 converged in {:?}", t1.elapsed());
     assert_eq!(five.membership.members.len(), 5);
     let t2 = Instant::now();
     scale(&mgmt, 3).await;
-    let back = wait_for("back to 3 replicas", Duration::from_secs(120), || converged(&mgmt, &workload, 3)).await;
+    let back = eventually("back to 3 replicas", Duration::from_secs(120), || converged(&mgmt, &workload, 3)).await;
     println!("scale 5 -> 3 converged in {:?}", t2.elapsed());
     // Scale down removes the oldest Machines first (no failure domains).
     let mut by_age = five.machines.clone();
@@ -280,7 +262,7 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
     // Deleting the Cluster takes everything with it, the workload cluster included.
     let t3 = Instant::now();
     Api::<Cluster>::namespaced(mgmt.clone(), NS).delete("sample", &DeleteParams::default()).await.expect("delete");
-    wait_for("Cluster gone", Duration::from_secs(120), || async {
+    eventually("Cluster gone", Duration::from_secs(120), || async {
         Api::<Cluster>::namespaced(mgmt.clone(), NS).get_opt("sample").await.ok()?.is_none().then_some(())
     })
     .await;
@@ -308,42 +290,17 @@ async fn zero_durations_provision_three_replicas_fast() {
     let before = write_counts();
     let t0 = Instant::now();
     apply(&mgmt, &instant).await;
-    wait_for("3 ready control plane replicas", Duration::from_secs(60), || converged(&mgmt, &workload, 3)).await;
+    eventually("3 ready control plane replicas", Duration::from_secs(60), || converged(&mgmt, &workload, 3)).await;
     let took = t0.elapsed();
     println!("zero durations: 3 control plane replicas ready in {took:?}");
     assert!(took < Duration::from_secs(10), "took {took:?}");
-    wait_for("the workers' Nodes", Duration::from_secs(60), || async {
+    eventually("the workers' Nodes", Duration::from_secs(60), || async {
         let n = Api::<Node>::all(workload.clone()).list(&ListParams::default()).await.ok()?;
         (n.items.len() == 6).then_some(())
     })
     .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     print_writes(&before, 6.0);
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
-}
-
-/// `drydock up` as a separate process, so it can be killed.
-fn start_process(dir: &std::path::Path, port: u16) -> std::process::Child {
-    std::process::Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .args(["up", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
-        .arg(dir)
-        .env("DRYDOCK_LOG", "warn")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::inherit())
-        .spawn()
-        .expect("spawn drydock")
-}
-
-async fn process_client(port: u16) -> kube::Client {
-    let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().expect("url"));
-    let client = kube::Client::try_from(config).expect("client");
-    let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
-    wait_for("drydock answering", Duration::from_secs(60), || async { ns.get_opt("default").await.ok()?.map(|_| ()) })
-        .await;
-    client
 }
 
 /// Writes counted by a drydock process's controllers, by controller.
@@ -394,7 +351,7 @@ async fn wait_quiet(client: &kube::Client) {
 async fn restarted_fleet_changes_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
-    let mut child = start_process(dir.path(), port);
+    let mut child = spawn_drydock(dir.path(), &format!("127.0.0.1:{port}"));
     let mgmt = process_client(port).await;
     let clusters = 12;
     for i in 0..clusters {
@@ -415,10 +372,10 @@ async fn restarted_fleet_changes_nothing() {
             .collect();
         (ready.len() == clusters * 6 && list.items.len() == clusters * 6).then_some(ready)
     };
-    let before = wait_for("the fleet running", Duration::from_secs(180), running).await;
+    let before = eventually("the fleet running", Duration::from_secs(180), running).await;
     // Converged: every control plane Ready, and no controller writing any more.
     let kcps: Api<KubeadmControlPlane> = Api::namespaced(mgmt.clone(), NS);
-    wait_for("every control plane Ready", Duration::from_secs(60), || async {
+    eventually("every control plane Ready", Duration::from_secs(60), || async {
         let list = kcps.list(&ListParams::default()).await.ok()?;
         list.items.iter().all(|k| k.is_condition_true("Ready")).then_some(())
     })
@@ -427,12 +384,12 @@ async fn restarted_fleet_changes_nothing() {
     child.kill().expect("kill");
     child.wait().expect("wait");
 
-    let mut child = start_process(dir.path(), port);
+    let mut child = spawn_drydock(dir.path(), &format!("127.0.0.1:{port}"));
     let mgmt = process_client(port).await;
     let machines: Api<Machine> = Api::namespaced(mgmt.clone(), NS);
     // Every controller goes through every one of its objects once, then settles.
     let objects = [("kubeadmcontrolplane", clusters), ("inmemorycluster", clusters), ("inmemorymachine", clusters * 6)];
-    wait_for("every object reconciled after the restart", Duration::from_secs(120), || async {
+    eventually("every object reconciled after the restart", Duration::from_secs(120), || async {
         let done = process_reconciles(&mgmt).await;
         objects.iter().all(|(c, n)| done.get(*c).copied().unwrap_or(0.0) >= *n as f64).then_some(())
     })

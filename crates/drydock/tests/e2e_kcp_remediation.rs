@@ -15,7 +15,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::{Env, eventually, kubectl_ok};
+use common::{Env, eventually, kubectl_ok, logs};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
@@ -32,56 +32,18 @@ use serde_json::{Value, json};
 const NS: &str = "default";
 const WAIT: Duration = Duration::from_secs(180);
 
-fn template(name: &str, vm_startup: &str) -> String {
-    format!(
-        r#"apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
-kind: InMemoryMachineTemplate
-metadata: {{name: {name}, namespace: {NS}}}
-spec:
-  template:
-    spec:
-      behaviour:
-        vm: {{provisioning: {{startupDuration: "{vm_startup}"}}}}
-        node: {{provisioning: {{startupDuration: "0s"}}}}
-        apiServer: {{provisioning: {{startupDuration: "0s"}}}}
-        etcd: {{provisioning: {{startupDuration: "0s"}}}}
-"#
-    )
-}
-
-/// Controller logs on demand: DRYDOCK_TEST_LOG=debug (or warn, ...).
-fn logs() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("DRYDOCK_TEST_LOG"))
-        .with_test_writer()
-        .try_init();
-}
-
 fn manifest(cluster: &str, replicas: u8, vm_startup: &str) -> String {
     manifest_with(cluster, replicas, vm_startup, "")
 }
 
 /// [`manifest`] with more lines of the control plane's spec.
 fn manifest_with(cluster: &str, replicas: u8, vm_startup: &str, spec: &str) -> String {
+    let kubeadm = "{clusterConfiguration: {}, initConfiguration: {nodeRegistration: {}}, joinConfiguration: {nodeRegistration: {}}}";
     format!(
-        r#"{preamble}---
-{template}
----
-apiVersion: controlplane.cluster.x-k8s.io/v1beta1
-kind: KubeadmControlPlane
-metadata: {{name: {cluster}-cp, namespace: {NS}}}
-spec:
-  replicas: {replicas}
-  version: v1.31.2
-  machineTemplate:
-    infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {cluster}-cp}}
-  kubeadmConfigSpec:
-    clusterConfiguration: {{}}
-    initConfiguration: {{nodeRegistration: {{}}}}
-    joinConfiguration: {{nodeRegistration: {{}}}}
-{spec}"#,
-        preamble = common::cluster_preamble(cluster, NS),
-        template = template(&format!("{cluster}-cp"), vm_startup)
+        "{}---\n{}---\n{}",
+        common::cluster_preamble(cluster, NS),
+        common::machine_template(&format!("{cluster}-cp"), NS, vm_startup),
+        common::control_plane(cluster, NS, (replicas, "v1.31.2"), &format!("{cluster}-cp"), kubeadm, spec)
     )
 }
 
@@ -325,7 +287,7 @@ async fn first_machine_that_never_comes_up_is_replaced() {
     .await;
     // Templates are immutable: point the control plane at a fast one (before init nothing
     // rolls, so only the replacement uses it), then mark the stuck Machine.
-    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&template(&format!("{cluster}-cp-fast"), "0s")));
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&common::machine_template(&format!("{cluster}-cp-fast"), NS, "0s")));
     let p = json!({"spec": {"machineTemplate": {"infrastructureRef": {"name": format!("{cluster}-cp-fast")}}}});
     kubectl_ok(
         &kc,
@@ -358,19 +320,9 @@ async fn health_check_marks_and_control_plane_replaces() {
     let mgmt = env.client();
     let cluster = "mhc";
     let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
-    let mhc = format!(
-        r#"
----
-apiVersion: cluster.x-k8s.io/v1beta1
-kind: MachineHealthCheck
-metadata: {{name: {cluster}-cp, namespace: {NS}}}
-spec:
-  clusterName: {cluster}
-  selector: {{matchLabels: {{cluster.x-k8s.io/control-plane: ""}}}}
-  unhealthyConditions:
-  - {{type: Ready, status: "False", timeout: 1s}}
-"#
-    );
+    let conditions = "  unhealthyConditions:\n  - {type: Ready, status: \"False\", timeout: 1s}\n";
+    let labels = r#"{cluster.x-k8s.io/control-plane: ""}"#;
+    let mhc = format!("\n---\n{}", common::health_check(&format!("{cluster}-cp"), cluster, NS, labels, conditions));
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&(manifest(cluster, 3, "0s") + &mhc)));
     let before = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
 

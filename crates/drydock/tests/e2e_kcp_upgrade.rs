@@ -16,7 +16,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Env, eventually, kubectl, kubectl_ok};
+use common::{Env, eventually, kubectl, kubectl_ok, logs};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
@@ -35,53 +35,14 @@ use serde_json::json;
 const NS: &str = "default";
 const WAIT: Duration = Duration::from_secs(180);
 
-/// Controller logs on demand: DRYDOCK_TEST_LOG=debug (or warn, ...).
-fn logs() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("DRYDOCK_TEST_LOG"))
-        .with_test_writer()
-        .try_init();
-}
-
 fn manifest(cluster: &str, version: &str, max_surge: u8) -> String {
+    let kubeadm = "{clusterConfiguration: {apiServer: {certSANs: [localhost]}}, initConfiguration: {nodeRegistration: {}}, joinConfiguration: {nodeRegistration: {}}}";
+    let strategy = format!("  rolloutStrategy: {{type: RollingUpdate, rollingUpdate: {{maxSurge: {max_surge}}}}}\n");
     format!(
-        r#"{preamble}---
-{template}
----
-apiVersion: controlplane.cluster.x-k8s.io/v1beta1
-kind: KubeadmControlPlane
-metadata: {{name: {cluster}-cp, namespace: {NS}}}
-spec:
-  replicas: 3
-  version: {version}
-  rolloutStrategy: {{type: RollingUpdate, rollingUpdate: {{maxSurge: {max_surge}}}}}
-  machineTemplate:
-    infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {cluster}-cp}}
-  kubeadmConfigSpec:
-    clusterConfiguration: {{apiServer: {{certSANs: [localhost]}}}}
-    initConfiguration: {{nodeRegistration: {{}}}}
-    joinConfiguration: {{nodeRegistration: {{}}}}
-"#,
-        preamble = common::cluster_preamble(cluster, NS),
-        template = template(&format!("{cluster}-cp"))
-    )
-}
-
-/// A machine template whose machines come up at once.
-fn template(name: &str) -> String {
-    format!(
-        r#"apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
-kind: InMemoryMachineTemplate
-metadata: {{name: {name}, namespace: {NS}}}
-spec:
-  template:
-    spec:
-      behaviour:
-        vm: {{provisioning: {{startupDuration: "0s"}}}}
-        node: {{provisioning: {{startupDuration: "0s"}}}}
-        apiServer: {{provisioning: {{startupDuration: "0s"}}}}
-        etcd: {{provisioning: {{startupDuration: "0s"}}}}
-"#
+        "{}---\n{}---\n{}",
+        common::cluster_preamble(cluster, NS),
+        common::machine_template(&format!("{cluster}-cp"), NS, "0s"),
+        common::control_plane(cluster, NS, (3, version), &format!("{cluster}-cp"), kubeadm, &strategy)
     )
 }
 
@@ -365,7 +326,7 @@ async fn template_rotation_restart_and_certificates_roll_machines() {
     .await;
 
     // A rotated infrastructure template replaces every Machine.
-    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&template(&format!("{cluster}-cp-v2"))));
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&common::machine_template(&format!("{cluster}-cp-v2"), NS, "0s")));
     let (ok, _, err) = patch_kcp(
         &kc,
         cluster,

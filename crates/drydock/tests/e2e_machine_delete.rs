@@ -13,7 +13,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{Env, eventually, kubectl_ok};
+use common::{Env, KUBEADM, eventually, kubectl_ok};
 use drydock_api::capi::conditions::{Condition, HasConditions};
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
@@ -33,6 +33,7 @@ const PRE_TERMINATE: &str = "pre-terminate.delete.hook.machine.cluster.x-k8s.io/
 /// One control plane machine and `workers` workers whose template sets the drain and node
 /// deletion timeouts.
 fn manifest(name: &str, workers: u32) -> String {
+    let timeouts = "      nodeDrainTimeout: 3s\n      nodeDeletionTimeout: 3s\n";
     format!(
         r#"{preamble}---
 apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
@@ -40,38 +41,11 @@ kind: InMemoryMachineTemplate
 metadata: {{name: {name}, namespace: {NS}}}
 spec: {{template: {{spec: {{}}}}}}
 ---
-apiVersion: controlplane.cluster.x-k8s.io/v1beta1
-kind: KubeadmControlPlane
-metadata: {{name: {name}-cp, namespace: {NS}}}
-spec:
-  replicas: 1
-  version: v1.30.2
-  machineTemplate:
-    infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {name}}}
-  kubeadmConfigSpec: {{initConfiguration: {{}}, joinConfiguration: {{}}}}
----
-apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
-kind: KubeadmConfigTemplate
-metadata: {{name: {name}-workers, namespace: {NS}}}
-spec: {{template: {{spec: {{joinConfiguration: {{}}}}}}}}
----
-apiVersion: cluster.x-k8s.io/v1beta1
-kind: MachineDeployment
-metadata: {{name: {name}-workers, namespace: {NS}}}
-spec:
-  clusterName: {name}
-  replicas: {workers}
-  template:
-    spec:
-      clusterName: {name}
-      version: v1.30.2
-      nodeDrainTimeout: 3s
-      nodeDeletionTimeout: 3s
-      bootstrap:
-        configRef: {{apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: {name}-workers}}
-      infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {name}}}
-"#,
-        preamble = common::cluster_preamble(name, NS)
+{control_plane}---
+{workers}"#,
+        preamble = common::cluster_preamble(name, NS),
+        control_plane = common::control_plane(name, NS, (1, "v1.30.2"), name, KUBEADM, ""),
+        workers = common::workers(name, NS, workers, name, "", timeouts),
     )
 }
 

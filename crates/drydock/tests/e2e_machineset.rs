@@ -43,13 +43,26 @@ fn obj<K: serde::de::DeserializeOwned>(v: Value) -> K {
     serde_json::from_value(v).expect("test manifest decodes")
 }
 
-async fn create<K>(client: &kube::Client, v: Value) -> K
-where
+/// A namespaced kind the helpers below read and write.
+trait Namespaced:
+    Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
+    + Clone
+    + serde::de::DeserializeOwned
+    + std::fmt::Debug
+{
+}
+
+impl<K> Namespaced for K where
     K: Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
         + Clone
-        + serde::Serialize
         + serde::de::DeserializeOwned
-        + std::fmt::Debug,
+        + std::fmt::Debug
+{
+}
+
+async fn create<K>(client: &kube::Client, v: Value) -> K
+where
+    K: Namespaced + serde::Serialize,
 {
     let api: Api<K> = Api::namespaced(client.clone(), NS);
     api.create(&PostParams::default(), &obj(v)).await.expect("create")
@@ -57,10 +70,7 @@ where
 
 async fn patch<K>(client: &kube::Client, name: &str, v: Value) -> K
 where
-    K: Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
+    K: Namespaced,
 {
     let api: Api<K> = Api::namespaced(client.clone(), NS);
     api.patch(name, &PatchParams::default(), &Patch::Merge(&v)).await.expect("patch")
@@ -69,10 +79,7 @@ where
 /// Objects of `cluster` (by its cluster-name label).
 async fn list<K>(client: &kube::Client, cluster: &str) -> Vec<K>
 where
-    K: Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
+    K: Namespaced,
 {
     let api: Api<K> = Api::namespaced(client.clone(), NS);
     api.list(&ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={cluster}"))).await.expect("list").items
@@ -118,6 +125,26 @@ fn infra_ref(name: &str) -> Value {
 /// Plays the Machine controller for the test's Machines (it is developed separately):
 /// pauses them for the real one, reports a healthy Node, and removes the finalizer of
 /// deleting Machines so they go.
+/// A test's drydock: the serial lock held, the cluster set up and the Machine stand-in
+/// running (fields drop in this order).
+struct Fixture {
+    _stand_in: MachineStandIn,
+    client: kube::Client,
+    _env: Env,
+    _serial: tokio::sync::MutexGuard<'static, ()>,
+}
+
+impl Fixture {
+    async fn start(cluster: &str, paused: bool) -> Self {
+        let serial = SERIAL.lock().await;
+        let env = Env::start(true).await;
+        let client = env.client();
+        setup_cluster(&client, cluster, paused).await;
+        let stand_in = MachineStandIn::start(client.clone(), cluster);
+        Self { _stand_in: stand_in, client, _env: env, _serial: serial }
+    }
+}
+
 struct MachineStandIn(tokio::task::JoinHandle<()>);
 
 impl MachineStandIn {
@@ -227,12 +254,9 @@ async fn wait_gone(client: &kube::Client, cluster: &str) {
 #[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deployment_creates_scales_propagates_and_is_collected() {
-    let _serial = SERIAL.lock().await;
-    let env = Env::start(true).await;
-    let client = env.client();
     let cluster = "md-e2e";
-    setup_cluster(&client, cluster, false).await;
-    let _stand_in = MachineStandIn::start(client.clone(), cluster);
+    let fixture = Fixture::start(cluster, false).await;
+    let client = fixture.client.clone();
 
     let md: MachineDeployment = create(
         &client,
@@ -438,12 +462,9 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
 #[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_set_adopts_releases_and_respects_pause() {
-    let _serial = SERIAL.lock().await;
-    let env = Env::start(true).await;
-    let client = env.client();
     let cluster = "ms-e2e";
-    setup_cluster(&client, cluster, false).await;
-    let _stand_in = MachineStandIn::start(client.clone(), cluster);
+    let fixture = Fixture::start(cluster, false).await;
+    let client = fixture.client.clone();
     let ms_api: Api<MachineSet> = Api::namespaced(client.clone(), NS);
     let machines_api: Api<Machine> = Api::namespaced(client.clone(), NS);
 
@@ -540,12 +561,9 @@ async fn standalone_set_adopts_releases_and_respects_pause() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_of_a_paused_cluster_waits_until_it_resumes() {
-    let _serial = SERIAL.lock().await;
-    let env = Env::start(true).await;
-    let client = env.client();
     let cluster = "paused-e2e";
-    setup_cluster(&client, cluster, true).await;
-    let _stand_in = MachineStandIn::start(client.clone(), cluster);
+    let fixture = Fixture::start(cluster, true).await;
+    let client = fixture.client.clone();
     create::<MachineSet>(
         &client,
         json!({

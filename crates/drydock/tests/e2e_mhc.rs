@@ -17,7 +17,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{Env, eventually, kubectl_ok};
+use common::{Env, KUBEADM, eventually, kubectl_ok};
 use drydock_api::ResourceDef;
 use drydock_api::capi::conditions::{Condition, HasConditions};
 use drydock_api::capi::core::{Machine, MachineHealthCheck};
@@ -41,6 +41,7 @@ fn manifest(name: &str, workers: u32, node_startup: Option<&str>, mhc: &str) -> 
         || "      {}\n".to_string(),
         |d| format!("      behaviour:\n        node:\n          provisioning:\n            startupDuration: \"{d}\"\n"),
     );
+    let selected = format!("{{cluster.x-k8s.io/deployment-name: {name}-workers}}");
     format!(
         r#"{preamble}---
 apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
@@ -48,16 +49,7 @@ kind: InMemoryMachineTemplate
 metadata: {{name: {name}-cp, namespace: {NS}}}
 spec: {{template: {{spec: {{}}}}}}
 ---
-apiVersion: controlplane.cluster.x-k8s.io/v1beta1
-kind: KubeadmControlPlane
-metadata: {{name: {name}-cp, namespace: {NS}}}
-spec:
-  replicas: 1
-  version: v1.30.2
-  machineTemplate:
-    infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {name}-cp}}
-  kubeadmConfigSpec: {{initConfiguration: {{}}, joinConfiguration: {{}}}}
----
+{control_plane}---
 apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
 kind: InMemoryMachineTemplate
 metadata: {{name: {name}-workers, namespace: {NS}}}
@@ -65,34 +57,19 @@ spec:
   template:
     spec:
 {behaviour}---
-apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
-kind: KubeadmConfigTemplate
-metadata: {{name: {name}-workers, namespace: {NS}}}
-spec: {{template: {{spec: {{joinConfiguration: {{}}}}}}}}
----
-apiVersion: cluster.x-k8s.io/v1beta1
-kind: MachineDeployment
-metadata: {{name: {name}-workers, namespace: {NS}}}
-spec:
-  clusterName: {name}
-  replicas: {workers}
-  template:
-    metadata: {{labels: {{node-role.kubernetes.io/worker: ""}}}}
-    spec:
-      clusterName: {name}
-      version: v1.30.2
-      bootstrap:
-        configRef: {{apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: {name}-workers}}
-      infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {name}-workers}}
----
-apiVersion: cluster.x-k8s.io/v1beta1
-kind: MachineHealthCheck
-metadata: {{name: {name}-workers, namespace: {NS}}}
-spec:
-  clusterName: {name}
-  selector: {{matchLabels: {{cluster.x-k8s.io/deployment-name: {name}-workers}}}}
-{mhc}"#,
-        preamble = common::cluster_preamble(name, NS)
+{workers}---
+{health_check}"#,
+        preamble = common::cluster_preamble(name, NS),
+        health_check = common::health_check(&format!("{name}-workers"), name, NS, &selected, mhc),
+        control_plane = common::control_plane(name, NS, (1, "v1.30.2"), &format!("{name}-cp"), KUBEADM, ""),
+        workers = common::workers(
+            name,
+            NS,
+            workers,
+            &format!("{name}-workers"),
+            r#"{node-role.kubernetes.io/worker: ""}"#,
+            ""
+        ),
     )
 }
 

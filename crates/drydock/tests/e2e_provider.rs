@@ -9,14 +9,13 @@
 //! - an idle fleet makes no writes; deletion cleans the workload cluster;
 //! - a drydock killed mid-provisioning resumes the schedule instead of starting over.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::{eventually, free_port, process_client, spawn_drydock};
 use drydock::instance::{Instance, Options};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::{Cluster, Machine};
@@ -41,22 +40,6 @@ const NS: &str = "default";
 /// The in-process tests share the controllers' metrics; the idle check must not see the
 /// other test's writes.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// Polls `f` every 20 ms until it yields a value or `timeout` passes.
-async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 fn logical_clusters(client: &kube::Client) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk("tenancy.drydock.dev", "v1alpha1", "LogicalCluster");
@@ -189,7 +172,7 @@ async fn provider_simulates_clusters_and_machines() {
     // The cluster: a logical cluster on the host, endpoint pointing at it.
     create_cluster(&mgmt, "c1").await;
     let ics: Api<InMemoryCluster> = Api::namespaced(mgmt.clone(), NS);
-    let ic = wait_for("InMemoryCluster ready", wait, || async {
+    let ic = eventually("InMemoryCluster ready", wait, || async {
         let ic = ics.get("c1").await.ok()?;
         (ic.status.as_ref()?.ready == Some(true)).then_some(ic)
     })
@@ -201,7 +184,7 @@ async fn provider_simulates_clusters_and_machines() {
     assert!(logical_clusters(&mgmt).get_opt("default.c1").await.expect("get lc").is_some());
     let workload = instance.server.client(Some(&LogicalClusterName::for_cluster("default", "c1")));
     let namespaces: Api<Namespace> = Api::all(workload.clone());
-    wait_for("kube-system in the workload cluster", wait, || async {
+    eventually("kube-system in the workload cluster", wait, || async {
         namespaces.get_opt("kube-system").await.ok()?.map(|_| ())
     })
     .await;
@@ -209,7 +192,7 @@ async fn provider_simulates_clusters_and_machines() {
     // A control plane machine waits for the cluster infrastructure.
     let imms: Api<InMemoryMachine> = Api::namespaced(mgmt.clone(), NS);
     create_machine(&mgmt, "c1", "cp-0", true, behaviour("10m", "5m", "5m", "3m")).await;
-    wait_for("WaitingForClusterInfrastructure", wait, || async {
+    eventually("WaitingForClusterInfrastructure", wait, || async {
         let m = imms.get("cp-0").await.ok()?;
         (reason(&m, "VMProvisioned").as_deref() == Some("WaitingForClusterInfrastructure")).then_some(())
     })
@@ -223,7 +206,7 @@ async fn provider_simulates_clusters_and_machines() {
     // jitter (deterministic per machine, so the test can compute the instants).
     let t0 = Instant::now();
     patch_cluster_status(&mgmt, "c1", json!({"infrastructureReady": true})).await;
-    let imm = wait_for("cp-0 to start", wait, || async {
+    let imm = eventually("cp-0 to start", wait, || async {
         let m = imms.get("cp-0").await.ok()?;
         m.annotations().contains_key(STARTED_ANNOTATION).then_some(m)
     })
@@ -245,7 +228,7 @@ async fn provider_simulates_clusters_and_machines() {
         Some("WaitingForStartupTimeout")
     );
     advance_to(deadlines.vm);
-    let vm_up = wait_for("the VM up at its instant", wait, || phase("VMProvisioned")).await;
+    let vm_up = eventually("the VM up at its instant", wait, || phase("VMProvisioned")).await;
     assert_eq!(
         vm_up.get_condition("VMProvisioned").expect("VM").last_transition_time.0.as_second(),
         deadlines.vm.as_second()
@@ -254,12 +237,12 @@ async fn provider_simulates_clusters_and_machines() {
     assert!(nodes.get_opt("cp-0").await.expect("get").is_none(), "the Node registered with the VM");
 
     advance_to(deadlines.node);
-    wait_for("the Node at its instant", wait, || async { nodes.get_opt("cp-0").await.ok()?.map(|_| ()) }).await;
-    let node_up = wait_for("NodeProvisioned", wait, || phase("NodeProvisioned")).await;
+    eventually("the Node at its instant", wait, || async { nodes.get_opt("cp-0").await.ok()?.map(|_| ()) }).await;
+    let node_up = eventually("NodeProvisioned", wait, || phase("NodeProvisioned")).await;
     assert!(!node_up.is_condition_true("Ready"), "ready before etcd and the API server started");
 
     advance_to(cp_ready_at);
-    let cp0 = wait_for("cp-0 ready", wait, || ready_machine(&imms, "cp-0")).await;
+    let cp0 = eventually("cp-0 ready", wait, || ready_machine(&imms, "cp-0")).await;
     let took = t0.elapsed();
     println!("control plane machine with 10m+5m+5m simulated startup ready after {took:?} of real time");
     assert!(took < Duration::from_secs(10), "cp-0 took {took:?} of real time");
@@ -292,7 +275,7 @@ async fn provider_simulates_clusters_and_machines() {
 
     // A worker waits for the control plane to be initialized (zero durations: instant after).
     create_machine(&mgmt, "c1", "w-0", false, json!({})).await;
-    wait_for("WaitingControlPlaneInitialized", wait, || async {
+    eventually("WaitingControlPlaneInitialized", wait, || async {
         let m = imms.get("w-0").await.ok()?;
         (reason(&m, "VMProvisioned").as_deref() == Some("WaitingControlPlaneInitialized")).then_some(())
     })
@@ -305,7 +288,7 @@ async fn provider_simulates_clusters_and_machines() {
                                "lastTransitionTime": "2024-01-01T00:00:00Z"}]}),
     )
     .await;
-    let w0 = wait_for("w-0 ready", wait, || ready_machine(&imms, "w-0")).await;
+    let w0 = eventually("w-0 ready", wait, || ready_machine(&imms, "w-0")).await;
     println!("worker with zero durations ready {:?} after the control plane was initialized", t1.elapsed());
     assert!(t1.elapsed() < Duration::from_secs(2));
     assert!(w0.get_condition("EtcdProvisioned").is_none(), "workers run no etcd");
@@ -315,7 +298,7 @@ async fn provider_simulates_clusters_and_machines() {
 
     // A second control plane machine joins the existing etcd cluster as a follower.
     create_machine(&mgmt, "c1", "cp-1", true, json!({})).await;
-    wait_for("cp-1 ready", wait, || ready_machine(&imms, "cp-1")).await;
+    eventually("cp-1 ready", wait, || ready_machine(&imms, "cp-1")).await;
     let etcd1 = pods.get("etcd-cp-1").await.expect("etcd-cp-1");
     assert_eq!(etcd1.annotations()[CLUSTER_ID_ANNOTATION], cluster_id);
     assert!(!etcd1.annotations().contains_key(LEADER_FROM_ANNOTATION));
@@ -332,7 +315,7 @@ async fn provider_simulates_clusters_and_machines() {
 
     // Deleting a machine removes its Node and static pods.
     imms.delete("cp-1", &DeleteParams::default()).await.expect("delete cp-1");
-    wait_for("cp-1 gone", wait, || async { imms.get_opt("cp-1").await.ok()?.is_none().then_some(()) }).await;
+    eventually("cp-1 gone", wait, || async { imms.get_opt("cp-1").await.ok()?.is_none().then_some(()) }).await;
     assert!(nodes.get_opt("cp-1").await.expect("get").is_none());
     for c in ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"] {
         assert!(pods.get_opt(&format!("{c}-cp-1")).await.expect("get").is_none(), "{c}-cp-1 left behind");
@@ -341,8 +324,8 @@ async fn provider_simulates_clusters_and_machines() {
 
     // Deleting the cluster wipes its logical cluster.
     ics.delete("c1", &DeleteParams::default()).await.expect("delete inmemorycluster");
-    wait_for("InMemoryCluster gone", wait, || async { ics.get_opt("c1").await.ok()?.is_none().then_some(()) }).await;
-    wait_for("LogicalCluster gone", wait, || async {
+    eventually("InMemoryCluster gone", wait, || async { ics.get_opt("c1").await.ok()?.is_none().then_some(()) }).await;
+    eventually("LogicalCluster gone", wait, || async {
         logical_clusters(&mgmt).get_opt("default.c1").await.ok()?.is_none().then_some(())
     })
     .await;
@@ -377,7 +360,7 @@ async fn provider_zero_durations_are_fast() {
         }
     }
     let imms: Api<InMemoryMachine> = Api::namespaced(mgmt.clone(), NS);
-    wait_for("all machines ready", Duration::from_secs(60), || async {
+    eventually("all machines ready", Duration::from_secs(60), || async {
         let list = imms.list(&ListParams::default()).await.ok()?;
         let ready = list.items.iter().filter(|m| m.status.as_ref().and_then(|s| s.ready) == Some(true)).count();
         (ready == clusters * 4).then_some(())
@@ -392,38 +375,13 @@ async fn provider_zero_durations_are_fast() {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
-}
-
-fn start_process(dir: &Path, port: u16) -> Child {
-    let _ = std::fs::remove_file(dir.join("kubeconfig"));
-    Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .args(["up", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
-        .arg(dir)
-        .env("DRYDOCK_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn drydock")
-}
-
-async fn process_client(port: u16) -> kube::Client {
-    let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().expect("url"));
-    let client = kube::Client::try_from(config).expect("client");
-    let ns: Api<Namespace> = Api::all(client.clone());
-    wait_for("drydock answering", Duration::from_secs(60), || async { ns.get_opt("default").await.ok()?.map(|_| ()) })
-        .await;
-    client
-}
-
 /// SIGKILL while a machine is provisioning: after the restart the machine keeps its
 /// original start and finishes on the original schedule, and nothing is created twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_resumes_after_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
-    let mut child = start_process(dir.path(), port);
+    let mut child = spawn_drydock(dir.path(), &format!("127.0.0.1:{port}"));
     let mgmt = process_client(port).await;
     let wait = Duration::from_secs(30);
     create_cluster(&mgmt, "r1").await;
@@ -431,7 +389,7 @@ async fn provider_resumes_after_restart() {
     let imms: Api<InMemoryMachine> = Api::namespaced(mgmt.clone(), NS);
     // VM 2s, Node 3s, etcd and API server 1s: about 6s, killed after the VM is up.
     create_machine(&mgmt, "r1", "cp-0", true, behaviour("2s", "3s", "1s", "1s")).await;
-    let vm_up = wait_for("VM provisioned", wait, || async {
+    let vm_up = eventually("VM provisioned", wait, || async {
         let m = imms.get("cp-0").await.ok()?;
         m.is_condition_true("VMProvisioned").then_some(m)
     })
@@ -442,10 +400,10 @@ async fn provider_resumes_after_restart() {
     child.wait().expect("wait");
     let killed_at = jiff::Timestamp::now();
 
-    let mut child = start_process(dir.path(), port);
+    let mut child = spawn_drydock(dir.path(), &format!("127.0.0.1:{port}"));
     let mgmt = process_client(port).await;
     let imms: Api<InMemoryMachine> = Api::namespaced(mgmt.clone(), NS);
-    let ready = wait_for("cp-0 ready after restart", wait, || ready_machine(&imms, "cp-0")).await;
+    let ready = eventually("cp-0 ready after restart", wait, || ready_machine(&imms, "cp-0")).await;
     let done_at = jiff::Timestamp::now();
     assert_eq!(ready.annotations()[STARTED_ANNOTATION], started, "the schedule was not restarted");
     let start: jiff::Timestamp = started.parse().expect("start");

@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{Env, kubectl_ok};
@@ -23,23 +22,7 @@ async fn idle_fleet_makes_no_writes_and_metrics_move() {
     let kc = env.kubeconfig(None);
     let before = kubectl_ok(&kc, &["get", "--raw", "/metrics"], None);
 
-    let mut manifest = String::new();
-    for i in 0..10 {
-        let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
-            .args([
-                "generate",
-                "cluster",
-                &format!("idle{i}"),
-                "--worker-machine-count",
-                "3",
-                "--startup-duration",
-                "0s",
-            ])
-            .output()
-            .expect("generate");
-        manifest.push_str(&String::from_utf8_lossy(&out.stdout));
-        manifest.push_str("---\n");
-    }
+    let manifest = common::generated_fleet(10, 3, |i| format!("idle{i}"));
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest));
     let deadline = Instant::now() + Duration::from_secs(180);
     loop {

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use drydock::instance::{Instance, Options};
@@ -110,8 +110,8 @@ where
         if let Some(v) = f().await {
             return v;
         }
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
+        assert!(tokio::time::Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -151,5 +151,151 @@ kind: InMemoryCluster
 metadata: {{name: {name}, namespace: {ns}}}
 spec: {{}}
 "#
+    )
+}
+
+/// Controller logs on demand: DRYDOCK_TEST_LOG=debug (or warn, ...).
+pub fn logs() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("DRYDOCK_TEST_LOG"))
+        .with_test_writer()
+        .try_init();
+}
+
+/// Starts `drydock up` as a separate process on `dir`, listening on `listen`
+/// (`127.0.0.1:0` for any port). A stale kubeconfig is removed first, so that waiting for
+/// the file waits for this process.
+pub fn spawn_drydock(dir: &Path, listen: &str) -> Child {
+    let _ = std::fs::remove_file(dir.join("kubeconfig"));
+    Command::new(env!("CARGO_BIN_EXE_drydock"))
+        .args(["up", "--listen", listen, "--data-dir"])
+        .arg(dir)
+        .env("DRYDOCK_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn drydock")
+}
+
+/// `drydock generate cluster` output for `count` clusters, the i-th named `name(i)`, with
+/// `workers` worker machines each and instant startup, as one manifest.
+pub fn generated_fleet(count: usize, workers: u32, name: impl Fn(usize) -> String) -> String {
+    let mut manifest = String::new();
+    for i in 0..count {
+        let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
+            .args(["generate", "cluster", &name(i), "--worker-machine-count", &workers.to_string()])
+            .args(["--startup-duration", "0s"])
+            .output()
+            .expect("generate");
+        manifest.push_str(&String::from_utf8_lossy(&out.stdout));
+        manifest.push_str("---\n");
+    }
+    manifest
+}
+
+/// An InMemoryMachineTemplate `name` in `ns` whose VMs take `vm_startup` to come up and
+/// whose Node, API server and etcd then come up at once.
+pub fn machine_template(name: &str, ns: &str, vm_startup: &str) -> String {
+    format!(
+        r#"apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: InMemoryMachineTemplate
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  template:
+    spec:
+      behaviour:
+        vm: {{provisioning: {{startupDuration: "{vm_startup}"}}}}
+        node: {{provisioning: {{startupDuration: "0s"}}}}
+        apiServer: {{provisioning: {{startupDuration: "0s"}}}}
+        etcd: {{provisioning: {{startupDuration: "0s"}}}}
+"#
+    )
+}
+
+/// A TCP port free on localhost right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
+}
+
+/// A client of the drydock process listening on localhost `port`, once it answers.
+pub async fn process_client(port: u16) -> kube::Client {
+    let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().expect("url"));
+    let client = kube::Client::try_from(config).expect("client");
+    let ns: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
+    eventually("drydock answering", Duration::from_secs(60), || async {
+        ns.get_opt("default").await.ok()?.map(|_| ())
+    })
+    .await;
+    client
+}
+
+/// The KubeadmControlPlane `<cluster>-cp` in `ns`: `replicas` Machines at `version` on the
+/// InMemoryMachineTemplate `template`, `kubeadm_config` its kubeadmConfigSpec (a YAML flow
+/// mapping), and `extra` more lines of its spec (indented by two spaces).
+pub fn control_plane(
+    cluster: &str,
+    ns: &str,
+    (replicas, version): (u8, &str),
+    template: &str,
+    kubeadm_config: &str,
+    extra: &str,
+) -> String {
+    format!(
+        r#"apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlane
+metadata: {{name: {cluster}-cp, namespace: {ns}}}
+spec:
+  replicas: {replicas}
+  version: {version}
+  machineTemplate:
+    infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {template}}}
+  kubeadmConfigSpec: {kubeadm_config}
+{extra}"#
+    )
+}
+
+/// The workers of `cluster` in `ns`: a KubeadmConfigTemplate and a MachineDeployment, both
+/// `<cluster>-workers`, of `replicas` Machines at v1.30.2 on the InMemoryMachineTemplate
+/// `template`. `labels` (a YAML flow mapping, or empty) label the Machines; `machine` holds
+/// more lines of the Machines' spec (indented by six spaces).
+pub fn workers(cluster: &str, ns: &str, replicas: u32, template: &str, labels: &str, machine: &str) -> String {
+    let metadata = if labels.is_empty() { String::new() } else { format!("    metadata: {{labels: {labels}}}\n") };
+    format!(
+        r#"apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+kind: KubeadmConfigTemplate
+metadata: {{name: {cluster}-workers, namespace: {ns}}}
+spec: {{template: {{spec: {{joinConfiguration: {{}}}}}}}}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {{name: {cluster}-workers, namespace: {ns}}}
+spec:
+  clusterName: {cluster}
+  replicas: {replicas}
+  template:
+{metadata}    spec:
+      clusterName: {cluster}
+      version: v1.30.2
+{machine}      bootstrap:
+        configRef: {{apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: {cluster}-workers}}
+      infrastructureRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: {template}}}
+"#
+    )
+}
+
+/// The smallest kubeadmConfigSpec of a [`control_plane`].
+pub const KUBEADM: &str = "{initConfiguration: {}, joinConfiguration: {}}";
+
+/// A MachineHealthCheck `name` in `ns` for `cluster`'s Machines matching `labels` (a YAML
+/// flow mapping), `spec` holding more lines of its spec (indented by two spaces).
+pub fn health_check(name: &str, cluster: &str, ns: &str, labels: &str, spec: &str) -> String {
+    format!(
+        r#"apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineHealthCheck
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  clusterName: {cluster}
+  selector: {{matchLabels: {labels}}}
+{spec}"#
     )
 }
