@@ -7,6 +7,8 @@
 //! (Node named after the Machine, providerID `in-memory://<name>`). Every such step is
 //! idempotent, so the tests hold whether or not the in-memory provider runs too.
 
+mod common;
+
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
@@ -472,20 +474,22 @@ async fn cluster_deletion_cascades_in_order() {
     assert!(env.api::<InMemoryMachine>().get_opt("c2-cp-0").await.expect("get").is_none());
     assert!(env.api::<KubeadmConfig>().get_opt("c2-cp-0").await.expect("get").is_none());
     wait_gone(&clusters, "c2", "Cluster").await;
-    // The phase change and the end were reported as events on the Cluster.
+    // The phase change and the end were reported as events on the Cluster (events are sent
+    // in the background: the last may arrive just after the Cluster is gone).
     let events: Api<k8s_openapi::api::events::v1::Event> = env.api();
-    let reasons: Vec<String> = events
-        .list(&Default::default())
-        .await
-        .expect("events")
-        .items
-        .into_iter()
-        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("c2"))
-        .filter_map(|e| e.reason)
-        .collect();
-    for want in ["Provisioned", "Deleting", "Deleted"] {
-        assert!(reasons.iter().any(|r| r == want), "no {want} event in {reasons:?}");
-    }
+    common::eventually("Provisioned, Deleting and Deleted events on the Cluster", Duration::from_secs(30), || async {
+        let reasons: Vec<String> = events
+            .list(&Default::default())
+            .await
+            .ok()?
+            .items
+            .into_iter()
+            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("c2"))
+            .filter_map(|e| e.reason)
+            .collect();
+        ["Provisioned", "Deleting", "Deleted"].iter().all(|want| reasons.iter().any(|r| r == want)).then_some(())
+    })
+    .await;
     assert!(infra_clusters.get_opt("c2").await.expect("get").is_none());
     assert!(env.api::<Secret>().get_opt("c2-kubeconfig").await.expect("get").is_none());
 }
