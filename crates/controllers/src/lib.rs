@@ -41,6 +41,7 @@ pub fn controllers(ctx: &Arc<Context>) -> Vec<Running> {
 /// Starts the shared informers and runs the given controllers until they end.
 pub async fn start(ctx: Arc<Context>, controllers: Vec<Running>) {
     ctx.informers.start();
+    tracing::info!(controllers = controllers.len(), "controllers started");
     futures::future::join_all(controllers).await;
 }
 

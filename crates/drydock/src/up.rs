@@ -23,10 +23,19 @@ pub struct UpArgs {
     /// Also create a small demo cluster and show its progress until it is ready.
     #[arg(long)]
     pub demo: bool,
+    #[command(flatten)]
+    pub log: drydock::logging::LogArgs,
 }
 
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
-    init_tracing();
+    drydock::logging::init(&args.log)?;
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        data_dir = %args.data_dir.display(),
+        listen = %args.listen,
+        sync = %args.sync,
+        "starting drydock"
+    );
     let sync = if args.sync == "normal" { SyncMode::Normal } else { SyncMode::Full };
     let opts = Options {
         server: Config { data_dir: Some(args.data_dir.clone()), sync, ..Config::default() },
@@ -67,8 +76,4 @@ async fn shutdown_signal() {
         _ = ctrl_c => {}
         _ = term => {}
     }
-}
-
-pub fn init_tracing() {
-    drydock::logging::init("info");
 }

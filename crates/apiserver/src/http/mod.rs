@@ -2,6 +2,7 @@
 //! the verb, decodes the body and renders results and errors the way kubectl, kube-rs and
 //! client-go expect.
 
+mod access;
 pub mod discovery;
 pub mod path;
 pub mod prefix;
@@ -52,10 +53,14 @@ async fn dispatch(State(srv): State<Arc<Server>>, req: Request<Body>) -> Respons
     let started = Instant::now();
     let (cluster, route) = path::parse(req.uri().path());
     let (verb, group, resource) = describe(&route, req.method(), req.uri().query());
-    let resp = match handle(&srv, cluster, route, req).await {
+    let access = access::Access::capture(&req, &cluster);
+    let mut resp = match handle(&srv, cluster, route, req).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
     };
+    if let Some(access) = access {
+        resp = access.finish(&verb, resp, started);
+    }
     if verb != "WATCH" {
         metrics::request(&verb, &group, &resource, resp.status().as_u16(), started.elapsed());
     } else {

@@ -201,7 +201,13 @@ impl Store {
         }
         let failed = Arc::new(AtomicBool::new(false));
         let committer = Committer::start(backend, hub.clone(), config, compactable, failed.clone())?;
-        tracing::info!(revision = state.rev, compacted = info.compacted, "store loaded");
+        tracing::info!(
+            revision = state.rev,
+            compacted = info.compacted,
+            objects = state.clusters.values().flat_map(|c| &c.tables).map(BTreeMap::len).sum::<usize>(),
+            logical_clusters = state.clusters.len(),
+            "store loaded"
+        );
         Ok(Arc::new(Self { state: RwLock::new(state), hub, names, committer, failed }))
     }
 

@@ -39,6 +39,7 @@ impl Events {
 
     fn publish<K: Resource<DynamicType = ()>>(&self, obj: &K, type_: &str, reason: &str, note: String) {
         let regarding: ObjectReference = obj.object_ref(&());
+        log(&regarding, type_, reason, &note);
         let namespace = regarding.namespace.clone().unwrap_or_else(|| "default".into());
         let now = jiff::Timestamp::now();
         let name = format!(
@@ -66,6 +67,19 @@ impl Events {
                 Err(e) => tracing::debug!(error = %e, reason, "could not record event"),
             }
         });
+    }
+}
+
+/// Logs an event as it is recorded: a Normal one at info, a Warning one at warn.
+fn log(regarding: &ObjectReference, type_: &str, reason: &str, note: &str) {
+    let kind = regarding.kind.as_deref().unwrap_or_default();
+    let namespace = regarding.namespace.as_deref().unwrap_or_default();
+    let name = regarding.name.as_deref().unwrap_or_default();
+    let object = format_args!("{namespace}/{name}");
+    if type_ == "Warning" {
+        tracing::warn!(reason, kind, %object, "{note}");
+    } else {
+        tracing::info!(reason, kind, %object, "{note}");
     }
 }
 

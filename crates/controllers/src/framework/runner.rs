@@ -15,6 +15,7 @@ use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::reflector::ObjectRef;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
+use tracing::Instrument as _;
 
 use super::clock::Clock;
 use super::error::{Backoff, Error};
@@ -126,6 +127,64 @@ impl<K: Resource<DynamicType = ()> + 'static> Wakeups<K> {
     }
 }
 
+/// What one reconcile needs from its controller's runner.
+struct One<K: Resource<DynamicType = ()>, F> {
+    name: &'static str,
+    reconcile: Arc<F>,
+    backoff: Arc<Backoff>,
+    queue: Arc<Queue>,
+    label: metrics::ControllerLabel,
+    wakeups: Arc<Wakeups<K>>,
+}
+
+impl<K, F> One<K, F>
+where
+    K: Resource<DynamicType = ()> + Send + Sync + 'static,
+{
+    /// Reconciles `obj` on its own task, with metrics, backoff bookkeeping and debug logs
+    /// (start, then end with duration and outcome; failures are logged by the error policy).
+    async fn run<C, Fut>(self, obj: Arc<K>, ctx: Arc<C>) -> Result<Action, Error>
+    where
+        C: Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<C>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Requeue, Error>> + Send + 'static,
+    {
+        let (name, key) = (self.name, key_of(obj.as_ref()));
+        self.queue.done(&key);
+        let active = metrics::get().active.get_or_create(&self.label).clone();
+        active.inc();
+        let started = Instant::now();
+        tracing::debug!(controller = name, object = %key, "reconcile started");
+        // Logs from inside the reconcile name the controller and object (only when debug is on).
+        let span = tracing::debug_span!("reconcile", controller = name, object = %key);
+        // kube-rs polls all of a controller's reconciles on its own task; spawning
+        // lets them use every core instead of one per controller.
+        let result = match tokio::spawn((self.reconcile)(obj.clone(), ctx).instrument(span)).await {
+            Ok(Err(e)) if e.is_gone() => Ok(Requeue::await_change()),
+            Ok(r) => r,
+            Err(e) => Err(Error::Task(e.to_string())),
+        };
+        if let Ok(requeue) = &result {
+            self.wakeups.schedule(obj.as_ref(), *requeue);
+        }
+        active.dec();
+        let outcome = match &result {
+            Ok(r) if r.delay().is_none() => "success",
+            Ok(_) => "requeue_after",
+            Err(e) if e.is_conflict() => "requeue",
+            Err(_) => "error",
+        };
+        let duration = started.elapsed();
+        metrics::observe(name, outcome, duration);
+        let requeue_after = result.as_ref().ok().and_then(|r| r.delay());
+        tracing::debug!(controller = name, object = %key, outcome, ?duration, ?requeue_after, "reconcile finished");
+        if result.is_ok() {
+            self.backoff.succeed(&key);
+        }
+        result.map(Requeue::action)
+    }
+}
+
 /// Runs `controller` until the process stops.
 pub async fn run<K, C, F, Fut>(
     name: &'static str,
@@ -158,40 +217,15 @@ pub async fn run<K, C, F, Fut>(
         .reconcile_on(woken)
         .run(
             move |obj: Arc<K>, ctx: Arc<C>| {
-                let reconcile = reconcile.clone();
-                let backoff = b.clone();
-                let queue = q.clone();
-                let label = label.clone();
-                let wakeups = wakeups.clone();
-                async move {
-                    let key = key_of(obj.as_ref());
-                    queue.done(&key);
-                    let active = metrics::get().active.get_or_create(&label).clone();
-                    active.inc();
-                    let started = Instant::now();
-                    // kube-rs polls all of a controller's reconciles on its own task; spawning
-                    // lets them use every core instead of one per controller.
-                    let result = match tokio::spawn(reconcile(obj.clone(), ctx)).await {
-                        Ok(Err(e)) if e.is_gone() => Ok(Requeue::await_change()),
-                        Ok(r) => r,
-                        Err(e) => Err(Error::Task(e.to_string())),
-                    };
-                    if let Ok(requeue) = &result {
-                        wakeups.schedule(obj.as_ref(), *requeue);
-                    }
-                    active.dec();
-                    let outcome = match &result {
-                        Ok(r) if r.delay().is_none() => "success",
-                        Ok(_) => "requeue_after",
-                        Err(e) if e.is_conflict() => "requeue",
-                        Err(_) => "error",
-                    };
-                    metrics::observe(name, outcome, started.elapsed());
-                    if result.is_ok() {
-                        backoff.succeed(&key);
-                    }
-                    result.map(Requeue::action)
-                }
+                let one = One {
+                    name,
+                    reconcile: reconcile.clone(),
+                    backoff: b.clone(),
+                    queue: q.clone(),
+                    label: label.clone(),
+                    wakeups: wakeups.clone(),
+                };
+                one.run(obj, ctx)
             },
             move |obj: Arc<K>, err: &Error, _ctx: Arc<C>| {
                 let key = key_of(obj.as_ref());
