@@ -18,22 +18,16 @@ use tracing_subscriber::EnvFilter;
 pub const FILTER_VARS: [&str; 2] = ["RUST_LOG", "DRYDOCK_LOG"];
 
 /// Logging flags of commands that run drydock's server and controllers.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct LogArgs {
-    /// Least severe level logged by drydock (libraries log warnings and errors). `RUST_LOG`
-    /// (or `DRYDOCK_LOG`), when set, replaces it with its own filter.
-    #[arg(long, value_enum, default_value_t = LogLevel::Info)]
-    pub log_level: LogLevel,
+    /// Least severe level logged by drydock: error, warn, info, debug or trace (libraries log
+    /// warnings and errors) [default: info; warn with --demo]. `RUST_LOG` (or `DRYDOCK_LOG`),
+    /// when set, replaces it with its own filter.
+    #[arg(long, value_enum)]
+    pub log_level: Option<LogLevel>,
     /// `text` for people; `json`: one object per line (timestamp, level, target, fields, spans).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
-}
-
-impl LogArgs {
-    /// Text at `level`.
-    pub fn at(level: LogLevel) -> Self {
-        Self { log_level: level, log_format: LogFormat::Text }
-    }
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,8 +58,9 @@ impl LogLevel {
     }
 }
 
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LogFormat {
+    #[default]
     Text,
     Json,
 }
@@ -119,12 +114,13 @@ pub fn use_colour(is_terminal: bool, no_color: Option<&OsStr>) -> bool {
     is_terminal && no_color.is_none_or(OsStr::is_empty)
 }
 
-/// Installs the process-wide subscriber. A second call keeps the first subscriber (tests
-/// start several instances in one process).
-pub fn init(args: &LogArgs) -> Result<(), Error> {
+/// Installs the process-wide subscriber, at `default_level` unless `args` or the
+/// environment say otherwise. A second call keeps the first subscriber (tests start
+/// several instances in one process).
+pub fn init(args: &LogArgs, default_level: LogLevel) -> Result<(), Error> {
     let values: Vec<_> = FILTER_VARS.iter().map(|v| (*v, std::env::var_os(v))).collect();
     let vars: Vec<_> = values.iter().map(|(v, value)| (*v, value.as_deref())).collect();
-    let spec = filter_spec(&vars, args.log_level)?;
+    let spec = filter_spec(&vars, args.log_level.unwrap_or(default_level))?;
     let filter = spec.env_filter()?;
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     let installed = match args.log_format {

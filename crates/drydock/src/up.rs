@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use drydock::instance::{Instance, Options};
 use drydock::kubeconfig;
+use drydock::logging::LogLevel;
 use drydock_apiserver::Config;
 use drydock_apiserver::store::SyncMode;
 
@@ -28,7 +29,9 @@ pub struct UpArgs {
 }
 
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
-    drydock::logging::init(&args.log)?;
+    // The demo draws a progress bar on stderr: only warnings interrupt it, unless asked.
+    let level = if args.demo { LogLevel::Warn } else { LogLevel::Info };
+    drydock::logging::init(&args.log, level)?;
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         data_dir = %args.data_dir.display(),

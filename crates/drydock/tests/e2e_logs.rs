@@ -154,8 +154,8 @@ async fn log_level_warn_hides_info() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn json_format_writes_one_object_per_line() {
-    let d = Drydock::start(&["--log-format", "json"], &[("RUST_LOG", "info,drydock=debug")]);
+async fn json_format_writes_one_object_per_line_and_log_level_debug_is_drydocks() {
+    let d = Drydock::start(&["--log-format", "json", "--log-level", "debug"], &[]);
     d.line("the listening line", |l| l.contains("drydock API server listening")).await;
     let kc = d.kubeconfig();
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&cluster_preamble("logs", "default")));
@@ -171,6 +171,12 @@ async fn json_format_writes_one_object_per_line() {
         assert!(["ERROR", "WARN", "INFO", "DEBUG", "TRACE"].contains(&v["level"].as_str().unwrap_or("")), "{line}");
         assert!(v["target"].as_str().is_some_and(|t| !t.is_empty()), "{line}");
         assert!(v["fields"].is_object(), "{line}");
+        // --log-level debug is drydock's debug: libraries stay at warn.
+        let target = v["target"].as_str().unwrap_or("");
+        assert!(
+            target.starts_with("drydock") || ["WARN", "ERROR"].contains(&v["level"].as_str().unwrap_or("")),
+            "{line}"
+        );
     }
     let request = lines
         .iter()

@@ -23,21 +23,22 @@ pub struct Access {
 
 impl Access {
     /// The request's details when request logging is enabled, else `None` (no allocation).
-    pub fn capture(req: &Request<Body>, cluster: &LogicalClusterName) -> Option<Self> {
+    /// Boxed, so that a request future carries one pointer when logging is off.
+    pub fn capture(req: &Request<Body>, cluster: &LogicalClusterName) -> Option<Box<Self>> {
         if !tracing::enabled!(tracing::Level::DEBUG) {
             return None;
         }
-        Some(Self {
+        Some(Box::new(Self {
             method: req.method().clone(),
             uri: req.uri().clone(),
             user_agent: req.headers().get(header::USER_AGENT).cloned(),
             cluster: cluster.clone(),
-        })
+        }))
     }
 
     /// Logs the answered request. A watch is logged as started, and its response body is
     /// wrapped so that its end is logged too.
-    pub fn finish(self, verb: &str, resp: Response, started: Instant) -> Response {
+    pub fn finish(self: Box<Self>, verb: &str, resp: Response, started: Instant) -> Response {
         let latency = started.elapsed();
         let status = resp.status().as_u16();
         let user_agent = self.user_agent.as_ref().and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -62,7 +63,7 @@ impl Access {
 /// Logs a watch's end when its response body is dropped (the client left or the server
 /// ended the stream).
 struct WatchEnd {
-    access: Access,
+    access: Box<Access>,
     started: Instant,
 }
 

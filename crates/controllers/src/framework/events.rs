@@ -77,9 +77,9 @@ fn log(regarding: &ObjectReference, type_: &str, reason: &str, note: &str) {
     let name = regarding.name.as_deref().unwrap_or_default();
     let object = format_args!("{namespace}/{name}");
     if type_ == "Warning" {
-        tracing::warn!(reason, kind, %object, "{note}");
+        tracing::warn!(kind, %object, reason, "{note}");
     } else {
-        tracing::info!(reason, kind, %object, "{note}");
+        tracing::info!(kind, %object, reason, "{note}");
     }
 }
 

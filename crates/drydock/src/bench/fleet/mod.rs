@@ -125,7 +125,7 @@ async fn create(client: &kube::Client, doc: &Value) -> anyhow::Result<()> {
 }
 
 pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
-    crate::logging::init(&crate::logging::LogArgs::at(crate::logging::LogLevel::Warn))?;
+    crate::logging::init(&crate::logging::LogArgs::default(), crate::logging::LogLevel::Warn)?;
     let machines_per_cluster = (a.control_plane_machines + a.workers * a.machine_deployments) as usize;
     println!(
         "drydock bench: {} clusters × ({} control plane + {}×{} workers) = {} machines, startup {}, concurrency {}",
