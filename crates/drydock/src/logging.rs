@@ -67,13 +67,9 @@ pub enum LogFormat {
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{var}={value:?} is not a valid log filter: {source}")]
-    Filter {
-        var: &'static str,
-        value: String,
-        #[source]
-        source: tracing_subscriber::filter::ParseError,
-    },
+    /// (The parse error is in the message, not a source: it would be printed twice.)
+    #[error("{var}={value:?} is not a valid log filter: {reason}")]
+    Filter { var: &'static str, value: String, reason: tracing_subscriber::filter::ParseError },
     #[error("{var} is not valid UTF-8")]
     NotUnicode { var: &'static str },
 }
@@ -87,10 +83,10 @@ pub struct FilterSpec {
 
 impl FilterSpec {
     pub fn env_filter(&self) -> Result<EnvFilter, Error> {
-        EnvFilter::builder().parse(&self.directives).map_err(|source| Error::Filter {
+        EnvFilter::builder().parse(&self.directives).map_err(|reason| Error::Filter {
             var: self.source,
             value: self.directives.clone(),
-            source,
+            reason,
         })
     }
 }

@@ -194,3 +194,18 @@ async fn json_format_writes_one_object_per_line_and_log_level_debug_is_drydocks(
     assert_eq!(reconcile["fields"]["object"], "default/logs");
     assert!(reconcile["fields"]["outcome"].is_string(), "{reconcile}");
 }
+
+#[test]
+fn an_invalid_rust_log_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
+        .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .env("RUST_LOG", "drydock=loud")
+        .output()
+        .expect("drydock up");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("RUST_LOG=\"drydock=loud\" is not a valid log filter"), "{stderr}");
+    assert!(!dir.path().join("kubeconfig").exists(), "started anyway");
+}
