@@ -209,3 +209,44 @@ fn an_invalid_rust_log_is_an_error_naming_it() {
     assert!(stderr.contains("RUST_LOG=\"drydock=loud\" is not a valid log filter"), "{stderr}");
     assert!(!dir.path().join("kubeconfig").exists(), "started anyway");
 }
+
+/// Runs `drydock up` on a terminal (`script` gives it one) with a data dir that is a file,
+/// so that it logs its first line and exits; returns what the terminal showed.
+fn on_a_terminal(no_color: Option<&str>) -> Option<String> {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` to run drydock on a terminal");
+        return None;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let not_a_dir = dir.path().join("file");
+    std::fs::write(&not_a_dir, "").expect("file");
+    let shown = dir.path().join("terminal");
+    let command =
+        format!("{} up --listen 127.0.0.1:0 --data-dir {}", env!("CARGO_BIN_EXE_drydock"), not_a_dir.display());
+    let mut script = Command::new("script");
+    script.args(["-q", "-e", "-c", &command]).arg(&shown).stdin(Stdio::null()).stdout(Stdio::null());
+    script.env_remove("RUST_LOG").env_remove("DRYDOCK_LOG").env_remove("NO_COLOR");
+    if let Some(v) = no_color {
+        script.env("NO_COLOR", v);
+    }
+    let mut child = script.spawn().expect("script");
+    let deadline = std::time::Instant::now() + WAIT;
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("drydock up on a file as data dir did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let text = std::fs::read_to_string(&shown).expect("terminal output");
+    assert!(text.contains("starting drydock"), "{text}");
+    Some(text)
+}
+
+#[test]
+fn colours_on_a_terminal_unless_no_color() {
+    let Some(coloured) = on_a_terminal(None) else { return };
+    assert!(coloured.contains("\x1b["), "no colours on a terminal:\n{coloured}");
+    let Some(plain) = on_a_terminal(Some("1")) else { return };
+    assert!(!plain.contains("\x1b["), "colours despite NO_COLOR:\n{plain}");
+}
