@@ -212,11 +212,9 @@ fn an_invalid_rust_log_is_an_error_naming_it() {
 
 /// Runs `drydock up` on a terminal (`script` gives it one) with a data dir that is a file,
 /// so that it logs its first line and exits; returns what the terminal showed.
-fn on_a_terminal(no_color: Option<&str>) -> Option<String> {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: no `script` to run drydock on a terminal");
-        return None;
-    }
+fn on_a_terminal(no_color: Option<&str>) -> String {
+    // `script` (util-linux, in Debian's essential bsdutils) gives the process a terminal.
+    Command::new("script").arg("--version").output().expect("`script` from util-linux is needed for this test");
     let dir = tempfile::tempdir().expect("tempdir");
     let not_a_dir = dir.path().join("file");
     std::fs::write(&not_a_dir, "").expect("file");
@@ -240,13 +238,13 @@ fn on_a_terminal(no_color: Option<&str>) -> Option<String> {
     }
     let text = std::fs::read_to_string(&shown).expect("terminal output");
     assert!(text.contains("starting drydock"), "{text}");
-    Some(text)
+    text
 }
 
 #[test]
 fn colours_on_a_terminal_unless_no_color() {
-    let Some(coloured) = on_a_terminal(None) else { return };
+    let coloured = on_a_terminal(None);
     assert!(coloured.contains("\x1b["), "no colours on a terminal:\n{coloured}");
-    let Some(plain) = on_a_terminal(Some("1")) else { return };
+    let plain = on_a_terminal(Some("1"));
     assert!(!plain.contains("\x1b["), "colours despite NO_COLOR:\n{plain}");
 }
