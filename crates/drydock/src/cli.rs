@@ -195,28 +195,38 @@ mod tests {
     #[test]
     fn connection_and_output_flags_only_where_they_act() {
         let offers = |cmd: &clap::Command, long: &str| cmd.get_arguments().any(|a| a.get_long() == Some(long));
-        for (path, cmd) in commands() {
-            let server_free = ["drydock", "drydock up", "drydock crds", "drydock generate", "drydock bench"]
+        let all = commands();
+        let find = |p: &str| all.iter().find(|(path, _)| path == p).map(|(_, c)| c).expect(p);
+        // Commands that talk to no server: no connection flags, and no -o where nothing is printed as objects.
+        for (path, cmd) in &all {
+            let server_free = ["drydock up", "drydock crds", "drydock generate", "drydock bench"]
                 .iter()
-                .any(|p| path == *p || path.starts_with(&format!("{p} ")) && *p != "drydock");
-            if server_free {
-                assert!(!offers(&cmd, "kubeconfig"), "{path} offers --kubeconfig");
-                assert!(!offers(&cmd, "output") || path == "drydock generate cluster", "{path} offers -o");
+                .any(|p| path == p || path.starts_with(&format!("{p} ")));
+            if server_free || path == "drydock" {
+                assert!(!offers(cmd, "kubeconfig"), "{path} offers --kubeconfig");
             }
-            if ["drydock up", "drydock crds", "drydock bench", "drydock bench apiserver"].contains(&path.as_str()) {
-                assert!(!offers(&cmd, "namespace") && !offers(&cmd, "output"), "{path} offers -n or -o");
+            if server_free && path != "drydock generate cluster" {
+                assert!(!offers(cmd, "namespace") && !offers(cmd, "output"), "{path} offers -n or -o");
             }
         }
-        let find = |p: &str| commands().into_iter().find(|(path, _)| path == p).map(|(_, c)| c).expect(p);
+        assert!(!offers(find("drydock"), "namespace") && !offers(find("drydock"), "output"));
+        assert!(!offers(find("drydock rollout status"), "output"), "status prints no objects");
         for p in
             ["drydock get", "drydock apply", "drydock describe", "drydock rollout status", "drydock rollout history"]
         {
-            assert!(offers(&find(p), "kubeconfig") && offers(&find(p), "namespace"), "{p} lacks connection flags");
+            assert!(offers(find(p), "kubeconfig") && offers(find(p), "namespace"), "{p} lacks connection flags");
         }
-        for p in
-            ["drydock get", "drydock apply", "drydock describe", "drydock rollout history", "drydock generate cluster"]
-        {
-            assert!(offers(&find(p), "output"), "{p} lacks -o");
+        for p in [
+            "drydock get",
+            "drydock apply",
+            "drydock describe",
+            "drydock rollout history",
+            "drydock rollout restart",
+            "drydock generate cluster",
+        ] {
+            assert!(offers(find(p), "output"), "{p} lacks -o");
         }
+        // generate's -n is the namespace written into the manifest.
+        assert!(offers(find("drydock generate cluster"), "target-namespace"));
     }
 }

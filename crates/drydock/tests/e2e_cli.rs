@@ -82,7 +82,6 @@ async fn restart_then_status(kc: &Path) {
     assert!(out.contains("successfully rolled out"), "{out}");
     let new_set = reported(&out, "MachineSet:").split_whitespace().next().unwrap_or_default().to_string();
     assert!(!old_sets.contains(&new_set), "a new MachineSet ({new_set}) replaced {old_sets:?}:\n{out}");
-    assert!(reported(&out, "replaced:").contains(&old_sets[0]), "{out}");
     let now = listed(kc, &workers);
     assert_eq!(now.len(), 2, "{now:?}");
     assert!(now.iter().all(|(_, set)| *set == new_set), "the new MachineSet owns every worker: {now:?}");
