@@ -203,6 +203,16 @@ async fn cli_against_a_provisioned_cluster() {
     assert_eq!(rows[0][1], rows[2][1], "revisions 1 and 3 are the same MachineSet:\n{history}");
     assert!(history.lines().nth(2).is_some_and(|l| l.contains("same MachineSet as revision 3")), "{history}");
     assert!(history.contains("back to A") && history.contains("to C"), "change causes shown:\n{history}");
+    // -o: the MachineSets of the history (one revision: its MachineSet), as kubectl prints ReplicaSets.
+    let sets: Value =
+        serde_json::from_str(&drydock_ok(&kc, &["rollout", "history", "md/c1-md-0", "-o", "json"])).expect("json");
+    assert_eq!(sets["kind"], "List");
+    let set_names: Vec<&str> =
+        sets["items"].as_array().into_iter().flatten().filter_map(|s| s["metadata"]["name"].as_str()).collect();
+    assert_eq!(set_names.len(), 3, "three MachineSets hold four revisions: {sets}");
+    assert!(sets["items"].as_array().into_iter().flatten().all(|s| s["kind"] == "MachineSet"));
+    let one = drydock_ok(&kc, &["rollout", "history", "md/c1-md-0", "--revision", "2", "-o", "yaml"]);
+    assert!(one.contains("kind: MachineSet") && one.contains("name: c1-md-0-b"), "{one}");
     let rev2 = drydock_ok(&kc, &["rollout", "history", "machinedeployment/c1-md-0", "--revision", "2"]);
     assert!(rev2.contains("name: c1-md-0-b"), "revision 2's template:\n{rev2}");
 
@@ -236,7 +246,11 @@ async fn cli_against_a_provisioned_cluster() {
     assert!(!ok && err.contains("resume"), "{err}");
     assert!(drydock_ok(&kc, &["rollout", "resume", "md/c1-md-0"]).contains("resumed"));
     assert!(drydock_ok(&kc, &["rollout", "resume", "md/c1-md-0"]).contains("already resumed"));
-    assert!(drydock_ok(&kc, &["rollout", "pause", "kcp/c1-control-plane"]).contains("paused"));
+    let paused: Value =
+        serde_json::from_str(&drydock_ok(&kc, &["rollout", "pause", "kcp/c1-control-plane", "-o", "json"]))
+            .expect("-o json prints the object written");
+    assert_eq!(paused["kind"], "KubeadmControlPlane");
+    assert!(paused["metadata"]["annotations"]["cluster.x-k8s.io/paused"].is_string(), "{paused}");
     assert!(drydock_ok(&kc, &["rollout", "resume", "kcp/c1-control-plane"]).contains("resumed"));
     restart_then_status(&kc).await;
 
@@ -258,6 +272,21 @@ async fn cli_against_a_provisioned_cluster() {
     let (ok, _, err) = drydock(&kc, &["rollout", "status", "md/c1-md-0", "--timeout", "2s"]);
     assert!(!ok, "a paused rollout cannot complete");
     assert!(err.contains("timed out"), "{err}");
+
+    // apply -o json: the objects as written (several: a List).
+    let manifest = drydock_ok(&kc, &["generate", "cluster", "c9", "-n", "other"]);
+    kubectl_ok(
+        &kc,
+        &["apply", "-f", "-"],
+        Some(r#"{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}}"#),
+    );
+    let file = env.dir.path().join("c9.yaml");
+    std::fs::write(&file, manifest).expect("write manifest");
+    let applied: Value =
+        serde_json::from_str(&drydock_ok(&kc, &["apply", "-f", &file.to_string_lossy(), "-o", "json"])).expect("json");
+    let items = applied["items"].as_array().expect("a List");
+    assert_eq!(items.len(), 8);
+    assert!(items.iter().all(|o| o["metadata"]["namespace"] == "other" && o["metadata"]["uid"].is_string()));
 
     // get in kubectl's table shape, and -o json.
     let table = drydock_ok(&kc, &["get", "machinedeployments"]);
