@@ -1,11 +1,11 @@
-//! Command-line interface.
+//! Command-line interface. Connection flags (`--kubeconfig`, `-n`) and `-o` are offered
+//! only by the commands they act on.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{self, Global, OutputFormat};
+use crate::commands::{self, Connection, GetFormat, Global, ObjectOutput, OutputFormat};
 use crate::{bench, output, up};
 
 #[derive(Parser, Debug)]
@@ -15,15 +15,6 @@ use crate::{bench, output, up};
     about = "Cluster API in Rust: an embedded API server, controllers and an in-memory provider"
 )]
 pub struct Cli {
-    /// kubeconfig to use (else KUBECONFIG, ~/.kube/config, ./.drydock/kubeconfig).
-    #[arg(long, global = true)]
-    kubeconfig: Option<PathBuf>,
-    /// Namespace of the objects addressed.
-    #[arg(short = 'n', long, global = true)]
-    namespace: Option<String>,
-    /// Output format where a command shows objects.
-    #[arg(short = 'o', long, global = true, value_enum, default_value_t = OutputFormat::Table)]
-    output: OutputFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -40,35 +31,65 @@ enum Command {
         what: GenerateCommand,
     },
     /// Show objects (`get KIND [NAME]`) or a workload cluster's kubeconfig (`get kubeconfig NAME`).
-    Get {
-        /// Kind (plural, singular, short name; `kind/name` accepted) or `kubeconfig`.
-        kind: String,
-        name: Option<String>,
-        /// List across all namespaces.
-        #[arg(short = 'A', long)]
-        all_namespaces: bool,
-    },
+    Get(GetArgs),
     /// Create or update objects from a manifest (client-side apply, as kubectl).
-    Apply {
-        /// File to read, or `-` for stdin.
-        #[arg(short = 'f', long)]
-        filename: String,
-    },
+    Apply(ApplyArgs),
     /// Show a cluster's objects as a tree with their conditions.
-    Describe(commands::describe::DescribeArgs),
+    Describe {
+        #[command(flatten)]
+        args: commands::describe::DescribeArgs,
+        #[command(flatten)]
+        conn: Connection,
+        #[command(flatten)]
+        output: ObjectOutput,
+    },
     /// Manage rollouts of MachineDeployments and KubeadmControlPlanes.
     Rollout {
         #[command(subcommand)]
         what: commands::rollout::RolloutCommand,
+        #[command(flatten)]
+        conn: Connection,
     },
     /// Measure drydock: provision (and optionally upgrade and delete) a fleet, or `bench apiserver`.
     Bench(BenchArgs),
 }
 
+#[derive(clap::Args, Debug)]
+struct GetArgs {
+    /// Kind (plural, singular, short name; `kind/name` accepted) or `kubeconfig`.
+    kind: String,
+    /// Name of one object (all objects of the kind when absent); for `kubeconfig`, the cluster.
+    name: Option<String>,
+    /// List across all namespaces.
+    #[arg(short = 'A', long)]
+    all_namespaces: bool,
+    #[command(flatten)]
+    conn: Connection,
+    /// Output format: wide (more columns), yaml, json (several objects: a `List`), name.
+    #[arg(short = 'o', long, value_enum)]
+    output: Option<GetFormat>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ApplyArgs {
+    /// File to read, or `-` for stdin.
+    #[arg(short = 'f', long)]
+    filename: String,
+    #[command(flatten)]
+    conn: Connection,
+    #[command(flatten)]
+    output: ObjectOutput,
+}
+
 #[derive(Subcommand, Debug)]
 enum GenerateCommand {
     /// A cluster on the in-memory provider.
-    Cluster(commands::generate::GenerateClusterArgs),
+    Cluster {
+        #[command(flatten)]
+        args: commands::generate::GenerateClusterArgs,
+        #[command(flatten)]
+        output: ObjectOutput,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -88,27 +109,23 @@ enum BenchCommand {
 
 impl Cli {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
-        let g = Global { kubeconfig: self.kubeconfig, namespace: self.namespace, output: self.output };
         match self.command {
             Command::Up(args) => up::run(args).await?,
             Command::Crds => output::emit(&crate::crds::render()?)?,
-            Command::Generate { what: GenerateCommand::Cluster(args) } => {
-                output::emit(&commands::generate::render(&args))?
+            Command::Generate { what: GenerateCommand::Cluster { args, output } } => {
+                output::emit(&commands::generate::print(&args, output.format())?)?
             }
-            Command::Get { kind, name, all_namespaces } => {
-                let text = if kind == "kubeconfig" {
-                    let name =
-                        name.ok_or_else(|| anyhow::anyhow!("usage: drydock get kubeconfig CLUSTER [-n NAMESPACE]"))?;
-                    commands::get::kubeconfig(&g, &name).await?
-                } else {
-                    commands::get::get(&g, &kind, name.as_deref(), all_namespaces).await?
-                };
-                output::emit(&text)?;
+            Command::Get(a) => output::emit(&get(a).await?)?,
+            Command::Apply(a) => {
+                let g = Global::new(&a.conn, a.output.format());
+                output::emit(&commands::apply::apply(&g, &a.filename).await?)?
             }
-            Command::Apply { filename } => output::emit(&commands::apply::apply(&g, &filename).await?)?,
-            Command::Describe(args) => output::emit(&commands::describe::describe(&g, &args).await?)?,
-            Command::Rollout { what } => {
-                let (text, ok) = commands::rollout::run(&g, &what).await?;
+            Command::Describe { args, conn, output } => {
+                let g = Global::new(&conn, output.format());
+                output::emit(&commands::describe::describe(&g, &args).await?)?
+            }
+            Command::Rollout { what, conn } => {
+                let (text, ok) = commands::rollout::run(&conn, &what).await?;
                 output::emit(&text)?;
                 if !ok {
                     return Ok(ExitCode::FAILURE);
@@ -120,5 +137,96 @@ impl Cli {
             },
         }
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+async fn get(a: GetArgs) -> anyhow::Result<String> {
+    let g = Global::new(&a.conn, OutputFormat::from(a.output));
+    if a.kind == "kubeconfig" {
+        let name = a.name.ok_or_else(|| anyhow::anyhow!("usage: drydock get kubeconfig CLUSTER [-n NAMESPACE]"))?;
+        return commands::get::kubeconfig(&g, &name).await;
+    }
+    commands::get::get(&g, &a.kind, a.name.as_deref(), a.all_namespaces).await
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// Every command below `cmd`, with its path (`drydock rollout status`).
+    fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        let path = format!("{path} {}", cmd.get_name()).trim().to_string();
+        out.push((path.clone(), cmd.clone()));
+        for sub in cmd.get_subcommands() {
+            walk(sub, &path, out);
+        }
+    }
+
+    fn commands() -> Vec<(String, clap::Command)> {
+        let mut root = Cli::command();
+        root.build();
+        let mut out = Vec::new();
+        walk(&root, "", &mut out);
+        out
+    }
+
+    #[test]
+    fn every_command_flag_and_positional_is_described() {
+        let mut missing = Vec::new();
+        for (path, cmd) in commands() {
+            if path != "drydock" && cmd.get_about().is_none() {
+                missing.push(path.clone());
+            }
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                if arg.get_help().is_none_or(|h| h.to_string().trim().is_empty()) {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "without a description: {missing:#?}");
+    }
+
+    #[test]
+    fn connection_and_output_flags_only_where_they_act() {
+        let offers = |cmd: &clap::Command, long: &str| cmd.get_arguments().any(|a| a.get_long() == Some(long));
+        let all = commands();
+        let find = |p: &str| all.iter().find(|(path, _)| path == p).map(|(_, c)| c).expect(p);
+        // Commands that talk to no server: no connection flags, and no -o where nothing is printed as objects.
+        for (path, cmd) in &all {
+            let server_free = ["drydock up", "drydock crds", "drydock generate", "drydock bench"]
+                .iter()
+                .any(|p| path == p || path.starts_with(&format!("{p} ")));
+            if server_free || path == "drydock" {
+                assert!(!offers(cmd, "kubeconfig"), "{path} offers --kubeconfig");
+            }
+            if server_free && path != "drydock generate cluster" {
+                assert!(!offers(cmd, "namespace") && !offers(cmd, "output"), "{path} offers -n or -o");
+            }
+        }
+        assert!(!offers(find("drydock"), "namespace") && !offers(find("drydock"), "output"));
+        assert!(!offers(find("drydock rollout status"), "output"), "status prints no objects");
+        for p in
+            ["drydock get", "drydock apply", "drydock describe", "drydock rollout status", "drydock rollout history"]
+        {
+            assert!(offers(find(p), "kubeconfig") && offers(find(p), "namespace"), "{p} lacks connection flags");
+        }
+        for p in [
+            "drydock get",
+            "drydock apply",
+            "drydock describe",
+            "drydock rollout history",
+            "drydock rollout restart",
+            "drydock generate cluster",
+        ] {
+            assert!(offers(find(p), "output"), "{p} lacks -o");
+        }
+        // generate's -n is the namespace written into the manifest.
+        assert!(offers(find("drydock generate cluster"), "target-namespace"));
     }
 }

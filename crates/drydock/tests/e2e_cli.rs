@@ -11,13 +11,10 @@ use std::time::Duration;
 use common::{Env, eventually, kubectl, kubectl_ok};
 use serde_json::Value;
 
+/// Runs drydock with `kc` as KUBECONFIG (commands that take no connection flags run too).
 fn drydock(kc: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .arg("--kubeconfig")
-        .arg(kc)
-        .args(args)
-        .output()
-        .expect("run drydock");
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_drydock")).env("KUBECONFIG", kc).args(args).output().expect("run drydock");
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
 
@@ -34,6 +31,73 @@ async fn wait_ok(what: &str, kc: &Path, args: &[&str], pred: impl Fn(&str) -> bo
         async move { hit.then_some(out) }
     })
     .await
+}
+
+/// The names of the objects `kubectl get ARGS -o json` lists, with their controller's name.
+fn listed(kc: &Path, args: &[&str]) -> Vec<(String, String)> {
+    let mut a = args.to_vec();
+    a.extend(["-o", "json"]);
+    let list: Value = serde_json::from_str(&kubectl_ok(kc, &a, None)).expect("json");
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| {
+            let controller = o["metadata"]["ownerReferences"]
+                .as_array()
+                .and_then(|rs| rs.iter().find(|r| r["controller"] == true))
+                .and_then(|r| r["name"].as_str())
+                .unwrap_or_default();
+            (o["metadata"]["name"].as_str().unwrap_or_default().to_string(), controller.to_string())
+        })
+        .collect()
+}
+
+/// The cells of a table's column `name` (read at the header's offset, so empty cells are
+/// empty strings).
+fn column(table: &str, name: &str) -> Vec<String> {
+    let mut lines = table.lines();
+    let header = lines.next().unwrap_or_default();
+    let at = header
+        .split_whitespace()
+        .find(|h| *h == name)
+        .and_then(|_| header.match_indices(name).map(|(i, _)| i).find(|i| *i == 0 || header.as_bytes()[i - 1] == b' '));
+    let Some(at) = at else { panic!("no column {name} in:\n{table}") };
+    lines.map(|l| l.get(at..).unwrap_or_default().split_whitespace().next().unwrap_or_default().to_string()).collect()
+}
+
+/// The value after `key: ` on the line of `out` that has it.
+fn reported<'a>(out: &'a str, key: &str) -> &'a str {
+    out.lines().find_map(|l| l.trim().strip_prefix(key)).map(str::trim).unwrap_or_else(|| panic!("no {key} in:\n{out}"))
+}
+
+/// `rollout restart` followed at once by `rollout status` waits for the restart's rollout
+/// and reports what replaced what.
+async fn restart_then_status(kc: &Path) {
+    let workers = ["get", "machines", "-l", "cluster.x-k8s.io/deployment-name=c1-md-0"];
+    let old_sets: Vec<String> = listed(kc, &workers).into_iter().map(|(_, set)| set).collect();
+    assert!(!old_sets.is_empty());
+    drydock_ok(kc, &["rollout", "restart", "md/c1-md-0"]);
+    let out = drydock_ok(kc, &["rollout", "status", "md/c1-md-0", "--timeout", "2m"]);
+    assert!(out.contains("successfully rolled out"), "{out}");
+    let new_set = reported(&out, "MachineSet:").split_whitespace().next().unwrap_or_default().to_string();
+    assert!(!old_sets.contains(&new_set), "a new MachineSet ({new_set}) replaced {old_sets:?}:\n{out}");
+    let now = listed(kc, &workers);
+    assert_eq!(now.len(), 2, "{now:?}");
+    assert!(now.iter().all(|(_, set)| *set == new_set), "the new MachineSet owns every worker: {now:?}");
+
+    let cp = ["get", "machines", "-l", "cluster.x-k8s.io/control-plane-name=c1-control-plane"];
+    let old: Vec<String> = listed(kc, &cp).into_iter().map(|(m, _)| m).collect();
+    drydock_ok(kc, &["rollout", "restart", "kcp/c1-control-plane"]);
+    let out = drydock_ok(kc, &["rollout", "status", "kcp/c1-control-plane", "--timeout", "2m"]);
+    let machines: Vec<&str> = reported(&out, "control plane Machines:").split(", ").collect();
+    assert_eq!(machines.len(), old.len(), "{out}");
+    for m in &old {
+        assert!(!machines.contains(&m.as_str()), "{m} was replaced:\n{out}");
+        assert!(reported(&out, "replaced:").contains(m.as_str()), "{out}");
+    }
+    let now: Vec<String> = listed(kc, &cp).into_iter().map(|(m, _)| m).collect();
+    assert!(old.iter().all(|m| !now.contains(m)), "old control plane Machines are gone: {old:?} {now:?}");
 }
 
 fn md_infra(kc: &Path) -> String {
@@ -64,6 +128,18 @@ async fn cli_against_a_provisioned_cluster() {
     })
     .await;
 
+    // Tables: label columns (upstream's quoted-key JSONPath) and LogicalCluster phases are filled.
+    for kind in ["kubeadmcontrolplanes", "inmemoryclusters", "inmemorymachines", "kubeadmconfigs"] {
+        let table = drydock_ok(&kc, &["get", kind, "-o", "wide"]);
+        let cells = column(&table, "CLUSTER");
+        assert!(!cells.is_empty() && cells.iter().all(|c| c == "c1"), "{kind}:\n{table}");
+    }
+    let lcs = drydock_ok(&kc, &["get", "lc"]);
+    assert!(column(&lcs, "NAME").contains(&"default.c1".to_string()), "{lcs}");
+    assert!(column(&lcs, "PHASE").iter().all(|p| p == "Ready"), "{lcs}");
+    let names = drydock_ok(&kc, &["get", "kcp", "-o", "name"]);
+    assert_eq!(names.trim(), "kubeadmcontrolplane.controlplane.cluster.x-k8s.io/c1-control-plane");
+
     // describe: tree shape.
     let tree = drydock_ok(&kc, &["describe", "cluster", "c1"]);
     let lines: Vec<&str> = tree.lines().collect();
@@ -92,8 +168,8 @@ async fn cli_against_a_provisioned_cluster() {
     assert!(!ok && err.contains("widgets"), "{err}");
     let unreachable = env.dir.path().join("dead.kubeconfig");
     drydock::kubeconfig::write(&unreachable, "http://127.0.0.1:9", "dead").expect("kubeconfig");
-    let (ok, _, err) = drydock(&unreachable, &["get", "clusters"]);
-    assert!(!ok && err.contains("cannot reach the API server"), "{err}");
+    let (ok, _, err) = drydock(&kc, &["get", "clusters", "--kubeconfig", &unreachable.to_string_lossy()]);
+    assert!(!ok && err.contains("cannot reach the API server"), "--kubeconfig wins over KUBECONFIG: {err}");
 
     // history / undo round trip: templates A, B, A, C.
     kubectl_ok(
@@ -127,6 +203,16 @@ async fn cli_against_a_provisioned_cluster() {
     assert_eq!(rows[0][1], rows[2][1], "revisions 1 and 3 are the same MachineSet:\n{history}");
     assert!(history.lines().nth(2).is_some_and(|l| l.contains("same MachineSet as revision 3")), "{history}");
     assert!(history.contains("back to A") && history.contains("to C"), "change causes shown:\n{history}");
+    // -o: the MachineSets of the history (one revision: its MachineSet), as kubectl prints ReplicaSets.
+    let sets: Value =
+        serde_json::from_str(&drydock_ok(&kc, &["rollout", "history", "md/c1-md-0", "-o", "json"])).expect("json");
+    assert_eq!(sets["kind"], "List");
+    let set_names: Vec<&str> =
+        sets["items"].as_array().into_iter().flatten().filter_map(|s| s["metadata"]["name"].as_str()).collect();
+    assert_eq!(set_names.len(), 3, "three MachineSets hold four revisions: {sets}");
+    assert!(sets["items"].as_array().into_iter().flatten().all(|s| s["kind"] == "MachineSet"));
+    let one = drydock_ok(&kc, &["rollout", "history", "md/c1-md-0", "--revision", "2", "-o", "yaml"]);
+    assert!(one.contains("kind: MachineSet") && one.contains("name: c1-md-0-b"), "{one}");
     let rev2 = drydock_ok(&kc, &["rollout", "history", "machinedeployment/c1-md-0", "--revision", "2"]);
     assert!(rev2.contains("name: c1-md-0-b"), "revision 2's template:\n{rev2}");
 
@@ -160,10 +246,13 @@ async fn cli_against_a_provisioned_cluster() {
     assert!(!ok && err.contains("resume"), "{err}");
     assert!(drydock_ok(&kc, &["rollout", "resume", "md/c1-md-0"]).contains("resumed"));
     assert!(drydock_ok(&kc, &["rollout", "resume", "md/c1-md-0"]).contains("already resumed"));
-    assert!(drydock_ok(&kc, &["rollout", "pause", "kcp/c1-control-plane"]).contains("paused"));
+    let paused: Value =
+        serde_json::from_str(&drydock_ok(&kc, &["rollout", "pause", "kcp/c1-control-plane", "-o", "json"]))
+            .expect("-o json prints the object written");
+    assert_eq!(paused["kind"], "KubeadmControlPlane");
+    assert!(paused["metadata"]["annotations"]["cluster.x-k8s.io/paused"].is_string(), "{paused}");
     assert!(drydock_ok(&kc, &["rollout", "resume", "kcp/c1-control-plane"]).contains("resumed"));
-    drydock_ok(&kc, &["rollout", "restart", "md/c1-md-0"]);
-    drydock_ok(&kc, &["rollout", "status", "md/c1-md-0", "--timeout", "2m"]);
+    restart_then_status(&kc).await;
 
     // rollout status: exit 0 when complete (above), non-zero on timeout.
     kubectl_ok(&kc, &["patch", "md", "c1-md-0", "--type", "merge", "-p", r#"{"spec":{"paused":true}}"#], None);
@@ -184,6 +273,21 @@ async fn cli_against_a_provisioned_cluster() {
     assert!(!ok, "a paused rollout cannot complete");
     assert!(err.contains("timed out"), "{err}");
 
+    // apply -o json: the objects as written (several: a List).
+    let manifest = drydock_ok(&kc, &["generate", "cluster", "c9", "-n", "other"]);
+    kubectl_ok(
+        &kc,
+        &["apply", "-f", "-"],
+        Some(r#"{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}}"#),
+    );
+    let file = env.dir.path().join("c9.yaml");
+    std::fs::write(&file, manifest).expect("write manifest");
+    let applied: Value =
+        serde_json::from_str(&drydock_ok(&kc, &["apply", "-f", &file.to_string_lossy(), "-o", "json"])).expect("json");
+    let items = applied["items"].as_array().expect("a List");
+    assert_eq!(items.len(), 8);
+    assert!(items.iter().all(|o| o["metadata"]["namespace"] == "other" && o["metadata"]["uid"].is_string()));
+
     // get in kubectl's table shape, and -o json.
     let table = drydock_ok(&kc, &["get", "machinedeployments"]);
     let header: Vec<&str> = table.lines().next().unwrap_or_default().split_whitespace().collect();
@@ -191,4 +295,38 @@ async fn cli_against_a_provisioned_cluster() {
     assert!(header.contains(&"REPLICAS") && header.contains(&"PHASE"), "{table}");
     let json: Value = serde_json::from_str(&drydock_ok(&kc, &["get", "md", "c1-md-0", "-o", "json"])).expect("json");
     assert_eq!(json["metadata"]["name"], "c1-md-0");
+}
+
+/// `generate cluster` writes the namespace `-n` (or `--target-namespace`) names, and
+/// `-o json` is one List of the objects.
+#[test]
+fn generate_honours_namespace_and_output() {
+    let kc = Path::new("unused.kubeconfig");
+    for flag in ["-n", "--target-namespace", "--namespace"] {
+        let yaml = drydock_ok(kc, &["generate", "cluster", "foo", flag, "bar"]);
+        let docs: Vec<Value> = serde_saphyr::from_multiple(&yaml).expect("YAML");
+        assert_eq!(docs.len(), 8);
+        assert!(docs.iter().all(|d| d["metadata"]["namespace"] == "bar"), "{flag}:\n{yaml}");
+    }
+    let list: Value = serde_json::from_str(&drydock_ok(kc, &["generate", "cluster", "foo", "-n", "bar", "-o", "json"]))
+        .expect("json");
+    assert_eq!(list["kind"], "List");
+    assert_eq!(list["apiVersion"], "v1");
+    let items = list["items"].as_array().expect("items");
+    assert_eq!(items.len(), 8);
+    assert!(items.iter().all(|d| d["metadata"]["namespace"] == "bar"));
+    assert_eq!(
+        drydock_ok(kc, &["generate", "cluster", "foo", "-o", "yaml"]),
+        drydock_ok(kc, &["generate", "cluster", "foo"])
+    );
+}
+
+/// Commands that talk to no server do not take connection flags.
+#[test]
+fn server_free_commands_refuse_connection_flags() {
+    let kc = Path::new("unused.kubeconfig");
+    for args in [&["crds", "-n", "x"][..], &["up", "--kubeconfig", "k", "--help"], &["bench", "-o", "json"]] {
+        let (ok, _, err) = drydock(kc, args);
+        assert!(!ok && err.contains("unexpected argument"), "{args:?}: {err}");
+    }
 }

@@ -1,6 +1,7 @@
 //! The API server's own control loops, as kube-controller-manager runs them next to
 //! kube-apiserver: garbage collection by ownerReferences and namespace termination.
-//! Also the bootstrap of a fresh store and the lifecycle of logical clusters.
+//! Also the bootstrap of a fresh store and the lifecycle of logical clusters (default
+//! namespaces, then `status.phase: Ready`; wiped when deleted).
 
 mod gc;
 mod namespaces;
@@ -12,7 +13,7 @@ use drydock_api::tenancy::{LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_G
 use serde_json::{Value, json};
 
 use crate::error::ApiResult;
-use crate::rest::{Api, Target, WriteOptions};
+use crate::rest::{Api, Subresource, Target, WriteOptions};
 use crate::store::{Change, Expect};
 
 /// Namespaces every logical cluster starts with.
@@ -51,6 +52,35 @@ pub async fn init_cluster(api: &Api, cluster: &str) -> ApiResult<()> {
     for ns in DEFAULT_NAMESPACES {
         if let Some(t) = target(api, cluster, "", "namespaces", None, None) {
             ensure(api, &t, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})).await?;
+        }
+    }
+    Ok(())
+}
+
+/// `status.phase` of a LogicalCluster whose default namespaces exist (kcp's name for it).
+pub const LOGICAL_CLUSTER_READY: &str = "Ready";
+
+/// Creates a logical cluster's default namespaces, then records `status.phase: Ready` on
+/// its LogicalCluster (unless it says so already, or is gone).
+pub async fn init_and_mark_ready(api: &Api, name: &str) -> ApiResult<()> {
+    init_cluster(api, name).await?;
+    let Some(mut t) = target(api, LogicalClusterName::ROOT, TENANCY_GROUP, LOGICAL_CLUSTER_PLURAL, None, Some(name))
+    else {
+        return Ok(());
+    };
+    t.sub = Some(Subresource::Status);
+    // A conflict means someone else wrote it meanwhile: read again.
+    for _ in 0..5 {
+        let Ok(cur) = api.get(&t) else { return Ok(()) };
+        let mut v = api.value(&t.res, &cur)?;
+        if v["status"]["phase"] == LOGICAL_CLUSTER_READY || !v["metadata"]["deletionTimestamp"].is_null() {
+            return Ok(());
+        }
+        v["status"]["phase"] = json!(LOGICAL_CLUSTER_READY);
+        match api.update(&t, v, &WriteOptions::default()).await {
+            Err(e) if e.code == 409 => continue,
+            Err(e) if e.code == 404 => return Ok(()),
+            other => return other.map(|_| ()),
         }
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! Namespace termination: a namespace being deleted has its contents deleted, and goes
 //! away once it is empty (the `kubernetes` finalizer of kube-controller-manager's namespace
-//! controller). Also LogicalCluster lifecycle: a new one gets its default namespaces,
-//! a deleted one has its contents removed.
+//! controller). Also LogicalCluster lifecycle: a new one gets its default namespaces and
+//! then `status.phase: Ready`, a deleted one has its contents removed.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use drydock_api::tenancy::{LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_GROUP, TENANCY_VERSION};
 
-use super::{init_cluster, wipe_cluster};
+use super::{LOGICAL_CLUSTER_READY, init_and_mark_ready, wipe_cluster};
 use crate::rest::{Api, DeleteOptions, Target};
 use crate::store::watch::{All, EventType, Scope};
 use crate::store::{Change, Expect, ObjKey};
@@ -27,6 +27,16 @@ pub async fn run(api: Arc<Api>) {
     for (key, obj) in api.store.scan(None, Some("")) {
         if key.res == ns_res && obj.meta.deleting {
             terminating.insert((key.cluster.clone(), key.name.clone()));
+        }
+        // Logical clusters created before a restart, or before phases were recorded.
+        if Some(key.res) == lc_res && &*key.cluster == LogicalClusterName::ROOT {
+            let ready = obj.to_value().is_ok_and(|v| v["status"]["phase"] == LOGICAL_CLUSTER_READY);
+            if !ready && !obj.meta.deleting {
+                let api = api.clone();
+                tokio::spawn(async move {
+                    let _ = init_and_mark_ready(&api, &key.name).await;
+                });
+            }
         }
     }
     let mut rx = sub.rx;
@@ -48,7 +58,7 @@ pub async fn run(api: Arc<Api>) {
                     let api = api.clone();
                     let name = key.name.clone();
                     match kind {
-                        EventType::Added => { tokio::spawn(async move { let _ = init_cluster(&api, &name).await; }); }
+                        EventType::Added => { tokio::spawn(async move { let _ = init_and_mark_ready(&api, &name).await; }); }
                         EventType::Deleted => { tokio::spawn(async move { wipe_cluster(&api, &name).await; }); }
                         EventType::Modified => {}
                     }

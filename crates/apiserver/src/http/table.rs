@@ -149,6 +149,9 @@ pub fn jsonpath<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
             let (field, after) = split_field(r);
             cur = cur.into_iter().filter_map(|v| v.get(&field)).collect();
             rest = after;
+        } else if let Some((key, after)) = rest.strip_prefix('[').and_then(quoted_key) {
+            cur = cur.into_iter().filter_map(|v| v.get(&key)).collect();
+            rest = after;
         } else if let Some(r) = rest.strip_prefix('[') {
             let end = r.find(']')?;
             let inner = &r[..end];
@@ -172,6 +175,23 @@ pub fn jsonpath<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
         }
     }
     cur.into_iter().next()
+}
+
+/// A quoted key in brackets (`['cluster\.x-k8s\.io/cluster-name']`, as upstream's CRDs
+/// write label columns, or `["key"]`), after the `[`: the key with its backslash escapes
+/// removed, as client-go's JSONPath reads it, and what follows the `]`.
+fn quoted_key(s: &str) -> Option<(String, &str)> {
+    let quote = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let mut key = String::new();
+    let mut chars = s.char_indices().skip(1);
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => key.push(chars.next()?.1),
+            c if c == quote => return s[i + 1..].strip_prefix(']').map(|after| (key, after)),
+            c => key.push(c),
+        }
+    }
+    None
 }
 
 /// Splits the next field name off a path, honouring `\.` escapes.
@@ -251,6 +271,11 @@ mod tests {
         let o = json!({"metadata":{"labels":{"cluster.x-k8s.io/cluster-name":"c1"}},
             "status":{"conditions":[{"type":"A","status":"False"},{"type":"Ready","status":"True"}],"list":[1,2]}});
         assert_eq!(jsonpath(&o, ".metadata.labels.cluster\\.x-k8s\\.io/cluster-name"), Some(&json!("c1")));
+        // Upstream's CRDs write label columns as quoted keys with escaped dots.
+        assert_eq!(jsonpath(&o, ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']"), Some(&json!("c1")));
+        assert_eq!(jsonpath(&o, ".metadata.labels[\"cluster.x-k8s.io/cluster-name\"]"), Some(&json!("c1")));
+        assert_eq!(jsonpath(&o, ".metadata.labels['missing']"), None);
+        assert_eq!(jsonpath(&o, ".metadata.labels['unterminated"), None);
         assert_eq!(jsonpath(&o, ".status.conditions[?(@.type==\"Ready\")].status"), Some(&json!("True")));
         assert_eq!(jsonpath(&o, ".status.list[1]"), Some(&json!(2)));
         assert_eq!(jsonpath(&o, ".status.missing"), None);

@@ -10,7 +10,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Map, Value, json};
 
 use super::resolve::{gvk_of, resolve};
-use super::{Global, connect};
+use super::{Global, connect, print_objects, with_type};
 
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
@@ -66,6 +66,7 @@ pub async fn apply(g: &Global, file: &str) -> anyhow::Result<String> {
     }
     let (client, server) = connect::client(g.kubeconfig.as_deref()).await?;
     let mut out = String::new();
+    let mut written: Vec<Value> = Vec::new();
     for mut doc in docs {
         let gvk = gvk_of(&doc)?;
         let r = resolve(&client, &gvk.kind, &server).await?;
@@ -90,7 +91,9 @@ pub async fn apply(g: &Global, file: &str) -> anyhow::Result<String> {
         match api.get_opt(&name).await.map_err(|e| connect::explain(e, &server))? {
             None => {
                 let obj: DynamicObject = serde_json::from_value(doc)?;
-                api.create(&PostParams::default(), &obj).await.map_err(|e| connect::explain(e, &server))?;
+                let created =
+                    api.create(&PostParams::default(), &obj).await.map_err(|e| connect::explain(e, &server))?;
+                written.push(with_type(serde_json::to_value(created)?, &r.resource));
                 out.push_str(&format!("{label} created\n"));
             }
             Some(live) => {
@@ -101,15 +104,24 @@ pub async fn apply(g: &Global, file: &str) -> anyhow::Result<String> {
                     .unwrap_or(Value::Null);
                 match three_way_patch(&original, &doc, &live_v) {
                     Some(patch) => {
-                        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                        let patched = api
+                            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                             .await
                             .map_err(|e| connect::explain(e, &server))?;
+                        written.push(with_type(serde_json::to_value(patched)?, &r.resource));
                         out.push_str(&format!("{label} configured\n"));
                     }
-                    None => out.push_str(&format!("{label} unchanged\n")),
+                    None => {
+                        written.push(with_type(live_v, &r.resource));
+                        out.push_str(&format!("{label} unchanged\n"));
+                    }
                 }
             }
         }
+    }
+    // As kubectl apply -o: the objects as they are now, a List when several.
+    if g.output.objects() {
+        return print_objects(&written, g.output, written.len() > 1);
     }
     Ok(out)
 }

@@ -14,8 +14,9 @@ use super::{Global, OutputFormat, connect, print_objects};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct DescribeArgs {
-    /// `cluster`
+    /// What to describe: `cluster`.
     pub kind: String,
+    /// Name of the Cluster.
     pub name: String,
     /// Show the conditions of these kinds (comma-separated, e.g. `Machine,KubeadmControlPlane`) or `all`.
     #[arg(long)]

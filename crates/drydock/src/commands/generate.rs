@@ -2,19 +2,24 @@
 //! shape of upstream's quick-start templates (KubeadmControlPlane, MachineDeployment,
 //! MachineHealthCheck).
 
+use anyhow::Context;
 use clap::Args;
 
 #[derive(Args, Debug, Clone)]
 pub struct GenerateClusterArgs {
     /// Cluster name.
     pub name: String,
+    /// Kubernetes version of the control plane and worker machines.
     #[arg(long, default_value = "v1.31.2")]
     pub kubernetes_version: String,
+    /// Number of control plane machines.
     #[arg(long, default_value_t = 1)]
     pub control_plane_machine_count: u32,
+    /// Number of worker machines (one MachineDeployment).
     #[arg(long, default_value_t = 1)]
     pub worker_machine_count: u32,
-    #[arg(long, default_value = "default")]
+    /// Namespace the objects are written for (clusterctl's `--target-namespace`).
+    #[arg(short = 'n', long, visible_alias = "namespace", default_value = "default")]
     pub target_namespace: String,
     /// Simulated VM startup time of each machine (node, API server and etcd take a fifth each).
     #[arg(long, default_value = "2s")]
@@ -27,6 +32,18 @@ fn fifth(d: &str) -> String {
         Ok(dur) => format!("{}ms", dur.as_millis() / 5),
         Err(_) => "0s".into(),
     }
+}
+
+/// The manifest in the format asked for: YAML documents, or a JSON `List` as kubectl prints
+/// several objects.
+pub fn print(a: &GenerateClusterArgs, format: super::OutputFormat) -> anyhow::Result<String> {
+    let text = render(a);
+    if format != super::OutputFormat::Json {
+        return Ok(text);
+    }
+    let docs: Vec<serde_json::Value> =
+        serde_saphyr::from_multiple(&text).context("reading back the generated manifest")?;
+    super::print_objects(&docs, super::OutputFormat::Json, true)
 }
 
 /// The manifest: the Cluster and its InMemoryCluster, the control plane and its machine
@@ -248,5 +265,12 @@ mod tests {
             docs[2]["spec"]["template"]["spec"]["behaviour"]["node"]["provisioning"]["startupDuration"],
             "1000ms"
         );
+        assert_eq!(print(&a, super::super::OutputFormat::Yaml).ok(), Some(text));
+        let list: serde_json::Value =
+            serde_json::from_str(&print(&a, super::super::OutputFormat::Json).expect("json")).expect("valid JSON");
+        assert_eq!((list["apiVersion"].as_str(), list["kind"].as_str()), (Some("v1"), Some("List")));
+        let items = list["items"].as_array().expect("items");
+        assert_eq!(items.len(), 8);
+        assert!(items.iter().all(|d| d["metadata"]["namespace"] == "ns1"));
     }
 }

@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject, ListParams};
 
 use super::resolve::resolve;
-use super::{Global, OutputFormat, connect, print_objects};
+use super::{Global, OutputFormat, connect, object_name, print_objects, with_type};
 
 /// `drydock get KIND [NAME]`.
 pub async fn get(g: &Global, kind: &str, name: Option<&str>, all_namespaces: bool) -> anyhow::Result<String> {
@@ -22,11 +22,18 @@ pub async fn get(g: &Global, kind: &str, name: Option<&str>, all_namespaces: boo
         Api::namespaced_with(client.clone(), ns, &r.resource)
     };
     match g.output {
-        OutputFormat::Json | OutputFormat::Yaml => {
+        OutputFormat::Json | OutputFormat::Yaml | OutputFormat::Name => {
             let objs = match name {
                 Some(n) => vec![api.get(n).await.map_err(|e| connect::explain(e, &server))?],
                 None => api.list(&ListParams::default()).await.map_err(|e| connect::explain(e, &server))?.items,
             };
+            let objs: Vec<serde_json::Value> = objs
+                .into_iter()
+                .map(|o| serde_json::to_value(o).map(|v| with_type(v, &r.resource)))
+                .collect::<Result<_, _>>()?;
+            if g.output == OutputFormat::Name {
+                return Ok(objs.iter().map(|o| object_name(o) + "\n").collect());
+            }
             print_objects(&objs, g.output, name.is_none())
         }
         OutputFormat::Table | OutputFormat::Wide => {

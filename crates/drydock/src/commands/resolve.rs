@@ -45,6 +45,7 @@ fn short_names(kind: &str) -> Vec<&'static str> {
         "Node" => vec!["no"],
         "Pod" => vec!["po"],
         "CustomResourceDefinition" => vec!["crd", "crds"],
+        "LogicalCluster" => vec!["lc"],
         _ => vec![],
     }
 }

@@ -4,7 +4,7 @@
 //! undo reaches any revision it shows; pause/resume/restart are idempotent with a message.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use drydock_api::capi::keys::{
@@ -14,7 +14,7 @@ use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use super::resolve::resolve;
-use super::{Global, OutputFormat, connect, print_objects, table};
+use super::{Connection, Global, ObjectOutput, OutputFormat, connect, print_objects, table};
 
 /// Annotations read as a revision's change cause.
 const CHANGE_CAUSE: &[&str] = &["cluster.x-k8s.io/change-cause", "kubernetes.io/change-cause"];
@@ -23,24 +23,49 @@ const CHANGE_CAUSE: &[&str] = &["cluster.x-k8s.io/change-cause", "kubernetes.io/
 pub enum RolloutCommand {
     /// Revisions of a MachineDeployment, or one revision's machine template.
     History {
+        /// machinedeployment/NAME (or md/NAME).
         target: String,
+        /// Print this revision's machine template.
         #[arg(long)]
         revision: Option<u64>,
+        #[command(flatten)]
+        output: ObjectOutput,
     },
     /// Roll a MachineDeployment back to a revision (default: the previous one).
     Undo {
+        /// machinedeployment/NAME (or md/NAME).
         target: String,
+        /// Revision to go back to; 0 means the previous one.
         #[arg(long, default_value_t = 0)]
         to_revision: u64,
+        #[command(flatten)]
+        output: ObjectOutput,
     },
     /// Pause rollouts (MachineDeployment spec.paused; KubeadmControlPlane paused annotation).
-    Pause { target: String },
+    Pause {
+        /// machinedeployment/NAME or kubeadmcontrolplane/NAME (md/, kcp/ accepted).
+        target: String,
+        #[command(flatten)]
+        output: ObjectOutput,
+    },
     /// Resume paused rollouts.
-    Resume { target: String },
-    /// Replace every machine (sets spec.rolloutAfter to now).
-    Restart { target: String },
-    /// Follow a rollout until it completes; exits non-zero on timeout.
+    Resume {
+        /// machinedeployment/NAME or kubeadmcontrolplane/NAME (md/, kcp/ accepted).
+        target: String,
+        #[command(flatten)]
+        output: ObjectOutput,
+    },
+    /// Replace every machine (sets spec.rolloutAfter to the next whole second).
+    Restart {
+        /// machinedeployment/NAME or kubeadmcontrolplane/NAME (md/, kcp/ accepted).
+        target: String,
+        #[command(flatten)]
+        output: ObjectOutput,
+    },
+    /// Follow a rollout until it completes, including one just requested by `restart` or by
+    /// another client; exits non-zero on timeout.
     Status {
+        /// machinedeployment/NAME or kubeadmcontrolplane/NAME (md/, kcp/ accepted).
         target: String,
         /// Give up after this long (e.g. 5m, 30s).
         #[arg(long, default_value = "10m")]
@@ -49,7 +74,7 @@ pub enum RolloutCommand {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Kind {
+pub(super) enum Kind {
     MachineDeployment,
     KubeadmControlPlane,
 }
@@ -69,16 +94,16 @@ fn parse_target(t: &str) -> anyhow::Result<(Kind, String)> {
     Ok((kind, name.to_string()))
 }
 
-struct Target {
-    api: Api<DynamicObject>,
-    kind: Kind,
-    name: String,
-    server: String,
-    client: kube::Client,
-    ns: String,
+pub(super) struct Target {
+    pub(super) api: Api<DynamicObject>,
+    pub(super) kind: Kind,
+    pub(super) name: String,
+    pub(super) server: String,
+    pub(super) client: kube::Client,
+    pub(super) ns: String,
 }
 
-async fn target(g: &Global, t: &str) -> anyhow::Result<(Target, Value)> {
+pub(super) async fn target(g: &Global, t: &str) -> anyhow::Result<(Target, Value)> {
     let (kind, name) = parse_target(t)?;
     let (client, server) = connect::client(g.kubeconfig.as_deref()).await?;
     let ns = g.namespace.clone().unwrap_or_else(|| "default".into());
@@ -92,21 +117,31 @@ async fn target(g: &Global, t: &str) -> anyhow::Result<(Target, Value)> {
 }
 
 impl Target {
-    async fn patch(&self, patch: &Value) -> anyhow::Result<()> {
-        self.api
+    /// Merge-patches the object; returns it as written.
+    async fn patch(&self, patch: &Value) -> anyhow::Result<Value> {
+        let obj = self
+            .api
             .patch(&self.name, &PatchParams::default(), &Patch::Merge(patch))
             .await
             .map_err(|e| connect::explain(e, &self.server))?;
-        Ok(())
+        Ok(serde_json::to_value(obj)?)
     }
 
-    fn label(&self) -> String {
+    pub(super) fn label(&self) -> String {
         let k = if self.kind == Kind::MachineDeployment { "machinedeployment" } else { "kubeadmcontrolplane" };
         format!(
             "{k}.{}/{}",
             if self.kind == Kind::MachineDeployment { "cluster.x-k8s.io" } else { "controlplane.cluster.x-k8s.io" },
             self.name
         )
+    }
+
+    /// What a change prints: the object with `-o yaml|json`, else `<label> <what>`.
+    fn done(&self, g: &Global, obj: &Value, what: &str) -> anyhow::Result<(String, bool)> {
+        if g.output.objects() {
+            return Ok((print_objects(std::slice::from_ref(obj), g.output, false)?, true));
+        }
+        Ok((format!("{} {what}\n", self.label()), true))
     }
 
     /// MachineSets controlled by this MachineDeployment.
@@ -118,6 +153,7 @@ impl Target {
         Ok(all
             .into_iter()
             .filter_map(|o| serde_json::to_value(o).ok())
+            .map(|o| super::with_type(o, &r.resource))
             .filter(|o| {
                 o["metadata"]["ownerReferences"]
                     .as_array()
@@ -179,19 +215,20 @@ fn find(sets: &[Value], revision: u64) -> Option<&Value> {
     })
 }
 
-pub async fn run(g: &Global, cmd: &RolloutCommand) -> anyhow::Result<(String, bool)> {
+pub async fn run(conn: &Connection, cmd: &RolloutCommand) -> anyhow::Result<(String, bool)> {
+    let g = |o: &ObjectOutput| Global::new(conn, o.format());
     match cmd {
-        RolloutCommand::History { target: t, revision } => run_history(g, t, *revision).await,
-        RolloutCommand::Undo { target: t, to_revision } => run_undo(g, t, *to_revision).await,
-        RolloutCommand::Pause { target: t } => run_pause(g, t, true).await,
-        RolloutCommand::Resume { target: t } => run_pause(g, t, false).await,
-        RolloutCommand::Restart { target: t } => run_restart(g, t).await,
+        RolloutCommand::History { target: t, revision, output } => run_history(&g(output), t, *revision).await,
+        RolloutCommand::Undo { target: t, to_revision, output } => run_undo(&g(output), t, *to_revision).await,
+        RolloutCommand::Pause { target: t, output } => run_pause(&g(output), t, true).await,
+        RolloutCommand::Resume { target: t, output } => run_pause(&g(output), t, false).await,
+        RolloutCommand::Restart { target: t, output } => run_restart(&g(output), t).await,
         RolloutCommand::Status { target: t, timeout } => {
             let limit = drydock_api::capi::duration::parse(timeout)
                 .ok()
                 .and_then(|d| Duration::try_from(d).ok())
                 .with_context(|| format!("invalid --timeout {timeout:?}"))?;
-            status(g, t, limit).await
+            super::rollout_status::status(&Global::new(conn, OutputFormat::Table), t, limit).await
         }
     }
 }
@@ -205,17 +242,18 @@ async fn run_history(g: &Global, t: &str, revision: Option<u64>) -> anyhow::Resu
     let sets = tg.machine_sets(&md).await?;
     if let Some(n) = revision {
         let ms = find(&sets, n).with_context(|| format!("revision {n} not found in the history of {}", tg.label()))?;
+        // As kubectl: -o prints the revision's MachineSet, else its machine template.
+        if g.output.objects() {
+            return Ok((print_objects(std::slice::from_ref(ms), g.output, false)?, true));
+        }
         let tpl = &ms["spec"]["template"];
-        let format = if g.output == OutputFormat::Json { OutputFormat::Json } else { OutputFormat::Yaml };
-        return Ok((print_objects(std::slice::from_ref(tpl), format, false)?, true));
+        return Ok((print_objects(std::slice::from_ref(tpl), OutputFormat::Yaml, false)?, true));
     }
     let revs = history(&sets);
-    if g.output == OutputFormat::Json || g.output == OutputFormat::Yaml {
-        let v: Vec<Value> = revs
-            .iter()
-            .map(|r| json!({"revision": r.number, "machineSet": r.machine_set, "sameMachineSetAsRevision": r.now_revision, "created": r.created, "replicas": r.replicas, "changeCause": r.change_cause}))
-            .collect();
-        return Ok((print_objects(&[json!({"revisions": v})], g.output, false)?, true));
+    if g.output.objects() {
+        let mut sets = sets.clone();
+        sets.sort_by_key(|ms| revision_numbers(ms).0);
+        return Ok((print_objects(&sets, g.output, true)?, true));
     }
     let mut rows = vec![vec![
         "REVISION".to_string(),
@@ -270,8 +308,8 @@ async fn run_undo(g: &Global, t: &str, to_revision: u64) -> anyhow::Result<(Stri
     let mut patch_tpl = tpl.clone();
     let current_tpl = &md["spec"]["template"];
     null_missing(current_tpl, &mut patch_tpl);
-    tg.patch(&json!({"spec": {"template": patch_tpl}})).await?;
-    Ok((format!("{} rolled back to revision {wanted}\n", tg.label()), true))
+    let written = tg.patch(&json!({"spec": {"template": patch_tpl}})).await?;
+    tg.done(g, &written, &format!("rolled back to revision {wanted}"))
 }
 
 /// `rollout pause` (`pause`) and `rollout resume`.
@@ -282,7 +320,7 @@ async fn run_pause(g: &Global, t: &str, pause: bool) -> anyhow::Result<(String, 
         Kind::KubeadmControlPlane => obj["metadata"]["annotations"][PAUSED_ANNOTATION].is_string(),
     };
     if paused == pause {
-        return Ok((format!("{} is already {}\n", tg.label(), if pause { "paused" } else { "resumed" }), true));
+        return tg.done(g, &obj, &format!("is already {}", if pause { "paused" } else { "resumed" }));
     }
     let patch = match tg.kind {
         Kind::MachineDeployment => json!({"spec": {"paused": pause}}),
@@ -290,8 +328,8 @@ async fn run_pause(g: &Global, t: &str, pause: bool) -> anyhow::Result<(String, 
             json!({"metadata": {"annotations": {PAUSED_ANNOTATION: if pause { json!("true") } else { Value::Null }}}})
         }
     };
-    tg.patch(&patch).await?;
-    Ok((format!("{} {}\n", tg.label(), if pause { "paused" } else { "resumed" }), true))
+    let written = tg.patch(&patch).await?;
+    tg.done(g, &written, if pause { "paused" } else { "resumed" })
 }
 
 /// `rollout restart`: replaces every Machine created before the next whole second.
@@ -306,8 +344,8 @@ async fn run_restart(g: &Global, t: &str) -> anyhow::Result<(String, bool)> {
     let next_second =
         jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 1).context("computing the restart time")?;
     let after = next_second.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-    tg.patch(&json!({"spec": {"rolloutAfter": after}})).await?;
-    Ok((format!("{} restarted\n", tg.label()), true))
+    let written = tg.patch(&json!({"spec": {"rolloutAfter": after}})).await?;
+    tg.done(g, &written, "restarted")
 }
 
 /// Sets to null every key of `current` absent from `wanted`, so a merge patch replaces.
@@ -321,51 +359,6 @@ fn null_missing(current: &Value, wanted: &mut Value) {
                 }
             }
         }
-    }
-}
-
-/// Progress of a rollout: (done, wanted, updated, available) from an object's status.
-fn progress(kind: Kind, o: &Value) -> (bool, i64, i64, i64) {
-    let spec = o["spec"]["replicas"].as_i64().unwrap_or(1);
-    let st = &o["status"];
-    let updated = st["updatedReplicas"].as_i64().unwrap_or(0);
-    let total = st["replicas"].as_i64().unwrap_or(0);
-    let available = match kind {
-        Kind::MachineDeployment => st["availableReplicas"].as_i64().unwrap_or(0),
-        Kind::KubeadmControlPlane => st["readyReplicas"].as_i64().unwrap_or(0),
-    };
-    let observed = st["observedGeneration"].as_i64().unwrap_or(0) >= o["metadata"]["generation"].as_i64().unwrap_or(0);
-    (observed && updated == spec && total == spec && available == spec, spec, updated, available)
-}
-
-async fn status(g: &Global, t: &str, limit: Duration) -> anyhow::Result<(String, bool)> {
-    let (tg, _) = target(g, t).await?;
-    let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} updated, {elapsed}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let started = Instant::now();
-    loop {
-        let obj = tg.api.get(&tg.name).await.map_err(|e| connect::explain(e, &tg.server))?;
-        let v = serde_json::to_value(obj)?;
-        let (done, wanted, updated, available) = progress(tg.kind, &v);
-        bar.set_length(wanted.max(0) as u64);
-        bar.set_position(updated.clamp(0, wanted.max(0)) as u64);
-        bar.set_message(format!("{}: {available} of {wanted} available", tg.label()));
-        if done {
-            bar.finish_and_clear();
-            return Ok((format!("{} successfully rolled out\n", tg.label()), true));
-        }
-        if started.elapsed() >= limit {
-            bar.abandon();
-            eprintln!(
-                "error: timed out after {limit:?} waiting for {} ({updated} of {wanted} updated, {available} available)",
-                tg.label()
-            );
-            return Ok((String::new(), false));
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
 

@@ -25,10 +25,13 @@ use report::{PhaseStart, print_summary, print_table, writes_by_resource, writes_
 
 #[derive(Args, Debug, Clone)]
 pub struct FleetArgs {
+    /// Clusters in the fleet.
     #[arg(long, default_value_t = 100)]
     pub clusters: usize,
+    /// Control plane machines per cluster.
     #[arg(long, default_value_t = 1)]
     pub control_plane_machines: u32,
+    /// Worker machines per MachineDeployment.
     #[arg(long, default_value_t = 3)]
     pub workers: u32,
     /// MachineDeployments per cluster (workers are per MachineDeployment).
@@ -52,6 +55,7 @@ pub struct FleetArgs {
     /// Give up after this many seconds per phase.
     #[arg(long, default_value_t = 1800)]
     pub timeout: u64,
+    /// Write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
     /// Draw ready clusters and machines over time as SVG.
