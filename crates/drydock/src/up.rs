@@ -59,7 +59,10 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     }
     instance.serve(shutdown).await?;
     tracing::info!("shutdown: complete");
-    Ok(())
+    // What still runs (informer watches, connections past the drain deadline) holds nothing
+    // that is not already durable. Exit here rather than have the runtime tear those tasks
+    // down one by one, which wakes some of them to log errors about the others being gone.
+    std::process::exit(0)
 }
 
 /// Listens for SIGINT and SIGTERM from now on. The returned future resolves on the first

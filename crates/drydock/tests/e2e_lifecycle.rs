@@ -12,12 +12,11 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
-use kube::api::{Api, ListParams, PostParams, WatchParams};
+use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// What the tests allow a shutdown, from SIGTERM to the process gone.
 const SHUTDOWN_BUDGET: Duration = Duration::from_secs(5);
@@ -60,6 +59,31 @@ async fn exited(child: &mut Child, timeout: Duration) -> ExitStatus {
     .await
 }
 
+/// Opens a watch of the default namespace's ConfigMaps over plain HTTP/1.1 and, once the
+/// response started, returns the task reading it: it yields the raw response (head and
+/// chunked body) when the server closes the connection.
+async fn raw_watch(addr: &str) -> tokio::task::JoinHandle<Vec<u8>> {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    stream
+        .write_all(
+            format!("GET /api/v1/namespaces/default/configmaps?watch=1 HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes(),
+        )
+        .await
+        .expect("send the watch request");
+    let mut response = Vec::new();
+    while !response.windows(4).any(|w| w == b"\r\n\r\n") {
+        let mut buf = [0u8; 1024];
+        let n = stream.read(&mut buf).await.expect("read the response head");
+        assert!(n > 0, "the server closed the watch before answering");
+        response.extend_from_slice(&buf[..n]);
+    }
+    assert!(response.starts_with(b"HTTP/1.1 200"), "watch refused: {}", String::from_utf8_lossy(&response));
+    tokio::spawn(async move {
+        stream.read_to_end(&mut response).await.expect("read the watch");
+        response
+    })
+}
+
 fn config_map(name: &str, data: serde_json::Value) -> ConfigMap {
     serde_json::from_value(json!({"metadata": {"name": name}, "data": data})).expect("config map")
 }
@@ -97,17 +121,15 @@ async fn a_second_up_on_a_held_data_dir_exits_at_once_naming_the_holder() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[allow(clippy::too_many_lines)]
 async fn sigterm_with_open_watches_and_a_write_storm_exits_in_time_keeping_every_acknowledged_write() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut child, _, client) = start(dir.path()).await;
+    let (mut child, addr, client) = start(dir.path()).await;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
 
-    // 50 open watches, each counting its events until the server ends it.
+    // 50 open watches over raw HTTP, each read to its end.
     let mut watches = Vec::new();
     for _ in 0..50 {
-        let stream = api.watch(&WatchParams::default(), "0").await.expect("watch starts");
-        watches.push(tokio::spawn(async move { stream.boxed().count().await }));
+        watches.push(raw_watch(&addr).await);
     }
 
     let acked = Arc::new(parking_lot::Mutex::new(Vec::<(String, String)>::new()));
@@ -141,8 +163,11 @@ async fn sigterm_with_open_watches_and_a_write_storm_exits_in_time_keeping_every
         w.await.expect("writer");
     }
     for (i, w) in watches.into_iter().enumerate() {
-        let events = tokio::time::timeout(Duration::from_secs(10), w).await.expect("watch ended").expect("watch task");
+        let body = tokio::time::timeout(Duration::from_secs(10), w).await.expect("watch ended").expect("watch task");
+        let events = body.windows(8).filter(|w| w == b"{\"type\":").count();
         assert!(events > 0, "watch {i} saw no event");
+        // A stream the server ended has its last chunk; one cut off by the exit has not.
+        assert!(body.ends_with(b"\r\n0\r\n\r\n"), "watch {i} was cut off instead of ended");
     }
     let acked = acked.lock().clone();
 
