@@ -39,7 +39,9 @@ impl Default for Options {
 /// connections anyway.
 pub const DRAIN_DEADLINE: Duration = Duration::from_secs(2);
 /// How long a shutdown waits for the controllers to stop.
-pub const CONTROLLERS_DEADLINE: Duration = Duration::from_secs(1);
+pub const CONTROLLERS_DEADLINE: Duration = Duration::from_millis(500);
+/// How long a shutdown waits for the store to commit the writes queued before it.
+pub const FLUSH_DEADLINE: Duration = Duration::from_millis(500);
 
 pub struct Instance {
     pub server: Arc<ApiServer>,
@@ -68,10 +70,11 @@ impl Instance {
         format!("http://{}", self.addr)
     }
 
-    /// Serves HTTP until `shutdown` resolves, then shuts down within
-    /// [`DRAIN_DEADLINE`] + [`CONTROLLERS_DEADLINE`] whatever clients do: stops accepting,
+    /// Serves HTTP until `shutdown` resolves, then shuts down within [`DRAIN_DEADLINE`] +
+    /// [`CONTROLLERS_DEADLINE`] + [`FLUSH_DEADLINE`] whatever clients do: stops accepting,
     /// ends the watches, waits for the requests in flight (each answered only once its write
-    /// is durable) up to the deadline, then stops the controllers.
+    /// is durable), stops the controllers, and waits for the store to commit what they
+    /// queued.
     pub async fn serve(
         mut self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
@@ -101,6 +104,7 @@ impl Instance {
         } else {
             tracing::info!("shutdown: controllers stopped");
         }
+        flush(&self.server.api.store).await;
         served
     }
 
@@ -123,6 +127,25 @@ impl Instance {
         });
         Ok(())
     }
+}
+
+/// Waits until every write the store took so far is committed (or the store failed),
+/// up to [`FLUSH_DEADLINE`].
+async fn flush(store: &drydock_apiserver::store::Store) {
+    let target = store.revision();
+    let deadline = tokio::time::Instant::now() + FLUSH_DEADLINE;
+    while store.hub().published() < target && store.healthy() {
+        if tokio::time::Instant::now() >= deadline {
+            tracing::warn!(
+                revision = target,
+                committed = store.hub().published(),
+                "shutdown: store not flushed in time"
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tracing::info!(revision = target, "shutdown: store flushed");
 }
 
 /// Starts the core controllers and the in-memory provider in-process.
