@@ -37,9 +37,35 @@ async fn client(addr: &str) -> kube::Client {
     common::process_client(port).await
 }
 
+/// A drydock process, killed when dropped unless it already exited: a failing test
+/// leaves no server behind.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+impl std::ops::Deref for Process {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Process {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
 /// Starts `drydock up` on `dir` and returns the process, its address and a client.
-async fn start(dir: &Path) -> (Child, String, kube::Client) {
-    let child = common::spawn_drydock(dir, "127.0.0.1:0");
+async fn start(dir: &Path) -> (Process, String, kube::Client) {
+    let child = Process(common::spawn_drydock(dir, "127.0.0.1:0"));
     let addr = server_address(dir).await;
     let client = client(&addr).await;
     (child, addr, client)
@@ -91,18 +117,20 @@ fn config_map(name: &str, data: serde_json::Value) -> ConfigMap {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_up_on_a_held_data_dir_exits_at_once_naming_the_holder() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut first, addr, client) = start(dir.path()).await;
+    let (first, addr, client) = start(dir.path()).await;
     let kubeconfig = dir.path().join("kubeconfig");
     let before = std::fs::read(&kubeconfig).expect("kubeconfig");
 
     let started = Instant::now();
-    let mut second = Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn a second drydock");
+    let mut second = Process(
+        Command::new(env!("CARGO_BIN_EXE_drydock"))
+            .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn a second drydock"),
+    );
     let status = exited(&mut second, Duration::from_secs(30)).await;
     let took = started.elapsed();
     let mut stderr = String::new();
@@ -116,8 +144,7 @@ async fn a_second_up_on_a_held_data_dir_exits_at_once_naming_the_holder() {
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
     api.create(&PostParams::default(), &config_map("after", json!({}))).await.expect("the first still serves");
     assert_eq!(std::fs::read(&kubeconfig).expect("kubeconfig"), before, "the kubeconfig was touched");
-    first.kill().expect("kill");
-    first.wait().expect("reap");
+    drop(first);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -171,7 +198,7 @@ async fn sigterm_with_open_watches_and_a_write_storm_exits_in_time_keeping_every
     }
     let acked = acked.lock().clone();
 
-    let (mut child, _, client) = start(dir.path()).await;
+    let (child, _, client) = start(dir.path()).await;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
     let stored: std::collections::HashMap<String, String> = api
         .list(&ListParams::default())
@@ -184,13 +211,12 @@ async fn sigterm_with_open_watches_and_a_write_storm_exits_in_time_keeping_every
     for (name, rv) in &acked {
         assert_eq!(stored.get(name), Some(rv), "acknowledged write {name}@{rv} lost or changed");
     }
-    child.kill().expect("kill");
-    child.wait().expect("reap");
+    drop(child);
 }
 
 /// A drydock with a client stuck on a watch: it asked for every ConfigMap (many MiB) and
 /// reads nothing, so its response cannot end until the shutdown gives up on it.
-async fn start_with_a_stuck_client() -> (tempfile::TempDir, Child, String, tokio::net::TcpStream) {
+async fn start_with_a_stuck_client() -> (tempfile::TempDir, Process, String, tokio::net::TcpStream) {
     let dir = tempfile::tempdir().expect("tempdir");
     let (child, addr, client) = start(dir.path()).await;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
