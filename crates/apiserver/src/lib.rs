@@ -14,6 +14,7 @@ pub mod builtin;
 pub mod controllers;
 pub mod error;
 pub mod http;
+pub mod lock;
 pub mod metrics;
 pub mod patch;
 pub mod registry;
@@ -62,11 +63,14 @@ impl Default for Config {
 pub struct ApiServer {
     pub api: Api,
     server: Arc<http::Server>,
+    /// Held while the server lives when it has a data dir.
+    lock: Option<lock::DataDirLock>,
 }
 
 impl ApiServer {
-    /// Opens the store, registers built-in kinds and `resources`, and starts the internal
-    /// controllers. Must be called inside a Tokio runtime.
+    /// Takes the data dir's lock, opens the store, registers built-in kinds and `resources`,
+    /// and starts the internal controllers. Fails at once, naming the holder, when another
+    /// server owns the data dir. Must be called inside a Tokio runtime.
     pub async fn start(
         config: Config,
         resources: Vec<ResourceDef>,
@@ -79,9 +83,11 @@ impl ApiServer {
             b.add(def);
         }
         let registry = Arc::new(b.build()?);
+        let mut dir_lock = None;
         let backend: Box<dyn store::Backend> = match &config.data_dir {
             Some(dir) => {
                 std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
+                dir_lock = Some(lock::DataDirLock::acquire(dir)?);
                 Box::new(store::SqliteBackend::open(&dir.join("drydock.db"), config.sync)?)
             }
             None => Box::new(store::MemoryBackend),
@@ -98,7 +104,16 @@ impl ApiServer {
             bookmark_interval: config.bookmark_interval,
             stopping: tokio::sync::watch::channel(false).0,
         });
-        Ok(Self { api, server })
+        Ok(Self { api, server, lock: dir_lock })
+    }
+
+    /// Records in the data dir's lock file the address this server listens on (nothing
+    /// without a data dir).
+    pub fn record_address(&self, addr: std::net::SocketAddr) -> anyhow::Result<()> {
+        if let Some(l) = &self.lock {
+            l.record_address(addr)?;
+        }
+        Ok(())
     }
 
     /// A kube client talking to this server in-process (no socket), to the root logical
@@ -121,12 +136,23 @@ impl ApiServer {
         http::router(self.server.clone())
     }
 
-    /// Serves HTTP on `listener` until `shutdown` resolves.
+    /// Serves HTTP on `listener` until `shutdown` resolves, then stops accepting, ends every
+    /// open watch (its client resumes from its last revision, here after a restart or
+    /// elsewhere) and returns once the requests in flight are answered. A client that does
+    /// not read its response can hold that up: callers put a deadline on it.
     pub async fn serve(
         &self,
         listener: tokio::net::TcpListener,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        axum::serve(listener, self.router()).with_graceful_shutdown(shutdown).await.context("serving HTTP")
+        let server = self.server.clone();
+        let shutdown = async move {
+            shutdown.await;
+            tracing::info!("shutdown: no longer accepting connections, ending watches");
+            server.stopping.send_replace(true);
+        };
+        axum::serve(listener, self.router()).with_graceful_shutdown(shutdown).await.context("serving HTTP")?;
+        tracing::info!("shutdown: every request in flight answered");
+        Ok(())
     }
 }

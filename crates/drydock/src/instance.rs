@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use drydock_api::tenancy::LogicalClusterName;
@@ -34,6 +35,14 @@ impl Default for Options {
     }
 }
 
+/// How long a shutdown waits for clients to take their last answers before closing their
+/// connections anyway.
+pub const DRAIN_DEADLINE: Duration = Duration::from_secs(2);
+/// How long a shutdown waits for the controllers to stop.
+pub const CONTROLLERS_DEADLINE: Duration = Duration::from_millis(500);
+/// How long a shutdown waits for the store to commit the writes queued before it.
+pub const FLUSH_DEADLINE: Duration = Duration::from_millis(500);
+
 pub struct Instance {
     pub server: Arc<ApiServer>,
     pub addr: SocketAddr,
@@ -42,7 +51,8 @@ pub struct Instance {
 }
 
 impl Instance {
-    /// Opens the store, binds the listener and starts the controllers (serving starts with [`Instance::serve`]).
+    /// Takes the data dir's lock, opens the store, binds the listener (recording its address
+    /// in the lock file) and starts the controllers (serving starts with [`Instance::serve`]).
     pub async fn start(opts: Options) -> anyhow::Result<Self> {
         let metrics: drydock_apiserver::MetricsSource = Arc::new(drydock_controllers::encode_metrics);
         let mut resources = drydock_api::capi::resources();
@@ -51,6 +61,7 @@ impl Instance {
         let listener =
             tokio::net::TcpListener::bind(opts.listen).await.with_context(|| format!("binding {}", opts.listen))?;
         let addr = listener.local_addr()?;
+        server.record_address(addr)?;
         let controllers = opts.controllers.then(|| start_controllers(&server, addr, opts.settings.clone()));
         Ok(Self { server, addr, listener: Some(listener), controllers })
     }
@@ -59,14 +70,41 @@ impl Instance {
         format!("http://{}", self.addr)
     }
 
-    /// Serves HTTP until `shutdown` resolves.
+    /// Serves HTTP until `shutdown` resolves, then shuts down within [`DRAIN_DEADLINE`] +
+    /// [`CONTROLLERS_DEADLINE`] + [`FLUSH_DEADLINE`] whatever clients do: stops accepting,
+    /// ends the watches, waits for the requests in flight (each answered only once its write
+    /// is durable), stops the controllers, and waits for the store to commit what they
+    /// queued.
     pub async fn serve(
         mut self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let listener = self.listener.take().context("already serving")?;
-        let served = self.server.serve(listener, shutdown).await;
-        self.stop_controllers().await;
+        let (began, shutting_down) = tokio::sync::oneshot::channel::<()>();
+        let shutdown = async move {
+            shutdown.await;
+            let _ = began.send(());
+        };
+        let server = self.server.clone();
+        let serving = server.serve(listener, shutdown);
+        tokio::pin!(serving);
+        let served = tokio::select! {
+            served = &mut serving => served,
+            _ = shutting_down => match tokio::time::timeout(DRAIN_DEADLINE, &mut serving).await {
+                Ok(served) => served,
+                Err(_) => {
+                    tracing::warn!(deadline = ?DRAIN_DEADLINE, "shutdown: clients still hold connections; closing them");
+                    Ok(())
+                }
+            },
+        };
+        tracing::info!("shutdown: stopping controllers");
+        if tokio::time::timeout(CONTROLLERS_DEADLINE, self.stop_controllers()).await.is_err() {
+            tracing::warn!(deadline = ?CONTROLLERS_DEADLINE, "shutdown: controllers did not stop in time");
+        } else {
+            tracing::info!("shutdown: controllers stopped");
+        }
+        flush(&self.server.api.store).await;
         served
     }
 
@@ -89,6 +127,25 @@ impl Instance {
         });
         Ok(())
     }
+}
+
+/// Waits until every write the store took so far is committed (or the store failed),
+/// up to [`FLUSH_DEADLINE`].
+async fn flush(store: &drydock_apiserver::store::Store) {
+    let target = store.revision();
+    let deadline = tokio::time::Instant::now() + FLUSH_DEADLINE;
+    while store.hub().published() < target && store.healthy() {
+        if tokio::time::Instant::now() >= deadline {
+            tracing::warn!(
+                revision = target,
+                committed = store.hub().published(),
+                "shutdown: store not flushed in time"
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tracing::info!(revision = target, "shutdown: store flushed");
 }
 
 /// Starts the core controllers and the in-memory provider in-process.
