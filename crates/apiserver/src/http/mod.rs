@@ -4,6 +4,7 @@
 
 mod access;
 pub mod discovery;
+mod health;
 pub mod path;
 pub mod prefix;
 mod request;
@@ -132,6 +133,10 @@ async fn handle(
             discovery_route(srv, route, &req, &accept)
         }
         Route::NotFound => Err(ApiError::not_found_path()),
+        Route::Health(path) => {
+            let failure = srv.api.store.failure();
+            Ok(health::respond(&path, req.uri().query(), &health::checks(failure.as_deref())))
+        }
         _ => server_route(srv, &route),
     }
 }
@@ -148,14 +153,6 @@ fn server_route(srv: &Server, route: &Route) -> ApiResult<Response> {
                 "compiler": "rustc", "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
             }),
         )),
-        Route::Health(_) => {
-            if srv.api.store.healthy() {
-                Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "ok").into_response())
-            } else {
-                Ok((StatusCode::INTERNAL_SERVER_ERROR, "[-]store failed: a commit to the durable log failed\n")
-                    .into_response())
-            }
-        }
         Route::Metrics => {
             let mut out = String::new();
             metrics::get().objects.set(srv.api.store.revision() as i64);

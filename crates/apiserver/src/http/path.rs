@@ -8,6 +8,7 @@ use drydock_api::tenancy::LogicalClusterName;
 pub enum Route {
     /// Non-resource endpoints: /version, /healthz, /metrics, /openapi/..., discovery roots.
     Version,
+    /// `healthz`, `livez` or `readyz`, with the check name when one is addressed (`readyz/storage`).
     Health(String),
     Metrics,
     OpenApiV2,
@@ -53,7 +54,7 @@ pub fn parse(path: &str) -> (LogicalClusterName, Route) {
     let s: Vec<&str> = segs.iter().map(String::as_str).collect();
     let route = match s.as_slice() {
         ["version"] => Route::Version,
-        [h @ ("healthz" | "livez" | "readyz"), ..] => Route::Health((*h).to_string()),
+        ["healthz" | "livez" | "readyz", ..] => Route::Health(s.join("/")),
         ["metrics"] => Route::Metrics,
         ["openapi", "v2"] | ["swagger-2.0.0.pb-v1"] => Route::OpenApiV2,
         ["openapi", "v3", rest @ ..] => Route::OpenApiV3(rest.join("/")),

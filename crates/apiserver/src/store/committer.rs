@@ -1,23 +1,26 @@
 //! The single writer: drains queued writes, commits each accumulated group as one
 //! transaction, then publishes the watch events and answers the writers. Also compacts
-//! the log now and then.
+//! the log now and then. A failed commit turns the store read-only and reverts in memory
+//! every write that is not durable.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
+use parking_lot::RwLock;
 use tokio::sync::oneshot;
 
-use super::StoreConfig;
 use super::backend::{Backend, LogRow};
 use super::watch::{WatchEvent, WatchHub};
+use super::{State, StoreConfig, Stored, read_only_message};
 use crate::metrics;
 
 /// One write waiting to become durable.
 pub struct Pending {
     pub row: LogRow,
     pub event: Arc<WatchEvent>,
+    /// What the key held before this write (restored if the write fails).
+    pub prev: Option<Arc<Stored>>,
     pub done: oneshot::Sender<Result<(), String>>,
 }
 
@@ -32,7 +35,7 @@ impl Committer {
         hub: Arc<WatchHub>,
         config: StoreConfig,
         compactable: Vec<(u64, u64)>,
-        failed: Arc<AtomicBool>,
+        state: Arc<RwLock<State>>,
     ) -> anyhow::Result<Self> {
         let (tx, rx) = mpsc::channel();
         let mut worker = Worker {
@@ -40,7 +43,8 @@ impl Committer {
             hub,
             config,
             compactable: compactable.into(),
-            failed,
+            state,
+            failed: false,
             last_compaction: Instant::now(),
             last_id: 0,
         };
@@ -60,7 +64,10 @@ struct Worker {
     hub: Arc<WatchHub>,
     config: StoreConfig,
     compactable: std::collections::VecDeque<(u64, u64)>,
-    failed: Arc<AtomicBool>,
+    /// The in-memory state, to revert writes that failed.
+    state: Arc<RwLock<State>>,
+    /// Set once a commit failed (then also recorded in `state`).
+    failed: bool,
     last_compaction: Instant,
     last_id: u64,
 }
@@ -84,15 +91,17 @@ impl Worker {
                     Err(_) => break,
                 }
             }
-            self.commit(&mut batch);
+            self.commit(&mut batch, &rx);
             self.maybe_compact();
         }
     }
 
-    fn commit(&mut self, batch: &mut Vec<Pending>) {
+    fn commit(&mut self, batch: &mut Vec<Pending>, rx: &mpsc::Receiver<Pending>) {
         let started = Instant::now();
         let rows: Vec<LogRow> = batch.iter().map(|p| p.row.clone()).collect();
-        let result = if self.failed.load(Ordering::Acquire) {
+        let result = if self.failed {
+            // Unreachable: writes are refused once the failure is recorded. Kept so a
+            // write that slipped through could never be acknowledged.
             Err(anyhow::anyhow!("an earlier commit failed"))
         } else {
             self.backend.append(&rows)
@@ -115,19 +124,43 @@ impl Worker {
                     let _ = p.done.send(Ok(()));
                 }
             }
-            Err(e) => {
-                tracing::error!(error = %format!("{e:#}"), "commit failed; refusing further writes");
-                self.failed.store(true, Ordering::Release);
-                let msg = format!("storage commit failed: {e:#}");
-                for p in batch.drain(..) {
-                    let _ = p.done.send(Err(msg.clone()));
-                }
+            Err(e) => self.fail(batch, rx, &e),
+        }
+    }
+
+    /// Records the failure, reverts the failed group and everything queued after it, and
+    /// only then answers their writers: none of them is served again, nor told to watchers.
+    fn fail(&mut self, batch: &mut Vec<Pending>, rx: &mpsc::Receiver<Pending>, error: &anyhow::Error) {
+        let cause: Arc<str> = Arc::from(format!("{error:#}"));
+        let first_failed = batch.first().map_or(0, |p| p.row.id);
+        {
+            let mut st = self.state.write();
+            if st.failure.is_none() {
+                st.failure = Some(cause.clone());
             }
+            // Writes queue under this lock and check the failure first, so once it is set
+            // the channel holds every write applied after the failed group, and no more come.
+            batch.extend(rx.try_iter());
+            st.revert(batch);
+        }
+        if !self.failed {
+            tracing::error!(
+                error = %cause,
+                revision = first_failed,
+                reverted = batch.len(),
+                "commit failed; the store is read-only until restarted"
+            );
+        }
+        self.failed = true;
+        let msg = read_only_message(&cause);
+        for p in batch.drain(..) {
+            let _ = p.done.send(Err(msg.clone()));
         }
     }
 
     fn maybe_compact(&mut self) {
-        if self.last_compaction.elapsed() < self.config.compact_interval {
+        // Once a commit failed the log is left alone until restart.
+        if self.failed || self.last_compaction.elapsed() < self.config.compact_interval {
             return;
         }
         self.last_compaction = Instant::now();

@@ -7,6 +7,12 @@
 //! transaction (group commit), then publishes the watch events and answers the writers.
 //! Reads never touch the disk. A reader may see a write a few milliseconds before it is
 //! durable; a writer is answered, and watchers told, only once it is.
+//!
+//! When a commit fails, the store turns read-only until restarted: under the state lock the
+//! committer records the cause (so nothing queues after it), takes every write still
+//! queued and reverts the failed group and those in memory, newest first, before it
+//! answers their writers. What is served from then on is exactly what is durable; any write
+//! that could have read a failed one came after it in the queue and is reverted with it.
 
 mod backend;
 mod committer;
@@ -17,7 +23,6 @@ pub mod watch;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use parking_lot::RwLock;
@@ -134,6 +139,38 @@ struct ClusterTables {
 struct State {
     rev: u64,
     clusters: HashMap<Arc<str>, ClusterTables>,
+    /// Why a commit failed; once set, writes are refused.
+    failure: Option<Arc<str>>,
+}
+
+impl State {
+    /// Undoes queued writes that will never be durable, newest first, so the tables and
+    /// the revision are back to the last durable state. `writes` is in revision order.
+    fn revert(&mut self, writes: &[Pending]) {
+        for p in writes.iter().rev() {
+            let key = &p.event.key;
+            let Some(table) = self.clusters.get_mut(&key.cluster).and_then(|c| c.tables.get_mut(key.res as usize))
+            else {
+                continue;
+            };
+            let tkey = (key.namespace.clone(), key.name.clone());
+            match &p.prev {
+                Some(prev) => table.insert(tkey, prev.clone()),
+                None => table.remove(&tkey),
+            };
+        }
+        if let Some(first) = writes.first() {
+            self.rev = first.row.id.saturating_sub(1);
+        }
+    }
+}
+
+/// The message a write gets once the store is read-only.
+fn read_only_message(cause: &str) -> String {
+    format!(
+        "the store is read-only since a commit to its durable log failed ({cause}); \
+         writes that were not durable were dropped; restart drydock once the cause is fixed"
+    )
 }
 
 /// One page of a list.
@@ -147,11 +184,10 @@ pub struct ListPage {
 
 /// The store. Cheap to share behind an `Arc`.
 pub struct Store {
-    state: RwLock<State>,
+    state: Arc<RwLock<State>>,
     hub: Arc<WatchHub>,
     names: Arc<dyn ResourceNames>,
     committer: Committer,
-    failed: Arc<AtomicBool>,
 }
 
 impl Store {
@@ -161,7 +197,7 @@ impl Store {
         names: Arc<dyn ResourceNames>,
         config: StoreConfig,
     ) -> anyhow::Result<Arc<Self>> {
-        let mut state = State { rev: 0, clusters: HashMap::new() };
+        let mut state = State { rev: 0, clusters: HashMap::new(), failure: None };
         let mut history: Vec<Arc<WatchEvent>> = Vec::new();
         let mut compactable = Vec::new();
         let mut skipped = 0usize;
@@ -199,8 +235,6 @@ impl Store {
         for ev in history.into_iter().filter(|e| e.rv() > info.compacted) {
             hub.remember(ev);
         }
-        let failed = Arc::new(AtomicBool::new(false));
-        let committer = Committer::start(backend, hub.clone(), config, compactable, failed.clone())?;
         tracing::info!(
             revision = state.rev,
             compacted = info.compacted,
@@ -208,7 +242,9 @@ impl Store {
             logical_clusters = state.clusters.len(),
             "store loaded"
         );
-        Ok(Arc::new(Self { state: RwLock::new(state), hub, names, committer, failed }))
+        let state = Arc::new(RwLock::new(state));
+        let committer = Committer::start(backend, hub.clone(), config, compactable, state.clone())?;
+        Ok(Arc::new(Self { state, hub, names, committer }))
     }
 
     pub fn hub(&self) -> &Arc<WatchHub> {
@@ -220,9 +256,14 @@ impl Store {
         self.state.read().rev
     }
 
-    /// False once a commit failed: memory is then ahead of the disk and writes are refused.
+    /// False once a commit failed: the store is then read-only until restarted.
     pub fn healthy(&self) -> bool {
-        !self.failed.load(Ordering::Acquire)
+        self.state.read().failure.is_none()
+    }
+
+    /// Why the store turned read-only, if a commit failed.
+    pub fn failure(&self) -> Option<Arc<str>> {
+        self.state.read().failure.clone()
     }
 
     /// Interns a logical cluster name (so keys share one allocation).
@@ -345,12 +386,13 @@ impl Store {
         change: Change,
         done: oneshot::Sender<Result<(), String>>,
     ) -> Result<Committed, StoreError> {
-        if !self.healthy() {
-            return Err(StoreError::Failed("an earlier commit failed; restart drydock".into()));
-        }
         let nres = self.names.count();
         let mut st = self.state.write();
-        let State { rev, clusters } = &mut *st;
+        // Checked under the lock: once the committer records a failure, nothing queues after it.
+        if let Some(cause) = &st.failure {
+            return Err(StoreError::Failed(read_only_message(cause)));
+        }
+        let State { rev, clusters, .. } = &mut *st;
         let cluster = match clusters.get_key_value(&key.cluster) {
             Some((k, _)) => k.clone(),
             None => key.cluster.clone(),
@@ -396,9 +438,11 @@ impl Store {
             prev: prev_rv,
             value: obj.bytes.clone(),
         };
-        let event = Arc::new(WatchEvent { kind, key, obj: obj.clone(), prev: current.map(|c| c.meta.clone()) });
-        // Queued under the lock so the log receives rows in revision order.
-        self.committer.send(Pending { row, event, done });
+        let event =
+            Arc::new(WatchEvent { kind, key, obj: obj.clone(), prev: current.as_ref().map(|c| c.meta.clone()) });
+        // Queued under the lock so the log receives rows in revision order, and so a failed
+        // commit finds every write applied after it in the queue.
+        self.committer.send(Pending { row, event, prev: current, done });
         drop(st);
         Ok(if deleted { Committed::Deleted(obj) } else { Committed::Written(obj) })
     }
