@@ -366,6 +366,7 @@ async fn secret_string_data_is_merged_into_data_and_never_stored() {
         .expect("create");
     assert_eq!(texts(&created), pairs(&[("a", "new"), ("b", "two"), ("k", "kept")]));
     assert!(created.string_data.is_none());
+    assert_eq!(created.type_.as_deref(), Some("Opaque"), "type defaults to Opaque");
 
     // update (PUT): stringData overrides data's key
     let mut current = api.get("s").await.expect("get");
@@ -398,6 +399,16 @@ async fn secret_string_data_is_merged_into_data_and_never_stored() {
     let raw: serde_json::Value = client.request(req).await.expect("raw get");
     assert!(raw.get("stringData").is_none(), "{raw}");
     assert_eq!(raw["data"]["a"], "anNvbg==");
+
+    // The type never changes.
+    let err = api
+        .patch("s", &PatchParams::default(), &Patch::Merge(json!({"type": "kubernetes.io/tls"})))
+        .await
+        .expect_err("type changed");
+    assert!(
+        matches!(err, kube::Error::Api(ref e) if e.code == 422 && e.message.contains("type: Invalid value")),
+        "{err:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,8 @@
 //! What kube-apiserver enforces on ConfigMap and Secret data: a Secret's write-only
 //! `stringData` is folded into `data` (base64-encoded, overriding keys already there) and
-//! never stored; the data of either kind is at most 1 MiB; and once `immutable` is set,
-//! neither the data nor the flag may change.
+//! never stored; a Secret's `type` defaults to `Opaque` and never changes; the data of
+//! either kind is at most 1 MiB; and once `immutable` is set, neither the data nor the flag
+//! may change.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -34,6 +35,11 @@ pub struct SecretAdmission;
 
 impl Admission for SecretAdmission {
     fn default(&self, obj: &mut Value, _op: Operation) -> Result<(), Vec<FieldError>> {
+        if let Some(map) = obj.as_object_mut()
+            && map.get("type").and_then(Value::as_str).is_none_or(str::is_empty)
+        {
+            map.insert("type".into(), Value::String("Opaque".into()));
+        }
         merge_string_data(obj)
     }
 
@@ -41,6 +47,11 @@ impl Admission for SecretAdmission {
         let mut errs = Vec::new();
         if decoded_bytes(obj.get("data")) > MAX_DATA_BYTES {
             errs.push(too_long("data"));
+        }
+        if let (Some(new), Some(old)) = (obj.get("type"), old.and_then(|o| o.get("type")))
+            && new != old
+        {
+            errs.push(FieldError::invalid("type", new.clone(), "field is immutable"));
         }
         errs.extend(immutability(obj, old, &["data"]));
         errs
@@ -123,10 +134,10 @@ mod tests {
     fn string_data_overrides_data_and_disappears() {
         let mut s = json!({"data": {"a": "eA==", "b": "eQ=="}, "stringData": {"b": "two", "c": "three"}});
         SecretAdmission.default(&mut s, Operation::Create).expect("merge");
-        assert_eq!(s, json!({"data": {"a": "eA==", "b": "dHdv", "c": "dGhyZWU="}}));
-        let mut s = json!({"stringData": {"k": "v"}});
+        assert_eq!(s, json!({"type": "Opaque", "data": {"a": "eA==", "b": "dHdv", "c": "dGhyZWU="}}));
+        let mut s = json!({"type": "kubernetes.io/tls", "stringData": {"k": "v"}});
         SecretAdmission.default(&mut s, Operation::Create).expect("merge");
-        assert_eq!(s, json!({"data": {"k": "dg=="}}));
+        assert_eq!(s, json!({"type": "kubernetes.io/tls", "data": {"k": "dg=="}}));
     }
 
     #[test]
@@ -154,5 +165,7 @@ mod tests {
         let errs = ConfigMapAdmission.validate(&json!({"data": {"a": "2"}}), Some(&old));
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["immutable", "data"]);
+        let errs = SecretAdmission.validate(&json!({"type": "Opaque"}), Some(&json!({"type": "kubernetes.io/tls"})));
+        assert_eq!(errs[0].to_string(), "type: Invalid value: \"Opaque\": field is immutable");
     }
 }

@@ -1,5 +1,5 @@
 //! delete and deletecollection: finalizers, deletionTimestamp and the propagation policy
-//! (the garbage collector does the rest).
+//! (the garbage collector does the rest), and what kube-apiserver answers to each.
 
 use std::sync::Arc;
 
