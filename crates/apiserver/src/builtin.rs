@@ -2,6 +2,8 @@
 //! and events.k8s.io, one storage), Lease, Node, Pod, CustomResourceDefinition, and
 //! drydock's LogicalCluster (one per hosted API "cluster").
 
+mod config_data;
+
 use drydock_api::tenancy::{LOGICAL_CLUSTER_KIND, LOGICAL_CLUSTER_PLURAL, TENANCY_GROUP, TENANCY_VERSION};
 use drydock_api::{PrinterColumn, ResourceDef};
 use serde_json::{Map, Value, json};
@@ -37,11 +39,13 @@ fn core_config() -> [ResourceDef; 3] {
         ResourceDef::new("", "v1", "ConfigMap", "configmaps")
             .short_names(&["cm"])
             .column(col("Data", "integer", "#count:.data,.binaryData"))
-            .schema(schema_of::<ConfigMap>()),
+            .schema(schema_of::<ConfigMap>())
+            .admission(config_data::ConfigMapAdmission),
         ResourceDef::new("", "v1", "Secret", "secrets")
             .column(col("Type", "string", ".type"))
             .column(col("Data", "integer", "#count:.data"))
-            .schema(schema_of::<Secret>()),
+            .schema(schema_of::<Secret>())
+            .admission(config_data::SecretAdmission),
     ]
 }
 

@@ -445,3 +445,110 @@ async fn mangled_bodies_never_panic() {
         }
     }
 }
+
+const SECRETS: &str = "/api/v1/namespaces/default/secrets";
+const MIB: usize = 1024 * 1024;
+
+async fn send_json(router: &axum::Router, method: &str, path: &str, body: &Value) -> (u16, Value) {
+    let ct = if method == "PATCH" { "application/merge-patch+json" } else { "application/json" };
+    send(router, method, path, ct, "application/json", body.to_string().into_bytes()).await
+}
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// ConfigMap data + binaryData and Secret data (decoded, stringData included) are limited
+/// to 1 MiB, as kube-apiserver's validation does; exactly 1 MiB is fine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_and_secret_data_are_limited_to_one_mebibyte() {
+    let s = common::start().await;
+    let router = s.server.router();
+    let revision = s.server.api.store.revision();
+    let cm = |name: &str, extra: Value| {
+        let mut v = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+        v.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
+        v
+    };
+    let secret = |extra: Value| {
+        let mut v = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "big"}});
+        v.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
+        v
+    };
+    let half = "a".repeat(MIB / 2);
+    let too_big = [
+        (CM, cm("big", json!({"data": {"x": "a".repeat(2 * MIB)}})), "ConfigMap", "[]"),
+        (
+            CM,
+            cm("big", json!({"data": {"x": half}, "binaryData": {"y": b64(&vec![0; MIB / 2 + 1])}})),
+            "ConfigMap",
+            "[]",
+        ),
+        (SECRETS, secret(json!({"data": {"x": b64(&vec![0; MIB + 1])}})), "Secret", "data"),
+        (
+            SECRETS,
+            secret(json!({"data": {"x": b64(half.as_bytes())}, "stringData": {"y": format!("{half}!")}})),
+            "Secret",
+            "data",
+        ),
+    ];
+    for (path, body, kind, field) in too_big {
+        let (code, status) = send_json(&router, "POST", path, &body).await;
+        assert_eq!(code, 422, "{status}");
+        assert_eq!(status["reason"], "Invalid");
+        let want = format!("{kind} \"big\" is invalid: {field}: Too long: must have at most 1048576 bytes");
+        assert_eq!(status["message"], want.as_str());
+        assert_eq!(status["details"]["causes"][0]["reason"], "FieldValueTooLong");
+        assert_eq!(status["details"]["causes"][0]["field"], field);
+    }
+    assert_eq!(s.server.api.store.revision(), revision, "an oversized object was stored");
+
+    let (code, status) = send_json(&router, "POST", CM, &cm("exact", json!({"data": {"x": "a".repeat(MIB)}}))).await;
+    assert_eq!(code, 201, "{status}");
+    let exact =
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "exact"}, "data": {"x": b64(&vec![0; MIB])}});
+    let (code, status) = send_json(&router, "POST", SECRETS, &exact).await;
+    assert_eq!(code, 201, "{status}");
+    // Growing past the limit later is refused too.
+    let (code, status) = send_json(&router, "PATCH", &format!("{CM}/exact"), &json!({"data": {"y": "b"}})).await;
+    assert_eq!(code, 422, "{status}");
+    let (code, status) =
+        send_json(&router, "PATCH", &format!("{SECRETS}/exact"), &json!({"stringData": {"y": "b"}})).await;
+    assert_eq!(code, 422, "{status}");
+}
+
+/// A deletion left pending is answered with the object, 202 when the client asked
+/// `orphanDependents: false`; an object removed at once with a Status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_codes_and_bodies_over_http() {
+    let s = common::start().await;
+    let router = s.server.router();
+    let held = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "held", "finalizers": ["example.com/hold"]}});
+    assert_eq!(send_json(&router, "POST", CM, &held).await.0, 201);
+    let no_orphans = json!({"kind": "DeleteOptions", "apiVersion": "v1", "orphanDependents": false});
+    let (code, obj) = send_json(&router, "DELETE", &format!("{CM}/held"), &no_orphans).await;
+    assert_eq!(code, 202, "{obj}");
+    assert_eq!(obj["kind"], "ConfigMap");
+    assert!(obj["metadata"]["deletionTimestamp"].is_string(), "{obj}");
+    let (code, obj) = send(&router, "DELETE", &format!("{CM}/held"), "", "application/json", vec![]).await;
+    assert_eq!(code, 200, "{obj}");
+    assert_eq!(obj["kind"], "ConfigMap");
+
+    let (_, created) = send_json(
+        &router,
+        "POST",
+        WIDGETS,
+        &json!({"apiVersion": "example.drydock.dev/v1",
+        "kind": "Widget", "metadata": {"name": "w"}, "spec": {"replicas": 1}}),
+    )
+    .await;
+    let (code, status) =
+        send(&router, "DELETE", &format!("{WIDGETS}/w?orphanDependents=false"), "", "application/json", vec![]).await;
+    assert_eq!(code, 200, "{status}");
+    assert_eq!(
+        status,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": {"name": "w", "group": "example.drydock.dev", "kind": "widgets", "uid": created["metadata"]["uid"]}})
+    );
+}

@@ -1,6 +1,7 @@
 //! API semantics through kube-rs in-process: generateName, dryRun, pagination, finalizers
 //! and deletionTimestamp, garbage collection (background, foreground, orphan), namespace
-//! and logical cluster deletion, Tables, discovery, and Events under both API groups.
+//! and logical cluster deletion, Tables, discovery, Events under both API groups, Secret
+//! stringData, and what a delete answers.
 
 mod common;
 
@@ -9,8 +10,9 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use common::{eventually, start};
+use drydock_api::capi::core::Cluster;
 use drydock_api::tenancy::{CLUSTER_ANNOTATION, LogicalClusterName};
-use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Namespace};
+use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Namespace, Pod, Secret};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::discovery::Discovery;
@@ -333,4 +335,141 @@ async fn wildcard_reads_span_logical_clusters() {
     // Writes need a named logical cluster.
     let err = all.create(&PostParams::default(), &cm(json!({"metadata": {"name": "x", "namespace": "default"}}))).await;
     assert!(err.is_err());
+}
+
+fn secret(v: serde_json::Value) -> Secret {
+    serde_json::from_value(v).expect("secret")
+}
+
+/// The decoded data of a Secret, as text.
+fn texts(s: &Secret) -> Vec<(String, String)> {
+    let data = s.data.clone().unwrap_or_default();
+    data.into_iter().map(|(k, v)| (k, String::from_utf8_lossy(&v.0).into_owned())).collect()
+}
+
+fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+    p.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secret_string_data_is_merged_into_data_and_never_stored() {
+    let s = start().await;
+    let client = s.in_process_client();
+    let api: Api<Secret> = Api::namespaced(client.clone(), "default");
+    let created = api
+        .create(
+            &PostParams::default(),
+            &secret(json!({"metadata": {"name": "s"}, "data": {"a": "b2xk", "k": "a2VwdA=="},
+                "stringData": {"a": "new", "b": "two"}})),
+        )
+        .await
+        .expect("create");
+    assert_eq!(texts(&created), pairs(&[("a", "new"), ("b", "two"), ("k", "kept")]));
+    assert!(created.string_data.is_none());
+    assert_eq!(created.type_.as_deref(), Some("Opaque"), "type defaults to Opaque");
+
+    // update (PUT): stringData overrides data's key
+    let mut current = api.get("s").await.expect("get");
+    current.string_data = Some([("b".to_string(), "replaced".to_string())].into());
+    let replaced = api.replace("s", &PostParams::default(), &current).await.expect("replace");
+    assert_eq!(texts(&replaced), pairs(&[("a", "new"), ("b", "replaced"), ("k", "kept")]));
+    assert!(replaced.string_data.is_none());
+
+    // merge and JSON patches
+    let patched = api
+        .patch("s", &PatchParams::default(), &Patch::Merge(json!({"stringData": {"c": "merged"}})))
+        .await
+        .expect("merge patch");
+    assert_eq!(texts(&patched), pairs(&[("a", "new"), ("b", "replaced"), ("c", "merged"), ("k", "kept")]));
+    let patched = api
+        .patch(
+            "s",
+            &PatchParams::default(),
+            &Patch::<()>::Json(
+                serde_json::from_value(json!([{"op": "add", "path": "/stringData", "value": {"a": "json"}}]))
+                    .expect("json patch"),
+            ),
+        )
+        .await
+        .expect("json patch");
+    assert_eq!(texts(&patched)[0], ("a".to_string(), "json".to_string()));
+
+    // Never returned by a read either.
+    let req = http::Request::get("/api/v1/namespaces/default/secrets/s").body(Vec::new()).expect("request");
+    let raw: serde_json::Value = client.request(req).await.expect("raw get");
+    assert!(raw.get("stringData").is_none(), "{raw}");
+    assert_eq!(raw["data"]["a"], "anNvbg==");
+
+    // The type never changes.
+    let err = api
+        .patch("s", &PatchParams::default(), &Patch::Merge(json!({"type": "kubernetes.io/tls"})))
+        .await
+        .expect_err("type changed");
+    assert!(
+        matches!(err, kube::Error::Api(ref e) if e.code == 422 && e.message.contains("type: Invalid value")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_answers_with_a_status_or_the_object_as_kube_apiserver_does() {
+    let s = common::start_with_kinds(drydock_api::capi::resources()).await;
+    let client = s.in_process_client();
+    let pp = PostParams::default();
+    let dp = DeleteParams::default();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+
+    // Removed at once: a Status naming the resource (not the kind), as kube-apiserver does.
+    let c = cms.create(&pp, &cm(json!({"metadata": {"name": "now"}}))).await.expect("create");
+    let status = cms.delete("now", &dp).await.expect("delete").right().expect("a Status");
+    assert_eq!(status.status, Some(kube::core::response::StatusSummary::Success));
+    let details = status.details.expect("details");
+    assert_eq!((details.name.as_str(), details.kind.as_str(), details.group.as_str()), ("now", "configmaps", ""));
+    assert_eq!(Some(details.uid), c.uid());
+
+    // Pending on a finalizer: the object, marked for deletion; deleting again answers the same.
+    cms.create(&pp, &cm(json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}})))
+        .await
+        .expect("create");
+    let held = cms.delete("held", &dp).await.expect("delete").left().expect("the object");
+    assert!(held.metadata.deletion_timestamp.is_some());
+    let again = cms.delete("held", &dp).await.expect("delete again").left().expect("the object");
+    assert_eq!(again.metadata.deletion_timestamp, held.metadata.deletion_timestamp);
+
+    // A Cluster API kind is a custom resource upstream: a Status, with its group.
+    let clusters: Api<Cluster> = Api::namespaced(client.clone(), "default");
+    let cl: Cluster = serde_json::from_value(json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+        "metadata": {"name": "c1"}, "spec": {}}))
+    .expect("cluster");
+    let created = clusters.create(&pp, &cl).await.expect("create cluster");
+    let status = clusters.delete("c1", &dp).await.expect("delete cluster").right().expect("a Status");
+    let details = status.details.expect("details");
+    assert_eq!((details.group.as_str(), details.kind.as_str()), ("cluster.x-k8s.io", "clusters"));
+    assert_eq!(Some(details.uid), created.uid());
+
+    // Pods return the deleted object (ReturnDeletedObject).
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let pod: Pod = serde_json::from_value(
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}),
+    )
+    .expect("pod");
+    pods.create(&pp, &pod).await.expect("create pod");
+    let deleted = pods.delete("p", &dp).await.expect("delete pod").left().expect("the pod");
+    assert_eq!(deleted.name_any(), "p");
+    assert!(pods.get_opt("p").await.expect("get").is_none());
+
+    // A dry-run delete answers like the real one and removes nothing.
+    cms.create(&pp, &cm(json!({"metadata": {"name": "dry"}}))).await.expect("create");
+    let dry = DeleteParams { dry_run: true, ..Default::default() };
+    assert!(cms.delete("dry", &dry).await.expect("dry delete").is_right());
+    assert!(cms.get_opt("dry").await.expect("get").is_some());
+
+    // deletecollection lists what it deleted, as it was.
+    for name in ["l1", "l2"] {
+        cms.create(&pp, &cm(json!({"metadata": {"name": name, "labels": {"set": "x"}}}))).await.expect("create");
+    }
+    let list = cms.delete_collection(&dp, &ListParams::default().labels("set=x")).await.expect("deletecollection");
+    let names: Vec<String> = list.left().expect("a list").items.iter().map(ResourceExt::name_any).collect();
+    assert_eq!(names, ["l1", "l2"]);
+    assert!(cms.list(&ListParams::default().labels("set=x")).await.expect("list").items.is_empty());
 }

@@ -186,6 +186,7 @@ async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
             _ => Propagation::Background,
         },
         dry_run: q.get("dryRun") == Some("All"),
+        orphan_dependents: q.get("orphanDependents").and_then(|v| v.parse().ok()),
         ..Default::default()
     };
     let (headers, body) = read_body(req).await?;

@@ -1,8 +1,9 @@
 //! delete and deletecollection: finalizers, deletionTimestamp and the propagation policy
-//! (the garbage collector does the rest).
+//! (the garbage collector does the rest), and what kube-apiserver answers to each.
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::meta::now_rfc3339;
@@ -46,14 +47,20 @@ pub struct DeleteOptions {
     pub precondition_uid: Option<String>,
     pub precondition_rv: Option<String>,
     pub dry_run: bool,
+    /// `orphanDependents` as sent (deprecated, but it picks the 202 of a pending delete).
+    pub orphan_dependents: Option<bool>,
 }
 
 impl DeleteOptions {
     /// Reads a `DeleteOptions` body (query parameters already applied take precedence).
     pub fn merge_body(&mut self, body: &Value) -> ApiResult<()> {
+        let orphan = body.get("orphanDependents").and_then(Value::as_bool);
+        if orphan.is_some() {
+            self.orphan_dependents = orphan;
+        }
         if let Some(p) = body.get("propagationPolicy").and_then(Value::as_str) {
             self.propagation = Propagation::parse(p)?;
-        } else if body.get("orphanDependents").and_then(Value::as_bool) == Some(true) {
+        } else if orphan == Some(true) {
             self.propagation = Propagation::Orphan;
         }
         if let Some(pre) = body.get("preconditions") {
@@ -72,7 +79,9 @@ impl DeleteOptions {
 }
 
 impl Api {
-    /// DELETE of one object.
+    /// DELETE of one object. Answers like kube-apiserver: the object while its deletion is
+    /// pending (finalizers), and once it is gone a `Status` (or, for the kinds that return
+    /// the deleted object, the object as it was).
     pub async fn delete(&self, t: &Target, opts: &DeleteOptions) -> ApiResult<Written> {
         let name = t.name()?.to_string();
         if t.sub.is_some() {
@@ -83,20 +92,21 @@ impl Api {
             check_preconditions(t, &name, &current, opts)?;
             if current.meta.deleting {
                 // Already terminating: deleting again changes nothing.
-                return self.deleted(t, &current);
+                return self.deleted(t, &current, opts, false);
             }
             let mut obj = self.value(&t.res, &current)?;
             let change = self.deletion(t, &current, &mut obj, opts)?;
+            let removed = matches!(change, Change::Delete);
             if opts.dry_run {
-                return Ok(Written {
-                    code: 200,
-                    body: serde_json::to_vec(&obj).map_err(|e| ApiError::internal(e.to_string()))?.into(),
-                    warnings: vec![],
-                    stored: None,
-                });
+                let body = if removed && !returns_deleted_object(t) {
+                    deleted_status(t, &current)?
+                } else {
+                    serde_json::to_vec(&obj).map_err(|e| ApiError::internal(e.to_string()))?.into()
+                };
+                return Ok(Written { code: delete_code(opts, removed), body, warnings: vec![], stored: None });
             }
             match self.store.commit(t.key(&name), Expect::Revision(current.rv), change).await {
-                Ok(c) => return self.deleted(t, c.object()),
+                Ok(c) => return self.deleted(t, c.object(), opts, removed),
                 Err(StoreError::Conflict) => {}
                 Err(StoreError::NotFound) => return Err(ApiError::not_found(&t.res.def, &name)),
                 Err(StoreError::AlreadyExists) => {
@@ -108,9 +118,11 @@ impl Api {
         Err(ApiError::conflict(&t.res.def, &name))
     }
 
-    /// The answer to a delete: the object as it now is (or was, when gone).
-    fn deleted(&self, t: &Target, obj: &Arc<Stored>) -> ApiResult<Written> {
-        Ok(Written { code: 200, body: self.encode(&t.res, obj)?, warnings: vec![], stored: Some(obj.clone()) })
+    /// The answer to a delete of `obj`, which is now gone (`removed`) or marked for deletion.
+    fn deleted(&self, t: &Target, obj: &Arc<Stored>, opts: &DeleteOptions, removed: bool) -> ApiResult<Written> {
+        let body =
+            if removed && !returns_deleted_object(t) { deleted_status(t, obj)? } else { self.encode(&t.res, obj)? };
+        Ok(Written { code: delete_code(opts, removed), body, warnings: vec![], stored: Some(obj.clone()) })
     }
 
     /// What deleting `current` writes: removal when nothing holds it, else the object (`obj`,
@@ -147,13 +159,14 @@ impl Api {
         Ok(Change::Put(enc))
     }
 
-    /// DELETE of a collection: deletes every selected object; answers with the list of what was deleted.
+    /// DELETE of a collection: deletes every selected object; answers with the list of what
+    /// was deleted.
     pub async fn delete_collection(
         &self,
         t: &Target,
         list: &ListOptions,
         opts: &DeleteOptions,
-    ) -> ApiResult<Vec<bytes::Bytes>> {
+    ) -> ApiResult<Vec<Bytes>> {
         let items = self.list(t, &ListOptions { limit: None, continue_token: None, ..list.clone() })?.items;
         let mut out = Vec::with_capacity(items.len());
         for item in items {
@@ -161,14 +174,40 @@ impl Api {
             let name = v["metadata"]["name"].as_str().unwrap_or_default().to_string();
             let ns = v["metadata"]["namespace"].as_str().map(str::to_string);
             let one = Target { name: Some(name), namespace: ns.or(t.namespace.clone()), ..t.clone() };
+            // Like kube-apiserver, the list holds each object as listed, before its deletion.
+            let listed = self.encode(&t.res, &item)?;
             match self.delete(&one, opts).await {
-                Ok(w) => out.push(w.body),
+                Ok(_) => out.push(listed),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
             }
         }
         Ok(out)
     }
+}
+
+/// Whether a kind answers an immediate delete with the deleted object instead of a `Status`
+/// (kube-apiserver's `ReturnDeletedObject`): of the kinds served, core Pods and Namespaces.
+/// Everything else, custom resources included, answers with a `Status`.
+fn returns_deleted_object(t: &Target) -> bool {
+    t.res.def.group.is_empty() && matches!(t.res.def.kind.as_str(), "Pod" | "Namespace")
+}
+
+/// 202 for a deletion left pending when the client asked `orphanDependents: false`, else 200.
+fn delete_code(opts: &DeleteOptions, removed: bool) -> u16 {
+    if !removed && opts.orphan_dependents == Some(false) { 202 } else { 200 }
+}
+
+/// The `Status` of an object deleted at once. As in kube-apiserver, `details.kind` holds the
+/// resource (plural), not the kind.
+fn deleted_status(t: &Target, obj: &Stored) -> ApiResult<Bytes> {
+    let mut details =
+        json!({"name": t.name.clone().unwrap_or_default(), "kind": t.res.def.plural, "uid": obj.meta.uid});
+    if !t.res.def.group.is_empty() {
+        details["group"] = json!(t.res.def.group);
+    }
+    let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details});
+    serde_json::to_vec(&status).map(Bytes::from).map_err(|e| ApiError::internal(e.to_string()))
 }
 
 /// The uid and resourceVersion preconditions of a delete.

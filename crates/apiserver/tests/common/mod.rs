@@ -94,13 +94,24 @@ pub async fn start_in(dir: tempfile::TempDir) -> TestServer {
 }
 
 pub async fn start_with(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config)) -> TestServer {
+    serve(dir, tune, vec![widget()]).await
+}
+
+/// A server with the Widget and `kinds` (e.g. the Cluster API kinds).
+pub async fn start_with_kinds(kinds: Vec<ResourceDef>) -> TestServer {
+    let mut all = vec![widget()];
+    all.extend(kinds);
+    serve(tempfile::tempdir().expect("tempdir"), |_| {}, all).await
+}
+
+async fn serve(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config), kinds: Vec<ResourceDef>) -> TestServer {
     let mut config = Config {
         data_dir: Some(dir.path().to_path_buf()),
         bookmark_interval: Duration::from_secs(1),
         ..Config::default()
     };
     tune(&mut config);
-    let server = ApiServer::start(config, vec![widget()], Vec::new()).await.expect("start server");
+    let server = ApiServer::start(config, kinds, Vec::new()).await.expect("start server");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, rx) = oneshot::channel::<()>();
