@@ -56,7 +56,7 @@ pub async fn run(kubeconfig: &Path, data_dir: &Path) -> anyhow::Result<()> {
     let path = data_dir.join("demo.kubeconfig");
     std::fs::write(&path, kc).with_context(|| format!("writing {}", path.display()))?;
     println!(
-        "cluster demo is ready after {:.1}s (3 control plane machines, 3 workers)\n  drydock --kubeconfig {} describe cluster demo\n  kubectl --kubeconfig {} get nodes",
+        "cluster demo is ready after {:.1}s (3 control plane machines, 3 workers)\n  drydock describe cluster demo --kubeconfig {}\n  kubectl --kubeconfig {} get nodes",
         started.elapsed().as_secs_f64(),
         kubeconfig.display(),
         path.display()
