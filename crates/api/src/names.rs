@@ -70,6 +70,22 @@ pub fn dns1123_label_errors(s: &str) -> Vec<String> {
     errs
 }
 
+const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+
+/// Problems with `s` as a DNS-1035 label (a DNS-1123 label starting with a letter, at most
+/// 63), the shape of CRD names (plural, singular, short names, categories).
+pub fn dns1035_label_errors(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > DNS1123_LABEL_MAX {
+        errs.push(max_len_error(DNS1123_LABEL_MAX));
+    }
+    if !is_dns_label_shape(s) || !s.starts_with(|c: char| c.is_ascii_lowercase()) {
+        errs.push(regex_error(DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, &["my-name", "abc-123"]));
+    }
+    errs
+}
+
 /// Problems with `s` as a DNS-1123 subdomain (dot-separated labels, at most 253).
 pub fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
     let mut errs = Vec::new();

@@ -180,6 +180,16 @@ impl ResourceDef {
         let spec = &crd.spec;
         let v: &CustomResourceDefinitionVersion =
             spec.versions.iter().find(|v| v.storage).or_else(|| spec.versions.first()).ok_or(CrdError::NoVersion)?;
+        Self::from_crd_version(crd, v)
+    }
+
+    /// Builds the served description of one version of a CRD (each version has its own
+    /// schema, subresources, columns and selectable fields).
+    pub fn from_crd_version(
+        crd: &CustomResourceDefinition,
+        v: &CustomResourceDefinitionVersion,
+    ) -> Result<Self, CrdError> {
+        let spec = &crd.spec;
         let mut def = Self::new(&spec.group, &v.name, &spec.names.kind, &spec.names.plural);
         def.singular = spec.names.singular.clone().unwrap_or_else(|| spec.names.kind.to_ascii_lowercase());
         def.short_names = spec.names.short_names.clone().unwrap_or_default();
@@ -291,6 +301,12 @@ impl ResourceDef {
                     schema: Some(ext::CustomResourceValidation { open_api_v3_schema: Some(schema) }),
                     subresources,
                     additional_printer_columns: (!columns.is_empty()).then_some(columns),
+                    selectable_fields: (!self.selectable_fields.is_empty()).then(|| {
+                        self.selectable_fields
+                            .iter()
+                            .map(|f| ext::SelectableField { json_path: format!(".{f}") })
+                            .collect()
+                    }),
                     ..Default::default()
                 }],
                 ..Default::default()

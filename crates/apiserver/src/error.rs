@@ -66,6 +66,11 @@ impl ApiError {
         d["causes"] = Value::Array(causes);
         Self::new(422, "Invalid", format!("{} \"{name}\" is invalid: {summary}", def.qualified_kind())).with_details(d)
     }
+    /// 403 about one object: `<plural>.<group> "<name>" is forbidden: <why>`.
+    pub fn forbidden(def: &ResourceDef, name: &str, why: &str) -> Self {
+        Self::new(403, "Forbidden", format!("{} \"{name}\" is forbidden: {why}", def.qualified_plural()))
+            .with_details(details(def, name))
+    }
     pub fn method_not_allowed(msg: impl Into<String>) -> Self {
         Self::new(405, "MethodNotAllowed", msg)
     }

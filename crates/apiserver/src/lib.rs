@@ -6,12 +6,15 @@
 //! * [`http`]: the axum front: paths, discovery, content negotiation, tables, watch streams.
 //! * [`controllers`]: the server's own control loops (garbage collection, namespace and
 //!   logical-cluster lifecycle).
+//! * [`crd`]: CustomResourceDefinitions served at runtime, per logical cluster; drydock's
+//!   own kinds are served through them too.
 //!
 //! Start one with [`ApiServer::start`] and serve [`ApiServer::router`] over TCP, or hand the
 //! router to `kube::Client::new` to talk to it in-process.
 
 pub mod builtin;
 pub mod controllers;
+pub mod crd;
 pub mod error;
 pub mod http;
 pub mod lock;
@@ -76,13 +79,11 @@ impl ApiServer {
         resources: Vec<ResourceDef>,
         extra_metrics: Vec<MetricsSource>,
     ) -> anyhow::Result<Self> {
-        let mut b = registry::Registry::builder();
+        let ids = store::ResIds::new();
+        let mut b = registry::Registry::builder(ids.clone());
         builtin::register(&mut b);
-        let custom: Vec<ResourceDef> = resources.clone();
-        for def in resources {
-            b.add(def);
-        }
-        let registry = Arc::new(b.build()?);
+        b.set_admission(crd::GROUP, crd::KIND, Arc::new(crd::validate::CrdAdmission));
+        let registries = Arc::new(registry::Registries::new(Arc::new(b.build()?), &resources));
         let mut dir_lock = None;
         let backend: Box<dyn store::Backend> = match &config.data_dir {
             Some(dir) => {
@@ -92,10 +93,14 @@ impl ApiServer {
             }
             None => Box::new(store::MemoryBackend),
         };
-        let names: Arc<dyn store::ResourceNames> = registry.clone();
+        let names: Arc<dyn store::ResourceNames> = ids;
         let st = tokio::task::block_in_place(|| store::Store::open(backend, names, config.store.clone()))?;
-        let api = Api::new(st, registry);
-        controllers::bootstrap(&api, &custom).await?;
+        let api = Api::with_registries(st, registries);
+        // Serve the CRDs already stored before drydock's own are written (their update
+        // is then checked against what is served).
+        crd::controller::sync_all(&api).await;
+        controllers::bootstrap(&api, &resources).await?;
+        crd::controller::sync_all(&api).await;
         controllers::spawn(&api);
         let server = Arc::new(http::Server {
             api: api.clone(),

@@ -1,13 +1,17 @@
-//! The served resources: built-in kinds plus whatever [`ResourceDef`]s drydock registers
-//! (the Cluster API kinds), looked up by URL segments or by group and kind.
+//! The served resources. A [`Registry`] is an immutable snapshot: the built-in kinds, plus
+//! in a logical cluster with CustomResourceDefinitions, one resource per served version of
+//! each established CRD. [`Registries`] holds the snapshot of every logical cluster and
+//! swaps one when its CRDs change; a request finds its resource with one hash lookup.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use drydock_api::ResourceDef;
+use drydock_api::{Admission, ResourceDef};
+use parking_lot::RwLock;
 use serde_json::Value;
 
-use crate::store::{ResId, ResourceNames};
+use crate::crd::Served;
+use crate::store::{ResId, ResIds};
 
 /// Converts objects between a resource's served shape and the shape of the resource whose
 /// storage it shares (events.k8s.io/v1 Events are stored as core/v1 Events).
@@ -18,13 +22,17 @@ pub struct Conversion {
     pub field: fn(&str) -> String,
 }
 
-/// One served resource.
+/// One served resource (one version of a kind).
 pub struct Resource {
+    /// The interned storage key `group/plural` of this resource.
     pub id: ResId,
     pub def: ResourceDef,
     /// The resource whose table holds this one's objects (itself unless converted).
     pub storage: ResId,
     pub conversion: Option<Conversion>,
+    /// How a CRD serves this version (storage version, conversion, lifecycle); `None` for
+    /// built-in kinds.
+    pub custom: Option<Arc<Served>>,
 }
 
 impl std::fmt::Debug for Resource {
@@ -34,46 +42,72 @@ impl std::fmt::Debug for Resource {
 }
 
 impl Resource {
+    /// The one place a served resource is put together.
+    pub fn new(
+        id: ResId,
+        def: ResourceDef,
+        storage: ResId,
+        conversion: Option<Conversion>,
+        custom: Option<Arc<Served>>,
+    ) -> Self {
+        Self { id, def, storage, conversion, custom }
+    }
+
     pub fn is_core(&self) -> bool {
         self.def.group.is_empty()
     }
+
+    /// Whether objects are stored in this version's shape (built-ins, and a CRD's storage version).
+    pub fn is_storage_version(&self) -> bool {
+        self.custom.as_ref().is_none_or(|c| c.storage_version == self.def.version)
+    }
 }
 
-/// All served resources, immutable once the server starts.
+/// All resources served in one logical cluster, immutable once built.
 pub struct Registry {
+    ids: Arc<ResIds>,
     resources: Vec<Arc<Resource>>,
-    by_path: HashMap<(String, String, String), ResId>,
-    by_kind: HashMap<(String, String), ResId>,
-    by_log_prefix: HashMap<String, ResId>,
-    log_prefixes: Vec<String>,
+    by_path: HashMap<(String, String, String), Arc<Resource>>,
+    by_kind: HashMap<(String, String), Arc<Resource>>,
+    /// The resource objects of an id are read and written as (storage version of a CRD).
+    by_id: HashMap<ResId, Arc<Resource>>,
 }
 
 impl Registry {
-    pub fn builder() -> RegistryBuilder {
-        RegistryBuilder::default()
+    pub fn builder(ids: Arc<ResIds>) -> RegistryBuilder {
+        RegistryBuilder { ids, defs: Vec::new() }
     }
 
     /// Finds `plural` in `group/version`.
     pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<Resource>> {
-        let id = self.by_path.get(&(group.to_string(), version.to_string(), plural.to_string()))?;
-        self.resources.get(*id as usize)
+        self.by_path.get(&(group.to_string(), version.to_string(), plural.to_string()))
     }
 
     /// Finds a kind in a group (any version).
     pub fn by_kind(&self, group: &str, kind: &str) -> Option<&Arc<Resource>> {
-        let id = self.by_kind.get(&(group.to_string(), kind.to_string()))?;
-        self.resources.get(*id as usize)
+        self.by_kind.get(&(group.to_string(), kind.to_string()))
     }
 
+    /// The resource whose objects are stored under `id` (a CRD's storage version).
     pub fn get(&self, id: ResId) -> Option<&Arc<Resource>> {
-        self.resources.get(id as usize)
+        self.by_id.get(&id)
+    }
+
+    /// Finds a resource by group and plural (its storage version).
+    pub fn by_plural(&self, group: &str, plural: &str) -> Option<&Arc<Resource>> {
+        self.resources.iter().find(|r| r.def.group == group && r.def.plural == plural && r.is_storage_version())
     }
 
     pub fn all(&self) -> &[Arc<Resource>] {
         &self.resources
     }
 
-    /// The groups served, in registration order, each with its versions.
+    pub fn ids(&self) -> &Arc<ResIds> {
+        &self.ids
+    }
+
+    /// The groups served, in registration order, each with its versions (a CRD's in
+    /// Kubernetes version priority, so the first is the preferred one).
     pub fn groups(&self) -> Vec<(String, Vec<String>)> {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
         for r in &self.resources {
@@ -89,28 +123,44 @@ impl Registry {
         }
         out
     }
-}
 
-impl ResourceNames for Registry {
-    fn log_prefix(&self, res: ResId) -> String {
-        self.log_prefixes.get(res as usize).cloned().unwrap_or_default()
+    /// A snapshot serving this registry's resources and then `extra`.
+    pub fn with(&self, extra: Vec<Resource>) -> Registry {
+        let mut reg = Registry {
+            ids: self.ids.clone(),
+            resources: self.resources.clone(),
+            by_path: self.by_path.clone(),
+            by_kind: self.by_kind.clone(),
+            by_id: self.by_id.clone(),
+        };
+        for r in extra {
+            let path = (r.def.group.clone(), r.def.version.clone(), r.def.plural.clone());
+            if reg.by_path.contains_key(&path) {
+                // A built-in kind wins over a CRD claiming its name.
+                continue;
+            }
+            reg.insert(Arc::new(r));
+        }
+        reg
     }
-    fn resolve(&self, group_plural: &str) -> Option<ResId> {
-        self.by_log_prefix.get(group_plural).copied()
-    }
-    fn count(&self) -> usize {
-        self.resources.len()
-    }
-    fn selectable(&self, res: ResId) -> &[String] {
-        self.resources.get(res as usize).map(|r| r.def.selectable_fields.as_slice()).unwrap_or(&[])
+
+    fn insert(&mut self, r: Arc<Resource>) {
+        let path = (r.def.group.clone(), r.def.version.clone(), r.def.plural.clone());
+        self.by_path.insert(path, r.clone());
+        self.by_kind.entry((r.def.group.clone(), r.def.kind.clone())).or_insert_with(|| r.clone());
+        if r.is_storage_version() {
+            self.ids.set_selectable(r.id, &r.def.selectable_fields);
+            self.by_id.insert(r.id, r.clone());
+        }
+        self.resources.push(r);
     }
 }
 
 /// Where a converted resource is stored: (group, plural) of the storage resource.
 type StoredAs = (String, String, Conversion);
 
-#[derive(Default)]
 pub struct RegistryBuilder {
+    ids: Arc<ResIds>,
     defs: Vec<(ResourceDef, Option<StoredAs>)>,
 }
 
@@ -133,42 +183,80 @@ impl RegistryBuilder {
         self
     }
 
+    /// Attaches admission to an already added kind (e.g. CRD validation to the
+    /// apiextensions kind).
+    pub fn set_admission(&mut self, group: &str, kind: &str, admission: Arc<dyn Admission>) -> &mut Self {
+        for (def, _) in self.defs.iter_mut().filter(|(d, _)| d.group == group && d.kind == kind) {
+            def.admission = Some(admission.clone());
+        }
+        self
+    }
+
     pub fn build(self) -> anyhow::Result<Registry> {
         let mut reg = Registry {
+            ids: self.ids.clone(),
             resources: Vec::new(),
             by_path: HashMap::new(),
             by_kind: HashMap::new(),
-            by_log_prefix: HashMap::new(),
-            log_prefixes: Vec::new(),
+            by_id: HashMap::new(),
         };
-        let mut pending = Vec::new();
-        for (i, (def, conv)) in self.defs.into_iter().enumerate() {
-            let id = i as ResId;
+        for (def, conv) in self.defs {
             let path = (def.group.clone(), def.version.clone(), def.plural.clone());
             anyhow::ensure!(!reg.by_path.contains_key(&path), "resource {path:?} registered twice");
-            reg.by_path.insert(path, id);
-            reg.by_kind.entry((def.group.clone(), def.kind.clone())).or_insert(id);
-            let prefix = format!("{}/{}", def.group, def.plural);
-            reg.by_log_prefix.entry(prefix.clone()).or_insert(id);
-            reg.log_prefixes.push(prefix);
-            let conversion = match conv {
-                Some((g, p, c)) => {
-                    pending.push((id, format!("{g}/{p}")));
-                    Some(c)
-                }
-                None => None,
+            let id = self.ids.intern(&def.group, &def.plural);
+            let (storage, conversion) = match conv {
+                Some((g, p, c)) => (self.ids.intern(&g, &p), Some(c)),
+                None => (id, None),
             };
-            reg.resources.push(Arc::new(Resource { id, def, storage: id, conversion }));
-        }
-        for (id, storage) in pending {
-            let target = *reg
-                .by_log_prefix
-                .get(&storage)
-                .ok_or_else(|| anyhow::anyhow!("storage resource {storage} is not registered"))?;
-            let r = &mut reg.resources[id as usize];
-            let r = Arc::get_mut(r).ok_or_else(|| anyhow::anyhow!("registry shared while building"))?;
-            r.storage = target;
+            reg.insert(Arc::new(Resource::new(id, def, storage, conversion, None)));
         }
         Ok(reg)
+    }
+}
+
+/// The registry snapshot of every logical cluster: the built-ins everywhere, plus a
+/// snapshot with CRD resources for each cluster that has established CRDs.
+pub struct Registries {
+    builtin: Arc<Registry>,
+    clusters: RwLock<HashMap<Arc<str>, Arc<Registry>>>,
+    /// Native admission of drydock's own kinds, attached by (group, kind) to the resources
+    /// their CRDs serve.
+    natives: HashMap<(String, String), Arc<dyn Admission>>,
+}
+
+impl Registries {
+    pub fn new(builtin: Arc<Registry>, natives: &[ResourceDef]) -> Self {
+        let natives =
+            natives.iter().filter_map(|d| Some(((d.group.clone(), d.kind.clone()), d.admission.clone()?))).collect();
+        Self { builtin, clusters: RwLock::new(HashMap::new()), natives }
+    }
+
+    /// The built-in kinds, served in every logical cluster.
+    pub fn builtin(&self) -> &Arc<Registry> {
+        &self.builtin
+    }
+
+    /// What logical cluster `cluster` serves (the wildcard cluster reads the root's).
+    pub fn for_cluster(&self, cluster: &str) -> Arc<Registry> {
+        let key = if cluster == drydock_api::tenancy::LogicalClusterName::WILDCARD {
+            drydock_api::tenancy::LogicalClusterName::ROOT
+        } else {
+            cluster
+        };
+        self.clusters.read().get(key).cloned().unwrap_or_else(|| self.builtin.clone())
+    }
+
+    /// Replaces the CRD resources of a logical cluster (none: back to the built-ins).
+    pub fn set(&self, cluster: &str, extra: Vec<Resource>) {
+        let mut clusters = self.clusters.write();
+        if extra.is_empty() {
+            clusters.remove(cluster);
+        } else {
+            clusters.insert(Arc::from(cluster), Arc::new(self.builtin.with(extra)));
+        }
+    }
+
+    pub fn native_admission(&self, group: &str, kind: &str) -> Option<Arc<dyn Admission>> {
+        self.natives.get(&(group.to_string(), kind.to_string())).cloned()
     }
 }

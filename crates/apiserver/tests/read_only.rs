@@ -67,10 +67,11 @@ impl Backend for GatedBackend {
 }
 
 async fn start(gate: Arc<Gate>) -> (RestApi, axum::Router) {
-    let mut b = Registry::builder();
+    let ids = ResIds::new();
+    let mut b = Registry::builder(ids.clone());
     builtin::register(&mut b);
     let registry = Arc::new(b.build().expect("registry"));
-    let names: Arc<dyn ResourceNames> = registry.clone();
+    let names: Arc<dyn ResourceNames> = ids;
     let store = Store::open(Box::new(GatedBackend(gate)), names, StoreConfig::default()).expect("store");
     let api = RestApi::new(store, registry);
     controllers::bootstrap(&api, &[]).await.expect("bootstrap");

@@ -183,7 +183,7 @@ fn check_deleting_owner(api: &Arc<Api>, graph: &Graph, key: &ObjKey, obj: &Store
 }
 
 fn target_of(api: &Api, key: &ObjKey) -> Option<Target> {
-    let res = api.registry.get(key.res)?.clone();
+    let res = api.registries.for_cluster(&key.cluster).get(key.res)?.clone();
     Some(Target {
         cluster: key.cluster.clone(),
         namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),

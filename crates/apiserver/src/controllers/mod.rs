@@ -28,7 +28,7 @@ pub fn target(
     namespace: Option<&str>,
     name: Option<&str>,
 ) -> Option<Target> {
-    let res = api.registry.all().iter().find(|r| r.def.group == group && r.def.plural == plural)?.clone();
+    let res = api.registries.for_cluster(cluster).by_plural(group, plural)?.clone();
     Some(Target {
         cluster: api.store.cluster_name(cluster),
         res,
@@ -103,7 +103,8 @@ pub async fn wipe_cluster(api: &Api, cluster: &str) {
 }
 
 /// Prepares a fresh or reloaded store: default namespaces of the root cluster and a
-/// CustomResourceDefinition object for every custom resource served.
+/// CustomResourceDefinition object for every kind drydock serves (created, or updated when
+/// its spec differs), through which the kind is served.
 pub async fn bootstrap(api: &Api, custom: &[ResourceDef]) -> anyhow::Result<()> {
     init_cluster(api, LogicalClusterName::ROOT)
         .await
@@ -134,6 +135,7 @@ pub async fn bootstrap(api: &Api, custom: &[ResourceDef]) -> anyhow::Result<()> 
 pub fn spawn(api: &Api) {
     let api = Arc::new(api.clone());
     tokio::spawn(gc::run(api.clone()));
+    tokio::spawn(crate::crd::controller::run(api.clone()));
     tokio::spawn(namespaces::run(api));
 }
 

@@ -99,7 +99,9 @@ async fn progress(api: &Arc<Api>, ns_res: u32, cluster: &Arc<str>, ns: &str) -> 
         if obj.meta.deleting {
             continue;
         }
-        let Some(res) = api.registry.get(k.res).cloned() else {
+        let Some(res) = api.registries.for_cluster(&k.cluster).get(k.res).cloned() else {
+            // Left behind by a CRD no longer served here: nothing can act on it any more.
+            let _ = api.store.commit(k, Expect::Revision(obj.rv), Change::Delete).await;
             continue;
         };
         let t = Target {

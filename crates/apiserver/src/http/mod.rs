@@ -130,7 +130,7 @@ async fn handle(
     match route {
         Route::Resource(p) => resource::resource(srv, &cluster, p, req, &accept).await,
         Route::CoreVersions | Route::Groups | Route::Group(_) | Route::Resources { .. } => {
-            discovery_route(srv, route, &req, &accept)
+            discovery_route(srv, &cluster, route, &req, &accept)
         }
         Route::NotFound => Err(ApiError::not_found_path()),
         Route::Health(path) => {
@@ -176,8 +176,14 @@ fn server_route(srv: &Server, route: &Route) -> ApiResult<Response> {
 }
 
 /// API discovery: `/api`, `/apis`, `/apis/<group>` and the resource lists.
-fn discovery_route(srv: &Server, route: Route, req: &Request<Body>, accept: &str) -> ApiResult<Response> {
-    let reg = &srv.api.registry;
+fn discovery_route(
+    srv: &Server,
+    cluster: &LogicalClusterName,
+    route: Route,
+    req: &Request<Body>,
+    accept: &str,
+) -> ApiResult<Response> {
+    let reg = &*srv.api.registries.for_cluster(cluster.as_str());
     let aggregated = |core: bool, v| {
         json_response(
             StatusCode::OK,

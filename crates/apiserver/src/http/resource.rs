@@ -45,18 +45,39 @@ pub(super) async fn resource(
 ) -> ApiResult<Response> {
     let method = req.method().clone();
     let t = target(&srv.api, cluster, &p, &method)?;
+    let warning = t.res.custom.as_ref().and_then(|c| c.warning.clone());
     let call = Call { api: &srv.api, t, q: Query::parse(req.uri().query()), accept };
+    let result = serve(srv, &call, p, req, method).await;
+    match warning {
+        None => result,
+        Some(w) => {
+            // A deprecated CRD version warns on every answer, errors included.
+            let mut r = result.unwrap_or_else(|e| super::error_response(&e));
+            add_warnings(&mut r, [w]);
+            Ok(r)
+        }
+    }
+}
+
+/// Runs the verb's handler.
+async fn serve(
+    srv: &Arc<Server>,
+    call: &Call<'_>,
+    p: ResourcePath,
+    req: Request<Body>,
+    method: Method,
+) -> ApiResult<Response> {
     match (method, &p.name) {
-        (Method::GET, _) if p.watch || call.q.flag("watch") => watch::serve(srv, &call.t, &call.q, accept).await,
-        (Method::GET, Some(_)) => get(&call),
-        (Method::GET, None) => list(&call),
-        (Method::POST, None) => create(&call, req).await,
+        (Method::GET, _) if p.watch || call.q.flag("watch") => watch::serve(srv, &call.t, &call.q, call.accept).await,
+        (Method::GET, Some(_)) => get(call),
+        (Method::GET, None) => list(call),
+        (Method::POST, None) => create(call, req).await,
         (Method::POST, Some(_)) => {
             Err(ApiError::method_not_allowed("POST is not allowed on a named resource; use PUT or PATCH"))
         }
-        (Method::PUT, Some(_)) => update(&call, req).await,
-        (Method::PATCH, Some(_)) => patch(&call, req).await,
-        (Method::DELETE, _) => delete(&call, req).await,
+        (Method::PUT, Some(_)) => update(call, req).await,
+        (Method::PATCH, Some(_)) => patch(call, req).await,
+        (Method::DELETE, _) => delete(call, req).await,
         (m, _) => Err(ApiError::method_not_allowed(format!(
             "the server does not allow this method on the requested resource: {m}"
         ))),
@@ -65,7 +86,12 @@ pub(super) async fn resource(
 
 /// What a resource path addresses, checked against what the resource serves.
 fn target(api: &Api, cluster: &LogicalClusterName, p: &ResourcePath, method: &Method) -> ApiResult<Target> {
-    let res = api.registry.lookup(&p.group, &p.version, &p.resource).cloned().ok_or_else(ApiError::not_found_path)?;
+    let res = api
+        .registries
+        .for_cluster(cluster.as_str())
+        .lookup(&p.group, &p.version, &p.resource)
+        .cloned()
+        .ok_or_else(ApiError::not_found_path)?;
     let sub = match p.subresource.as_deref() {
         None => None,
         Some("status") if res.def.status_subresource => Some(Subresource::Status),
@@ -205,13 +231,18 @@ async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
 fn written_response(w: Written) -> Response {
     let code = StatusCode::from_u16(w.code).unwrap_or(StatusCode::OK);
     let mut r = json_response(code, w.body, "application/json");
-    for warning in w.warnings {
+    add_warnings(&mut r, w.warnings);
+    r
+}
+
+/// Appends `Warning: 299 - "<text>"` headers.
+fn add_warnings(r: &mut Response, warnings: impl IntoIterator<Item = String>) {
+    for warning in warnings {
         let text = format!("299 - \"{}\"", warning.replace('"', "'"));
         if let Ok(v) = HeaderValue::from_str(&text) {
             r.headers_mut().append(header::WARNING, v);
         }
     }
-    r
 }
 
 /// Assembles a `<Kind>List` of `res` from already-encoded items.

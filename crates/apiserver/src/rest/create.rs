@@ -16,6 +16,11 @@ impl Api {
             return Err(ApiError::method_not_allowed("create is not supported on subresources"));
         }
         self.check_kind(&t.res, &mut obj)?;
+        if t.res.custom.as_ref().is_some_and(|c| c.terminating) {
+            let name = str_field(&obj, &["metadata", "name"]).unwrap_or_default();
+            let why = "create not allowed while custom resource definition is terminating";
+            return Err(ApiError::forbidden(&t.res.def, name, why));
+        }
         let mut warnings = Vec::new();
         let url_ns = if t.res.def.namespaced { t.namespace.clone() } else { None };
         set_create_metadata(t, meta_mut(&mut obj)?, url_ns.as_deref())?;

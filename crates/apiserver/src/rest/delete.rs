@@ -129,10 +129,10 @@ impl Api {
     /// updated in place) marked for deletion with the propagation policy's finalizer.
     fn deletion(&self, t: &Target, current: &Stored, obj: &mut Value, opts: &DeleteOptions) -> ApiResult<Change> {
         let mut finalizers = current.meta.finalizers.clone();
-        if let Some(f) = opts.propagation.finalizer()
-            && !finalizers.iter().any(|x| x == f)
-        {
-            finalizers.push(f.to_string());
+        for f in opts.propagation.finalizer().into_iter().chain(crate::crd::deletion_finalizer(&t.res)) {
+            if !finalizers.iter().any(|x| x == f) {
+                finalizers.push(f.to_string());
+            }
         }
         let is_namespace = t.res.def.kind == "Namespace" && t.res.def.group.is_empty();
         if finalizers.is_empty() && !is_namespace {
@@ -150,10 +150,7 @@ impl Api {
         if is_namespace {
             obj["status"]["phase"] = json!("Terminating");
         }
-        let stored = match &t.res.conversion {
-            Some(c) => (c.to_storage)(obj.clone()),
-            None => obj.clone(),
-        };
+        let stored = self.to_storage(&t.res, obj.clone())?;
         let enc =
             Encoded::new(stored, self.storage_selectable(&t.res)).map_err(|e| ApiError::internal(e.to_string()))?;
         Ok(Change::Put(enc))

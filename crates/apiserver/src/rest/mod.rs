@@ -16,8 +16,8 @@ use drydock_api::tenancy::CLUSTER_ANNOTATION;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
-use crate::registry::{Registry, Resource};
-use crate::store::{ObjKey, Store, Stored};
+use crate::registry::{Registries, Registry, Resource};
+use crate::store::{ObjKey, ResId, Store, Stored};
 
 pub use delete::{DeleteOptions, Propagation};
 pub use read::{ListOptions, ListResult, WatchStart, is_wildcard};
@@ -56,27 +56,40 @@ impl Target {
     }
 }
 
-/// The API: store plus registry.
+/// The API: store plus the registry snapshots of every logical cluster.
 #[derive(Clone)]
 pub struct Api {
     pub store: Arc<Store>,
+    /// The built-in kinds, served in every logical cluster.
     pub registry: Arc<Registry>,
+    /// What each logical cluster serves (built-ins plus its established CRDs).
+    pub registries: Arc<Registries>,
 }
 
 impl Api {
+    /// An API serving only `registry`'s kinds until CRDs are established.
     pub fn new(store: Arc<Store>, registry: Arc<Registry>) -> Self {
-        Self { store, registry }
+        Self::with_registries(store, Arc::new(Registries::new(registry, &[])))
     }
 
-    /// The object's bytes as served by `res` (converted when `res` shares another's storage).
+    pub fn with_registries(store: Arc<Store>, registries: Arc<Registries>) -> Self {
+        Self { store, registry: registries.builtin().clone(), registries }
+    }
+
+    /// The storage id of `group/plural` (allocated on first sight).
+    pub fn store_id(&self, group: &str, plural: &str) -> ResId {
+        self.registry.ids().intern(group, plural)
+    }
+
+    /// The object's bytes as served by `res`: the stored bytes themselves unless `res`
+    /// shares another's storage or is a CRD version whose reads rewrite the object.
     pub fn encode(&self, res: &Resource, obj: &Stored) -> ApiResult<Bytes> {
-        match &res.conversion {
-            None => Ok(obj.bytes.clone()),
-            Some(c) => {
-                let v = (c.from_storage)(self.parse(obj)?);
-                Ok(Bytes::from(serde_json::to_vec(&v).map_err(|e| ApiError::internal(e.to_string()))?))
-            }
+        let rewrites = res.conversion.is_some() || res.custom.as_ref().is_some_and(|c| c.rewrites_reads);
+        if !rewrites {
+            return Ok(obj.bytes.clone());
         }
+        let v = self.value(res, obj)?;
+        Ok(Bytes::from(serde_json::to_vec(&v).map_err(|e| ApiError::internal(e.to_string()))?))
     }
 
     /// Like [`Api::encode`], naming the object's logical cluster in an annotation when
@@ -91,9 +104,23 @@ impl Api {
     /// The object as served by `res`, parsed.
     pub fn value(&self, res: &Resource, obj: &Stored) -> ApiResult<Value> {
         let v = self.parse(obj)?;
+        if let Some(c) = &res.custom {
+            return if c.rewrites_reads { c.converter.from_storage(v, &res.def.version) } else { Ok(v) };
+        }
         Ok(match &res.conversion {
             None => v,
             Some(c) => (c.from_storage)(v),
+        })
+    }
+
+    /// An object written through `res`, in its stored shape.
+    fn to_storage(&self, res: &Resource, obj: Value) -> ApiResult<Value> {
+        if let Some(c) = &res.custom {
+            return c.converter.to_storage(obj, &res.def.version);
+        }
+        Ok(match &res.conversion {
+            Some(c) => (c.to_storage)(obj),
+            None => obj,
         })
     }
 
@@ -102,7 +129,10 @@ impl Api {
     }
 
     /// Selectable field paths of the storage resource behind `res`.
-    fn storage_selectable(&self, res: &Resource) -> &[String] {
+    fn storage_selectable<'a>(&'a self, res: &'a Resource) -> &'a [String] {
+        if let Some(c) = &res.custom {
+            return &c.storage_selectable;
+        }
         self.registry.get(res.storage).map(|r| r.def.selectable_fields.as_slice()).unwrap_or(&[])
     }
 

@@ -162,10 +162,7 @@ impl Api {
 
     /// Converts a served object to its stored shape and encodes it.
     pub(super) fn encode_for_store(&self, t: &Target, obj: Value) -> ApiResult<Encoded> {
-        let stored = match &t.res.conversion {
-            Some(c) => (c.to_storage)(obj),
-            None => obj,
-        };
+        let stored = self.to_storage(&t.res, obj)?;
         Encoded::new(stored, self.storage_selectable(&t.res)).map_err(|e| ApiError::bad_request(e.to_string()))
     }
 

@@ -16,6 +16,7 @@
 
 mod backend;
 mod committer;
+mod ids;
 pub mod object;
 mod sqlite;
 pub mod watch;
@@ -29,13 +30,14 @@ use parking_lot::RwLock;
 use tokio::sync::oneshot;
 
 pub use backend::{Backend, LoadInfo, LogRow, MemoryBackend};
+pub use ids::ResIds;
 pub use object::{Encoded, ObjMeta, OwnerRef, Stored};
 pub use sqlite::{SqliteBackend, SyncMode};
 pub use watch::{EventType, WatchEvent, WatchHub};
 
 use committer::{Committer, Pending};
 
-/// Index of a served resource in the registry.
+/// A resource's storage identity: the interned `group/plural` (see [`ResIds`]).
 pub type ResId = u32;
 
 /// Identifies one object: logical cluster, resource, namespace (empty when cluster-scoped), name.
@@ -51,11 +53,12 @@ pub struct ObjKey {
 pub trait ResourceNames: Send + Sync {
     /// `group/plural` of a resource id (group empty for core).
     fn log_prefix(&self, res: ResId) -> String;
-    /// The id of a `group/plural`, if still served.
+    /// The id of a `group/plural`, if known.
     fn resolve(&self, group_plural: &str) -> Option<ResId>;
+    /// Number of ids handed out (ids are `0..count`).
     fn count(&self) -> usize;
     /// Extra selectable field paths of a resource.
-    fn selectable(&self, res: ResId) -> &[String];
+    fn selectable(&self, res: ResId) -> Arc<[String]>;
 }
 
 /// Tuning knobs.
@@ -213,7 +216,7 @@ impl Store {
                 skipped += 1;
                 return Ok(());
             };
-            let stored = Arc::new(Stored::from_bytes(row.id, row.value, names.selectable(key.res))?);
+            let stored = Arc::new(Stored::from_bytes(row.id, row.value, &names.selectable(key.res))?);
             let table = table_mut(&mut state.clusters, &key, names.count());
             let prev = if row.deleted {
                 table.remove(&(key.namespace.clone(), key.name.clone()))

@@ -190,6 +190,8 @@ pub struct WatchHub {
     ring_capacity: usize,
     buffer: usize,
     fanout: AtomicU64,
+    /// Compacted revision at start: history of resources first seen later starts there.
+    compacted: u64,
 }
 
 impl WatchHub {
@@ -201,6 +203,7 @@ impl WatchHub {
             ring_capacity: ring_capacity.max(1),
             buffer: buffer.max(1),
             fanout: AtomicU64::new(0),
+            compacted,
         })
     }
 
@@ -223,9 +226,12 @@ impl WatchHub {
     }
 
     fn push_ring(&self, st: &mut HubState, ev: Arc<WatchEvent>) {
-        let Some(ring) = st.rings.get_mut(ev.key.res as usize) else {
-            return;
-        };
+        // Resources are interned as they appear (CRDs), so rings grow on demand.
+        let idx = ev.key.res as usize;
+        if st.rings.len() <= idx {
+            st.rings.resize_with(idx + 1, || Ring { events: VecDeque::new(), evicted_upto: self.compacted });
+        }
+        let ring = &mut st.rings[idx];
         if ring.events.len() >= self.ring_capacity
             && let Some(old) = ring.events.pop_front()
         {

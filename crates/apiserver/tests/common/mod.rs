@@ -1,6 +1,8 @@
 //! A test API server on a temporary data dir, reachable over TCP and in-process.
 #![allow(dead_code)]
 
+pub mod kubectl;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -47,6 +49,15 @@ impl TestServer {
     }
 }
 
+impl TestServer {
+    /// Stops serving and starts a new server on the same data dir.
+    pub async fn restart(mut self) -> TestServer {
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().expect("tempdir"));
+        drop(self);
+        start_in(dir).await
+    }
+}
+
 impl Drop for TestServer {
     fn drop(&mut self) {
         if let Some(s) = self.stop.take() {
@@ -87,6 +98,14 @@ pub fn widget() -> ResourceDef {
                 }}
             }
         }))
+}
+
+/// The Widget's CustomResourceDefinition as JSON, to install it in a logical cluster.
+pub fn widget_crd() -> String {
+    let mut crd = serde_json::to_value(widget().to_crd()).expect("crd");
+    crd["apiVersion"] = json!("apiextensions.k8s.io/v1");
+    crd["kind"] = json!("CustomResourceDefinition");
+    crd.to_string()
 }
 
 pub async fn start_in(dir: tempfile::TempDir) -> TestServer {
