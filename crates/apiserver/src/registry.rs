@@ -7,6 +7,7 @@ use std::sync::Arc;
 use drydock_api::ResourceDef;
 use serde_json::Value;
 
+use crate::schema;
 use crate::store::{ResId, ResourceNames};
 
 /// Converts objects between a resource's served shape and the shape of the resource whose
@@ -25,6 +26,8 @@ pub struct Resource {
     /// The resource whose table holds this one's objects (itself unless converted).
     pub storage: ResId,
     pub conversion: Option<Conversion>,
+    /// The compiled schema (`None`: the kind has none, only metadata is checked).
+    pub validator: Option<Arc<schema::Validator>>,
 }
 
 impl std::fmt::Debug for Resource {
@@ -158,7 +161,8 @@ impl RegistryBuilder {
                 }
                 None => None,
             };
-            reg.resources.push(Arc::new(Resource { id, def, storage: id, conversion }));
+            let validator = schema::Validator::for_def(&def)?;
+            reg.resources.push(Arc::new(Resource { id, def, storage: id, conversion, validator }));
         }
         for (id, storage) in pending {
             let target = *reg
