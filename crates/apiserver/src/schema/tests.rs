@@ -234,3 +234,39 @@ fn schemaless_kinds_check_only_metadata() {
     assert_eq!(out.unknown, vec!["metadata.bogus"]);
     assert_eq!(obj["anything"]["goes"], 1);
 }
+
+/// Objects that CRD semantics would prune to `{}`: a `type: object` with no properties,
+/// no additionalProperties and no preserve-unknown-fields.
+fn empty_objects(s: &Value, path: &str, out: &mut Vec<String>) {
+    let Value::Object(m) = s else { return };
+    if m.get("type") == Some(&json!("object"))
+        && !m.contains_key("properties")
+        && !m.contains_key("additionalProperties")
+        && m.get("x-kubernetes-preserve-unknown-fields") != Some(&json!(true))
+    {
+        out.push(path.to_string());
+    }
+    for (k, v) in m {
+        match v {
+            Value::Object(_) => empty_objects(v, &format!("{path}.{k}"), out),
+            Value::Array(a) => a.iter().for_each(|x| empty_objects(x, &format!("{path}.{k}[]"), out)),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn cluster_api_schemas_compile_and_keep_their_fields() {
+    for def in drydock_api::capi::resources() {
+        let validator = match Validator::for_def(&def) {
+            Ok(v) => v,
+            Err(e) => panic!("{e}"),
+        };
+        let Some(v) = validator else { continue };
+        let mut empty = Vec::new();
+        empty_objects(v.schema(), &def.kind, &mut empty);
+        // The root's metadata is ObjectMeta whatever the schema says.
+        empty.retain(|p| *p != format!("{}.properties.metadata", def.kind));
+        assert!(empty.is_empty(), "{empty:?}");
+    }
+}
