@@ -118,7 +118,10 @@ async fn defaults_pruning_and_preserved_fields() {
     assert_eq!(spec["ports"][0]["port"], 80, "defaults apply inside list items");
     assert_eq!(spec["surge"], "25%");
     assert!(spec.get("unknownField").is_none(), "unknown fields are pruned");
-    assert_eq!(spec["template"], json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": 1}}));
+    assert_eq!(
+        spec["template"],
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": 1}})
+    );
     assert_eq!(spec["extra"]["anything"]["goes"], true, "preserved fields are kept");
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     // What was stored is what was answered.
@@ -157,9 +160,21 @@ async fn keyword_errors_are_422_with_causes() {
     assert!(message.starts_with("Gadget.schema.drydock.dev \"c\" is invalid: ["), "{message}");
     let got = causes(&r.body);
     for want in [
-        ("FieldValueNotSupported", "spec.size", "Unsupported value: \"medium\": supported values: \"small\", \"large\""),
-        ("FieldValueInvalid", "spec.replicas", "Invalid value: 15: spec.replicas in body should be less than or equal to 10"),
-        ("FieldValueInvalid", "spec.name", "Invalid value: \"Not-Valid-Name\": spec.name in body should match '^[a-z]+$'"),
+        (
+            "FieldValueNotSupported",
+            "spec.size",
+            "Unsupported value: \"medium\": supported values: \"small\", \"large\"",
+        ),
+        (
+            "FieldValueInvalid",
+            "spec.replicas",
+            "Invalid value: 15: spec.replicas in body should be less than or equal to 10",
+        ),
+        (
+            "FieldValueInvalid",
+            "spec.name",
+            "Invalid value: \"Not-Valid-Name\": spec.name in body should match '^[a-z]+$'",
+        ),
         ("FieldValueTooLong", "spec.name", "Too long: may not be more than 8 bytes"),
         (
             "FieldValueTypeInvalid",
@@ -192,7 +207,8 @@ async fn cel_rules_messages_and_transitions() {
     let s = common::start_with_kinds(vec![gadget()]).await;
     let router = s.server.router();
     // messageExpression names the values.
-    let r = send(&router, "POST", GADGETS, &object("e", json!({"size": "small", "replicas": 7, "maxReplicas": 3}))).await;
+    let r =
+        send(&router, "POST", GADGETS, &object("e", json!({"size": "small", "replicas": 7, "maxReplicas": 3}))).await;
     assert_eq!(r.code, 422, "{}", r.body);
     assert_eq!(
         causes(&r.body),

@@ -16,15 +16,16 @@ fn re(src: &str) -> Regex {
 static UUID: LazyLock<Regex> =
     LazyLock::new(|| re("(?i)^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$"));
 static DURATION: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^\s*[+-]?(?:\d+(?:\.\d+)?\s*(?:ns|us|µs|ms|s|m|h|d|w|sec|secs|second|seconds|min|mins|minute|minutes|hr|hrs|hour|hours|day|days|wk|wks|week|weeks)\s*)+$")
+    re(
+        r"^\s*[+-]?(?:\d+(?:\.\d+)?\s*(?:ns|us|µs|ms|s|m|h|d|w|sec|secs|second|seconds|min|mins|minute|minutes|hr|hrs|hour|hours|day|days|wk|wks|week|weeks)\s*)+$",
+    )
 });
 static EMAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^[^@\s]+@[^@\s]+\.[^@\s]+$"));
 static MAC: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)^([0-9a-f]{2}[:-]){5}[0-9a-f]{2}$|^([0-9a-f]{2}[:-]){7}[0-9a-f]{2}$|^([0-9a-f]{4}\.){2}[0-9a-f]{4}$")
 });
 static HEX_COLOR: LazyLock<Regex> = LazyLock::new(|| re(r"^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"));
-static RGB_COLOR: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^rgb\(\s*\d{1,3}%?\s*,\s*\d{1,3}%?\s*,\s*\d{1,3}%?\s*\)$"));
+static RGB_COLOR: LazyLock<Regex> = LazyLock::new(|| re(r"^rgb\(\s*\d{1,3}%?\s*,\s*\d{1,3}%?\s*,\s*\d{1,3}%?\s*\)$"));
 static BSON_ID: LazyLock<Regex> = LazyLock::new(|| re(r"^[0-9a-fA-F]{24}$"));
 static URI_SCHEME: LazyLock<Regex> = LazyLock::new(|| re(r"^[A-Za-z][A-Za-z0-9+.-]*:\S*$"));
 

@@ -17,7 +17,8 @@ pub fn walk(node: &Node, v: &Value, old: Option<&Value>, path: &Path<'_>, resour
     match v {
         Value::Object(map) => {
             for r in &node.required {
-                if !map.contains_key(r) && !(resource && r == "metadata") {
+                let implied = resource && r == "metadata";
+                if !implied && !map.contains_key(r) {
                     e.errors.push(FieldError::required(path.child(r).render(), ""));
                 }
             }

@@ -76,7 +76,8 @@ mod tests {
 
     fn run(schema: Value, v: Value) -> Vec<String> {
         let mut errs = Vec::new();
-        let node = Compiler { errors: &mut errs, with_rules: false, free_form_objects: false }.node(&schema, &Path::ROOT);
+        let node =
+            Compiler { errors: &mut errs, with_rules: false, free_form_objects: false }.node(&schema, &Path::ROOT);
         let root = Path::Root("spec.x");
         check(&node, v.as_array().map(Vec::as_slice).unwrap_or_default(), &root, &mut errs);
         errs.iter().map(ToString::to_string).collect()

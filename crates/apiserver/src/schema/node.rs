@@ -207,7 +207,9 @@ impl Compiler<'_> {
         }
         node.additional = match s.get("additionalProperties") {
             Some(Value::Bool(true)) => Additional::Any,
-            Some(a @ Value::Object(_)) => Additional::Schema(Box::new(self.node(a, &path.child("additionalProperties")))),
+            Some(a @ Value::Object(_)) => {
+                Additional::Schema(Box::new(self.node(a, &path.child("additionalProperties"))))
+            }
             _ => Additional::None,
         };
         if let Some(items) = s.get("items").filter(|i| i.is_object()) {
@@ -217,10 +219,12 @@ impl Compiler<'_> {
         if self.with_rules {
             node.rules = super::cel::compile_rules(s, &node, path, self.errors);
         }
-        if self.free_form_objects && node.ty == Some(Type::Object) && node.properties.is_empty() {
-            if matches!(node.additional, Additional::None) {
-                node.preserve_unknown = true;
-            }
+        if self.free_form_objects
+            && node.ty == Some(Type::Object)
+            && node.properties.is_empty()
+            && matches!(node.additional, Additional::None)
+        {
+            node.preserve_unknown = true;
         }
         // Flags first: pre-pruning the default walks this node.
         node.summarise();
@@ -255,7 +259,8 @@ impl Compiler<'_> {
                 )),
             }
         }
-        let mut junctor = Compiler { errors: self.errors, with_rules: false, free_form_objects: self.free_form_objects };
+        let mut junctor =
+            Compiler { errors: self.errors, with_rules: false, free_form_objects: self.free_form_objects };
         for (key, out) in [("allOf", &mut c.all_of), ("anyOf", &mut c.any_of), ("oneOf", &mut c.one_of)] {
             if let Some(list) = s.get(key).and_then(Value::as_array) {
                 let p = path.child(key);

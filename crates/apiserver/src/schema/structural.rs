@@ -74,7 +74,10 @@ fn structure(s: &Map<String, Value>, path: &Path<'_>, in_junctor: bool, errors: 
         }
     }
     if s.get("uniqueItems").and_then(Value::as_bool) == Some(true) {
-        errors.push(FieldError::forbidden(path.child("uniqueItems").render(), "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"));
+        errors.push(FieldError::forbidden(
+            path.child("uniqueItems").render(),
+            "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+        ));
     }
     match s.get("additionalProperties") {
         Some(Value::Bool(false)) => errors.push(FieldError::forbidden(
@@ -99,10 +102,16 @@ fn structure(s: &Map<String, Value>, path: &Path<'_>, in_junctor: bool, errors: 
         errors.push(FieldError::required(path.child("type").render(), "must not be empty for specified fields"));
     }
     if flag("x-kubernetes-int-or-string") && typed {
-        errors.push(FieldError::forbidden(path.child("type").render(), "must be empty if x-kubernetes-int-or-string is true"));
+        errors.push(FieldError::forbidden(
+            path.child("type").render(),
+            "must be empty if x-kubernetes-int-or-string is true",
+        ));
     }
     if flag("x-kubernetes-embedded-resource") && s.get("type").and_then(Value::as_str) != Some("object") {
-        errors.push(FieldError::required(path.child("type").render(), "must be object if x-kubernetes-embedded-resource is true"));
+        errors.push(FieldError::required(
+            path.child("type").render(),
+            "must be object if x-kubernetes-embedded-resource is true",
+        ));
     }
     children(s, path, in_junctor, errors);
 }
@@ -136,7 +145,12 @@ fn children(s: &Map<String, Value>, path: &Path<'_>, in_junctor: bool, errors: &
 }
 
 /// Every property a junctor names must also be declared outside it.
-fn junctor_fields(outer: &Map<String, Value>, junctor: &Map<String, Value>, path: &Path<'_>, errors: &mut Vec<FieldError>) {
+fn junctor_fields(
+    outer: &Map<String, Value>,
+    junctor: &Map<String, Value>,
+    path: &Path<'_>,
+    errors: &mut Vec<FieldError>,
+) {
     let declared = outer.get("properties").and_then(Value::as_object);
     if let Some(Value::Object(props)) = junctor.get("properties") {
         for k in props.keys() {
@@ -284,9 +298,24 @@ mod tests {
         }}}}));
         let p = "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties";
         assert!(errs.iter().any(|e| e.starts_with(&format!("{p}[n].default: Invalid value: 7"))), "{errs:#?}");
-        assert!(errs.iter().any(|e| e.starts_with(&format!("{p}[r].x-kubernetes-validations[0].rule: Invalid value: \"self ==== 1\": compilation failed"))), "{errs:#?}");
-        assert!(errs.iter().any(|e| e.starts_with(&format!("{p}[l].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget"))), "{errs:#?}");
-        assert!(errs.iter().any(|e| e.starts_with("spec.versions[0].schema.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total")), "{errs:#?}");
+        assert!(
+            errs.iter().any(|e| e.starts_with(&format!(
+                "{p}[r].x-kubernetes-validations[0].rule: Invalid value: \"self ==== 1\": compilation failed"
+            ))),
+            "{errs:#?}"
+        );
+        assert!(
+            errs.iter().any(|e| e.starts_with(&format!(
+                "{p}[l].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget"
+            ))),
+            "{errs:#?}"
+        );
+        assert!(
+            errs.iter().any(|e| e.starts_with(
+                "spec.versions[0].schema.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total"
+            )),
+            "{errs:#?}"
+        );
         assert_eq!(errs.len(), 4, "{errs:#?}");
     }
 }

@@ -142,20 +142,20 @@ fn default_object_applies_only_defaults() {
 
 fn cel_schema() -> Value {
     json!({"type":"object","properties":{"spec":{"type":"object",
-        "x-kubernetes-validations":[
-            {"rule":"self.replicas <= self.maxReplicas","messageExpression":"'replicas ' + string(self.replicas) + ' above ' + string(self.maxReplicas)"},
-            {"rule":"self.mode == oldSelf.mode","message":"mode is immutable","reason":"FieldValueForbidden","fieldPath":".mode"},
-            {"rule":"!has(self.start) || self.start < timestamp('2030-01-01T00:00:00Z')","message":"too late"},
-            {"rule":"self.ports.isSorted() && self.ports.sum() < 100 && self.ports.indexOf(8) != 0"},
-            {"rule":"self.name.find('[0-9]+') != '13'","messageExpression":"''","message":"unlucky"},
-            {"rule":"!oldSelf.hasValue() || oldSelf.value().name == self.name","optionalOldSelf":true,"message":"name is immutable"}
-        ],
-        "properties":{
-            "replicas":{"type":"integer"},"maxReplicas":{"type":"integer"},
-            "mode":{"type":"string"},"start":{"type":"string","format":"date-time"},
-            "name":{"type":"string"},"max-surge":{"type":"string","x-kubernetes-validations":[{"rule":"self != 'bad'"}]},
-            "ports":{"type":"array","items":{"type":"integer"}}
-        }}}})
+    "x-kubernetes-validations":[
+        {"rule":"self.replicas <= self.maxReplicas","messageExpression":"'replicas ' + string(self.replicas) + ' above ' + string(self.maxReplicas)"},
+        {"rule":"self.mode == oldSelf.mode","message":"mode is immutable","reason":"FieldValueForbidden","fieldPath":".mode"},
+        {"rule":"!has(self.start) || self.start < timestamp('2030-01-01T00:00:00Z')","message":"too late"},
+        {"rule":"self.ports.isSorted() && self.ports.sum() < 100 && self.ports.indexOf(8) != 0"},
+        {"rule":"self.name.find('[0-9]+') != '13'","messageExpression":"''","message":"unlucky"},
+        {"rule":"!oldSelf.hasValue() || oldSelf.value().name == self.name","optionalOldSelf":true,"message":"name is immutable"}
+    ],
+    "properties":{
+        "replicas":{"type":"integer"},"maxReplicas":{"type":"integer"},
+        "mode":{"type":"string"},"start":{"type":"string","format":"date-time"},
+        "name":{"type":"string"},"max-surge":{"type":"string","x-kubernetes-validations":[{"rule":"self != 'bad'"}]},
+        "ports":{"type":"array","items":{"type":"integer"}}
+    }}}})
 }
 
 #[test]
@@ -223,7 +223,12 @@ fn compile_errors_name_the_rule() {
         Ok(_) => panic!("compiled"),
         Err(e) => messages(&e),
     };
-    assert!(errs[0].starts_with("properties[spec].x-kubernetes-validations[0].rule: Invalid value: \"self.a ==\": compilation failed"), "{errs:?}");
+    assert!(
+        errs[0].starts_with(
+            "properties[spec].x-kubernetes-validations[0].rule: Invalid value: \"self.a ==\": compilation failed"
+        ),
+        "{errs:?}"
+    );
 }
 
 #[test]

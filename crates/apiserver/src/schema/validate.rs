@@ -143,7 +143,11 @@ fn string(c: &Checks, s: &str, v: &Value, path: &Path<'_>, errors: &mut Vec<Fiel
         && chars < min
     {
         let p = path.render();
-        errors.push(FieldError::invalid(p.clone(), v.clone(), format!("{p} in body should be at least {min} chars long")));
+        errors.push(FieldError::invalid(
+            p.clone(),
+            v.clone(),
+            format!("{p} in body should be at least {min} chars long"),
+        ));
     }
     if let Some((src, re)) = &c.pattern
         && !re.is_match(s)
@@ -183,7 +187,11 @@ fn counts(
         && len < min
     {
         let p = path.render();
-        errors.push(FieldError::invalid(p.clone(), v.clone(), format!("{p} in body should have at least {min} {what}")));
+        errors.push(FieldError::invalid(
+            p.clone(),
+            v.clone(),
+            format!("{p} in body should have at least {min} {what}"),
+        ));
     }
 }
 

@@ -94,10 +94,11 @@ fn entry(e: &EntryExpr, depth: usize, s: &mut Shape) {
 /// The most elements a comprehension over the value at `node` (or below it) may see.
 pub fn max_cardinality(node: &Node) -> f64 {
     let own = match node.ty {
-        Some(Type::Array) => node.checks.as_ref().and_then(|c| c.max_items).map_or_else(
-            || MAX_REQUEST_BYTES / min_size(node.items.as_deref()),
-            |m| m as f64,
-        ),
+        Some(Type::Array) => node
+            .checks
+            .as_ref()
+            .and_then(|c| c.max_items)
+            .map_or_else(|| MAX_REQUEST_BYTES / min_size(node.items.as_deref()), |m| m as f64),
         Some(Type::Object) if matches!(node.additional, Additional::Schema(_)) || node.preserve_unknown => {
             node.checks.as_ref().and_then(|c| c.max_properties).map_or(MAX_REQUEST_BYTES / 4.0, |m| m as f64)
         }

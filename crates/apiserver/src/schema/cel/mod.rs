@@ -136,11 +136,9 @@ fn check_message(source: &str, message: Option<&str>, at: &Path<'_>, errors: &mu
         Some(m) if m.trim().is_empty() => {
             errors.push(FieldError::required(at.child("message").render(), "message must be non-empty if specified"));
         }
-        Some(m) if m.contains('\n') => errors.push(FieldError::invalid(
-            at.child("message").render(),
-            m,
-            "message must not contain line breaks",
-        )),
+        Some(m) if m.contains('\n') => {
+            errors.push(FieldError::invalid(at.child("message").render(), m, "message must not contain line breaks"))
+        }
         None if source.contains('\n') => errors.push(FieldError::required(
             at.child("message").render(),
             "message must be specified if rule contains line break",
@@ -277,7 +275,7 @@ pub fn run(node: &Node, v: &Value, old: Option<&Value>, path: &Path<'_>, resourc
         let Some(failure) = evaluate(&ctx, rule, before.as_ref()) else { continue };
         // Ratcheting: a rule that failed on a value the update did not change is a warning.
         if !rule.transition && old.is_some_and(|o| o == v) {
-            e.warnings.push(failure.to_string_at(path, rule));
+            e.warnings.push(failure.into_error(path, rule).to_string());
         } else {
             e.errors.push(failure.into_error(path, rule));
         }
@@ -353,9 +351,5 @@ impl Failure {
                 _ => FieldError::invalid(field, rule.type_name, msg),
             },
         }
-    }
-
-    fn to_string_at(self, path: &Path<'_>, rule: &Rule) -> String {
-        self.into_error(path, rule).to_string()
     }
 }

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use base64::Engine;
-use cel::objects::{Key, Map};
 use cel::Value as Cel;
+use cel::objects::{Key, Map};
 use serde_json::Value;
 
 use super::escape::escape;
@@ -39,8 +39,7 @@ fn number(node: Option<&Node>, n: &serde_json::Number) -> Cel {
         if let Some(u) = n.as_u64() {
             return Cel::UInt(u);
         }
-        if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && node.is_some_and(|n| n.ty == Some(Type::Integer)))
-        {
+        if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && node.is_some_and(|n| n.ty == Some(Type::Integer))) {
             return Cel::Int(f as i64);
         }
     }
@@ -155,7 +154,8 @@ mod tests {
             "d":{"type":"string","format":"duration"},"b":{"type":"string","format":"byte"},
             "max-surge":{"type":"string"},"m":{"type":"object","additionalProperties":{"type":"string"}}}});
         let mut errs = Vec::new();
-        let node = Compiler { errors: &mut errs, with_rules: false, free_form_objects: false }.node(&schema, &Path::ROOT);
+        let node =
+            Compiler { errors: &mut errs, with_rules: false, free_form_objects: false }.node(&schema, &Path::ROOT);
         let v = json!({"n":1,"i":2,"t":"2024-01-02T03:04:05Z","d":"1m30s","b":"aGk=","max-surge":"x","m":{"a-b":"c"},"unknown":1});
         let Cel::Map(m) = to_cel(Some(&node), &v, false) else { panic!("not a map") };
         let get = |k: &str| m.map.get(&Key::String(Arc::new(k.to_string()))).cloned();
