@@ -275,3 +275,32 @@ fn cluster_api_schemas_compile_and_keep_their_fields() {
         assert!(empty.is_empty(), "{empty:?}");
     }
 }
+
+/// Rules built to exhaust the parser's or interpreter's stack are refused or run, on a
+/// thread with the default 2 MiB stack, without crashing the server.
+#[test]
+fn pathological_rules_are_refused_or_survive() {
+    let long_chain = format!("self.a == {}1", "1 + ".repeat(590));
+    let deep = format!("{}true{}", "(".repeat(500), ")".repeat(500));
+    let near_limit = format!("{}true{}", "(".repeat(60), ")".repeat(60));
+    let huge = "1 + ".repeat(700) + "1 == 1";
+    let handle = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(move || {
+            let mut out = Vec::new();
+            for rule in [long_chain, deep, near_limit, huge] {
+                let s = json!({"type":"object","properties":{"spec":{"type":"object",
+                    "properties":{"a":{"type":"integer"}},"x-kubernetes-validations":[{"rule":rule}]}}});
+                let compiled = Validator::compile(Arc::new(s));
+                let ran = compiled.as_ref().ok().map(|v| v.validate(&json!({"spec":{"a":1}}), None).errors.len());
+                out.push((compiled.is_ok(), ran));
+            }
+            out
+        })
+        .expect("spawn");
+    let results = handle.join().expect("no stack overflow");
+    assert_eq!(results[1], (false, None), "too deep is refused");
+    assert_eq!(results[2], (true, Some(0)), "nesting below the limit compiles and holds");
+    assert_eq!(results[0], (true, Some(1)), "a long chain below the limit compiles and runs");
+    assert_eq!(results[3], (false, None), "too many operators are refused");
+}

@@ -22,6 +22,14 @@ use super::path::Path;
 /// Largest program accepted, in expression nodes: a guard against rules that are
 /// expensive to hold and walk whatever their data.
 const MAX_PROGRAM_NODES: f64 = 10_000.0;
+/// Longest rule source, and deepest bracket nesting, accepted before parsing: the parser
+/// and the interpreter recurse over the expression, so a pathological one must not reach
+/// them.
+const MAX_SOURCE: usize = 8 * 1024;
+const MAX_NESTING: usize = 64;
+/// Operator characters: each binary operator or selection can add a level to the parse
+/// tree, so their count bounds how deep a chain like `a + a + ...` nests.
+const MAX_OPERATORS: usize = 600;
 /// Longest `messageExpression`, as kube-apiserver limits it.
 const MAX_MESSAGE_EXPRESSION: usize = 5 * 1024;
 
@@ -89,6 +97,9 @@ fn compile_rule(r: &Value, at: &Path<'_>, cardinality: f64, errors: &mut Vec<Fie
     if source.trim().is_empty() {
         return Err(FieldError::required(rule_path.render(), ""));
     }
+    if let Err(why) = parseable(source) {
+        return Err(FieldError::forbidden(rule_path.render(), why));
+    }
     let program = env.compile(source).map_err(|e| {
         FieldError::invalid(rule_path.render(), source, format!("compilation failed: {}", one_line(&e.to_string())))
     })?;
@@ -127,6 +138,34 @@ fn compile_rule(r: &Value, at: &Path<'_>, cardinality: f64, errors: &mut Vec<Fie
     })
 }
 
+/// Refuses sources too long or too deeply nested to parse safely.
+fn parseable(source: &str) -> Result<(), String> {
+    if source.len() > MAX_SOURCE {
+        return Err(format!("the rule is longer than {MAX_SOURCE} bytes"));
+    }
+    let mut depth = 0usize;
+    let mut operators = 0usize;
+    for b in source.bytes() {
+        match b {
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'<' | b'>' | b'=' | b'!' | b'&' | b'|' | b'?' | b'.' => {
+                operators += 1;
+                if operators > MAX_OPERATORS {
+                    return Err(format!("the rule has more than {MAX_OPERATORS} operators"));
+                }
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(format!("the rule nests deeper than {MAX_NESTING} levels"));
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -156,6 +195,10 @@ fn compile_message_expression(env: &Env, r: &Value, at: &Path<'_>, errors: &mut 
             p.render(),
             format!("may not be more than {MAX_MESSAGE_EXPRESSION} bytes"),
         ));
+        return None;
+    }
+    if let Err(why) = parseable(src) {
+        errors.push(FieldError::forbidden(p.render(), why));
         return None;
     }
     match env.compile(src) {
