@@ -71,6 +71,22 @@ pub fn walk_object(node: &Node, map: &mut Map<String, Value>, path: &Path<'_>, w
     if node.defaults_here {
         apply_defaults(node, map);
     }
+    if node.embedded && w.validate {
+        embedded_type_meta(map, path, w.errors);
+    }
+}
+
+/// An embedded resource names its apiVersion and kind.
+fn embedded_type_meta(map: &Map<String, Value>, path: &Path<'_>, errors: &mut Vec<FieldError>) {
+    for key in ["apiVersion", "kind"] {
+        match map.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            Some(v @ (Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_))) => {
+                errors.push(super::validate::type_error(&path.child(key).render(), v, "string"));
+            }
+            _ => errors.push(FieldError::required(path.child(key).render(), "must not be empty")),
+        }
+    }
 }
 
 /// Fills absent properties that have a default.

@@ -113,6 +113,15 @@ fn reports_keyword_violations_as_kube_apiserver_words_them() {
     let reasons: Vec<&str> = out.errors.iter().map(|e| e.kind.reason()).collect();
     assert!(reasons.contains(&"FieldValueTooMany") && reasons.contains(&"FieldValueTooLong"), "{reasons:?}");
     assert_eq!(msgs.len(), 9, "{msgs:#?}");
+    let mut obj = json!({"spec":{"clusterName":"c","template":{"metadata":{"name":"p"},"kind":3}}});
+    let msgs = messages(&v.process(&mut obj).errors);
+    assert_eq!(
+        msgs,
+        vec![
+            "spec.template.apiVersion: Required value: must not be empty",
+            "spec.template.kind: Invalid value: \"integer\": spec.template.kind in body must be of type string: 3"
+        ]
+    );
 }
 
 #[test]
@@ -303,4 +312,30 @@ fn pathological_rules_are_refused_or_survive() {
     assert_eq!(results[2], (true, Some(0)), "nesting below the limit compiles and holds");
     assert_eq!(results[0], (true, Some(1)), "a long chain below the limit compiles and runs");
     assert_eq!(results[3], (false, None), "too many operators are refused");
+}
+
+#[test]
+fn kubernetes_cel_library() {
+    let rules = [
+        "self.ports.min() == 1 && self.ports.max() == 9 && self.ports.lastIndexOf(9) == 2",
+        "self.name.findAll('[0-9]').size() == 2 && self.name.findAll('[0-9]', 1) == ['1']",
+        "isURL(self.endpoint) && url(self.endpoint).getHostname() == 'example.com' && url(self.endpoint).getPort() == '8443'",
+        "url(self.endpoint).getQuery()['x'] == ['1', '2'] && url(self.endpoint).getScheme() == 'https'",
+        "quantity(self.memory).isGreaterThan(quantity('1Gi')) && quantity(self.memory).compareTo(quantity('2Gi')) == 0",
+        "quantity(self.memory).add(quantity('100m')).isGreaterThan(quantity('2Gi')) && isQuantity(self.memory) && !isQuantity('x')",
+        "isIP('10.0.0.1') && !isIP('10.0.0') && isCIDR('10.0.0.0/8') && self.ports.sum() == 15",
+        "self.name.split('-').size() == 2 && self.name.upperAscii() == 'A1-B2'",
+    ];
+    let validations: Vec<Value> = rules.iter().map(|r| json!({"rule": r})).collect();
+    let s = json!({"type":"object","properties":{"spec":{"type":"object","x-kubernetes-validations":validations,
+        "properties":{"ports":{"type":"array","items":{"type":"integer"}},"name":{"type":"string"},
+                      "endpoint":{"type":"string"},"memory":{"type":"string"}}}}});
+    let v = validator(s);
+    let obj =
+        json!({"spec":{"ports":[1,5,9],"name":"a1-b2","endpoint":"https://example.com:8443/p?x=1&x=2","memory":"2Gi"}});
+    let r = v.validate(&obj, None);
+    assert!(r.errors.is_empty(), "{:#?}", messages(&r.errors));
+    let obj = json!({"spec":{"ports":[9,1],"name":"zz","endpoint":"nope","memory":"1Gi"}});
+    let r = v.validate(&obj, None);
+    assert_eq!(r.errors.len(), rules.len(), "{:#?}", messages(&r.errors));
 }

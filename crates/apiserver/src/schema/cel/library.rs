@@ -1,6 +1,6 @@
 //! The Kubernetes CEL library functions CRD rules use that the `cel` crate lacks:
 //! `lists` (isSorted, sum, min, max, indexOf, lastIndexOf), `regex` (find, findAll),
-//! `isURL`, `isIP`, `isCIDR` and `isQuantity`.
+//! `isURL`, `isIP`, `isCIDR` and `isQuantity` (`url` and `quantity` are in `kinds`).
 
 use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};
@@ -12,8 +12,8 @@ use regex::Regex;
 
 use crate::schema::formats;
 
-type Args<'b, 'v> = Vec<CowVal<'b, 'v>>;
-type Out<'b, 'v> = Result<CowVal<'b, 'v>, ExecutionError>;
+pub(super) type Args<'b, 'v> = Vec<CowVal<'b, 'v>>;
+pub(super) type Out<'b, 'v> = Result<CowVal<'b, 'v>, ExecutionError>;
 
 /// Registers the library on `env`.
 pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {
@@ -33,16 +33,16 @@ pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {
     Ok(())
 }
 
-fn values(args: Args<'_, '_>) -> Result<Vec<Value>, ExecutionError> {
+pub(super) fn values(args: Args<'_, '_>) -> Result<Vec<Value>, ExecutionError> {
     args.iter().map(|a| Value::try_from(a.as_ref())).collect()
 }
 
-fn out<'b, 'v>(v: Value) -> Out<'b, 'v> {
+pub(super) fn out<'b, 'v>(v: Value) -> Out<'b, 'v> {
     let boxed: Box<dyn Val> = v.try_into()?;
     Ok(CowVal::Owned(boxed))
 }
 
-fn fail(function: &str, message: &str) -> ExecutionError {
+pub(super) fn fail(function: &str, message: &str) -> ExecutionError {
     ExecutionError::function_error(function, message)
 }
 
@@ -53,7 +53,7 @@ fn list_arg(function: &str, v: &Value) -> Result<Arc<Vec<Value>>, ExecutionError
     }
 }
 
-fn string_arg<'a>(function: &str, v: &'a Value) -> Result<&'a str, ExecutionError> {
+pub(super) fn string_arg<'a>(function: &str, v: &'a Value) -> Result<&'a str, ExecutionError> {
     match v {
         Value::String(s) => Ok(s.as_str()),
         _ => Err(fail(function, "argument is not a string")),
@@ -204,16 +204,7 @@ fn bool_of<'b, 'v>(args: Args<'b, 'v>, function: &str, check: fn(&str) -> bool) 
 }
 
 fn is_url<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
-    bool_of(args, "isURL", |s| {
-        // An absolute URL or an absolute path, as Go's url.ParseRequestURI accepts.
-        s.starts_with('/')
-            || s.split_once("://").is_some_and(|(scheme, rest)| {
-                !scheme.is_empty()
-                    && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-                    && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-                    && !rest.contains(char::is_whitespace)
-            })
-    })
+    bool_of(args, "isURL", |s| super::kinds::Url::parse(s).is_some())
 }
 
 fn is_ip<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
@@ -225,14 +216,5 @@ fn is_cidr<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
 }
 
 fn is_quantity<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
-    bool_of(args, "isQuantity", quantity)
-}
-
-/// A Kubernetes resource quantity: a signed decimal number with an optional binary-SI,
-/// decimal-SI or decimal-exponent suffix (`100m`, `1.5Gi`, `1e3`).
-fn quantity(s: &str) -> bool {
-    static QUANTITY: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"^[+-]?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$").ok()
-    });
-    QUANTITY.as_ref().is_some_and(|re| re.is_match(s))
+    bool_of(args, "isQuantity", |s| super::kinds::Quantity::parse(s).is_some())
 }
