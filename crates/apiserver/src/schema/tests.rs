@@ -325,6 +325,8 @@ fn kubernetes_cel_library() {
         "quantity(self.memory).add(quantity('100m')).isGreaterThan(quantity('2Gi')) && isQuantity(self.memory) && !isQuantity('x')",
         "isIP('10.0.0.1') && !isIP('10.0.0') && isCIDR('10.0.0.0/8') && self.ports.sum() == 15",
         "self.name.split('-').size() == 2 && self.name.upperAscii() == 'A1-B2'",
+        "!format.dns1123Label().validate(self.name).hasValue() && format.named('uuid').hasValue()",
+        "format.dns1123Subdomain().validate(self.endpoint).orValue([]).size() == 0",
     ];
     let validations: Vec<Value> = rules.iter().map(|r| json!({"rule": r})).collect();
     let s = json!({"type":"object","properties":{"spec":{"type":"object","x-kubernetes-validations":validations,
@@ -333,9 +335,14 @@ fn kubernetes_cel_library() {
     let v = validator(s);
     let obj =
         json!({"spec":{"ports":[1,5,9],"name":"a1-b2","endpoint":"https://example.com:8443/p?x=1&x=2","memory":"2Gi"}});
+    let mut ok = obj.clone();
+    ok["spec"]["endpoint"] = json!("example.com");
+    assert_eq!(messages(&v.validate(&ok, None).errors).len(), 2, "only the URL rules fail on a bare host");
     let r = v.validate(&obj, None);
-    assert!(r.errors.is_empty(), "{:#?}", messages(&r.errors));
-    let obj = json!({"spec":{"ports":[9,1],"name":"zz","endpoint":"nope","memory":"1Gi"}});
+    let failed = messages(&r.errors);
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert!(failed[0].contains("format.dns1123Subdomain"), "{failed:#?}");
+    let obj = json!({"spec":{"ports":[9,1],"name":"ZZ","endpoint":"nope!","memory":"1Gi"}});
     let r = v.validate(&obj, None);
     assert_eq!(r.errors.len(), rules.len(), "{:#?}", messages(&r.errors));
 }

@@ -4,6 +4,7 @@
 
 mod cost;
 mod escape;
+mod format;
 mod kinds;
 mod library;
 mod value;
@@ -43,6 +44,7 @@ static ENV: LazyLock<Option<Arc<Env>>> = LazyLock::new(|| {
     env.add_extension(cel::extensions::math).ok()?;
     library::extension(&mut env).ok()?;
     kinds::extension(&mut env).ok()?;
+    format::extension(&mut env).ok()?;
     Some(Arc::new(env))
 });
 
