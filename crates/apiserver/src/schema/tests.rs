@@ -327,14 +327,14 @@ fn kubernetes_cel_library() {
         "self.name.split('-').size() == 2 && self.name.upperAscii() == 'A1-B2'",
         "!format.dns1123Label().validate(self.name).hasValue() && format.named('uuid').hasValue()",
         "format.dns1123Subdomain().validate(self.endpoint).orValue([]).size() == 0",
+        "isSemver(self.version) && semver(self.version).isGreaterThan(semver('1.2.3')) && semver(self.version).minor() == 30",
     ];
     let validations: Vec<Value> = rules.iter().map(|r| json!({"rule": r})).collect();
     let s = json!({"type":"object","properties":{"spec":{"type":"object","x-kubernetes-validations":validations,
         "properties":{"ports":{"type":"array","items":{"type":"integer"}},"name":{"type":"string"},
-                      "endpoint":{"type":"string"},"memory":{"type":"string"}}}}});
+                      "endpoint":{"type":"string"},"memory":{"type":"string"},"version":{"type":"string"}}}}});
     let v = validator(s);
-    let obj =
-        json!({"spec":{"ports":[1,5,9],"name":"a1-b2","endpoint":"https://example.com:8443/p?x=1&x=2","memory":"2Gi"}});
+    let obj = json!({"spec":{"ports":[1,5,9],"name":"a1-b2","endpoint":"https://example.com:8443/p?x=1&x=2","memory":"2Gi","version":"1.30.0"}});
     let mut ok = obj.clone();
     ok["spec"]["endpoint"] = json!("example.com");
     assert_eq!(messages(&v.validate(&ok, None).errors).len(), 2, "only the URL rules fail on a bare host");
@@ -342,7 +342,7 @@ fn kubernetes_cel_library() {
     let failed = messages(&r.errors);
     assert_eq!(failed.len(), 1, "{failed:#?}");
     assert!(failed[0].contains("format.dns1123Subdomain"), "{failed:#?}");
-    let obj = json!({"spec":{"ports":[9,1],"name":"ZZ","endpoint":"nope!","memory":"1Gi"}});
+    let obj = json!({"spec":{"ports":[9,1],"name":"ZZ","endpoint":"nope!","memory":"1Gi","version":"1.2.3"}});
     let r = v.validate(&obj, None);
     assert_eq!(r.errors.len(), rules.len(), "{:#?}", messages(&r.errors));
 }

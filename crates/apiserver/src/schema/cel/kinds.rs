@@ -1,5 +1,5 @@
-//! The Kubernetes CEL value kinds rules build from strings: `url(s)` with its getters and
-//! `quantity(s)` with its comparisons and arithmetic.
+//! The Kubernetes CEL value kinds rules build from strings: `url(s)` with its getters,
+//! `quantity(s)` with its comparisons and arithmetic, `semver(s)` with its parts and order.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
@@ -13,6 +13,20 @@ use super::library::{Args, Out, fail, out, string_arg, values};
 
 fn url_type() -> Type {
     Type::new_opaque_type("kubernetes.URL")
+}
+
+fn semver_type() -> Type {
+    Type::new_opaque_type("kubernetes.Semver")
+}
+
+/// A semantic version.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Semver(semver::Version);
+
+impl Opaque for Semver {
+    fn runtime_type_name(&self) -> &str {
+        "kubernetes.Semver"
+    }
 }
 
 fn quantity_type() -> Type {
@@ -187,7 +201,70 @@ pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_member_overload("add", "quantity_add_int", q(), vec![INT_TYPE], q_add_int)?;
     env.add_member_overload("sub", "quantity_sub", q(), vec![q()], q_sub)?;
     env.add_member_overload("sub", "quantity_sub_int", q(), vec![INT_TYPE], q_sub_int)?;
+    semver_extension(env)
+}
+
+fn semver_extension(env: &mut Env) -> Result<(), DeclarationError> {
+    let s = semver_type;
+    env.add_type(s())?;
+    env.add_overload("semver", "semver_string", vec![STRING_TYPE], semver_of)?;
+    env.add_overload("isSemver", "isSemver_string", vec![STRING_TYPE], is_semver)?;
+    env.add_member_overload("major", "semver_major", s(), vec![], sv_major)?;
+    env.add_member_overload("minor", "semver_minor", s(), vec![], sv_minor)?;
+    env.add_member_overload("patch", "semver_patch", s(), vec![], sv_patch)?;
+    env.add_member_overload("compareTo", "semver_compareTo", s(), vec![s()], sv_compare)?;
+    env.add_member_overload("isGreaterThan", "semver_isGreaterThan", s(), vec![s()], sv_greater)?;
+    env.add_member_overload("isLessThan", "semver_isLessThan", s(), vec![s()], sv_less)?;
     Ok(())
+}
+
+fn semver_of<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let v = values(args)?;
+    let parsed = semver::Version::parse(string_arg("semver", &v[0])?).map_err(|e| fail("semver", &e.to_string()))?;
+    out(Value::Opaque(Arc::new(Semver(parsed))))
+}
+
+fn is_semver<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let v = values(args)?;
+    out(Value::Bool(semver::Version::parse(string_arg("isSemver", &v[0])?).is_ok()))
+}
+
+fn version<'a>(function: &str, v: &'a Value) -> Result<&'a semver::Version, cel::ExecutionError> {
+    match v {
+        Value::Opaque(o) => o.downcast_ref::<Semver>().map(|s| &s.0).ok_or_else(|| fail(function, "not a semver")),
+        _ => Err(fail(function, "not a semver")),
+    }
+}
+
+fn sv_part<'b, 'v>(args: Args<'b, 'v>, function: &str, part: fn(&semver::Version) -> u64) -> Out<'b, 'v> {
+    let v = values(args)?;
+    let n = part(version(function, &v[0])?);
+    out(Value::Int(i64::try_from(n).map_err(|_| fail(function, "overflow"))?))
+}
+
+fn sv_major<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    sv_part(args, "major", |v| v.major)
+}
+fn sv_minor<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    sv_part(args, "minor", |v| v.minor)
+}
+fn sv_patch<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    sv_part(args, "patch", |v| v.patch)
+}
+
+fn sv_order<'b, 'v>(args: Args<'b, 'v>, function: &str, f: fn(Ordering) -> Value) -> Out<'b, 'v> {
+    let v = values(args)?;
+    out(f(version(function, &v[0])?.cmp(version(function, &v[1])?)))
+}
+
+fn sv_compare<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    sv_order(args, "compareTo", |o| Value::Int(o as i64))
+}
+fn sv_greater<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    sv_order(args, "isGreaterThan", |o| Value::Bool(o == Ordering::Greater))
+}
+fn sv_less<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    sv_order(args, "isLessThan", |o| Value::Bool(o == Ordering::Less))
 }
 
 fn url<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
