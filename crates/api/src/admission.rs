@@ -46,6 +46,7 @@ pub enum FieldErrorKind {
     NotSupported,
     Duplicate,
     TooLong,
+    TooMany,
     TypeInvalid,
 }
 
@@ -59,6 +60,7 @@ impl FieldErrorKind {
             Self::NotSupported => "FieldValueNotSupported",
             Self::Duplicate => "FieldValueDuplicate",
             Self::TooLong => "FieldValueTooLong",
+            Self::TooMany => "FieldValueTooMany",
             Self::TypeInvalid => "FieldValueTypeInvalid",
         }
     }
@@ -71,6 +73,7 @@ impl FieldErrorKind {
             Self::NotSupported => "Unsupported value",
             Self::Duplicate => "Duplicate value",
             Self::TooLong => "Too long",
+            Self::TooMany => "Too many",
             Self::TypeInvalid => "Invalid value",
         }
     }

@@ -11,6 +11,7 @@ use parking_lot::RwLock;
 use serde_json::Value;
 
 use crate::crd::Served;
+use crate::schema;
 use crate::store::{ResId, ResIds};
 
 /// Converts objects between a resource's served shape and the shape of the resource whose
@@ -33,6 +34,8 @@ pub struct Resource {
     /// How a CRD serves this version (storage version, conversion, lifecycle); `None` for
     /// built-in kinds.
     pub custom: Option<Arc<Served>>,
+    /// The compiled schema (`None`: the kind has none, only metadata is checked).
+    pub validator: Option<Arc<schema::Validator>>,
 }
 
 impl std::fmt::Debug for Resource {
@@ -50,7 +53,26 @@ impl Resource {
         conversion: Option<Conversion>,
         custom: Option<Arc<Served>>,
     ) -> Self {
-        Self { id, def, storage, conversion, custom }
+        // A CRD's schemas are compiled when it is written, so this fails only for a schema
+        // stored before a check existed; such a version is served with metadata checks only.
+        let validator = schema::Validator::for_def(&def).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "schema does not compile; serving without schema validation");
+            None
+        });
+        Self { id, def, storage, conversion, custom, validator }
+    }
+
+    /// Like [`Resource::new`], failing when the schema does not compile (built-in and
+    /// native kinds: a bug, caught at start).
+    pub fn try_new(
+        id: ResId,
+        def: ResourceDef,
+        storage: ResId,
+        conversion: Option<Conversion>,
+        custom: Option<Arc<Served>>,
+    ) -> anyhow::Result<Self> {
+        let validator = schema::Validator::for_def(&def)?;
+        Ok(Self { id, def, storage, conversion, custom, validator })
     }
 
     pub fn is_core(&self) -> bool {
@@ -208,7 +230,7 @@ impl RegistryBuilder {
                 Some((g, p, c)) => (self.ids.intern(&g, &p), Some(c)),
                 None => (id, None),
             };
-            reg.insert(Arc::new(Resource::new(id, def, storage, conversion, None)));
+            reg.insert(Arc::new(Resource::try_new(id, def, storage, conversion, None)?));
         }
         Ok(reg)
     }

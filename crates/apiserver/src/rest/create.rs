@@ -73,7 +73,7 @@ impl Api {
         t: &Target,
         obj: &Value,
         opts: &WriteOptions,
-        warnings: Vec<String>,
+        mut warnings: Vec<String>,
         name: &str,
         generate: &str,
     ) -> ApiResult<Written> {
@@ -85,7 +85,7 @@ impl Api {
             if let Err(e) = self.validate_name(t, &name) {
                 return Err(ApiError::invalid(&t.res.def, &name, &[e]));
             }
-            self.run_admission(t, &mut obj, None)?;
+            self.run_admission(t, &mut obj, None, &mut warnings)?;
             if opts.dry_run {
                 return self.dry_run(&obj, 201, warnings);
             }

@@ -118,7 +118,7 @@ impl Api {
         opts: &WriteOptions,
         warnings: &mut Vec<String>,
     ) -> ApiResult<()> {
-        let out = schema::process(t.res.def.schema.as_deref(), obj);
+        let out = schema::Validator::or_schemaless(t.res.validator.as_ref()).process(obj);
         if !out.unknown.is_empty() {
             match opts.validation {
                 FieldValidation::Strict => {
@@ -146,7 +146,15 @@ impl Api {
         check.map_err(|e| FieldError::invalid("metadata.name", name, e))
     }
 
-    pub(super) fn run_admission(&self, t: &Target, obj: &mut Value, old: Option<&Value>) -> ApiResult<()> {
+    /// Runs admission (defaulting, then validation), then the schema's late checks:
+    /// required fields and CEL rules, whose ratcheted failures become warnings.
+    pub(super) fn run_admission(
+        &self,
+        t: &Target,
+        obj: &mut Value,
+        old: Option<&Value>,
+        warnings: &mut Vec<String>,
+    ) -> ApiResult<()> {
         let name = str_field(obj, &["metadata", "name"]).unwrap_or_default().to_string();
         let mut errs = meta::validate_metadata(&obj["metadata"]);
         if let Some(adm) = &t.res.def.admission {
@@ -156,8 +164,23 @@ impl Api {
             }
             errs.extend(adm.validate(obj, old));
         }
-        errs.extend(schema::missing_required(t.res.def.schema.as_deref(), obj));
+        self.validate_schema(t, obj, old, &mut errs, warnings);
         if errs.is_empty() { Ok(()) } else { Err(ApiError::invalid(&t.res.def, &name, &errs)) }
+    }
+
+    fn validate_schema(
+        &self,
+        t: &Target,
+        obj: &Value,
+        old: Option<&Value>,
+        errs: &mut Vec<FieldError>,
+        warnings: &mut Vec<String>,
+    ) {
+        if let Some(v) = &t.res.validator {
+            let report = v.validate(obj, old);
+            errs.extend(report.errors);
+            warnings.extend(report.warnings);
+        }
     }
 
     /// Converts a served object to its stored shape and encodes it.
@@ -336,6 +359,12 @@ impl Api {
                 None => map.remove("status"),
             };
             self.apply_schema(t, &mut next, opts, warnings)?;
+            let mut errs = Vec::new();
+            self.validate_schema(t, &next, Some(current), &mut errs, warnings);
+            if !errs.is_empty() {
+                let name = str_field(current, &["metadata", "name"]).unwrap_or_default();
+                return Err(ApiError::invalid(&t.res.def, name, &errs));
+            }
             return Ok(next);
         }
         self.check_kind(&t.res, &mut requested)?;
@@ -384,7 +413,7 @@ impl Api {
                 ));
             }
         }
-        self.run_admission(t, &mut requested, Some(current))?;
+        self.run_admission(t, &mut requested, Some(current), warnings)?;
         if tracks_generation(&t.res) && spec_view(&requested, status_sub) != spec_view(current, status_sub) {
             let generation = current["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             meta_mut(&mut requested)?.insert("generation".into(), json!(generation));

@@ -1,0 +1,70 @@
+//! The validation that runs after admission, as kube-apiserver validates after mutating
+//! webhooks: required fields and CEL rules. Only subtrees that carry either are visited,
+//! each with the matching part of the stored object (for transition rules and ratcheting).
+
+use drydock_api::FieldError;
+use serde_json::Value;
+
+use super::cel::{self, Eval};
+use super::node::{ListType, Node};
+use super::path::Path;
+
+/// Walks `v` (with `old`, its counterpart in the stored object).
+pub fn walk(node: &Node, v: &Value, old: Option<&Value>, path: &Path<'_>, resource: bool, e: &mut Eval<'_>) {
+    if !node.has_late_checks || v.is_null() {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            for r in &node.required {
+                let implied = resource && r == "metadata";
+                if !implied && !map.contains_key(r) {
+                    e.errors.push(FieldError::required(path.child(r).render(), ""));
+                }
+            }
+            for (k, child_v) in map {
+                if resource && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                if let Some(child) = node.child(k).filter(|c| c.has_late_checks) {
+                    let child_old = old.and_then(|o| o.get(k));
+                    walk(child, child_v, child_old, &path.child(k), child.embedded, e);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = node.items.as_deref().filter(|i| i.has_late_checks) {
+                let old_items = old.and_then(Value::as_array);
+                for (i, iv) in items.iter().enumerate() {
+                    let item_old = old_items.and_then(|o| correlate(&node.list_type, iv, o));
+                    walk(item, iv, item_old, &path.index(i), item.embedded, e);
+                }
+            }
+        }
+        _ => {}
+    }
+    cel::run(node, v, old, path, resource, e);
+}
+
+/// The old item a new one continues: the one with the same keys in a list-map, the
+/// equal one in a set. Atomic lists have no identity, so their items have no old value.
+fn correlate<'o>(list: &ListType, item: &Value, old: &'o [Value]) -> Option<&'o Value> {
+    match list {
+        ListType::Atomic => None,
+        ListType::Set => old.iter().find(|o| *o == item),
+        ListType::Map(keys) => old.iter().find(|o| keys.iter().all(|k| o.get(k).is_some() && o.get(k) == item.get(k))),
+    }
+}
+
+/// A validation with errors and the warnings ratcheting turned errors into.
+pub fn run(node: &Node, obj: &Value, old: Option<&Value>, errors: &mut Vec<FieldError>, warnings: &mut Vec<String>) {
+    let mut e = Eval { errors, warnings, budget: cel::OBJECT_BUDGET, exhausted: false };
+    walk(node, obj, old, &Path::ROOT, true, &mut e);
+}
+
+/// Required fields of a value outside any object (a schema's `default`).
+pub fn run_at(node: &Node, v: &Value, path: &Path<'_>, errors: &mut Vec<FieldError>) {
+    let mut warnings = Vec::new();
+    let mut e = Eval { errors, warnings: &mut warnings, budget: cel::OBJECT_BUDGET, exhausted: false };
+    walk(node, v, None, path, node.embedded, &mut e);
+}

@@ -1,0 +1,152 @@
+//! OpenAPI v3 schema processing of objects, as kube-apiserver applies a CRD's structural
+//! schema: unknown fields pruned (reported under `fieldValidation=Strict`/`Warn`), nulls of
+//! non-nullable fields dropped, defaults applied, every value checked against its
+//! keywords; after admission, required fields and CEL `x-kubernetes-validations`.
+//!
+//! A [`Validator`] is compiled once per served version (regexes, CEL programs, defaults,
+//! and flags saying which subtrees need a walk), so a write parses nothing.
+
+mod cel;
+mod formats;
+mod late;
+mod list_types;
+mod meta;
+mod node;
+mod path;
+mod prune;
+mod structural;
+mod validate;
+
+use std::sync::{Arc, LazyLock};
+
+use drydock_api::{FieldError, FieldErrorKind, ResourceDef};
+use serde_json::Value;
+
+use self::node::{Compiler, Node};
+use self::path::Path;
+use self::prune::Walk;
+pub use self::structural::check_crd_schema;
+
+/// A compiled schema.
+pub struct Validator {
+    root: Node,
+    schema: Arc<Value>,
+}
+
+impl std::fmt::Debug for Validator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Validator")
+            .field("has_defaults", &self.has_defaults())
+            .field("has_rules", &self.has_rules())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the write-time walk found.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Paths of fields the schema does not know (already removed from the object).
+    pub unknown: Vec<String>,
+    /// Type, format, bound, enum and list-type violations.
+    pub errors: Vec<FieldError>,
+}
+
+/// What validation after admission found.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub errors: Vec<FieldError>,
+    /// Failures on values an update left unchanged (ratcheting), for `Warning` headers.
+    pub warnings: Vec<String>,
+}
+
+/// Objects of kinds without a schema: only their metadata is checked.
+static SCHEMALESS: LazyLock<Validator> =
+    LazyLock::new(|| Validator { root: Node::default(), schema: Arc::new(Value::Null) });
+
+impl Validator {
+    /// Compiles a CRD version's `openAPIV3Schema`.
+    pub fn compile(schema: Arc<Value>) -> Result<Validator, Vec<FieldError>> {
+        Self::compile_with(schema, false)
+    }
+
+    /// Compiles a schema generated from a built-in type, where `type: object` without
+    /// properties means free-form (RawExtension, FieldsV1), not "prune everything".
+    pub fn compile_builtin(schema: Arc<Value>) -> Result<Validator, Vec<FieldError>> {
+        Self::compile_with(schema, true)
+    }
+
+    fn compile_with(schema: Arc<Value>, free_form_objects: bool) -> Result<Validator, Vec<FieldError>> {
+        let mut errors = Vec::new();
+        let root = Compiler { errors: &mut errors, with_rules: true, free_form_objects }.node(&schema, &Path::ROOT);
+        if errors.is_empty() { Ok(Validator { root, schema }) } else { Err(errors) }
+    }
+
+    /// The validator of a registered kind: built-in groups (no dot, or `*.k8s.io`) have
+    /// generated schemas, every other group a CRD's.
+    pub fn for_def(def: &ResourceDef) -> anyhow::Result<Option<Arc<Validator>>> {
+        let Some(schema) = &def.schema else { return Ok(None) };
+        let builtin = !def.group.contains('.') || def.group.ends_with(".k8s.io");
+        let compiled = if builtin { Self::compile_builtin(schema.clone()) } else { Self::compile(schema.clone()) };
+        match compiled {
+            Ok(v) => Ok(Some(Arc::new(v))),
+            Err(errs) => {
+                let list: Vec<String> = errs.iter().map(ToString::to_string).collect();
+                anyhow::bail!("schema of {}/{} {}: {}", def.group, def.version, def.kind, list.join(", "))
+            }
+        }
+    }
+
+    /// The validator for a kind that may have none.
+    pub fn or_schemaless(v: Option<&Arc<Validator>>) -> &Validator {
+        v.map_or(&*SCHEMALESS, |v| v)
+    }
+
+    pub fn schema(&self) -> &Arc<Value> {
+        &self.schema
+    }
+
+    /// Whether the schema declares any default.
+    pub fn has_defaults(&self) -> bool {
+        self.root.has_defaults
+    }
+
+    /// Whether the schema carries CEL rules.
+    pub fn has_rules(&self) -> bool {
+        self.root.has_rules
+    }
+
+    /// Whether the root keeps fields it does not declare.
+    pub fn preserves_unknown(&self) -> bool {
+        self.root.keeps_unknown()
+    }
+
+    /// The write-time walk: prunes, drops disallowed nulls, defaults and checks keywords.
+    pub fn process(&self, obj: &mut Value) -> Outcome {
+        let mut out = Outcome::default();
+        let Value::Object(map) = obj else {
+            out.errors.push(FieldError::new(FieldErrorKind::TypeInvalid, "", "object must be a JSON object"));
+            return out;
+        };
+        let mut w = Walk { unknown: &mut out.unknown, errors: &mut out.errors, validate: true };
+        prune::walk_object(&self.root, map, &Path::ROOT, &mut w, true);
+        out
+    }
+
+    /// Validation after admission: required fields and CEL rules (`old`: the stored object
+    /// on update, for transition rules and ratcheting).
+    pub fn validate(&self, obj: &Value, old: Option<&Value>) -> Report {
+        let mut r = Report::default();
+        if self.root.has_late_checks {
+            late::run(&self.root, obj, old, &mut r.errors, &mut r.warnings);
+        }
+        r
+    }
+}
+
+/// Applies defaults only, as reads from storage do (nothing is pruned or checked).
+pub fn default_object(v: &Validator, obj: &mut Value) {
+    prune::default_only(&v.root, obj, true);
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,139 @@
+//! The write-time walk: prunes unknown fields, drops nulls of non-nullable fields, applies
+//! defaults and checks each value's keywords, in one pass over the object.
+
+use drydock_api::FieldError;
+use serde_json::{Map, Value};
+
+use super::node::Node;
+use super::path::Path;
+use super::{meta, validate};
+
+/// What the walk collects.
+pub struct Walk<'o> {
+    /// Paths of pruned fields (reported under `fieldValidation=Strict`/`Warn`).
+    pub unknown: &'o mut Vec<String>,
+    pub errors: &'o mut Vec<FieldError>,
+    /// Keyword checks run (off for defaulting on read and for pre-pruning defaults).
+    pub validate: bool,
+}
+
+/// Walks `v` against `node`.
+pub fn walk(node: &Node, v: &mut Value, path: &Path<'_>, w: &mut Walk<'_>) {
+    if w.validate && !validate::value(node, v, path, w.errors) {
+        return;
+    }
+    match v {
+        Value::Object(map) => walk_object(node, map, path, w, node.embedded),
+        Value::Array(items) => {
+            if let Some(item) = &node.items {
+                for (i, v) in items.iter_mut().enumerate() {
+                    walk(item, v, &path.index(i), w);
+                }
+            }
+            if w.validate {
+                super::list_types::check(node, items, path, w.errors);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Walks an object's fields; `resource` objects (the root, embedded resources) keep
+/// `apiVersion` and `kind` and have their `metadata` treated as ObjectMeta.
+pub fn walk_object(node: &Node, map: &mut Map<String, Value>, path: &Path<'_>, w: &mut Walk<'_>, resource: bool) {
+    let keep_unknown = node.keeps_unknown() || node.ty.is_none();
+    map.retain(|k, v| {
+        if resource {
+            match k.as_str() {
+                "apiVersion" | "kind" => return true,
+                "metadata" => {
+                    meta::walk(node.property("metadata"), v, &path.child(k), w);
+                    return true;
+                }
+                _ => {}
+            }
+        }
+        match node.child(k) {
+            Some(child) => {
+                if v.is_null() && !child.nullable {
+                    return false;
+                }
+                walk(child, v, &path.child(k), w);
+                true
+            }
+            None if keep_unknown => true,
+            None => {
+                w.unknown.push(path.child(k).render());
+                false
+            }
+        }
+    });
+    if node.defaults_here {
+        apply_defaults(node, map);
+    }
+    if node.embedded && w.validate {
+        embedded_type_meta(map, path, w.errors);
+    }
+}
+
+/// An embedded resource names its apiVersion and kind.
+fn embedded_type_meta(map: &Map<String, Value>, path: &Path<'_>, errors: &mut Vec<FieldError>) {
+    for key in ["apiVersion", "kind"] {
+        match map.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            Some(v @ (Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_))) => {
+                errors.push(super::validate::type_error(&path.child(key).render(), v, "string"));
+            }
+            _ => errors.push(FieldError::required(path.child(key).render(), "must not be empty")),
+        }
+    }
+}
+
+/// Fills absent properties that have a default.
+fn apply_defaults(node: &Node, map: &mut Map<String, Value>) {
+    for (k, child) in &node.properties {
+        if let Some(d) = &child.default
+            && !map.contains_key(k)
+        {
+            map.insert(k.clone(), d.clone());
+        }
+    }
+}
+
+/// Defaults only: what reads from storage apply, and what compiling does to a default value.
+pub fn default_only(node: &Node, v: &mut Value, resource: bool) {
+    if !node.has_defaults {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            for (k, child_v) in map.iter_mut() {
+                if resource && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                if let Some(child) = node.child(k) {
+                    default_only(child, child_v, child.embedded);
+                }
+            }
+            if node.defaults_here {
+                apply_defaults(node, map);
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = &node.items {
+                for v in items {
+                    default_only(item, v, item.embedded);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Prunes and defaults a schema's `default` value by the schema itself, once, at compile time.
+pub fn prune_default(node: &Node, d: &mut Value) {
+    let mut unknown = Vec::new();
+    let mut errors = Vec::new();
+    let mut w = Walk { unknown: &mut unknown, errors: &mut errors, validate: false };
+    walk(node, d, &Path::ROOT, &mut w);
+}
