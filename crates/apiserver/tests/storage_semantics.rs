@@ -202,14 +202,66 @@ async fn refused_option_combinations() {
     assert_eq!(token.0, 200);
     let invalid = |detail: &str| format!("ListOptions.meta.k8s.io \"\" is invalid: {detail}");
     let cases = [
-        ("resourceVersionMatch=Exact", 422, "Invalid", invalid("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided")),
-        ("resourceVersionMatch=NotOlderThan", 422, "Invalid", invalid("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided")),
-        ("resourceVersionMatch=Exact&resourceVersion=0", 422, "Invalid", invalid("resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"")),
-        ("resourceVersionMatch=Newest&resourceVersion=1", 422, "Invalid", invalid("resourceVersionMatch: Unsupported value: \"Newest\": supported values: \"Exact\", \"NotOlderThan\", \"\"")),
-        ("sendInitialEvents=true", 422, "Invalid", invalid("sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list")),
-        ("continue=abc&resourceVersion=5", 400, "BadRequest", "specifying resource version is not allowed when using continue".into()),
-        ("watch=true&resourceVersionMatch=NotOlderThan&resourceVersion=1", 422, "Invalid", invalid("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")),
-        ("watch=true&sendInitialEvents=true", 422, "Invalid", invalid("resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")),
+        (
+            "resourceVersionMatch=Exact",
+            422,
+            "Invalid",
+            invalid(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ),
+        ),
+        (
+            "resourceVersionMatch=NotOlderThan",
+            422,
+            "Invalid",
+            invalid(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ),
+        ),
+        (
+            "resourceVersionMatch=Exact&resourceVersion=0",
+            422,
+            "Invalid",
+            invalid(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ),
+        ),
+        (
+            "resourceVersionMatch=Newest&resourceVersion=1",
+            422,
+            "Invalid",
+            invalid(
+                "resourceVersionMatch: Unsupported value: \"Newest\": supported values: \"Exact\", \"NotOlderThan\", \"\"",
+            ),
+        ),
+        (
+            "sendInitialEvents=true",
+            422,
+            "Invalid",
+            invalid("sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"),
+        ),
+        (
+            "continue=abc&resourceVersion=5",
+            400,
+            "BadRequest",
+            "specifying resource version is not allowed when using continue".into(),
+        ),
+        (
+            "watch=true&resourceVersionMatch=NotOlderThan&resourceVersion=1",
+            422,
+            "Invalid",
+            invalid(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ),
+        ),
+        (
+            "watch=true&sendInitialEvents=true",
+            422,
+            "Invalid",
+            invalid(
+                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ),
+        ),
         ("resourceVersion=abc", 400, "BadRequest", "invalid resource version: \"abc\"".into()),
     ];
     for (q, code, reason, message) in cases {
@@ -231,10 +283,8 @@ async fn watch_list_streams_the_snapshot_sorted_then_an_end_bookmark_then_change
         api.create(&pp, &cm(name, "1")).await.expect("create");
     }
     let snapshot = rv_of(&get_json(&router, CMS).await.1);
-    let uri = format!(
-        "/api/v1/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=0"
-    );
-    let events = watch_until(&router, &uri, |e| e["type"] == "BOOKMARK").await;
+    let uri = "/api/v1/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=0";
+    let events = watch_until(&router, uri, |e| e["type"] == "BOOKMARK").await;
     let (added, end) = events.split_at(events.len() - 1);
     let keys: Vec<(String, String)> = added
         .iter()

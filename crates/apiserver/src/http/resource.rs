@@ -199,7 +199,11 @@ async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     }
     let lo = list_options(c.api, &c.t, q)?;
     let items = c.api.delete_collection(&c.t, &lo, &opts).await?;
-    Ok(json_response(StatusCode::OK, list_body(c.res(), c.api.store.revision(), None, None, &items), "application/json"))
+    Ok(json_response(
+        StatusCode::OK,
+        list_body(c.res(), c.api.store.revision(), None, None, &items),
+        "application/json",
+    ))
 }
 
 fn written_response(w: Written) -> Response {

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -119,7 +119,8 @@ fn bookmark(p: &WatchParams, rv: u64, initial_end: bool) -> Bytes {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if initial_end {
         // client-go 1.32/1.33's watch-list builds its list from this empty one.
-        let blueprint = json!({"kind": format!("{}List", p.kind), "apiVersion": p.api_version, "metadata": {}, "items": []});
+        let blueprint =
+            json!({"kind": format!("{}List", p.kind), "apiVersion": p.api_version, "metadata": {}, "items": []});
         meta["annotations"] = json!({
             "k8s.io/initial-events-end": "true",
             "kubernetes.io/initial-events-list-blueprint": STANDARD.encode(blueprint.to_string()),

@@ -97,7 +97,9 @@ impl ListOptions {
         }
         if let Some(m) = m {
             if self.send_initial_events.is_none() {
-                errs.push(forbidden("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"));
+                errs.push(forbidden(
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
             }
             if m != NOT_OLDER_THAN {
                 errs.push(FieldError::not_supported("resourceVersionMatch", m, &[NOT_OLDER_THAN]));
@@ -145,7 +147,8 @@ impl Continue {
     /// Reads a token of a list in `namespace` (`None` across namespaces or for
     /// cluster-scoped resources, with `across_namespaces` telling which).
     pub fn decode(token: &str, namespace: Option<&str>, across_namespaces: bool) -> ApiResult<Self> {
-        let invalid = |why: &str| ApiError::bad_request(format!("invalid continue token: continue key is not valid{why}"));
+        let invalid =
+            |why: &str| ApiError::bad_request(format!("invalid continue token: continue key is not valid{why}"));
         let bytes = URL_SAFE_NO_PAD.decode(token.trim_end_matches('=')).map_err(|e| invalid(&format!(": {e}")))?;
         let t: TokenJson = serde_json::from_slice(&bytes).map_err(|e| invalid(&format!(": {e}")))?;
         if t.v != TOKEN_VERSION {

@@ -123,7 +123,9 @@ impl Api {
         let token = match opts.continue_token() {
             Some(tok) => {
                 if opts.rv_given() {
-                    return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
+                    return Err(ApiError::bad_request(
+                        "specifying resource version is not allowed when using continue",
+                    ));
                 }
                 Some(Continue::decode(tok, self.list_namespace(t), across)?)
             }
@@ -202,7 +204,13 @@ impl Api {
         };
         let across = self.across_namespaces(t);
         let continue_token = page.next.map(|after| Continue { rv: page.rev as i64, after }.encode(across));
-        Ok(ListResult { items: page.items, clusters: Vec::new(), rev: page.rev, continue_token, remaining: page.remaining })
+        Ok(ListResult {
+            items: page.items,
+            clusters: Vec::new(),
+            rev: page.rev,
+            continue_token,
+            remaining: page.remaining,
+        })
     }
 
     /// The current durable state across every logical cluster, unpaged.

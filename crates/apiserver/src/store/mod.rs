@@ -5,8 +5,9 @@
 //! swap the object in memory and queue its log row; serialization happens before, the
 //! disk after. The committer thread drains the queue, commits whatever accumulated as one
 //! transaction (group commit), then publishes the watch events and answers the writers.
-//! Reads never touch the disk. A reader may see a write a few milliseconds before it is
-//! durable; a writer is answered, and watchers told, only once it is.
+//! Reads never touch the disk. A write is in memory a few milliseconds before it is
+//! durable; a writer is answered, watchers told, and client reads answered (`read.rs`) only
+//! once it is.
 //!
 //! When a commit fails, the store turns read-only until restarted: under the state lock the
 //! committer records the cause (so nothing queues after it), takes every write still
@@ -31,8 +32,8 @@ use tokio::sync::oneshot;
 
 pub use backend::{Backend, LoadInfo, LogRow, MemoryBackend};
 pub use object::{Encoded, ObjMeta, OwnerRef, Stored};
-pub use sqlite::{SqliteBackend, SyncMode};
 pub use read::{KeyFilter, ListPage, ListQuery};
+pub use sqlite::{SqliteBackend, SyncMode};
 pub use watch::{EventType, WatchEvent, WatchHub};
 
 use committer::{Committer, Pending};
