@@ -10,13 +10,15 @@ pub struct ApiError {
     pub reason: &'static str,
     pub message: String,
     pub details: Option<Value>,
+    /// `metadata.continue` of the Status: where an expired paged list may go on from.
+    pub list_continue: Option<String>,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
     pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
-        Self { code, reason, message: message.into(), details: None }
+        Self { code, reason, message: message.into(), details: None, list_continue: None }
     }
     #[must_use]
     pub fn with_details(mut self, d: Value) -> Self {
@@ -58,13 +60,28 @@ impl ApiError {
         .with_details(details(def, name))
     }
     pub fn invalid(def: &ResourceDef, name: &str, errors: &[FieldError]) -> Self {
+        Self::invalid_as(&def.qualified_kind(), details(def, name), name, errors)
+    }
+    /// 422 on the options of a list or watch (`ListOptions.meta.k8s.io "" is invalid: ...`).
+    pub fn invalid_list_options(errors: &[FieldError]) -> Self {
+        let d = json!({"kind": "ListOptions", "group": "meta.k8s.io"});
+        Self::invalid_as("ListOptions.meta.k8s.io", d, "", errors)
+    }
+    fn invalid_as(qualified_kind: &str, mut d: Value, name: &str, errors: &[FieldError]) -> Self {
         let msgs: Vec<String> = errors.iter().map(ToString::to_string).collect();
         let summary = if msgs.len() == 1 { msgs[0].clone() } else { format!("[{}]", msgs.join(", ")) };
         let causes: Vec<Value> =
             errors.iter().map(|e| json!({"reason": e.kind.reason(), "message": e.body(), "field": e.field})).collect();
-        let mut d = details(def, name);
         d["causes"] = Value::Array(causes);
-        Self::new(422, "Invalid", format!("{} \"{name}\" is invalid: {summary}", def.qualified_kind())).with_details(d)
+        Self::new(422, "Invalid", format!("{qualified_kind} \"{name}\" is invalid: {summary}")).with_details(d)
+    }
+    /// 504 for a read of a revision the store did not reach in time; clients relist.
+    pub fn too_large_resource_version(requested: u64, current: u64) -> Self {
+        Self::new(504, "Timeout", format!("Timeout: Too large resource version: {requested}, current: {current}"))
+            .with_details(json!({
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            }))
     }
     /// 403 about one object: `<plural>.<group> "<name>" is forbidden: <why>`.
     pub fn forbidden(def: &ResourceDef, name: &str, why: &str) -> Self {
@@ -106,6 +123,9 @@ impl ApiError {
         });
         if let Some(d) = &self.details {
             s["details"] = d.clone();
+        }
+        if let Some(c) = &self.list_continue {
+            s["metadata"]["continue"] = Value::String(c.clone());
         }
         s
     }

@@ -138,6 +138,6 @@ pub(super) fn list_options(api: &Api, t: &Target, q: &Query) -> ApiResult<ListOp
         continue_token: q.get("continue").map(str::to_string),
         resource_version: q.get("resourceVersion").map(str::to_string),
         resource_version_match: q.get("resourceVersionMatch").filter(|s| !s.is_empty()).map(str::to_string),
-        send_initial_events: q.flag("sendInitialEvents"),
+        send_initial_events: q.get("sendInitialEvents").map(|v| matches!(v, "true" | "1")),
     })
 }

@@ -69,8 +69,8 @@ async fn serve(
 ) -> ApiResult<Response> {
     match (method, &p.name) {
         (Method::GET, _) if p.watch || call.q.flag("watch") => watch::serve(srv, &call.t, &call.q, call.accept).await,
-        (Method::GET, Some(_)) => get(call),
-        (Method::GET, None) => list(call),
+        (Method::GET, Some(_)) => get(call).await,
+        (Method::GET, None) => list(call).await,
         (Method::POST, None) => create(call, req).await,
         (Method::POST, Some(_)) => {
             Err(ApiError::method_not_allowed("POST is not allowed on a named resource; use PUT or PATCH"))
@@ -119,9 +119,9 @@ fn target(api: &Api, cluster: &LogicalClusterName, p: &ResourcePath, method: &Me
     Ok(t)
 }
 
-fn get(c: &Call<'_>) -> ApiResult<Response> {
+async fn get(c: &Call<'_>) -> ApiResult<Response> {
     let as_ = negotiate(c.accept)?;
-    let obj = c.api.get(&c.t)?;
+    let obj = c.api.read(&c.t, c.q.get("resourceVersion")).await?;
     match (c.t.sub, as_) {
         (Some(Subresource::Scale), _) => {
             Ok(json_value(StatusCode::OK, &c.api.scale_of(&c.t, &c.api.value(c.res(), &obj)?)?))
@@ -135,10 +135,10 @@ fn get(c: &Call<'_>) -> ApiResult<Response> {
     }
 }
 
-fn list(c: &Call<'_>) -> ApiResult<Response> {
+async fn list(c: &Call<'_>) -> ApiResult<Response> {
     let as_ = negotiate(c.accept)?;
     let opts = list_options(c.api, &c.t, &c.q)?;
-    let list = c.api.list(&c.t, &opts)?;
+    let list = c.api.list(&c.t, &opts).await?;
     let res = c.res();
     match as_ {
         As::Table => {
@@ -154,7 +154,7 @@ fn list(c: &Call<'_>) -> ApiResult<Response> {
                 .enumerate()
                 .map(|(i, o)| c.api.encode_in(res, o, list.clusters.get(i).map(|c| &**c)))
                 .collect::<ApiResult<Vec<_>>>()?;
-            let body = list_body(res, list.rev, list.continue_token.as_deref(), &items);
+            let body = list_body(res, list.rev, list.continue_token.as_deref(), list.remaining, &items);
             Ok(json_response(StatusCode::OK, body, "application/json"))
         }
     }
@@ -225,7 +225,11 @@ async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     }
     let lo = list_options(c.api, &c.t, q)?;
     let items = c.api.delete_collection(&c.t, &lo, &opts).await?;
-    Ok(json_response(StatusCode::OK, list_body(c.res(), c.api.store.revision(), None, &items), "application/json"))
+    Ok(json_response(
+        StatusCode::OK,
+        list_body(c.res(), c.api.store.revision(), None, None, &items),
+        "application/json",
+    ))
 }
 
 fn written_response(w: Written) -> Response {
@@ -246,7 +250,7 @@ fn add_warnings(r: &mut Response, warnings: impl IntoIterator<Item = String>) {
 }
 
 /// Assembles a `<Kind>List` of `res` from already-encoded items.
-fn list_body(res: &Resource, rev: u64, cont: Option<&str>, items: &[Bytes]) -> Bytes {
+fn list_body(res: &Resource, rev: u64, cont: Option<&str>, remaining: Option<u64>, items: &[Bytes]) -> Bytes {
     let (kind, api_version) = (&res.def.kind, res.def.api_version());
     let size: usize = items.iter().map(|i| i.len() + 1).sum();
     let mut b = BytesMut::with_capacity(size + 200);
@@ -258,6 +262,9 @@ fn list_body(res: &Resource, rev: u64, cont: Option<&str>, items: &[Bytes]) -> B
     );
     if let Some(c) = cont {
         b.put_slice(format!(",\"continue\":{}", Value::String(c.to_string())).as_bytes());
+    }
+    if let Some(n) = remaining {
+        b.put_slice(format!(",\"remainingItemCount\":{n}").as_bytes());
     }
     b.put_slice(b"},\"items\":[");
     for (i, item) in items.iter().enumerate() {

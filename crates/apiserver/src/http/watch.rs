@@ -7,6 +7,8 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -17,7 +19,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::metrics;
 use crate::rest::{Api, Target, WatchStart};
 use crate::store::Stored;
-use crate::store::watch::{EventType, Expired, WatchHub};
+use crate::store::watch::{EventType, WatchHub};
 
 /// Answers a watch request: a stream of events, ended by its timeout, the client or the
 /// server shutting down.
@@ -35,16 +37,15 @@ pub(super) async fn serve(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str
         timeout,
         bookmarks: q.flag("allowWatchBookmarks"),
         bookmark_interval: srv.bookmark_interval,
-        initial_events_end: opts.send_initial_events,
+        initial_events_end: opts.send_initial_events == Some(true),
         kind: t.res.def.kind.clone(),
         api_version: t.res.def.api_version(),
     };
-    let started = api.watch(t, &opts)?;
+    let started = api.watch(t, &opts).await?;
     let (tx, rx) = mpsc::channel::<Bytes>(256);
     match started {
-        Err(expired) => {
-            let requested = opts.resource_version.clone().unwrap_or_default();
-            let _ = tx.send(expired_event(&requested, &expired)).await;
+        Err(e) => {
+            let _ = tx.send(error_event(&e)).await;
         }
         Ok(start) => {
             let render = renderer(&api, t, as_, q.get("includeObject").unwrap_or("Metadata"));
@@ -117,16 +118,22 @@ fn frame(kind: &str, obj: &[u8]) -> Bytes {
 fn bookmark(p: &WatchParams, rv: u64, initial_end: bool) -> Bytes {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if initial_end {
-        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        // client-go 1.32/1.33's watch-list builds its list from this empty one.
+        let blueprint =
+            json!({"kind": format!("{}List", p.kind), "apiVersion": p.api_version, "metadata": {}, "items": []});
+        meta["annotations"] = json!({
+            "k8s.io/initial-events-end": "true",
+            "kubernetes.io/initial-events-list-blueprint": STANDARD.encode(blueprint.to_string()),
+        });
     }
     let obj = json!({"kind": p.kind, "apiVersion": p.api_version, "metadata": meta});
     frame("BOOKMARK", obj.to_string().as_bytes())
 }
 
-/// The single ERROR event answering a watch from a compacted revision.
-pub fn expired_event(requested: &str, e: &Expired) -> Bytes {
-    let status = ApiError::gone(format!("too old resource version: {requested} ({})", e.oldest)).status();
-    frame("ERROR", status.to_string().as_bytes())
+/// The single ERROR event answering a watch that cannot start: its revision was compacted
+/// (410) or not reached in time (504).
+pub fn error_event(e: &ApiError) -> Bytes {
+    frame("ERROR", e.status().to_string().as_bytes())
 }
 
 /// Runs a watch, writing frames into `tx` until the timeout, the client leaving, or the

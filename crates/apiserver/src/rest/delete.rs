@@ -164,7 +164,7 @@ impl Api {
         list: &ListOptions,
         opts: &DeleteOptions,
     ) -> ApiResult<Vec<Bytes>> {
-        let items = self.list(t, &ListOptions { limit: None, continue_token: None, ..list.clone() })?.items;
+        let items = self.list(t, &ListOptions { limit: None, continue_token: None, ..list.clone() }).await?.items;
         let mut out = Vec::with_capacity(items.len());
         for item in items {
             let v = self.value(&t.res, &item)?;

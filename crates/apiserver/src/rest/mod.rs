@@ -5,6 +5,7 @@
 
 mod create;
 mod delete;
+mod list_options;
 pub mod meta;
 mod read;
 mod write;
@@ -20,7 +21,8 @@ use crate::registry::{Registries, Registry, Resource};
 use crate::store::{ObjKey, ResId, Store, Stored};
 
 pub use delete::{DeleteOptions, Propagation};
-pub use read::{ListOptions, ListResult, WatchStart, is_wildcard};
+pub use list_options::{Continue, ListOptions};
+pub use read::{ListResult, WatchStart, is_wildcard};
 pub use write::{FieldValidation, WriteOptions, Written};
 
 /// Subresources served.

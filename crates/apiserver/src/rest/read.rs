@@ -2,30 +2,16 @@
 
 use std::sync::Arc;
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use drydock_api::selector::Selector as LabelSelector;
 use drydock_api::tenancy::LogicalClusterName;
-use serde_json::json;
 
+use super::list_options::{Continue, ListOptions};
 use super::{Api, Target, parse_rv};
 use crate::error::{ApiError, ApiResult};
 use crate::registry::Resource;
 use crate::selector::FieldSelector;
-use crate::store::watch::{EventFilter, Expired, Scope, Subscription};
-use crate::store::{ObjKey, ObjMeta, Stored};
-
-/// Query options of list and watch.
-#[derive(Clone, Debug, Default)]
-pub struct ListOptions {
-    pub labels: LabelSelector,
-    pub fields: FieldSelector,
-    pub limit: Option<usize>,
-    pub continue_token: Option<String>,
-    pub resource_version: Option<String>,
-    pub resource_version_match: Option<String>,
-    pub send_initial_events: bool,
-}
+use crate::store::watch::{EventFilter, Scope, Subscription};
+use crate::store::{ListQuery, ObjKey, ObjMeta, Stored};
 
 /// One page of a list.
 pub struct ListResult {
@@ -34,6 +20,8 @@ pub struct ListResult {
     pub clusters: Vec<Arc<str>>,
     pub rev: u64,
     pub continue_token: Option<String>,
+    /// Matches past this page (`metadata.remainingItemCount`), given when no selector filters.
+    pub remaining: Option<u64>,
 }
 
 /// A watch ready to stream: objects to announce as ADDED first (when no revision was
@@ -88,17 +76,26 @@ pub fn is_wildcard(t: &Target) -> bool {
     &*t.cluster == LogicalClusterName::WILDCARD
 }
 
-#[derive(serde::Serialize, serde::Deserialize)]
-struct ContinueToken {
-    rv: u64,
-    ns: String,
-    name: String,
-}
-
 impl Api {
+    /// The current state of an object, durable or not: for the server's own loops and the
+    /// preconditions of writes. Clients read through [`Api::read`].
     pub fn get(&self, t: &Target) -> ApiResult<Arc<Stored>> {
         let name = t.name()?;
         self.store.get(&t.key(name)).ok_or_else(|| ApiError::not_found(&t.res.def, name))
+    }
+
+    /// A client's get: durable state, not older than `resource_version` when one is given.
+    pub async fn read(&self, t: &Target, resource_version: Option<&str>) -> ApiResult<Arc<Stored>> {
+        let name = t.name()?;
+        if let Some(rv) = resource_version.filter(|rv| !rv.is_empty() && *rv != "0") {
+            self.reach(parse_rv(rv)?).await?;
+        }
+        self.store.get_durable(&t.key(name)).await.ok_or_else(|| ApiError::not_found(&t.res.def, name))
+    }
+
+    /// Waits (bounded) until the store has durably reached `rv`; 504 otherwise.
+    async fn reach(&self, rv: u64) -> ApiResult<()> {
+        self.store.reach(rv).await.map_err(|current| ApiError::too_large_resource_version(rv, current))
     }
 
     /// Parses field selectors against what the resource supports.
@@ -119,95 +116,183 @@ impl Api {
         }
     }
 
-    pub fn list(&self, t: &Target, opts: &ListOptions) -> ApiResult<ListResult> {
-        let current = self.store.revision();
-        if let Some(rv) = opts.resource_version.as_deref().filter(|rv| !rv.is_empty() && *rv != "0") {
-            let rv = parse_rv(rv)?;
-            match opts.resource_version_match.as_deref() {
-                Some("Exact") if rv != current => {
-                    return Err(ApiError::gone(format!(
-                        "too old resource version: {rv} ({current}); only the latest revision is served for exact lists"
-                    )));
-                }
-                _ if rv > current => {
-                    return Err(ApiError::new(
-                        504,
-                        "Timeout",
-                        format!("Too large resource version: {rv}, current resource version: {current}"),
+    /// A client's list: one page of durable state, current or of the revision asked for.
+    pub async fn list(&self, t: &Target, opts: &ListOptions) -> ApiResult<ListResult> {
+        opts.validate(false)?;
+        let across = self.across_namespaces(t);
+        let token = match opts.continue_token() {
+            Some(tok) => {
+                if opts.rv_given() {
+                    return Err(ApiError::bad_request(
+                        "specifying resource version is not allowed when using continue",
                     ));
                 }
-                _ => {}
+                Some(Continue::decode(tok, self.list_namespace(t), across)?)
             }
-        }
-        let (start_after, token_rv) = match opts.continue_token.as_deref().filter(|c| !c.is_empty()) {
-            Some(tok) => {
-                let t: ContinueToken = URL_SAFE_NO_PAD
-                    .decode(tok.trim_end_matches('='))
-                    .ok()
-                    .and_then(|b| serde_json::from_slice(&b).ok())
-                    .ok_or_else(|| ApiError::bad_request("continue key is not valid: malformed continue token"))?;
-                (Some((t.ns, t.name)), Some(t.rv))
-            }
-            None => (None, None),
+            None => None,
         };
-        let filter = self.filter(t, opts);
-        let ns = if t.res.def.namespaced { t.namespace.as_deref() } else { None };
-        if is_wildcard(t) {
-            // Across every logical cluster: no paging (the result is one consistent read).
-            let mut items = Vec::new();
-            let mut clusters = Vec::new();
-            for c in self.store.clusters() {
-                let page = self
-                    .store
-                    .list(&c, t.res.storage, ns, None, None, &|k, o| filter.matches_parts(&k.0, &k.1, &o.meta));
-                clusters.extend(std::iter::repeat_n(c.clone(), page.items.len()));
-                items.extend(page.items);
-            }
-            return Ok(ListResult { items, clusters, rev: current, continue_token: None });
-        }
-        // A single-name field selector is a point lookup.
-        if let Some(name) = opts.fields.equals("metadata.name").filter(|_| start_after.is_none())
-            && (ns.is_some() || !t.res.def.namespaced)
-        {
-            let obj = self.store.get(&t.key(name));
-            let items =
-                obj.into_iter().filter(|o| filter.matches_parts(ns.unwrap_or_default(), name, &o.meta)).collect();
-            return Ok(ListResult { items, clusters: Vec::new(), rev: current, continue_token: None });
-        }
-        let page =
-            self.store.list(&t.cluster, t.res.storage, ns, start_after, opts.limit.filter(|l| *l > 0), &|k, o| {
-                filter.matches_parts(&k.0, &k.1, &o.meta)
-            });
-        let rev = token_rv.unwrap_or(page.rev);
-        let continue_token = page.next.map(|(ns, name)| {
-            let json = json!({"rv": rev, "ns": ns, "name": name}).to_string();
-            URL_SAFE_NO_PAD.encode(json)
-        });
-        Ok(ListResult { items: page.items, clusters: Vec::new(), rev, continue_token })
+        let at = match &token {
+            Some(c) if c.rv > 0 => At::Exact(c.rv.unsigned_abs()),
+            Some(_) => At::Latest,
+            None => self.list_revision(opts).await?,
+        };
+        // Like the watch cache, a list at any revision ("0") is served whole.
+        let limit = if opts.rv() == Some("0") { None } else { opts.limit.filter(|l| *l > 0) };
+        let after = token.as_ref().map(|c| c.after.clone());
+        self.list_at(t, opts, at, after, limit).await.map_err(|HistoryExpired| match &token {
+            Some(c) => expired_continue(c, across),
+            None => ApiError::gone("The resourceVersion for the provided list is too old."),
+        })
     }
 
-    /// Starts a watch; `Err(Ok(expired))` means the revision is too old (sent as an ERROR event).
-    pub fn watch(&self, t: &Target, opts: &ListOptions) -> ApiResult<Result<WatchStart, Expired>> {
-        let from = match opts.resource_version.as_deref() {
-            None | Some("") | Some("0") => None,
-            Some(rv) => Some(parse_rv(rv)?),
+    /// Which state a list without continue token reads.
+    async fn list_revision(&self, opts: &ListOptions) -> ApiResult<At> {
+        let Some(rv) = opts.rv().filter(|_| opts.rv_given()) else {
+            return Ok(At::Latest);
         };
+        let rv = parse_rv(rv)?;
+        self.reach(rv).await?;
+        Ok(if opts.exact() { At::Exact(rv) } else { At::Latest })
+    }
+
+    /// The namespace a list is confined to, if any.
+    fn list_namespace<'t>(&self, t: &'t Target) -> Option<&'t str> {
+        if t.res.def.namespaced { t.namespace.as_deref() } else { None }
+    }
+
+    /// Whether continue keys name the namespace (a namespaced list across namespaces).
+    fn across_namespaces(&self, t: &Target) -> bool {
+        t.res.def.namespaced && t.namespace.is_none()
+    }
+
+    /// One page at `at`, starting after `after`.
+    async fn list_at(
+        &self,
+        t: &Target,
+        opts: &ListOptions,
+        at: At,
+        after: Option<(String, String)>,
+        limit: Option<usize>,
+    ) -> Result<ListResult, HistoryExpired> {
+        let filter = self.filter(t, opts);
+        let ns = self.list_namespace(t);
+        if is_wildcard(t) {
+            return Ok(self.list_all_clusters(t, &filter).await);
+        }
+        // A single-name field selector of the current state is a point lookup.
+        if let (At::Latest, None, Some(name)) = (at, &after, opts.fields.equals("metadata.name"))
+            && (ns.is_some() || !t.res.def.namespaced)
+        {
+            let obj = self.store.get_durable(&t.key(name)).await;
+            let items =
+                obj.into_iter().filter(|o| filter.matches_parts(ns.unwrap_or_default(), name, &o.meta)).collect();
+            let rev = self.store.durable_revision();
+            return Ok(ListResult { items, clusters: Vec::new(), rev, continue_token: None, remaining: None });
+        }
+        let q = ListQuery {
+            cluster: &t.cluster,
+            res: t.res.storage,
+            namespace: ns,
+            after,
+            limit,
+            count_rest: !opts.selects(),
+        };
+        let keep = |k: &(String, String), o: &Stored| filter.matches_parts(&k.0, &k.1, &o.meta);
+        let page = match at {
+            At::Latest => self.store.list_durable(&q, &keep).await,
+            At::Exact(rv) => self.store.list_at(&q, rv, &keep).await.map_err(|_| HistoryExpired)?,
+        };
+        let across = self.across_namespaces(t);
+        let continue_token = page.next.map(|after| Continue { rv: page.rev as i64, after }.encode(across));
+        Ok(ListResult {
+            items: page.items,
+            clusters: Vec::new(),
+            rev: page.rev,
+            continue_token,
+            remaining: page.remaining,
+        })
+    }
+
+    /// The current durable state across every logical cluster, unpaged.
+    async fn list_all_clusters(&self, t: &Target, filter: &ObjectFilter) -> ListResult {
+        let ns = self.list_namespace(t);
+        let keep = |k: &(String, String), o: &Stored| filter.matches_parts(&k.0, &k.1, &o.meta);
+        let (items, clusters, rev) = self
+            .store
+            .read_durable(|| {
+                let mut items = Vec::new();
+                let mut clusters = Vec::new();
+                let mut rev = 0;
+                for c in self.store.clusters() {
+                    let q = ListQuery { cluster: &c, res: t.res.storage, namespace: ns, ..ListQuery::default() };
+                    let page = self.store.list(&q, &keep);
+                    rev = rev.max(page.rev);
+                    clusters.extend(std::iter::repeat_n(c.clone(), page.items.len()));
+                    items.extend(page.items);
+                }
+                ((items, clusters, rev), rev)
+            })
+            .await;
+        ListResult { items, clusters, rev, continue_token: None, remaining: None }
+    }
+
+    /// Starts a watch. `Ok(Err(e))` is an error sent as the stream's one ERROR event (a
+    /// revision too old or not reached in time), as kube-apiserver's watch cache does.
+    pub async fn watch(&self, t: &Target, opts: &ListOptions) -> ApiResult<Result<WatchStart, ApiError>> {
+        opts.validate(true)?;
+        let from = match opts.rv().filter(|_| opts.rv_given()) {
+            Some(rv) => Some(parse_rv(rv)?),
+            None => None,
+        };
+        if let Some(rv) = from
+            && let Err(e) = self.reach(rv).await
+        {
+            return Ok(Err(e));
+        }
         let filter = Arc::new(self.filter(t, opts));
         let scope = if is_wildcard(t) {
             Scope::AllClusters(t.res.storage)
         } else {
             Scope::Cluster(t.res.storage, t.cluster.clone())
         };
-        let (initial, initial_clusters, after) = match from {
-            Some(rv) if !opts.send_initial_events => (Vec::new(), Vec::new(), rv),
-            _ => {
-                let list = self.list(t, &ListOptions { limit: None, continue_token: None, ..opts.clone() })?;
-                (list.items, list.clusters, list.rev)
-            }
+        let (initial, initial_clusters, after) = if opts.sends_initial_events() {
+            let Ok(list) = self.list_at(t, opts, At::Latest, None, None).await else {
+                return Err(ApiError::internal("the current state could not be listed"));
+            };
+            // In (namespace, name) order, as client-go's watch-list expects (across logical
+            // clusters: cluster by cluster).
+            (list.items, list.clusters, list.rev)
+        } else {
+            (Vec::new(), Vec::new(), from.unwrap_or_else(|| self.store.durable_revision()))
         };
         match self.store.hub().subscribe(scope, filter, after, false) {
             Ok(subscription) => Ok(Ok(WatchStart { initial, initial_clusters, after, subscription })),
-            Err(e) => Ok(Err(e)),
+            Err(e) => {
+                let requested = opts.rv().unwrap_or_default();
+                Ok(Err(ApiError::gone(format!("too old resource version: {requested} ({})", e.oldest))))
+            }
         }
     }
+}
+
+/// Which state a list reads.
+#[derive(Clone, Copy, Debug)]
+enum At {
+    /// The latest durable state.
+    Latest,
+    /// Exactly this revision, rebuilt from the retained history.
+    Exact(u64),
+}
+
+/// The retained history no longer reaches the revision a list asked for.
+struct HistoryExpired;
+
+/// 410 for a continue token whose snapshot left the history, carrying a token that goes on
+/// from the same key at the latest revision.
+fn expired_continue(c: &Continue, across: bool) -> ApiError {
+    let mut e = ApiError::gone(
+        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+    );
+    e.list_continue = Some(Continue { rv: -1, after: c.after.clone() }.encode(across));
+    e
 }

@@ -12,15 +12,14 @@ use tokio::sync::oneshot;
 
 use super::backend::{Backend, LogRow};
 use super::watch::{WatchEvent, WatchHub};
-use super::{State, StoreConfig, Stored, read_only_message};
+use super::{State, StoreConfig, read_only_message};
 use crate::metrics;
 
 /// One write waiting to become durable.
 pub struct Pending {
     pub row: LogRow,
+    /// The change; its `prev` is restored if the write fails.
     pub event: Arc<WatchEvent>,
-    /// What the key held before this write (restored if the write fails).
-    pub prev: Option<Arc<Stored>>,
     pub done: oneshot::Sender<Result<(), String>>,
 }
 
@@ -143,6 +142,8 @@ impl Worker {
             batch.extend(rx.try_iter());
             st.revert(batch);
         }
+        // Readers waiting for the reverted revisions read again, on the reverted state.
+        self.hub.mark_reverted();
         if !self.failed {
             tracing::error!(
                 error = %cause,

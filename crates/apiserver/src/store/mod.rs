@@ -5,8 +5,9 @@
 //! swap the object in memory and queue its log row; serialization happens before, the
 //! disk after. The committer thread drains the queue, commits whatever accumulated as one
 //! transaction (group commit), then publishes the watch events and answers the writers.
-//! Reads never touch the disk. A reader may see a write a few milliseconds before it is
-//! durable; a writer is answered, and watchers told, only once it is.
+//! Reads never touch the disk. A write is in memory a few milliseconds before it is
+//! durable; a writer is answered, watchers told, and client reads answered (`read.rs`) only
+//! once it is.
 //!
 //! When a commit fails, the store turns read-only until restarted: under the state lock the
 //! committer records the cause (so nothing queues after it), takes every write still
@@ -18,6 +19,7 @@ mod backend;
 mod committer;
 mod ids;
 pub mod object;
+mod read;
 mod sqlite;
 pub mod watch;
 
@@ -32,6 +34,7 @@ use tokio::sync::oneshot;
 pub use backend::{Backend, LoadInfo, LogRow, MemoryBackend};
 pub use ids::ResIds;
 pub use object::{Encoded, ObjMeta, OwnerRef, Stored};
+pub use read::{KeyFilter, ListPage, ListQuery};
 pub use sqlite::{SqliteBackend, SyncMode};
 pub use watch::{EventType, WatchEvent, WatchHub};
 
@@ -73,6 +76,9 @@ pub struct StoreConfig {
     pub compact_interval: Duration,
     /// Most rows in one transaction.
     pub max_batch: usize,
+    /// How long a read asking for a revision the store has not reached yet waits for it
+    /// before it is answered 504 (kube-apiserver's watch cache waits 3 s).
+    pub future_rv_wait: Duration,
 }
 
 impl Default for StoreConfig {
@@ -83,6 +89,7 @@ impl Default for StoreConfig {
             compact_retain: 20_000,
             compact_interval: Duration::from_secs(30),
             max_batch: 4_096,
+            future_rv_wait: Duration::from_secs(3),
         }
     }
 }
@@ -157,7 +164,7 @@ impl State {
                 continue;
             };
             let tkey = (key.namespace.clone(), key.name.clone());
-            match &p.prev {
+            match &p.event.prev {
                 Some(prev) => table.insert(tkey, prev.clone()),
                 None => table.remove(&tkey),
             };
@@ -176,21 +183,13 @@ fn read_only_message(cause: &str) -> String {
     )
 }
 
-/// One page of a list.
-pub struct ListPage {
-    pub items: Vec<Arc<Stored>>,
-    /// The store's revision when the page was read.
-    pub rev: u64,
-    /// Key of the last item returned when more remain.
-    pub next: Option<(String, String)>,
-}
-
 /// The store. Cheap to share behind an `Arc`.
 pub struct Store {
     state: Arc<RwLock<State>>,
     hub: Arc<WatchHub>,
     names: Arc<dyn ResourceNames>,
     committer: Committer,
+    future_rv_wait: Duration,
 }
 
 impl Store {
@@ -228,12 +227,14 @@ impl Store {
                 (false, Some(_)) => EventType::Modified,
                 (false, None) => EventType::Added,
             };
-            history.push(Arc::new(WatchEvent { kind, key, obj: stored, prev: prev.map(|p| p.meta.clone()) }));
+            history.push(Arc::new(WatchEvent { kind, key, obj: stored, prev }));
             Ok(())
         })?;
         if skipped > 0 {
             tracing::warn!(rows = skipped, "log rows of resources no longer served were skipped");
         }
+        // Compaction may have removed the newest rows (tombstones): revisions never go back.
+        state.rev = state.rev.max(info.compacted);
         let hub = WatchHub::new(names.count(), config.watch_history, config.watch_buffer, info.compacted);
         for ev in history.into_iter().filter(|e| e.rv() > info.compacted) {
             hub.remember(ev);
@@ -246,8 +247,9 @@ impl Store {
             "store loaded"
         );
         let state = Arc::new(RwLock::new(state));
+        let future_rv_wait = config.future_rv_wait;
         let committer = Committer::start(backend, hub.clone(), config, compactable, state.clone())?;
-        Ok(Arc::new(Self { state, hub, names, committer }))
+        Ok(Arc::new(Self { state, hub, names, committer, future_rv_wait }))
     }
 
     pub fn hub(&self) -> &Arc<WatchHub> {
@@ -277,57 +279,21 @@ impl Store {
         Arc::from(name)
     }
 
+    /// The current state of a key, which may not be durable yet (see [`Store::get_durable`]).
     pub fn get(&self, key: &ObjKey) -> Option<Arc<Stored>> {
-        let st = self.state.read();
-        st.clusters
-            .get(&key.cluster)?
-            .tables
-            .get(key.res as usize)?
-            .get(&(key.namespace.clone(), key.name.clone()))
-            .cloned()
+        self.get_with_rev(key).0
     }
 
-    /// Lists objects of one resource in one logical cluster, optionally in one namespace,
-    /// in (namespace, name) order, starting after `after`, at most `limit` matches.
-    pub fn list(
-        &self,
-        cluster: &str,
-        res: ResId,
-        namespace: Option<&str>,
-        after: Option<(String, String)>,
-        limit: Option<usize>,
-        filter: &dyn Fn(&(String, String), &Stored) -> bool,
-    ) -> ListPage {
+    /// The current state of a key and the store's revision it was read at.
+    fn get_with_rev(&self, key: &ObjKey) -> (Option<Arc<Stored>>, u64) {
         let st = self.state.read();
-        let rev = st.rev;
-        let Some(table) = st.clusters.get(cluster).and_then(|c| c.tables.get(res as usize)) else {
-            return ListPage { items: Vec::new(), rev, next: None };
-        };
-        let lower = match (&after, namespace) {
-            (Some(k), _) => Bound::Excluded(k.clone()),
-            (None, Some(ns)) => Bound::Included((ns.to_string(), String::new())),
-            (None, None) => Bound::Unbounded,
-        };
-        let mut items = Vec::new();
-        let mut last_key: Option<&(String, String)> = None;
-        let mut more = false;
-        for (k, obj) in table.range((lower, Bound::Unbounded)) {
-            if namespace.is_some_and(|want| want != k.0) {
-                break;
-            }
-            if !filter(k, obj) {
-                continue;
-            }
-            if limit.is_some_and(|l| items.len() >= l) {
-                // Only report a continuation when a further match exists.
-                more = true;
-                break;
-            }
-            items.push(obj.clone());
-            last_key = Some(k);
-        }
-        let next = if more { last_key.cloned() } else { None };
-        ListPage { items, rev, next }
+        let obj = st
+            .clusters
+            .get(&key.cluster)
+            .and_then(|c| c.tables.get(key.res as usize))
+            .and_then(|t| t.get(&(key.namespace.clone(), key.name.clone())))
+            .cloned();
+        (obj, st.rev)
     }
 
     /// Every object in a logical cluster (or all of them), optionally only in one namespace
@@ -441,11 +407,10 @@ impl Store {
             prev: prev_rv,
             value: obj.bytes.clone(),
         };
-        let event =
-            Arc::new(WatchEvent { kind, key, obj: obj.clone(), prev: current.as_ref().map(|c| c.meta.clone()) });
+        let event = Arc::new(WatchEvent { kind, key, obj: obj.clone(), prev: current });
         // Queued under the lock so the log receives rows in revision order, and so a failed
         // commit finds every write applied after it in the queue.
-        self.committer.send(Pending { row, event, prev: current, done });
+        self.committer.send(Pending { row, event, done });
         drop(st);
         Ok(if deleted { Committed::Deleted(obj) } else { Committed::Written(obj) })
     }

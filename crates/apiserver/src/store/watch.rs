@@ -6,10 +6,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use super::object::{ObjMeta, Stored};
 use super::{ObjKey, ResId};
@@ -39,8 +40,9 @@ pub struct WatchEvent {
     pub key: ObjKey,
     /// The new state; for a deletion, the last state carrying the deletion's revision.
     pub obj: Arc<Stored>,
-    /// Metadata of the previous state (for selector transitions).
-    pub prev: Option<Arc<ObjMeta>>,
+    /// The state this write replaced: selector transitions look at its metadata, and reads
+    /// of a past revision undo the write by restoring it.
+    pub prev: Option<Arc<Stored>>,
 }
 
 impl WatchEvent {
@@ -69,7 +71,7 @@ pub fn classify(filter: &dyn EventFilter, ev: &WatchEvent) -> Option<EventType> 
     let now = filter.matches(&ev.key, &ev.obj.meta);
     match ev.kind {
         EventType::Modified => {
-            let before = ev.prev.as_ref().is_some_and(|p| filter.matches(&ev.key, p));
+            let before = ev.prev.as_ref().is_some_and(|p| filter.matches(&ev.key, &p.meta));
             match (before, now) {
                 (true, true) => Some(EventType::Modified),
                 (false, true) => Some(EventType::Added),
@@ -130,6 +132,15 @@ struct HubState {
     next_id: u64,
 }
 
+/// What waiting for a revision to become durable ended with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    Reached,
+    /// A commit failed and the writes up to the revision were reverted.
+    Reverted,
+    TimedOut,
+}
+
 /// Watch-start failure: the requested revision is older than the retained history.
 #[derive(Debug)]
 pub struct Expired {
@@ -185,8 +196,12 @@ impl Drop for SubscriptionGuard {
 /// The fan-out point between the committer and every watcher.
 pub struct WatchHub {
     state: Mutex<HubState>,
-    /// Highest revision handed to subscribers.
+    /// Highest revision handed to subscribers (everything up to it is durable).
     published: AtomicU64,
+    /// Woken whenever `published` moves or a failed commit reverted writes.
+    progress: Notify,
+    /// Set once a failed commit reverted writes: revisions past `published` never come.
+    reverted: AtomicBool,
     ring_capacity: usize,
     buffer: usize,
     fanout: AtomicU64,
@@ -200,6 +215,8 @@ impl WatchHub {
         Arc::new(Self {
             state: Mutex::new(HubState { rings, subs: HashMap::new(), next_id: 0 }),
             published: AtomicU64::new(compacted),
+            progress: Notify::new(),
+            reverted: AtomicBool::new(false),
             ring_capacity: ring_capacity.max(1),
             buffer: buffer.max(1),
             fanout: AtomicU64::new(0),
@@ -263,6 +280,56 @@ impl WatchHub {
         }
         self.published.store(last.rv(), Ordering::Release);
         self.fanout.fetch_add(delivered, Ordering::Relaxed);
+        drop(st);
+        self.progress.notify_waiters();
+    }
+
+    /// Records that a failed commit reverted every write past `published`, and wakes the
+    /// readers waiting for them.
+    pub fn mark_reverted(&self) {
+        self.reverted.store(true, Ordering::Release);
+        self.progress.notify_waiters();
+    }
+
+    /// Waits until revision `rev` is durable (published), the writes up to it were
+    /// reverted, or `limit` passed. Costs one atomic load when `rev` is already durable.
+    pub async fn wait_published(&self, rev: u64, limit: Option<Duration>) -> Progress {
+        if self.published() >= rev {
+            return Progress::Reached;
+        }
+        let wait = async {
+            loop {
+                let notified = self.progress.notified();
+                tokio::pin!(notified);
+                // Registered before checking, so a publish in between is not missed.
+                notified.as_mut().enable();
+                if self.published() >= rev {
+                    return Progress::Reached;
+                }
+                if self.reverted.load(Ordering::Acquire) {
+                    return Progress::Reverted;
+                }
+                notified.await;
+            }
+        };
+        match limit {
+            None => wait.await,
+            Some(limit) => tokio::time::timeout(limit, wait).await.unwrap_or(Progress::TimedOut),
+        }
+    }
+
+    /// The retained events of resource `res` with revisions in `(after, upto]`, in revision
+    /// order; `Expired` when the ring no longer covers `after`.
+    pub fn events_between(&self, res: ResId, after: u64, upto: u64) -> Result<Vec<Arc<WatchEvent>>, Expired> {
+        let st = self.state.lock();
+        let Some(ring) = st.rings.get(res as usize) else {
+            return Ok(Vec::new());
+        };
+        if after < ring.evicted_upto {
+            return Err(Expired { oldest: ring.evicted_upto });
+        }
+        let start = ring.events.partition_point(|e| e.rv() <= after);
+        Ok(ring.events.range(start..).take_while(|e| e.rv() <= upto).cloned().collect())
     }
 
     /// Subscribes to events with revision greater than `after`. `internal` subscribers are
