@@ -15,6 +15,7 @@ use bytes::Bytes;
 use drydock_api::tenancy::CLUSTER_ANNOTATION;
 use serde_json::Value;
 
+use crate::builtin::services::ServiceAllocations;
 use crate::error::{ApiError, ApiResult};
 use crate::registry::{Registry, Resource};
 use crate::store::{ObjKey, Store, Stored};
@@ -61,11 +62,13 @@ impl Target {
 pub struct Api {
     pub store: Arc<Store>,
     pub registry: Arc<Registry>,
+    /// Serializes Service creates while they allocate cluster IPs and node ports.
+    pub(crate) services: Arc<ServiceAllocations>,
 }
 
 impl Api {
     pub fn new(store: Arc<Store>, registry: Arc<Registry>) -> Self {
-        Self { store, registry }
+        Self { store, registry, services: Arc::default() }
     }
 
     /// The object's bytes as served by `res` (converted when `res` shares another's storage).

@@ -1,6 +1,8 @@
 //! A test API server on a temporary data dir, reachable over TCP and in-process.
 #![allow(dead_code)]
 
+pub mod kubectl;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
