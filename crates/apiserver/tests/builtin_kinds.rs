@@ -189,7 +189,7 @@ fn edits(k: &Kubectl) {
     k.run(&["patch", "deploy", "web", "--type", "strategic", "-p",
         r#"{"spec":{"template":{"spec":{"containers":[{"name":"nginx","env":[{"name":"MODE","value":"x"}]}]}}}}"#]);
     k.run(&["patch", "deploy", "web", "--type", "merge", "-p", r#"{"metadata":{"labels":{"merged":"yes"}}}"#]);
-    k.run(&["patch", "deploy", "web", "--type", "json", "-p", r#"[{"op":"replace","path":"/spec/minReadySeconds","value":5}]"#]);
+    k.run(&["patch", "deploy", "web", "--type", "json", "-p", r#"[{"op":"add","path":"/spec/minReadySeconds","value":5}]"#]);
     k.run(&["label", "deploy", "web", "tier=front"]);
     k.run(&["annotate", "deploy", "web", "note=hi"]);
     let d = k.json(&["get", "deploy", "web"]);
