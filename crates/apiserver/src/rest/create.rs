@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 use super::meta::{self, now_rfc3339};
 use super::write::{WriteOptions, Written, is_custom, meta_mut, str_field, tracks_generation};
 use super::{Api, Target};
+use crate::builtin::services;
 use crate::error::{ApiError, ApiResult};
 use crate::store::{Change, Expect, StoreError};
 
@@ -86,6 +87,14 @@ impl Api {
                 return Err(ApiError::invalid(&t.res.def, &name, &[e]));
             }
             self.run_admission(t, &mut obj, None, &mut warnings)?;
+            // A Service's addresses are chosen and committed under one lock.
+            let _allocating = if services::is_service(t) {
+                let guard = self.services.lock().await;
+                services::allocate(self, t, &mut obj)?;
+                Some(guard)
+            } else {
+                None
+            };
             if opts.dry_run {
                 return self.dry_run(&obj, 201, warnings);
             }

@@ -16,6 +16,7 @@ use bytes::Bytes;
 use drydock_api::tenancy::CLUSTER_ANNOTATION;
 use serde_json::Value;
 
+use crate::builtin::services::ServiceAllocations;
 use crate::error::{ApiError, ApiResult};
 use crate::registry::{Registries, Registry, Resource};
 use crate::store::{ObjKey, ResId, Store, Stored};
@@ -66,6 +67,8 @@ pub struct Api {
     pub registry: Arc<Registry>,
     /// What each logical cluster serves (built-ins plus its established CRDs).
     pub registries: Arc<Registries>,
+    /// Serializes Service creates while they allocate cluster IPs and node ports.
+    pub(crate) services: Arc<ServiceAllocations>,
 }
 
 impl Api {
@@ -75,7 +78,7 @@ impl Api {
     }
 
     pub fn with_registries(store: Arc<Store>, registries: Arc<Registries>) -> Self {
-        Self { store, registry: registries.builtin().clone(), registries }
+        Self { store, registry: registries.builtin().clone(), registries, services: Arc::default() }
     }
 
     /// The storage id of `group/plural` (allocated on first sight).

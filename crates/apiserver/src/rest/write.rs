@@ -5,11 +5,15 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use drydock_api::tenancy::TENANCY_GROUP;
+use drydock_api::selector::Selector;
+use drydock_api::admission::FieldPath;
 use drydock_api::{FieldError, Operation, names};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::{Map, Value, json};
 
 use super::meta;
 use super::{Api, Subresource, Target, parse_rv};
+use crate::builtin::{self, services};
 use crate::error::{ApiError, ApiResult};
 use crate::patch::{self, PatchType};
 use crate::registry::Resource;
@@ -43,14 +47,18 @@ pub struct Written {
 
 const UPDATE_RETRIES: usize = 16;
 
-/// Whether the server maintains `metadata.generation` for a resource.
+/// Whether the server maintains `metadata.generation` for a resource: custom resources
+/// and the built-in kinds with a spec a controller acts on.
 pub(super) fn tracks_generation(res: &Resource) -> bool {
-    !matches!(res.def.group.as_str(), "" | "coordination.k8s.io" | "events.k8s.io")
+    match res.def.group.as_str() {
+        "" => res.def.kind == "ReplicationController",
+        "coordination.k8s.io" | "events.k8s.io" | "rbac.authorization.k8s.io" => false,
+        _ => true,
+    }
 }
 
 pub(super) fn is_custom(res: &Resource) -> bool {
-    !matches!(res.def.group.as_str(), "" | "coordination.k8s.io" | "events.k8s.io" | "apiextensions.k8s.io")
-        && res.def.group != TENANCY_GROUP
+    !builtin::is_builtin_group(&res.def.group) && res.def.group != TENANCY_GROUP
 }
 
 pub(super) fn meta_mut(obj: &mut Value) -> ApiResult<&mut Map<String, Value>> {
@@ -414,6 +422,11 @@ impl Api {
             }
         }
         self.run_admission(t, &mut requested, Some(current), warnings)?;
+        if services::is_service(t) {
+            // Updates are not serialized with creates: a node port taken by a concurrent
+            // create could be handed out twice (a type change to NodePort is rare).
+            services::allocate(self, t, &mut requested)?;
+        }
         if tracks_generation(&t.res) && spec_view(&requested, status_sub) != spec_view(current, status_sub) {
             let generation = current["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             meta_mut(&mut requested)?.insert("generation".into(), json!(generation));
@@ -430,7 +443,7 @@ impl Api {
         if let Some(sel) =
             scale.label_selector_path.as_deref().and_then(pointer_of).and_then(|p| obj.pointer(&p).cloned())
         {
-            st["selector"] = sel;
+            st["selector"] = selector_string(sel);
         }
         let m = &obj["metadata"];
         Ok(json!({
@@ -477,6 +490,24 @@ impl Api {
         let body = serde_json::to_vec(&self.scale_of(t, &obj)?).map_err(|e| ApiError::internal(e.to_string()))?;
         Ok(Written { body: body.into(), ..written })
     }
+}
+
+/// The Scale's `status.selector`: a string as is; an object selector (a workload's
+/// `.spec.selector`, a LabelSelector or a ReplicationController's plain map) in its
+/// query form.
+fn selector_string(sel: Value) -> Value {
+    if sel.is_string() {
+        return sel;
+    }
+    let parsed = match serde_json::from_value::<LabelSelector>(sel.clone()) {
+        Ok(s) if s.match_labels.is_some() || s.match_expressions.is_some() => Some(s),
+        _ => serde_json::from_value(sel)
+            .ok()
+            .map(|labels| LabelSelector { match_labels: Some(labels), match_expressions: None }),
+    };
+    parsed
+        .and_then(|s| Selector::parse(&s, &FieldPath::new("spec.selector")).ok())
+        .map_or(Value::Null, |s| json!(s.to_query()))
 }
 
 /// `.spec.replicas` → `/spec/replicas`.

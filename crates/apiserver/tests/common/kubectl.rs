@@ -19,7 +19,7 @@ pub fn kubectl_dir() -> PathBuf {
 }
 
 pub struct Kubectl {
-    bin: PathBuf,
+    pub bin: PathBuf,
     kubeconfig: PathBuf,
     cache: tempfile::TempDir,
 }

@@ -1,8 +1,16 @@
 //! `meta.k8s.io/v1` Table responses for `kubectl get`: NAME, the kind's printer columns
-//! (evaluated with a JSONPath subset), and AGE; dates rendered as kubectl's human durations.
+//! (evaluated with a JSONPath subset, or computed: `computed`, and one module of cells per
+//! area), and AGE; dates rendered as kubectl's human durations.
+
+mod cluster;
+mod computed;
+mod network;
+mod workloads;
 
 use drydock_api::{PrinterColumn, ResourceDef};
 use serde_json::{Value, json};
+
+use computed::computed_cell;
 
 /// Column definitions of a kind's table.
 pub fn columns(def: &ResourceDef) -> Vec<PrinterColumn> {
@@ -71,71 +79,6 @@ fn cell(c: &PrinterColumn, obj: &Value) -> Value {
             other => json!(other.to_string()),
         },
     }
-}
-
-/// Columns of built-in kinds that are computed rather than read.
-fn computed_cell(name: &str, obj: &Value) -> Value {
-    if let Some(paths) = name.strip_prefix("count:") {
-        let n: usize =
-            paths.split(',').filter_map(|p| jsonpath(obj, p)).filter_map(Value::as_object).map(|m| m.len()).sum();
-        return json!(n);
-    }
-    match name {
-        "node.status" => {
-            let ready = conditions(obj).find(|c| c["type"] == "Ready").map(|c| c["status"].clone());
-            let mut s = match ready.as_ref().and_then(Value::as_str) {
-                Some("True") => "Ready".to_string(),
-                _ => "NotReady".to_string(),
-            };
-            if obj["spec"]["unschedulable"] == true {
-                s.push_str(",SchedulingDisabled");
-            }
-            json!(s)
-        }
-        "node.roles" => {
-            let roles: Vec<&str> = obj["metadata"]["labels"]
-                .as_object()
-                .map(|m| m.keys().filter_map(|k| k.strip_prefix("node-role.kubernetes.io/")).collect())
-                .unwrap_or_default();
-            json!(if roles.is_empty() { "<none>".to_string() } else { roles.join(",") })
-        }
-        "node.internalIP" => obj["status"]["addresses"]
-            .as_array()
-            .and_then(|a| a.iter().find(|x| x["type"] == "InternalIP"))
-            .map_or(json!("<none>"), |a| a["address"].clone()),
-        "pod.ready" => {
-            let st = obj["status"]["containerStatuses"].as_array();
-            let total = obj["spec"]["containers"].as_array().map_or(0, Vec::len);
-            let ready = st.map_or(0, |s| s.iter().filter(|c| c["ready"] == true).count());
-            json!(format!("{ready}/{total}"))
-        }
-        "pod.restarts" => {
-            let n: i64 = obj["status"]["containerStatuses"]
-                .as_array()
-                .map_or(0, |s| s.iter().filter_map(|c| c["restartCount"].as_i64()).sum());
-            json!(n)
-        }
-        "event.lastSeen" => {
-            let t = obj["lastTimestamp"]
-                .as_str()
-                .or(obj["eventTime"].as_str())
-                .or(obj["metadata"]["creationTimestamp"].as_str());
-            t.map_or(Value::Null, |s| json!(age(s)))
-        }
-        "event.object" => {
-            let io = &obj["involvedObject"];
-            json!(format!(
-                "{}/{}",
-                io["kind"].as_str().unwrap_or_default().to_ascii_lowercase(),
-                io["name"].as_str().unwrap_or_default()
-            ))
-        }
-        _ => Value::Null,
-    }
-}
-
-fn conditions(obj: &Value) -> impl Iterator<Item = &Value> {
-    obj["status"]["conditions"].as_array().into_iter().flatten()
 }
 
 /// Evaluates a JSONPath subset: `.a.b`, escaped dots (`.labels.x\.io/y`), `[n]`, `[*]` and
