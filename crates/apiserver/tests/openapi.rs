@@ -146,9 +146,11 @@ async fn kubectl_create_and_apply_print_no_openapi_warnings() {
             k.clean(&["create", "-f", "-"], Some(&CONFIGMAP.replace("NAME", &name)));
             k.clean(&["apply", "-f", "-"], Some(&WIDGET.replace("NAME", &name)));
             k.clean(&["apply", "-f", "-"], Some(&WIDGET.replace("NAME", &name).replace("red", "blue")));
-            k.clean(&["apply", "-f", "-"], Some(&CONFIGMAP.replace("NAME", &name).replace("\"1\"", "\"2\"")));
+            let applied = format!("{name}-applied");
+            k.clean(&["apply", "-f", "-"], Some(&CONFIGMAP.replace("NAME", &applied)));
+            k.clean(&["apply", "-f", "-"], Some(&CONFIGMAP.replace("NAME", &applied).replace("\"1\"", "\"2\"")));
             assert_eq!(k.clean(&["get", "widget", &name, "-o", "jsonpath={.spec.color}"], None), "blue");
-            assert_eq!(k.clean(&["get", "cm", &name, "-o", "jsonpath={.data.a}"], None), "2");
+            assert_eq!(k.clean(&["get", "cm", &applied, "-o", "jsonpath={.data.a}"], None), "2");
             // Server-side field validation still rejects unknown fields.
             let bad = WIDGET.replace("NAME", &format!("{name}-bad")).replace("color: red", "colour: red");
             let out = k.output(&["create", "-f", "-"], Some(&bad));
@@ -187,7 +189,7 @@ fn sha512_hex(body: &[u8]) -> String {
     ring::digest::digest(&ring::digest::SHA512, body).as_ref().iter().map(|b| format!("{b:02X}")).collect()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v3_index_hashes_redirects_and_caching_headers() {
     let s = common::start().await;
     let router = s.server.router();
@@ -231,7 +233,7 @@ async fn v3_index_hashes_redirects_and_caching_headers() {
     assert_eq!(get(&router, &inner_url, &[]).await.body, doc.body);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v2_is_json_with_an_etag_or_an_empty_protobuf_document() {
     let s = common::start().await;
     let router = s.server.router();
@@ -288,7 +290,7 @@ fn assert_operation_kinds_have_schemas(doc: &Value, schemas: &serde_json::Map<St
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_reference_resolves_and_every_operation_kind_has_a_schema() {
     let s = common::start_with_kinds(drydock_api::capi::resources()).await;
     let router = s.server.router();
