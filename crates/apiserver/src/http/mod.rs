@@ -5,6 +5,7 @@
 mod access;
 pub mod discovery;
 mod health;
+pub mod openapi;
 pub mod path;
 pub mod prefix;
 mod request;
@@ -133,6 +134,8 @@ async fn handle(
             discovery_route(srv, &cluster, route, &req, &accept)
         }
         Route::NotFound => Err(ApiError::not_found_path()),
+        Route::OpenApiV2 => openapi::respond(&*openapi::documents(&srv.api.registry).await?, None, &req),
+        Route::OpenApiV3(path) => openapi::respond(&*openapi::documents(&srv.api.registry).await?, Some(&path), &req),
         Route::Health(path) => {
             let failure = srv.api.store.failure();
             Ok(health::respond(&path, req.uri().query(), &health::checks(failure.as_deref())))
@@ -141,7 +144,7 @@ async fn handle(
     }
 }
 
-/// The server's own endpoints: version, health, metrics, OpenAPI.
+/// The server's own endpoints: version and metrics.
 fn server_route(srv: &Server, route: &Route) -> ApiResult<Response> {
     match route {
         Route::Version => Ok(json_value(
@@ -164,13 +167,6 @@ fn server_route(srv: &Server, route: &Route) -> ApiResult<Response> {
             Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], out)
                 .into_response())
         }
-        // An empty protobuf document: kubectl then finds no client-side schema and leaves
-        // validation to the server (fieldValidation=Strict).
-        Route::OpenApiV2 => Ok(json_response(
-            StatusCode::OK,
-            Bytes::new(),
-            "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
-        )),
         _ => Err(ApiError::not_found_path()),
     }
 }
