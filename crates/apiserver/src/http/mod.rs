@@ -8,6 +8,7 @@ mod health;
 pub mod openapi;
 pub mod path;
 pub mod prefix;
+pub mod protobuf;
 mod request;
 mod resource;
 pub mod table;
@@ -56,9 +57,19 @@ async fn dispatch(State(srv): State<Arc<Server>>, req: Request<Body>) -> Respons
     let (cluster, route) = path::parse(req.uri().path());
     let (verb, group, resource) = describe(&route, req.method(), req.uri().query());
     let access = access::Access::capture(&req, &cluster);
+    // Only a client naming protobuf may get its errors as a protobuf Status.
+    let proto_accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .filter(|a| a.contains("protobuf"))
+        .map(str::to_string);
     let mut resp = match handle(&srv, cluster, route, req).await {
         Ok(r) => r,
-        Err(e) => error_response(&e),
+        Err(e) => match proto_accept.as_deref() {
+            Some(accept) if request::errors_as_protobuf(accept) => protobuf::error_response(&e),
+            _ => error_response(&e),
+        },
     };
     if let Some(access) = access {
         resp = access.finish(&verb, resp, started);

@@ -7,7 +7,9 @@ use bytes::Bytes;
 use drydock_api::selector::Selector;
 use serde_json::Value;
 
-use super::MAX_BODY;
+use drydock_api::ResourceDef;
+
+use super::{MAX_BODY, protobuf};
 use crate::error::{ApiError, ApiResult};
 use crate::rest::{Api, FieldValidation, ListOptions, Target, WriteOptions};
 
@@ -35,33 +37,114 @@ impl Query {
 pub(super) enum As {
     Object,
     Table,
+    /// The object (or list) as protobuf; only for kinds with a protobuf message.
+    Protobuf,
 }
 
-pub(super) fn negotiate(accept: &str) -> ApiResult<As> {
+pub(super) fn negotiate(accept: &str, def: &ResourceDef) -> ApiResult<As> {
     if accept.is_empty() {
         return Ok(As::Object);
+    }
+    if accept.contains(PROTOBUF_WORD) {
+        return negotiate_protobuf(accept, def);
     }
     let mut json_ok = false;
     for part in accept.split(',') {
         let p = part.trim();
-        if p.contains("as=Table") && p.contains("g=meta.k8s.io") {
+        if is_table(p) {
             return Ok(As::Table);
         }
         if p.contains("as=") {
             continue;
         }
-        let base = p.split(';').next().unwrap_or_default().trim();
-        if matches!(base, "application/json" | "*/*" | "application/*" | "application/yaml" | "") {
+        if is_json(media_base(p)) {
             json_ok = true;
         }
     }
-    if json_ok {
-        Ok(As::Object)
-    } else {
-        Err(ApiError::not_acceptable(format!(
-            "only the following media types are accepted: application/json, application/yaml; got {accept}"
-        )))
+    if json_ok { Ok(As::Object) } else { Err(not_acceptable(accept)) }
+}
+
+/// Whether a write's answer is protobuf. Writes never answered 406 before protobuf existed,
+/// so only an Accept naming protobuf is looked at.
+pub(super) fn answer_protobuf(accept: &str, def: &ResourceDef) -> ApiResult<bool> {
+    if !accept.contains(PROTOBUF_WORD) {
+        return Ok(false);
     }
+    Ok(negotiate_protobuf(accept, def)? == As::Protobuf)
+}
+
+/// Whether an error is answered as a protobuf Status: protobuf is preferred over JSON.
+pub(super) fn errors_as_protobuf(accept: &str) -> bool {
+    by_preference(accept)
+        .into_iter()
+        .find(|p| !p.contains("as=") && (media_base(p) == protobuf::MEDIA_TYPE || is_json(media_base(p))))
+        .is_some_and(|p| media_base(p) == protobuf::MEDIA_TYPE)
+}
+
+const PROTOBUF_WORD: &str = "protobuf";
+
+/// Full negotiation, q-values included, for an Accept that names protobuf.
+fn negotiate_protobuf(accept: &str, def: &ResourceDef) -> ApiResult<As> {
+    let mut unsupported = false;
+    for p in by_preference(accept) {
+        if is_table(p) {
+            return Ok(As::Table);
+        }
+        if p.contains("as=") {
+            continue;
+        }
+        match media_base(p) {
+            protobuf::MEDIA_TYPE if protobuf::supports(def) => return Ok(As::Protobuf),
+            protobuf::MEDIA_TYPE => unsupported = true,
+            base if is_json(base) => return Ok(As::Object),
+            _ => {}
+        }
+    }
+    if unsupported {
+        // What kube-apiserver answers for custom resources, which have no protobuf message.
+        return Err(ApiError::not_acceptable(
+            "object *unstructured.Unstructured does not implement the protobuf marshalling interface and cannot be encoded to a protobuf message",
+        ));
+    }
+    Err(not_acceptable(accept))
+}
+
+/// Media ranges, highest q first, then in the order given; q=0 ranges are left out.
+fn by_preference(accept: &str) -> Vec<&str> {
+    let mut ranges: Vec<(f32, &str)> = accept
+        .split(',')
+        .map(str::trim)
+        .map(|p| {
+            let q = p
+                .split(';')
+                .skip(1)
+                .find_map(|param| param.trim().strip_prefix("q="))
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            (q, p)
+        })
+        .filter(|(q, _)| *q > 0.0)
+        .collect();
+    ranges.sort_by(|a, b| b.0.total_cmp(&a.0));
+    ranges.into_iter().map(|(_, p)| p).collect()
+}
+
+fn is_table(range: &str) -> bool {
+    range.contains("as=Table") && range.contains("g=meta.k8s.io")
+}
+
+fn media_base(range: &str) -> &str {
+    range.split(';').next().unwrap_or_default().trim()
+}
+
+fn is_json(base: &str) -> bool {
+    matches!(base, "application/json" | "*/*" | "application/*" | "application/yaml" | "")
+}
+
+fn not_acceptable(accept: &str) -> ApiError {
+    ApiError::not_acceptable(format!(
+        "only the following media types are accepted: application/json, application/yaml; got {accept}"
+    ))
 }
 
 pub(super) async fn read_body(req: Request<Body>) -> ApiResult<(HeaderMap, Bytes)> {
@@ -78,11 +161,19 @@ pub(super) async fn read_body(req: Request<Body>) -> ApiResult<(HeaderMap, Bytes
     Ok((parts.headers, bytes))
 }
 
-pub(super) fn decode_body(headers: &HeaderMap, body: &[u8], patch: bool) -> ApiResult<Value> {
+/// Decodes a request body. `target` is the kind a write body is for; protobuf bodies are
+/// accepted only for writes (a patch keeps its patch media type).
+pub(super) fn decode_body(headers: &HeaderMap, body: &[u8], target: Option<&ResourceDef>) -> ApiResult<Value> {
     let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
     let base = ct.split(';').next().unwrap_or_default().trim();
     if body.is_empty() {
         return Err(ApiError::bad_request("the request body is empty"));
+    }
+    let patch = target.is_none();
+    if base == protobuf::MEDIA_TYPE
+        && let Some(def) = target
+    {
+        return protobuf::decode_request(body, def);
     }
     let yaml = matches!(base, "application/yaml" | "application/x-yaml" | "text/yaml" | "application/apply-patch+yaml");
     if !yaml && !patch && !matches!(base, "application/json" | "" | "*/*") {

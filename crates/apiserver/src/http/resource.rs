@@ -11,8 +11,8 @@ use drydock_api::tenancy::LogicalClusterName;
 use serde_json::Value;
 
 use super::path::ResourcePath;
-use super::request::{As, Query, decode_body, list_options, negotiate, read_body, write_options};
-use super::{Server, json_response, json_value, table, watch};
+use super::request::{As, Query, answer_protobuf, decode_body, list_options, negotiate, read_body, write_options};
+use super::{Server, json_response, json_value, protobuf, table, watch};
 use crate::error::{ApiError, ApiResult};
 use crate::patch::PatchType;
 use crate::registry::Resource;
@@ -120,23 +120,30 @@ fn target(api: &Api, cluster: &LogicalClusterName, p: &ResourcePath, method: &Me
 }
 
 async fn get(c: &Call<'_>) -> ApiResult<Response> {
-    let as_ = negotiate(c.accept)?;
+    let as_ = negotiate(c.accept, &c.res().def)?;
     let obj = c.api.read(&c.t, c.q.get("resourceVersion")).await?;
     match (c.t.sub, as_) {
         (Some(Subresource::Scale), _) => {
-            Ok(json_value(StatusCode::OK, &c.api.scale_of(&c.t, &c.api.value(c.res(), &obj)?)?))
+            let scale = c.api.scale_of(&c.t, &c.api.value(c.res(), &obj)?)?;
+            if as_ == As::Protobuf {
+                return Ok(protobuf::response(StatusCode::OK, protobuf::encode_value(&scale)?));
+            }
+            Ok(json_value(StatusCode::OK, &scale))
         }
         (_, As::Table) => {
             let v = c.api.value(c.res(), &obj)?;
             let rv = obj.rv.to_string();
             Ok(json_value(StatusCode::OK, &table::table(&c.res().def, &[v], &rv, None, c.include_object())))
         }
+        (_, As::Protobuf) => {
+            Ok(protobuf::response(StatusCode::OK, protobuf::encode_json(&c.api.encode(c.res(), &obj)?)?))
+        }
         _ => Ok(json_response(StatusCode::OK, c.api.encode(c.res(), &obj)?, "application/json")),
     }
 }
 
 async fn list(c: &Call<'_>) -> ApiResult<Response> {
-    let as_ = negotiate(c.accept)?;
+    let as_ = negotiate(c.accept, &c.res().def)?;
     let opts = list_options(c.api, &c.t, &c.q)?;
     let list = c.api.list(&c.t, &opts).await?;
     let res = c.res();
@@ -147,7 +154,7 @@ async fn list(c: &Call<'_>) -> ApiResult<Response> {
             let tbl = table::table(&res.def, &objs, &rv, list.continue_token.as_deref(), c.include_object());
             Ok(json_value(StatusCode::OK, &tbl))
         }
-        As::Object => {
+        As::Object | As::Protobuf => {
             let items = list
                 .items
                 .iter()
@@ -155,6 +162,9 @@ async fn list(c: &Call<'_>) -> ApiResult<Response> {
                 .map(|(i, o)| c.api.encode_in(res, o, list.clusters.get(i).map(|c| &**c)))
                 .collect::<ApiResult<Vec<_>>>()?;
             let body = list_body(res, list.rev, list.continue_token.as_deref(), list.remaining, &items);
+            if as_ == As::Protobuf {
+                return Ok(protobuf::response(StatusCode::OK, protobuf::encode_json(&body)?));
+            }
             Ok(json_response(StatusCode::OK, body, "application/json"))
         }
     }
@@ -162,8 +172,9 @@ async fn list(c: &Call<'_>) -> ApiResult<Response> {
 
 async fn create(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     let opts = write_options(&c.q)?;
+    let proto = answer_protobuf(c.accept, &c.res().def)?;
     let (headers, body) = read_body(req).await?;
-    let obj = decode_body(&headers, &body, false)?;
+    let obj = decode_body(&headers, &body, Some(&c.res().def))?;
     let written = c.api.create(&c.t, obj, &opts).await?;
     // A new logical cluster is usable as soon as its creation is acknowledged.
     if crate::controllers::is_logical_cluster(&c.t)
@@ -174,18 +185,20 @@ async fn create(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     {
         crate::controllers::init_cluster(c.api, name).await?;
     }
-    Ok(written_response(written))
+    written_response(written, proto)
 }
 
 async fn update(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     let opts = write_options(&c.q)?;
+    let proto = answer_protobuf(c.accept, &c.res().def)?;
     let (headers, body) = read_body(req).await?;
-    let obj = decode_body(&headers, &body, false)?;
-    Ok(written_response(c.api.update(&c.t, obj, &opts).await?))
+    let obj = decode_body(&headers, &body, Some(&c.res().def))?;
+    written_response(c.api.update(&c.t, obj, &opts).await?, proto)
 }
 
 async fn patch(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     let opts = write_options(&c.q)?;
+    let proto = answer_protobuf(c.accept, &c.res().def)?;
     let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
     let ptype = PatchType::from_content_type(&ct).ok_or_else(|| {
         ApiError::unsupported_media(format!(
@@ -198,13 +211,14 @@ async fn patch(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
         ));
     }
     let (headers, body) = read_body(req).await?;
-    let patch = decode_body(&headers, &body, true)?;
-    Ok(written_response(c.api.patch(&c.t, ptype, patch, &opts).await?))
+    let patch = decode_body(&headers, &body, None)?;
+    written_response(c.api.patch(&c.t, ptype, patch, &opts).await?, proto)
 }
 
 /// Deletes the object, or the collection when no name is given.
 async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     let q = &c.q;
+    let proto = answer_protobuf(c.accept, &c.res().def)?;
     let mut opts = DeleteOptions {
         propagation: match q.get("propagationPolicy") {
             Some(p) if !p.is_empty() => Propagation::parse(p)?,
@@ -217,26 +231,30 @@ async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     };
     let (headers, body) = read_body(req).await?;
     if !body.is_empty() {
-        let v = decode_body(&headers, &body, false)?;
+        let v = decode_body(&headers, &body, Some(&c.res().def))?;
         opts.merge_body(&v)?;
     }
     if c.t.name.is_some() {
-        return Ok(written_response(c.api.delete(&c.t, &opts).await?));
+        return written_response(c.api.delete(&c.t, &opts).await?, proto);
     }
     let lo = list_options(c.api, &c.t, q)?;
     let items = c.api.delete_collection(&c.t, &lo, &opts).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        list_body(c.res(), c.api.store.revision(), None, None, &items),
-        "application/json",
-    ))
+    let body = list_body(c.res(), c.api.store.revision(), None, None, &items);
+    if proto {
+        return Ok(protobuf::response(StatusCode::OK, protobuf::encode_json(&body)?));
+    }
+    Ok(json_response(StatusCode::OK, body, "application/json"))
 }
 
-fn written_response(w: Written) -> Response {
+fn written_response(w: Written, proto: bool) -> ApiResult<Response> {
     let code = StatusCode::from_u16(w.code).unwrap_or(StatusCode::OK);
-    let mut r = json_response(code, w.body, "application/json");
+    let mut r = if proto {
+        protobuf::response(code, protobuf::encode_json(&w.body)?)
+    } else {
+        json_response(code, w.body, "application/json")
+    };
     add_warnings(&mut r, w.warnings);
-    r
+    Ok(r)
 }
 
 /// Appends `Warning: 299 - "<text>"` headers.

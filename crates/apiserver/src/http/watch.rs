@@ -1,5 +1,6 @@
-//! Streaming watch responses: newline-delimited JSON events, bookmarks, timeouts, and the
-//! in-stream 410 ERROR event for revisions older than the retained history.
+//! Streaming watch responses: newline-delimited JSON events (or length-prefixed protobuf
+//! frames), bookmarks, timeouts, and the in-stream 410 ERROR event for revisions older than the
+//! retained history.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::request::{As, Query, list_options, negotiate};
-use super::{Server, table};
+use super::{Server, protobuf, table};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
 use crate::rest::{Api, Target, WatchStart};
@@ -25,7 +26,7 @@ use crate::store::watch::{EventType, WatchHub};
 /// server shutting down.
 pub(super) async fn serve(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str) -> ApiResult<Response> {
     let api = srv.api.clone();
-    let as_ = negotiate(accept)?;
+    let as_ = negotiate(accept, &t.res.def)?;
     let opts = list_options(&api, t, q)?;
     let timeout = match q.get("timeoutSeconds").filter(|s| !s.is_empty()) {
         Some(s) => Duration::from_secs(
@@ -40,12 +41,14 @@ pub(super) async fn serve(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str
         initial_events_end: opts.send_initial_events == Some(true),
         kind: t.res.def.kind.clone(),
         api_version: t.res.def.api_version(),
+        protobuf: as_ == As::Protobuf,
     };
+    let protobuf = params.protobuf;
     let started = api.watch(t, &opts).await?;
     let (tx, rx) = mpsc::channel::<Bytes>(256);
     match started {
         Err(e) => {
-            let _ = tx.send(error_event(&e)).await;
+            let _ = tx.send(error_event(&e, protobuf)).await;
         }
         Ok(start) => {
             let render = renderer(&api, t, as_, q.get("includeObject").unwrap_or("Metadata"));
@@ -59,7 +62,7 @@ pub(super) async fn serve(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str
             });
         }
     }
-    Ok(stream_response(rx))
+    Ok(stream_response(rx, protobuf))
 }
 
 /// How a watch of `t` renders its objects: as stored (named with their logical cluster in
@@ -70,6 +73,12 @@ fn renderer(api: &Api, t: &Target, as_: As, include_object: &str) -> Render {
         As::Object => {
             let wildcard = crate::rest::is_wildcard(t);
             Arc::new(move |cluster: &str, o: &Stored| api.encode_in(&res, o, wildcard.then_some(cluster)))
+        }
+        As::Protobuf => {
+            let wildcard = crate::rest::is_wildcard(t);
+            Arc::new(move |cluster: &str, o: &Stored| {
+                protobuf::encode_json(&api.encode_in(&res, o, wildcard.then_some(cluster))?)
+            })
         }
         As::Table => {
             let include = include_object.to_string();
@@ -82,11 +91,12 @@ fn renderer(api: &Api, t: &Target, as_: As, include_object: &str) -> Render {
     }
 }
 
-fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response {
+fn stream_response(rx: mpsc::Receiver<Bytes>, protobuf: bool) -> Response {
     let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
     let body = Body::from_stream(futures::StreamExt::map(stream, Ok::<_, std::convert::Infallible>));
     let mut r = Response::new(body);
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let content_type = if protobuf { protobuf::WATCH_MEDIA_TYPE } else { "application/json" };
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
     r
 }
@@ -103,6 +113,14 @@ pub struct WatchParams {
     pub initial_events_end: bool,
     pub kind: String,
     pub api_version: String,
+    /// Frames are protobuf `WatchEvent`s of enveloped objects rather than JSON lines.
+    pub protobuf: bool,
+}
+
+impl WatchParams {
+    fn frame(&self, kind: &str, obj: &[u8]) -> Bytes {
+        if self.protobuf { protobuf::watch_frame(kind, obj) } else { frame(kind, obj) }
+    }
 }
 
 fn frame(kind: &str, obj: &[u8]) -> Bytes {
@@ -115,7 +133,7 @@ fn frame(kind: &str, obj: &[u8]) -> Bytes {
     b.freeze()
 }
 
-fn bookmark(p: &WatchParams, rv: u64, initial_end: bool) -> Bytes {
+fn bookmark(p: &WatchParams, rv: u64, initial_end: bool) -> Option<Bytes> {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if initial_end {
         // client-go 1.32/1.33's watch-list builds its list from this empty one.
@@ -127,13 +145,20 @@ fn bookmark(p: &WatchParams, rv: u64, initial_end: bool) -> Bytes {
         });
     }
     let obj = json!({"kind": p.kind, "apiVersion": p.api_version, "metadata": meta});
-    frame("BOOKMARK", obj.to_string().as_bytes())
+    if p.protobuf {
+        return protobuf::encode_value(&obj).ok().map(|b| p.frame("BOOKMARK", &b));
+    }
+    Some(frame("BOOKMARK", obj.to_string().as_bytes()))
 }
 
 /// The single ERROR event answering a watch that cannot start: its revision was compacted
 /// (410) or not reached in time (504).
-pub fn error_event(e: &ApiError) -> Bytes {
-    frame("ERROR", e.status().to_string().as_bytes())
+pub fn error_event(e: &ApiError, as_protobuf: bool) -> Bytes {
+    let status = e.status();
+    if as_protobuf && let Ok(b) = protobuf::encode_value(&status) {
+        return protobuf::watch_frame("ERROR", &b);
+    }
+    frame("ERROR", status.to_string().as_bytes())
 }
 
 /// Runs a watch, writing frames into `tx` until the timeout, the client leaving, or the
@@ -153,11 +178,15 @@ pub async fn run(start: WatchStart, render: Render, hub: Arc<WatchHub>, p: Watch
     for (i, obj) in initial.iter().enumerate() {
         let cluster = initial_clusters.get(i).map_or("", |c| &**c);
         let Ok(bytes) = render(cluster, obj) else { continue };
-        if !send(frame(EventType::Added.as_str(), &bytes)).await {
+        if !send(p.frame(EventType::Added.as_str(), &bytes)).await {
             return;
         }
     }
-    if p.initial_events_end && p.bookmarks && !send(bookmark(&p, after, true)).await {
+    if p.initial_events_end
+        && p.bookmarks
+        && let Some(b) = bookmark(&p, after, true)
+        && !send(b).await
+    {
         return;
     }
     for (kind, ev) in subscription.replay {
@@ -166,7 +195,7 @@ pub async fn run(start: WatchStart, render: Render, hub: Arc<WatchHub>, p: Watch
         }
         last = ev.rv();
         let Ok(bytes) = render(&ev.key.cluster, &ev.obj) else { continue };
-        if !send(frame(kind.as_str(), &bytes)).await {
+        if !send(p.frame(kind.as_str(), &bytes)).await {
             return;
         }
     }
@@ -185,7 +214,7 @@ pub async fn run(start: WatchStart, render: Render, hub: Arc<WatchHub>, p: Watch
                 last = ev.rv();
                 let Ok(bytes) = render(&ev.key.cluster, &ev.obj) else { continue };
                 m.watch_events.inc();
-                if !send(frame(kind.as_str(), &bytes)).await {
+                if !send(p.frame(kind.as_str(), &bytes)).await {
                     return;
                 }
             }
@@ -196,7 +225,7 @@ pub async fn run(start: WatchStart, render: Render, hub: Arc<WatchHub>, p: Watch
                 let published = hub.published();
                 if rx.is_empty() && published > last {
                     last = published;
-                    if !send(bookmark(&p, published, false)).await {
+                    if let Some(b) = bookmark(&p, published, false) && !send(b).await {
                         return;
                     }
                 }
