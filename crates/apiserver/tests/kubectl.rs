@@ -9,7 +9,6 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::kubectl::Kubectl;
-use serde_json::Value;
 
 const VERSIONS: &[&str] = &["1.27", "1.30", "1.33"];
 

@@ -173,7 +173,16 @@ fn delete_cascades(k: &Kubectl, ns: &str) {
     for (owner, cascade) in [("cascade-bg", "background"), ("cascade-fg", "foreground"), ("cascade-or", "orphan")] {
         k.run(&["create", "deployment", owner, "--image=nginx", "-n", ns]);
         let dep = dependent(k, ns, owner);
-        k.run(&["delete", "deployment", owner, "-n", ns, &format!("--cascade={cascade}"), "--wait=true", "--timeout=30s"]);
+        k.run(&[
+            "delete",
+            "deployment",
+            owner,
+            "-n",
+            ns,
+            &format!("--cascade={cascade}"),
+            "--wait=true",
+            "--timeout=30s",
+        ]);
         assert!(gone(k, &["get", "deploy", owner, "-n", ns]), "{owner} deleted");
         if cascade == "orphan" {
             let cm = k.json(&["get", "cm", &dep, "-n", ns]);
@@ -186,7 +195,8 @@ fn delete_cascades(k: &Kubectl, ns: &str) {
 
 fn discovery(k: &Kubectl) {
     let resources = k.run(&["api-resources"]);
-    for want in ["deployments", "deploy", "services", "svc", "serviceaccounts", "rolebindings", "cronjobs", "clusters"] {
+    for want in ["deployments", "deploy", "services", "svc", "serviceaccounts", "rolebindings", "cronjobs", "clusters"]
+    {
         assert!(resources.split_whitespace().any(|w| w == want), "api-resources misses {want}:\n{resources}");
     }
     let versions = k.run(&["api-versions"]);
@@ -271,11 +281,21 @@ fn crd_defaults_and_pruning(k: &Kubectl, ns: &str) {
 /// Violations answer 422 with the field path and the rule's message.
 fn crd_violations(k: &Kubectl, ns: &str) {
     let cases: [(String, &str, &str); 5] = [
-        (DATABASE.replace("name: orders", "name: big") + "  instances: 12\n", "spec.instances", "less than or equal to 9"),
-        (DATABASE.replace("name: orders", "name: ora").replace("postgres", "oracle"), "spec.engine", "Unsupported value"),
+        (
+            DATABASE.replace("name: orders", "name: big") + "  instances: 12\n",
+            "spec.instances",
+            "less than or equal to 9",
+        ),
+        (
+            DATABASE.replace("name: orders", "name: ora").replace("postgres", "oracle"),
+            "spec.engine",
+            "Unsupported value",
+        ),
         (DATABASE.replace("name: orders", "name: huge").replace("10Gi", "lots"), "spec.storage.size", "should match"),
         (
-            DATABASE.replace("name: orders", "name: twice").replace("  - name: app\n", "  - name: app\n  - name: app\n"),
+            DATABASE
+                .replace("name: orders", "name: twice")
+                .replace("  - name: app\n", "  - name: app\n  - name: app\n"),
             "spec.users[1]",
             "Duplicate value",
         ),
@@ -290,9 +310,20 @@ fn crd_violations(k: &Kubectl, ns: &str) {
         assert!(err.contains("is invalid") && err.contains(field) && err.contains(message), "{field}: {err}");
     }
     // Transition rules: a downgrade and a changed immutable field.
-    let err = k.fails(&["patch", "database", "orders", "-n", ns, "--type", "merge", "-p", r#"{"spec":{"version":"15"}}"#]);
+    let err =
+        k.fails(&["patch", "database", "orders", "-n", ns, "--type", "merge", "-p", r#"{"spec":{"version":"15"}}"#]);
     assert!(err.contains("the major version may not be downgraded"), "{err}");
-    let err = k.fails(&["patch", "database", "orders", "-n", ns, "--type", "merge", "-p", r#"{"spec":{"storage":{"class":"slow"}}}"#]);
+    let err = k.fails(&[
+        "patch",
+        "database",
+        "orders",
+        "-n",
+        ns,
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"storage":{"class":"slow"}}}"#,
+    ]);
     assert!(err.contains("storage class is immutable"), "{err}");
     k.run(&["patch", "database", "orders", "-n", ns, "--type", "merge", "-p", r#"{"spec":{"version":"17"}}"#]);
 }

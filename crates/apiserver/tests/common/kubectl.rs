@@ -84,4 +84,3 @@ impl Kubectl {
         String::from_utf8_lossy(&out.stderr).to_string()
     }
 }
-
