@@ -1,14 +1,15 @@
 //! The official Python `kubernetes` client (installed from PyPI by the CI script) runs a
-//! CRUD + watch + conflict scenario against the server.
+//! CRUD + watch + conflict scenario against the server, and a scenario over built-in kinds
+//! beyond the core ones and a CRD installed at runtime.
 
 mod common;
 
 use std::process::Command;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_kubernetes_client_scenario() {
+/// Runs `tests/python/<script>` against a fresh server; it prints `<passed>` when done.
+async fn run_scenario(script: &str, passed: &str) {
     let s = common::start().await;
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/client_scenario.py");
+    let script = format!("{}/tests/python/{script}", env!("CARGO_MANIFEST_DIR"));
     let url = s.url();
     let out = tokio::task::spawn_blocking(move || Command::new("python3").arg(script).arg(url).output())
         .await
@@ -17,7 +18,17 @@ async fn python_kubernetes_client_scenario() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "python scenario failed (needs `pip install kubernetes`):\n{stdout}\n{stderr}");
-    assert!(stdout.contains("python scenario passed"), "{stdout}");
+    assert!(stdout.contains(passed), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_kubernetes_client_scenario() {
+    run_scenario("client_scenario.py", "python scenario passed").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_client_on_built_in_kinds_and_crds() {
+    run_scenario("general_scenario.py", "python general scenario passed").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
