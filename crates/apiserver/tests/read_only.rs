@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use drydock_apiserver::http::{self, Server};
-use drydock_apiserver::store::{Backend, LoadInfo, LogRow, ResourceNames, Store, StoreConfig};
+use drydock_apiserver::store::{Backend, LoadInfo, LogRow, ResIds, ResourceNames, Store, StoreConfig};
 use drydock_apiserver::{Api as RestApi, builtin, controllers, registry::Registry};
 use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -195,4 +195,52 @@ async fn a_failed_commit_reverts_its_writes_and_turns_the_store_read_only() {
     }
     assert!(!store.healthy());
     assert_eq!(store.failure().as_deref(), Some(CAUSE));
+}
+
+/// A write whose commit is held is in memory but not durable: readers wait for it, and
+/// when the commit fails they answer without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_never_shows_a_write_whose_commit_fails() {
+    let gate = Arc::new(Gate::default());
+    let (rest, router) = start(gate.clone()).await;
+    let store = rest.store.clone();
+    let api: Api<ConfigMap> = Api::namespaced(kube::Client::new(router.clone(), "default"), "default");
+    api.create(&PostParams::default(), &cm("kept", "1")).await.expect("create");
+    let before = store.revision();
+
+    gate.set(Mode::Hold);
+    let write = tokio::spawn({
+        let api = api.clone();
+        async move { api.create(&PostParams::default(), &cm("doomed", "1")).await }
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !(gate.holding.load(Ordering::Acquire) && store.revision() == before + 1) {
+        assert!(Instant::now() < deadline, "the write never reached the log");
+        tokio::task::yield_now().await;
+    }
+    // The write is in memory but not durable: readers wait for it.
+    let get = tokio::spawn({
+        let router = router.clone();
+        async move { get_text(&router, "/api/v1/namespaces/default/configmaps/doomed").await }
+    });
+    let list = tokio::spawn({
+        let router = router.clone();
+        async move { get_text(&router, "/api/v1/namespaces/default/configmaps").await }
+    });
+    let hold_until = Instant::now() + Duration::from_millis(200);
+    while Instant::now() < hold_until {
+        assert!(!get.is_finished() && !list.is_finished(), "a read answered with a write that is not durable");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    gate.set(Mode::Fail);
+    assert!(write.await.expect("task").is_err());
+    let (code, _) = get.await.expect("task");
+    assert_eq!(code, 404);
+    let (code, list) = list.await.expect("task");
+    assert_eq!(code, 200);
+    let list: serde_json::Value = serde_json::from_str(&list).expect("list json");
+    let names: Vec<&str> =
+        list["items"].as_array().into_iter().flatten().filter_map(|i| i["metadata"]["name"].as_str()).collect();
+    assert_eq!(names, ["kept"]);
+    assert_eq!(list["metadata"]["resourceVersion"], before.to_string());
 }

@@ -6,19 +6,14 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
-use drydock_apiserver::store::{Backend, LoadInfo, LogRow, ResourceNames, Store, StoreConfig};
-use drydock_apiserver::{Api as RestApi, builtin, controllers, registry::Registry};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::runtime::watcher;
-use parking_lot::{Condvar, Mutex};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -355,89 +350,4 @@ async fn kube_rs_streaming_lists_work() {
         Some(watcher::Event::Apply(o)) => assert_eq!(o.name_any(), "after"),
         other => panic!("expected the new object, got {other:?}"),
     }
-}
-
-/// A log that keeps nothing and, on demand, holds its commits, then fails them.
-#[derive(Default)]
-struct Gate {
-    /// None: pass; Some(false): hold; Some(true): fail.
-    fail: Mutex<Option<bool>>,
-    changed: Condvar,
-    holding: AtomicBool,
-}
-
-struct GatedBackend(Arc<Gate>);
-
-impl Backend for GatedBackend {
-    fn load(&mut self, _f: &mut dyn FnMut(LogRow) -> anyhow::Result<()>) -> anyhow::Result<LoadInfo> {
-        Ok(LoadInfo::default())
-    }
-    fn append(&mut self, _rows: &[LogRow]) -> anyhow::Result<()> {
-        let mut fail = self.0.fail.lock();
-        while *fail == Some(false) {
-            self.0.holding.store(true, Ordering::Release);
-            self.0.changed.wait(&mut fail);
-        }
-        if *fail == Some(true) { Err(anyhow::anyhow!("injected failure")) } else { Ok(()) }
-    }
-    fn compact(&mut self, _ids: &[u64], _compacted: u64) -> anyhow::Result<()> {
-        Ok(())
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_read_never_shows_a_write_whose_commit_fails() {
-    let gate = Arc::new(Gate::default());
-    let mut b = Registry::builder();
-    builtin::register(&mut b);
-    let registry = Arc::new(b.build().expect("registry"));
-    let resources: Arc<dyn ResourceNames> = registry.clone();
-    let store = Store::open(Box::new(GatedBackend(gate.clone())), resources, StoreConfig::default()).expect("store");
-    let rest = RestApi::new(store.clone(), registry);
-    controllers::bootstrap(&rest, &[]).await.expect("bootstrap");
-    let server = Arc::new(drydock_apiserver::http::Server {
-        api: rest.clone(),
-        version_minor: "33".into(),
-        extra_metrics: Vec::new(),
-        bookmark_interval: Duration::from_secs(30),
-        stopping: tokio::sync::watch::channel(false).0,
-    });
-    let router = drydock_apiserver::http::router(server);
-    let api: Api<ConfigMap> = Api::namespaced(kube::Client::new(router.clone(), "default"), "default");
-    api.create(&PostParams::default(), &cm("kept", "1")).await.expect("create");
-    let before = store.revision();
-
-    *gate.fail.lock() = Some(false);
-    let write = tokio::spawn({
-        let api = api.clone();
-        async move { api.create(&PostParams::default(), &cm("doomed", "1")).await }
-    });
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !(gate.holding.load(Ordering::Acquire) && store.revision() == before + 1) {
-        assert!(Instant::now() < deadline, "the write never reached the log");
-        tokio::task::yield_now().await;
-    }
-    // The write is in memory but not durable: readers wait for it.
-    let get = tokio::spawn({
-        let router = router.clone();
-        async move { get_json(&router, &format!("{CMS}/doomed")).await }
-    });
-    let list = tokio::spawn({
-        let router = router.clone();
-        async move { get_json(&router, CMS).await }
-    });
-    let hold_until = Instant::now() + Duration::from_millis(200);
-    while Instant::now() < hold_until {
-        assert!(!get.is_finished() && !list.is_finished(), "a read answered with a write that is not durable");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    *gate.fail.lock() = Some(true);
-    gate.changed.notify_all();
-    assert!(write.await.expect("task").is_err());
-    let (code, _) = get.await.expect("task");
-    assert_eq!(code, 404);
-    let (code, list) = list.await.expect("task");
-    assert_eq!(code, 200);
-    assert_eq!(names(&list), ["kept"]);
-    assert_eq!(rv_of(&list), before);
 }

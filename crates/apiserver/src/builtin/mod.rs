@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn every_table_row_is_complete_and_unique() {
-        let mut b = crate::registry::Registry::builder();
+        let mut b = crate::registry::Registry::builder(crate::store::ResIds::new());
         register(&mut b);
         let reg = b.build().expect("registry builds");
         for r in reg.all() {

@@ -17,7 +17,7 @@ use crate::registry::Resource;
 use crate::rest::meta::now_rfc3339;
 use crate::rest::{Api, DeleteOptions, Subresource, Target, WriteOptions};
 use crate::store::watch::{All, Scope};
-use crate::store::{ObjKey, ResId, Stored};
+use crate::store::{ListQuery, ObjKey, ResId, Stored};
 
 /// How often terminating CRDs are checked again while their instances go away.
 const TERMINATING_RECHECK: Duration = Duration::from_secs(1);
@@ -63,7 +63,7 @@ fn terminating_clusters(api: &Api, crd_id: ResId) -> Vec<Arc<str>> {
     api.store
         .clusters()
         .into_iter()
-        .filter(|c| !api.store.list(c, crd_id, None, None, None, &|_, o: &Stored| o.meta.deleting).items.is_empty())
+        .filter(|c| !api.store.list(&ListQuery::all(c, crd_id), &|_, o: &Stored| o.meta.deleting).items.is_empty())
         .collect()
 }
 
@@ -77,7 +77,7 @@ struct Entry {
 /// Brings the CRDs of one logical cluster and its registry snapshot up to date.
 async fn reconcile(api: &Api, cluster: &str) {
     let crd_id = api.store_id(GROUP, PLURAL);
-    let listed = api.store.list(cluster, crd_id, None, None, None, &|_, _| true);
+    let listed = api.store.list(&ListQuery::all(cluster, crd_id), &|_, _| true);
     let mut entries: Vec<Entry> = listed
         .items
         .iter()

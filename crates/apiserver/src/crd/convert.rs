@@ -18,10 +18,10 @@ use crate::schema;
 pub struct Converter {
     group: String,
     storage_version: String,
-    /// `openAPIV3Schema` of every version (served or not).
-    schemas: HashMap<String, Option<Arc<Value>>>,
+    /// The compiled `openAPIV3Schema` of every version (served or not).
+    schemas: HashMap<String, Option<Arc<schema::Validator>>>,
     /// The storage version's schema, when it declares defaults (applied on every read).
-    storage_defaults: Option<Arc<Value>>,
+    storage_defaults: Option<Arc<schema::Validator>>,
     webhook: Option<Webhook>,
 }
 
@@ -32,12 +32,18 @@ impl Converter {
         let mut schemas = HashMap::new();
         for v in &spec.versions {
             let schema = match v.schema.as_ref().and_then(|s| s.open_api_v3_schema.as_ref()) {
-                Some(s) => Some(Arc::new(serde_json::to_value(s).map_err(|e| CrdError::Schema(e.to_string()))?)),
+                Some(s) => {
+                    let value = Arc::new(serde_json::to_value(s).map_err(|e| CrdError::Schema(e.to_string()))?);
+                    let compiled = schema::Validator::compile(value).map_err(|errs| {
+                        CrdError::Schema(errs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))
+                    })?;
+                    Some(Arc::new(compiled))
+                }
                 None => None,
             };
             schemas.insert(v.name.clone(), schema);
         }
-        let storage_defaults = schemas.get(&storage_version).cloned().flatten().filter(|s| has_defaults(s));
+        let storage_defaults = schemas.get(&storage_version).cloned().flatten().filter(|s| s.has_defaults());
         let webhook = match spec.conversion.as_ref() {
             Some(c) if c.strategy == "Webhook" => Some(Webhook::new(c.webhook.as_ref())),
             _ => None,
@@ -53,7 +59,7 @@ impl Converter {
     /// applied (not written back), then converted.
     pub fn from_storage(&self, mut obj: Value, version: &str) -> ApiResult<Value> {
         if let Some(s) = &self.storage_defaults {
-            schema::process(Some(s), &mut obj);
+            schema::default_object(s, &mut obj);
         }
         if version == self.storage_version { Ok(obj) } else { self.convert(obj, version) }
     }
@@ -77,19 +83,9 @@ impl Converter {
             }
         };
         if let Some(s) = self.schemas.get(to).cloned().flatten() {
-            schema::process(Some(&s), &mut out);
+            s.process(&mut out);
         }
         Ok(out)
-    }
-}
-
-/// Whether a schema declares a `default` anywhere (precomputed once per CRD so kinds without
-/// defaults never pay for a walk on read).
-fn has_defaults(s: &Value) -> bool {
-    match s {
-        Value::Object(m) => m.contains_key("default") || m.values().any(has_defaults),
-        Value::Array(a) => a.iter().any(has_defaults),
-        _ => false,
     }
 }
 

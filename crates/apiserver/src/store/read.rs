@@ -49,7 +49,12 @@ pub struct ListPage {
     pub remaining: Option<u64>,
 }
 
-impl ListQuery<'_> {
+impl<'a> ListQuery<'a> {
+    /// Every object of `res` in `cluster`, in one page.
+    pub fn all(cluster: &'a str, res: ResId) -> Self {
+        Self { cluster, res, namespace: None, after: None, limit: None, count_rest: false }
+    }
+
     fn lower(&self) -> Bound<(String, String)> {
         match (&self.after, self.namespace) {
             (Some(k), _) => Bound::Excluded(k.clone()),

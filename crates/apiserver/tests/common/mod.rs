@@ -13,8 +13,6 @@ use drydock_apiserver::{ApiServer, Config};
 use serde_json::json;
 use tokio::sync::oneshot;
 
-pub mod kubectl;
-
 pub struct TestServer {
     pub server: ApiServer,
     pub addr: SocketAddr,

@@ -94,7 +94,7 @@ mod tests {
 
     /// Every kind drydock serves: the built-in kinds and the Cluster API kinds.
     fn full_registry() -> Registry {
-        let mut b = Registry::builder();
+        let mut b = Registry::builder(crate::store::ResIds::new());
         crate::builtin::register(&mut b);
         for def in drydock_api::capi::resources() {
             b.add(def);
