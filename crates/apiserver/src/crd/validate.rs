@@ -173,18 +173,17 @@ fn check_versions(spec: &Value, p: &FieldPath, errs: &mut Vec<FieldError>) {
     }
 }
 
-/// The schema checks of one version. Today: a schema is required and is an object at the
-/// root; the structural-schema and `x-kubernetes-validations` checks belong here.
+/// The schema checks of one version: present, an object at the root, structural, with
+/// defaults that validate and `x-kubernetes-validations` rules that compile within budget.
 pub fn check_version_schema(schema: &Value, p: &FieldPath, errs: &mut Vec<FieldError>) {
     if schema.is_null() {
         errs.push(FieldError::required(p.as_str(), "schemas are required"));
         return;
     }
-    match schema["type"].as_str() {
-        Some("object") => {}
-        None | Some("") => errs.push(FieldError::required(p.child("type").as_str(), "must not be empty at the root")),
-        Some(t) => errs.push(FieldError::invalid(p.child("type").as_str(), t, "must be object at the root")),
+    if let Some(t) = schema["type"].as_str().filter(|t| !t.is_empty() && *t != "object") {
+        errs.push(FieldError::invalid(p.child("type").as_str(), t, "must be object at the root"));
     }
+    errs.extend(crate::schema::check_crd_schema(schema, p.as_str()));
 }
 
 fn json_path_under(path: &str, roots: &[&str]) -> bool {

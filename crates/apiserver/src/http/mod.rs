@@ -145,8 +145,13 @@ async fn handle(
             discovery_route(srv, &cluster, route, &req, &accept)
         }
         Route::NotFound => Err(ApiError::not_found_path()),
-        Route::OpenApiV2 => openapi::respond(&*openapi::documents(&srv.api.registry).await?, None, &req),
-        Route::OpenApiV3(path) => openapi::respond(&*openapi::documents(&srv.api.registry).await?, Some(&path), &req),
+        Route::OpenApiV2 | Route::OpenApiV3(_) => {
+            // Each logical cluster documents what it serves: the built-ins and its own CRDs.
+            let registry = srv.api.registries.for_cluster(cluster.as_str());
+            let docs = openapi::documents(&registry).await?;
+            let path = if let Route::OpenApiV3(p) = &route { Some(p.as_str()) } else { None };
+            openapi::respond(&docs, path, &req)
+        }
         Route::Health(path) => {
             let failure = srv.api.store.failure();
             Ok(health::respond(&path, req.uri().query(), &health::checks(failure.as_deref())))
