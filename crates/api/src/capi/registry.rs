@@ -20,6 +20,7 @@ struct Entry {
 fn entry<K: CustomResourceExt>(admission: Option<Arc<dyn Admission>>) -> Entry {
     let mut crd = K::crd();
     add_type_meta_to_schema(&mut crd);
+    drop_struct_defaults(&mut crd);
     Entry { crd, admission }
 }
 
@@ -33,6 +34,33 @@ fn add_type_meta_to_schema(crd: &mut CustomResourceDefinition) {
             props
                 .entry(name.to_string())
                 .or_insert_with(|| JSONSchemaProps { type_: Some(type_.to_string()), ..Default::default() });
+        }
+    }
+}
+
+/// `#[serde(default)]` on a struct field makes schemars publish the struct's `Default` as a
+/// schema `default`. For the Rust types "absent" and "default" are the same, so such defaults
+/// add nothing, upstream's CRDs have none, and some (empty required names) would not even
+/// validate against their own schema. Scalar defaults are kept: they are the API's.
+fn drop_struct_defaults(crd: &mut CustomResourceDefinition) {
+    fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if m.get("default").is_some_and(serde_json::Value::is_object) {
+                    m.remove("default");
+                }
+                m.iter_mut().filter(|(k, _)| k.as_str() != "default").for_each(|(_, c)| walk(c));
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    for version in &mut crd.spec.versions {
+        let Some(schema) = version.schema.as_mut().and_then(|s| s.open_api_v3_schema.as_mut()) else { continue };
+        let Ok(mut value) = serde_json::to_value(&*schema) else { continue };
+        walk(&mut value);
+        if let Ok(cleaned) = serde_json::from_value(value) {
+            *schema = cleaned;
         }
     }
 }

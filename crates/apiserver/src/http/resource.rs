@@ -260,7 +260,8 @@ fn written_response(w: Written, proto: bool) -> ApiResult<Response> {
 /// Appends `Warning: 299 - "<text>"` headers.
 fn add_warnings(r: &mut Response, warnings: impl IntoIterator<Item = String>) {
     for warning in warnings {
-        let text = format!("299 - \"{}\"", warning.replace('"', "'"));
+        // A quoted-string (RFC 9110): quotes and backslashes escaped, as kube-apiserver does.
+        let text = format!("299 - \"{}\"", warning.replace('\\', "\\\\").replace('"', "\\\""));
         if let Ok(v) = HeaderValue::from_str(&text) {
             r.headers_mut().append(header::WARNING, v);
         }
