@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use drydock_apiserver::http::{self, Server};
-use drydock_apiserver::store::{Backend, LoadInfo, LogRow, ResourceNames, Store, StoreConfig};
+use drydock_apiserver::store::{Backend, LoadInfo, LogRow, ResIds, ResourceNames, Store, StoreConfig};
 use drydock_apiserver::{Api as RestApi, builtin, controllers, registry::Registry};
 use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
