@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 
 use common::kubectl::Kubectl;
 
-use serde_json::Value;
-
 const VERSIONS: &[&str] = &["1.27", "1.30", "1.33"];
 
 const WIDGET: &str = "apiVersion: example.drydock.dev/v1
