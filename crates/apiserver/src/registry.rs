@@ -171,7 +171,11 @@ impl Registry {
         self.by_path.insert(path, r.clone());
         self.by_kind.entry((r.def.group.clone(), r.def.kind.clone())).or_insert_with(|| r.clone());
         if r.is_storage_version() {
-            self.ids.set_selectable(r.id, &r.def.selectable_fields);
+            // Built-ins register before the log is read; the CRD controller records (and
+            // reindexes) a CRD's.
+            if r.custom.is_none() {
+                self.ids.set_selectable(r.id, &r.def.selectable_fields);
+            }
             self.by_id.insert(r.id, r.clone());
         }
         self.resources.push(r);

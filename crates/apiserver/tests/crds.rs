@@ -458,21 +458,23 @@ async fn deleting_a_crd_deletes_its_instances_first() {
 async fn a_restarted_server_serves_its_crds_and_instances() {
     let s = common::start().await;
     let client = s.client().await;
-    let crds = create_crd(&client, gadget_crd_json()).await;
+    let mut crd = gadget_crd_json();
+    crd["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.size"}]);
+    let crds = create_crd(&client, crd).await;
     established(&crds, "gadgets.example.com").await;
     let gadgets = Api::<DynamicObject>::namespaced_with(client, "default", &gadget_ar("v1"));
-    gadgets
-        .create(
-            &PostParams::default(),
-            &dynamic(json!({"apiVersion": "example.com/v1", "kind": "Gadget",
-            "metadata": {"name": "kept"}, "spec": {"size": "xl"}})),
-        )
-        .await
-        .expect("create");
+    for (name, size) in [("kept", "xl"), ("other", "s")] {
+        let obj = json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+            "metadata": {"name": name}, "spec": {"size": size}});
+        gadgets.create(&PostParams::default(), &dynamic(obj)).await.expect("create");
+    }
     let s = s.restart().await;
     let gadgets = Api::<DynamicObject>::namespaced_with(s.client().await, "default", &gadget_ar("v1"));
     let kept = gadgets.get("kept").await.expect("served after restart");
     assert_eq!(kept.data["spec"]["size"], "xl");
+    let selected = gadgets.list(&ListParams::default().fields("spec.size=xl")).await.expect("field selector");
+    let names: Vec<_> = selected.items.iter().filter_map(|o| o.metadata.name.clone()).collect();
+    assert_eq!(names, ["kept"], "selectable fields of a CRD work on objects replayed from the log");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -107,10 +107,15 @@ async fn reconcile(api: &Api, cluster: &str) {
     for e in &entries {
         let terminating = e.crd.metadata.deletion_timestamp.is_some();
         if e.conflict.is_none() {
-            match resources(api.registries.builtin().ids(), &api.registries, &e.crd, terminating) {
+            match resources(api.registry.ids(), &api.registries, &e.crd, terminating) {
                 Ok(rs) => served.extend(rs),
                 Err(err) => tracing::warn!(cluster, crd = ?e.crd.metadata.name, error = %err, "CRD not served"),
             }
+        }
+    }
+    for r in served.iter().filter(|r| r.is_storage_version()) {
+        if api.registry.ids().set_selectable(r.id, &r.def.selectable_fields) {
+            api.store.reindex(r.id, &r.def.selectable_fields);
         }
     }
     api.registries.set(cluster, served);

@@ -11,7 +11,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use serde_json::Value;
 
 use super::webhook::Webhook;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::schema;
 
 /// Converts the objects of one CRD between its versions.
@@ -66,7 +66,7 @@ impl Converter {
 
     /// An object written at `version`, converted to the storage version.
     pub fn to_storage(&self, obj: Value, version: &str) -> ApiResult<Value> {
-        if version == self.storage_version { Ok(obj) } else { self.convert(obj, &self.storage_version.clone()) }
+        if version == self.storage_version { Ok(obj) } else { self.convert(obj, &self.storage_version) }
     }
 
     fn convert(&self, obj: Value, to: &str) -> ApiResult<Value> {
@@ -87,9 +87,4 @@ impl Converter {
         }
         Ok(out)
     }
-}
-
-/// The `ApiError` of a failed conversion, as kube-apiserver words it.
-pub fn conversion_error(detail: impl std::fmt::Display) -> ApiError {
-    ApiError::internal(format!("conversion webhook for {detail}"))
 }

@@ -43,7 +43,7 @@ impl Webhook {
     /// Converts one object to `desired` (`group/version`).
     pub fn convert(&self, obj: Value, desired: &str) -> ApiResult<Value> {
         let gvk = gvk_of(&obj);
-        let fail = |why: String| ApiError::internal(format!("conversion webhook for {gvk} failed: {why}"));
+        let fail = |why: String| internal(format!("conversion webhook for {gvk} failed: {why}"));
         let uid = crate::rest::meta::new_uid();
         let review = json!({
             "apiVersion": "apiextensions.k8s.io/v1",
@@ -63,7 +63,7 @@ impl Webhook {
         }
         if resp["result"]["status"].as_str() != Some("Success") {
             let msg = resp["result"]["message"].as_str().unwrap_or("");
-            return Err(ApiError::internal(format!("conversion webhook for {gvk} returned failure: {msg}")));
+            return Err(internal(format!("conversion webhook for {gvk} returned failure: {msg}")));
         }
         let converted = resp["convertedObjects"].as_array().map(Vec::as_slice).unwrap_or(&[]);
         let [out] = converted else {
@@ -73,6 +73,11 @@ impl Webhook {
         check_converted(original, out, desired).map_err(fail)?;
         Ok(restore_metadata(original, out.clone()))
     }
+}
+
+/// A 500 worded as kube-apiserver words internal errors.
+fn internal(msg: String) -> ApiError {
+    ApiError::internal(format!("Internal error occurred: {msg}"))
 }
 
 /// `group/version, Kind=Kind`, as conversion errors name the source object.

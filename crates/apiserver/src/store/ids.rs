@@ -51,13 +51,18 @@ impl ResIds {
     }
 
     /// Records the selectable fields of a resource's storage version, used when objects are
-    /// encoded from the log.
-    pub fn set_selectable(&self, id: ResId, fields: &[String]) {
+    /// encoded from the log. True when they changed (stored objects then need reindexing).
+    pub fn set_selectable(&self, id: ResId, fields: &[String]) -> bool {
+        if self.inner.read().selectable.get(id as usize).is_some_and(|s| s.as_ref() == fields) {
+            return false;
+        }
         let mut inner = self.inner.write();
-        if let Some(slot) = inner.selectable.get_mut(id as usize)
-            && slot.as_ref() != fields
-        {
-            *slot = Arc::from(fields.to_vec());
+        match inner.selectable.get_mut(id as usize) {
+            Some(slot) if slot.as_ref() != fields => {
+                *slot = Arc::from(fields.to_vec());
+                true
+            }
+            _ => false,
         }
     }
 }

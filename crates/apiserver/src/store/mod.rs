@@ -323,6 +323,22 @@ impl Store {
         out
     }
 
+    /// Re-extracts the selectable fields of every object of `res`, once they are known or
+    /// changed (a CRD is registered after the log was replayed, or gains selectable fields).
+    /// Parses each object: only for such rare changes.
+    pub fn reindex(&self, res: ResId, selectable: &[String]) {
+        let mut st = self.state.write();
+        for ct in st.clusters.values_mut() {
+            let Some(table) = ct.tables.get_mut(res as usize) else { continue };
+            for obj in table.values_mut() {
+                match Stored::from_bytes(obj.rv, obj.bytes.clone(), selectable) {
+                    Ok(fresh) => *obj = Arc::new(fresh),
+                    Err(e) => tracing::warn!(error = %e, "a stored object does not parse; its fields are not indexed"),
+                }
+            }
+        }
+    }
+
     /// Logical clusters that hold at least one object.
     pub fn clusters(&self) -> Vec<Arc<str>> {
         self.state
