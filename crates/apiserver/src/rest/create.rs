@@ -35,7 +35,7 @@ impl Api {
             obj["spec"] = json!({"finalizers": ["kubernetes"]});
             obj["status"] = json!({"phase": "Active"});
         }
-        self.apply_schema(t, &mut obj, opts, &mut warnings)?;
+        self.apply_schema(t, &mut obj, None, opts, &mut warnings)?;
         let name = str_field(&obj, &["metadata", "name"]).unwrap_or_default().to_string();
         let generate = str_field(&obj, &["metadata", "generateName"]).unwrap_or_default().to_string();
         if name.is_empty() && generate.is_empty() {

@@ -118,15 +118,17 @@ impl Api {
         Ok(())
     }
 
-    /// Prunes and type-checks against the schema; reports unknown fields per `fieldValidation`.
+    /// Prunes, defaults and checks against the schema (`old`: the stored object on update);
+    /// reports unknown fields per `fieldValidation`.
     pub(super) fn apply_schema(
         &self,
         t: &Target,
         obj: &mut Value,
+        old: Option<&Value>,
         opts: &WriteOptions,
         warnings: &mut Vec<String>,
     ) -> ApiResult<()> {
-        let out = schema::Validator::or_schemaless(t.res.validator.as_ref()).process(obj);
+        let out = schema::Validator::or_schemaless(t.res.validator.as_ref()).process(obj, old);
         if !out.unknown.is_empty() {
             match opts.validation {
                 FieldValidation::Strict => {
@@ -366,7 +368,7 @@ impl Api {
                 Some(s) => map.insert("status".into(), s),
                 None => map.remove("status"),
             };
-            self.apply_schema(t, &mut next, opts, warnings)?;
+            self.apply_schema(t, &mut next, Some(current), opts, warnings)?;
             let mut errs = Vec::new();
             self.validate_schema(t, &next, Some(current), &mut errs, warnings);
             if !errs.is_empty() {
@@ -403,7 +405,7 @@ impl Api {
                 None => map.remove("status"),
             };
         }
-        self.apply_schema(t, &mut requested, opts, warnings)?;
+        self.apply_schema(t, &mut requested, Some(current), opts, warnings)?;
         if current["metadata"]["deletionTimestamp"].is_string() {
             let old: Vec<&Value> =
                 current["metadata"]["finalizers"].as_array().map(|a| a.iter().collect()).unwrap_or_default();

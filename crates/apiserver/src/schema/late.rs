@@ -48,7 +48,7 @@ pub fn walk(node: &Node, v: &Value, old: Option<&Value>, path: &Path<'_>, resour
 
 /// The old item a new one continues: the one with the same keys in a list-map, the
 /// equal one in a set. Atomic lists have no identity, so their items have no old value.
-fn correlate<'o>(list: &ListType, item: &Value, old: &'o [Value]) -> Option<&'o Value> {
+pub fn correlate<'o>(list: &ListType, item: &Value, old: &'o [Value]) -> Option<&'o Value> {
     match list {
         ListType::Atomic => None,
         ListType::Set => old.iter().find(|o| *o == item),

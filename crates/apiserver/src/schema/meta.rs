@@ -25,8 +25,8 @@ static OBJECT_META: LazyLock<Node> = LazyLock::new(|| {
 });
 
 /// Walks `metadata`; `declared` is the kind's own schema for it, if any.
-pub fn walk(declared: Option<&Node>, v: &mut Value, path: &Path<'_>, w: &mut Walk<'_>) {
-    prune::walk(&OBJECT_META, v, path, w);
+pub fn walk(declared: Option<&Node>, v: &mut Value, old: Option<&Value>, path: &Path<'_>, w: &mut Walk<'_>) {
+    prune::walk(&OBJECT_META, v, old, path, w);
     if !w.validate {
         return;
     }

@@ -120,15 +120,17 @@ impl Validator {
         self.root.keeps_unknown()
     }
 
-    /// The write-time walk: prunes, drops disallowed nulls, defaults and checks keywords.
-    pub fn process(&self, obj: &mut Value) -> Outcome {
+    /// The write-time walk: prunes, drops disallowed nulls, defaults and checks keywords
+    /// (`old`: the stored object on update; failures on values it holds unchanged are
+    /// not reported).
+    pub fn process(&self, obj: &mut Value, old: Option<&Value>) -> Outcome {
         let mut out = Outcome::default();
         let Value::Object(map) = obj else {
             out.errors.push(FieldError::new(FieldErrorKind::TypeInvalid, "", "object must be a JSON object"));
             return out;
         };
         let mut w = Walk { unknown: &mut out.unknown, errors: &mut out.errors, validate: true };
-        prune::walk_object(&self.root, map, &Path::ROOT, &mut w, true);
+        prune::walk_object(&self.root, map, old.and_then(Value::as_object), &Path::ROOT, &mut w, true);
         out
     }
 

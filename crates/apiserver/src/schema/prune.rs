@@ -1,5 +1,7 @@
 //! The write-time walk: prunes unknown fields, drops nulls of non-nullable fields, applies
-//! defaults and checks each value's keywords, in one pass over the object.
+//! defaults and checks each value's keywords, in one pass over the object. On update the
+//! stored object is walked alongside: a failing value the update left unchanged is let
+//! through (ratcheting), so a stricter schema does not block unrelated changes.
 
 use drydock_api::FieldError;
 use serde_json::{Map, Value};
@@ -17,20 +19,30 @@ pub struct Walk<'o> {
     pub validate: bool,
 }
 
-/// Walks `v` against `node`.
-pub fn walk(node: &Node, v: &mut Value, path: &Path<'_>, w: &mut Walk<'_>) {
-    if w.validate && !validate::value(node, v, path, w.errors) {
-        return;
+/// Walks `v` against `node`; `old` is its counterpart in the stored object.
+pub fn walk(node: &Node, v: &mut Value, old: Option<&Value>, path: &Path<'_>, w: &mut Walk<'_>) {
+    if w.validate {
+        let mark = w.errors.len();
+        let typed = validate::value(node, v, path, w.errors);
+        // Compared only on failure: a clean write pays nothing for ratcheting.
+        if w.errors.len() > mark && old.is_some_and(|o| o == v) {
+            w.errors.truncate(mark);
+        }
+        if !typed {
+            return;
+        }
     }
     match v {
-        Value::Object(map) => walk_object(node, map, path, w, node.embedded),
+        Value::Object(map) => walk_object(node, map, old.and_then(Value::as_object), path, w, node.embedded),
         Value::Array(items) => {
+            let old_items = old.and_then(Value::as_array);
             if let Some(item) = &node.items {
                 for (i, v) in items.iter_mut().enumerate() {
-                    walk(item, v, &path.index(i), w);
+                    let item_old = old_items.and_then(|o| super::late::correlate(&node.list_type, v, o));
+                    walk(item, v, item_old, &path.index(i), w);
                 }
             }
-            if w.validate {
+            if w.validate && old_items.is_none_or(|o| o != items.as_slice()) {
                 super::list_types::check(node, items, path, w.errors);
             }
         }
@@ -40,14 +52,21 @@ pub fn walk(node: &Node, v: &mut Value, path: &Path<'_>, w: &mut Walk<'_>) {
 
 /// Walks an object's fields; `resource` objects (the root, embedded resources) keep
 /// `apiVersion` and `kind` and have their `metadata` treated as ObjectMeta.
-pub fn walk_object(node: &Node, map: &mut Map<String, Value>, path: &Path<'_>, w: &mut Walk<'_>, resource: bool) {
+pub fn walk_object(
+    node: &Node,
+    map: &mut Map<String, Value>,
+    old: Option<&Map<String, Value>>,
+    path: &Path<'_>,
+    w: &mut Walk<'_>,
+    resource: bool,
+) {
     let keep_unknown = node.keeps_unknown() || node.ty.is_none();
     map.retain(|k, v| {
         if resource {
             match k.as_str() {
                 "apiVersion" | "kind" => return true,
                 "metadata" => {
-                    meta::walk(node.property("metadata"), v, &path.child(k), w);
+                    meta::walk(node.property("metadata"), v, old.and_then(|o| o.get(k)), &path.child(k), w);
                     return true;
                 }
                 _ => {}
@@ -58,7 +77,7 @@ pub fn walk_object(node: &Node, map: &mut Map<String, Value>, path: &Path<'_>, w
                 if v.is_null() && !child.nullable {
                     return false;
                 }
-                walk(child, v, &path.child(k), w);
+                walk(child, v, old.and_then(|o| o.get(k)), &path.child(k), w);
                 true
             }
             None if keep_unknown => true,
@@ -135,5 +154,5 @@ pub fn prune_default(node: &Node, d: &mut Value) {
     let mut unknown = Vec::new();
     let mut errors = Vec::new();
     let mut w = Walk { unknown: &mut unknown, errors: &mut errors, validate: false };
-    walk(node, d, &Path::ROOT, &mut w);
+    walk(node, d, None, &Path::ROOT, &mut w);
 }

@@ -206,7 +206,7 @@ fn defaults(s: &Map<String, Value>, path: &Path<'_>, errors: &mut Vec<FieldError
         let mut unknown = Vec::new();
         let mut found = Vec::new();
         let mut w = Walk { unknown: &mut unknown, errors: &mut found, validate: true };
-        prune::walk(&node, &mut d, &at, &mut w);
+        prune::walk(&node, &mut d, None, &at, &mut w);
         super::late::run_at(&node, &d, &at, &mut found);
         errors.extend(found);
         for u in unknown {

@@ -54,7 +54,7 @@ fn prunes_unknown_and_applies_defaults() {
                 "nullable":null,"dropped":null,"parent":{},
                 "template":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","junk":1},"spec":{"x":1,"y":2}}},
         "top":1});
-    let out = v.process(&mut obj);
+    let out = v.process(&mut obj, None);
     assert_eq!(
         out.unknown,
         vec![
@@ -85,7 +85,7 @@ fn prunes_unknown_and_applies_defaults() {
 fn parents_are_not_created_for_defaults() {
     let v = validator(schema());
     let mut obj = json!({"spec":{"clusterName":"c"}});
-    v.process(&mut obj);
+    v.process(&mut obj, None);
     assert!(obj["spec"].get("parent").is_none());
     assert!(obj.get("status").is_none());
 }
@@ -95,7 +95,7 @@ fn reports_keyword_violations_as_kube_apiserver_words_them() {
     let v = validator(schema());
     let mut obj = json!({"metadata":{"name":"a"},"spec":{"replicas":15,"mode":"C","maxSurge":true,
         "name":"ABCDEFG","tags":["a","b","c"],"ratio":0.7,"when":"yesterday","labels":{"a":3}}});
-    let out = v.process(&mut obj);
+    let out = v.process(&mut obj, None);
     let msgs = messages(&out.errors);
     for want in [
         "spec.replicas: Invalid value: 15: spec.replicas in body should be less than or equal to 10",
@@ -114,7 +114,7 @@ fn reports_keyword_violations_as_kube_apiserver_words_them() {
     assert!(reasons.contains(&"FieldValueTooMany") && reasons.contains(&"FieldValueTooLong"), "{reasons:?}");
     assert_eq!(msgs.len(), 9, "{msgs:#?}");
     let mut obj = json!({"spec":{"clusterName":"c","template":{"metadata":{"name":"p"},"kind":3}}});
-    let msgs = messages(&v.process(&mut obj).errors);
+    let msgs = messages(&v.process(&mut obj, None).errors);
     assert_eq!(
         msgs,
         vec![
@@ -128,7 +128,7 @@ fn reports_keyword_violations_as_kube_apiserver_words_them() {
 fn junctors_and_required_after_admission() {
     let v = validator(schema());
     let mut obj = json!({"metadata":{"name":"a"},"spec":{"choice":{"a":"x","b":"y"}}});
-    let out = v.process(&mut obj);
+    let out = v.process(&mut obj, None);
     assert_eq!(
         messages(&out.errors),
         vec![
@@ -244,7 +244,7 @@ fn compile_errors_name_the_rule() {
 fn schemaless_kinds_check_only_metadata() {
     let v = Validator::or_schemaless(None);
     let mut obj = json!({"metadata":{"name":"a","bogus":1},"anything":{"goes":1}});
-    let out = v.process(&mut obj);
+    let out = v.process(&mut obj, None);
     assert_eq!(out.unknown, vec!["metadata.bogus"]);
     assert_eq!(obj["anything"]["goes"], 1);
 }
@@ -345,4 +345,23 @@ fn kubernetes_cel_library() {
     let obj = json!({"spec":{"ports":[9,1],"name":"ZZ","endpoint":"nope!","memory":"1Gi","version":"1.2.3"}});
     let r = v.validate(&obj, None);
     assert_eq!(r.errors.len(), rules.len(), "{:#?}", messages(&r.errors));
+}
+
+#[test]
+fn unchanged_invalid_values_ratchet_on_update() {
+    let v = validator(schema());
+    let old = json!({"metadata":{"name":"a"},"spec":{"clusterName":"c","replicas":15,"tags":["a","b","c"],"mode":"C"}});
+    let mut update = old.clone();
+    update["spec"]["mode"] = json!("A");
+    assert!(v.process(&mut update, Some(&old)).errors.is_empty(), "unchanged values are let through");
+    let mut update = old.clone();
+    update["spec"]["replicas"] = json!(16);
+    let msgs = messages(&v.process(&mut update, Some(&old)).errors);
+    // Only the changed value is checked; the unchanged mode and tags still ratchet.
+    assert_eq!(
+        msgs,
+        vec!["spec.replicas: Invalid value: 16: spec.replicas in body should be less than or equal to 10"]
+    );
+    let mut create = old.clone();
+    assert_eq!(v.process(&mut create, None).errors.len(), 3, "a create checks everything");
 }

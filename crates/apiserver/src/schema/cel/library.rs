@@ -1,6 +1,7 @@
 //! The Kubernetes CEL library functions CRD rules use that the `cel` crate lacks:
 //! `lists` (isSorted, sum, min, max, indexOf, lastIndexOf), `regex` (find, findAll),
-//! `isURL`, `isIP`, `isCIDR` and `isQuantity` (`url` and `quantity` are in `kinds`).
+//! `isURL`, `isIP`, `isCIDR` and `isQuantity` (the `url`, `quantity` and `semver` values
+//! are in `kinds`, the `format` library in `format`).
 
 use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};
