@@ -31,7 +31,7 @@ async fn get_json(router: &axum::Router, uri: &str) -> (u16, Value) {
 }
 
 /// Reads watch events from a streamed response until `stop` holds for one (inclusive).
-async fn watch_until(router: &axum::Router, uri: &str, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+async fn watch_until(router: &axum::Router, uri: &str, mut stop: impl FnMut(&Value) -> bool) -> Vec<Value> {
     let req = axum::http::Request::get(uri).body(Body::empty()).expect("request");
     let resp = router.clone().oneshot(req).await.expect("response");
     assert_eq!(resp.status().as_u16(), 200, "{uri}");
@@ -308,19 +308,15 @@ async fn watch_list_streams_the_snapshot_sorted_then_an_end_bookmark_then_change
     let uri = format!(
         "{CMS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion={snapshot}"
     );
-    let watching = srv.server.api.store.hub().subscribers();
-    let (events, _) = tokio::join!(
-        watch_until(&router, &uri, |e| e["type"] == "ADDED" && e["object"]["metadata"]["name"] == "d"),
-        async {
-            // Created once the watch's initial events are out (the bookmark carries the
-            // snapshot, which this write follows).
-            common::eventually("the watch to start", Duration::from_secs(10), || async {
-                (srv.server.api.store.hub().subscribers() > watching).then_some(())
-            })
-            .await;
-            api.create(&pp, &cm("d", "1")).await.expect("create d")
+    let events = watch_until(&router, &uri, |e| {
+        // Written once the initial events are out: it must follow them as a change.
+        if e["type"] == "BOOKMARK" {
+            let api = api.clone();
+            tokio::spawn(async move { api.create(&PostParams::default(), &cm("d", "1")).await.expect("create d") });
         }
-    );
+        e["type"] == "ADDED" && e["object"]["metadata"]["name"] == "d"
+    })
+    .await;
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     let n = types.len();
     assert!(n >= 5 && types[..n - 2].iter().all(|t| *t == "ADDED"), "{types:?}");

@@ -137,7 +137,7 @@ impl Api {
             None => self.list_revision(opts).await?,
         };
         // Like the watch cache, a list at any revision ("0") is served whole.
-        let limit = if opts.rv() == Some("0") { None } else { opts.limit.filter(|l| *l > 0) };
+        let limit = if opts.rv() == Some("0") && token.is_none() { None } else { opts.limit.filter(|l| *l > 0) };
         let after = token.as_ref().map(|c| c.after.clone());
         self.list_at(t, opts, at, after, limit).await.map_err(|HistoryExpired| match &token {
             Some(c) => expired_continue(c, across),
