@@ -76,6 +76,8 @@ fn explain(k: &Kubectl) {
     assert_mentions(&cm, &["ConfigMap", "binaryData", "immutable", "apiVersion", "metadata"]);
     let containers = k.clean(&["explain", "pods.spec.containers"], None);
     assert_mentions(&containers, &["containers", "image", "livenessProbe", "volumeMounts"]);
+    // Descriptions come along, the field's own and those of the nested type's fields.
+    assert_mentions(&containers, &["List of containers belonging to the pod", "Container image name"]);
     let resources = k.clean(&["explain", "pods.spec.containers.resources"], None);
     assert_mentions(&resources, &["limits", "requests"]);
     let meta = k.clean(&["explain", "configmaps.metadata"], None);

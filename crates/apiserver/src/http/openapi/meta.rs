@@ -28,8 +28,7 @@ pub fn schemas() -> Map<String, Value> {
     generator.subschema_for::<Patch>();
     generator.subschema_for::<WatchEvent<Value>>();
     generator.subschema_for::<Scale>();
-    let mut out: Map<String, Value> =
-        generator.take_definitions(true).into_iter().map(|(name, schema)| (name, schema)).collect();
+    let mut out: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     annotate(&mut out);
     out
 }

@@ -13,14 +13,21 @@ pub fn index_key(group: &str, version: &str) -> String {
     if group.is_empty() { format!("api/{version}") } else { format!("apis/{group}/{version}") }
 }
 
+/// The paths and schemas of one group-version's document.
+struct Parts {
+    paths: Map<String, Value>,
+    schemas: Map<String, Value>,
+}
+
 /// Every served group-version's document, keyed by [`index_key`].
 pub fn documents(reg: &Registry) -> BTreeMap<String, Value> {
     let shared = meta::schemas();
-    let mut docs: BTreeMap<String, (Map<String, Value>, Map<String, Value>)> = BTreeMap::new();
+    let mut docs: BTreeMap<String, Parts> = BTreeMap::new();
     for r in reg.all() {
         let def = &r.def;
-        let (paths, schemas) =
-            docs.entry(index_key(&def.group, &def.version)).or_insert_with(|| (Map::new(), shared.clone()));
+        let Parts { paths, schemas } = docs
+            .entry(index_key(&def.group, &def.version))
+            .or_insert_with(|| Parts { paths: Map::new(), schemas: shared.clone() });
         paths::Resource::new(def).add_paths(paths);
         let kind_name = names::definition(&def.group, &def.version, &def.kind);
         if schemas.contains_key(&kind_name) {
@@ -34,7 +41,7 @@ pub fn documents(reg: &Registry) -> BTreeMap<String, Value> {
         schemas
             .insert(names::definition(&def.group, &def.version, &format!("{}List", def.kind)), kinds::list_schema(def));
     }
-    docs.into_iter().map(|(key, (paths, schemas))| (key, document(paths, schemas))).collect()
+    docs.into_iter().map(|(key, parts)| (key, document(parts.paths, parts.schemas))).collect()
 }
 
 fn document(paths: Map<String, Value>, schemas: Map<String, Value>) -> Value {
