@@ -170,6 +170,12 @@ async fn errors_are_protobuf_statuses() {
     // The envelope's kind must be the URL's.
     let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}});
     send(&r, "POST", CMS, PB, PB, pb(&secret)).await.assert_status(400, "BadRequest");
+    // client-go sends DeleteOptions as protobuf too, typed in the resource's group version.
+    let opts = |uid: &str| pb(&json!({"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}}));
+    send(&r, "DELETE", &format!("{CMS}/dup"), PB, PB, opts("not-the-uid")).await.assert_status(409, "Conflict");
+    let uid = send(&r, "GET", &format!("{CMS}/dup"), "", PB, vec![]).await.value()["metadata"]["uid"].clone();
+    let deleted = send(&r, "DELETE", &format!("{CMS}/dup"), PB, PB, opts(uid.as_str().expect("uid"))).await;
+    assert_eq!(deleted.code, 200, "{:?}", deleted.value());
     // A JSON client gets its errors in JSON.
     let json_err = send(&r, "GET", &format!("{CMS}/missing"), "", "application/json", vec![]).await;
     assert_eq!((json_err.code, json_err.content_type.as_str()), (404, "application/json"));
