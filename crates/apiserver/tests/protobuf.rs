@@ -170,6 +170,12 @@ async fn errors_are_protobuf_statuses() {
     // The envelope's kind must be the URL's.
     let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}});
     send(&r, "POST", CMS, PB, PB, pb(&secret)).await.assert_status(400, "BadRequest");
+    // client-go sends DeleteOptions as protobuf too, typed in the resource's group version.
+    let opts = |uid: &str| pb(&json!({"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}}));
+    send(&r, "DELETE", &format!("{CMS}/dup"), PB, PB, opts("not-the-uid")).await.assert_status(409, "Conflict");
+    let uid = send(&r, "GET", &format!("{CMS}/dup"), "", PB, vec![]).await.value()["metadata"]["uid"].clone();
+    let deleted = send(&r, "DELETE", &format!("{CMS}/dup"), PB, PB, opts(uid.as_str().expect("uid"))).await;
+    assert_eq!(deleted.code, 200, "{:?}", deleted.value());
     // A JSON client gets its errors in JSON.
     let json_err = send(&r, "GET", &format!("{CMS}/missing"), "", "application/json", vec![]).await;
     assert_eq!((json_err.code, json_err.content_type.as_str()), (404, "application/json"));
@@ -214,7 +220,8 @@ async fn custom_resources_stay_json() {
     let list = send(&r, "GET", WIDGETS, "", "application/vnd.kubernetes.protobuf,application/json", vec![]).await;
     assert_eq!((list.code, list.content_type.as_str()), (200, "application/json"));
     // A protobuf body for a kind without a message is an unsupported media type.
-    let st = send(&r, "POST", WIDGETS, PB, PB, pb(&configmap("x", json!({})))).await;
+    let both = "application/vnd.kubernetes.protobuf,application/json";
+    let st = send(&r, "POST", WIDGETS, PB, both, pb(&configmap("x", json!({})))).await;
     st.assert_status(415, "UnsupportedMediaType");
     // Tables stay JSON even for protobuf-first clients.
     let table_accept = "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
@@ -256,9 +263,12 @@ impl Frames {
 async fn protobuf_watch_streams_events_and_bookmarks() {
     let s = common::start().await;
     let r = s.server.router();
+    let rv0 = send(&r, "GET", CMS, "", PB, vec![]).await.value()["metadata"]["resourceVersion"].clone();
+    let rv0 = rv0.as_str().expect("list resourceVersion").to_string();
     assert_eq!(send(&r, "POST", CMS, PB, PB, pb(&configmap("before", json!({"x": "1"})))).await.code, 201);
+    // From a revision before "before": its creation is replayed.
     let req = Request::builder()
-        .uri(format!("{CMS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=20"))
+        .uri(format!("{CMS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=20&resourceVersion={rv0}"))
         .header("accept", "application/vnd.kubernetes.protobuf,application/json")
         .body(Body::empty())
         .expect("request");
@@ -282,12 +292,17 @@ async fn protobuf_watch_streams_events_and_bookmarks() {
     assert_eq!(ev["type"], "ADDED");
     assert_eq!(ev["object"], created.value());
 
-    // Bookmarks (every second in tests) carry the kind and a resourceVersion only.
+    // A write elsewhere moves the revision on; the next bookmark (every second in tests)
+    // carries it, with the kind and nothing else.
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "elsewhere"}});
+    let other = send(&r, "POST", "/api/v1/namespaces/default/secrets", PB, PB, pb(&secret)).await.value();
+    let moved = other["metadata"]["resourceVersion"].clone();
     loop {
         let ev = frames.next().await;
         if ev["type"] == "BOOKMARK" {
             assert_eq!(ev["object"]["kind"], "ConfigMap");
-            assert!(ev["object"]["metadata"]["resourceVersion"].as_str().is_some(), "{ev}");
+            assert_eq!(ev["object"]["metadata"]["resourceVersion"], moved, "{ev}");
+            assert!(ev["object"].get("data").is_none(), "{ev}");
             break;
         }
     }
