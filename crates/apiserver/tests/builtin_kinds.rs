@@ -115,7 +115,15 @@ fn create(k: &Kubectl, version: &str, args: &[&str]) {
 }
 
 fn header(table: &str) -> Vec<String> {
-    table.lines().next().unwrap_or_default().split("  ").map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+    table
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split("  ")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 fn imperative(k: &Kubectl, v: &str) {
@@ -170,7 +178,9 @@ fn tables(k: &Kubectl) {
     assert_eq!(header(&svc), ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"], "{svc}");
     assert!(svc.contains("53/UDP,9153/TCP") && svc.contains("<none>"), "{svc}");
     let resources = k.run(&["api-resources"]);
-    for (name, short) in [("deployments", "deploy"), ("services", "svc"), ("cronjobs", "cj"), ("networkpolicies", "netpol")] {
+    for (name, short) in
+        [("deployments", "deploy"), ("services", "svc"), ("cronjobs", "cj"), ("networkpolicies", "netpol")]
+    {
         assert!(
             resources.lines().any(|l| l.split_whitespace().take(2).eq([name, short])),
             "{name} ({short}) missing:\n{resources}"
@@ -186,10 +196,25 @@ fn edits(k: &Kubectl) {
     assert_eq!(d["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.27");
 
     // Strategic merge: a container merged by name keeps what the patch does not name.
-    k.run(&["patch", "deploy", "web", "--type", "strategic", "-p",
-        r#"{"spec":{"template":{"spec":{"containers":[{"name":"nginx","env":[{"name":"MODE","value":"x"}]}]}}}}"#]);
+    k.run(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type",
+        "strategic",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"nginx","env":[{"name":"MODE","value":"x"}]}]}}}}"#,
+    ]);
     k.run(&["patch", "deploy", "web", "--type", "merge", "-p", r#"{"metadata":{"labels":{"merged":"yes"}}}"#]);
-    k.run(&["patch", "deploy", "web", "--type", "json", "-p", r#"[{"op":"add","path":"/spec/minReadySeconds","value":5}]"#]);
+    k.run(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type",
+        "json",
+        "-p",
+        r#"[{"op":"add","path":"/spec/minReadySeconds","value":5}]"#,
+    ]);
     k.run(&["label", "deploy", "web", "tier=front"]);
     k.run(&["annotate", "deploy", "web", "note=hi"]);
     let d = k.json(&["get", "deploy", "web"]);
@@ -210,7 +235,8 @@ fn edits(k: &Kubectl) {
     assert_eq!(ports[0]["containerPort"], 53);
 
     // A selector that does not match the template is refused.
-    let bad = k.fails_in(&["apply", "-f", "-"], Some(&ADDONS.replace("matchLabels: {app: dns}", "matchLabels: {app: other}")));
+    let bad = k
+        .fails_in(&["apply", "-f", "-"], Some(&ADDONS.replace("matchLabels: {app: dns}", "matchLabels: {app: other}")));
     assert!(bad.contains("`selector` does not match template `labels`"), "{bad}");
 }
 
@@ -238,7 +264,8 @@ fn scenario(k: &Kubectl, version: &str) {
 
 async fn logical_cluster(s: &common::TestServer, name: &str) -> std::path::PathBuf {
     let root = Kubectl::new("1.33", s.kubeconfig(None));
-    let manifest = format!("apiVersion: tenancy.drydock.dev/v1alpha1\nkind: LogicalCluster\nmetadata:\n  name: {name}\n");
+    let manifest =
+        format!("apiVersion: tenancy.drydock.dev/v1alpha1\nkind: LogicalCluster\nmetadata:\n  name: {name}\n");
     tokio::task::block_in_place(|| root.run_in(&["apply", "-f", "-"], Some(&manifest)));
     let config = s.kubeconfig(Some(name));
     let k = Kubectl::new("1.33", config.clone());

@@ -10,7 +10,6 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-
 const VERSIONS: &[&str] = &["1.27", "1.30", "1.33"];
 
 const WIDGET: &str = "apiVersion: example.drydock.dev/v1

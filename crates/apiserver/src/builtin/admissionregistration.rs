@@ -37,11 +37,7 @@ pub(super) const KINDS: &[Kind] = &[
     Kind {
         kind: "ValidatingAdmissionPolicyBinding",
         plural: "validatingadmissionpolicybindings",
-        columns: &[
-            ("PolicyName", "string", ".spec.policyName", 0),
-            ("ParamRef", "string", "#vapb.paramRef", 0),
-            AGE,
-        ],
+        columns: &[("PolicyName", "string", ".spec.policyName", 0), ("ParamRef", "string", "#vapb.paramRef", 0), AGE],
         schema: schema_of::<adm::ValidatingAdmissionPolicyBinding>,
         ..ADM
     },

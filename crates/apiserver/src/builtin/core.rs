@@ -42,7 +42,16 @@ pub(super) const KINDS: &[Kind] = &[
             ("Nominated Node", "string", "#none:.status.nominatedNodeName", 1),
             ("Readiness Gates", "string", "#pod.readinessGates", 1),
         ],
-        selectable: &["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"],
+        selectable: &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
         schema: schema_of::<core::Pod>,
         ..BASE
     },

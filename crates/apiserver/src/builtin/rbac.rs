@@ -27,7 +27,13 @@ pub(super) const KINDS: &[Kind] = &[
         schema: schema_of::<rbac::ClusterRole>,
         ..RBAC
     },
-    Kind { kind: "RoleBinding", plural: "rolebindings", columns: BINDING, schema: schema_of::<rbac::RoleBinding>, ..RBAC },
+    Kind {
+        kind: "RoleBinding",
+        plural: "rolebindings",
+        columns: BINDING,
+        schema: schema_of::<rbac::RoleBinding>,
+        ..RBAC
+    },
     Kind {
         kind: "ClusterRoleBinding",
         plural: "clusterrolebindings",

@@ -120,7 +120,13 @@ fn cluster_ip(svc: &mut Value, used: &InUse, seed: u32, kubernetes: bool) -> Opt
         "None" => return None,
         "" => match (0..SIZE).map(|i| BASE + (seed.wrapping_add(i) % SIZE)).find(|ip| free(*ip, used, kubernetes)) {
             Some(ip) => Ipv4Addr::from(ip),
-            None => return Some(FieldError::invalid("spec.clusterIPs", "", "failed to allocate a serviceIP: range is full")),
+            None => {
+                return Some(FieldError::invalid(
+                    "spec.clusterIPs",
+                    "",
+                    "failed to allocate a serviceIP: range is full",
+                ));
+            }
         },
         explicit => match check_ip(explicit, used, kubernetes) {
             Ok(ip) => ip,
@@ -141,8 +147,9 @@ fn free(ip: u32, used: &InUse, kubernetes: bool) -> bool {
 
 fn check_ip(s: &str, used: &InUse, kubernetes: bool) -> Result<Ipv4Addr, FieldError> {
     let field = "spec.clusterIPs[0]";
-    let ip: Ipv4Addr =
-        s.parse().map_err(|_| FieldError::invalid(field, s, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))?;
+    let ip: Ipv4Addr = s
+        .parse()
+        .map_err(|_| FieldError::invalid(field, s, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))?;
     let n = u32::from(ip);
     if !(n > BASE && n < BASE + SIZE - 1) {
         return Err(FieldError::invalid(
@@ -154,7 +161,11 @@ fn check_ip(s: &str, used: &InUse, kubernetes: bool) -> Result<Ipv4Addr, FieldEr
         ));
     }
     if used.ips.contains(&n) || (n == RESERVED && !kubernetes) {
-        return Err(FieldError::invalid(field, s, format!("failed to allocate IP {s}: provided IP is already allocated")));
+        return Err(FieldError::invalid(
+            field,
+            s,
+            format!("failed to allocate IP {s}: provided IP is already allocated"),
+        ));
     }
     Ok(ip)
 }

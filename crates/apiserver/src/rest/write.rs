@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use drydock_api::tenancy::TENANCY_GROUP;
-use drydock_api::selector::Selector;
 use drydock_api::admission::FieldPath;
+use drydock_api::selector::Selector;
+use drydock_api::tenancy::TENANCY_GROUP;
 use drydock_api::{FieldError, Operation, names};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::{Map, Value, json};

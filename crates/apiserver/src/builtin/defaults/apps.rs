@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use drydock_api::selector::Selector;
 use drydock_api::admission::FieldPath;
+use drydock_api::selector::Selector;
 use drydock_api::{FieldError, FieldErrorKind};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::{Map, Value, json};
@@ -129,9 +129,11 @@ pub(super) fn validate_selector_workload(obj: &Value, old: Option<&Value>) -> Ve
     let labels = labels_of(&spec["template"]["metadata"]["labels"]);
     match serde_json::from_value::<LabelSelector>(spec["selector"].clone()) {
         Ok(sel) if !spec["selector"].is_null() => match Selector::parse(&sel, &FieldPath::new("spec.selector")) {
-            Ok(s) if s.is_empty() => {
-                errs.push(FieldError::invalid("spec.selector", spec["selector"].clone(), "empty selector is invalid for deployment"))
-            }
+            Ok(s) if s.is_empty() => errs.push(FieldError::invalid(
+                "spec.selector",
+                spec["selector"].clone(),
+                "empty selector is invalid for deployment",
+            )),
             Ok(s) if !s.matches(&labels) => errs.push(FieldError::new(
                 FieldErrorKind::Invalid,
                 "spec.template.metadata.labels",
@@ -181,7 +183,10 @@ mod tests {
             "template":{"metadata":{"labels":{"app":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}});
         deployment(&mut d, None);
         assert_eq!(d["spec"]["replicas"], 1);
-        assert_eq!(d["spec"]["strategy"], json!({"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":"25%","maxSurge":"25%"}}));
+        assert_eq!(
+            d["spec"]["strategy"],
+            json!({"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":"25%","maxSurge":"25%"}})
+        );
         let errs = validate_selector_workload(&d, None);
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert_eq!(

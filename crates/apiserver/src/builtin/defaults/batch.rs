@@ -22,11 +22,8 @@ fn job_spec(spec: &mut Map<String, Value>) {
     set_default(spec, "backoffLimit", json!(backoff));
     set_default(spec, "completionMode", json!("NonIndexed"));
     set_default(spec, "suspend", json!(false));
-    let replacement = if spec.get("podFailurePolicy").is_some_and(|v| !v.is_null()) {
-        "Failed"
-    } else {
-        "TerminatingOrFailed"
-    };
+    let replacement =
+        if spec.get("podFailurePolicy").is_some_and(|v| !v.is_null()) { "Failed" } else { "TerminatingOrFailed" };
     set_default(spec, "podReplacementPolicy", json!(replacement));
 }
 
@@ -40,7 +37,9 @@ pub(super) fn job(obj: &mut Value, old: Option<&Value>) {
     let manual = spec.get("manualSelector").and_then(Value::as_bool) == Some(true);
     if old.is_none() && !manual && uid.is_string() {
         spec.insert("selector".into(), json!({"matchLabels": {CONTROLLER_UID: uid}}));
-        if let Some(labels) = child(spec, "template").and_then(|t| child(t, "metadata")).and_then(|m| child(m, "labels")) {
+        if let Some(labels) =
+            child(spec, "template").and_then(|t| child(t, "metadata")).and_then(|m| child(m, "labels"))
+        {
             labels.insert(LEGACY_CONTROLLER_UID.into(), uid.clone());
             labels.insert(CONTROLLER_UID.into(), uid.clone());
             labels.insert(LEGACY_JOB_NAME.into(), name.clone());
@@ -65,7 +64,9 @@ pub(super) fn cron_job(obj: &mut Value, _old: Option<&Value>) {
     set_default(spec, "suspend", json!(false));
     set_default(spec, "successfulJobsHistoryLimit", json!(3));
     set_default(spec, "failedJobsHistoryLimit", json!(1));
-    if let Some(t) = existing(spec, "jobTemplate").and_then(|j| existing(j, "spec")).and_then(|s| existing(s, "template")) {
+    if let Some(t) =
+        existing(spec, "jobTemplate").and_then(|j| existing(j, "spec")).and_then(|s| existing(s, "template"))
+    {
         pod::template(t);
     }
 }
@@ -82,8 +83,7 @@ fn restart_policy(spec: &Value, path: &str) -> Option<FieldError> {
 pub(super) fn validate_job(obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let spec = &obj["spec"];
     let pod_spec = &spec["template"]["spec"];
-    let mut errs: Vec<FieldError> =
-        restart_policy(pod_spec, "spec.template.spec.restartPolicy").into_iter().collect();
+    let mut errs: Vec<FieldError> = restart_policy(pod_spec, "spec.template.spec.restartPolicy").into_iter().collect();
     errs.extend(validate_pod_spec(pod_spec, "spec.template.spec"));
     if let Some(old) = old
         && old["spec"]["selector"] != spec["selector"]
@@ -127,6 +127,9 @@ mod tests {
             "spec":{"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}});
         job(&mut j, None);
         let errs = validate_job(&j, None);
-        assert_eq!(errs[0].to_string(), "spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"");
+        assert_eq!(
+            errs[0].to_string(),
+            "spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\""
+        );
     }
 }

@@ -69,10 +69,9 @@ impl Admission for Builtin {
 
 /// The admission of a built-in kind, if it has defaults or checks.
 pub(super) fn admission_for(group: &str, kind: &str) -> Option<Arc<dyn Admission>> {
-    KINDS
-        .iter()
-        .find(|(g, k, _, _)| *g == group && *k == kind)
-        .map(|(_, _, default, validate)| Arc::new(Builtin { default: *default, validate: *validate }) as Arc<dyn Admission>)
+    KINDS.iter().find(|(g, k, _, _)| *g == group && *k == kind).map(|(_, _, default, validate)| {
+        Arc::new(Builtin { default: *default, validate: *validate }) as Arc<dyn Admission>
+    })
 }
 
 /// Sets `key` where it is absent or null.

@@ -36,9 +36,9 @@ fn default_tolerations(spec: &mut Map<String, Value>) {
     let list = spec.entry("tolerations").or_insert_with(|| json!([]));
     let Some(list) = list.as_array_mut() else { return };
     for key in [NOT_READY, UNREACHABLE] {
-        let has = list.iter().any(|t| {
-            t["key"] == key && (t["effect"] == "NoExecute" || t["effect"].is_null() || t["effect"] == "")
-        });
+        let has = list
+            .iter()
+            .any(|t| t["key"] == key && (t["effect"] == "NoExecute" || t["effect"].is_null() || t["effect"] == ""));
         if !has {
             list.push(json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}));
         }
@@ -48,13 +48,11 @@ fn default_tolerations(spec: &mut Map<String, Value>) {
 /// Guaranteed when every container's requests equal its limits for cpu and memory,
 /// BestEffort when none sets either, otherwise Burstable.
 fn qos_class(spec: &Value) -> &'static str {
-    let containers: Vec<&Value> = ["containers", "initContainers"]
+    let containers: Vec<&Value> =
+        ["containers", "initContainers"].iter().flat_map(|k| spec[*k].as_array().into_iter().flatten()).collect();
+    let any = containers
         .iter()
-        .flat_map(|k| spec[*k].as_array().into_iter().flatten())
-        .collect();
-    let any = containers.iter().any(|c| {
-        ["requests", "limits"].iter().any(|k| c["resources"][*k].as_object().is_some_and(|m| !m.is_empty()))
-    });
+        .any(|c| ["requests", "limits"].iter().any(|k| c["resources"][*k].as_object().is_some_and(|m| !m.is_empty())));
     if !any {
         return "BestEffort";
     }

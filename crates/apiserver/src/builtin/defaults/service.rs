@@ -129,7 +129,11 @@ pub(super) fn validate(obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
     }
     for (i, f) in spec["ipFamilies"].as_array().into_iter().flatten().enumerate() {
         if f != "IPv4" {
-            errs.push(FieldError::invalid(format!("spec.ipFamilies[{i}]"), f.clone(), "not configured on this cluster"));
+            errs.push(FieldError::invalid(
+                format!("spec.ipFamilies[{i}]"),
+                f.clone(),
+                "not configured on this cluster",
+            ));
         }
     }
     if let Some(old) = old

@@ -33,20 +33,26 @@ pub(super) fn cell(name: &str, arg: &str, obj: &Value) -> Option<Value> {
             json!(format!("{}/{}", text(&r["kind"]), text(&r["name"])))
         }
         "hpa.targets" => or_none(hpa_targets(obj)),
-        "csr.duration" => {
-            or_none(obj["spec"]["expirationSeconds"].as_i64().map(human_duration).unwrap_or_default())
-        }
+        "csr.duration" => or_none(obj["spec"]["expirationSeconds"].as_i64().map(human_duration).unwrap_or_default()),
         "csr.condition" => {
             let types: Vec<String> = array(obj, ".status.conditions").iter().map(|c| text(&c["type"])).collect();
             json!(if types.is_empty() { "Pending".to_string() } else { types.join(",") })
         }
         "vap.paramKind" => {
             let p = &obj["spec"]["paramKind"];
-            json!(if p.is_null() { "<unset>".to_string() } else { format!("{}/{}", text(&p["apiVersion"]), text(&p["kind"])) })
+            json!(if p.is_null() {
+                "<unset>".to_string()
+            } else {
+                format!("{}/{}", text(&p["apiVersion"]), text(&p["kind"]))
+            })
         }
         "vapb.paramRef" => {
             let p = &obj["spec"]["paramRef"];
-            json!(if p.is_null() { "<unset>".to_string() } else { format!("{}/{}", text(&p["namespace"]), text(&p["name"])) })
+            json!(if p.is_null() {
+                "<unset>".to_string()
+            } else {
+                format!("{}/{}", text(&p["namespace"]), text(&p["name"]))
+            })
         }
         "fs.missingPL" => {
             let dangling = array(obj, ".status.conditions").iter().find(|c| c["type"] == "Dangling");

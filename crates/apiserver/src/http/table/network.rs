@@ -59,7 +59,8 @@ pub(super) fn cell(name: &str, obj: &Value) -> Option<Value> {
         }
         "ing.class" => or_none(text(&obj["spec"]["ingressClassName"])),
         "ing.hosts" => {
-            let hosts: Vec<String> = array(obj, ".spec.rules").iter().map(|r| text(&r["host"])).filter(|h| !h.is_empty()).collect();
+            let hosts: Vec<String> =
+                array(obj, ".spec.rules").iter().map(|r| text(&r["host"])).filter(|h| !h.is_empty()).collect();
             json!(if hosts.is_empty() { "*".to_string() } else { truncated(hosts) })
         }
         "ing.address" => json!(load_balancer(obj).join(",")),

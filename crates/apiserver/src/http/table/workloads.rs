@@ -39,7 +39,8 @@ pub(super) fn cell(name: &str, arg: &str, obj: &Value) -> Option<Value> {
             json!(format!("{ready}/{total}"))
         }
         "pod.restarts" => {
-            let n: i64 = array(obj, ".status.containerStatuses").iter().filter_map(|c| c["restartCount"].as_i64()).sum();
+            let n: i64 =
+                array(obj, ".status.containerStatuses").iter().filter_map(|c| c["restartCount"].as_i64()).sum();
             json!(n)
         }
         "pod.status" => json!(pod_status(obj)),
@@ -49,7 +50,10 @@ pub(super) fn cell(name: &str, arg: &str, obj: &Value) -> Option<Value> {
             if gates.is_empty() {
                 json!("<none>")
             } else {
-                let met = gates.iter().filter(|g| condition_true(obj, g["conditionType"].as_str().unwrap_or_default())).count();
+                let met = gates
+                    .iter()
+                    .filter(|g| condition_true(obj, g["conditionType"].as_str().unwrap_or_default()))
+                    .count();
                 json!(format!("{met}/{}", gates.len()))
             }
         }
@@ -84,14 +88,10 @@ fn pod_status(obj: &Value) -> String {
     if obj["metadata"]["deletionTimestamp"].is_string() {
         return "Terminating".into();
     }
-    let reason = array(obj, ".status.containerStatuses").iter().find_map(|c| {
-        c["state"]["waiting"]["reason"].as_str().or(c["state"]["terminated"]["reason"].as_str())
-    });
-    reason
-        .or(obj["status"]["reason"].as_str())
-        .or(obj["status"]["phase"].as_str())
-        .unwrap_or("Pending")
-        .to_string()
+    let reason = array(obj, ".status.containerStatuses")
+        .iter()
+        .find_map(|c| c["state"]["waiting"]["reason"].as_str().or(c["state"]["terminated"]["reason"].as_str()));
+    reason.or(obj["status"]["reason"].as_str()).or(obj["status"]["phase"].as_str()).unwrap_or("Pending").to_string()
 }
 
 fn job_status(obj: &Value) -> &'static str {
