@@ -35,7 +35,7 @@ pub(super) const KINDS: &[Kind] = &[
         columns: &[
             ("Ready", "string", "#pod.ready", 0),
             ("Status", "string", "#pod.status", 0),
-            ("Restarts", "string", "#pod.restarts", 0),
+            ("Restarts", "integer", "#pod.restarts", 0),
             AGE,
             ("IP", "string", "#pod.ip", 1),
             ("Node", "string", "#none:.spec.nodeName", 1),

@@ -76,8 +76,10 @@ pub(super) fn schema_of<T: schemars::JsonSchema>() -> Value {
 
 /// Generated schemas, shared by every server of the process: generating the inline
 /// schema of a pod-template kind takes a while and the result never changes.
-static SCHEMAS: LazyLock<Mutex<HashMap<(&'static str, &'static str, &'static str), Arc<Value>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+static SCHEMAS: LazyLock<Mutex<HashMap<KindKey, Arc<Value>>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// (group, version, kind).
+type KindKey = (&'static str, &'static str, &'static str);
 
 fn cached_schema(k: &Kind) -> Option<Arc<Value>> {
     let key = (k.group, k.version, k.kind);

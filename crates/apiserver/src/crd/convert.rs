@@ -83,7 +83,7 @@ impl Converter {
             }
         };
         if let Some(s) = self.schemas.get(to).cloned().flatten() {
-            s.process(&mut out);
+            s.process(&mut out, None);
         }
         Ok(out)
     }
