@@ -43,16 +43,24 @@ fn add_type_meta_to_schema(crd: &mut CustomResourceDefinition) {
 /// add nothing, upstream's CRDs have none, and some (empty required names) would not even
 /// validate against their own schema. Scalar defaults are kept: they are the API's.
 fn drop_struct_defaults(crd: &mut CustomResourceDefinition) {
-    fn walk(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(m) => {
-                if m.get("default").is_some_and(serde_json::Value::is_object) {
-                    m.remove("default");
-                }
-                m.iter_mut().filter(|(k, _)| k.as_str() != "default").for_each(|(_, c)| walk(c));
+    // Walks schema nodes only: a property may itself be named `default`.
+    fn walk(node: &mut serde_json::Value) {
+        let Some(m) = node.as_object_mut() else { return };
+        if m.get("default").is_some_and(serde_json::Value::is_object) {
+            m.remove("default");
+        }
+        if let Some(props) = m.get_mut("properties").and_then(serde_json::Value::as_object_mut) {
+            props.values_mut().for_each(walk);
+        }
+        for key in ["items", "additionalProperties", "not"] {
+            if let Some(child) = m.get_mut(key) {
+                walk(child);
             }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
-            _ => {}
+        }
+        for key in ["allOf", "anyOf", "oneOf"] {
+            if let Some(children) = m.get_mut(key).and_then(serde_json::Value::as_array_mut) {
+                children.iter_mut().for_each(walk);
+            }
         }
     }
     for version in &mut crd.spec.versions {
