@@ -4,65 +4,12 @@
 
 mod common;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
 use axum::body::Body;
+use common::kubectl::Kubectl;
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
-
-/// The directory holding `kubectl.1.NN`, found from the real path of `kubectl`.
-fn kubectl_dir() -> PathBuf {
-    let out = Command::new("sh").args(["-c", "readlink -f \"$(command -v kubectl)\""]).output().expect("sh");
-    let real = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(!real.is_empty(), "kubectl is not on PATH; these tests need the versioned kubectl binaries");
-    Path::new(&real).parent().expect("kubectl dir").to_path_buf()
-}
-
-struct Kubectl {
-    bin: PathBuf,
-    kubeconfig: PathBuf,
-    cache: tempfile::TempDir,
-}
-
-impl Kubectl {
-    fn new(version: &str, kubeconfig: PathBuf) -> Self {
-        let bin = kubectl_dir().join(format!("kubectl.{version}"));
-        assert!(bin.exists(), "{} is missing", bin.display());
-        Self { bin, kubeconfig, cache: tempfile::tempdir().expect("tempdir") }
-    }
-
-    fn output(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut c = Command::new(&self.bin);
-        c.arg("--kubeconfig").arg(&self.kubeconfig).arg("--cache-dir").arg(self.cache.path()).args(args);
-        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = c.spawn().expect("spawn kubectl");
-        let mut pipe = child.stdin.take().expect("stdin");
-        if let Some(input) = stdin {
-            pipe.write_all(input.as_bytes()).expect("write stdin");
-        }
-        drop(pipe);
-        child.wait_with_output().expect("kubectl output")
-    }
-
-    /// Runs kubectl, which must succeed and print nothing on stderr (no warnings); returns
-    /// stdout.
-    fn clean(&self, args: &[&str], stdin: Option<&str>) -> String {
-        let out = self.output(args, stdin);
-        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        assert!(
-            out.status.success() && stderr.trim().is_empty(),
-            "{} {args:?}: {}\nstdout: {stdout}\nstderr: {stderr}",
-            self.bin.display(),
-            out.status
-        );
-        stdout
-    }
-}
 
 fn assert_mentions(output: &str, words: &[&str]) {
     for w in words {
@@ -114,8 +61,11 @@ async fn kubectl_explain_reads_real_schemas_at_the_root_and_in_a_logical_cluster
     for v in ["1.27", "1.33"] {
         tokio::task::block_in_place(|| {
             let k = Kubectl::new(v, inner.clone());
-            assert_mentions(&k.clean(&["explain", "clusters.spec"], None), &["controlPlaneEndpoint"]);
+            // A workload cluster serves the built-in kinds, not the root's Cluster API CRDs.
             assert_mentions(&k.clean(&["explain", "configmaps"], None), &["binaryData"]);
+            assert_mentions(&k.clean(&["explain", "deployments.spec.strategy"], None), &["rollingUpdate"]);
+            let err = k.output(&["explain", "clusters.spec"], None);
+            assert!(!err.status.success(), "clusters are not served in a workload cluster");
         });
     }
 }

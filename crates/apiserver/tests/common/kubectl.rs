@@ -83,4 +83,19 @@ impl Kubectl {
         assert!(!out.status.success(), "{args:?} should fail");
         String::from_utf8_lossy(&out.stderr).to_string()
     }
+
+    /// Runs kubectl, which must succeed and print nothing on stderr (no warnings); returns
+    /// stdout.
+    pub fn clean(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.output(args, stdin);
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(
+            out.status.success() && stderr.trim().is_empty(),
+            "{} {args:?}: {}\nstdout: {stdout}\nstderr: {stderr}",
+            self.bin.display(),
+            out.status
+        );
+        stdout
+    }
 }
