@@ -4,11 +4,10 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use axum::body::Body;
+use common::kubectl::Kubectl;
 use drydock_apiserver::http::protobuf::{self, MAGIC};
 use http::Request;
 use http_body_util::BodyExt;
@@ -311,33 +310,6 @@ async fn protobuf_watch_streams_events_and_bookmarks() {
 /// kubectl binaries that send protobuf for typed `create` subcommands.
 const PROTOBUF_KUBECTLS: &[&str] = &["1.32", "1.33"];
 
-fn kubectl_bin(version: &str) -> PathBuf {
-    let out = Command::new("sh").args(["-c", "readlink -f \"$(command -v kubectl)\""]).output().expect("sh");
-    let real = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(!real.is_empty(), "kubectl is not on PATH; these tests need the versioned kubectl binaries");
-    let bin = PathBuf::from(real).with_file_name(format!("kubectl.{version}"));
-    assert!(bin.exists(), "{} is missing", bin.display());
-    bin
-}
-
-fn kubectl(version: &str, kubeconfig: &std::path::Path, cache: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(kubectl_bin(version))
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("--cache-dir")
-        .arg(cache)
-        .args(args)
-        .output()
-        .expect("run kubectl");
-    assert!(
-        out.status.success(),
-        "kubectl {version} {args:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).to_string()
-}
-
 /// The parts of an object a client chose (server-set metadata differs between two creates).
 fn chosen(v: &Value) -> Value {
     json!({
@@ -351,7 +323,6 @@ fn chosen(v: &Value) -> Value {
 async fn kubectl_typed_creates_send_protobuf_and_match_json() {
     let s = common::start().await;
     let kubeconfig = s.kubeconfig(None);
-    let cache = tempfile::tempdir().expect("tempdir");
     let binary = s.dir.path().join("blob.bin");
     std::fs::write(&binary, [0u8, 1, 2, 0xff, 0xfe]).expect("write binary file");
     let from_file = format!("--from-file=blob={}", binary.display());
@@ -366,7 +337,8 @@ async fn kubectl_typed_creates_send_protobuf_and_match_json() {
     // kubectl 1.30 sends JSON: its objects are the reference.
     for version in ["1.30"].iter().chain(PROTOBUF_KUBECTLS) {
         let v = version.replace('.', "-");
-        let k = |args: &[&str]| kubectl(version, &kubeconfig, cache.path(), args);
+        let kubectl = Kubectl::new(version, kubeconfig.clone());
+        let k = |args: &[&str]| kubectl.run(args);
         k(&["create", "namespace", &format!("ns-{v}")]);
         k(&["create", "configmap", &format!("cm-{v}"), "--from-literal=a=1", "--from-literal=empty=", &from_file]);
         k(&["create", "secret", "generic", &format!("sec-{v}"), "--from-literal=user=admin", "--type=Opaque"]);
