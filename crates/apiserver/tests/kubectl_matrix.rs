@@ -205,17 +205,21 @@ fn discovery(k: &Kubectl) {
     }
 }
 
+/// A built-in kind, a Cluster API kind and a CRD applied at runtime.
 fn explain(k: &Kubectl) {
     let strategy = k.run(&["explain", "deployment.spec.strategy"]);
     assert!(strategy.contains("rollingUpdate"), "{strategy}");
     let cluster = k.run(&["explain", "clusters.spec"]);
     assert!(cluster.contains("controlPlaneEndpoint"), "{cluster}");
+    let database = k.run(&["explain", "databases.spec.instances"]);
+    assert!(database.contains("Number of instances"), "{database}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_kubectl_on_built_in_and_cluster_api_kinds() {
     let s = common::start_with_kinds(drydock_api::capi::resources()).await;
     let kubeconfig = s.kubeconfig(None);
+    tokio::task::block_in_place(|| install_operator_crds(&Kubectl::new("1.33", kubeconfig.clone())));
     for v in VERSIONS {
         let k = Kubectl::new(v, kubeconfig.clone());
         let ns = format!("kubectl-{}", v.replace('.', "-"));
