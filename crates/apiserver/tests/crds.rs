@@ -4,8 +4,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader, Write};
 use std::time::Duration;
 
 use common::eventually;
@@ -272,67 +271,90 @@ async fn versions_convert_with_none_and_warn_when_deprecated() {
     });
 }
 
-/// A conversion webhook on a plain thread: answers each review by rewriting apiVersion and
-/// copying `spec.size` into `spec.label` (v2) or back; fails when asked to by the object.
-fn conversion_webhook() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}/convert", listener.local_addr().expect("addr"));
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            let mut reader = BufReader::new(conn.try_clone().expect("clone"));
-            let mut len = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
+/// A conversion webhook: answers each review by rewriting apiVersion (and trying to change
+/// the generation, which the server must undo); fails when asked to by the object.
+async fn convert(body: axum::body::Bytes) -> ([(http::header::HeaderName, &'static str); 1], String) {
+    let review: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let req = &review["request"];
+    let desired = req["desiredAPIVersion"].as_str().unwrap_or("").to_string();
+    let mut fail = None;
+    let converted: Vec<Value> = req["objects"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| {
+            let mut o = o.clone();
+            if o["spec"]["size"] == "refuse" {
+                fail = Some("size refuse cannot be converted");
             }
-            let mut body = vec![0; len];
-            reader.read_exact(&mut body).expect("body");
-            let review: Value = serde_json::from_slice(&body).expect("review");
-            let req = &review["request"];
-            let desired = req["desiredAPIVersion"].as_str().unwrap_or("").to_string();
-            let mut fail = None;
-            let converted: Vec<Value> = req["objects"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|o| {
-                    let mut o = o.clone();
-                    if o["spec"]["size"] == "refuse" {
-                        fail = Some("size refuse cannot be converted");
-                    }
-                    o["apiVersion"] = json!(desired);
-                    o["metadata"]["generation"] = json!(999);
-                    o
-                })
-                .collect();
-            let result = match fail {
-                None => json!({"status": "Success"}),
-                Some(m) => json!({"status": "Failure", "message": m}),
-            };
-            let reply = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
-                "response": {"uid": req["uid"], "convertedObjects": converted, "result": result}})
-            .to_string();
-            let _ = write!(
-                conn,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
+            o["apiVersion"] = json!(desired);
+            o["metadata"]["generation"] = json!(999);
+            o
+        })
+        .collect();
+    let result = match fail {
+        None => json!({"status": "Success"}),
+        Some(m) => json!({"status": "Failure", "message": m}),
+    };
+    let reply = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "response": {"uid": req["uid"], "convertedObjects": converted, "result": result}});
+    ([(http::header::CONTENT_TYPE, "application/json")], reply.to_string())
+}
+
+fn webhook_router() -> axum::Router {
+    axum::Router::new().route("/convert", axum::routing::post(convert))
+}
+
+/// The webhook over plain HTTP; returns its URL.
+async fn conversion_webhook() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/convert", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, webhook_router()).await });
+    url
+}
+
+/// The webhook over HTTPS with a certificate for `localhost` signed by a fresh CA; returns
+/// its URL and the CA's PEM.
+async fn tls_conversion_webhook() -> (String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("ca key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_pem = ca_params.self_signed(&ca_key).expect("ca").pem();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().expect("key");
+    let cert = CertificateParams::new(vec!["localhost".to_string()]).expect("params").signed_by(&key, &issuer);
+    let cert = cert.expect("signed");
+    let key_der = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).expect("key der");
+    let config = rustls::ServerConfig::builder_with_provider(rustls::crypto::ring::default_provider().into())
+        .with_safe_default_protocol_versions()
+        .expect("protocols")
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.der().clone()], key_der)
+        .expect("server config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("https://localhost:{}/convert", listener.local_addr().expect("addr").port());
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else { return };
+                let service = hyper_util::service::TowerToHyperService::new(webhook_router());
+                let _ = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                    .await;
+            });
         }
     });
-    url
+    (url, ca_pem)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_conversion_is_called_and_its_failures_reported() {
     let s = common::start().await;
     let client = s.client().await;
-    let url = conversion_webhook();
+    let url = conversion_webhook().await;
     let conversion =
         json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": {"url": url}}});
     let crds = create_crd(&client, two_versions(conversion)).await;
@@ -488,4 +510,49 @@ async fn drydock_kinds_are_established_crds() {
         assert!(names.contains("widgets.example.drydock.dev"), "{names}");
         assert!(!names.contains("configmaps"), "built-in kinds are not CRDs: {names}");
     });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_conversion_over_https_trusts_the_crd_ca_bundle() {
+    use base64::Engine;
+    let s = common::start().await;
+    let client = s.client().await;
+    let (url, ca_pem) = tls_conversion_webhook().await;
+    let bundle = base64::engine::general_purpose::STANDARD.encode(&ca_pem);
+    let webhook = |bundle: &str| {
+        json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+            "clientConfig": {"url": url, "caBundle": bundle}}})
+    };
+    let crds = create_crd(&client, two_versions(webhook(&bundle))).await;
+    established(&crds, "gadgets.example.com").await;
+    let v1 = Api::<DynamicObject>::namespaced_with(client.clone(), "default", &gadget_ar("v1"));
+    let created = v1
+        .create(
+            &PostParams::default(),
+            &dynamic(json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+            "metadata": {"name": "secure"}, "spec": {"size": "l"}})),
+        )
+        .await
+        .expect("create through v1, converted by the HTTPS webhook");
+    assert_eq!(created.data["spec"]["size"], "l");
+
+    // A bundle of another CA: the webhook's certificate is not trusted.
+    let (_, other_ca) = tls_conversion_webhook().await;
+    let other = base64::engine::general_purpose::STANDARD.encode(&other_ca);
+    let mut crd = crds.get("gadgets.example.com").await.expect("crd");
+    crd.spec.conversion = serde_json::from_value(webhook(&other)).ok();
+    crds.replace("gadgets.example.com", &PostParams::default(), &crd).await.expect("update crd");
+    let status = eventually("the untrusted CA to take effect", Duration::from_secs(20), || {
+        let v1 = v1.clone();
+        async move {
+            match v1.get("secure").await {
+                Err(kube::Error::Api(s)) => Some(s),
+                _ => None,
+            }
+        }
+    })
+    .await;
+    assert_eq!(status.code, 500);
+    assert!(status.message.contains("conversion webhook for example.com/v2, Kind=Gadget"), "{}", status.message);
+    assert!(status.message.contains("certificate"), "names the TLS failure: {}", status.message);
 }

@@ -1,11 +1,13 @@
 //! Conversion webhooks: a `ConversionReview` (apiextensions.k8s.io/v1) POSTed to the CRD's
-//! `clientConfig.url`. Reads and writes are synchronous at this layer, so the call is a
-//! small blocking HTTP/1.1 exchange (moved off the async workers when the runtime allows).
-//! `service` references cannot be reached: drydock has no cluster network.
+//! `clientConfig.url`, over HTTPS trusting the CRD's `caBundle` (or the public roots when it
+//! has none), or plain HTTP. Reads and writes are synchronous at this layer, so the call is
+//! a blocking request (moved off the async workers when the runtime allows). `service`
+//! references cannot be reached: drydock has no cluster network.
 
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::Duration;
+
+use ureq::tls::{PemItem, RootCerts, TlsConfig};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion;
 use serde_json::{Value, json};
@@ -18,7 +20,7 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_RESPONSE: u64 = 64 * 1024 * 1024;
 
 enum Endpoint {
-    Http { host: String, port: u16, path: String },
+    Url { url: String, agent: ureq::Agent },
     Unreachable(String),
 }
 
@@ -30,7 +32,7 @@ impl Webhook {
     pub fn new(cfg: Option<&WebhookConversion>) -> Self {
         let client = cfg.and_then(|c| c.client_config.as_ref());
         let endpoint = match (client.and_then(|c| c.url.as_deref()), client.and_then(|c| c.service.as_ref())) {
-            (Some(url), _) => parse_url(url),
+            (Some(url), _) => endpoint(url, client.and_then(|c| c.ca_bundle.as_ref()).map(|b| b.0.as_slice())),
             (None, Some(s)) => Endpoint::Unreachable(format!(
                 "service {}/{} cannot be reached: drydock has no cluster network, use clientConfig.url",
                 s.namespace, s.name
@@ -53,7 +55,7 @@ impl Webhook {
         let body = serde_json::to_vec(&review).map_err(|e| fail(e.to_string()))?;
         let reply = match &self.endpoint {
             Endpoint::Unreachable(why) => return Err(fail(why.clone())),
-            Endpoint::Http { host, port, path } => off_the_workers(|| post(host, *port, path, &body)).map_err(fail)?,
+            Endpoint::Url { url, agent } => off_the_workers(|| post(agent, url, &body)).map_err(fail)?,
         };
         let reply: Value =
             serde_json::from_slice(&reply).map_err(|e| fail(format!("the response is not a ConversionReview: {e}")))?;
@@ -131,73 +133,52 @@ fn off_the_workers<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
-fn parse_url(url: &str) -> Endpoint {
-    let Some(rest) = url.strip_prefix("http://") else {
-        return Endpoint::Unreachable(format!("unsupported webhook URL {url:?}: only http:// is supported"));
+/// The client for `url`: HTTPS trusts `ca_bundle` (PEM) when given, else the public roots.
+fn endpoint(url: &str, ca_bundle: Option<&[u8]>) -> Endpoint {
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return Endpoint::Unreachable(format!("unsupported webhook URL {url:?}: use https:// or http://"));
+    }
+    let roots = match ca_bundle.filter(|b| !b.is_empty()) {
+        None => RootCerts::WebPki,
+        Some(pem) => {
+            let certs: Vec<_> = ureq::tls::parse_pem(pem)
+                .filter_map(|item| match item {
+                    Ok(PemItem::Certificate(c)) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            if certs.is_empty() {
+                return Endpoint::Unreachable("clientConfig.caBundle holds no PEM certificate".into());
+            }
+            RootCerts::Specific(Arc::new(certs))
+        }
     };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], rest[i..].to_string()),
-        None => (rest, "/".to_string()),
-    };
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) if !h.ends_with(']') || authority.starts_with('[') => match p.parse() {
-            Ok(port) => (h.trim_matches(['[', ']']).to_string(), port),
-            Err(_) => return Endpoint::Unreachable(format!("invalid port in webhook URL {url:?}")),
-        },
-        _ => (authority.to_string(), 80),
-    };
-    Endpoint::Http { host, port, path }
+    let agent = ureq::Agent::config_builder()
+        .tls_config(TlsConfig::builder().root_certs(roots).build())
+        .timeout_global(Some(TIMEOUT))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    Endpoint::Url { url: url.to_string(), agent }
 }
 
 /// One POST; the response body of a 200.
-fn post(host: &str, port: u16, path: &str, body: &[u8]) -> Result<Vec<u8>, String> {
-    let target = format!("http://{host}:{port}{path}");
-    let err = |e: std::io::Error| format!("Post {target:?}: {e}");
-    let addr =
-        (host, port).to_socket_addrs().map_err(err)?.next().ok_or_else(|| format!("Post {target:?}: no address"))?;
-    let mut stream = TcpStream::connect_timeout(&addr, TIMEOUT).map_err(err)?;
-    stream.set_read_timeout(Some(TIMEOUT)).map_err(err)?;
-    stream.set_write_timeout(Some(TIMEOUT)).map_err(err)?;
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).map_err(err)?;
-    stream.write_all(body).map_err(err)?;
-    let mut raw = Vec::new();
-    stream.take(MAX_RESPONSE).read_to_end(&mut raw).map_err(err)?;
-    let split =
-        memchr::memmem::find(&raw, b"\r\n\r\n").ok_or_else(|| format!("Post {target:?}: malformed response"))?;
-    let head = String::from_utf8_lossy(&raw[..split]).to_string();
-    let body = &raw[split + 4..];
-    let status = head.split_whitespace().nth(1).unwrap_or("");
-    if status != "200" {
-        return Err(format!("Post {target:?}: the webhook answered HTTP {status}"));
+fn post(agent: &ureq::Agent, url: &str, body: &[u8]) -> Result<Vec<u8>, String> {
+    let mut resp = agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json")
+        .send(body)
+        .map_err(|e| format!("Post {url:?}: {e}"))?;
+    let status = resp.status();
+    if status != 200 {
+        return Err(format!("Post {url:?}: the webhook answered HTTP {}", status.as_u16()));
     }
-    let chunked = head.lines().any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.starts_with("transfer-encoding:") && l.contains("chunked")
-    });
-    if chunked {
-        dechunk(body).ok_or_else(|| format!("Post {target:?}: malformed chunked body"))
-    } else {
-        Ok(body.to_vec())
-    }
-}
-
-fn dechunk(mut data: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = memchr::memmem::find(data, b"\r\n")?;
-        let size_text = std::str::from_utf8(&data[..line_end]).ok()?;
-        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
-        data = &data[line_end + 2..];
-        if size == 0 {
-            return Some(out);
-        }
-        out.extend_from_slice(data.get(..size)?);
-        data = data.get(size + 2..)?;
-    }
+    resp.body_mut()
+        .with_config()
+        .limit(MAX_RESPONSE)
+        .read_to_vec()
+        .map_err(|e| format!("Post {url:?}: reading the response: {e}"))
 }
 
 #[cfg(test)]
@@ -205,15 +186,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_urls_and_chunks() {
-        match parse_url("http://127.0.0.1:8443/convert") {
-            Endpoint::Http { host, port, path } => {
-                assert_eq!((host.as_str(), port, path.as_str()), ("127.0.0.1", 8443, "/convert"))
-            }
-            Endpoint::Unreachable(why) => panic!("{why}"),
-        }
-        assert!(matches!(parse_url("https://x/convert"), Endpoint::Unreachable(_)));
-        assert_eq!(dechunk(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n").as_deref(), Some(&b"abcde"[..]));
+    fn endpoints_need_a_scheme_and_a_certificate_in_the_bundle() {
+        assert!(matches!(endpoint("http://127.0.0.1:8443/convert", None), Endpoint::Url { .. }));
+        assert!(matches!(endpoint("https://hooks.example/convert", None), Endpoint::Url { .. }));
+        assert!(matches!(endpoint("ftp://x/convert", None), Endpoint::Unreachable(_)));
+        let bad = endpoint("https://x/convert", Some(b"not a certificate"));
+        assert!(matches!(bad, Endpoint::Unreachable(why) if why.contains("caBundle")));
     }
 
     #[test]
