@@ -30,18 +30,3 @@ async fn python_kubernetes_client_scenario() {
 async fn python_client_on_built_in_kinds_and_crds() {
     run_scenario("general_scenario.py", "python general scenario passed").await;
 }
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_kubernetes_client_creates_a_deployment_and_a_service() {
-    let s = common::start().await;
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/builtin_scenario.py");
-    let url = s.url();
-    let out = tokio::task::spawn_blocking(move || Command::new("python3").arg(script).arg(url).output())
-        .await
-        .expect("join")
-        .expect("python3 must be installed");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "python scenario failed (needs `pip install kubernetes`):\n{stdout}\n{stderr}");
-    assert!(stdout.contains("python builtin scenario passed"), "{stdout}");
-}

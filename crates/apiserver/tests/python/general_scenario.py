@@ -5,6 +5,7 @@ the status subresource, a watch, and the CRD's deletion.
 
 Usage: general_scenario.py <server-url>. Exits non-zero (with a message) on any mismatch.
 """
+import ipaddress
 import sys
 import time
 
@@ -64,13 +65,17 @@ def built_in_kinds(api_client):
     assert created.spec.replicas == 1, created.spec
     assert created.spec.strategy.type == "RollingUpdate", created.spec.strategy
     assert created.spec.revision_history_limit == 10, created.spec
+    assert created.spec.template.spec.containers[0].image_pull_policy == "IfNotPresent"
+    assert created.spec.template.spec.containers[0].ports[0].protocol == "TCP"
     scale = apps.patch_namespaced_deployment_scale("py", ns, {"spec": {"replicas": 4}})
     assert scale.spec.replicas == 4, scale
+    assert scale.status.selector == "app=py", scale.status
 
     svc = core.create_namespaced_service(ns, client.V1Service(
         metadata=client.V1ObjectMeta(name="py"),
         spec=client.V1ServiceSpec(selector=labels, ports=[client.V1ServicePort(port=80)])))
-    assert svc.spec.cluster_ip and svc.spec.cluster_ip.count(".") == 3, svc.spec
+    assert svc.spec.type == "ClusterIP", svc.spec
+    assert ipaddress.ip_address(svc.spec.cluster_ip) in ipaddress.ip_network("10.96.0.0/12"), svc.spec.cluster_ip
     assert svc.spec.ports[0].target_port == 80, svc.spec.ports
     other = core.create_namespaced_service(ns, client.V1Service(
         metadata=client.V1ObjectMeta(name="py2"),
