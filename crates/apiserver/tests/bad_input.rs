@@ -4,11 +4,7 @@
 
 mod common;
 
-use axum::body::Body;
-use http::Request;
-use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 struct Case {
     name: &'static str,
@@ -45,16 +41,7 @@ fn case(
 }
 
 async fn send(router: &axum::Router, method: &str, path: &str, ct: &str, accept: &str, body: Vec<u8>) -> (u16, Value) {
-    let req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", ct)
-        .header("accept", accept)
-        .body(Body::from(body))
-        .expect("request");
-    let resp = router.clone().oneshot(req).await.expect("infallible");
-    let code = resp.status().as_u16();
-    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+    let (code, _, bytes) = common::send_raw(router, method, path, ct, accept, body).await;
     (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 

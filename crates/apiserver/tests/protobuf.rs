@@ -49,17 +49,7 @@ impl Answer {
 }
 
 async fn send(router: &axum::Router, method: &str, path: &str, ct: &str, accept: &str, body: Vec<u8>) -> Answer {
-    let req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", ct)
-        .header("accept", accept)
-        .body(Body::from(body))
-        .expect("request");
-    let resp = router.clone().oneshot(req).await.expect("infallible");
-    let code = resp.status().as_u16();
-    let content_type = resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
-    let body = resp.into_body().collect().await.expect("body").to_bytes().to_vec();
+    let (code, content_type, body) = common::send_raw(router, method, path, ct, accept, body).await;
     Answer { code, content_type, body }
 }
 

@@ -170,3 +170,29 @@ where
 pub fn path_exists(p: &Path) -> bool {
     p.exists()
 }
+
+/// One request to `router` in-process, with a body of content type `ct`: the status code,
+/// the response's content type and its body.
+pub async fn send_raw(
+    router: &axum::Router,
+    method: &str,
+    path: &str,
+    ct: &str,
+    accept: &str,
+    body: Vec<u8>,
+) -> (u16, String, Vec<u8>) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let req = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", ct)
+        .header("accept", accept)
+        .body(axum::body::Body::from(body))
+        .expect("request");
+    let resp = router.clone().oneshot(req).await.expect("infallible");
+    let code = resp.status().as_u16();
+    let content_type = resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    let body = resp.into_body().collect().await.expect("body").to_bytes().to_vec();
+    (code, content_type, body)
+}
