@@ -368,6 +368,13 @@ fn crd_selectable_fields(k: &Kubectl) {
     }
     let gold = k.run(&["get", "tenants", "--field-selector", "spec.tier=gold", "-o", "name"]);
     assert_eq!(gold.trim(), "tenant.platform.example.org/acme");
+    // Declared columns only: no AGE unless the CRD names it.
+    let table = k.run(&["get", "tenants"]);
+    let header: Vec<&str> = table.lines().next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "TIER", "OWNER"], "{table}");
+    let crds = k.run(&["get", "crds"]);
+    let header: Vec<&str> = crds.lines().next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "CREATED", "AT"], "{crds}");
 }
 
 fn crd_explain_and_delete(k: &Kubectl, ns: &str) {

@@ -18,7 +18,15 @@ pub fn columns(def: &ResourceDef) -> Vec<PrinterColumn> {
         PrinterColumn::new("Name", "string", ".metadata.name").description("Name must be unique within a namespace."),
     ];
     cols.extend(def.printer_columns.iter().cloned());
-    if !def.printer_columns.iter().any(|c| c.name.eq_ignore_ascii_case("age")) {
+    // A CRD shows AGE only when it declares no columns (it names AGE itself otherwise); the
+    // built-in kinds' printers end with AGE unless they show the creation time another way.
+    let dated = |c: &PrinterColumn| c.name.eq_ignore_ascii_case("age") || c.json_path == "#createdAt";
+    let age = if crate::builtin::is_builtin_group(&def.group) {
+        !def.printer_columns.iter().any(dated)
+    } else {
+        def.printer_columns.is_empty()
+    };
+    if age {
         cols.push(PrinterColumn::new("Age", "date", ".metadata.creationTimestamp"));
     }
     cols
