@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::Writer;
 use super::set::FieldSet;
 
 /// At most this many `Update` entries; older ones merge into [`ANCIENT_CHANGES`].
@@ -208,4 +209,64 @@ fn cap_updaters(entries: &mut Vec<Entry>) {
         i += 1;
         !gone[i - 1]
     });
+}
+
+/// The common update, decided on the encoded entries without decoding them: the writer
+/// already owns every field it took, nobody else owns any of them, and nothing owned was
+/// removed. Then only the writer's time changes (when it took anything). `None`: the
+/// entries change otherwise.
+pub fn unchanged_but_time(live: &Value, took: &FieldSet, removed: &FieldSet, w: &Writer<'_>) -> Option<Value> {
+    let list = live.as_array()?;
+    let mut mine = None;
+    for (i, e) in list.iter().enumerate() {
+        let fields = e.get("fieldsV1")?;
+        let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
+        let is_mine = text("operation") == "Update"
+            && text("manager") == w.manager
+            && text("apiVersion") == w.api_version
+            && text("subresource") == w.subresource;
+        if intersects(fields, removed) {
+            return None;
+        }
+        if is_mine {
+            if !contains_all(fields, took) {
+                return None;
+            }
+            mine = Some(i);
+        } else if intersects(fields, took) {
+            return None;
+        }
+    }
+    if took.is_empty() {
+        return Some(live.clone());
+    }
+    let i = mine?;
+    let mut out = list.clone();
+    out[i]["time"] = Value::String(w.now.to_string());
+    let key = |e: &Value| {
+        let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        (text("operation"), text("time"), text("manager"), text("apiVersion"), text("subresource"))
+    };
+    out.sort_by_cached_key(key);
+    Some(Value::Array(out))
+}
+
+fn is_member(encoded: &Value) -> bool {
+    encoded.as_object().is_some_and(|m| m.is_empty() || m.contains_key("."))
+}
+
+/// Whether the encoded set holds every path of `set`.
+fn contains_all(encoded: &Value, set: &FieldSet) -> bool {
+    set.children.iter().all(|(k, c)| match encoded.get(k) {
+        Some(j) => (!c.member || is_member(j)) && contains_all(j, c),
+        None => false,
+    })
+}
+
+/// Whether the encoded set and `set` share a path.
+fn intersects(encoded: &Value, set: &FieldSet) -> bool {
+    set.children.iter().any(|(k, c)| match encoded.get(k) {
+        Some(j) => (c.member && is_member(j)) || intersects(j, c),
+        None => false,
+    })
 }

@@ -15,6 +15,8 @@ mod set;
 mod tests;
 mod types;
 
+use std::sync::LazyLock;
+
 use serde_json::{Value, json};
 
 pub use entries::{Entry, Operation};
@@ -47,10 +49,10 @@ pub struct Writer<'a> {
 }
 
 /// Fields no manager owns: type and identity, and what the server sets.
-fn strip(set: &FieldSet, ignored: &[&str]) -> FieldSet {
-    let mut meta_only = FieldSet::default();
+static STRIPPED: LazyLock<FieldSet> = LazyLock::new(|| {
+    let mut s = FieldSet::default();
     for f in ["apiVersion", "kind", "metadata"] {
-        meta_only.insert(&[format!("f:{f}")]);
+        s.insert(&[format!("f:{f}")]);
     }
     for f in [
         "name",
@@ -63,9 +65,14 @@ fn strip(set: &FieldSet, ignored: &[&str]) -> FieldSet {
         "managedFields",
         "resourceVersion",
     ] {
-        meta_only.insert(&["f:metadata".to_string(), format!("f:{f}")]);
+        s.insert(&["f:metadata".to_string(), format!("f:{f}")]);
     }
-    let mut out = set.difference(&meta_only);
+    s
+});
+
+/// `set` without the fields no manager owns and those the endpoint ignores.
+fn strip(set: &FieldSet, ignored: &[&str]) -> FieldSet {
+    let mut out = set.difference(&STRIPPED);
     if !ignored.is_empty() {
         let mut reset = FieldSet::default();
         for f in ignored {
@@ -90,27 +97,31 @@ pub fn track_update(
     sent: Option<&Value>,
     w: &Writer<'_>,
 ) -> Option<Value> {
-    let mut list = match (entries::sent(sent), w.subresource.is_empty()) {
-        (Sent::Reset, true) => return None,
-        (Sent::Replace(list), true) => list,
-        _ => match live {
-            None => Vec::new(),
-            Some(l) => {
-                let list = live_entries(l);
-                if list.is_empty() {
-                    return None;
-                }
-                list
-            }
-        },
+    let main = w.subresource.is_empty();
+    let replaced = match entries::sent(sent) {
+        Sent::Reset if main => return None,
+        Sent::Replace(list) if main => Some(list),
+        _ => None,
     };
-    let empty = json!({});
-    let before = live.unwrap_or(&empty);
-    let cmp = compare(before, new, ty);
-    if cmp.is_same() {
-        return Some(entries::encode(list));
+    let live_managed =
+        live.and_then(|l| l.pointer("/metadata/managedFields")).filter(|m| m.as_array().is_some_and(|a| !a.is_empty()));
+    if replaced.is_none() && live.is_some() && live_managed.is_none() {
+        return None;
     }
+    let empty = json!({});
+    let cmp = compare(live.unwrap_or(&empty), new, ty);
     let took = strip(&cmp.changed(), w.ignored);
+    if replaced.is_none()
+        && let Some(m) = live_managed
+        && let Some(out) = entries::unchanged_but_time(m, &took, &cmp.removed, w)
+    {
+        return Some(out);
+    }
+    let mut list = match (replaced, live) {
+        (Some(list), _) => list,
+        (None, Some(l)) => live_entries(l),
+        (None, None) => Vec::new(),
+    };
     for e in list.iter_mut() {
         if !e.is(w.manager, Operation::Update, w.api_version, w.subresource) {
             e.fields = e.fields.difference(&took).difference(&cmp.removed);

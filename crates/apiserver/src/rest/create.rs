@@ -4,7 +4,7 @@ use drydock_api::FieldError;
 use serde_json::{Map, Value, json};
 
 use super::meta::{self, now_rfc3339};
-use super::write::{Track, WriteOptions, Written, is_custom, meta_mut, str_field, tracks_generation};
+use super::write::{Track, WriteOptions, Written, is_custom, meta_mut, set_managers, str_field, tracks_generation};
 use super::{Api, Target};
 use crate::builtin::services;
 use crate::error::{ApiError, ApiResult};
@@ -49,7 +49,7 @@ impl Api {
             obj["status"] = json!({"phase": "Active"});
         }
         self.apply_schema(t, &mut obj, None, opts, &mut warnings)?;
-        self.record_managers(t, None, &mut obj, sent, opts, track, "")?;
+        let managers = self.managers_of(t, None, &obj, sent, opts, track, "");
         let name = str_field(&obj, &["metadata", "name"]).unwrap_or_default().to_string();
         let generate = str_field(&obj, &["metadata", "generateName"]).unwrap_or_default().to_string();
         if name.is_empty() && generate.is_empty() {
@@ -62,7 +62,7 @@ impl Api {
         if let Some(ns) = &url_ns {
             self.check_namespace_open(t, ns)?;
         }
-        self.create_named(t, &obj, opts, warnings, &name, &generate).await
+        self.create_named(t, &obj, managers, opts, warnings, &name, &generate).await
     }
 
     /// Refuses creation in a namespace that is missing or terminating.
@@ -87,6 +87,7 @@ impl Api {
         &self,
         t: &Target,
         obj: &Value,
+        managers: Option<Value>,
         opts: &WriteOptions,
         mut warnings: Vec<String>,
         name: &str,
@@ -101,6 +102,7 @@ impl Api {
                 return Err(ApiError::invalid(&t.res.def, &name, &[e]));
             }
             self.run_admission(t, &mut obj, None, &mut warnings)?;
+            set_managers(&mut obj, managers.clone())?;
             // A Service's addresses are chosen and committed under one lock.
             let _allocating = if services::is_service(t) {
                 let guard = self.services.lock().await;

@@ -398,13 +398,14 @@ impl Api {
                 None => map.remove("status"),
             };
             self.apply_schema(t, &mut next, Some(current), opts, warnings)?;
-            self.record_managers(t, Some(current), &mut next, sent, opts, track, "status")?;
+            let managers = self.managers_of(t, Some(current), &next, sent, opts, track, "status");
             let mut errs = Vec::new();
             self.validate_schema(t, &next, Some(current), &mut errs, warnings);
             if !errs.is_empty() {
                 let name = str_field(current, &["metadata", "name"]).unwrap_or_default();
                 return Err(ApiError::invalid(&t.res.def, name, &errs));
             }
+            set_managers(&mut next, managers)?;
             return Ok(next);
         }
         self.check_kind(&t.res, &mut requested)?;
@@ -435,7 +436,7 @@ impl Api {
             };
         }
         self.apply_schema(t, &mut requested, Some(current), opts, warnings)?;
-        self.record_managers(t, Some(current), &mut requested, sent, opts, track, "")?;
+        let managers = self.managers_of(t, Some(current), &requested, sent, opts, track, "");
         if current["metadata"]["deletionTimestamp"].is_string() {
             let old: Vec<&Value> =
                 current["metadata"]["finalizers"].as_array().map(|a| a.iter().collect()).unwrap_or_default();
@@ -463,23 +464,26 @@ impl Api {
             let generation = current["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             meta_mut(&mut requested)?.insert("generation".into(), json!(generation));
         }
+        set_managers(&mut requested, managers)?;
         Ok(requested)
     }
 
-    /// Sets the managedFields of `obj` as written from `current` (`None`: created):
-    /// computed here for updates, carried over from the apply that built `obj` otherwise.
+    /// The managedFields of `obj` as written from `current` (`None`: created): computed
+    /// here for updates (after defaulting, before admission, as kube-apiserver does),
+    /// carried over from the apply that built `obj` otherwise. They are set on the object
+    /// after admission ([`set_managers`]), which so never decodes them.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn record_managers(
+    pub(super) fn managers_of(
         &self,
         t: &Target,
         current: Option<&Value>,
-        obj: &mut Value,
+        obj: &Value,
         sent: Option<Value>,
         opts: &WriteOptions,
         track: Track,
         subresource: &str,
-    ) -> ApiResult<()> {
-        let managed = match track {
+    ) -> Option<Value> {
+        match track {
             Track::Applied => sent,
             Track::Update => {
                 let now = meta::now_rfc3339();
@@ -488,17 +492,7 @@ impl Api {
                 let w = self.writer(t, opts.manager(), &av, subresource, &now);
                 managed::track_update(t.res.merge_type(), current, obj, sent.as_ref(), &w)
             }
-        };
-        let m = meta_mut(obj)?;
-        match managed {
-            Some(Value::Array(list)) if !list.is_empty() => {
-                m.insert("managedFields".into(), Value::Array(list));
-            }
-            _ => {
-                m.remove("managedFields");
-            }
         }
-        Ok(())
     }
 
     /// The writer of a request to `t` through `subresource` ("" for the main resource).
@@ -583,6 +577,20 @@ impl Api {
         let body = serde_json::to_vec(&self.scale_of(t, &obj)?).map_err(|e| ApiError::internal(e.to_string()))?;
         Ok(Written { body: body.into(), ..written })
     }
+}
+
+/// Sets (or, for `None` or no entries, removes) an object's managedFields.
+pub(super) fn set_managers(obj: &mut Value, managers: Option<Value>) -> ApiResult<()> {
+    let m = meta_mut(obj)?;
+    match managers {
+        Some(Value::Array(list)) if !list.is_empty() => {
+            m.insert("managedFields".into(), Value::Array(list));
+        }
+        _ => {
+            m.remove("managedFields");
+        }
+    }
+    Ok(())
 }
 
 /// The Scale's `status.selector`: a string as is; an object selector (a workload's
