@@ -785,7 +785,7 @@ async fn config_map_data_and_finalizers_merge_per_key() {
         &format!("{path}?fieldManager=bob"),
         APPLY,
         None,
-        cm(json!({"a": "9"}), json!([])).to_string().into(),
+        cm(json!({"a": "9", "c": "3"}), json!(["c.example.com/z"])).to_string().into(),
     )
     .await;
     assert_conflict(&r, "Apply failed with 1 conflict: conflict with \"alice\": .data.a", &[("\"alice\"", ".data.a")]);
