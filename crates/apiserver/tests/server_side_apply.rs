@@ -865,3 +865,83 @@ async fn deployment_containers_are_keyed_by_name() {
     assert_eq!(entry["apiVersion"], "apps/v1", "{entry}");
     assert_eq!(entry["fieldsV1"]["f:status"]["f:replicas"], json!({}), "{entry}");
 }
+
+/// The entry of `manager`, without its time.
+fn entry_of(obj: &Value, manager: &str) -> Value {
+    let mut e = entries(obj).into_iter().find(|e| e["manager"] == manager).unwrap_or(Value::Null);
+    if let Some(m) = e.as_object_mut() {
+        m.remove("time");
+    }
+    e
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_and_status_writers_own_fields_with_their_subresource() {
+    let s = common::start().await;
+    let router = s.server.router();
+    let v = "example.drydock.dev/v1";
+    let base = "/apis/example.drydock.dev/v1/namespaces/default/widgets";
+    let obj = |fields: Value| with_identity(v, "Widget", "s", fields);
+    let apply = |path: String, manager: &str, body: Value| {
+        let path = format!("{path}?fieldManager={manager}");
+        let router = router.clone();
+        async move { send(&router, "PATCH", &path, APPLY, None, body.to_string().into()).await }
+    };
+    let spec = obj(json!({"spec": {"replicas": 1, "color": "red"}}));
+    assert_eq!(apply(format!("{base}/s"), "alice", spec.clone()).await.code, 201);
+
+    // A /scale write takes the replicas path; alice's next apply conflicts with it.
+    let scale = json!({"spec": {"replicas": 5}}).to_string().into_bytes();
+    let r = send(&router, "PATCH", &format!("{base}/s/scale?fieldManager=scaler"), MERGE, None, scale).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let got = send(&router, "GET", &format!("{base}/s"), JSON, None, Vec::new()).await.body;
+    assert_eq!(got["spec"]["replicas"], 5);
+    let scaler = entry_of(&got, "scaler");
+    assert_eq!((&scaler["operation"], &scaler["subresource"]), (&json!("Update"), &json!("scale")), "{got}");
+    assert_eq!(scaler["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}), "{got}");
+    assert_eq!(entry_of(&got, "alice")["fieldsV1"], json!({"f:spec": {"f:color": {}}}), "{got}");
+    let r = apply(format!("{base}/s"), "alice", spec).await;
+    assert_eq!(r.code, 409, "{}", r.body);
+    let message = r.body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("conflict with \"scaler\" with subresource \"scale\""), "{message}");
+    assert_eq!(r.body["details"]["causes"][0]["field"], ".spec.replicas", "{}", r.body);
+
+    // Apply through /status is an Apply entry with subresource status; an Update through
+    // /status then conflicts with the applier, named with its subresource and version.
+    let status = |phase: &str| obj(json!({"status": {"phase": phase}}));
+    let r = apply(format!("{base}/s/status"), "status-applier", status("Running")).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(
+        entry_of(&r.body, "status-applier"),
+        json!({"manager": "status-applier", "operation": "Apply", "apiVersion": v, "fieldsType": "FieldsV1",
+               "fieldsV1": {"f:status": {"f:phase": {}}}, "subresource": "status"})
+    );
+    let patch = json!({"status": {"phase": "Failed"}}).to_string().into_bytes();
+    let path = format!("{base}/s/status?fieldManager=status-writer");
+    assert_eq!(send(&router, "PATCH", &path, MERGE, None, patch).await.code, 200);
+    let r = apply(format!("{base}/s/status"), "status-applier", status("Running")).await;
+    let manager = format!("\"status-writer\" with subresource \"status\" using {v}");
+    let message = format!("Apply failed with 1 conflict: conflict with {manager}: .status.phase");
+    assert_conflict(&r, &message, &[(manager.as_str(), ".status.phase")]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn managers_names_no_op_updates_and_validation_after_merge() {
+    let f = Fixture::new().await;
+    f.applied("alice", &widget(json!({"spec": {"replicas": 1}}))).await;
+    let long = "m".repeat(129);
+    let r = f.apply(&long, &widget(json!({"spec": {"paused": true}}))).await;
+    assert_eq!(r.code, 422, "a manager name over 128 characters: {}", r.body);
+    assert_eq!(r.body["reason"], "Invalid", "{}", r.body);
+    let at_limit = "m".repeat(128);
+    f.applied(&at_limit, &widget(json!({"spec": {"paused": true}}))).await;
+
+    // An Update that changes nothing adds no entry.
+    let obj = f.put("noop", |_| {}).await;
+    assert!(entries(&obj).iter().all(|e| e["manager"] != "noop"), "{obj}");
+
+    // The merged result is validated: a wrong type is refused and nothing changes.
+    let r = f.apply("alice", &widget(json!({"spec": {"replicas": "many"}}))).await;
+    assert_status(&r, 422, "Invalid", "spec.replicas");
+    assert_eq!(f.get().await["spec"], json!({"replicas": 1, "paused": true}));
+}
