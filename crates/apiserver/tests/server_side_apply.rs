@@ -1,7 +1,8 @@
-//! Server-side apply over HTTP: the golden examples of the server-side apply reference
-//! (a Widget CRD with atomic, set and map lists and an atomic map), its request rules,
-//! Update tracking (managers, reset, the cap of ten Update entries, subresources) and
-//! apply on built-in kinds. Every assertion compares parsed managedFields exactly.
+//! Server-side apply over HTTP, checked against what kube-apiserver's field manager
+//! produces: golden examples on a Widget CRD with atomic, set and map lists and an atomic
+//! map (E1-E10 and the one-line cases), the request rules, Update tracking (manager names,
+//! reset, the cap of ten Update entries, one entry per version for updaters), subresources
+//! and apply on built-in kinds. Every assertion compares parsed managedFields exactly.
 
 mod common;
 
@@ -944,4 +945,69 @@ async fn managers_names_no_op_updates_and_validation_after_merge() {
     let r = f.apply("alice", &widget(json!({"spec": {"replicas": "many"}}))).await;
     assert_status(&r, 422, "Invalid", "spec.replicas");
     assert_eq!(f.get().await["spec"], json!({"replicas": 1, "paused": true}));
+}
+
+/// A CRD served at v1 and v2 with the same schema and no conversion.
+const GIZMO_CRD: &str = r#"{
+  "apiVersion": "apiextensions.k8s.io/v1",
+  "kind": "CustomResourceDefinition",
+  "metadata": {"name": "gizmos.example.com"},
+  "spec": {
+    "group": "example.com", "scope": "Namespaced",
+    "names": {"plural": "gizmos", "kind": "Gizmo"},
+    "conversion": {"strategy": "None"},
+    "versions": [
+      {"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object",
+        "properties": {"spec": {"type": "object", "additionalProperties": {"type": "string"}}}}}},
+      {"name": "v2", "served": true, "storage": false, "schema": {"openAPIV3Schema": {"type": "object",
+        "properties": {"spec": {"type": "object", "additionalProperties": {"type": "string"}}}}}}
+    ]
+  }
+}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_updater_has_an_entry_per_version_an_applier_one() {
+    let f = Fixture::new().await;
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    assert_eq!(f.send("POST", crds, JSON, None, GIZMO_CRD.as_bytes().to_vec()).await.code, 201);
+    let path = |v: &str| format!("/apis/example.com/{v}/namespaces/default/gizmos");
+    common::eventually("both Gizmo versions served", Duration::from_secs(20), || async {
+        let v1 = f.send("GET", &path("v1"), JSON, None, Vec::new()).await.code;
+        let v2 = f.send("GET", &path("v2"), JSON, None, Vec::new()).await.code;
+        (v1 == 200 && v2 == 200).then_some(())
+    })
+    .await;
+    let gizmo = |v: &str, spec: Value| {
+        json!({"apiVersion": format!("example.com/{v}"), "kind": "Gizmo",
+               "metadata": {"name": "g", "namespace": "default"}, "spec": spec})
+    };
+    for v in ["v1", "v2"] {
+        let url = format!("{}/g?fieldManager=alice", path(v));
+        let r = f.send("PATCH", &url, APPLY, None, gizmo(v, json!({"a": "1"})).to_string().into()).await;
+        assert!(r.code == 200 || r.code == 201, "{}", r.body);
+    }
+    for (v, key) in [("v1", "b"), ("v2", "c")] {
+        let url = format!("{}/g?fieldManager=updater", path(v));
+        let r = f.send("PATCH", &url, MERGE, None, json!({"spec": {key: "x"}}).to_string().into()).await;
+        assert_eq!(r.code, 200, "{}", r.body);
+    }
+    let obj = f.send("GET", &format!("{}/g", path("v1")), JSON, None, Vec::new()).await.body;
+    let mut got: Vec<(String, String, String, Value)> = entries(&obj)
+        .iter()
+        .map(|e| {
+            let s = |k: &str| e[k].as_str().unwrap_or_default().to_string();
+            (s("manager"), s("operation"), s("apiVersion"), e["fieldsV1"].clone())
+        })
+        .collect();
+    got.sort_by(|a, b| (&a.0, &a.2).cmp(&(&b.0, &b.2)));
+    let own = |key: &str| json!({"f:spec": {format!("f:{key}"): {}}});
+    assert_eq!(
+        got,
+        [
+            ("alice".into(), "Apply".into(), "example.com/v2".into(), own("a")),
+            ("updater".into(), "Update".into(), "example.com/v1".into(), own("b")),
+            ("updater".into(), "Update".into(), "example.com/v2".into(), own("c")),
+        ],
+        "{obj}"
+    );
 }
