@@ -183,11 +183,26 @@ pub(super) fn decode_body(headers: &HeaderMap, body: &[u8], target: Option<&Reso
     }
     if yaml && !body.starts_with(b"{") {
         let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the YAML body is not UTF-8"))?;
-        return serde_saphyr::from_str::<Value>(text)
-            .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")));
+        return serde_saphyr::from_str::<Value>(text).map_err(|e| {
+            let msg = e.to_string();
+            match duplicate_key(&msg) {
+                Some(key) if patch => {
+                    ApiError::bad_request(format!("error strict decoding patch: yaml: duplicate field \"{key}\""))
+                }
+                Some(key) => ApiError::bad_request(format!("strict decoding error: duplicate field \"{key}\"")),
+                None => ApiError::bad_request(format!("error converting YAML to JSON: {msg}")),
+            }
+        });
     }
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("couldn't decode the request body as JSON: {e}")))
+}
+
+/// The key a YAML parse error reports as given twice in one mapping.
+fn duplicate_key(msg: &str) -> Option<&str> {
+    let at = msg.find("duplicate mapping key: ")? + "duplicate mapping key: ".len();
+    let rest = &msg[at..];
+    Some(rest.split(',').next().unwrap_or(rest).trim())
 }
 
 /// Options of a create, update or patch. The field manager is `fieldManager`, else the
