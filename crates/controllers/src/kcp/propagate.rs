@@ -2,10 +2,11 @@
 //! timeouts reach the existing Machines (and the labels and annotations their
 //! infrastructure machines and KubeadmConfigs) without replacing anything.
 //!
-//! As for MachineSets, keys are added or updated, never removed: without server-side
-//! apply's field ownership a key this controller once set cannot be told from one another
-//! actor added. Deleting Machines are left alone: they are going. Machines also get the
-//! `kcp-cleanup` pre-terminate hook back (see `hook`).
+//! On the Machines keys are added or updated, never removed; on their infrastructure
+//! machines and KubeadmConfigs they are server-side applied under
+//! `capi-kubeadmcontrolplane-metadata`, so removed keys go. Deleting Machines are left
+//! alone: they are going. Machines also get the `kcp-cleanup` pre-terminate hook back
+//! (see `hook`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use super::CONTROLLER;
 use super::create::{machine_annotations, machine_labels};
 use crate::Context;
 use crate::framework::Result;
-use crate::framework::propagate::{NodeTimeouts, contains, sync_referenced};
+use crate::framework::propagate::{Managers, NodeTimeouts, contains, sync_referenced};
 
 /// What every Machine of the control plane carries.
 pub struct Propagated<'a> {
@@ -65,6 +66,7 @@ impl<'a> Propagated<'a> {
 pub async fn sync(ctx: &Context, kcp: &KubeadmControlPlane, cluster: &str, machines: &[Arc<Machine>]) -> Result<bool> {
     let p = Propagated::new(kcp, cluster);
     let mut wrote = false;
+    let who = Managers { controller: CONTROLLER, manager: super::METADATA_MANAGER };
     for m in machines.iter().filter(|m| m.metadata.deletion_timestamp.is_none()) {
         let ns = m.namespace().unwrap_or_default();
         let changed = !p.is_applied(m);
@@ -74,7 +76,7 @@ pub async fn sync(ctx: &Context, kcp: &KubeadmControlPlane, cluster: &str, machi
         }
         let refs = std::iter::once(&m.spec.infrastructure_ref).chain(m.spec.bootstrap.config_ref.as_ref());
         for r in refs {
-            sync_referenced(ctx, CONTROLLER, &ns, r, &p.labels, &p.annotations, changed).await?;
+            sync_referenced(ctx, who, &ns, r, &p.labels, &p.annotations, changed).await?;
         }
     }
     Ok(wrote)
