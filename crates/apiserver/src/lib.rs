@@ -18,6 +18,7 @@ pub mod crd;
 pub mod error;
 pub mod http;
 pub mod lock;
+pub mod managed;
 pub mod metrics;
 pub mod patch;
 pub mod registry;

@@ -4,13 +4,14 @@
 //! swaps one when its CRDs change; a request finds its resource with one hash lookup.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use drydock_api::{Admission, ResourceDef};
 use parking_lot::RwLock;
 use serde_json::Value;
 
 use crate::crd::Served;
+use crate::managed::MergeType;
 use crate::schema;
 use crate::store::{ResId, ResIds};
 
@@ -36,6 +37,8 @@ pub struct Resource {
     pub custom: Option<Arc<Served>>,
     /// The compiled schema (`None`: the kind has none, only metadata is checked).
     pub validator: Option<Arc<schema::Validator>>,
+    /// How fields merge and are owned, derived from the schema on first write.
+    merge_type: OnceLock<MergeType>,
 }
 
 impl std::fmt::Debug for Resource {
@@ -59,7 +62,7 @@ impl Resource {
             tracing::error!(error = %e, "schema does not compile; serving without schema validation");
             None
         });
-        Self { id, def, storage, conversion, custom, validator }
+        Self { id, def, storage, conversion, custom, validator, merge_type: OnceLock::new() }
     }
 
     /// Like [`Resource::new`], failing when the schema does not compile (built-in and
@@ -72,7 +75,18 @@ impl Resource {
         custom: Option<Arc<Served>>,
     ) -> anyhow::Result<Self> {
         let validator = schema::Validator::for_def(&def)?;
-        Ok(Self { id, def, storage, conversion, custom, validator })
+        Ok(Self { id, def, storage, conversion, custom, validator, merge_type: OnceLock::new() })
+    }
+
+    /// How this resource's fields merge and are owned (server-side apply, managedFields).
+    pub fn merge_type(&self) -> &MergeType {
+        self.merge_type.get_or_init(|| match &self.validator {
+            Some(v) => {
+                let builtin = crate::builtin::is_builtin_group(&self.def.group);
+                MergeType::from_schema(v.schema(), builtin.then_some(self.def.kind.as_str()))
+            }
+            None => MergeType::schemaless(),
+        })
     }
 
     pub fn is_core(&self) -> bool {

@@ -358,13 +358,13 @@ async fn bad_requests_get_a_status_and_change_nothing() {
     cases.push(Case {
         content_type: "application/apply-patch+yaml",
         ..case(
-            "server-side apply",
+            "apply without apiVersion",
             "PATCH",
             &format!("{WIDGETS}/w?fieldManager=me"),
             "spec: {}",
-            415,
-            "UnsupportedMediaType",
-            "server-side apply",
+            400,
+            "BadRequest",
+            "Incorrect version specified in apply patch",
         )
     });
     cases.push(Case {
@@ -374,9 +374,9 @@ async fn bad_requests_get_a_status_and_change_nothing() {
             "PATCH",
             &format!("{WIDGETS}/w"),
             "spec: {}",
-            400,
-            "BadRequest",
-            "fieldManager",
+            422,
+            "Invalid",
+            "fieldManager: Required value",
         )
     });
     cases.push(Case {

@@ -228,7 +228,8 @@ fn spawn_unlink(api: &Arc<Api>, key: ObjKey, owner_uid: String) {
             .collect();
         let patch = json!({"metadata": {"ownerReferences": if refs.is_empty() { Value::Null } else { Value::Array(refs) },
             "resourceVersion": cur.rv.to_string()}});
-        if let Err(e) = api.patch(&t, crate::patch::PatchType::Merge, patch, &WriteOptions::default()).await
+        if let Err(e) =
+            api.patch(&t, crate::patch::PatchType::Merge, patch, &WriteOptions::by("drydock-garbage-collector")).await
             && e.code != 404
         {
             tracing::debug!(object = %key.name, error = %e, "orphaning dependent failed; will retry on next event");
@@ -246,7 +247,8 @@ fn spawn_remove_finalizer(api: &Arc<Api>, key: ObjKey, finalizer: &'static str) 
         let Ok(cur) = api.get(&t) else { return };
         let fins: Vec<&String> = cur.meta.finalizers.iter().filter(|f| *f != finalizer).collect();
         let patch = json!({"metadata": {"finalizers": fins, "resourceVersion": cur.rv.to_string()}});
-        if let Err(e) = api.patch(&t, crate::patch::PatchType::Merge, patch, &WriteOptions::default()).await
+        if let Err(e) =
+            api.patch(&t, crate::patch::PatchType::Merge, patch, &WriteOptions::by("drydock-garbage-collector")).await
             && e.code != 404
             && e.code != 409
         {

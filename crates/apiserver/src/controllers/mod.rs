@@ -40,7 +40,7 @@ pub fn target(
 
 /// Creates an object unless it exists (409 is success).
 pub async fn ensure(api: &Api, t: &Target, obj: Value) -> ApiResult<()> {
-    match api.create(t, obj, &WriteOptions::default()).await {
+    match api.create(t, obj, &WriteOptions::by("drydock-apiserver")).await {
         Ok(_) => Ok(()),
         Err(e) if e.code == 409 => Ok(()),
         Err(e) => Err(e),
@@ -77,7 +77,7 @@ pub async fn init_and_mark_ready(api: &Api, name: &str) -> ApiResult<()> {
             return Ok(());
         }
         v["status"]["phase"] = json!(LOGICAL_CLUSTER_READY);
-        match api.update(&t, v, &WriteOptions::default()).await {
+        match api.update(&t, v, &WriteOptions::by("drydock-apiserver")).await {
             Err(e) if e.code == 409 => continue,
             Err(e) if e.code == 404 => return Ok(()),
             other => return other.map(|_| ()),
@@ -122,7 +122,7 @@ pub async fn bootstrap(api: &Api, custom: &[ResourceDef]) -> anyhow::Result<()> 
             Ok(cur) => {
                 let mut cur_v = api.value(&one.res, &cur).map_err(|e| anyhow::anyhow!("{e}"))?;
                 cur_v["spec"] = crd["spec"].clone();
-                api.update(&one, cur_v, &WriteOptions::default())
+                api.update(&one, cur_v, &WriteOptions::by("drydock-apiserver"))
                     .await
                     .map_err(|e| anyhow::anyhow!("updating CRD {name}: {e}"))?;
             }

@@ -250,7 +250,7 @@ async fn write_status(api: &Api, cluster: &str, e: &Entry) -> ApiResult<()> {
     let mut obj = e.obj.clone();
     obj["status"] = status;
     // A conflict means the CRD changed meanwhile: its event reconciles again.
-    match api.update(&t, obj, &WriteOptions::default()).await {
+    match api.update(&t, obj, &WriteOptions::by("drydock-apiextensions")).await {
         Err(err) if err.code == 409 || err.code == 404 => Ok(()),
         other => other.map(|_| ()),
     }
@@ -288,7 +288,7 @@ async fn finish_deletion(api: &Api, cluster: &str, e: &Entry) -> ApiResult<()> {
     let finalizers: Vec<Value> =
         e.crd.metadata.finalizers.iter().flatten().filter(|f| *f != FINALIZER).map(|f| json!(f)).collect();
     obj["metadata"]["finalizers"] = Value::Array(finalizers);
-    match api.update(&t, obj, &WriteOptions::default()).await {
+    match api.update(&t, obj, &WriteOptions::by("drydock-apiextensions")).await {
         Err(err) if err.code == 409 || err.code == 404 => Ok(()),
         other => other.map(|_| ()),
     }

@@ -190,7 +190,9 @@ pub(super) fn decode_body(headers: &HeaderMap, body: &[u8], target: Option<&Reso
         .map_err(|e| ApiError::bad_request(format!("couldn't decode the request body as JSON: {e}")))
 }
 
-pub(super) fn write_options(q: &Query) -> ApiResult<WriteOptions> {
+/// Options of a create, update or patch. The field manager is `fieldManager`, else the
+/// User-Agent up to its first `/`, else `unknown`.
+pub(super) fn write_options(q: &Query, headers: &HeaderMap) -> ApiResult<WriteOptions> {
     let dry_run = match q.get("dryRun") {
         None | Some("") => false,
         Some("All") => true,
@@ -210,7 +212,32 @@ pub(super) fn write_options(q: &Query) -> ApiResult<WriteOptions> {
             )));
         }
     };
-    Ok(WriteOptions { dry_run, validation })
+    let manager = match q.get("fieldManager").filter(|m| !m.is_empty()) {
+        Some(m) => {
+            if m.chars().count() > 128 || m.chars().any(|c| c.is_control()) {
+                return Err(ApiError::new(
+                    422,
+                    "Invalid",
+                    format!("fieldManager: Invalid value: \"{m}\": must be at most 128 printable characters"),
+                ));
+            }
+            m.to_string()
+        }
+        None => headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|ua| ua.split('/').next())
+            .filter(|m| !m.is_empty())
+            .map_or_else(|| "unknown".to_string(), |m| m.chars().take(128).collect()),
+    };
+    let force = match q.get("force") {
+        None | Some("") | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!("force: invalid value \"{other}\": must be true or false")));
+        }
+    };
+    Ok(WriteOptions { dry_run, validation, manager, force, ..WriteOptions::default() })
 }
 
 pub(super) fn list_options(api: &Api, t: &Target, q: &Query) -> ApiResult<ListOptions> {

@@ -8,7 +8,7 @@ use axum::http::{HeaderValue, Method, Request, StatusCode, header};
 use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
 use drydock_api::tenancy::LogicalClusterName;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::path::ResourcePath;
 use super::request::{As, Query, answer_protobuf, decode_body, list_options, negotiate, read_body, write_options};
@@ -171,7 +171,7 @@ async fn list(c: &Call<'_>) -> ApiResult<Response> {
 }
 
 async fn create(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
-    let opts = write_options(&c.q)?;
+    let opts = write_options(&c.q, req.headers())?;
     let proto = answer_protobuf(c.accept, &c.res().def)?;
     let (headers, body) = read_body(req).await?;
     let obj = decode_body(&headers, &body, Some(&c.res().def))?;
@@ -189,7 +189,7 @@ async fn create(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
 }
 
 async fn update(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
-    let opts = write_options(&c.q)?;
+    let opts = write_options(&c.q, req.headers())?;
     let proto = answer_protobuf(c.accept, &c.res().def)?;
     let (headers, body) = read_body(req).await?;
     let obj = decode_body(&headers, &body, Some(&c.res().def))?;
@@ -197,7 +197,7 @@ async fn update(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
 }
 
 async fn patch(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
-    let opts = write_options(&c.q)?;
+    let opts = write_options(&c.q, req.headers())?;
     let proto = answer_protobuf(c.accept, &c.res().def)?;
     let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
     let ptype = PatchType::from_content_type(&ct).ok_or_else(|| {
@@ -206,9 +206,16 @@ async fn patch(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
         ))
     })?;
     if ptype == PatchType::Apply && c.q.get("fieldManager").is_none_or(str::is_empty) {
-        return Err(ApiError::bad_request(
+        return Err(ApiError::new(
+            422,
+            "Invalid",
             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
-        ));
+        )
+        .with_details(json!({
+            "group": "meta.k8s.io",
+            "kind": "PatchOptions",
+            "causes": [{"reason": "FieldValueRequired", "message": "Required value: is required for apply patch", "field": "fieldManager"}],
+        })));
     }
     let (headers, body) = read_body(req).await?;
     let patch = decode_body(&headers, &body, None)?;

@@ -5,7 +5,7 @@
 
 /// How a list merges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ListStrategy {
+pub(crate) enum ListStrategy {
     /// Atomic: the patch's list replaces the object's.
     Replace,
     /// A set of primitives: union.
@@ -67,7 +67,7 @@ fn matches(path: &str, suffix: &str) -> bool {
 }
 
 /// The strategy of the list at `path` in an object of `kind`.
-pub(super) fn list_strategy(kind: &str, path: &str) -> ListStrategy {
+pub(crate) fn list_strategy(kind: &str, path: &str) -> ListStrategy {
     LISTS
         .iter()
         .find(|(k, suffix, _)| (k.is_empty() || *k == kind) && matches(path, suffix))

@@ -2,7 +2,7 @@
 //! (RFC 7396) and strategic merge patch (`strategic`, with the built-in kinds' list
 //! merge keys in `lists`).
 
-mod lists;
+pub(crate) mod lists;
 mod strategic;
 
 use serde_json::Value;

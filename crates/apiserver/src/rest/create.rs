@@ -4,15 +4,27 @@ use drydock_api::FieldError;
 use serde_json::{Map, Value, json};
 
 use super::meta::{self, now_rfc3339};
-use super::write::{WriteOptions, Written, is_custom, meta_mut, str_field, tracks_generation};
+use super::write::{Track, WriteOptions, Written, is_custom, meta_mut, str_field, tracks_generation};
 use super::{Api, Target};
 use crate::builtin::services;
 use crate::error::{ApiError, ApiResult};
+use crate::managed;
 use crate::store::{Change, Expect, StoreError};
 
 impl Api {
     /// POST to a collection.
-    pub async fn create(&self, t: &Target, mut obj: Value, opts: &WriteOptions) -> ApiResult<Written> {
+    pub async fn create(&self, t: &Target, obj: Value, opts: &WriteOptions) -> ApiResult<Written> {
+        self.create_tracked(t, obj, opts, Track::Update).await
+    }
+
+    /// Creates an object, recording its managers as `track` says.
+    pub(super) async fn create_tracked(
+        &self,
+        t: &Target,
+        mut obj: Value,
+        opts: &WriteOptions,
+        track: Track,
+    ) -> ApiResult<Written> {
         if t.sub.is_some() {
             return Err(ApiError::method_not_allowed("create is not supported on subresources"));
         }
@@ -24,6 +36,7 @@ impl Api {
         }
         let mut warnings = Vec::new();
         let url_ns = if t.res.def.namespaced { t.namespace.clone() } else { None };
+        let sent = managed::take_sent(&mut obj);
         set_create_metadata(t, meta_mut(&mut obj)?, url_ns.as_deref())?;
         if is_custom(&t.res)
             && t.res.def.status_subresource
@@ -36,6 +49,7 @@ impl Api {
             obj["status"] = json!({"phase": "Active"});
         }
         self.apply_schema(t, &mut obj, None, opts, &mut warnings)?;
+        self.record_managers(t, None, &mut obj, sent, opts, track, "")?;
         let name = str_field(&obj, &["metadata", "name"]).unwrap_or_default().to_string();
         let generate = str_field(&obj, &["metadata", "generateName"]).unwrap_or_default().to_string();
         if name.is_empty() && generate.is_empty() {

@@ -3,6 +3,7 @@
 //! [`Target`]s and options and renders the results; in-process controllers of the server
 //! itself (garbage collection, namespace lifecycle) call the same functions.
 
+mod apply;
 mod create;
 mod delete;
 mod list_options;

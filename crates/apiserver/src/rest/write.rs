@@ -15,6 +15,7 @@ use super::meta;
 use super::{Api, Subresource, Target, parse_rv};
 use crate::builtin::{self, services};
 use crate::error::{ApiError, ApiResult};
+use crate::managed::{self, Writer};
 use crate::patch::{self, PatchType};
 use crate::registry::Resource;
 use crate::schema;
@@ -33,6 +34,32 @@ pub enum FieldValidation {
 pub struct WriteOptions {
     pub dry_run: bool,
     pub validation: FieldValidation,
+    /// The field manager the write is recorded under (empty: `unknown`).
+    pub manager: String,
+    /// Apply only: take the fields other managers own instead of failing with a conflict.
+    pub force: bool,
+    /// The write comes through `/scale` (recorded with that subresource).
+    pub(crate) via_scale: bool,
+}
+
+impl WriteOptions {
+    /// Options of a write by `manager`.
+    pub fn by(manager: &str) -> Self {
+        Self { manager: manager.to_string(), ..Self::default() }
+    }
+
+    pub(super) fn manager(&self) -> &str {
+        if self.manager.is_empty() { "unknown" } else { &self.manager }
+    }
+}
+
+/// How a write records its field manager in managedFields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Track {
+    /// The writer takes what it adds or changes (create, PUT, non-apply patches).
+    Update,
+    /// The object already carries the managedFields its apply computed.
+    Applied,
 }
 
 /// A successful write: HTTP code, body and warnings for the `Warning` header.
@@ -253,24 +280,23 @@ impl Api {
             }
             None => None,
         };
-        self.write_loop(t, &name, precondition, opts, |_current| Ok(body.clone())).await
+        self.write_loop(t, &name, precondition, opts, Track::Update, |_current| Ok(body.clone())).await
     }
 
     /// PATCH of an object, its status or its scale.
     pub async fn patch(&self, t: &Target, ptype: PatchType, body: Value, opts: &WriteOptions) -> ApiResult<Written> {
         let name = t.name()?.to_string();
         match ptype {
-            PatchType::Apply => {
-                return Err(ApiError::unsupported_media(
-                    "server-side apply (application/apply-patch+yaml) is not supported yet by drydock; use client-side `kubectl apply` or a merge patch",
-                ));
-            }
+            PatchType::Apply => return self.apply(t, body, opts).await,
             PatchType::Strategic if is_custom(&t.res) || t.res.def.group == TENANCY_GROUP => {
                 return Err(ApiError::unsupported_media(
                     "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
                 ));
             }
             _ => {}
+        }
+        if opts.force {
+            return Err(ApiError::new(422, "Invalid", "force: Forbidden: may not be specified for non-apply patch"));
         }
         if ptype == PatchType::Merge && !body.is_object() {
             return Err(ApiError::bad_request("a merge patch must be a JSON object"));
@@ -303,7 +329,7 @@ impl Api {
             return self.update_scale(t, scale, opts).await;
         }
         // A patch that changes resourceVersion makes it a precondition that cannot hold.
-        self.write_loop(t, &name, None, opts, |current| {
+        self.write_loop(t, &name, None, opts, Track::Update, |current| {
             let mut doc = current.clone();
             apply(&mut doc)?;
             let before = str_field(current, &["metadata", "resourceVersion"]);
@@ -316,14 +342,15 @@ impl Api {
         .await
     }
 
-    /// The read-modify-write loop shared by update and patch. `make` builds the requested
-    /// object from the current one; without a precondition, conflicts are retried.
-    async fn write_loop(
+    /// The read-modify-write loop shared by update, patch and apply. `make` builds the
+    /// requested object from the current one; without a precondition, conflicts are retried.
+    pub(super) async fn write_loop(
         &self,
         t: &Target,
         name: &str,
         precondition: Option<u64>,
         opts: &WriteOptions,
+        track: Track,
         mut make: impl FnMut(&Value) -> ApiResult<Value>,
     ) -> ApiResult<Written> {
         for _ in 0..UPDATE_RETRIES {
@@ -334,7 +361,7 @@ impl Api {
             let current_v = self.value(&t.res, &current)?;
             let requested = make(&current_v)?;
             let mut warnings = Vec::new();
-            let next = self.prepare_update(t, &current_v, requested, opts, &mut warnings)?;
+            let next = self.prepare_update(t, &current_v, requested, opts, track, &mut warnings)?;
             if opts.dry_run {
                 return self.dry_run(&next, 200, warnings);
             }
@@ -358,8 +385,10 @@ impl Api {
         current: &Value,
         mut requested: Value,
         opts: &WriteOptions,
+        track: Track,
         warnings: &mut Vec<String>,
     ) -> ApiResult<Value> {
+        let sent = managed::take_sent(&mut requested);
         if t.sub == Some(Subresource::Status) {
             let mut next = current.clone();
             let status = requested.as_object_mut().and_then(|m| m.remove("status"));
@@ -369,6 +398,7 @@ impl Api {
                 None => map.remove("status"),
             };
             self.apply_schema(t, &mut next, Some(current), opts, warnings)?;
+            self.record_managers(t, Some(current), &mut next, sent, opts, track, "status")?;
             let mut errs = Vec::new();
             self.validate_schema(t, &next, Some(current), &mut errs, warnings);
             if !errs.is_empty() {
@@ -396,7 +426,6 @@ impl Api {
                     None => m.remove(f),
                 };
             }
-            m.remove("managedFields");
             m.remove("resourceVersion");
         }
         if status_sub && let Some(map) = requested.as_object_mut() {
@@ -406,6 +435,7 @@ impl Api {
             };
         }
         self.apply_schema(t, &mut requested, Some(current), opts, warnings)?;
+        self.record_managers(t, Some(current), &mut requested, sent, opts, track, "")?;
         if current["metadata"]["deletionTimestamp"].is_string() {
             let old: Vec<&Value> =
                 current["metadata"]["finalizers"].as_array().map(|a| a.iter().collect()).unwrap_or_default();
@@ -434,6 +464,60 @@ impl Api {
             meta_mut(&mut requested)?.insert("generation".into(), json!(generation));
         }
         Ok(requested)
+    }
+
+    /// Sets the managedFields of `obj` as written from `current` (`None`: created):
+    /// computed here for updates, carried over from the apply that built `obj` otherwise.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_managers(
+        &self,
+        t: &Target,
+        current: Option<&Value>,
+        obj: &mut Value,
+        sent: Option<Value>,
+        opts: &WriteOptions,
+        track: Track,
+        subresource: &str,
+    ) -> ApiResult<()> {
+        let managed = match track {
+            Track::Applied => sent,
+            Track::Update => {
+                let now = meta::now_rfc3339();
+                let av = t.res.def.api_version();
+                let subresource = if opts.via_scale { "scale" } else { subresource };
+                let w = self.writer(t, opts.manager(), &av, subresource, &now);
+                managed::track_update(t.res.merge_type(), current, obj, sent.as_ref(), &w)
+            }
+        };
+        let m = meta_mut(obj)?;
+        match managed {
+            Some(Value::Array(list)) if !list.is_empty() => {
+                m.insert("managedFields".into(), Value::Array(list));
+            }
+            _ => {
+                m.remove("managedFields");
+            }
+        }
+        Ok(())
+    }
+
+    /// The writer of a request to `t` through `subresource` ("" for the main resource).
+    pub(super) fn writer<'a>(
+        &self,
+        t: &Target,
+        manager: &'a str,
+        api_version: &'a str,
+        subresource: &'a str,
+        now: &'a str,
+    ) -> Writer<'a> {
+        const STATUS: &[&str] = &["status"];
+        const SPEC_AND_METADATA: &[&str] = &["metadata", "spec"];
+        let ignored: &[&str] = match subresource {
+            "status" => SPEC_AND_METADATA,
+            "" if t.res.def.status_subresource => STATUS,
+            _ => &[],
+        };
+        Writer { manager, api_version, subresource, ignored, now }
     }
 
     /// The autoscaling/v1 Scale view of an object.
@@ -482,11 +566,18 @@ impl Api {
             pointer_of(&def.spec_replicas_path).ok_or_else(|| ApiError::internal("invalid specReplicasPath"))?;
         let main = Target { sub: None, ..t.clone() };
         let written = self
-            .write_loop(&main, &name, precondition, opts, |current| {
-                let mut doc = current.clone();
-                set_pointer(&mut doc, &pointer, Value::Number(replicas.clone()));
-                Ok(doc)
-            })
+            .write_loop(
+                &main,
+                &name,
+                precondition,
+                &WriteOptions { via_scale: true, ..opts.clone() },
+                Track::Update,
+                |current| {
+                    let mut doc = current.clone();
+                    set_pointer(&mut doc, &pointer, Value::Number(replicas.clone()));
+                    Ok(doc)
+                },
+            )
             .await?;
         let obj: Value = serde_json::from_slice(&written.body).map_err(|e| ApiError::internal(e.to_string()))?;
         let body = serde_json::to_vec(&self.scale_of(t, &obj)?).map_err(|e| ApiError::internal(e.to_string()))?;
@@ -513,12 +604,12 @@ fn selector_string(sel: Value) -> Value {
 }
 
 /// `.spec.replicas` → `/spec/replicas`.
-fn pointer_of(path: &str) -> Option<String> {
+pub(super) fn pointer_of(path: &str) -> Option<String> {
     let p = path.strip_prefix('.')?;
     Some(p.split('.').map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect())
 }
 
-fn set_pointer(doc: &mut Value, pointer: &str, v: Value) {
+pub(super) fn set_pointer(doc: &mut Value, pointer: &str, v: Value) {
     let mut cur = doc;
     let parts: Vec<&str> = pointer.split('/').skip(1).collect();
     for (i, p) in parts.iter().enumerate() {

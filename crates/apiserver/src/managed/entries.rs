@@ -1,0 +1,211 @@
+//! `metadata.managedFields`: one entry per manager identity, kept sorted and capped as
+//! kube-apiserver keeps them.
+
+use serde_json::{Map, Value, json};
+
+use super::set::FieldSet;
+
+/// At most this many `Update` entries; older ones merge into [`ANCIENT_CHANGES`].
+pub const MAX_UPDATE_MANAGERS: usize = 10;
+/// The manager the oldest `Update` entries are merged into, per apiVersion.
+pub const ANCIENT_CHANGES: &str = "ancient-changes";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Operation {
+    Apply,
+    Update,
+}
+
+impl Operation {
+    fn as_str(self) -> &'static str {
+        match self {
+            Operation::Apply => "Apply",
+            Operation::Update => "Update",
+        }
+    }
+}
+
+/// One managedFields entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub manager: String,
+    pub operation: Operation,
+    pub api_version: String,
+    /// RFC 3339, seconds.
+    pub time: Option<String>,
+    /// Empty for the main resource.
+    pub subresource: String,
+    pub fields: FieldSet,
+}
+
+impl Entry {
+    /// Whether `self` is the entry of this writer: manager, operation and subresource, and
+    /// for updates the apiVersion too (an applier keeps one entry across versions).
+    pub fn is(&self, manager: &str, op: Operation, api_version: &str, subresource: &str) -> bool {
+        self.manager == manager
+            && self.operation == op
+            && self.subresource == subresource
+            && (op == Operation::Apply || self.api_version == api_version)
+    }
+
+    /// How conflict messages name the manager.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{:?}", self.manager);
+        if !self.subresource.is_empty() {
+            s.push_str(&format!(" with subresource {:?}", self.subresource));
+        }
+        if self.operation == Operation::Update {
+            s.push_str(&format!(" using {}", self.api_version));
+        }
+        s
+    }
+
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("manager".into(), json!(self.manager));
+        m.insert("operation".into(), json!(self.operation.as_str()));
+        m.insert("apiVersion".into(), json!(self.api_version));
+        if let Some(t) = &self.time {
+            m.insert("time".into(), json!(t));
+        }
+        m.insert("fieldsType".into(), json!("FieldsV1"));
+        m.insert("fieldsV1".into(), self.fields.to_fields_v1());
+        if !self.subresource.is_empty() {
+            m.insert("subresource".into(), json!(self.subresource));
+        }
+        Value::Object(m)
+    }
+
+    fn from_json(v: &Value) -> Option<Entry> {
+        let operation = match v.get("operation")?.as_str()? {
+            "Apply" => Operation::Apply,
+            "Update" => Operation::Update,
+            _ => return None,
+        };
+        if v.get("fieldsType").and_then(Value::as_str).is_some_and(|t| t != "FieldsV1") {
+            return None;
+        }
+        let fields = match v.get("fieldsV1") {
+            None | Some(Value::Null) => FieldSet::default(),
+            Some(f) => FieldSet::from_fields_v1(f)?,
+        };
+        let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        Some(Entry {
+            manager: text("manager"),
+            operation,
+            api_version: text("apiVersion"),
+            time: v.get("time").and_then(Value::as_str).map(str::to_string),
+            subresource: text("subresource"),
+            fields,
+        })
+    }
+}
+
+/// What a body's `metadata.managedFields` asks for.
+pub enum Sent {
+    /// Absent, or not a valid list: the live entries are kept.
+    Keep,
+    /// `[]` or `[{}]`: every entry is dropped.
+    Reset,
+    /// A valid list: it replaces the live entries.
+    Replace(Vec<Entry>),
+}
+
+/// Reads the managedFields a write's body carries.
+pub fn sent(v: Option<&Value>) -> Sent {
+    let Some(Value::Array(list)) = v else { return Sent::Keep };
+    if list.is_empty() || (list.len() == 1 && list[0].as_object().is_some_and(Map::is_empty)) {
+        return Sent::Reset;
+    }
+    match decode(v) {
+        Some(entries) if !entries.is_empty() => Sent::Replace(entries),
+        _ => Sent::Keep,
+    }
+}
+
+/// Parses an object's managedFields; `None` if they are malformed (a write then starts
+/// from none, as kube-apiserver does).
+pub fn decode(v: Option<&Value>) -> Option<Vec<Entry>> {
+    let Some(v) = v else { return Some(Vec::new()) };
+    let list = match v {
+        Value::Null => return Some(Vec::new()),
+        Value::Array(l) => l,
+        _ => return None,
+    };
+    let mut out: Vec<Entry> = Vec::with_capacity(list.len());
+    for item in list {
+        let e = Entry::from_json(item)?;
+        if out.iter().any(|o| o.is(&e.manager, e.operation, &e.api_version, &e.subresource)) {
+            return None;
+        }
+        out.push(e);
+    }
+    Some(out)
+}
+
+/// Sorts, drops empty entries, caps the updaters and encodes.
+pub fn encode(mut entries: Vec<Entry>) -> Value {
+    entries.retain(|e| !e.fields.is_empty());
+    cap_updaters(&mut entries);
+    entries.sort_by(|a, b| {
+        (a.operation, a.time.as_deref().unwrap_or(""), &a.manager, &a.api_version, &a.subresource).cmp(&(
+            b.operation,
+            b.time.as_deref().unwrap_or(""),
+            &b.manager,
+            &b.api_version,
+            &b.subresource,
+        ))
+    });
+    Value::Array(entries.iter().map(Entry::to_json).collect())
+}
+
+/// Merges the oldest `Update` entries (by time, then manager) into one
+/// `ancient-changes` entry per apiVersion until at most [`MAX_UPDATE_MANAGERS`] remain;
+/// a bucket takes the newest merged time.
+fn cap_updaters(entries: &mut Vec<Entry>) {
+    let updaters = entries.iter().filter(|e| e.operation == Operation::Update).count();
+    if updaters <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    let mut order: Vec<usize> = (0..entries.len()).filter(|&i| entries[i].operation == Operation::Update).collect();
+    order.sort_by(|&a, &b| {
+        (entries[a].time.as_deref().unwrap_or(""), &entries[a].manager)
+            .cmp(&(entries[b].time.as_deref().unwrap_or(""), &entries[b].manager))
+    });
+    let mut first_of_version: Vec<(String, usize)> = Vec::new();
+    let mut gone = vec![false; entries.len()];
+    let mut count = updaters;
+    for i in order {
+        if count <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let version = entries[i].api_version.clone();
+        let bucket = entries
+            .iter()
+            .position(|e| e.manager == ANCIENT_CHANGES && e.operation == Operation::Update && e.api_version == version);
+        match (bucket, first_of_version.iter().find(|(v, _)| *v == version).map(|(_, f)| *f)) {
+            (Some(b), _) if b != i && !gone[b] => {
+                let fields = entries[i].fields.clone();
+                entries[b].fields.union(&fields);
+                entries[b].time = entries[i].time.clone();
+                gone[i] = true;
+                count -= 1;
+            }
+            (_, Some(first)) => {
+                let (fields, time) = (entries[i].fields.clone(), entries[i].time.clone());
+                let e = &mut entries[first];
+                e.manager = ANCIENT_CHANGES.to_string();
+                e.fields.union(&fields);
+                e.time = time;
+                gone[i] = true;
+                count -= 1;
+            }
+            _ => first_of_version.push((version, i)),
+        }
+    }
+    let mut i = 0;
+    entries.retain(|_| {
+        i += 1;
+        !gone[i - 1]
+    });
+}

@@ -1,0 +1,275 @@
+//! Sets of field paths, as managedFields' `fieldsV1` encodes them: a tree whose edges are
+//! path elements (`f:name`, `k:{"name":"x"}`, `v:"x"`) and whose nodes are members when
+//! the path to them is itself in the set.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+/// A set of paths. The root is never a member.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldSet {
+    pub(super) member: bool,
+    pub(super) children: BTreeMap<String, FieldSet>,
+}
+
+impl FieldSet {
+    pub fn is_empty(&self) -> bool {
+        !self.member && self.children.is_empty()
+    }
+
+    pub(super) fn child(&self, key: &str) -> Option<&FieldSet> {
+        self.children.get(key)
+    }
+
+    pub(super) fn child_mut(&mut self, key: &str) -> &mut FieldSet {
+        if !self.children.contains_key(key) {
+            self.children.insert(key.to_string(), FieldSet::default());
+        }
+        self.children.get_mut(key).unwrap_or_else(|| unreachable!("inserted above"))
+    }
+
+    /// Adds the path `elems` (empty: nothing, the root is never a member).
+    pub(super) fn insert(&mut self, elems: &[String]) {
+        let Some((last, head)) = elems.split_last() else { return };
+        let mut cur = self;
+        for e in head {
+            cur = cur.child_mut(e);
+        }
+        cur.child_mut(last).member = true;
+    }
+
+    pub fn union(&mut self, other: &FieldSet) {
+        self.member |= other.member;
+        for (k, c) in &other.children {
+            self.child_mut(k).union(c);
+        }
+    }
+
+    /// The paths of `self` that are not in `other` (path by path, not by prefix).
+    pub fn difference(&self, other: &FieldSet) -> FieldSet {
+        let mut out = FieldSet { member: self.member && !other.member, children: BTreeMap::new() };
+        for (k, c) in &self.children {
+            let d = match other.children.get(k) {
+                Some(o) => c.difference(o),
+                None => c.clone(),
+            };
+            if !d.is_empty() {
+                out.children.insert(k.clone(), d);
+            }
+        }
+        out
+    }
+
+    /// The paths in both sets.
+    pub fn intersection(&self, other: &FieldSet) -> FieldSet {
+        let mut out = FieldSet { member: self.member && other.member, children: BTreeMap::new() };
+        for (k, c) in &self.children {
+            if let Some(o) = other.children.get(k) {
+                let i = c.intersection(o);
+                if !i.is_empty() {
+                    out.children.insert(k.clone(), i);
+                }
+            }
+        }
+        out
+    }
+
+    /// The paths of `self` that neither are in `other` nor lie below a member of it.
+    pub fn recursive_difference(&self, other: &FieldSet) -> FieldSet {
+        let mut out = FieldSet { member: self.member && !other.member, children: BTreeMap::new() };
+        for (k, c) in &self.children {
+            let d = match other.children.get(k) {
+                Some(o) if o.member => continue,
+                Some(o) => c.recursive_difference(o),
+                None => c.clone(),
+            };
+            if !d.is_empty() {
+                out.children.insert(k.clone(), d);
+            }
+        }
+        out
+    }
+
+    /// Every member path, in order.
+    pub fn paths(&self) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        let mut prefix = Vec::new();
+        self.collect(&mut prefix, &mut out);
+        out
+    }
+
+    fn collect(&self, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        if self.member && !prefix.is_empty() {
+            out.push(prefix.clone());
+        }
+        for (k, c) in &self.children {
+            prefix.push(k.clone());
+            c.collect(prefix, out);
+            prefix.pop();
+        }
+    }
+
+    /// The `fieldsV1` JSON of the set.
+    pub fn to_fields_v1(&self) -> Value {
+        let mut m = Map::new();
+        for (k, c) in &self.children {
+            m.insert(k.clone(), c.encode_node());
+        }
+        Value::Object(m)
+    }
+
+    fn encode_node(&self) -> Value {
+        let mut m = Map::new();
+        if self.member && !self.children.is_empty() {
+            m.insert(".".into(), Value::Object(Map::new()));
+        }
+        for (k, c) in &self.children {
+            m.insert(k.clone(), c.encode_node());
+        }
+        Value::Object(m)
+    }
+
+    /// Parses `fieldsV1`; `None` when it is not a well-formed set.
+    pub fn from_fields_v1(v: &Value) -> Option<FieldSet> {
+        let Value::Object(m) = v else { return None };
+        let mut out = FieldSet::default();
+        for (k, c) in m {
+            if !is_element(k) {
+                return None;
+            }
+            out.children.insert(k.clone(), Self::decode_node(c)?);
+        }
+        Some(out)
+    }
+
+    fn decode_node(v: &Value) -> Option<FieldSet> {
+        let Value::Object(m) = v else { return None };
+        let mut out = FieldSet { member: m.is_empty(), children: BTreeMap::new() };
+        for (k, c) in m {
+            if k == "." {
+                out.member = true;
+            } else if is_element(k) {
+                out.children.insert(k.clone(), Self::decode_node(c)?);
+            } else {
+                return None;
+            }
+        }
+        Some(out)
+    }
+}
+
+fn is_element(k: &str) -> bool {
+    match k.split_at_checked(2) {
+        Some(("f:", _)) => true,
+        Some(("i:", n)) => n.parse::<u64>().is_ok(),
+        Some(("k:", j)) => serde_json::from_str::<Value>(j).is_ok_and(|v| v.is_object()),
+        Some(("v:", j)) => serde_json::from_str::<Value>(j).is_ok(),
+        _ => false,
+    }
+}
+
+/// `f:name`.
+pub(super) fn field(name: &str) -> String {
+    format!("f:{name}")
+}
+
+/// `v:<json>` of a set item.
+pub(super) fn value_elem(v: &Value) -> String {
+    format!("v:{}", serde_json::to_string(v).unwrap_or_default())
+}
+
+/// `k:<json>` of a list-map item (keys sorted by name, as the map serializes them).
+pub(super) fn key_elem(keys: &Map<String, Value>) -> String {
+    format!("k:{}", serde_json::to_string(keys).unwrap_or_default())
+}
+
+/// A path as conflict messages print it: `.spec.containers[name="nginx"].image`.
+pub fn render_path(elems: &[String]) -> String {
+    let mut s = String::new();
+    for e in elems {
+        let (kind, rest) = e.split_at_checked(2).unwrap_or(("", e));
+        match kind {
+            "f:" => {
+                s.push('.');
+                s.push_str(rest);
+            }
+            "k:" => {
+                let parts: Vec<String> = match serde_json::from_str::<Map<String, Value>>(rest) {
+                    Ok(m) => m.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+                    Err(_) => vec![rest.to_string()],
+                };
+                s.push('[');
+                s.push_str(&parts.join(","));
+                s.push(']');
+            }
+            "v:" => {
+                s.push_str("[=");
+                s.push_str(rest);
+                s.push(']');
+            }
+            "i:" => {
+                s.push('[');
+                s.push_str(rest);
+                s.push(']');
+            }
+            _ => s.push_str(e),
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn p(s: &[&str]) -> Vec<String> {
+        s.iter().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn encodes_members_with_children_using_dot() {
+        let mut s = FieldSet::default();
+        s.insert(&p(&["f:spec", "f:containers", r#"k:{"name":"nginx"}"#]));
+        s.insert(&p(&["f:spec", "f:containers", r#"k:{"name":"nginx"}"#, "f:image"]));
+        s.insert(&p(&["f:spec", "f:replicas"]));
+        let v = s.to_fields_v1();
+        assert_eq!(
+            v,
+            json!({"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {".": {}, "f:image": {}}}, "f:replicas": {}}})
+        );
+        assert_eq!(FieldSet::from_fields_v1(&v), Some(s));
+        assert!(FieldSet::from_fields_v1(&json!({"spec": {}})).is_none());
+        assert!(FieldSet::from_fields_v1(&json!({"f:a": 1})).is_none());
+    }
+
+    #[test]
+    fn set_algebra_is_per_path() {
+        let mut a = FieldSet::default();
+        a.insert(&p(&["f:spec", "f:a"]));
+        a.insert(&p(&["f:spec", "f:b"]));
+        let mut b = FieldSet::default();
+        b.insert(&p(&["f:spec", "f:b"]));
+        b.insert(&p(&["f:data"]));
+        assert_eq!(a.difference(&b).paths(), vec![p(&["f:spec", "f:a"])]);
+        assert_eq!(a.intersection(&b).paths(), vec![p(&["f:spec", "f:b"])]);
+        let mut spec = FieldSet::default();
+        spec.insert(&p(&["f:spec"]));
+        assert!(a.recursive_difference(&spec).is_empty());
+        assert_eq!(a.difference(&spec), a);
+    }
+
+    #[test]
+    fn renders_paths_like_kube_apiserver() {
+        assert_eq!(
+            render_path(&p(&["f:spec", "f:containers", r#"k:{"name":"nginx"}"#, "f:image"])),
+            r#".spec.containers[name="nginx"].image"#
+        );
+        assert_eq!(
+            render_path(&p(&["f:spec", "f:ports", r#"k:{"containerPort":53,"protocol":"UDP"}"#, "f:name"])),
+            r#".spec.ports[containerPort=53,protocol="UDP"].name"#
+        );
+        assert_eq!(render_path(&p(&["f:metadata", "f:finalizers", r#"v:"a""#])), r#".metadata.finalizers[="a"]"#);
+    }
+}
