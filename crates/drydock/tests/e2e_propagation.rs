@@ -101,8 +101,42 @@ impl Objects {
     }
 }
 
+/// Each test runs its own instance; one at a time keeps them within their deadlines.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn template_labels_come_and_go_everywhere_and_hand_labels_stay() {
+    scenario(false).await;
+}
+
+/// Objects from before field ownership was recorded (no managedFields at all): the first
+/// apply takes them over, and a later removal still removes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_without_managed_fields_migrate() {
+    scenario(true).await;
+}
+
+/// Clears every managedFields entry of `o`'s objects (an empty list resets them), as on
+/// objects written before the server kept them.
+async fn forget_ownership(client: &kube::Client, o: &Objects) {
+    let reset = json!({"metadata": {"managedFields": []}});
+    let pp = PatchParams::default();
+    for s in &o.sets {
+        api::<MachineSet>(client).patch(&s.name_any(), &pp, &Patch::Merge(&reset)).await.expect("reset set");
+    }
+    for m in &o.machines {
+        api::<Machine>(client).patch(&m.name_any(), &pp, &Patch::Merge(&reset)).await.expect("reset machine");
+    }
+    for i in &o.infra {
+        api::<InMemoryMachine>(client).patch(&i.name_any(), &pp, &Patch::Merge(&reset)).await.expect("reset infra");
+    }
+    for c in &o.configs {
+        api::<KubeadmConfig>(client).patch(&c.name_any(), &pp, &Patch::Merge(&reset)).await.expect("reset config");
+    }
+}
+
+async fn scenario(legacy: bool) {
+    let _serial = SERIAL.lock().await;
     let env = Env::start(true).await;
     let client = env.client();
     let kubeconfig = env.kubeconfig(None);
@@ -117,6 +151,11 @@ async fn template_labels_come_and_go_everywhere_and_hand_labels_stay() {
     })
     .await;
     let identities = before.identities();
+    if legacy {
+        forget_ownership(&client, &before).await;
+        let o = objects(&client, &workload).await.expect("objects");
+        assert!(o.metas().all(|(_, m)| m.managed_fields.as_ref().is_none_or(Vec::is_empty)));
+    }
     let set_name = before.sets[0].name_any();
 
     // A user labels one Machine by hand.
@@ -157,6 +196,24 @@ async fn template_labels_come_and_go_everywhere_and_hand_labels_stay() {
     assert_eq!(after.identities(), identities, "Machines were replaced");
     assert_eq!(after.sets.len(), 1);
     assert_eq!(after.sets[0].name_any(), set_name);
+    // Each object's labels are owned by upstream's field manager for its propagation.
+    for (kind, meta) in after.metas() {
+        let manager = match kind {
+            "MachineSet" => "capi-machinedeployment",
+            "Machine" => "capi-machineset",
+            _ => "capi-machineset-metadata",
+        };
+        let applied = meta.managed_fields.iter().flatten().any(|e| {
+            e.manager.as_deref() == Some(manager)
+                && e.operation.as_deref() == Some("Apply")
+                && e.fields_v1.as_ref().is_some_and(|f| f.0.pointer("/f:metadata/f:labels").is_some())
+        });
+        assert!(
+            applied,
+            "{kind} {:?} has no {manager} Apply entry owning labels: {:?}",
+            meta.name, meta.managed_fields
+        );
+    }
     // The labels every object had before are still there.
     for (kind, meta) in after.metas() {
         let was = before.metas().find(|(k, m)| *k == kind && m.name == meta.name).map(|(_, m)| m);
