@@ -61,9 +61,6 @@ pub struct CloneSpec<'a> {
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
     pub owner: Option<OwnerReference>,
-    /// The field manager recorded for the creation: the one that later applies the
-    /// clone's labels and annotations.
-    pub manager: &'a str,
 }
 
 /// Creates an object from `<Kind>Template.spec.template` (kind without the `Template`
@@ -114,7 +111,7 @@ pub async fn clone_from_template(
     });
     let obj: DynamicObject = serde_json::from_value(obj)?;
     let api = Api::<DynamicObject>::namespaced_with(client.clone(), spec.namespace, &api_resource(&api_version, &kind));
-    let created = match write::create_as(&api, controller, Some(spec.manager), &obj).await {
+    let created = match write::create(&api, controller, &obj).await {
         Ok(o) => o,
         Err(kube::Error::Api(s)) if s.code == 409 => api.get(spec.name).await?,
         Err(e) => return Err(e.into()),

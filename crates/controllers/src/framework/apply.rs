@@ -11,10 +11,11 @@
 //!
 //! Objects the controller created with POST, or that predate managedFields, carry no Apply
 //! entry for the manager. Applying to them as they are would share ownership of every
-//! equal value with their creator's Update entry (or the server's `before-first-apply`
-//! one), and a later removal would then leave the value in place. So the first apply is
-//! preceded by [`adoption`]: one write replacing those entries with an Apply entry of the
-//! manager owning the configuration's fields, so the apply that follows owns them alone.
+//! equal value with the Update entries that wrote them (the creator's, the server's
+//! `before-first-apply`), and a later removal would then leave the value in place. So the
+//! first apply is preceded by [`adoption`]: one write taking the configuration's fields out
+//! of every Update entry and adding an Apply entry of the manager owning them, so the apply
+//! that follows owns them alone. Apply entries (other appliers) keep what they own.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -187,35 +188,69 @@ fn gives_up(owned: &Value, want: &Value, have: &Value) -> bool {
 }
 
 /// The managedFields an object needs before `manager` first applies `config` to it, or
-/// `None` when the manager already has an Apply entry. The entries that would share
-/// ownership of the configuration's values without ever letting them go — the creator's
-/// (`creator`, operation Update) and the server's `before-first-apply` — are dropped, and
-/// an Apply entry of `manager` owning the configuration's fields is added.
-pub fn adoption(meta: &ObjectMeta, manager: &str, creator: &str, config: &ApplyConfig) -> Option<Vec<Value>> {
+/// `None` when the manager already has an Apply entry. The configuration's fields are taken
+/// out of every Update entry (entries left empty are dropped): writes by updaters never
+/// give fields up, so sharing them would keep every value the manager later stops
+/// applying. An Apply entry of `manager` owning the configuration's fields is added.
+pub fn adoption(meta: &ObjectMeta, manager: &str, config: &ApplyConfig) -> Option<Vec<Value>> {
     let entries = meta.managed_fields.as_deref().unwrap_or_default();
     if entries.iter().any(|e| is_apply_of(e, manager)) {
         return None;
     }
-    let api_version = config.body["apiVersion"].clone();
-    let mut out: Vec<Value> = entries
-        .iter()
-        .filter(|e| {
-            let m = e.manager.as_deref().unwrap_or_default();
-            let update = e.operation.as_deref() == Some("Update");
-            !(update && (m == creator || m == BEFORE_FIRST_APPLY))
-        })
-        .filter_map(|e| serde_json::to_value(e).ok())
-        .collect();
+    let owned = config.owned_set();
+    let mut out = Vec::with_capacity(entries.len() + 1);
+    for e in entries {
+        let mut e = e.clone();
+        if e.operation.as_deref() == Some("Update")
+            && e.subresource.is_none()
+            && let Some(f) = e.fields_v1.as_mut()
+        {
+            f.0 = difference(&f.0, &owned);
+            if f.0.as_object().is_none_or(Map::is_empty) {
+                continue;
+            }
+        }
+        if let Ok(v) = serde_json::to_value(&e) {
+            out.push(v);
+        }
+    }
     let time = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
     out.push(json!({
         "manager": manager,
         "operation": "Apply",
-        "apiVersion": api_version,
+        "apiVersion": config.body["apiVersion"],
         "time": time,
         "fieldsType": "FieldsV1",
-        "fieldsV1": config.owned_set(),
+        "fieldsV1": owned,
     }));
     Some(out)
+}
+
+/// The fieldsV1 set `fields` without the paths of `remove` (a leaf of `remove` removes
+/// the whole subtree). A node left with nothing but itself (`.`) is kept as a leaf.
+fn difference(fields: &Value, remove: &Value) -> Value {
+    let (Some(f), Some(r)) = (fields.as_object(), remove.as_object()) else {
+        return fields.clone();
+    };
+    let mut out = Map::new();
+    for (k, child) in f {
+        match r.get(k) {
+            None => {
+                out.insert(k.clone(), child.clone());
+            }
+            Some(rc) if rc.as_object().is_none_or(Map::is_empty) => {}
+            Some(rc) => {
+                let rest = difference(child, rc);
+                let Some(m) = rest.as_object() else { continue };
+                if m.is_empty() {
+                    continue;
+                }
+                let only_self = m.len() == 1 && m.contains_key(".");
+                out.insert(k.clone(), if only_self { json!({}) } else { rest });
+            }
+        }
+    }
+    Value::Object(out)
 }
 
 /// Applies `config` as `manager` (forced) to the object `meta` describes, after its
@@ -225,14 +260,13 @@ pub async fn apply<K>(
     controller: &str,
     meta: &ObjectMeta,
     manager: &str,
-    creator: &str,
     config: &ApplyConfig,
 ) -> Result<K, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
     let name = meta.name.as_deref().unwrap_or_default();
-    if let Some(entries) = adoption(meta, manager, creator, config) {
+    if let Some(entries) = adoption(meta, manager, config) {
         // Guarded by the version it was computed from: a concurrent write may have added
         // an entry this list would drop.
         let body = json!({"metadata": {"resourceVersion": meta.resource_version, "managedFields": entries}});
@@ -330,28 +364,50 @@ mod tests {
     }
 
     #[test]
-    fn adoption_replaces_creator_entries_with_an_apply_entry() {
+    fn adoption_takes_the_fields_out_of_update_entries() {
         let want = config(&[("a", "1")]);
         let mut meta = ObjectMeta::default();
-        let seeded = adoption(&meta, "capi-machineset", "capi-machineset", &want).expect("needs adoption");
+        let seeded = adoption(&meta, "capi-machineset", &want).expect("needs adoption");
         assert_eq!(seeded.len(), 1);
         assert_eq!(seeded[0]["manager"], "capi-machineset");
         assert_eq!(seeded[0]["operation"], "Apply");
         assert_eq!(seeded[0]["apiVersion"], "cluster.x-k8s.io/v1beta1");
         assert_eq!(seeded[0]["fieldsV1"], json!({"f:metadata": {"f:labels": {"f:a": {}}}}));
 
+        let status = ManagedFieldsEntry { subresource: Some("status".into()), ..entry("unknown", "Update", json!({})) };
         meta.managed_fields = Some(vec![
-            entry("capi-machineset", "Update", json!({"f:metadata": {"f:labels": {"f:a": {}}}})),
-            entry(BEFORE_FIRST_APPLY, "Update", json!({"f:spec": {}})),
-            entry("kubectl-label", "Update", json!({"f:metadata": {"f:labels": {"f:user": {}}}})),
+            entry(
+                "unknown",
+                "Update",
+                json!({"f:metadata": {"f:labels": {".": {}, "f:a": {}, "f:b": {}}}, "f:spec": {"f:x": {}}}),
+            ),
+            entry(BEFORE_FIRST_APPLY, "Update", json!({"f:metadata": {"f:labels": {"f:a": {}}}})),
+            entry("alice", "Apply", json!({"f:metadata": {"f:labels": {"f:a": {}}}})),
+            status,
         ]);
-        let kept = adoption(&meta, "capi-machineset", "capi-machineset", &want).expect("needs adoption");
+        let kept = adoption(&meta, "capi-machineset", &want).expect("needs adoption");
         let managers: Vec<&str> = kept.iter().filter_map(|e| e["manager"].as_str()).collect();
-        assert_eq!(managers, ["kubectl-label", "capi-machineset"]);
-        assert_eq!(kept[1]["operation"], "Apply");
+        assert_eq!(managers, ["unknown", "alice", "unknown", "capi-machineset"]);
+        assert_eq!(
+            kept[0]["fieldsV1"],
+            json!({"f:metadata": {"f:labels": {".": {}, "f:b": {}}}, "f:spec": {"f:x": {}}})
+        );
+        // Another applier shares what it applied; subresource entries are left alone.
+        assert_eq!(kept[1]["fieldsV1"], json!({"f:metadata": {"f:labels": {"f:a": {}}}}));
+        assert_eq!(kept[2]["subresource"], "status");
 
         meta.managed_fields.as_mut().expect("entries").push(entry("capi-machineset", "Apply", json!({})));
-        assert_eq!(adoption(&meta, "capi-machineset", "capi-machineset", &want), None);
+        assert_eq!(adoption(&meta, "capi-machineset", &want), None);
+    }
+
+    #[test]
+    fn differences_of_field_sets() {
+        let f = json!({"f:metadata": {"f:labels": {".": {}, "f:a": {}}}, "f:spec": {"f:t": {"f:x": {}}}});
+        assert_eq!(
+            difference(&f, &json!({"f:metadata": {"f:labels": {"f:a": {}}}, "f:spec": {"f:t": {}}})),
+            json!({"f:metadata": {"f:labels": {}}})
+        );
+        assert_eq!(difference(&f, &json!({})), f);
     }
 
     #[test]

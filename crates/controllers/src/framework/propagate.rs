@@ -49,12 +49,12 @@ pub fn contains(have: Option<&BTreeMap<String, String>>, want: &BTreeMap<String,
     want.iter().all(|(k, v)| have.and_then(|h| h.get(k)) == Some(v))
 }
 
-/// Who applies the labels and annotations of referenced objects, and who created them.
+/// Who applies the labels and annotations of referenced objects.
 #[derive(Debug, Clone, Copy)]
 pub struct Managers<'a> {
     /// The controller, for its write metrics.
     pub controller: &'a str,
-    /// The field manager applying (and having created) the objects' labels and annotations.
+    /// The field manager applying the objects' labels and annotations.
     pub manager: &'a str,
 }
 
@@ -160,7 +160,7 @@ pub async fn sync_referenced(
         },
     };
     let api = external::api_for(&ctx.client, namespace, r);
-    match apply::apply(&api, who.controller, &meta, who.manager, who.manager, &config()).await {
+    match apply::apply(&api, who.controller, &meta, who.manager, &config()).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(e.into()),

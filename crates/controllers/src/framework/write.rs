@@ -13,7 +13,7 @@ use std::fmt::Debug;
 use drydock_api::capi::owner;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -238,17 +238,7 @@ pub async fn create<K>(api: &Api<K>, controller: &str, obj: &K) -> Result<K, kub
 where
     K: Resource + Serialize + DeserializeOwned + Clone + Debug,
 {
-    create_as(api, controller, None, obj).await
-}
-
-/// Creates `obj` recording `manager` as its field manager (the creator a later first
-/// server-side apply by that manager takes over from, see [`super::apply`]).
-pub async fn create_as<K>(api: &Api<K>, controller: &str, manager: Option<&str>, obj: &K) -> Result<K, kube::Error>
-where
-    K: Resource + Serialize + DeserializeOwned + Clone + Debug,
-{
-    let params = PostParams { field_manager: manager.map(str::to_string), ..Default::default() };
-    let created = api.create(&params, obj).await?;
+    let created = api.create(&Default::default(), obj).await?;
     metrics::write(controller);
     Ok(created)
 }
@@ -273,15 +263,7 @@ pub async fn create_if_absent<K>(api: &Api<K>, controller: &str, obj: &K) -> Res
 where
     K: Resource + Serialize + DeserializeOwned + Clone + Debug,
 {
-    create_if_absent_as(api, controller, None, obj).await
-}
-
-/// [`create_if_absent`] recording `manager` as the creator's field manager.
-pub async fn create_if_absent_as<K>(api: &Api<K>, controller: &str, manager: Option<&str>, obj: &K) -> Result<()>
-where
-    K: Resource + Serialize + DeserializeOwned + Clone + Debug,
-{
-    match create_as(api, controller, manager, obj).await {
+    match create(api, controller, obj).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
         Err(e) => Err(Error::Kube(e)),

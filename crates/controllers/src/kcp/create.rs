@@ -81,7 +81,6 @@ pub async fn create_machine(
             labels: labels.clone(),
             annotations: annotations.clone(),
             owner: Some(owner.clone()),
-            manager: super::METADATA_MANAGER,
         },
     )
     .await
@@ -93,7 +92,7 @@ pub async fn create_machine(
     config.metadata.annotations = Some(annotations.clone()).filter(|a| !a.is_empty());
     config.metadata.owner_references = Some(vec![owner.clone()]);
     let configs: Api<KubeadmConfig> = ctx.api(&ns);
-    if let Err(e) = write::create_as(&configs, controller, Some(super::METADATA_MANAGER), &config).await {
+    if let Err(e) = write::create(&configs, controller, &config).await {
         cleanup(ctx, controller, &ns, &infra_ref, None).await;
         return Err(Error::during(format!("creating KubeadmConfig {name}"))(e));
     }

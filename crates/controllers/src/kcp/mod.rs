@@ -68,8 +68,7 @@ pub const CONTROLLER: &str = "kubeadmcontrolplane";
 pub(crate) static WRITER: Writer = Writer::new(CONTROLLER);
 
 /// The field manager of the labels and annotations the control plane applies to its
-/// Machines' infrastructure machines and KubeadmConfigs (upstream's name), also recorded
-/// as their creator.
+/// Machines' infrastructure machines and KubeadmConfigs (upstream's name).
 pub(crate) const METADATA_MANAGER: &str = "capi-kubeadmcontrolplane-metadata";
 /// Recheck while waiting for a Machine to disappear. Its deletion event normally wakes the
 /// control plane first; this only bounds the wait if an event is missed.

@@ -48,7 +48,7 @@ async fn update(st: &State, md: &MachineDeployment, p: &Planned) -> Result<bool>
     let api: Api<MachineSet> = st.ctx.api(ns);
     let (mut base, mut want) = (Cow::Borrowed(&*p.before), Cow::Borrowed(&p.want));
     if let Some(config) = p.owned.as_ref().filter(|_| needs_apply(p)) {
-        match apply::apply(&api, NAME, &p.before.metadata, MANAGER, MANAGER, config).await {
+        match apply::apply(&api, NAME, &p.before.metadata, MANAGER, config).await {
             Ok(written) => {
                 want = Cow::Owned(rebased(p, &written));
                 base = Cow::Owned(written);
@@ -92,7 +92,7 @@ async fn create(st: &State, md: &MachineDeployment, ms: &MachineSet, key: &str) 
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
     let name = ms.metadata.name.clone().unwrap_or_default();
     let api: Api<MachineSet> = st.ctx.api(ns);
-    match write::create_as(&api, NAME, Some(MANAGER), ms).await {
+    match write::create(&api, NAME, ms).await {
         Ok(_) => {
             st.expectations.expect_create(key, &name);
             st.ctx.events.normal(md, "SuccessfulCreate", format!("Created MachineSet {ns}/{name}")).await;

@@ -56,8 +56,7 @@ pub const NAME: &str = "machinedeployment";
 /// Writes MachineDeployments and their MachineSets.
 static WRITER: Writer = Writer::new(NAME);
 
-/// The field manager of what the deployment applies to its current set (upstream's name),
-/// also recorded as the creator of its sets.
+/// The field manager of what the deployment applies to its current set (upstream's name).
 pub const MANAGER: &str = "capi-machinedeployment";
 
 /// What the MachineDeployment reconciler keeps between reconciles.

@@ -350,8 +350,7 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
         let metadata_changed = wanted.needs_apply(&current);
         if metadata_changed {
             let config = wanted.config(&current);
-            let manager = propagate::MANAGER;
-            match apply::apply(&api, NAME, &current.metadata, manager, manager, &config).await {
+            match apply::apply(&api, NAME, &current.metadata, propagate::MANAGER, &config).await {
                 Ok(_) => {}
                 Err(kube::Error::Api(s)) if s.code == 404 => continue,
                 Err(e) => return Err(e.into()),

@@ -13,10 +13,10 @@ use crate::framework::apply::{self, ApplyConfig};
 use crate::framework::propagate::{NodeTimeouts, contains};
 use crate::framework::write;
 
-/// The field manager of what the set applies to its Machines (and their creator).
+/// The field manager of what the set applies to its Machines.
 pub const MANAGER: &str = "capi-machineset";
 /// The field manager of the labels and annotations the set applies to its Machines'
-/// infrastructure machines and bootstrap configs (and their creator).
+/// infrastructure machines and bootstrap configs.
 pub const METADATA_MANAGER: &str = "capi-machineset-metadata";
 
 /// What the set propagates to each of its Machines, computed once per reconcile.

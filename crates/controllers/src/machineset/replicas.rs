@@ -182,7 +182,6 @@ async fn clone_and_create(st: &State, ms: &MachineSet, ns: &str, name: &str) -> 
         labels: machine_labels(ms),
         annotations: machine_annotations(ms),
         owner: owner::owner_ref(ms),
-        manager: super::propagate::METADATA_MANAGER,
     };
     let bootstrap = match tpl.bootstrap.config_ref.as_ref() {
         Some(t) => Some(
@@ -201,7 +200,7 @@ async fn clone_and_create(st: &State, ms: &MachineSet, ns: &str, name: &str) -> 
     };
     let machine = new_machine(ms, name, infra.clone(), bootstrap.clone());
     let api: Api<Machine> = st.ctx.api(ns);
-    if let Err(e) = write::create_if_absent_as(&api, super::NAME, Some(super::propagate::MANAGER), &machine).await {
+    if let Err(e) = write::create_if_absent(&api, super::NAME, &machine).await {
         delete_clones(client, ns, [bootstrap.as_ref(), Some(&infra)]).await;
         return Err(fail(MACHINE_CREATION_FAILED, e));
     }

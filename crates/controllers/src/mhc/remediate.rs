@@ -100,7 +100,6 @@ pub(crate) async fn ensure_request(
         labels: Default::default(),
         annotations: Default::default(),
         owner: Some(owner),
-        manager: "capi-machinehealthcheck",
     };
     external::clone_from_template(&ctx.client, CONTROLLER, spec)
         .await
