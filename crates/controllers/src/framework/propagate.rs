@@ -7,15 +7,16 @@
 
 use std::collections::BTreeMap;
 
-use crate::context::Context;
-use crate::external;
-use crate::framework::Result;
-use crate::framework::apply::{self, ApplyConfig};
 use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, MachineSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use kube::runtime::reflector::{ObjectRef, Store};
+
+use crate::context::Context;
+use crate::external;
+use crate::framework::Result;
+use crate::framework::apply::{self, ApplyConfig};
 
 /// The node timeouts a template gives its Machines (MachineSets and control planes alike).
 pub struct NodeTimeouts<'a> {

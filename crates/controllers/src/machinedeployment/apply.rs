@@ -1,9 +1,9 @@
 //! The apply step of a MachineDeployment reconcile: the writes its plan asks for.
 
+use std::borrow::Cow;
+
 use drydock_api::capi::core::{MachineDeployment, MachineSet};
 use kube::api::Api;
-
-use std::borrow::Cow;
 
 use super::plan::{Plan, Planned, Write};
 use super::{MANAGER, NAME, State, WRITER, build, cleanup};

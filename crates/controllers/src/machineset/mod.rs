@@ -347,8 +347,8 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
                 Err(e) => return Err(e),
             }
         }
-        let metadata_changed = wanted.needs_apply(&current);
-        if metadata_changed {
+        let applied = wanted.needs_apply(&current);
+        if applied {
             let config = wanted.config(&current);
             match apply::apply(&api, NAME, &current.metadata, propagate::MANAGER, &config).await {
                 Ok(_) => {}
@@ -358,7 +358,7 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
         }
         let refs = [Some(&m.spec.infrastructure_ref), m.spec.bootstrap.config_ref.as_ref()];
         for r in refs.into_iter().flatten() {
-            sync_referenced(&st.ctx, who, ns, r, &wanted.labels, &wanted.annotations, metadata_changed).await?;
+            sync_referenced(&st.ctx, who, ns, r, &wanted.labels, &wanted.annotations, applied).await?;
         }
     }
     Ok(())
