@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, MachineSpec};
+use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, Machine, MachineSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
@@ -42,6 +42,68 @@ impl<'a> NodeTimeouts<'a> {
         spec.node_drain_timeout = self.drain.map(str::to_string);
         spec.node_volume_detach_timeout = self.volume_detach.map(str::to_string);
         spec.node_deletion_timeout = Some(self.deletion.to_string());
+    }
+}
+
+/// What an owner (a MachineSet, a control plane) applies to each of its Machines: labels,
+/// annotations and node timeouts.
+pub struct MachineFields<'a> {
+    pub labels: &'a BTreeMap<String, String>,
+    pub annotations: &'a BTreeMap<String, String>,
+    pub timeouts: &'a NodeTimeouts<'a>,
+}
+
+impl MachineFields<'_> {
+    fn build(
+        base: ApplyConfig,
+        labels: &BTreeMap<String, String>,
+        annotations: &BTreeMap<String, String>,
+        timeouts: [Option<&str>; 3],
+    ) -> ApplyConfig {
+        let [drain, volume_detach, deletion] = timeouts;
+        base.labels(labels)
+            .annotations(annotations)
+            .opt(&["spec", "nodeDrainTimeout"], drain.as_ref())
+            .opt(&["spec", "nodeVolumeDetachTimeout"], volume_detach.as_ref())
+            .opt(&["spec", "nodeDeletionTimeout"], deletion.as_ref())
+    }
+
+    /// The apply configuration of these fields on `m`.
+    pub fn config(&self, m: &Machine) -> ApplyConfig {
+        let t = self.timeouts;
+        Self::build(
+            ApplyConfig::for_object(m),
+            self.labels,
+            self.annotations,
+            [t.drain, t.volume_detach, Some(t.deletion)],
+        )
+    }
+
+    /// Whether applying [`MachineFields::config`] as `manager` would change `m`. Decided
+    /// without building anything while the manager has applied nothing to it and it has
+    /// every entry (this runs for every Machine on every reconcile of its owner).
+    pub fn would_change(&self, m: &Machine, manager: &str) -> bool {
+        let meta = &m.metadata;
+        if apply::applied_by(meta, manager).is_none()
+            && contains(meta.labels.as_ref(), self.labels)
+            && contains(meta.annotations.as_ref(), self.annotations)
+            && self.timeouts.is_applied(&m.spec)
+        {
+            return false;
+        }
+        let empty = BTreeMap::new();
+        let s = &m.spec;
+        let current = Self::build(
+            ApplyConfig::new("", "", "", None),
+            meta.labels.as_ref().unwrap_or(&empty),
+            meta.annotations.as_ref().unwrap_or(&empty),
+            [
+                s.node_drain_timeout.as_deref(),
+                s.node_volume_detach_timeout.as_deref(),
+                s.node_deletion_timeout.as_deref(),
+            ],
+        );
+        apply::would_change(&current, meta, manager, &self.config(m))
     }
 }
 

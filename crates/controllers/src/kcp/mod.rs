@@ -67,6 +67,9 @@ pub const CONTROLLER: &str = "kubeadmcontrolplane";
 /// through [`State::write`], which tracks staleness).
 pub(crate) static WRITER: Writer = Writer::new(CONTROLLER);
 
+/// The field manager of what the control plane applies to its Machines (upstream's name).
+pub(crate) const MANAGER: &str = "capi-kubeadmcontrolplane";
+
 /// The field manager of the labels and annotations the control plane applies to its
 /// Machines' infrastructure machines and KubeadmConfigs (upstream's name).
 pub(crate) const METADATA_MANAGER: &str = "capi-kubeadmcontrolplane-metadata";

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use drydock_api::capi::core::{Machine, MachineSet};
 use drydock_api::capi::keys::MACHINE_FINALIZER;
 
-use crate::framework::apply::{self, ApplyConfig};
-use crate::framework::propagate::{NodeTimeouts, contains};
+use crate::framework::apply::ApplyConfig;
+use crate::framework::propagate::{MachineFields, NodeTimeouts};
 use crate::framework::write;
 
 /// The field manager of what the set applies to its Machines.
@@ -24,21 +24,6 @@ pub struct Propagated<'a> {
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
     pub timeouts: NodeTimeouts<'a>,
-}
-
-/// The fields the set owns on a Machine, with the given values.
-fn owned_fields(
-    base: ApplyConfig,
-    labels: &BTreeMap<String, String>,
-    annotations: &BTreeMap<String, String>,
-    timeouts: [Option<&str>; 3],
-) -> ApplyConfig {
-    let [drain, volume_detach, deletion] = timeouts;
-    base.labels(labels)
-        .annotations(annotations)
-        .opt(&["spec", "nodeDrainTimeout"], drain.as_ref())
-        .opt(&["spec", "nodeVolumeDetachTimeout"], volume_detach.as_ref())
-        .opt(&["spec", "nodeDeletionTimeout"], deletion.as_ref())
 }
 
 impl<'a> Propagated<'a> {
@@ -55,42 +40,18 @@ impl<'a> Propagated<'a> {
         }
     }
 
-    /// The apply configuration of what the set owns on `m`.
-    pub fn config(&self, m: &Machine) -> ApplyConfig {
-        let t = &self.timeouts;
-        owned_fields(
-            ApplyConfig::for_object(m),
-            &self.labels,
-            &self.annotations,
-            [t.drain, t.volume_detach, Some(t.deletion)],
-        )
+    fn fields(&self) -> MachineFields<'_> {
+        MachineFields { labels: &self.labels, annotations: &self.annotations, timeouts: &self.timeouts }
     }
 
-    /// Whether applying [`Propagated::config`] would change a live Machine. Checked
-    /// without building anything while the set has applied nothing to it and it has every
-    /// entry (this runs for every Machine on every reconcile).
+    /// The apply configuration of what the set owns on `m`.
+    pub fn config(&self, m: &Machine) -> ApplyConfig {
+        self.fields().config(m)
+    }
+
+    /// Whether applying [`Propagated::config`] would change a live Machine.
     pub fn needs_apply(&self, m: &Machine) -> bool {
-        let meta = &m.metadata;
-        if apply::applied_by(meta, MANAGER).is_none()
-            && contains(meta.labels.as_ref(), &self.labels)
-            && contains(meta.annotations.as_ref(), &self.annotations)
-            && self.timeouts.is_applied(&m.spec)
-        {
-            return false;
-        }
-        let empty = BTreeMap::new();
-        let s = &m.spec;
-        let current = owned_fields(
-            ApplyConfig::new("", "", "", None),
-            meta.labels.as_ref().unwrap_or(&empty),
-            meta.annotations.as_ref().unwrap_or(&empty),
-            [
-                s.node_drain_timeout.as_deref(),
-                s.node_volume_detach_timeout.as_deref(),
-                s.node_deletion_timeout.as_deref(),
-            ],
-        );
-        apply::would_change(&current, meta, MANAGER, &self.config(m))
+        self.fields().would_change(m, MANAGER)
     }
 
     /// True when a live Machine lacks the Machine finalizer.
