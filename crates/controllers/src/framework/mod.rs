@@ -10,12 +10,15 @@
 //!   objects a Cluster or Machine references), [`fresh`] (skipping reconciles of copies
 //!   older than this controller's own last write).
 //! - Writing: [`write`] (the one writer: diff, write object then status, count writes),
+//!   [`apply`] (server-side apply of the fields a controller owns, skipped when it would
+//!   change nothing),
 //!   [`diff`] (merge patches), [`expectations`] (creations and deletions not yet seen),
 //!   [`events`], [`propagate`] (labels, annotations and node timeouts to referenced
 //!   objects), [`templates`] (owner references on templates), [`names`] (generated names).
 //! - Shared models: [`pause`] (the pause model of every controller), [`objects`] (small
 //!   facts about Cluster API objects).
 
+pub mod apply;
 pub mod clock;
 pub mod cluster_index;
 pub mod diff;

@@ -1,24 +1,22 @@
 //! Propagating labels, annotations and node timeouts from an owner (a MachineSet or a
 //! control plane) to its Machines' infrastructure machines and bootstrap configs.
 //!
-//! Labels and annotations are added or updated, never removed: without server-side
-//! apply's field ownership there is no telling a key a controller once set from one
-//! a user or another controller added, and removing the latter would be worse than
-//! leaving the former.
+//! Labels and annotations are server-side applied under the owner's metadata field
+//! manager ([`super::apply`]): keys the owner stops propagating are removed, keys other
+//! actors set are left alone.
 
 use std::collections::BTreeMap;
 
-use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, MachineSpec};
+use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, Machine, MachineSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use kube::runtime::reflector::{ObjectRef, Store};
-use serde_json::json;
 
 use crate::context::Context;
 use crate::external;
 use crate::framework::Result;
-use crate::framework::write::merge_patch;
+use crate::framework::apply::{self, ApplyConfig};
 
 /// The node timeouts a template gives its Machines (MachineSets and control planes alike).
 pub struct NodeTimeouts<'a> {
@@ -47,117 +45,185 @@ impl<'a> NodeTimeouts<'a> {
     }
 }
 
+/// What an owner (a MachineSet, a control plane) applies to each of its Machines: labels,
+/// annotations and node timeouts.
+pub struct MachineFields<'a> {
+    pub labels: &'a BTreeMap<String, String>,
+    pub annotations: &'a BTreeMap<String, String>,
+    pub timeouts: &'a NodeTimeouts<'a>,
+}
+
+impl MachineFields<'_> {
+    fn build(
+        base: ApplyConfig,
+        labels: &BTreeMap<String, String>,
+        annotations: &BTreeMap<String, String>,
+        timeouts: [Option<&str>; 3],
+    ) -> ApplyConfig {
+        let [drain, volume_detach, deletion] = timeouts;
+        base.labels(labels)
+            .annotations(annotations)
+            .opt(&["spec", "nodeDrainTimeout"], drain.as_ref())
+            .opt(&["spec", "nodeVolumeDetachTimeout"], volume_detach.as_ref())
+            .opt(&["spec", "nodeDeletionTimeout"], deletion.as_ref())
+    }
+
+    /// The apply configuration of these fields on `m`.
+    pub fn config(&self, m: &Machine) -> ApplyConfig {
+        let t = self.timeouts;
+        Self::build(
+            ApplyConfig::for_object(m),
+            self.labels,
+            self.annotations,
+            [t.drain, t.volume_detach, Some(t.deletion)],
+        )
+    }
+
+    /// Whether applying [`MachineFields::config`] as `manager` would change `m`. Decided
+    /// without building anything while the manager has applied nothing to it and it has
+    /// every entry (this runs for every Machine on every reconcile of its owner).
+    pub fn would_change(&self, m: &Machine, manager: &str) -> bool {
+        let meta = &m.metadata;
+        if apply::applied_by(meta, manager).is_none()
+            && contains(meta.labels.as_ref(), self.labels)
+            && contains(meta.annotations.as_ref(), self.annotations)
+            && self.timeouts.is_applied(&m.spec)
+        {
+            return false;
+        }
+        let empty = BTreeMap::new();
+        let s = &m.spec;
+        let current = Self::build(
+            ApplyConfig::new("", "", "", None),
+            meta.labels.as_ref().unwrap_or(&empty),
+            meta.annotations.as_ref().unwrap_or(&empty),
+            [
+                s.node_drain_timeout.as_deref(),
+                s.node_volume_detach_timeout.as_deref(),
+                s.node_deletion_timeout.as_deref(),
+            ],
+        );
+        apply::would_change(&current, meta, manager, &self.config(m))
+    }
+}
+
 /// Whether `have` holds every entry of `want`.
 pub fn contains(have: Option<&BTreeMap<String, String>>, want: &BTreeMap<String, String>) -> bool {
     want.iter().all(|(k, v)| have.and_then(|h| h.get(k)) == Some(v))
 }
 
-pub fn merge_into(target: &mut Option<BTreeMap<String, String>>, add: &BTreeMap<String, String>) {
-    if add.is_empty() {
-        return;
-    }
-    let t = target.get_or_insert_with(BTreeMap::new);
-    for (k, v) in add {
-        if t.get(k) != Some(v) {
-            t.insert(k.clone(), v.clone());
-        }
-    }
+/// Who applies the labels and annotations of referenced objects.
+#[derive(Debug, Clone, Copy)]
+pub struct Managers<'a> {
+    /// The controller, for its write metrics.
+    pub controller: &'a str,
+    /// The field manager applying the objects' labels and annotations.
+    pub manager: &'a str,
 }
 
-/// Entries of `want` missing from or different in `have`.
-pub fn missing(have: Option<&BTreeMap<String, String>>, want: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    want.iter().filter(|(k, v)| have.and_then(|h| h.get(*k)) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect()
-}
-
-/// A referenced object's metadata as far as the informer caches know it.
+/// A referenced object as far as the informer caches know it.
 enum Cached {
     /// A kind drydock does not cache.
     Unknown,
-    /// A cached kind; the object is not (yet) in the cache or is being deleted.
-    Absent,
-    /// The entries the object lacks.
-    Missing(BTreeMap<String, String>, BTreeMap<String, String>),
+    /// A cached kind; the object is not (yet) in the cache, is being deleted, or has what
+    /// it should.
+    Settled,
+    /// The metadata of an object that needs an apply.
+    Stale(Box<ObjectMeta>),
 }
 
-fn lacks(meta: &ObjectMeta, labels: &BTreeMap<String, String>, annotations: &BTreeMap<String, String>) -> Cached {
-    if meta.deletion_timestamp.is_some() {
-        return Cached::Absent;
-    }
-    Cached::Missing(missing(meta.labels.as_ref(), labels), missing(meta.annotations.as_ref(), annotations))
-}
-
-fn from_cache(
-    ctx: &Context,
-    namespace: &str,
-    r: &ObjectReference,
-    labels: &BTreeMap<String, String>,
-    annotations: &BTreeMap<String, String>,
-) -> Cached {
+/// Looks the object up in the informer caches; `stale` tells whether it needs an apply
+/// (checked on the cached copy: only objects that need one are copied).
+fn from_cache(ctx: &Context, namespace: &str, r: &ObjectReference, stale: impl Fn(&ObjectMeta) -> bool) -> Cached {
     let group = r.api_version.as_deref().map(drydock_api::capi::owner::api_group).unwrap_or_default();
     let name = r.name.as_deref().unwrap_or_default();
     let i = &ctx.informers;
     match (group, r.kind.as_deref().unwrap_or_default()) {
         ("infrastructure.cluster.x-k8s.io", "InMemoryMachine") => {
-            cached(&i.inmemory_machines.store, namespace, name, labels, annotations)
+            cached(&i.inmemory_machines.store, namespace, name, stale)
         }
-        ("bootstrap.cluster.x-k8s.io", "KubeadmConfig") => {
-            cached(&i.kubeadm_configs.store, namespace, name, labels, annotations)
-        }
+        ("bootstrap.cluster.x-k8s.io", "KubeadmConfig") => cached(&i.kubeadm_configs.store, namespace, name, stale),
         _ => Cached::Unknown,
     }
 }
 
-fn cached<K>(
-    store: &Store<K>,
-    namespace: &str,
-    name: &str,
-    labels: &BTreeMap<String, String>,
-    annotations: &BTreeMap<String, String>,
-) -> Cached
+fn cached<K>(store: &Store<K>, namespace: &str, name: &str, stale: impl Fn(&ObjectMeta) -> bool) -> Cached
 where
     K: Resource<DynamicType = ()> + Clone + 'static,
 {
-    store.get(&ObjectRef::new(name).within(namespace)).map_or(Cached::Absent, |o| lacks(o.meta(), labels, annotations))
+    match store.get(&ObjectRef::new(name).within(namespace)) {
+        Some(o) if o.meta().deletion_timestamp.is_none() && stale(o.meta()) => {
+            Cached::Stale(Box::new(o.meta().clone()))
+        }
+        _ => Cached::Settled,
+    }
 }
 
-/// Adds the set's labels and annotations to a Machine's infrastructure machine or
+/// The apply configuration of a referenced object's propagated metadata.
+pub fn metadata_config(
+    namespace: &str,
+    r: &ObjectReference,
+    labels: &BTreeMap<String, String>,
+    annotations: &BTreeMap<String, String>,
+) -> ApplyConfig {
+    ApplyConfig::new(
+        r.api_version.as_deref().unwrap_or_default(),
+        r.kind.as_deref().unwrap_or_default(),
+        r.name.as_deref().unwrap_or_default(),
+        Some(namespace),
+    )
+    .labels(labels)
+    .annotations(annotations)
+}
+
+/// Whether applying `labels` and `annotations` as `manager` would change `meta`. The common
+/// case — nothing applied by the manager yet and every entry present — is decided without
+/// building anything.
+pub fn metadata_would_change(
+    meta: &ObjectMeta,
+    manager: &str,
+    config: impl FnOnce() -> ApplyConfig,
+    labels: &BTreeMap<String, String>,
+    annotations: &BTreeMap<String, String>,
+) -> bool {
+    let present = contains(meta.labels.as_ref(), labels) && contains(meta.annotations.as_ref(), annotations);
+    if apply::applied_by(meta, manager).is_none() {
+        return !present;
+    }
+    let config = config();
+    let empty = BTreeMap::new();
+    let current = ApplyConfig::new("", "", "", None)
+        .labels(meta.labels.as_ref().unwrap_or(&empty))
+        .annotations(meta.annotations.as_ref().unwrap_or(&empty));
+    apply::would_change(&current, meta, manager, &config)
+}
+
+/// Applies the owner's labels and annotations to a Machine's infrastructure machine or
 /// bootstrap config. Cached kinds are compared from the cache; other kinds are read only
 /// when `changed` says the Machine's own metadata was just updated (a change is
 /// propagating), so a steady fleet makes no reads for them.
 pub async fn sync_referenced(
     ctx: &Context,
-    controller: &str,
+    who: Managers<'_>,
     namespace: &str,
     r: &ObjectReference,
     labels: &BTreeMap<String, String>,
     annotations: &BTreeMap<String, String>,
     changed: bool,
 ) -> Result<()> {
-    let (add_labels, add_annotations) = match from_cache(ctx, namespace, r, labels, annotations) {
-        Cached::Missing(l, a) => (l, a),
-        Cached::Absent => return Ok(()),
+    let config = || metadata_config(namespace, r, labels, annotations);
+    let stale = |meta: &ObjectMeta| metadata_would_change(meta, who.manager, config, labels, annotations);
+    let meta = match from_cache(ctx, namespace, r, stale) {
+        Cached::Stale(meta) => *meta,
+        Cached::Settled => return Ok(()),
         Cached::Unknown if !changed => return Ok(()),
         Cached::Unknown => match external::get(&ctx.client, namespace, r).await? {
-            Some(obj) => match lacks(&obj.metadata, labels, annotations) {
-                Cached::Missing(l, a) => (l, a),
-                _ => return Ok(()),
-            },
-            None => return Ok(()),
+            Some(obj) if obj.metadata.deletion_timestamp.is_none() && stale(&obj.metadata) => obj.metadata,
+            _ => return Ok(()),
         },
     };
-    if add_labels.is_empty() && add_annotations.is_empty() {
-        return Ok(());
-    }
-    let mut m = serde_json::Map::new();
-    if !add_labels.is_empty() {
-        m.insert("labels".into(), json!(add_labels));
-    }
-    if !add_annotations.is_empty() {
-        m.insert("annotations".into(), json!(add_annotations));
-    }
-    let name = r.name.as_deref().unwrap_or_default();
-    // Map entries merge key by key, so this needs no resourceVersion precondition.
-    match merge_patch(&external::api_for(&ctx.client, namespace, r), controller, name, &json!({"metadata": m})).await {
+    let api = external::api_for(&ctx.client, namespace, r);
+    match apply::apply(&api, who.controller, &meta, who.manager, &config()).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(e.into()),
@@ -167,15 +233,43 @@ pub async fn sync_referenced(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
+    use serde_json::json;
+
+    fn map(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
+        entries.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
 
     #[test]
-    fn missing_entries() {
-        let have: BTreeMap<String, String> = [("a".into(), "1".into()), ("b".into(), "2".into())].into();
-        let want: BTreeMap<String, String> =
-            [("a".into(), "1".into()), ("b".into(), "3".into()), ("c".into(), "4".into())].into();
-        let m = missing(Some(&have), &want);
-        assert_eq!(m.len(), 2);
-        assert_eq!(m["b"], "3");
-        assert!(missing(Some(&want), &want).is_empty());
+    fn referenced_metadata_is_applied_when_missing_or_given_up() {
+        let r = ObjectReference {
+            api_version: Some("infrastructure.cluster.x-k8s.io/v1alpha1".into()),
+            kind: Some("InMemoryMachine".into()),
+            name: Some("m1".into()),
+            ..Default::default()
+        };
+        let (labels, annotations) = (map(&[("role", "worker")]), BTreeMap::new());
+        let config = || metadata_config("ns", &r, &labels, &annotations);
+        assert_eq!(
+            config().body(),
+            &json!({
+                "apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "kind": "InMemoryMachine",
+                "metadata": {"name": "m1", "namespace": "ns", "labels": {"role": "worker"}},
+            })
+        );
+        let mut meta = ObjectMeta { labels: Some(map(&[("from-template", "x")])), ..Default::default() };
+        assert!(metadata_would_change(&meta, "capi-machineset-metadata", config, &labels, &annotations));
+        meta.labels = Some(map(&[("from-template", "x"), ("role", "worker"), ("old", "1")]));
+        assert!(!metadata_would_change(&meta, "capi-machineset-metadata", config, &labels, &annotations));
+        // `old` was applied by the manager: applying without it removes it.
+        meta.managed_fields = Some(vec![ManagedFieldsEntry {
+            manager: Some("capi-machineset-metadata".into()),
+            operation: Some("Apply".into()),
+            fields_v1: Some(FieldsV1(json!({"f:metadata": {"f:labels": {"f:role": {}, "f:old": {}}}}))),
+            ..Default::default()
+        }]);
+        assert!(metadata_would_change(&meta, "capi-machineset-metadata", config, &labels, &annotations));
+        meta.labels.as_mut().expect("labels").remove("old");
+        assert!(!metadata_would_change(&meta, "capi-machineset-metadata", config, &labels, &annotations));
     }
 }

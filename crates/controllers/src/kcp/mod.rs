@@ -66,6 +66,13 @@ pub const CONTROLLER: &str = "kubeadmcontrolplane";
 /// Writes the control planes' Machines and other objects (control planes themselves go
 /// through [`State::write`], which tracks staleness).
 pub(crate) static WRITER: Writer = Writer::new(CONTROLLER);
+
+/// The field manager of what the control plane applies to its Machines (upstream's name).
+pub(crate) const MANAGER: &str = "capi-kubeadmcontrolplane";
+
+/// The field manager of the labels and annotations the control plane applies to its
+/// Machines' infrastructure machines and KubeadmConfigs (upstream's name).
+pub(crate) const METADATA_MANAGER: &str = "capi-kubeadmcontrolplane-metadata";
 /// Recheck while waiting for a Machine to disappear. Its deletion event normally wakes the
 /// control plane first; this only bounds the wait if an event is missed.
 const GONE_RECHECK: Duration = Duration::from_secs(10);

@@ -2,11 +2,13 @@
 //! timeouts reach the existing Machines (and the labels and annotations their
 //! infrastructure machines and KubeadmConfigs) without replacing anything.
 //!
-//! As for MachineSets, keys are added or updated, never removed: without server-side
-//! apply's field ownership a key this controller once set cannot be told from one another
-//! actor added. Deleting Machines are left alone: they are going. Machines also get the
-//! `kcp-cleanup` pre-terminate hook back (see `hook`).
+//! They are server-side applied (see [`crate::framework::apply`]): to the Machines as
+//! `capi-kubeadmcontrolplane`, to their infrastructure machines and KubeadmConfigs as
+//! `capi-kubeadmcontrolplane-metadata`, so keys removed from the template go and keys
+//! others set stay. Deleting Machines are left alone: they are going. Machines also get
+//! the `kcp-cleanup` pre-terminate hook back (see `hook`), merged.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -15,11 +17,12 @@ use drydock_api::capi::keys::KCP_CLEANUP_HOOK_ANNOTATION;
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use kube::ResourceExt;
 
-use super::CONTROLLER;
 use super::create::{machine_annotations, machine_labels};
+use super::{CONTROLLER, MANAGER};
 use crate::Context;
 use crate::framework::Result;
-use crate::framework::propagate::{NodeTimeouts, contains, sync_referenced};
+use crate::framework::apply::{self, ApplyConfig};
+use crate::framework::propagate::{MachineFields, Managers, NodeTimeouts, sync_referenced};
 
 /// What every Machine of the control plane carries.
 pub struct Propagated<'a> {
@@ -42,22 +45,29 @@ impl<'a> Propagated<'a> {
         }
     }
 
-    /// True when the Machine has everything already (checked without copying it).
-    pub fn is_applied(&self, m: &Machine) -> bool {
-        self.timeouts.is_applied(&m.spec)
-            && contains(m.metadata.labels.as_ref(), &self.labels)
-            && contains(m.metadata.annotations.as_ref(), &self.annotations)
-            && m.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION)
+    fn fields(&self) -> MachineFields<'_> {
+        MachineFields { labels: &self.labels, annotations: &self.annotations, timeouts: &self.timeouts }
     }
 
-    pub fn apply(&self, m: &Machine) -> Machine {
-        let mut want = m.clone();
-        want.labels_mut().extend(self.labels.clone());
-        want.annotations_mut().extend(self.annotations.clone());
-        want.annotations_mut().entry(KCP_CLEANUP_HOOK_ANNOTATION.into()).or_default();
-        self.timeouts.apply(&mut want.spec);
-        want
+    /// The apply configuration of what the control plane owns on `m`.
+    pub fn config(&self, m: &Machine) -> ApplyConfig {
+        self.fields().config(m)
     }
+
+    /// Whether applying [`Propagated::config`] would change `m`.
+    pub fn needs_apply(&self, m: &Machine) -> bool {
+        self.fields().would_change(m, MANAGER)
+    }
+}
+
+/// `m` with the `kcp-cleanup` hook, or `None` when it has it.
+fn with_hook(m: &Machine) -> Option<Machine> {
+    if m.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION) {
+        return None;
+    }
+    let mut want = m.clone();
+    want.annotations_mut().insert(KCP_CLEANUP_HOOK_ANNOTATION.into(), String::new());
+    Some(want)
 }
 
 /// Brings every non-deleting Machine, and its infrastructure machine and KubeadmConfig, up
@@ -65,16 +75,23 @@ impl<'a> Propagated<'a> {
 pub async fn sync(ctx: &Context, kcp: &KubeadmControlPlane, cluster: &str, machines: &[Arc<Machine>]) -> Result<bool> {
     let p = Propagated::new(kcp, cluster);
     let mut wrote = false;
+    let who = Managers { controller: CONTROLLER, manager: super::METADATA_MANAGER };
     for m in machines.iter().filter(|m| m.metadata.deletion_timestamp.is_none()) {
         let ns = m.namespace().unwrap_or_default();
-        let changed = !p.is_applied(m);
+        let api = ctx.api::<Machine>(&ns);
+        let mut current = Cow::Borrowed(m.as_ref());
+        if let Some(want) = with_hook(m) {
+            current = Cow::Owned(super::WRITER.apply(&api, m.as_ref(), &want).await?.or_wanted(&want));
+            wrote = true;
+        }
+        let changed = p.needs_apply(&current);
         if changed {
-            super::WRITER.apply(&ctx.api::<Machine>(&ns), m.as_ref(), &p.apply(m)).await?;
+            apply::apply(&api, CONTROLLER, &current.metadata, MANAGER, &p.config(&current)).await?;
             wrote = true;
         }
         let refs = std::iter::once(&m.spec.infrastructure_ref).chain(m.spec.bootstrap.config_ref.as_ref());
         for r in refs {
-            sync_referenced(ctx, CONTROLLER, &ns, r, &p.labels, &p.annotations, changed).await?;
+            sync_referenced(ctx, who, &ns, r, &p.labels, &p.annotations, changed).await?;
         }
     }
     Ok(wrote)
@@ -87,7 +104,7 @@ mod tests {
     use drydock_api::capi::keys::{CONTROL_PLANE_LABEL, KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION};
 
     #[test]
-    fn adds_template_metadata_and_timeouts_and_keeps_the_rest() {
+    fn applies_template_metadata_and_timeouts_only() {
         let mut kcp = KubeadmControlPlane::new("cp", Default::default());
         kcp.spec.machine_template.metadata = Some(ObjectMeta {
             labels: Some([("tier".to_string(), "gold".to_string())].into()),
@@ -95,20 +112,26 @@ mod tests {
         });
         kcp.spec.machine_template.timeouts.node_drain_timeout = Some("5m".into());
         let mut m = Machine::new("m", Default::default());
+        m.metadata.namespace = Some("ns".into());
         m.labels_mut().insert("mine".into(), "x".into());
         m.annotations_mut().insert(KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION.into(), "{}".into());
         m.spec.node_deletion_timeout = Some("10s".into());
         let p = Propagated::new(&kcp, "c1");
-        assert!(!p.is_applied(&m));
-        let want = p.apply(&m);
-        assert!(p.is_applied(&want));
-        assert_eq!(want.labels()["tier"], "gold");
-        assert_eq!(want.labels()["mine"], "x");
-        assert!(want.labels().contains_key(CONTROL_PLANE_LABEL));
-        assert_eq!(want.annotations()["note"], "hi");
-        assert!(want.annotations().contains_key(KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION));
-        assert!(want.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION));
-        assert_eq!(want.spec.node_drain_timeout.as_deref(), Some("5m"));
-        assert_eq!(p.apply(&want), want, "idempotent");
+        assert!(p.needs_apply(&m));
+        let body = p.config(&m).body().clone();
+        assert_eq!(body["metadata"]["labels"]["tier"], "gold");
+        assert_eq!(body["metadata"]["labels"][CONTROL_PLANE_LABEL], "");
+        assert!(body["metadata"]["labels"].get("mine").is_none());
+        assert_eq!(body["metadata"]["annotations"], serde_json::json!({"note": "hi"}));
+        assert_eq!(body["spec"], serde_json::json!({"nodeDrainTimeout": "5m", "nodeDeletionTimeout": "10s"}));
+        // Once applied, nothing more to do; the hook is merged separately.
+        let mut applied = m.clone();
+        applied.labels_mut().extend(p.labels.clone());
+        applied.annotations_mut().extend(p.annotations.clone());
+        applied.spec.node_drain_timeout = Some("5m".into());
+        assert!(!p.needs_apply(&applied));
+        let hooked = with_hook(&applied).expect("hook missing");
+        assert!(hooked.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION));
+        assert!(with_hook(&hooked).is_none());
     }
 }

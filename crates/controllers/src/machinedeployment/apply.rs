@@ -1,11 +1,14 @@
 //! The apply step of a MachineDeployment reconcile: the writes its plan asks for.
 
+use std::borrow::Cow;
+
 use drydock_api::capi::core::{MachineDeployment, MachineSet};
 use kube::api::Api;
 
 use super::plan::{Plan, Planned, Write};
-use super::{NAME, State, WRITER, cleanup};
+use super::{MANAGER, NAME, State, WRITER, build, cleanup};
 use crate::framework::Result;
+use crate::framework::apply::{self, carry_removals};
 use crate::framework::write::{self, delete_if_present};
 
 /// Creates the new set first (nothing else is written if that fails), then writes every
@@ -15,7 +18,7 @@ pub(super) async fn write_sets(st: &State, md: &MachineDeployment, plan: &Plan, 
     for p in plan.iter().filter(|p| p.write == Write::Create) {
         create(st, md, &p.want, key).await?;
     }
-    for p in plan.iter().filter(|p| p.write != Write::Create && p.want != *p.before) {
+    for p in plan.iter().filter(|p| p.write != Write::Create && (p.want != *p.before || needs_apply(p))) {
         if !update(st, md, p).await? {
             continue;
         }
@@ -30,12 +33,31 @@ pub(super) async fn write_sets(st: &State, md: &MachineDeployment, plan: &Plan, 
     Ok(())
 }
 
-/// Writes what differs of one set. Returns false when the set is gone.
+/// Whether applying what the deployment owns would change the set.
+fn needs_apply(p: &Planned) -> bool {
+    p.owned
+        .as_ref()
+        .is_some_and(|c| apply::would_change(&build::in_place_current(&p.before), &p.before.metadata, MANAGER, c))
+}
+
+/// Writes what differs of one set: first what the deployment owns, server-side applied,
+/// then the rest as a merge patch. Returns false when the set is gone.
 async fn update(st: &State, md: &MachineDeployment, p: &Planned) -> Result<bool> {
     let ns = p.want.metadata.namespace.as_deref().unwrap_or_default();
     let name = p.want.metadata.name.as_deref().unwrap_or_default();
     let api: Api<MachineSet> = st.ctx.api(ns);
-    match WRITER.apply(&api, &p.before, &p.want).await {
+    let (mut base, mut want) = (Cow::Borrowed(&*p.before), Cow::Borrowed(&p.want));
+    if let Some(config) = p.owned.as_ref().filter(|_| needs_apply(p)) {
+        match apply::apply(&api, NAME, &p.before.metadata, MANAGER, config).await {
+            Ok(written) => {
+                want = Cow::Owned(rebased(p, &written));
+                base = Cow::Owned(written);
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(false),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    match WRITER.apply(&api, &base, &want).await {
         Ok(_) if p.write == Write::Adopt => {
             st.ctx.events.normal(md, "SuccessfulAdopt", format!("Adopted MachineSet {name:?}")).await;
             Ok(true)
@@ -50,6 +72,19 @@ async fn update(st: &State, md: &MachineDeployment, p: &Planned) -> Result<bool>
             Err(e)
         }
     }
+}
+
+/// The planned set on top of what an apply wrote: the server's bookkeeping, and the keys
+/// the apply removed, taken over, so the merge patch that follows carries only the rest.
+fn rebased(p: &Planned, written: &MachineSet) -> MachineSet {
+    let mut want = p.want.clone();
+    let (w, b) = (&written.metadata, &p.before.metadata);
+    carry_removals(&mut want.metadata.labels, b.labels.as_ref(), w.labels.as_ref());
+    carry_removals(&mut want.metadata.annotations, b.annotations.as_ref(), w.annotations.as_ref());
+    want.metadata.resource_version = w.resource_version.clone();
+    want.metadata.generation = w.generation;
+    want.metadata.managed_fields = w.managed_fields.clone();
+    want
 }
 
 /// Creates the set for the deployment's current template.

@@ -14,6 +14,7 @@ use drydock_api::capi::owner;
 
 use super::plan::set_replica_annotations;
 use super::template;
+use crate::framework::apply::ApplyConfig;
 use crate::framework::names::generated_name;
 
 /// MachineDeployment annotations that describe the deployment itself and are not copied
@@ -92,19 +93,67 @@ pub fn new_machine_set(
     ms
 }
 
+/// The labels the deployment gives its set's own metadata.
+fn set_labels(md: &MachineDeployment, hash: &str) -> BTreeMap<String, String> {
+    let mut labels = template_labels(md, hash);
+    labels.insert(DEPLOYMENT_NAME_LABEL.to_string(), md_name(md));
+    labels
+}
+
+/// The in-place fields a set carries: its own labels and annotations as given, the rest
+/// from `spec`.
+fn in_place_fields(
+    base: ApplyConfig,
+    labels: &BTreeMap<String, String>,
+    annotations: &BTreeMap<String, String>,
+    spec: &MachineSetSpec,
+) -> ApplyConfig {
+    let empty = BTreeMap::new();
+    let (tm, ts) = (&spec.template.metadata, &spec.template.spec);
+    base.labels(labels)
+        .annotations(annotations)
+        .map(&["spec", "template", "metadata", "labels"], tm.labels.as_ref().unwrap_or(&empty))
+        .map(&["spec", "template", "metadata", "annotations"], tm.annotations.as_ref().unwrap_or(&empty))
+        .opt(&["spec", "minReadySeconds"], spec.min_ready_seconds.as_ref())
+        .opt(&["spec", "deletePolicy"], spec.delete_policy.as_ref())
+        .opt(&["spec", "machineNamingStrategy"], spec.machine_naming_strategy.as_ref())
+        .opt(&["spec", "template", "spec", "nodeDrainTimeout"], ts.node_drain_timeout.as_ref())
+        .opt(&["spec", "template", "spec", "nodeDeletionTimeout"], ts.node_deletion_timeout.as_ref())
+        .opt(&["spec", "template", "spec", "nodeVolumeDetachTimeout"], ts.node_volume_detach_timeout.as_ref())
+        .opt(&["spec", "template", "spec", "readinessGates"], ts.readiness_gates.as_ref())
+}
+
+/// The apply configuration of what the deployment owns on its current set `ms` (after
+/// [`apply_in_place`]): the set's labels and propagated annotations, and the in-place
+/// fields of its spec.
+pub fn in_place_config(md: &MachineDeployment, ms: &MachineSet, hash: &str) -> ApplyConfig {
+    in_place_fields(ApplyConfig::for_object(ms), &set_labels(md, hash), &propagated_annotations(md), &ms.spec)
+}
+
+/// A set's current values of the fields [`in_place_config`] sets.
+pub fn in_place_current(ms: &MachineSet) -> ApplyConfig {
+    let empty = BTreeMap::new();
+    let m = &ms.metadata;
+    in_place_fields(
+        ApplyConfig::new("", "", "", None),
+        m.labels.as_ref().unwrap_or(&empty),
+        m.annotations.as_ref().unwrap_or(&empty),
+        &ms.spec,
+    )
+}
+
 /// The hash label of an existing set (required: it keys the set's selector).
 pub fn existing_hash(ms: &MachineSet) -> Option<String> {
     ms.metadata.labels.as_ref().and_then(|l| l.get(MACHINE_TEMPLATE_HASH_LABEL)).cloned()
 }
 
 /// Sets every field the deployment owns on its current set. Labels and annotations of the
-/// set's own metadata are added or updated (others' keys are kept); fields inside the
-/// spec are set exactly.
+/// set's own metadata are added or updated here (others' keys are kept); keys the
+/// deployment stops propagating are removed by applying [`in_place_config`]. Fields inside
+/// the spec are set exactly.
 pub fn apply_in_place(md: &MachineDeployment, ms: &mut MachineSet, hash: &str) {
     let labels = template_labels(md, hash);
-    let meta_labels = ms.metadata.labels.get_or_insert_with(Default::default);
-    meta_labels.extend(labels.clone());
-    meta_labels.insert(DEPLOYMENT_NAME_LABEL.to_string(), md_name(md));
+    ms.metadata.labels.get_or_insert_with(Default::default).extend(set_labels(md, hash));
     let annotations = propagated_annotations(md);
     if !annotations.is_empty() {
         ms.metadata.annotations.get_or_insert_with(Default::default).extend(annotations);
@@ -257,5 +306,52 @@ mod tests {
             m
         };
         assert_eq!(again, ms);
+    }
+
+    #[test]
+    fn in_place_config_owns_the_propagated_fields_only() {
+        let md = md();
+        let ms = new_machine_set(&md, "x2b4c", 2, 1, 4);
+        let hash = existing_hash(&ms).expect("hash");
+        let c = in_place_config(&md, &ms, &hash);
+        let body = c.body();
+        assert_eq!(body["apiVersion"], "cluster.x-k8s.io/v1beta1");
+        assert_eq!(body["kind"], "MachineSet");
+        assert_eq!(body["metadata"]["name"], "workers-x2b4c");
+        assert_eq!(body["metadata"]["namespace"], "ns");
+        assert_eq!(
+            body["metadata"]["labels"],
+            serde_json::json!({
+                "role": "worker", MACHINE_TEMPLATE_HASH_LABEL: hash, CLUSTER_NAME_LABEL: "c1",
+                DEPLOYMENT_NAME_LABEL: "workers",
+            })
+        );
+        // The deployment's own annotations (revision, replicas) are not propagated.
+        assert_eq!(body["metadata"]["annotations"], serde_json::json!({"team": "a"}));
+        assert_eq!(body["spec"]["template"]["metadata"]["annotations"], serde_json::json!({"t": "1"}));
+        assert_eq!(body["spec"]["template"]["spec"], serde_json::json!({"nodeDrainTimeout": "5m"}));
+        assert_eq!(body["spec"]["minReadySeconds"], 0);
+        assert_eq!(body["spec"]["deletePolicy"], "Random");
+        // Nothing that is not in place: no replicas, selector, version or references.
+        let spec = body["spec"].as_object().expect("spec");
+        let keys: Vec<&str> = spec.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["deletePolicy", "minReadySeconds", "template"]);
+        // The new set already has it all; a label removed from the template is given up.
+        assert!(!crate::framework::apply::would_change(&in_place_current(&ms), &ms.metadata, "m", &c));
+        let mut fewer = md.clone();
+        fewer.spec.template.metadata.labels = None;
+        let mut applied = ms.clone();
+        applied.metadata.managed_fields =
+            Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
+                manager: Some("m".into()),
+                operation: Some("Apply".into()),
+                fields_v1: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1(c.owned_set())),
+                ..Default::default()
+            }]);
+        let mut want = applied.clone();
+        apply_in_place(&fewer, &mut want, &hash);
+        let c2 = in_place_config(&fewer, &want, &hash);
+        assert!(c2.body()["metadata"]["labels"].get("role").is_none());
+        assert!(crate::framework::apply::would_change(&in_place_current(&applied), &applied.metadata, "m", &c2));
     }
 }

@@ -56,6 +56,9 @@ pub const NAME: &str = "machinedeployment";
 /// Writes MachineDeployments and their MachineSets.
 static WRITER: Writer = Writer::new(NAME);
 
+/// The field manager of what the deployment applies to its current set (upstream's name).
+pub const MANAGER: &str = "capi-machinedeployment";
+
 /// What the MachineDeployment reconciler keeps between reconciles.
 pub struct State {
     pub ctx: Arc<Context>,
@@ -378,9 +381,11 @@ fn update_current(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) ->
     let hash = build::existing_hash(current)
         .ok_or_else(|| Error::inconsistent(format!("MachineSet {name}"), "no machine-template-hash label"))?;
     build::apply_in_place(md, current, &hash);
+    let owned = build::in_place_config(md, current, &hash);
     revision::set_current(current.metadata.annotations.get_or_insert_with(Default::default), new_revision)
         .map_err(|e| Error::inconsistent(format!("MachineSet {name}"), e))?;
     plan::set_replica_annotations(current, desired, max_replicas);
+    plan.set_current_owned(owned);
     Ok(())
 }
 

@@ -14,6 +14,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::template;
+use crate::framework::apply::ApplyConfig;
 
 /// How the apply step writes a planned set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +32,8 @@ pub struct Planned {
     pub before: Arc<MachineSet>,
     pub want: MachineSet,
     pub write: Write,
+    /// What the deployment server-side applies to the set (the current one only).
+    pub owned: Option<ApplyConfig>,
 }
 
 #[derive(Default)]
@@ -90,7 +93,7 @@ impl Plan {
                 if let (Write::Adopt, Some(owner)) = (write, owner) {
                     owner::ensure_owner_ref(&mut want.metadata, owner.clone());
                 }
-                Planned { want, before, write }
+                Planned { want, before, write, owned: None }
             })
             .collect();
         Self { sets, current }
@@ -98,7 +101,7 @@ impl Plan {
 
     /// Adds a set to create; it becomes the current one.
     pub fn push_new(&mut self, new: MachineSet) {
-        self.sets.push(Planned { want: new.clone(), before: Arc::new(new), write: Write::Create });
+        self.sets.push(Planned { want: new.clone(), before: Arc::new(new), write: Write::Create, owned: None });
         self.current = Some(self.sets.len() - 1);
     }
 
@@ -108,6 +111,13 @@ impl Plan {
 
     pub fn current_mut(&mut self) -> Option<&mut MachineSet> {
         self.current.map(|i| &mut self.sets[i].want)
+    }
+
+    /// Records what the deployment applies to the current set.
+    pub fn set_current_owned(&mut self, config: ApplyConfig) {
+        if let Some(i) = self.current {
+            self.sets[i].owned = Some(config);
+        }
     }
 
     /// Every set as wanted, current included.

@@ -35,10 +35,12 @@ use self::machines::Selection;
 use self::preflight::Waiting;
 use self::remediation::Outcome;
 use self::replicas::Scale;
+use crate::framework::apply;
 use crate::framework::cluster_index::ClusterIndex;
 use crate::framework::expectations::{Expectations, Outstanding};
 use crate::framework::objects::CAPI_GROUP;
 use crate::framework::pause::{self, ClusterPauses, Pause};
+use crate::framework::propagate::{Managers, sync_referenced};
 use crate::framework::requeue::Requeue;
 use crate::framework::runner::{self, Queue, key_of};
 use crate::framework::select::{owners_of_recorded, parse_selector};
@@ -325,33 +327,38 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
     let api: Api<Machine> = st.ctx.api(ns);
     let wanted = propagate::Propagated::new(ms);
+    let who = Managers { controller: NAME, manager: propagate::METADATA_MANAGER };
     for m in owned {
-        let mut metadata_changed = false;
-        if !wanted.is_applied(m) {
-            let want = wanted.apply(m);
-            metadata_changed =
-                want.metadata.labels != m.metadata.labels || want.metadata.annotations != m.metadata.annotations;
-            match WRITER.apply(&api, m, &want).await {
-                Ok(_) => {}
+        if m.metadata.deletion_timestamp.is_some() {
+            if !wanted.timeouts.is_applied(&m.spec) {
+                match WRITER.apply(&api, m, &wanted.deleting(m)).await {
+                    Ok(_) => {}
+                    Err(e) if e.is_not_found() => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            continue;
+        }
+        let mut current = std::borrow::Cow::Borrowed(m.as_ref());
+        if propagate::Propagated::needs_finalizer(m) {
+            match WRITER.apply(&api, m, &propagate::Propagated::with_finalizer(m)).await {
+                Ok(out) => current = std::borrow::Cow::Owned(out.or_wanted(m)),
                 Err(e) if e.is_not_found() => continue,
                 Err(e) => return Err(e),
             }
         }
-        if m.metadata.deletion_timestamp.is_some() {
-            continue;
+        let applied = wanted.needs_apply(&current);
+        if applied {
+            let config = wanted.config(&current);
+            match apply::apply(&api, NAME, &current.metadata, propagate::MANAGER, &config).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => continue,
+                Err(e) => return Err(e.into()),
+            }
         }
         let refs = [Some(&m.spec.infrastructure_ref), m.spec.bootstrap.config_ref.as_ref()];
         for r in refs.into_iter().flatten() {
-            crate::framework::propagate::sync_referenced(
-                &st.ctx,
-                NAME,
-                ns,
-                r,
-                &wanted.labels,
-                &wanted.annotations,
-                metadata_changed,
-            )
-            .await?;
+            sync_referenced(&st.ctx, who, ns, r, &wanted.labels, &wanted.annotations, applied).await?;
         }
     }
     Ok(())

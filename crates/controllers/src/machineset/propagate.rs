@@ -1,14 +1,23 @@
 //! In-place propagation from a MachineSet to its existing Machines and their
 //! infrastructure machines and bootstrap configs: labels, annotations and the node
-//! timeouts change without replacing anything (see [`crate::framework::propagate`]).
+//! timeouts change without replacing anything. They are server-side applied (see
+//! [`crate::framework::apply`]) under upstream's field managers, so what the set stops
+//! propagating is removed and what others set is kept.
 
 use std::collections::BTreeMap;
 
 use drydock_api::capi::core::{Machine, MachineSet};
 use drydock_api::capi::keys::MACHINE_FINALIZER;
 
-use crate::framework::propagate::{NodeTimeouts, contains, merge_into};
+use crate::framework::apply::ApplyConfig;
+use crate::framework::propagate::{MachineFields, NodeTimeouts};
 use crate::framework::write;
+
+/// The field manager of what the set applies to its Machines.
+pub const MANAGER: &str = "capi-machineset";
+/// The field manager of the labels and annotations the set applies to its Machines'
+/// infrastructure machines and bootstrap configs.
+pub const METADATA_MANAGER: &str = "capi-machineset-metadata";
 
 /// What the set propagates to each of its Machines, computed once per reconcile.
 pub struct Propagated<'a> {
@@ -31,28 +40,37 @@ impl<'a> Propagated<'a> {
         }
     }
 
-    /// True when the Machine already has everything (checked without copying it: this
-    /// runs for every Machine on every reconcile).
-    pub fn is_applied(&self, m: &Machine) -> bool {
-        let timeouts = self.timeouts.is_applied(&m.spec);
-        if m.metadata.deletion_timestamp.is_some() {
-            return timeouts;
-        }
-        timeouts
-            && contains(m.metadata.labels.as_ref(), &self.labels)
-            && contains(m.metadata.annotations.as_ref(), &self.annotations)
-            && m.metadata.finalizers.iter().flatten().any(|f| f == MACHINE_FINALIZER)
+    fn fields(&self) -> MachineFields<'_> {
+        MachineFields { labels: &self.labels, annotations: &self.annotations, timeouts: &self.timeouts }
     }
 
-    /// The Machine as the set wants it. A deleting Machine only gets the timeouts (they
-    /// govern its deletion); others also get the labels, annotations and finalizer.
-    pub fn apply(&self, m: &Machine) -> Machine {
+    /// The apply configuration of what the set owns on `m`.
+    pub fn config(&self, m: &Machine) -> ApplyConfig {
+        self.fields().config(m)
+    }
+
+    /// Whether applying [`Propagated::config`] would change a live Machine.
+    pub fn needs_apply(&self, m: &Machine) -> bool {
+        self.fields().would_change(m, MANAGER)
+    }
+
+    /// True when a live Machine lacks the Machine finalizer.
+    pub fn needs_finalizer(m: &Machine) -> bool {
+        !m.metadata.finalizers.iter().flatten().any(|f| f == MACHINE_FINALIZER)
+    }
+
+    /// A live Machine with the finalizer added.
+    pub fn with_finalizer(m: &Machine) -> Machine {
         let mut want = m.clone();
-        if m.metadata.deletion_timestamp.is_none() {
-            merge_into(&mut want.metadata.labels, &self.labels);
-            merge_into(&mut want.metadata.annotations, &self.annotations);
-            write::add_finalizer(&mut want, MACHINE_FINALIZER);
-        }
+        write::add_finalizer(&mut want, MACHINE_FINALIZER);
+        want
+    }
+
+    /// A deleting Machine as the set wants it: only its timeouts (they govern its
+    /// deletion), merged rather than applied so nothing the set owned is given up while
+    /// the Machine goes.
+    pub fn deleting(&self, m: &Machine) -> Machine {
+        let mut want = m.clone();
         self.timeouts.apply(&mut want.spec);
         want
     }
@@ -63,6 +81,8 @@ mod tests {
     use super::*;
     use drydock_api::capi::core::{MachineSetSpec, MachineSpec};
     use drydock_api::capi::keys::SET_NAME_LABEL;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
+    use serde_json::json;
 
     fn ms() -> MachineSet {
         let mut ms = MachineSet::new("ms", MachineSetSpec { cluster_name: "c1".into(), ..Default::default() });
@@ -71,38 +91,74 @@ mod tests {
         ms
     }
 
-    #[test]
-    fn adds_labels_keeps_foreign_ones_and_sets_timeouts() {
-        let ms = ms();
+    fn machine() -> Machine {
         let mut m = Machine::new("m", MachineSpec::default());
-        m.metadata.labels = Some([("user".to_string(), "mine".to_string())].into());
-        m.spec.node_volume_detach_timeout = Some("1m".into());
-        let p = Propagated::new(&ms);
-        assert!(!p.is_applied(&m));
-        let want = p.apply(&m);
-        assert!(p.is_applied(&want));
-        let labels = want.metadata.labels.clone().unwrap_or_default();
-        assert_eq!(labels["user"], "mine");
-        assert_eq!(labels["role"], "worker");
-        assert_eq!(labels[SET_NAME_LABEL], "ms");
-        assert_eq!(want.metadata.finalizers, Some(vec![MACHINE_FINALIZER.to_string()]));
-        assert_eq!(want.spec.node_drain_timeout.as_deref(), Some("5m"));
-        assert_eq!(want.spec.node_volume_detach_timeout, None);
-        assert_eq!(want.spec.node_deletion_timeout.as_deref(), Some("10s"));
-        // Propagating again changes nothing.
-        assert_eq!(p.apply(&want), want);
+        m.metadata.namespace = Some("ns".into());
+        m
     }
 
     #[test]
-    fn deleting_machines_only_get_timeouts() {
+    fn config_holds_only_the_owned_fields() {
         let ms = ms();
-        let mut m = Machine::new("m", MachineSpec::default());
-        m.metadata.deletion_timestamp = Some(drydock_api::capi::conditions::time_at(jiff::Timestamp::now()));
+        let mut m = machine();
+        m.metadata.labels = Some([("user".to_string(), "mine".to_string())].into());
+        m.spec.node_volume_detach_timeout = Some("1m".into());
+        m.spec.version = Some("v1.30.2".into());
         let p = Propagated::new(&ms);
-        let want = p.apply(&m);
-        assert!(p.is_applied(&want));
+        assert_eq!(
+            p.config(&m).body(),
+            &json!({
+                "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine",
+                "metadata": {"name": "m", "namespace": "ns", "labels": {
+                    "role": "worker", SET_NAME_LABEL: "ms", "cluster.x-k8s.io/cluster-name": "c1",
+                }},
+                "spec": {"nodeDrainTimeout": "5m", "nodeDeletionTimeout": "10s"},
+            })
+        );
+        assert!(p.needs_apply(&m));
+    }
+
+    #[test]
+    fn applies_only_when_something_would_change() {
+        let ms = ms();
+        let p = Propagated::new(&ms);
+        let mut m = machine();
+        m.metadata.labels = Some(p.labels.clone());
+        m.metadata.labels.as_mut().expect("labels").insert("user".into(), "mine".into());
+        m.spec.node_drain_timeout = Some("5m".into());
+        m.spec.node_deletion_timeout = Some("10s".into());
+        assert!(!p.needs_apply(&m));
+        // A timeout the set never applied is left alone...
+        m.spec.node_volume_detach_timeout = Some("1m".into());
+        assert!(!p.needs_apply(&m));
+        // ...one it applied before is given up (removed) by the next apply.
+        let owned = json!({"f:metadata": {"f:labels": {"f:role": {}}}, "f:spec": {"f:nodeVolumeDetachTimeout": {}}});
+        m.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+            manager: Some(MANAGER.into()),
+            operation: Some("Apply".into()),
+            fields_v1: Some(FieldsV1(owned)),
+            ..Default::default()
+        }]);
+        assert!(p.needs_apply(&m));
+        m.spec.node_volume_detach_timeout = None;
+        assert!(!p.needs_apply(&m));
+        // A template label removed: the set applied it, so it goes.
+        let mut fewer = ms.clone();
+        fewer.spec.template.metadata.labels = None;
+        assert!(Propagated::new(&fewer).needs_apply(&m));
+    }
+
+    #[test]
+    fn deleting_machines_only_get_timeouts_and_finalizers_are_added_once() {
+        let ms = ms();
+        let m = machine();
+        let p = Propagated::new(&ms);
+        let want = p.deleting(&m);
         assert_eq!(want.metadata.labels, None);
-        assert_eq!(want.metadata.finalizers, None);
         assert_eq!(want.spec.node_drain_timeout.as_deref(), Some("5m"));
+        assert!(Propagated::needs_finalizer(&m));
+        let f = Propagated::with_finalizer(&m);
+        assert_eq!(f.metadata.finalizers, Some(vec![MACHINE_FINALIZER.to_string()]));
+        assert!(!Propagated::needs_finalizer(&f));
     }
 }
