@@ -83,28 +83,30 @@ fn strip(set: &FieldSet, ignored: &[&str]) -> FieldSet {
     out
 }
 
-fn live_entries(obj: &Value) -> Vec<Entry> {
-    entries::decode(obj.pointer("/metadata/managedFields")).unwrap_or_default()
+fn live_entries(managed: Option<&Value>) -> Vec<Entry> {
+    entries::decode(managed).unwrap_or_default()
 }
 
-/// The managedFields after an update from `live` (`None` on create) to `new`, whose body
-/// carried `sent` as its managedFields; `None` when the object is not tracked (an existing
-/// object without managedFields, or a body resetting them).
+/// The managedFields after an update from `live` (`None` on create; its managedFields
+/// taken out into `live_managed`) to `new`, whose body carried `sent` as its managedFields;
+/// `None` when the object is not tracked (an existing object without managedFields, or a
+/// body resetting them). A body sending back the live managedFields leaves them as they are.
 pub fn track_update(
     ty: &MergeType,
     live: Option<&Value>,
+    live_managed: Option<&Value>,
     new: &Value,
     sent: Option<&Value>,
     w: &Writer<'_>,
 ) -> Option<Value> {
     let main = w.subresource.is_empty();
+    let live_managed = live_managed.filter(|m| m.as_array().is_some_and(|a| !a.is_empty()));
+    let sent = sent.filter(|s| Some(*s) != live_managed);
     let replaced = match entries::sent(sent) {
         Sent::Reset if main => return None,
         Sent::Replace(list) if main => Some(list),
         _ => None,
     };
-    let live_managed =
-        live.and_then(|l| l.pointer("/metadata/managedFields")).filter(|m| m.as_array().is_some_and(|a| !a.is_empty()));
     if replaced.is_none() && live.is_some() && live_managed.is_none() {
         return None;
     }
@@ -117,10 +119,9 @@ pub fn track_update(
     {
         return Some(out);
     }
-    let mut list = match (replaced, live) {
-        (Some(list), _) => list,
-        (None, Some(l)) => live_entries(l),
-        (None, None) => Vec::new(),
+    let mut list = match replaced {
+        Some(list) => list,
+        None => live_entries(live_managed),
     };
     for e in list.iter_mut() {
         if !e.is(w.manager, Operation::Update, w.api_version, w.subresource) {
@@ -190,17 +191,19 @@ pub struct Applied {
 }
 
 /// Applies `config` (already checked: apiVersion, kind, no managedFields; ignored fields
-/// removed) to `live` (`None`: the object is created).
+/// removed) to `live` (`None`: the object is created; its managedFields taken out into
+/// `live_managed`).
 pub fn apply(
     ty: &MergeType,
     live: Option<&Value>,
+    live_managed: Option<&Value>,
     config: &Value,
     w: &Writer<'_>,
     force: bool,
 ) -> Result<Applied, Conflicts> {
     let empty = json!({});
     let base = live.unwrap_or(&empty);
-    let mut list = live_entries(base);
+    let mut list = live_entries(live_managed);
     if live.is_some() && list.is_empty() {
         list.extend(before_first_apply(ty, base, w));
     }

@@ -54,17 +54,19 @@ impl Api {
                 }
                 let now = now_rfc3339();
                 let w = self.writer(t, opts.manager(), &av, subresource, &now);
-                let applied = managed::apply(ty, None, config, &w, opts.force).map_err(conflict_error)?;
+                let applied = managed::apply(ty, None, None, config, &w, opts.force).map_err(conflict_error)?;
                 match self.create_tracked(t, applied.object, opts, Track::Applied).await {
                     Err(e) if e.reason == "AlreadyExists" => continue,
                     other => return other,
                 }
             }
             let written = self
-                .write_loop(t, name, precondition, opts, Track::Applied, |current| {
+                .write_loop(t, name, precondition, opts, Track::Applied, |current, live_managed| {
                     let now = now_rfc3339();
                     let w = self.writer(t, opts.manager(), &av, subresource, &now);
-                    managed::apply(ty, Some(current), config, &w, opts.force).map(|a| a.object).map_err(conflict_error)
+                    managed::apply(ty, Some(current), live_managed, config, &w, opts.force)
+                        .map(|a| a.object)
+                        .map_err(conflict_error)
                 })
                 .await;
             match written {

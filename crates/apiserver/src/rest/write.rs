@@ -280,7 +280,7 @@ impl Api {
             }
             None => None,
         };
-        self.write_loop(t, &name, precondition, opts, Track::Update, |_current| Ok(body.clone())).await
+        self.write_loop(t, &name, precondition, opts, Track::Update, |_current, _| Ok(body.clone())).await
     }
 
     /// PATCH of an object, its status or its scale.
@@ -329,8 +329,14 @@ impl Api {
             return self.update_scale(t, scale, opts).await;
         }
         // A patch that changes resourceVersion makes it a precondition that cannot hold.
-        self.write_loop(t, &name, None, opts, Track::Update, |current| {
+        self.write_loop(t, &name, None, opts, Track::Update, |current, live_managed| {
             let mut doc = current.clone();
+            // A JSON patch may address the managedFields (kubectl's client-side apply upgrade).
+            if ptype == PatchType::Json
+                && let Some(m) = live_managed
+            {
+                meta_mut(&mut doc)?.insert("managedFields".into(), m.clone());
+            }
             apply(&mut doc)?;
             let before = str_field(current, &["metadata", "resourceVersion"]);
             let after = str_field(&doc, &["metadata", "resourceVersion"]);
@@ -351,17 +357,20 @@ impl Api {
         precondition: Option<u64>,
         opts: &WriteOptions,
         track: Track,
-        mut make: impl FnMut(&Value) -> ApiResult<Value>,
+        mut make: impl FnMut(&Value, Option<&Value>) -> ApiResult<Value>,
     ) -> ApiResult<Written> {
         for _ in 0..UPDATE_RETRIES {
             let current = self.get(t)?;
             if precondition.is_some_and(|rv| rv != current.rv) {
                 return Err(ApiError::conflict(&t.res.def, name));
             }
-            let current_v = self.value(&t.res, &current)?;
-            let requested = make(&current_v)?;
+            // managedFields travel beside the object: only tracking reads them.
+            let mut current_v = self.value(&t.res, &current)?;
+            let live_managed = managed::take_sent(&mut current_v);
+            let requested = make(&current_v, live_managed.as_ref())?;
             let mut warnings = Vec::new();
-            let next = self.prepare_update(t, &current_v, requested, opts, track, &mut warnings)?;
+            let next =
+                self.prepare_update(t, &current_v, live_managed.as_ref(), requested, opts, track, &mut warnings)?;
             if opts.dry_run {
                 return self.dry_run(&next, 200, warnings);
             }
@@ -379,10 +388,12 @@ impl Api {
     }
 
     /// Builds the object to store from the current one and the requested one.
+    #[allow(clippy::too_many_arguments)]
     fn prepare_update(
         &self,
         t: &Target,
         current: &Value,
+        live_managed: Option<&Value>,
         mut requested: Value,
         opts: &WriteOptions,
         track: Track,
@@ -398,7 +409,7 @@ impl Api {
                 None => map.remove("status"),
             };
             self.apply_schema(t, &mut next, Some(current), opts, warnings)?;
-            let managers = self.managers_of(t, Some(current), &next, sent, opts, track, "status");
+            let managers = self.managers_of(t, Some((current, live_managed)), &next, sent, opts, track, "status");
             let mut errs = Vec::new();
             self.validate_schema(t, &next, Some(current), &mut errs, warnings);
             if !errs.is_empty() {
@@ -436,7 +447,7 @@ impl Api {
             };
         }
         self.apply_schema(t, &mut requested, Some(current), opts, warnings)?;
-        let managers = self.managers_of(t, Some(current), &requested, sent, opts, track, "");
+        let managers = self.managers_of(t, Some((current, live_managed)), &requested, sent, opts, track, "");
         if current["metadata"]["deletionTimestamp"].is_string() {
             let old: Vec<&Value> =
                 current["metadata"]["finalizers"].as_array().map(|a| a.iter().collect()).unwrap_or_default();
@@ -476,7 +487,7 @@ impl Api {
     pub(super) fn managers_of(
         &self,
         t: &Target,
-        current: Option<&Value>,
+        current: Option<(&Value, Option<&Value>)>,
         obj: &Value,
         sent: Option<Value>,
         opts: &WriteOptions,
@@ -490,7 +501,8 @@ impl Api {
                 let av = t.res.def.api_version();
                 let subresource = if opts.via_scale { "scale" } else { subresource };
                 let w = self.writer(t, opts.manager(), &av, subresource, &now);
-                managed::track_update(t.res.merge_type(), current, obj, sent.as_ref(), &w)
+                let (live, live_managed) = current.map_or((None, None), |(c, m)| (Some(c), m));
+                managed::track_update(t.res.merge_type(), live, live_managed, obj, sent.as_ref(), &w)
             }
         }
     }
@@ -566,7 +578,7 @@ impl Api {
                 precondition,
                 &WriteOptions { via_scale: true, ..opts.clone() },
                 Track::Update,
-                |current| {
+                |current, _| {
                     let mut doc = current.clone();
                     set_pointer(&mut doc, &pointer, Value::Number(replicas.clone()));
                     Ok(doc)
