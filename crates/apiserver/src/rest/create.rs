@@ -62,7 +62,8 @@ impl Api {
         if let Some(ns) = &url_ns {
             self.check_namespace_open(t, ns)?;
         }
-        self.create_named(t, &obj, managers, opts, warnings, &name, &generate).await
+        set_managers(&mut obj, managers)?;
+        self.create_named(t, &obj, opts, warnings, &name, &generate).await
     }
 
     /// Refuses creation in a namespace that is missing or terminating.
@@ -87,7 +88,6 @@ impl Api {
         &self,
         t: &Target,
         obj: &Value,
-        managers: Option<Value>,
         opts: &WriteOptions,
         mut warnings: Vec<String>,
         name: &str,
@@ -96,13 +96,15 @@ impl Api {
         let attempts = if name.is_empty() { 8 } else { 1 };
         for _ in 0..attempts {
             let mut obj = obj.clone();
+            // Admission never sees managedFields; they are put back once it is done.
+            let managers = managed::take_sent(&mut obj);
             let name = if name.is_empty() { format!("{generate}{}", meta::name_suffix()) } else { name.to_string() };
             meta_mut(&mut obj)?.insert("name".into(), json!(name));
             if let Err(e) = self.validate_name(t, &name) {
                 return Err(ApiError::invalid(&t.res.def, &name, &[e]));
             }
             self.run_admission(t, &mut obj, None, &mut warnings)?;
-            set_managers(&mut obj, managers.clone())?;
+            set_managers(&mut obj, managers)?;
             // A Service's addresses are chosen and committed under one lock.
             let _allocating = if services::is_service(t) {
                 let guard = self.services.lock().await;
