@@ -124,8 +124,18 @@ impl ApiServer {
 
     /// A kube client talking to this server in-process (no socket), to the root logical
     /// cluster or to the logical cluster `cluster`.
+    /// Its writes are recorded in managedFields under the manager `drydock` (the User-Agent's
+    /// name), as a controller manager's are under its binary's name.
     pub fn client(&self, cluster: Option<&LogicalClusterName>) -> kube::Client {
-        let router = self.router();
+        let router = tower::ServiceBuilder::new()
+            .map_request(|mut r: axum::http::Request<kube::client::Body>| {
+                r.headers_mut().insert(
+                    axum::http::header::USER_AGENT,
+                    axum::http::HeaderValue::from_static(concat!("drydock/v", env!("CARGO_PKG_VERSION"))),
+                );
+                r
+            })
+            .service(self.router());
         match cluster {
             None => kube::Client::new(router, "default"),
             Some(c) => kube::Client::new(http::prefix::Prefixed::new(router, c.path()), "default"),

@@ -5,7 +5,8 @@
 use serde_json::{Map, Value, json};
 
 use super::meta::now_rfc3339;
-use super::write::{Track, WriteOptions, Written, meta_mut, pointer_of, set_pointer, str_field};
+use super::scale::{pointer_of, set_pointer};
+use super::write::{Track, WriteOptions, Written, meta_mut, str_field};
 use super::{Api, Subresource, Target, parse_rv};
 use crate::error::{ApiError, ApiResult};
 use crate::managed::{self, Conflicts};

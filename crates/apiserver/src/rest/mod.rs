@@ -9,6 +9,7 @@ mod delete;
 mod list_options;
 pub mod meta;
 mod read;
+mod scale;
 mod write;
 
 use std::sync::Arc;
