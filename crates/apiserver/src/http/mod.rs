@@ -13,6 +13,7 @@ mod request;
 mod resource;
 pub mod table;
 mod watch;
+pub mod watch_bodies;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -266,12 +266,18 @@ where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
     let name = meta.name.as_deref().unwrap_or_default();
-    if let Some(entries) = adoption(meta, manager, config) {
-        // Guarded by the version it was computed from: a concurrent write may have added
-        // an entry this list would drop.
-        let body = json!({"metadata": {"resourceVersion": meta.resource_version, "managedFields": entries}});
-        api.patch(name, &PatchParams::default(), &Patch::Merge(&body)).await?;
-        metrics::write(controller);
+    if adoption(meta, manager, config).is_some() {
+        // Cached objects may carry only the Apply entries (what watch events bring the
+        // in-process controllers), so the entries to rewrite are read from the object.
+        let live = api.get(name).await?;
+        let meta = live.meta();
+        if let Some(entries) = adoption(meta, manager, config) {
+            // Guarded by the version it was computed from: a concurrent write may have
+            // added an entry this list would drop.
+            let body = json!({"metadata": {"resourceVersion": meta.resource_version, "managedFields": entries}});
+            api.patch(name, &PatchParams::default(), &Patch::Merge(&body)).await?;
+            metrics::write(controller);
+        }
     }
     let written = api.patch(name, &PatchParams::apply(manager).force(), &Patch::Apply(config.body())).await?;
     metrics::write(controller);
