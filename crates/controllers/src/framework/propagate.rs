@@ -48,12 +48,21 @@ impl<'a> NodeTimeouts<'a> {
 /// What an owner (a MachineSet, a control plane) applies to each of its Machines: labels,
 /// annotations and node timeouts.
 pub struct MachineFields<'a> {
-    pub labels: &'a BTreeMap<String, String>,
-    pub annotations: &'a BTreeMap<String, String>,
-    pub timeouts: &'a NodeTimeouts<'a>,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub timeouts: NodeTimeouts<'a>,
 }
 
 impl MachineFields<'_> {
+    /// A deleting Machine as its owner wants it: only its timeouts (they govern its
+    /// deletion), merged rather than applied so nothing the owner owned is given up while
+    /// the Machine goes.
+    pub fn deleting(&self, m: &Machine) -> Machine {
+        let mut want = m.clone();
+        self.timeouts.apply(&mut want.spec);
+        want
+    }
+
     fn build(
         base: ApplyConfig,
         labels: &BTreeMap<String, String>,
@@ -70,11 +79,11 @@ impl MachineFields<'_> {
 
     /// The apply configuration of these fields on `m`.
     pub fn config(&self, m: &Machine) -> ApplyConfig {
-        let t = self.timeouts;
+        let t = &self.timeouts;
         Self::build(
             ApplyConfig::for_object(m),
-            self.labels,
-            self.annotations,
+            &self.labels,
+            &self.annotations,
             [t.drain, t.volume_detach, Some(t.deletion)],
         )
     }
@@ -85,8 +94,8 @@ impl MachineFields<'_> {
     pub fn would_change(&self, m: &Machine, manager: &str) -> bool {
         let meta = &m.metadata;
         if apply::applied_by(meta, manager).is_none()
-            && contains(meta.labels.as_ref(), self.labels)
-            && contains(meta.annotations.as_ref(), self.annotations)
+            && contains(meta.labels.as_ref(), &self.labels)
+            && contains(meta.annotations.as_ref(), &self.annotations)
             && self.timeouts.is_applied(&m.spec)
         {
             return false;

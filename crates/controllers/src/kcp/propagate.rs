@@ -9,7 +9,6 @@
 //! the `kcp-cleanup` pre-terminate hook back (see `hook`), merged.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use drydock_api::capi::core::Machine;
@@ -21,42 +20,20 @@ use super::create::{machine_annotations, machine_labels};
 use super::{CONTROLLER, MANAGER};
 use crate::Context;
 use crate::framework::Result;
-use crate::framework::apply::{self, ApplyConfig};
+use crate::framework::apply;
 use crate::framework::propagate::{MachineFields, Managers, NodeTimeouts, sync_referenced};
 
 /// What every Machine of the control plane carries.
-pub struct Propagated<'a> {
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
-    pub timeouts: NodeTimeouts<'a>,
-}
-
-impl<'a> Propagated<'a> {
-    pub fn new(kcp: &'a KubeadmControlPlane, cluster: &str) -> Self {
-        let t = &kcp.spec.machine_template;
-        Self {
-            labels: machine_labels(kcp, cluster),
-            annotations: machine_annotations(kcp),
-            timeouts: NodeTimeouts::new(
-                t.timeouts.node_drain_timeout.as_deref(),
-                t.timeouts.node_volume_detach_timeout.as_deref(),
-                t.timeouts.node_deletion_timeout.as_deref(),
-            ),
-        }
-    }
-
-    fn fields(&self) -> MachineFields<'_> {
-        MachineFields { labels: &self.labels, annotations: &self.annotations, timeouts: &self.timeouts }
-    }
-
-    /// The apply configuration of what the control plane owns on `m`.
-    pub fn config(&self, m: &Machine) -> ApplyConfig {
-        self.fields().config(m)
-    }
-
-    /// Whether applying [`Propagated::config`] would change `m`.
-    pub fn needs_apply(&self, m: &Machine) -> bool {
-        self.fields().would_change(m, MANAGER)
+pub fn propagated<'a>(kcp: &'a KubeadmControlPlane, cluster: &str) -> MachineFields<'a> {
+    let t = &kcp.spec.machine_template;
+    MachineFields {
+        labels: machine_labels(kcp, cluster),
+        annotations: machine_annotations(kcp),
+        timeouts: NodeTimeouts::new(
+            t.timeouts.node_drain_timeout.as_deref(),
+            t.timeouts.node_volume_detach_timeout.as_deref(),
+            t.timeouts.node_deletion_timeout.as_deref(),
+        ),
     }
 }
 
@@ -73,7 +50,7 @@ fn with_hook(m: &Machine) -> Option<Machine> {
 /// Brings every non-deleting Machine, and its infrastructure machine and KubeadmConfig, up
 /// to the template. Returns whether a Machine was written.
 pub async fn sync(ctx: &Context, kcp: &KubeadmControlPlane, cluster: &str, machines: &[Arc<Machine>]) -> Result<bool> {
-    let p = Propagated::new(kcp, cluster);
+    let p = propagated(kcp, cluster);
     let mut wrote = false;
     let who = Managers { controller: CONTROLLER, manager: super::METADATA_MANAGER };
     for m in machines.iter().filter(|m| m.metadata.deletion_timestamp.is_none()) {
@@ -84,7 +61,7 @@ pub async fn sync(ctx: &Context, kcp: &KubeadmControlPlane, cluster: &str, machi
             current = Cow::Owned(super::WRITER.apply(&api, m.as_ref(), &want).await?.or_wanted(&want));
             wrote = true;
         }
-        let changed = p.needs_apply(&current);
+        let changed = p.would_change(&current, MANAGER);
         if changed {
             apply::apply(&api, CONTROLLER, &current.metadata, MANAGER, &p.config(&current)).await?;
             wrote = true;
@@ -116,8 +93,8 @@ mod tests {
         m.labels_mut().insert("mine".into(), "x".into());
         m.annotations_mut().insert(KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION.into(), "{}".into());
         m.spec.node_deletion_timeout = Some("10s".into());
-        let p = Propagated::new(&kcp, "c1");
-        assert!(p.needs_apply(&m));
+        let p = propagated(&kcp, "c1");
+        assert!(p.would_change(&m, MANAGER));
         let body = p.config(&m).body().clone();
         assert_eq!(body["metadata"]["labels"]["tier"], "gold");
         assert_eq!(body["metadata"]["labels"][CONTROL_PLANE_LABEL], "");
@@ -129,7 +106,7 @@ mod tests {
         applied.labels_mut().extend(p.labels.clone());
         applied.annotations_mut().extend(p.annotations.clone());
         applied.spec.node_drain_timeout = Some("5m".into());
-        assert!(!p.needs_apply(&applied));
+        assert!(!p.would_change(&applied, MANAGER));
         let hooked = with_hook(&applied).expect("hook missing");
         assert!(hooked.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION));
         assert!(with_hook(&hooked).is_none());

@@ -326,7 +326,7 @@ fn outstanding(st: &State, key: &str, owned: &[Arc<Machine>]) -> Outstanding {
 async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> Result<()> {
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
     let api: Api<Machine> = st.ctx.api(ns);
-    let wanted = propagate::Propagated::new(ms);
+    let wanted = propagate::propagated(ms);
     let who = Managers { controller: NAME, manager: propagate::METADATA_MANAGER };
     for m in owned {
         if m.metadata.deletion_timestamp.is_some() {
@@ -340,14 +340,14 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
             continue;
         }
         let mut current = std::borrow::Cow::Borrowed(m.as_ref());
-        if propagate::Propagated::needs_finalizer(m) {
-            match WRITER.apply(&api, m, &propagate::Propagated::with_finalizer(m)).await {
+        if propagate::needs_finalizer(m) {
+            match WRITER.apply(&api, m, &propagate::with_finalizer(m)).await {
                 Ok(out) => current = std::borrow::Cow::Owned(out.or_wanted(m)),
                 Err(e) if e.is_not_found() => continue,
                 Err(e) => return Err(e),
             }
         }
-        let applied = wanted.needs_apply(&current);
+        let applied = wanted.would_change(&current, propagate::MANAGER);
         if applied {
             let config = wanted.config(&current);
             match apply::apply(&api, NAME, &current.metadata, propagate::MANAGER, &config).await {

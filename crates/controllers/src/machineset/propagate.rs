@@ -4,12 +4,9 @@
 //! [`crate::framework::apply`]) under upstream's field managers, so what the set stops
 //! propagating is removed and what others set is kept.
 
-use std::collections::BTreeMap;
-
 use drydock_api::capi::core::{Machine, MachineSet};
 use drydock_api::capi::keys::MACHINE_FINALIZER;
 
-use crate::framework::apply::ApplyConfig;
 use crate::framework::propagate::{MachineFields, NodeTimeouts};
 use crate::framework::write;
 
@@ -20,60 +17,29 @@ pub const MANAGER: &str = "capi-machineset";
 pub const METADATA_MANAGER: &str = "capi-machineset-metadata";
 
 /// What the set propagates to each of its Machines, computed once per reconcile.
-pub struct Propagated<'a> {
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
-    pub timeouts: NodeTimeouts<'a>,
+pub fn propagated(ms: &MachineSet) -> MachineFields<'_> {
+    let tpl = &ms.spec.template.spec;
+    MachineFields {
+        labels: super::machines::machine_labels(ms),
+        annotations: super::machines::machine_annotations(ms),
+        timeouts: NodeTimeouts::new(
+            tpl.node_drain_timeout.as_deref(),
+            tpl.node_volume_detach_timeout.as_deref(),
+            tpl.node_deletion_timeout.as_deref(),
+        ),
+    }
 }
 
-impl<'a> Propagated<'a> {
-    pub fn new(ms: &'a MachineSet) -> Self {
-        let tpl = &ms.spec.template.spec;
-        Self {
-            labels: super::machines::machine_labels(ms),
-            annotations: super::machines::machine_annotations(ms),
-            timeouts: NodeTimeouts::new(
-                tpl.node_drain_timeout.as_deref(),
-                tpl.node_volume_detach_timeout.as_deref(),
-                tpl.node_deletion_timeout.as_deref(),
-            ),
-        }
-    }
+/// True when a live Machine lacks the Machine finalizer.
+pub fn needs_finalizer(m: &Machine) -> bool {
+    !m.metadata.finalizers.iter().flatten().any(|f| f == MACHINE_FINALIZER)
+}
 
-    fn fields(&self) -> MachineFields<'_> {
-        MachineFields { labels: &self.labels, annotations: &self.annotations, timeouts: &self.timeouts }
-    }
-
-    /// The apply configuration of what the set owns on `m`.
-    pub fn config(&self, m: &Machine) -> ApplyConfig {
-        self.fields().config(m)
-    }
-
-    /// Whether applying [`Propagated::config`] would change a live Machine.
-    pub fn needs_apply(&self, m: &Machine) -> bool {
-        self.fields().would_change(m, MANAGER)
-    }
-
-    /// True when a live Machine lacks the Machine finalizer.
-    pub fn needs_finalizer(m: &Machine) -> bool {
-        !m.metadata.finalizers.iter().flatten().any(|f| f == MACHINE_FINALIZER)
-    }
-
-    /// A live Machine with the finalizer added.
-    pub fn with_finalizer(m: &Machine) -> Machine {
-        let mut want = m.clone();
-        write::add_finalizer(&mut want, MACHINE_FINALIZER);
-        want
-    }
-
-    /// A deleting Machine as the set wants it: only its timeouts (they govern its
-    /// deletion), merged rather than applied so nothing the set owned is given up while
-    /// the Machine goes.
-    pub fn deleting(&self, m: &Machine) -> Machine {
-        let mut want = m.clone();
-        self.timeouts.apply(&mut want.spec);
-        want
-    }
+/// A live Machine with the finalizer added.
+pub fn with_finalizer(m: &Machine) -> Machine {
+    let mut want = m.clone();
+    write::add_finalizer(&mut want, MACHINE_FINALIZER);
+    want
 }
 
 #[cfg(test)]
@@ -104,7 +70,7 @@ mod tests {
         m.metadata.labels = Some([("user".to_string(), "mine".to_string())].into());
         m.spec.node_volume_detach_timeout = Some("1m".into());
         m.spec.version = Some("v1.30.2".into());
-        let p = Propagated::new(&ms);
+        let p = propagated(&ms);
         assert_eq!(
             p.config(&m).body(),
             &json!({
@@ -115,22 +81,22 @@ mod tests {
                 "spec": {"nodeDrainTimeout": "5m", "nodeDeletionTimeout": "10s"},
             })
         );
-        assert!(p.needs_apply(&m));
+        assert!(p.would_change(&m, MANAGER));
     }
 
     #[test]
     fn applies_only_when_something_would_change() {
         let ms = ms();
-        let p = Propagated::new(&ms);
+        let p = propagated(&ms);
         let mut m = machine();
         m.metadata.labels = Some(p.labels.clone());
         m.metadata.labels.as_mut().expect("labels").insert("user".into(), "mine".into());
         m.spec.node_drain_timeout = Some("5m".into());
         m.spec.node_deletion_timeout = Some("10s".into());
-        assert!(!p.needs_apply(&m));
+        assert!(!p.would_change(&m, MANAGER));
         // A timeout the set never applied is left alone...
         m.spec.node_volume_detach_timeout = Some("1m".into());
-        assert!(!p.needs_apply(&m));
+        assert!(!p.would_change(&m, MANAGER));
         // ...one it applied before is given up (removed) by the next apply.
         let owned = json!({"f:metadata": {"f:labels": {"f:role": {}}}, "f:spec": {"f:nodeVolumeDetachTimeout": {}}});
         m.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
@@ -139,26 +105,26 @@ mod tests {
             fields_v1: Some(FieldsV1(owned)),
             ..Default::default()
         }]);
-        assert!(p.needs_apply(&m));
+        assert!(p.would_change(&m, MANAGER));
         m.spec.node_volume_detach_timeout = None;
-        assert!(!p.needs_apply(&m));
+        assert!(!p.would_change(&m, MANAGER));
         // A template label removed: the set applied it, so it goes.
         let mut fewer = ms.clone();
         fewer.spec.template.metadata.labels = None;
-        assert!(Propagated::new(&fewer).needs_apply(&m));
+        assert!(propagated(&fewer).would_change(&m, MANAGER));
     }
 
     #[test]
     fn deleting_machines_only_get_timeouts_and_finalizers_are_added_once() {
         let ms = ms();
         let m = machine();
-        let p = Propagated::new(&ms);
+        let p = propagated(&ms);
         let want = p.deleting(&m);
         assert_eq!(want.metadata.labels, None);
         assert_eq!(want.spec.node_drain_timeout.as_deref(), Some("5m"));
-        assert!(Propagated::needs_finalizer(&m));
-        let f = Propagated::with_finalizer(&m);
+        assert!(needs_finalizer(&m));
+        let f = with_finalizer(&m);
         assert_eq!(f.metadata.finalizers, Some(vec![MACHINE_FINALIZER.to_string()]));
-        assert!(!Propagated::needs_finalizer(&f));
+        assert!(!needs_finalizer(&f));
     }
 }
