@@ -47,20 +47,10 @@ impl Api {
     ) -> ApiResult<Written> {
         let av = t.res.def.api_version();
         let ty = t.res.merge_type();
+        // Merged into the object when it exists, else created from the configuration;
+        // retried when it appears or goes meanwhile.
+        let creates = subresource.is_empty() && t.sub.is_none();
         for _ in 0..RETRIES {
-            let absent = matches!(self.get(t), Err(e) if e.code == 404);
-            if absent && subresource.is_empty() && t.sub.is_none() {
-                if precondition.is_some() {
-                    return Err(ApiError::conflict(&t.res.def, name));
-                }
-                let now = now_rfc3339();
-                let w = self.writer(t, opts.manager(), &av, subresource, &now);
-                let applied = managed::apply(ty, None, None, config, &w, opts.force).map_err(conflict_error)?;
-                match self.create_tracked(t, applied.object, opts, Track::Applied).await {
-                    Err(e) if e.reason == "AlreadyExists" => continue,
-                    other => return other,
-                }
-            }
             let written = self
                 .write_loop(t, name, precondition, opts, Track::Applied, |current, live_managed| {
                     let now = now_rfc3339();
@@ -71,7 +61,17 @@ impl Api {
                 })
                 .await;
             match written {
-                Err(e) if e.code == 404 && t.sub.is_none() => continue,
+                Err(e) if e.code == 404 && creates => {}
+                other => return other,
+            }
+            if precondition.is_some() {
+                return Err(ApiError::conflict(&t.res.def, name));
+            }
+            let now = now_rfc3339();
+            let w = self.writer(t, opts.manager(), &av, subresource, &now);
+            let applied = managed::apply(ty, None, None, config, &w, opts.force).map_err(conflict_error)?;
+            match self.create_tracked(t, applied.object, opts, Track::Applied).await {
+                Err(e) if e.reason == "AlreadyExists" => continue,
                 other => return other,
             }
         }
