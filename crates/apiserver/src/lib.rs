@@ -125,8 +125,8 @@ impl ApiServer {
     /// A kube client talking to this server in-process (no socket), to the root logical
     /// cluster or to the logical cluster `cluster`.
     /// Its writes are recorded in managedFields under the manager `drydock` (the User-Agent's
-    /// name), as a controller manager's are under its binary's name; its watch events carry
-    /// only the Apply entries of managedFields (`http::watch_bodies`).
+    /// name), as a controller manager's are under its binary's name; its watch events and
+    /// write responses carry only the Apply entries of managedFields (`managed::apply_only`).
     pub fn client(&self, cluster: Option<&LogicalClusterName>) -> kube::Client {
         let router = tower::ServiceBuilder::new()
             .map_request(|mut r: axum::http::Request<kube::client::Body>| {
@@ -134,9 +134,10 @@ impl ApiServer {
                     axum::http::header::USER_AGENT,
                     axum::http::HeaderValue::from_static(concat!("drydock/v", env!("CARGO_PKG_VERSION"))),
                 );
+                r.extensions_mut().insert(http::InProcess);
                 r
             })
-            .service(http::watch_bodies::ApplyEntriesOnly(self.router()));
+            .service(self.router());
         match cluster {
             None => kube::Client::new(router, "default"),
             Some(c) => kube::Client::new(http::prefix::Prefixed::new(router, c.path()), "default"),

@@ -13,7 +13,6 @@ mod request;
 mod resource;
 pub mod table;
 mod watch;
-pub mod watch_bodies;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -40,6 +39,12 @@ pub const MAX_BODY: usize = 3 * 1024 * 1024;
 pub type MetricsSource = Arc<dyn Fn(&mut String) + Send + Sync>;
 
 /// Shared state of the HTTP handlers.
+/// Marks a request from a client inside this process ([`crate::ApiServer::client`]): its
+/// watch events and write responses show only the Apply entries of managedFields
+/// ([`crate::managed::apply_only`]).
+#[derive(Clone, Copy, Debug)]
+pub struct InProcess;
+
 pub struct Server {
     pub api: Api,
     pub version_minor: String,

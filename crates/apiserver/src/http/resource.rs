@@ -24,6 +24,8 @@ struct Call<'a> {
     t: Target,
     q: Query,
     accept: &'a str,
+    /// The client is in this process ([`super::InProcess`]).
+    in_process: bool,
 }
 
 impl Call<'_> {
@@ -46,7 +48,8 @@ pub(super) async fn resource(
     let method = req.method().clone();
     let t = target(&srv.api, cluster, &p, &method)?;
     let warning = t.res.custom.as_ref().and_then(|c| c.warning.clone());
-    let call = Call { api: &srv.api, t, q: Query::parse(req.uri().query()), accept };
+    let in_process = req.extensions().get::<super::InProcess>().is_some();
+    let call = Call { api: &srv.api, t, q: Query::parse(req.uri().query()), accept, in_process };
     let result = serve(srv, &call, p, req, method).await;
     match warning {
         None => result,
@@ -68,7 +71,9 @@ async fn serve(
     method: Method,
 ) -> ApiResult<Response> {
     match (method, &p.name) {
-        (Method::GET, _) if p.watch || call.q.flag("watch") => watch::serve(srv, &call.t, &call.q, call.accept).await,
+        (Method::GET, _) if p.watch || call.q.flag("watch") => {
+            watch::serve(srv, &call.t, &call.q, call.accept, call.in_process).await
+        }
         (Method::GET, Some(_)) => get(call).await,
         (Method::GET, None) => list(call).await,
         (Method::POST, None) => create(call, req).await,
@@ -185,7 +190,7 @@ async fn create(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     {
         crate::controllers::init_cluster(c.api, name).await?;
     }
-    written_response(written, proto)
+    written_response(c, written, proto)
 }
 
 async fn update(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
@@ -193,7 +198,7 @@ async fn update(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     let proto = answer_protobuf(c.accept, &c.res().def)?;
     let (headers, body) = read_body(req).await?;
     let obj = decode_body(&headers, &body, Some(&c.res().def))?;
-    written_response(c.api.update(&c.t, obj, &opts).await?, proto)
+    written_response(c, c.api.update(&c.t, obj, &opts).await?, proto)
 }
 
 async fn patch(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
@@ -219,7 +224,7 @@ async fn patch(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     }
     let (headers, body) = read_body(req).await?;
     let patch = decode_body(&headers, &body, None)?;
-    written_response(c.api.patch(&c.t, ptype, patch, &opts).await?, proto)
+    written_response(c, c.api.patch(&c.t, ptype, patch, &opts).await?, proto)
 }
 
 /// Deletes the object, or the collection when no name is given.
@@ -242,7 +247,7 @@ async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
         opts.merge_body(&v)?;
     }
     if c.t.name.is_some() {
-        return written_response(c.api.delete(&c.t, &opts).await?, proto);
+        return written_response(c, c.api.delete(&c.t, &opts).await?, proto);
     }
     let lo = list_options(c.api, &c.t, q)?;
     let items = c.api.delete_collection(&c.t, &lo, &opts).await?;
@@ -253,8 +258,11 @@ async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     Ok(json_response(StatusCode::OK, body, "application/json"))
 }
 
-fn written_response(w: Written, proto: bool) -> ApiResult<Response> {
+fn written_response(c: &Call<'_>, mut w: Written, proto: bool) -> ApiResult<Response> {
     let code = StatusCode::from_u16(w.code).unwrap_or(StatusCode::OK);
+    if c.in_process {
+        w.body = crate::managed::apply_only::body_apply_entries_only(w.body);
+    }
     let mut r = if proto {
         protobuf::response(code, protobuf::encode_json(&w.body)?)
     } else {

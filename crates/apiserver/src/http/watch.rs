@@ -24,7 +24,13 @@ use crate::store::watch::{EventType, WatchHub};
 
 /// Answers a watch request: a stream of events, ended by its timeout, the client or the
 /// server shutting down.
-pub(super) async fn serve(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str) -> ApiResult<Response> {
+pub(super) async fn serve(
+    srv: &Arc<Server>,
+    t: &Target,
+    q: &Query,
+    accept: &str,
+    in_process: bool,
+) -> ApiResult<Response> {
     let api = srv.api.clone();
     let as_ = negotiate(accept, &t.res.def)?;
     let opts = list_options(&api, t, q)?;
@@ -51,7 +57,7 @@ pub(super) async fn serve(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str
             let _ = tx.send(error_event(&e, protobuf)).await;
         }
         Ok(start) => {
-            let render = renderer(&api, t, as_, q.get("includeObject").unwrap_or("Metadata"));
+            let render = renderer(&api, t, as_, q.get("includeObject").unwrap_or("Metadata"), in_process);
             let hub = api.store.hub().clone();
             let mut stopping = srv.stopping.subscribe();
             tokio::spawn(async move {
@@ -66,18 +72,20 @@ pub(super) async fn serve(srv: &Arc<Server>, t: &Target, q: &Query, accept: &str
 }
 
 /// How a watch of `t` renders its objects: as stored (named with their logical cluster in
-/// wildcard watches) or as one-row Tables.
-fn renderer(api: &Api, t: &Target, as_: As, include_object: &str) -> Render {
+/// wildcard watches; for in-process clients with Apply entries only) or as one-row Tables.
+fn renderer(api: &Api, t: &Target, as_: As, include_object: &str, in_process: bool) -> Render {
     let (api, res) = (api.clone(), t.res.clone());
     match as_ {
         As::Object => {
             let wildcard = crate::rest::is_wildcard(t);
-            Arc::new(move |cluster: &str, o: &Stored| api.encode_in(&res, o, wildcard.then_some(cluster)))
+            Arc::new(move |cluster: &str, o: &Stored| {
+                shown(o, in_process, |o| api.encode_in(&res, o, wildcard.then_some(cluster)))
+            })
         }
         As::Protobuf => {
             let wildcard = crate::rest::is_wildcard(t);
             Arc::new(move |cluster: &str, o: &Stored| {
-                protobuf::encode_json(&api.encode_in(&res, o, wildcard.then_some(cluster))?)
+                protobuf::encode_json(&shown(o, in_process, |o| api.encode_in(&res, o, wildcard.then_some(cluster)))?)
             })
         }
         As::Table => {
@@ -88,6 +96,14 @@ fn renderer(api: &Api, t: &Target, as_: As, include_object: &str) -> Render {
                 Ok(Bytes::from(tbl.to_string()))
             })
         }
+    }
+}
+
+/// `f` of what a watch sends of `o`: in-process clients see Apply entries only.
+fn shown<T>(o: &Stored, in_process: bool, f: impl FnOnce(&Stored) -> T) -> T {
+    match in_process.then(|| o.apply_entries_only()).flatten() {
+        Some(slim) => f(&slim),
+        None => f(o),
     }
 }
 

@@ -8,6 +8,7 @@
 //! schema ([`MergeType`]); sets of fields are trees of path elements ([`FieldSet`]),
 //! encoded as `fieldsV1`.
 
+pub mod apply_only;
 mod entries;
 mod ops;
 mod set;
@@ -20,7 +21,7 @@ use std::sync::LazyLock;
 use serde_json::{Value, json};
 
 pub use entries::{Entry, Operation};
-pub use ops::{compare, merge, to_field_set};
+pub use ops::{compare, compare_except, merge, to_field_set};
 pub use set::{FieldSet, render_path};
 pub use types::MergeType;
 
@@ -48,39 +49,38 @@ pub struct Writer<'a> {
     pub now: &'a str,
 }
 
+/// The metadata fields the server sets, which no manager owns (nor are they compared).
+const SERVER_SET_METADATA: &[&str] = &[
+    "name",
+    "namespace",
+    "creationTimestamp",
+    "selfLink",
+    "uid",
+    "clusterName",
+    "generation",
+    "managedFields",
+    "resourceVersion",
+];
+
 /// Fields no manager owns: type and identity, and what the server sets.
 static STRIPPED: LazyLock<FieldSet> = LazyLock::new(|| {
     let mut s = FieldSet::default();
     for f in ["apiVersion", "kind", "metadata"] {
         s.insert(&[format!("f:{f}")]);
     }
-    for f in [
-        "name",
-        "namespace",
-        "creationTimestamp",
-        "selfLink",
-        "uid",
-        "clusterName",
-        "generation",
-        "managedFields",
-        "resourceVersion",
-    ] {
+    for f in SERVER_SET_METADATA {
         s.insert(&["f:metadata".to_string(), format!("f:{f}")]);
     }
     s
 });
 
 /// `set` without the fields no manager owns and those the endpoint ignores.
-fn strip(set: &FieldSet, ignored: &[&str]) -> FieldSet {
-    let mut out = set.difference(&STRIPPED);
-    if !ignored.is_empty() {
-        let mut reset = FieldSet::default();
-        for f in ignored {
-            reset.insert(&[format!("f:{f}")]);
-        }
-        out = out.recursive_difference(&reset);
+fn strip(mut set: FieldSet, ignored: &[&str]) -> FieldSet {
+    set.subtract(&STRIPPED);
+    for f in ignored {
+        set.children.remove(&format!("f:{f}"));
     }
-    out
+    set
 }
 
 fn live_entries(managed: Option<&Value>) -> Vec<Entry> {
@@ -111,8 +111,8 @@ pub fn track_update(
         return None;
     }
     let empty = json!({});
-    let cmp = compare(live.unwrap_or(&empty), new, ty);
-    let took = strip(&cmp.changed(), w.ignored);
+    let cmp = compare_except(live.unwrap_or(&empty), new, ty, w.ignored);
+    let took = strip(cmp.changed(), w.ignored);
     if replaced.is_none()
         && let Some(m) = live_managed
         && let Some(out) = entries::unchanged_but_time(m, &took, &cmp.removed, w)
@@ -125,13 +125,14 @@ pub fn track_update(
     };
     for e in list.iter_mut() {
         if !e.is(w.manager, Operation::Update, w.api_version, w.subresource) {
-            e.fields = e.fields.difference(&took).difference(&cmp.removed);
+            e.fields.subtract(&took);
+            e.fields.subtract(&cmp.removed);
         }
     }
     match list.iter_mut().find(|e| e.is(w.manager, Operation::Update, w.api_version, w.subresource)) {
         Some(mine) => {
             mine.fields.union(&took);
-            mine.fields = mine.fields.difference(&cmp.removed);
+            mine.fields.subtract(&cmp.removed);
             if !took.is_empty() {
                 mine.time = Some(w.now.to_string());
             }
@@ -209,7 +210,7 @@ pub fn apply(
     }
     let merged = merge(base, config, ty);
     let full = to_field_set(config, ty);
-    let mine = strip(&full, w.ignored);
+    let mine = strip(full.clone(), w.ignored);
     let is_mine = |e: &Entry| e.is(w.manager, Operation::Apply, w.api_version, w.subresource);
     let mut others = FieldSet::default();
     for e in list.iter().filter(|e| !is_mine(e)) {
@@ -245,10 +246,10 @@ pub fn apply(
         return Err(Conflicts(out));
     }
     for (i, set) in &conflicts {
-        list[*i].fields = list[*i].fields.difference(set);
+        list[*i].fields.subtract(set);
     }
     for e in list.iter_mut().filter(|e| !is_mine(e)) {
-        e.fields = e.fields.difference(&cmp.removed);
+        e.fields.subtract(&cmp.removed);
     }
     let object_changed = !cmp.is_same();
     let time = if object_changed { Some(w.now.to_string()) } else { previous.as_ref().and_then(|p| p.time.clone()) };
@@ -271,7 +272,7 @@ pub fn apply(
 /// What the object holds before its first apply is owned by one updater, so an apply
 /// changing it conflicts.
 fn before_first_apply(ty: &MergeType, live: &Value, w: &Writer<'_>) -> Option<Entry> {
-    let all = strip(&compare(&json!({}), live, ty).added, w.ignored);
+    let all = strip(compare(&json!({}), live, ty).added, w.ignored);
     (!all.is_empty()).then(|| Entry {
         manager: BEFORE_FIRST_APPLY.to_string(),
         operation: Operation::Update,

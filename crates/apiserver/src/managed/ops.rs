@@ -97,11 +97,18 @@ impl Comparison {
     }
 }
 
-/// Compares `old` with `new` (`metadata.managedFields` is not compared).
+/// Compares `old` with `new`, leaving out the metadata fields the server sets (no manager
+/// owns them).
 pub fn compare(old: &Value, new: &Value, ty: &MergeType) -> Comparison {
+    compare_except(old, new, ty, &[])
+}
+
+/// [`compare`] without the top-level fields `skipped` either: what the endpoint of an
+/// update neither writes nor owns (`status` through the main resource, `metadata` and
+/// `spec` through `/status`) is not even looked at.
+pub fn compare_except(old: &Value, new: &Value, ty: &MergeType, skipped: &[&str]) -> Comparison {
     let mut c = Comparison::default();
-    let mut path = Vec::new();
-    c.walk(Some(old), Some(new), ty, &mut path);
+    c.children(Some(old), Some(new), ty, &mut Vec::new(), skipped);
     c
 }
 
@@ -119,17 +126,28 @@ impl Comparison {
                 }
             }
         }
-        self.children(old, new, ty, path);
+        self.children(old, new, ty, path, &[]);
     }
 
-    fn children(&mut self, old: Option<&Value>, new: Option<&Value>, ty: &MergeType, path: &mut Vec<String>) {
+    /// Compares the children of two values, except those named in `skipped`.
+    fn children(
+        &mut self,
+        old: Option<&Value>,
+        new: Option<&Value>,
+        ty: &MergeType,
+        path: &mut Vec<String>,
+        skipped: &[&str],
+    ) {
         match ty {
             MergeType::Object { .. } | MergeType::Untyped => {
                 let (om, nm) = (old.and_then(Value::as_object), new.and_then(Value::as_object));
-                let skip_managed = path.len() == 1 && path[0] == "f:metadata";
+                let skipped: &[&str] = match path.as_slice() {
+                    [m] if m == "f:metadata" => super::SERVER_SET_METADATA,
+                    _ => skipped,
+                };
                 let mut visit = |this: &mut Self, k: &String| {
                     let (o, n) = (om.and_then(|m| m.get(k)), nm.and_then(|m| m.get(k)));
-                    if o == n || (skip_managed && k == "managedFields") {
+                    if o == n || skipped.contains(&k.as_str()) {
                         return;
                     }
                     path.push(field(k));

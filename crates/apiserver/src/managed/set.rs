@@ -61,6 +61,22 @@ impl FieldSet {
         out
     }
 
+    /// Takes the paths of `other` out of `self` in place: [`FieldSet::difference`] without
+    /// copying the (usually much larger) rest.
+    pub fn subtract(&mut self, other: &FieldSet) {
+        if other.member {
+            self.member = false;
+        }
+        for (k, o) in &other.children {
+            if let Some(c) = self.children.get_mut(k) {
+                c.subtract(o);
+                if c.is_empty() {
+                    self.children.remove(k);
+                }
+            }
+        }
+    }
+
     /// The paths in both sets.
     pub fn intersection(&self, other: &FieldSet) -> FieldSet {
         let mut out = FieldSet { member: self.member && other.member, children: BTreeMap::new() };

@@ -112,6 +112,18 @@ pub struct Stored {
 }
 
 impl Stored {
+    fn new(rv: u64, bytes: Bytes, rv_span: (usize, usize), meta: Arc<ObjMeta>) -> Stored {
+        Stored { rv, bytes, rv_span, meta }
+    }
+
+    /// This object as the in-process clients are shown it: managedFields with only their
+    /// Apply entries ([`crate::managed::apply_only`]); `None` when that is all it has.
+    pub fn apply_entries_only(&self) -> Option<Stored> {
+        let (bytes, start) = crate::managed::apply_only::apply_entries_only(&self.bytes, self.rv_span.0)?;
+        let span = (start, start + self.rv_span.1 - self.rv_span.0);
+        Some(Stored::new(self.rv, bytes, span, self.meta.clone()))
+    }
+
     /// Parses the stored JSON (e.g. to apply a patch to it).
     pub fn to_value(&self) -> Result<Value, serde_json::Error> {
         serde_json::from_slice(&self.bytes)
@@ -121,7 +133,7 @@ impl Stored {
     pub fn with_rv(&self, rv: u64) -> Stored {
         let (prefix, suffix) = (&self.bytes[..self.rv_span.0], &self.bytes[self.rv_span.1..]);
         let (bytes, rv_span) = splice(prefix, rv, suffix);
-        Stored { rv, bytes, rv_span, meta: self.meta.clone() }
+        Stored::new(rv, bytes, rv_span, self.meta.clone())
     }
 
     /// Rebuilds a stored object from its encoding (used when loading the log).
@@ -170,7 +182,7 @@ impl Encoded {
     /// Completes the encoding with its revision.
     pub fn finish(&self, rv: u64) -> Stored {
         let (bytes, rv_span) = splice(&self.prefix, rv, &self.suffix);
-        Stored { rv, bytes, rv_span, meta: self.meta.clone() }
+        Stored::new(rv, bytes, rv_span, self.meta.clone())
     }
 }
 

@@ -1,49 +1,12 @@
-//! What watch events carry to the in-process clients (the controllers and the provider):
-//! `metadata.managedFields` keeps only its Apply entries. Those are all the controllers
-//! read (which fields their own applies own); the Update entries, recorded on nearly every
-//! write, made decoding each event in every informer the largest cost of field tracking.
-//! Gets and lists still carry every entry, so a controller that needs them reads the
-//! object. This plays the part of Cluster API's cache transform that strips managedFields.
+//! What the in-process clients (the controllers and the provider) are shown of
+//! `metadata.managedFields`: only its Apply entries, in watch events and write responses.
+//! Those are all the controllers read (which fields their own applies own); the Update
+//! entries, recorded on nearly every write, made decoding each event and each written
+//! object the largest cost of field tracking. Gets and lists still carry every entry, so a
+//! controller that needs them reads the object. This plays the part of Cluster API's cache
+//! transform that strips managedFields.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use axum::body::Body;
-use axum::http::{Request, Response};
 use bytes::Bytes;
-use http_body_util::BodyExt;
-use tower::Service;
-
-/// Wraps the in-process router so that watch streams drop Update entries.
-#[derive(Clone)]
-pub struct ApplyEntriesOnly<S>(pub S);
-
-impl<S, B> Service<Request<B>> for ApplyEntriesOnly<S>
-where
-    S: Service<Request<B>, Response = Response<Body>>,
-    S::Future: Send + 'static,
-{
-    type Response = Response<Body>;
-    type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.0.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request<B>) -> Self::Future {
-        let watch = req.uri().query().is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
-        let fut = self.0.call(req);
-        Box::pin(async move {
-            let resp = fut.await?;
-            if !watch {
-                return Ok(resp);
-            }
-            Ok(resp.map(|b| Body::new(b.map_frame(|f| f.map_data(|d| apply_entries_only(&d))))))
-        })
-    }
-}
 
 const KEY: &[u8] = b"\"managedFields\":[";
 const APPLY: &[u8] = b"\"operation\":\"Apply\"";
@@ -78,15 +41,23 @@ fn value_end(b: &[u8], start: usize) -> usize {
 }
 
 /// `d` with the Update entries of every managedFields array left out (the server writes
-/// JSON without whitespace).
-pub fn apply_entries_only(d: &Bytes) -> Bytes {
-    let Some(first) = memchr::memmem::find(d, KEY) else { return d.clone() };
+/// JSON without whitespace), and where the byte at `mark` (outside those arrays) went;
+/// `None` when there was nothing to leave out.
+pub fn apply_entries_only(d: &[u8], mark: usize) -> Option<(Bytes, usize)> {
+    let first = memchr::memmem::find(d, KEY)?;
     let mut out: Vec<u8> = Vec::with_capacity(d.len());
+    let (mut moved, mut dropped) = (mark, false);
+    let mut copy = |out: &mut Vec<u8>, from: usize, to: usize| {
+        if (from..to).contains(&mark) {
+            moved = out.len() + (mark - from);
+        }
+        out.extend_from_slice(&d[from..to]);
+    };
     let mut at = 0;
     let mut next = Some(first);
     while let Some(pos) = next {
         let open = pos + KEY.len() - 1;
-        out.extend_from_slice(&d[at..=open]);
+        copy(&mut out, at, open + 1);
         let end = value_end(d, open);
         let mut i = open + 1;
         let mut kept = 0;
@@ -96,8 +67,10 @@ pub fn apply_entries_only(d: &Bytes) -> Bytes {
                 if kept > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(&d[i..e]);
+                copy(&mut out, i, e);
                 kept += 1;
+            } else {
+                dropped = true;
             }
             i = if e < end && d[e] == b',' { e + 1 } else { e };
         }
@@ -105,8 +78,13 @@ pub fn apply_entries_only(d: &Bytes) -> Bytes {
         at = end;
         next = memchr::memmem::find(&d[at..], KEY).map(|p| p + at);
     }
-    out.extend_from_slice(&d[at..]);
-    out.into()
+    copy(&mut out, at, d.len());
+    dropped.then(|| (out.into(), moved))
+}
+
+/// [`apply_entries_only`] of a whole body (a write's answer).
+pub fn body_apply_entries_only(d: Bytes) -> Bytes {
+    apply_entries_only(&d, 0).map_or(d, |(b, _)| b)
 }
 
 #[cfg(test)]
@@ -120,8 +98,11 @@ mod tests {
             {"manager": "a", "operation": "Apply", "fieldsV1": {"f:x": {}}},
             {"manager": "b", "operation": "Update", "fieldsV1": {"f:y": {".": {}, "f:\"]}": {}}}},
             {"manager": "c", "operation": "Apply", "fieldsV1": {}}
-        ], "name": "n"}}});
-        let out = apply_entries_only(&Bytes::from(serde_json::to_vec(&obj).unwrap()));
+        ], "name": "n", "resourceVersion": "7"}}});
+        let bytes = serde_json::to_vec(&obj).unwrap();
+        let mark = memchr::memmem::find(&bytes, b"\"7\"").unwrap();
+        let (out, moved) = apply_entries_only(&bytes, mark).unwrap();
+        assert_eq!(&out[moved..moved + 3], b"\"7\"");
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         let managers: Vec<&str> = v["object"]["metadata"]["managedFields"]
             .as_array()
@@ -132,10 +113,12 @@ mod tests {
         assert_eq!(managers, ["a", "c"]);
         assert_eq!(v["object"]["metadata"]["name"], "n");
         let none = json!({"metadata": {"managedFields": [{"manager": "b", "operation": "Update"}]}});
-        let out = apply_entries_only(&Bytes::from(serde_json::to_vec(&none).unwrap()));
+        let out = body_apply_entries_only(Bytes::from(serde_json::to_vec(&none).unwrap()));
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["metadata"]["managedFields"], json!([]));
         let plain = Bytes::from_static(b"{\"metadata\":{}}");
-        assert_eq!(apply_entries_only(&plain), plain);
+        assert_eq!(body_apply_entries_only(plain.clone()), plain);
+        let applied_only = br#"{"metadata":{"managedFields":[{"operation":"Apply"}]}}"#;
+        assert!(apply_entries_only(applied_only, 0).is_none());
     }
 }
