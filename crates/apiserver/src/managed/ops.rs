@@ -117,7 +117,16 @@ impl Comparison {
         match (old, new) {
             (None, None) => return,
             (Some(o), Some(n)) if o == n => return,
-            (None, Some(_)) => self.added.insert(path),
+            (None, Some(n)) => {
+                // Everything below is new: built in one descent rather than path by path.
+                if !path.is_empty() {
+                    let node = self.added.node_mut(path);
+                    node.member = true;
+                    let skipped = metadata_skipped(path).unwrap_or_default();
+                    added_below(node, n, ty, skipped);
+                }
+                return;
+            }
             (Some(_), None) => self.removed.insert(path),
             (Some(o), Some(n)) => {
                 if !descends(ty, o, n) {
@@ -141,10 +150,7 @@ impl Comparison {
         match ty {
             MergeType::Object { .. } | MergeType::Untyped => {
                 let (om, nm) = (old.and_then(Value::as_object), new.and_then(Value::as_object));
-                let skipped: &[&str] = match path.as_slice() {
-                    [m] if m == "f:metadata" => super::SERVER_SET_METADATA,
-                    _ => skipped,
-                };
+                let skipped = metadata_skipped(path).unwrap_or(skipped);
                 let mut visit = |this: &mut Self, k: &String| {
                     let (o, n) = (om.and_then(|m| m.get(k)), nm.and_then(|m| m.get(k)));
                     if o == n || skipped.contains(&k.as_str()) {
@@ -199,6 +205,47 @@ impl Comparison {
             }
             MergeType::Leaf => {}
         }
+    }
+}
+
+/// The fields a comparison leaves out below `path`: those the server sets in `metadata`.
+fn metadata_skipped(path: &[String]) -> Option<&'static [&'static str]> {
+    matches!(path, [m] if m == "f:metadata").then_some(super::SERVER_SET_METADATA)
+}
+
+/// Adds every path below `node`, whose value `v` is new, as [`Comparison::children`] would
+/// find them one by one (except `skipped` fields of an object).
+fn added_below(node: &mut FieldSet, v: &Value, ty: &MergeType, skipped: &[&str]) {
+    match ty {
+        MergeType::Object { .. } | MergeType::Untyped => {
+            for (k, c) in v.as_object().into_iter().flatten() {
+                if skipped.contains(&k.as_str()) {
+                    continue;
+                }
+                let child = node.child_mut(&field(k));
+                child.member = true;
+                added_below(child, c, ty.field(k).0, &[]);
+            }
+        }
+        MergeType::Set => {
+            for item in list(Some(v)) {
+                node.child_mut(&value_elem(item)).member = true;
+            }
+        }
+        MergeType::Map { keys, item } => {
+            let items = list(Some(v));
+            let Some(ks) = item_keys(items, keys) else { return };
+            let mut seen = HashSet::new();
+            for (k, it) in ks.iter().zip(items) {
+                // A key listed twice: its first item stands for it.
+                if seen.insert(k.as_str()) {
+                    let child = node.child_mut(k);
+                    child.member = true;
+                    added_below(child, it, item, &[]);
+                }
+            }
+        }
+        MergeType::Leaf => {}
     }
 }
 

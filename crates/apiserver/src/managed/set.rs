@@ -31,12 +31,18 @@ impl FieldSet {
 
     /// Adds the path `elems` (empty: nothing, the root is never a member).
     pub(super) fn insert(&mut self, elems: &[String]) {
-        let Some((last, head)) = elems.split_last() else { return };
+        if !elems.is_empty() {
+            self.node_mut(elems).member = true;
+        }
+    }
+
+    /// The node at the path `elems`, created (not a member) if absent.
+    pub(super) fn node_mut(&mut self, elems: &[String]) -> &mut FieldSet {
         let mut cur = self;
-        for e in head {
+        for e in elems {
             cur = cur.child_mut(e);
         }
-        cur.child_mut(last).member = true;
+        cur
     }
 
     pub fn union(&mut self, other: &FieldSet) {
