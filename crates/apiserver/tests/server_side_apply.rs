@@ -17,42 +17,8 @@ const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
 const WIDGET_VERSION: &str = "example.com/v1";
 
 /// The Widget of the reference's golden examples: no status subresource, one field of
-/// each merge kind.
-const WIDGET_CRD: &str = r#"{
-  "apiVersion": "apiextensions.k8s.io/v1",
-  "kind": "CustomResourceDefinition",
-  "metadata": {"name": "widgets.example.com"},
-  "spec": {
-    "group": "example.com",
-    "scope": "Namespaced",
-    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-    "versions": [{
-      "name": "v1", "served": true, "storage": true,
-      "schema": {"openAPIV3Schema": {
-        "type": "object",
-        "properties": {
-          "data": {"type": "object", "additionalProperties": {"type": "string"}},
-          "spec": {"type": "object", "properties": {
-            "replicas": {"type": "integer"},
-            "paused": {"type": "boolean"},
-            "args": {"type": "array", "x-kubernetes-list-type": "atomic", "items": {"type": "string"}},
-            "selector": {"type": "object", "additionalProperties": {"type": "string"},
-                         "x-kubernetes-map-type": "atomic"},
-            "containers": {"type": "array", "x-kubernetes-list-type": "map",
-                           "x-kubernetes-list-map-keys": ["name"],
-                           "items": {"type": "object", "required": ["name"], "properties": {
-                             "name": {"type": "string"}, "image": {"type": "string"}}}},
-            "ports": {"type": "array", "x-kubernetes-list-type": "map",
-                      "x-kubernetes-list-map-keys": ["containerPort", "protocol"],
-                      "items": {"type": "object", "required": ["containerPort", "protocol"], "properties": {
-                        "containerPort": {"type": "integer"}, "protocol": {"type": "string"},
-                        "name": {"type": "string"}}}}
-          }}
-        }
-      }}
-    }]
-  }
-}"#;
+/// each merge kind (the unit tests of `managed` use its schema too).
+const WIDGET_CRD: &str = include_str!("data/widget-crd.json");
 
 /// One answer: status code and parsed JSON body.
 struct Resp {

@@ -38,13 +38,13 @@ pub const MAX_BODY: usize = 3 * 1024 * 1024;
 /// Extra metrics rendered after the server's own (e.g. the controllers' registry).
 pub type MetricsSource = Arc<dyn Fn(&mut String) + Send + Sync>;
 
-/// Shared state of the HTTP handlers.
 /// Marks a request from a client inside this process ([`crate::ApiServer::client`]): its
 /// watch events and write responses show only the Apply entries of managedFields
 /// ([`crate::managed::apply_only`]).
 #[derive(Clone, Copy, Debug)]
 pub struct InProcess;
 
+/// Shared state of the HTTP handlers.
 pub struct Server {
     pub api: Api,
     pub version_minor: String,

@@ -5,24 +5,10 @@ use serde_json::{Value, json};
 
 use super::*;
 
+/// The merge type of the Widget CRD the HTTP golden tests serve.
 fn widget() -> MergeType {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "data": {"type": "object", "additionalProperties": {"type": "string"}},
-            "spec": {"type": "object", "properties": {
-                "replicas": {"type": "integer"},
-                "paused": {"type": "boolean"},
-                "args": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "atomic"},
-                "selector": {"type": "object", "additionalProperties": {"type": "string"}, "x-kubernetes-map-type": "atomic"},
-                "containers": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
-                    "items": {"type": "object", "properties": {"name": {"type": "string"}, "image": {"type": "string"}}}},
-                "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["containerPort", "protocol"],
-                    "items": {"type": "object", "properties": {"containerPort": {"type": "integer"}, "protocol": {"type": "string"}, "name": {"type": "string"}}}}
-            }}
-        }
-    });
-    MergeType::from_schema(&schema, None)
+    let crd: Value = serde_json::from_str(include_str!("../../tests/data/widget-crd.json")).expect("widget CRD");
+    MergeType::from_schema(&crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"], None)
 }
 
 /// A Widget store of one object, written the way the REST layer writes.
