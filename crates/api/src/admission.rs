@@ -35,6 +35,14 @@ pub trait Admission: Send + Sync + 'static {
     fn validate(&self, _obj: &Value, _old: Option<&Value>) -> Vec<FieldError> {
         Vec::new()
     }
+
+    /// Defaults, then validates: what the server runs on every write of the main resource.
+    /// `Err`: defaulting failed; `Ok`: the validation errors (empty when admitted). Kinds
+    /// that work on a typed form override it to decode the objects once for both steps.
+    fn admit(&self, obj: &mut Value, old: Option<&Value>, op: Operation) -> Result<Vec<FieldError>, Vec<FieldError>> {
+        self.default_with_old(obj, old, op)?;
+        Ok(self.validate(obj, old))
+    }
 }
 
 /// Kinds of field error, with the `reason` strings Kubernetes puts in Status causes.

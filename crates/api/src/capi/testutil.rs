@@ -9,8 +9,7 @@ use crate::admission::{Admission, FieldError, Operation};
 /// errors.
 pub(crate) fn admit(a: &dyn Admission, mut obj: Value, old: Option<Value>) -> Result<Value, Vec<FieldError>> {
     let op = if old.is_some() { Operation::Update } else { Operation::Create };
-    a.default_with_old(&mut obj, old.as_ref(), op)?;
-    let errs = a.validate(&obj, old.as_ref());
+    let errs = a.admit(&mut obj, old.as_ref(), op)?;
     if errs.is_empty() { Ok(obj) } else { Err(errs) }
 }
 

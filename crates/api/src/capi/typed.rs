@@ -72,6 +72,16 @@ impl<A: KindAdmission> Admission for Typed<A> {
         let old: Option<A::Object> = old.and_then(|o| decode(o).ok());
         self.0.validate(&typed, old.as_ref())
     }
+
+    fn admit(&self, obj: &mut Value, old: Option<&Value>, _op: Operation) -> Result<Vec<FieldError>, Vec<FieldError>> {
+        let mut typed: A::Object = decode(obj).map_err(|e| vec![e])?;
+        let old: Option<A::Object> = old.and_then(|o| decode(o).ok());
+        self.0.default(&mut typed, old.as_ref())?;
+        let errors = self.0.validate(&typed, old.as_ref());
+        *obj = serde_json::to_value(&typed)
+            .map_err(|e| vec![FieldError::new(FieldErrorKind::Invalid, "", e.to_string())])?;
+        Ok(errors)
+    }
 }
 
 #[cfg(test)]

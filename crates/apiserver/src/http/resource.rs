@@ -261,7 +261,10 @@ async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
 fn written_response(c: &Call<'_>, mut w: Written, proto: bool) -> ApiResult<Response> {
     let code = StatusCode::from_u16(w.code).unwrap_or(StatusCode::OK);
     if c.in_process {
-        w.body = crate::managed::apply_only::body_apply_entries_only(w.body);
+        // The answer is usually the stored encoding itself, whose ranges watchers reuse.
+        let stored = w.stored.as_ref().filter(|s| s.bytes.as_ptr() == w.body.as_ptr() && s.bytes.len() == w.body.len());
+        let ranges = stored.map(|s| s.update_entry_ranges());
+        w.body = crate::managed::apply_only::body_apply_entries_only(w.body, ranges);
     }
     let mut r = if proto {
         protobuf::response(code, protobuf::encode_json(&w.body)?)

@@ -193,10 +193,10 @@ impl Api {
         let mut errs = meta::validate_metadata(&obj["metadata"]);
         if let Some(adm) = &t.res.def.admission {
             let op = if old.is_some() { Operation::Update } else { Operation::Create };
-            if let Err(e) = adm.default_with_old(obj, old, op) {
-                return Err(ApiError::invalid(&t.res.def, &name, &e));
+            match adm.admit(obj, old, op) {
+                Ok(invalid) => errs.extend(invalid),
+                Err(e) => return Err(ApiError::invalid(&t.res.def, &name, &e)),
             }
-            errs.extend(adm.validate(obj, old));
         }
         self.validate_schema(t, obj, old, &mut errs, warnings);
         if errs.is_empty() { Ok(()) } else { Err(ApiError::invalid(&t.res.def, &name, &errs)) }

@@ -6,10 +6,12 @@
 //! is encoded with a marker in its place ([`Encoded`]) and the revision is spliced in
 //! under the store lock: no serialization happens while the lock is held.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::Value;
+
+use crate::managed::apply_only;
 
 /// Placeholder written as `metadata.resourceVersion` before the revision is known.
 const RV_MARKER: &str = "\u{1}drydock-resource-version\u{1}";
@@ -109,17 +111,30 @@ pub struct Stored {
     /// Byte range of the resourceVersion digits inside `bytes`.
     rv_span: (usize, usize),
     pub meta: Arc<ObjMeta>,
+    /// Where the Update entries of its managedFields are in `bytes`, found on first use
+    /// and then shared by every watcher shown the object without them.
+    update_entries: OnceLock<Box<[(usize, usize)]>>,
 }
 
 impl Stored {
     fn new(rv: u64, bytes: Bytes, rv_span: (usize, usize), meta: Arc<ObjMeta>) -> Stored {
-        Stored { rv, bytes, rv_span, meta }
+        Stored { rv, bytes, rv_span, meta, update_entries: OnceLock::new() }
+    }
+
+    /// The byte ranges of the Update entries of its managedFields
+    /// ([`apply_only::update_entry_ranges`]).
+    pub fn update_entry_ranges(&self) -> &[(usize, usize)] {
+        self.update_entries.get_or_init(|| apply_only::update_entry_ranges(&self.bytes).into())
     }
 
     /// This object as the in-process clients are shown it: managedFields with only their
-    /// Apply entries ([`crate::managed::apply_only`]); `None` when that is all it has.
+    /// Apply entries ([`apply_only`]); `None` when that is all it has.
     pub fn apply_entries_only(&self) -> Option<Stored> {
-        let (bytes, start) = crate::managed::apply_only::apply_entries_only(&self.bytes, self.rv_span.0)?;
+        let ranges = self.update_entry_ranges();
+        if ranges.is_empty() {
+            return None;
+        }
+        let (bytes, start) = apply_only::without(&self.bytes, ranges, self.rv_span.0);
         let span = (start, start + self.rv_span.1 - self.rv_span.0);
         Some(Stored::new(self.rv, bytes, span, self.meta.clone()))
     }
