@@ -1,6 +1,7 @@
 //! `metadata.managedFields`: one entry per manager identity, kept sorted and capped as
 //! kube-apiserver keeps them.
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::Writer;
@@ -77,6 +78,24 @@ impl Entry {
         Value::Object(m)
     }
 
+    /// The keys in the order a JSON object sorts them, so the encoding is the same as
+    /// [`Entry::to_json`]'s.
+    fn serialize_into<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("apiVersion", &self.api_version)?;
+        m.serialize_entry("fieldsType", "FieldsV1")?;
+        m.serialize_entry("fieldsV1", &self.fields)?;
+        m.serialize_entry("manager", &self.manager)?;
+        m.serialize_entry("operation", self.operation.as_str())?;
+        if !self.subresource.is_empty() {
+            m.serialize_entry("subresource", &self.subresource)?;
+        }
+        if let Some(t) = &self.time {
+            m.serialize_entry("time", t)?;
+        }
+        m.end()
+    }
+
     fn from_json(v: &Value) -> Option<Entry> {
         let operation = match v.get("operation")?.as_str()? {
             "Apply" => Operation::Apply,
@@ -144,8 +163,54 @@ pub fn decode(v: Option<&Value>) -> Option<Vec<Entry>> {
     Some(out)
 }
 
+/// An object's managedFields as a write leaves them. They are kept apart from the object
+/// until it is encoded, and then serialized straight into the stored bytes.
+#[derive(Clone, Debug)]
+pub enum Managers {
+    /// Sorted and capped entries ([`encode`]).
+    Entries(Vec<Entry>),
+    /// A list as JSON: the live one with at most a time changed, or one an apply built.
+    Json(Value),
+}
+
+impl Managers {
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Managers::Entries(list) => list.is_empty(),
+            Managers::Json(v) => v.as_array().is_none_or(Vec::is_empty),
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        match self {
+            Managers::Entries(list) => Value::Array(list.iter().map(Entry::to_json).collect()),
+            Managers::Json(v) => v.clone(),
+        }
+    }
+}
+
+impl Serialize for Entry {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.serialize_into(s)
+    }
+}
+
+impl Serialize for Managers {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Managers::Entries(list) => list.serialize(s),
+            Managers::Json(v) => v.serialize(s),
+        }
+    }
+}
+
 /// Sorts, drops empty entries, caps the updaters and encodes.
-pub fn encode(mut entries: Vec<Entry>) -> Value {
+pub fn encode(entries: Vec<Entry>) -> Value {
+    sorted(entries).to_value()
+}
+
+/// Sorts, drops empty entries and caps the updaters.
+pub fn sorted(mut entries: Vec<Entry>) -> Managers {
     entries.retain(|e| !e.fields.is_empty());
     cap_updaters(&mut entries);
     entries.sort_by(|a, b| {
@@ -157,7 +222,7 @@ pub fn encode(mut entries: Vec<Entry>) -> Value {
             &b.subresource,
         ))
     });
-    Value::Array(entries.iter().map(Entry::to_json).collect())
+    Managers::Entries(entries)
 }
 
 /// Merges the oldest `Update` entries (by time, then manager) into one

@@ -20,7 +20,7 @@ use std::sync::LazyLock;
 
 use serde_json::{Value, json};
 
-pub use entries::{Entry, Operation};
+pub use entries::{Entry, Managers, Operation};
 pub use ops::{compare, compare_except, merge, to_field_set};
 pub use set::{FieldSet, render_path};
 pub use types::MergeType;
@@ -98,7 +98,7 @@ pub fn track_update(
     new: &Value,
     sent: Option<&Value>,
     w: &Writer<'_>,
-) -> Option<Value> {
+) -> Option<Managers> {
     let main = w.subresource.is_empty();
     let live_managed = live_managed.filter(|m| m.as_array().is_some_and(|a| !a.is_empty()));
     let sent = sent.filter(|s| Some(*s) != live_managed);
@@ -117,7 +117,7 @@ pub fn track_update(
         && let Some(m) = live_managed
         && let Some(out) = entries::unchanged_but_time(m, &took, &cmp.removed, w)
     {
-        return Some(out);
+        return Some(Managers::Json(out));
     }
     let mut list = match replaced {
         Some(list) => list,
@@ -147,7 +147,7 @@ pub fn track_update(
         }),
         None => {}
     }
-    Some(entries::encode(list))
+    Some(entries::sorted(list))
 }
 
 /// Conflicts of an apply: per other manager, the fields it owns that the apply would change.

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 /// A set of paths. The root is never a member.
@@ -141,6 +142,20 @@ impl FieldSet {
         Value::Object(m)
     }
 
+    /// Writes the node at a path (not the root): `.` first when it is a member with
+    /// children, as the JSON tree sorts it.
+    fn serialize_node<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let dot = self.member && !self.children.is_empty();
+        let mut m = s.serialize_map(Some(self.children.len() + usize::from(dot)))?;
+        if dot {
+            m.serialize_entry(".", &Empty)?;
+        }
+        for (k, c) in &self.children {
+            m.serialize_entry(k, &Node(c))?;
+        }
+        m.end()
+    }
+
     fn encode_node(&self) -> Value {
         let mut m = Map::new();
         if self.member && !self.children.is_empty() {
@@ -241,6 +256,34 @@ pub fn render_path(elems: &[String]) -> String {
     s
 }
 
+/// `{}`.
+struct Empty;
+
+impl Serialize for Empty {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_map(Some(0))?.end()
+    }
+}
+
+struct Node<'a>(&'a FieldSet);
+
+impl Serialize for Node<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_node(s)
+    }
+}
+
+/// The `fieldsV1` encoding, written without building [`FieldSet::to_fields_v1`]'s tree.
+impl Serialize for FieldSet {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.children.len()))?;
+        for (k, c) in &self.children {
+            m.serialize_entry(k, &Node(c))?;
+        }
+        m.end()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +304,8 @@ mod tests {
             v,
             json!({"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {".": {}, "f:image": {}}}, "f:replicas": {}}})
         );
+        // Written straight, the set encodes as its JSON tree does.
+        assert_eq!(serde_json::to_string(&s).unwrap(), v.to_string());
         assert_eq!(FieldSet::from_fields_v1(&v), Some(s));
         assert!(FieldSet::from_fields_v1(&json!({"spec": {}})).is_none());
         assert!(FieldSet::from_fields_v1(&json!({"f:a": 1})).is_none());

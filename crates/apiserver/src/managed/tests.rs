@@ -57,7 +57,7 @@ impl World {
         let managed = live.as_mut().and_then(take_sent);
         let mf = track_update(&self.ty, live.as_ref(), managed.as_ref(), &new, sent.as_ref(), &writer(manager));
         match mf {
-            Some(mf) => new["metadata"]["managedFields"] = mf,
+            Some(mf) => new["metadata"]["managedFields"] = serde_json::to_value(&mf).unwrap(),
             None => {
                 take_sent(&mut new);
             }

@@ -8,7 +8,7 @@ use super::write::{Track, WriteOptions, Written, is_custom, meta_mut, set_manage
 use super::{Api, Target};
 use crate::builtin::services;
 use crate::error::{ApiError, ApiResult};
-use crate::managed;
+use crate::managed::{self, Managers};
 use crate::store::{Change, Expect, StoreError};
 
 impl Api {
@@ -62,8 +62,7 @@ impl Api {
         if let Some(ns) = &url_ns {
             self.check_namespace_open(t, ns)?;
         }
-        set_managers(&mut obj, managers)?;
-        self.create_named(t, &obj, opts, warnings, &name, &generate).await
+        self.create_named(t, &obj, managers.as_ref(), opts, warnings, &name, &generate).await
     }
 
     /// Refuses creation in a namespace that is missing or terminating.
@@ -83,11 +82,14 @@ impl Api {
     }
 
     /// Admits and commits a new object called `name`, or, without a name, under names
-    /// generated from `generate` until one is free (a few attempts).
+    /// generated from `generate` until one is free (a few attempts). Admission never sees
+    /// the managedFields (`managers`); they are added as the object is encoded.
+    #[allow(clippy::too_many_arguments)]
     async fn create_named(
         &self,
         t: &Target,
         obj: &Value,
+        managers: Option<&Managers>,
         opts: &WriteOptions,
         mut warnings: Vec<String>,
         name: &str,
@@ -96,15 +98,12 @@ impl Api {
         let attempts = if name.is_empty() { 8 } else { 1 };
         for _ in 0..attempts {
             let mut obj = obj.clone();
-            // Admission never sees managedFields; they are put back once it is done.
-            let managers = managed::take_sent(&mut obj);
             let name = if name.is_empty() { format!("{generate}{}", meta::name_suffix()) } else { name.to_string() };
             meta_mut(&mut obj)?.insert("name".into(), json!(name));
             if let Err(e) = self.validate_name(t, &name) {
                 return Err(ApiError::invalid(&t.res.def, &name, &[e]));
             }
             self.run_admission(t, &mut obj, None, &mut warnings)?;
-            set_managers(&mut obj, managers)?;
             // A Service's addresses are chosen and committed under one lock.
             let _allocating = if services::is_service(t) {
                 let guard = self.services.lock().await;
@@ -114,9 +113,10 @@ impl Api {
                 None
             };
             if opts.dry_run {
+                set_managers(&mut obj, managers.cloned())?;
                 return self.dry_run(&obj, 201, warnings);
             }
-            let enc = self.encode_for_store(t, obj)?;
+            let enc = self.encode_for_store(t, obj, managers)?;
             match self.store.commit(t.key(&name), Expect::Absent, Change::Put(enc)).await {
                 Ok(c) => return self.written(t, 201, &c, warnings),
                 Err(StoreError::AlreadyExists) if attempts > 1 => {}

@@ -151,8 +151,8 @@ impl Api {
             obj["status"]["phase"] = json!("Terminating");
         }
         let stored = self.to_storage(&t.res, obj.clone())?;
-        let enc =
-            Encoded::new(stored, self.storage_selectable(&t.res)).map_err(|e| ApiError::internal(e.to_string()))?;
+        let enc = Encoded::new(stored, None, self.storage_selectable(&t.res))
+            .map_err(|e| ApiError::internal(e.to_string()))?;
         Ok(Change::Put(enc))
     }
 

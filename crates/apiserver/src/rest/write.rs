@@ -12,7 +12,7 @@ use super::meta;
 use super::{Api, Subresource, Target, parse_rv};
 use crate::builtin::{self, services};
 use crate::error::{ApiError, ApiResult};
-use crate::managed::{self, Writer};
+use crate::managed::{self, Managers, Writer};
 use crate::patch::{self, PatchType};
 use crate::registry::Resource;
 use crate::schema;
@@ -217,10 +217,12 @@ impl Api {
         }
     }
 
-    /// Converts a served object to its stored shape and encodes it.
-    pub(super) fn encode_for_store(&self, t: &Target, obj: Value) -> ApiResult<Encoded> {
+    /// Converts a served object to its stored shape and encodes it, with `managers` as its
+    /// managedFields when given.
+    pub(super) fn encode_for_store(&self, t: &Target, obj: Value, managers: Option<&Managers>) -> ApiResult<Encoded> {
         let stored = self.to_storage(&t.res, obj)?;
-        Encoded::new(stored, self.storage_selectable(&t.res)).map_err(|e| ApiError::bad_request(e.to_string()))
+        Encoded::new(stored, managers, self.storage_selectable(&t.res))
+            .map_err(|e| ApiError::bad_request(e.to_string()))
     }
 
     pub(super) fn written(&self, t: &Target, code: u16, c: &Committed, warnings: Vec<String>) -> ApiResult<Written> {
@@ -366,15 +368,20 @@ impl Api {
             let live_managed = managed::take_sent(&mut current_v);
             let requested = make(&current_v, live_managed.as_ref())?;
             let mut warnings = Vec::new();
-            let next =
+            let (mut next, managers) =
                 self.prepare_update(t, &current_v, live_managed.as_ref(), requested, opts, track, &mut warnings)?;
             if opts.dry_run {
+                set_managers(&mut next, managers)?;
                 return self.dry_run(&next, 200, warnings);
             }
             // Removing the last finalizer of an object being deleted deletes it.
             let finished = next["metadata"]["deletionTimestamp"].is_string()
                 && next["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
-            let change = if finished { Change::Delete } else { Change::Put(self.encode_for_store(t, next)?) };
+            let change = if finished {
+                Change::Delete
+            } else {
+                Change::Put(self.encode_for_store(t, next, managers.as_ref())?)
+            };
             match self.store.commit(t.key(name), Expect::Revision(current.rv), change).await {
                 Ok(c) => return self.written(t, 200, &c, warnings),
                 Err(StoreError::Conflict) if precondition.is_none() => continue,
@@ -384,7 +391,8 @@ impl Api {
         Err(ApiError::conflict(&t.res.def, name))
     }
 
-    /// Builds the object to store from the current one and the requested one.
+    /// Builds the object to store from the current one and the requested one, and its
+    /// managedFields.
     #[allow(clippy::too_many_arguments)]
     fn prepare_update(
         &self,
@@ -395,7 +403,7 @@ impl Api {
         opts: &WriteOptions,
         track: Track,
         warnings: &mut Vec<String>,
-    ) -> ApiResult<Value> {
+    ) -> ApiResult<(Value, Option<Managers>)> {
         let sent = managed::take_sent(&mut requested);
         if t.sub == Some(Subresource::Status) {
             let mut next = current.clone();
@@ -413,8 +421,7 @@ impl Api {
                 let name = str_field(current, &["metadata", "name"]).unwrap_or_default();
                 return Err(ApiError::invalid(&t.res.def, name, &errs));
             }
-            set_managers(&mut next, managers)?;
-            return Ok(next);
+            return Ok((next, managers));
         }
         self.check_kind(&t.res, &mut requested)?;
         let status_sub = t.res.def.status_subresource;
@@ -472,14 +479,13 @@ impl Api {
             let generation = current["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             meta_mut(&mut requested)?.insert("generation".into(), json!(generation));
         }
-        set_managers(&mut requested, managers)?;
-        Ok(requested)
+        Ok((requested, managers))
     }
 
     /// The managedFields of `obj` as written from `current` (`None`: created): computed
     /// here for updates (after defaulting, before admission, as kube-apiserver does),
-    /// carried over from the apply that built `obj` otherwise. They are set on the object
-    /// after admission ([`set_managers`]), which so never decodes them.
+    /// carried over from the apply that built `obj` otherwise. They are kept apart from the
+    /// object, which admission so never decodes, and serialized into its encoding.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn managers_of(
         &self,
@@ -490,9 +496,9 @@ impl Api {
         opts: &WriteOptions,
         track: Track,
         subresource: &str,
-    ) -> Option<Value> {
+    ) -> Option<Managers> {
         match track {
-            Track::Applied => sent,
+            Track::Applied => sent.map(Managers::Json),
             Track::Update => {
                 let now = meta::now_rfc3339();
                 let av = t.res.def.api_version();
@@ -524,14 +530,15 @@ impl Api {
     }
 }
 
-/// Sets (or, for `None` or no entries, removes) an object's managedFields.
-pub(super) fn set_managers(obj: &mut Value, managers: Option<Value>) -> ApiResult<()> {
+/// Sets (or, for `None` or no entries, removes) an object's managedFields: what a dry run
+/// answers.
+pub(super) fn set_managers(obj: &mut Value, managers: Option<Managers>) -> ApiResult<()> {
     let m = meta_mut(obj)?;
-    match managers {
-        Some(Value::Array(list)) if !list.is_empty() => {
-            m.insert("managedFields".into(), Value::Array(list));
+    match managers.filter(|l| !l.is_empty()) {
+        Some(list) => {
+            m.insert("managedFields".into(), list.to_value());
         }
-        _ => {
+        None => {
             m.remove("managedFields");
         }
     }

@@ -9,9 +9,10 @@
 use std::sync::{Arc, OnceLock};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use serde_json::Value;
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
-use crate::managed::apply_only;
+use crate::managed::{Managers, apply_only};
 
 /// Placeholder written as `metadata.resourceVersion` before the revision is known.
 const RV_MARKER: &str = "\u{1}drydock-resource-version\u{1}";
@@ -154,7 +155,7 @@ impl Stored {
     /// Rebuilds a stored object from its encoding (used when loading the log).
     pub fn from_bytes(rv: u64, bytes: Bytes, selectable: &[String]) -> Result<Stored, serde_json::Error> {
         let value: Value = serde_json::from_slice(&bytes)?;
-        let encoded = Encoded::new(value, selectable)?;
+        let encoded = Encoded::new(value, None, selectable)?;
         Ok(encoded.finish(rv))
     }
 }
@@ -168,13 +169,17 @@ pub struct Encoded {
 }
 
 impl Encoded {
-    /// Serializes `obj`, whose `metadata.resourceVersion` is replaced by the placeholder.
-    pub fn new(mut obj: Value, selectable: &[String]) -> Result<Self, serde_json::Error> {
+    /// Serializes `obj`, whose `metadata.resourceVersion` is replaced by the placeholder,
+    /// with `managers` as its managedFields when given.
+    pub fn new(mut obj: Value, managers: Option<&Managers>, selectable: &[String]) -> Result<Self, serde_json::Error> {
         let meta = Arc::new(ObjMeta::from_value(&obj, selectable));
         if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             m.insert("resourceVersion".into(), Value::String(RV_MARKER.into()));
         }
-        let bytes = serde_json::to_vec(&obj)?;
+        let bytes = match managers {
+            Some(managers) => serde_json::to_vec(&WithManagers { obj: &obj, managers })?,
+            None => serde_json::to_vec(&obj)?,
+        };
         // The marker contains a control character, which JSON escapes; search for its escaped form.
         let marker = serde_json::to_string(RV_MARKER)?;
         let pos = find(&bytes, marker.as_bytes()).ok_or_else(|| {
@@ -201,6 +206,55 @@ impl Encoded {
     }
 }
 
+/// An object serialized with `managers` as its `metadata.managedFields` (in place of any
+/// it has), where a JSON object sorts the key; left out when there are none.
+struct WithManagers<'a> {
+    obj: &'a Value,
+    managers: &'a Managers,
+}
+
+impl Serialize for WithManagers<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(top) = self.obj else { return self.obj.serialize(s) };
+        let mut out = s.serialize_map(Some(top.len()))?;
+        for (k, v) in top {
+            match v {
+                Value::Object(meta) if k == "metadata" => {
+                    out.serialize_entry(k, &MetadataWith { meta, managers: self.managers })?
+                }
+                _ => out.serialize_entry(k, v)?,
+            }
+        }
+        out.end()
+    }
+}
+
+struct MetadataWith<'a> {
+    meta: &'a Map<String, Value>,
+    managers: &'a Managers,
+}
+
+impl Serialize for MetadataWith<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        const KEY: &str = "managedFields";
+        let mut out = s.serialize_map(None)?;
+        let mut pending = !self.managers.is_empty();
+        for (k, v) in self.meta {
+            if pending && k.as_str() > KEY {
+                out.serialize_entry(KEY, self.managers)?;
+                pending = false;
+            }
+            if k != KEY {
+                out.serialize_entry(k, v)?;
+            }
+        }
+        if pending {
+            out.serialize_entry(KEY, self.managers)?;
+        }
+        out.end()
+    }
+}
+
 fn splice(prefix: &[u8], rv: u64, suffix: &[u8]) -> (Bytes, (usize, usize)) {
     let digits = rv.to_string();
     let mut out = BytesMut::with_capacity(prefix.len() + digits.len() + suffix.len());
@@ -222,21 +276,39 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn managers_are_written_where_the_object_would_have_them() {
+        let list = json!([{"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}},
+            "manager": "m", "operation": "Update", "time": "2026-01-01T00:00:00Z"}]);
+        let with = |meta: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": "v"}});
+        let managers = Managers::Json(list.clone());
+        for meta in [json!({"name": "a", "labels": {"x": "1"}}), json!({"labels": {"x": "1"}}), json!({"name": "a"})] {
+            let mut full = meta.clone();
+            full["managedFields"] = list.clone();
+            let direct = Encoded::new(with(meta), Some(&managers), &[]).unwrap().finish(3);
+            let tree = Encoded::new(with(full), None, &[]).unwrap().finish(3);
+            assert_eq!(direct.bytes, tree.bytes);
+        }
+        let empty = Managers::Json(json!([]));
+        let s = Encoded::new(with(json!({"name": "a", "managedFields": list})), Some(&empty), &[]).unwrap().finish(3);
+        assert!(s.to_value().unwrap()["metadata"].get("managedFields").is_none());
+    }
+
+    #[test]
     fn splices_revision_and_detects_noop() {
         let obj =
             json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"1"}},"data":{"k":"v"}});
-        let enc = Encoded::new(obj.clone(), &[]).unwrap();
+        let enc = Encoded::new(obj.clone(), None, &[]).unwrap();
         let s = enc.finish(42);
         let back = s.to_value().unwrap();
         assert_eq!(back["metadata"]["resourceVersion"], "42");
         assert_eq!(back["data"]["k"], "v");
         assert_eq!(s.meta.label("x"), Some("1"));
 
-        let again = Encoded::new(back.clone(), &[]).unwrap();
+        let again = Encoded::new(back.clone(), None, &[]).unwrap();
         assert!(again.same_as(&s), "re-encoding the stored object is a no-op");
         let mut changed = back;
         changed["data"]["k"] = json!("w");
-        assert!(!Encoded::new(changed, &[]).unwrap().same_as(&s));
+        assert!(!Encoded::new(changed, None, &[]).unwrap().same_as(&s));
 
         let t = s.with_rv(1000);
         assert_eq!(t.to_value().unwrap()["metadata"]["resourceVersion"], "1000");
@@ -247,7 +319,7 @@ mod tests {
     fn event_with_nested_resource_version_is_spliced_in_metadata() {
         let obj =
             json!({"apiVersion":"v1","kind":"Event","involvedObject":{"resourceVersion":"9"},"metadata":{"name":"e"}});
-        let s = Encoded::new(obj, &["involvedObject.resourceVersion".into()]).unwrap().finish(5);
+        let s = Encoded::new(obj, None, &["involvedObject.resourceVersion".into()]).unwrap().finish(5);
         let v = s.to_value().unwrap();
         assert_eq!(v["metadata"]["resourceVersion"], "5");
         assert_eq!(v["involvedObject"]["resourceVersion"], "9");
