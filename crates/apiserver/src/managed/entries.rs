@@ -2,7 +2,7 @@
 //! kube-apiserver keeps them.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::Writer;
 use super::set::FieldSet;
@@ -60,40 +60,6 @@ impl Entry {
             s.push_str(&format!(" using {}", self.api_version));
         }
         s
-    }
-
-    fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("manager".into(), json!(self.manager));
-        m.insert("operation".into(), json!(self.operation.as_str()));
-        m.insert("apiVersion".into(), json!(self.api_version));
-        if let Some(t) = &self.time {
-            m.insert("time".into(), json!(t));
-        }
-        m.insert("fieldsType".into(), json!("FieldsV1"));
-        m.insert("fieldsV1".into(), self.fields.to_fields_v1());
-        if !self.subresource.is_empty() {
-            m.insert("subresource".into(), json!(self.subresource));
-        }
-        Value::Object(m)
-    }
-
-    /// The keys in the order a JSON object sorts them, so the encoding is the same as
-    /// [`Entry::to_json`]'s.
-    fn serialize_into<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("apiVersion", &self.api_version)?;
-        m.serialize_entry("fieldsType", "FieldsV1")?;
-        m.serialize_entry("fieldsV1", &self.fields)?;
-        m.serialize_entry("manager", &self.manager)?;
-        m.serialize_entry("operation", self.operation.as_str())?;
-        if !self.subresource.is_empty() {
-            m.serialize_entry("subresource", &self.subresource)?;
-        }
-        if let Some(t) = &self.time {
-            m.serialize_entry("time", t)?;
-        }
-        m.end()
     }
 
     fn from_json(v: &Value) -> Option<Entry> {
@@ -183,15 +149,30 @@ impl Managers {
 
     pub fn to_value(&self) -> Value {
         match self {
-            Managers::Entries(list) => Value::Array(list.iter().map(Entry::to_json).collect()),
+            // Cannot fail: every map key is a string.
+            Managers::Entries(list) => serde_json::to_value(list).unwrap_or_default(),
             Managers::Json(v) => v.clone(),
         }
     }
 }
 
+/// The keys in the order a JSON object sorts them, so the bytes are those of the same
+/// entry parsed and written back.
 impl Serialize for Entry {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.serialize_into(s)
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("apiVersion", &self.api_version)?;
+        m.serialize_entry("fieldsType", "FieldsV1")?;
+        m.serialize_entry("fieldsV1", &self.fields)?;
+        m.serialize_entry("manager", &self.manager)?;
+        m.serialize_entry("operation", self.operation.as_str())?;
+        if !self.subresource.is_empty() {
+            m.serialize_entry("subresource", &self.subresource)?;
+        }
+        if let Some(t) = &self.time {
+            m.serialize_entry("time", t)?;
+        }
+        m.end()
     }
 }
 
@@ -334,4 +315,23 @@ fn intersects(encoded: &Value, set: &FieldSet) -> bool {
         Some(j) => (c.member && is_member(j)) || intersects(j, c),
         None => false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn entries_are_written_as_the_json_they_were_read_from() {
+        let list = json!([
+            {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {".": {}, "f:k": {}}},
+             "manager": "a", "operation": "Apply", "time": "2026-01-01T00:00:00Z"},
+            {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {"f:phase": {}}},
+             "manager": "b", "operation": "Update", "subresource": "status", "time": "2026-01-02T00:00:00Z"}
+        ]);
+        let managers = sorted(decode(Some(&list)).unwrap());
+        assert_eq!(serde_json::to_string(&managers).unwrap(), list.to_string());
+        assert_eq!(managers.to_value(), list);
+    }
 }

@@ -133,15 +133,6 @@ impl FieldSet {
         }
     }
 
-    /// The `fieldsV1` JSON of the set.
-    pub fn to_fields_v1(&self) -> Value {
-        let mut m = Map::new();
-        for (k, c) in &self.children {
-            m.insert(k.clone(), c.encode_node());
-        }
-        Value::Object(m)
-    }
-
     /// Writes the node at a path (not the root): `.` first when it is a member with
     /// children, as the JSON tree sorts it.
     fn serialize_node<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -154,17 +145,6 @@ impl FieldSet {
             m.serialize_entry(k, &Node(c))?;
         }
         m.end()
-    }
-
-    fn encode_node(&self) -> Value {
-        let mut m = Map::new();
-        if self.member && !self.children.is_empty() {
-            m.insert(".".into(), Value::Object(Map::new()));
-        }
-        for (k, c) in &self.children {
-            m.insert(k.clone(), c.encode_node());
-        }
-        Value::Object(m)
     }
 
     /// Parses `fieldsV1`; `None` when it is not a well-formed set.
@@ -273,7 +253,7 @@ impl Serialize for Node<'_> {
     }
 }
 
-/// The `fieldsV1` encoding, written without building [`FieldSet::to_fields_v1`]'s tree.
+/// The `fieldsV1` encoding.
 impl Serialize for FieldSet {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.children.len()))?;
@@ -299,12 +279,12 @@ mod tests {
         s.insert(&p(&["f:spec", "f:containers", r#"k:{"name":"nginx"}"#]));
         s.insert(&p(&["f:spec", "f:containers", r#"k:{"name":"nginx"}"#, "f:image"]));
         s.insert(&p(&["f:spec", "f:replicas"]));
-        let v = s.to_fields_v1();
+        let v = serde_json::to_value(&s).unwrap();
         assert_eq!(
             v,
             json!({"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {".": {}, "f:image": {}}}, "f:replicas": {}}})
         );
-        // Written straight, the set encodes as its JSON tree does.
+        // Written straight to bytes, keys come in the order the JSON tree sorts them.
         assert_eq!(serde_json::to_string(&s).unwrap(), v.to_string());
         assert_eq!(FieldSet::from_fields_v1(&v), Some(s));
         assert!(FieldSet::from_fields_v1(&json!({"spec": {}})).is_none());
