@@ -125,8 +125,9 @@ impl ApiServer {
     /// A kube client talking to this server in-process (no socket), to the root logical
     /// cluster or to the logical cluster `cluster`.
     /// Its writes are recorded in managedFields under the manager `drydock` (the User-Agent's
-    /// name), as a controller manager's are under its binary's name; its watch events and
-    /// write responses carry only the Apply entries of managedFields (`managed::apply_only`).
+    /// name), as a controller manager's are under its binary's name; its watch events, lists
+    /// and write responses carry only the Apply entries of managedFields
+    /// (`managed::apply_only`).
     pub fn client(&self, cluster: Option<&LogicalClusterName>) -> kube::Client {
         let router = tower::ServiceBuilder::new()
             .map_request(|mut r: axum::http::Request<kube::client::Body>| {

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
 use crate::rest::Api;
-use crate::store::ObjKey;
+use crate::store::{ObjKey, Stored};
 use path::Route;
 use request::Query;
 
@@ -39,10 +39,19 @@ pub const MAX_BODY: usize = 3 * 1024 * 1024;
 pub type MetricsSource = Arc<dyn Fn(&mut String) + Send + Sync>;
 
 /// Marks a request from a client inside this process ([`crate::ApiServer::client`]): its
-/// watch events and write responses show only the Apply entries of managedFields
+/// watch events, lists and write responses show only the Apply entries of managedFields
 /// ([`crate::managed::apply_only`]).
 #[derive(Clone, Copy, Debug)]
 pub struct InProcess;
+
+/// `f` of what a watch event or list item shows of `o`: in-process clients see its
+/// Apply entries only.
+fn shown<T>(o: &Stored, in_process: bool, f: impl FnOnce(&Stored) -> T) -> T {
+    match in_process.then(|| o.apply_entries_only()).flatten() {
+        Some(slim) => f(&slim),
+        None => f(o),
+    }
+}
 
 /// Shared state of the HTTP handlers.
 pub struct Server {

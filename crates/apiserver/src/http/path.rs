@@ -1,6 +1,8 @@
 //! Parsing request paths into what they address, following kube-apiserver's
 //! RequestInfo rules, with kcp-style `/clusters/<name>` prefixes for logical clusters.
 
+use std::borrow::Cow;
+
 use drydock_api::tenancy::LogicalClusterName;
 
 /// What a path addresses.
@@ -43,15 +45,16 @@ pub struct ResourcePath {
 
 /// Splits a path into its logical cluster and the route inside it.
 pub fn parse(path: &str) -> (LogicalClusterName, Route) {
-    let segs: Vec<String> = path
+    // Borrowed unless a segment has escapes.
+    let segs: Vec<Cow<'_, str>> = path
         .split('/')
         .filter(|s| !s.is_empty())
-        .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned())
+        .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy())
         .collect();
     let Some((cluster, segs)) = LogicalClusterName::split_segments(&segs) else {
         return (LogicalClusterName::root(), Route::NotFound);
     };
-    let s: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let s: Vec<&str> = segs.iter().map(|s| s.as_ref()).collect();
     let route = match s.as_slice() {
         ["version"] => Route::Version,
         ["healthz" | "livez" | "readyz", ..] => Route::Health(s.join("/")),

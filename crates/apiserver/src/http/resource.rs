@@ -164,7 +164,10 @@ async fn list(c: &Call<'_>) -> ApiResult<Response> {
                 .items
                 .iter()
                 .enumerate()
-                .map(|(i, o)| c.api.encode_in(res, o, list.clusters.get(i).map(|c| &**c)))
+                .map(|(i, o)| {
+                    let cluster = list.clusters.get(i).map(|c| &**c);
+                    super::shown(o, c.in_process, |o| c.api.encode_in(res, o, cluster))
+                })
                 .collect::<ApiResult<Vec<_>>>()?;
             let body = list_body(res, list.rev, list.continue_token.as_deref(), list.remaining, &items);
             if as_ == As::Protobuf {

@@ -79,13 +79,15 @@ fn renderer(api: &Api, t: &Target, as_: As, include_object: &str, in_process: bo
         As::Object => {
             let wildcard = crate::rest::is_wildcard(t);
             Arc::new(move |cluster: &str, o: &Stored| {
-                shown(o, in_process, |o| api.encode_in(&res, o, wildcard.then_some(cluster)))
+                super::shown(o, in_process, |o| api.encode_in(&res, o, wildcard.then_some(cluster)))
             })
         }
         As::Protobuf => {
             let wildcard = crate::rest::is_wildcard(t);
             Arc::new(move |cluster: &str, o: &Stored| {
-                protobuf::encode_json(&shown(o, in_process, |o| api.encode_in(&res, o, wildcard.then_some(cluster)))?)
+                protobuf::encode_json(&super::shown(o, in_process, |o| {
+                    api.encode_in(&res, o, wildcard.then_some(cluster))
+                })?)
             })
         }
         As::Table => {
@@ -96,14 +98,6 @@ fn renderer(api: &Api, t: &Target, as_: As, include_object: &str, in_process: bo
                 Ok(Bytes::from(tbl.to_string()))
             })
         }
-    }
-}
-
-/// `f` of what a watch sends of `o`: in-process clients see Apply entries only.
-fn shown<T>(o: &Stored, in_process: bool, f: impl FnOnce(&Stored) -> T) -> T {
-    match in_process.then(|| o.apply_entries_only()).flatten() {
-        Some(slim) => f(&slim),
-        None => f(o),
     }
 }
 

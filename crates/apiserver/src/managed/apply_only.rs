@@ -1,45 +1,60 @@
 //! What the in-process clients (the controllers and the provider) are shown of
-//! `metadata.managedFields`: only its Apply entries, in watch events and write responses.
-//! Those are all the controllers read (which fields their own applies own); the Update
-//! entries, recorded on nearly every write, made decoding each event and each written
-//! object the largest cost of field tracking. Gets and lists still carry every entry, so a
-//! controller that needs them reads the object. This plays the part of Cluster API's cache
-//! transform that strips managedFields.
+//! `metadata.managedFields`: only its Apply entries, in watch events, lists and write
+//! responses. Those are all the controllers read (which fields their own applies own); the
+//! Update entries, recorded on nearly every write, made decoding each event, listed object
+//! and written object the largest cost of field tracking. Gets still carry every entry, so
+//! a controller that needs them reads the object. This plays the part of Cluster API's
+//! cache transform that strips managedFields.
 //!
 //! The byte ranges of the Update entries are found once per stored object
 //! ([`update_entry_ranges`], kept by [`crate::store::Stored`]); each watcher's copy is then
 //! the object with those ranges left out ([`without`]).
 
+use std::sync::LazyLock;
+
 use bytes::{BufMut, Bytes, BytesMut};
+use memchr::memmem::Finder;
 
 const KEY: &[u8] = b"\"managedFields\":[";
 const APPLY: &[u8] = b"\"operation\":\"Apply\"";
 
-/// The end (exclusive) of the JSON value starting at `start` (an object or array).
+static KEY_FINDER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(KEY));
+static APPLY_FINDER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(APPLY));
+
+/// The end (exclusive) of the JSON object or array starting at `start`. It jumps from one
+/// quote or bracket to the next, and through strings from one quote or backslash to the
+/// next: only the brackets of the value's own kind change the depth.
 fn value_end(b: &[u8], start: usize) -> usize {
-    let (mut depth, mut in_str, mut i) = (0usize, false, start);
-    while i < b.len() {
-        let c = b[i];
-        if in_str {
-            if c == b'\\' {
-                i += 1;
-            } else if c == b'"' {
-                in_str = false;
+    let (open, close) = if b.get(start) == Some(&b'[') { (b'[', b']') } else { (b'{', b'}') };
+    let (mut depth, mut i) = (0usize, start);
+    while let Some(off) = memchr::memchr3(b'"', open, close, &b[i..]) {
+        let at = i + off;
+        match b[at] {
+            b'"' => {
+                i = string_end(b, at + 1);
+                continue;
             }
-        } else {
-            match c {
-                b'"' => in_str = true,
-                b'[' | b'{' => depth += 1,
-                b']' | b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return i + 1;
-                    }
+            c if c == open => depth += 1,
+            _ => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return at + 1;
                 }
-                _ => {}
             }
         }
-        i += 1;
+        i = at + 1;
+    }
+    b.len()
+}
+
+/// The end (exclusive) of the string whose contents start at `i`.
+fn string_end(b: &[u8], mut i: usize) -> usize {
+    while let Some(off) = memchr::memchr2(b'"', b'\\', &b[i..]) {
+        let at = i + off;
+        if b[at] == b'"' {
+            return at + 1;
+        }
+        i = (at + 2).min(b.len());
     }
     b.len()
 }
@@ -55,7 +70,7 @@ pub fn update_entry_ranges(d: &[u8]) -> Vec<(usize, usize)> {
         }
     };
     let mut at = 0;
-    while let Some(pos) = memchr::memmem::find(&d[at..], KEY).map(|p| p + at) {
+    while let Some(pos) = KEY_FINDER.find(&d[at..]).map(|p| p + at) {
         let open = pos + KEY.len() - 1;
         let end = value_end(d, open);
         // Entries kept, as (start, end exclusive); a comma follows each one but the last.
@@ -63,7 +78,7 @@ pub fn update_entry_ranges(d: &[u8]) -> Vec<(usize, usize)> {
         let (mut i, mut dropped) = (open + 1, false);
         while i < end && d[i] == b'{' {
             let e = value_end(d, i);
-            if memchr::memmem::find(&d[i..e], APPLY).is_some() {
+            if APPLY_FINDER.find(&d[i..e]).is_some() {
                 kept.push((i, e));
             } else {
                 dropped = true;
@@ -131,6 +146,19 @@ mod tests {
 
     fn managers(v: &Value) -> Vec<&str> {
         v["metadata"]["managedFields"].as_array().unwrap().iter().map(|e| e["manager"].as_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn a_value_ends_at_its_own_closing_bracket() {
+        for v in [
+            json!({"a": "}]{[", "b": ["x", {"c": "\\\""}], "d\\": {}}),
+            json!([{"a": "]"}, ["\\", "\"]"], [], {}]),
+            json!({}),
+        ] {
+            let text = format!("{v},\"tail\":1");
+            assert_eq!(value_end(text.as_bytes(), 0), v.to_string().len(), "{text}");
+        }
+        assert_eq!(value_end(b"{\"unterminated", 0), 14);
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! kube-apiserver keeps them.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::Writer;
 use super::set::FieldSet;
 
 /// At most this many `Update` entries; older ones merge into [`ANCIENT_CHANGES`].
@@ -118,9 +118,14 @@ pub fn decode(v: Option<&Value>) -> Option<Vec<Entry>> {
         Value::Array(l) => l,
         _ => return None,
     };
+    collect(list.iter().map(Entry::from_json))
+}
+
+/// Collects decoded entries; `None` if one is malformed or two have the same identity.
+pub(super) fn collect(list: impl ExactSizeIterator<Item = Option<Entry>>) -> Option<Vec<Entry>> {
     let mut out: Vec<Entry> = Vec::with_capacity(list.len());
-    for item in list {
-        let e = Entry::from_json(item)?;
+    for e in list {
+        let e = e?;
         if out.iter().any(|o| o.is(&e.manager, e.operation, &e.api_version, &e.subresource)) {
             return None;
         }
@@ -135,8 +140,10 @@ pub fn decode(v: Option<&Value>) -> Option<Vec<Entry>> {
 pub enum Managers {
     /// Sorted and capped entries ([`encode`]).
     Entries(Vec<Entry>),
-    /// A list as JSON: the live one with at most a time changed, or one an apply built.
+    /// A list an apply built.
     Json(Value),
+    /// The live list with at most the writer's time changed ([`super::live`]).
+    Raw(Box<RawValue>),
 }
 
 impl Managers {
@@ -144,6 +151,7 @@ impl Managers {
         match self {
             Managers::Entries(list) => list.is_empty(),
             Managers::Json(v) => v.as_array().is_none_or(Vec::is_empty),
+            Managers::Raw(raw) => !super::Live(raw).has_entries(),
         }
     }
 
@@ -152,24 +160,49 @@ impl Managers {
             // Cannot fail: every map key is a string.
             Managers::Entries(list) => serde_json::to_value(list).unwrap_or_default(),
             Managers::Json(v) => v.clone(),
+            Managers::Raw(raw) => super::Live(raw).to_value().unwrap_or_default(),
         }
     }
 }
 
-/// The keys in the order a JSON object sorts them, so the bytes are those of the same
-/// entry parsed and written back.
 impl Serialize for Entry {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("apiVersion", &self.api_version)?;
-        m.serialize_entry("fieldsType", "FieldsV1")?;
-        m.serialize_entry("fieldsV1", &self.fields)?;
-        m.serialize_entry("manager", &self.manager)?;
-        m.serialize_entry("operation", self.operation.as_str())?;
-        if !self.subresource.is_empty() {
-            m.serialize_entry("subresource", &self.subresource)?;
+        Encoding {
+            api_version: &self.api_version,
+            fields: &self.fields,
+            manager: &self.manager,
+            operation: self.operation.as_str(),
+            subresource: &self.subresource,
+            time: self.time.as_deref(),
         }
-        if let Some(t) = &self.time {
+        .serialize(s)
+    }
+}
+
+/// The one encoding of an entry: its keys in the order a JSON object sorts them, so the
+/// bytes are those of the same entry parsed and written back.
+pub(super) struct Encoding<'a, F> {
+    pub api_version: &'a str,
+    pub fields: &'a F,
+    pub manager: &'a str,
+    pub operation: &'a str,
+    /// Left out when empty.
+    pub subresource: &'a str,
+    pub time: Option<&'a str>,
+}
+
+impl<F: Serialize> Serialize for Encoding<'_, F> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("apiVersion", self.api_version)?;
+        m.serialize_entry("fieldsType", "FieldsV1")?;
+        m.serialize_entry("fieldsV1", self.fields)?;
+        m.serialize_entry("manager", self.manager)?;
+        m.serialize_entry("operation", self.operation)?;
+        if !self.subresource.is_empty() {
+            m.serialize_entry("subresource", self.subresource)?;
+        }
+        if let Some(t) = self.time {
             m.serialize_entry("time", t)?;
         }
         m.end()
@@ -181,6 +214,7 @@ impl Serialize for Managers {
         match self {
             Managers::Entries(list) => list.serialize(s),
             Managers::Json(v) => v.serialize(s),
+            Managers::Raw(raw) => raw.serialize(s),
         }
     }
 }
@@ -255,66 +289,6 @@ fn cap_updaters(entries: &mut Vec<Entry>) {
         i += 1;
         !gone[i - 1]
     });
-}
-
-/// The common update, decided on the encoded entries without decoding them: the writer
-/// already owns every field it took, nobody else owns any of them, and nothing owned was
-/// removed. Then only the writer's time changes (when it took anything). `None`: the
-/// entries change otherwise.
-pub fn unchanged_but_time(live: &Value, took: &FieldSet, removed: &FieldSet, w: &Writer<'_>) -> Option<Value> {
-    let list = live.as_array()?;
-    let mut mine = None;
-    for (i, e) in list.iter().enumerate() {
-        let fields = e.get("fieldsV1")?;
-        let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
-        let is_mine = text("operation") == "Update"
-            && text("manager") == w.manager
-            && text("apiVersion") == w.api_version
-            && text("subresource") == w.subresource;
-        if intersects(fields, removed) {
-            return None;
-        }
-        if is_mine {
-            if !contains_all(fields, took) {
-                return None;
-            }
-            mine = Some(i);
-        } else if intersects(fields, took) {
-            return None;
-        }
-    }
-    if took.is_empty() {
-        return Some(live.clone());
-    }
-    let i = mine?;
-    let mut out = list.clone();
-    out[i]["time"] = Value::String(w.now.to_string());
-    let key = |e: &Value| {
-        let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-        (text("operation"), text("time"), text("manager"), text("apiVersion"), text("subresource"))
-    };
-    out.sort_by_cached_key(key);
-    Some(Value::Array(out))
-}
-
-fn is_member(encoded: &Value) -> bool {
-    encoded.as_object().is_some_and(|m| m.is_empty() || m.contains_key("."))
-}
-
-/// Whether the encoded set holds every path of `set`.
-fn contains_all(encoded: &Value, set: &FieldSet) -> bool {
-    set.children.iter().all(|(k, c)| match encoded.get(k) {
-        Some(j) => (!c.member || is_member(j)) && contains_all(j, c),
-        None => false,
-    })
-}
-
-/// Whether the encoded set and `set` share a path.
-fn intersects(encoded: &Value, set: &FieldSet) -> bool {
-    set.children.iter().any(|(k, c)| match encoded.get(k) {
-        Some(j) => (c.member && is_member(j)) || intersects(j, c),
-        None => false,
-    })
 }
 
 #[cfg(test)]

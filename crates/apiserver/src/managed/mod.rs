@@ -10,6 +10,7 @@
 
 pub mod apply_only;
 mod entries;
+mod live;
 mod ops;
 mod set;
 #[cfg(test)]
@@ -21,6 +22,7 @@ use std::sync::LazyLock;
 use serde_json::{Value, json};
 
 pub use entries::{Entry, Managers, Operation};
+pub use live::{Live, parse_object};
 pub use ops::{compare, compare_except, merge, to_field_set};
 pub use set::{FieldSet, render_path};
 pub use types::MergeType;
@@ -83,8 +85,8 @@ fn strip(mut set: FieldSet, ignored: &[&str]) -> FieldSet {
     set
 }
 
-fn live_entries(managed: Option<&Value>) -> Vec<Entry> {
-    entries::decode(managed).unwrap_or_default()
+fn live_entries(managed: Option<Live<'_>>) -> Vec<Entry> {
+    managed.and_then(live::entries).unwrap_or_default()
 }
 
 /// The managedFields after an update from `live` (`None` on create; its managedFields
@@ -94,14 +96,14 @@ fn live_entries(managed: Option<&Value>) -> Vec<Entry> {
 pub fn track_update(
     ty: &MergeType,
     live: Option<&Value>,
-    live_managed: Option<&Value>,
+    live_managed: Option<Live<'_>>,
     new: &Value,
     sent: Option<&Value>,
     w: &Writer<'_>,
 ) -> Option<Managers> {
     let main = w.subresource.is_empty();
-    let live_managed = live_managed.filter(|m| m.as_array().is_some_and(|a| !a.is_empty()));
-    let sent = sent.filter(|s| Some(*s) != live_managed);
+    let live_managed = live_managed.filter(Live::has_entries);
+    let sent = sent.filter(|s| live_managed.and_then(|m| m.to_value()).as_ref() != Some(*s));
     let replaced = match entries::sent(sent) {
         Sent::Reset if main => return None,
         Sent::Replace(list) if main => Some(list),
@@ -115,9 +117,9 @@ pub fn track_update(
     let took = strip(cmp.changed(), w.ignored);
     if replaced.is_none()
         && let Some(m) = live_managed
-        && let Some(out) = entries::unchanged_but_time(m, &took, &cmp.removed, w)
+        && let Some(out) = live::unchanged_but_time(m, &took, &cmp.removed, w)
     {
-        return Some(Managers::Json(out));
+        return Some(Managers::Raw(out));
     }
     let mut list = match replaced {
         Some(list) => list,
@@ -197,7 +199,7 @@ pub struct Applied {
 pub fn apply(
     ty: &MergeType,
     live: Option<&Value>,
-    live_managed: Option<&Value>,
+    live_managed: Option<Live<'_>>,
     config: &Value,
     w: &Writer<'_>,
     force: bool,

@@ -4,7 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// A set of paths. The root is never a member.
@@ -176,6 +180,56 @@ impl FieldSet {
     }
 }
 
+/// Reads `fieldsV1` straight from its JSON text, with the checks of
+/// [`FieldSet::from_fields_v1`]: a node is an object whose keys are path elements (or `.`,
+/// below the root).
+struct Decode {
+    root: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for Decode {
+    type Value = FieldSet;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FieldSet, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Decode {
+    type Value = FieldSet;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a fieldsV1 object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<FieldSet, A::Error> {
+        let mut out = FieldSet::default();
+        let mut empty = true;
+        while let Some(k) = access.next_key::<String>()? {
+            empty = false;
+            if k == "." && !self.root {
+                access.next_value::<IgnoredAny>()?;
+                out.member = true;
+            } else if is_element(&k) {
+                let child = access.next_value_seed(Decode { root: false })?;
+                out.children.insert(k, child);
+            } else {
+                return Err(de::Error::custom(format!("invalid path element {k:?}")));
+            }
+        }
+        out.member |= empty && !self.root;
+        Ok(out)
+    }
+}
+
+impl FieldSet {
+    /// Parses `fieldsV1` from its JSON text; `None` when it is not a well-formed set.
+    pub fn from_raw(raw: &RawValue) -> Option<FieldSet> {
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        Decode { root: true }.deserialize(&mut de).ok()
+    }
+}
+
 fn is_element(k: &str) -> bool {
     match k.split_at_checked(2) {
         Some(("f:", _)) => true,
@@ -286,7 +340,12 @@ mod tests {
         );
         // Written straight to bytes, keys come in the order the JSON tree sorts them.
         assert_eq!(serde_json::to_string(&s).unwrap(), v.to_string());
-        assert_eq!(FieldSet::from_fields_v1(&v), Some(s));
+        assert_eq!(FieldSet::from_fields_v1(&v), Some(s.clone()));
+        let raw = serde_json::value::to_raw_value(&v).unwrap();
+        assert_eq!(FieldSet::from_raw(&raw), Some(s));
+        for bad in [json!({"spec": {}}), json!({"f:a": 1}), json!({".": {}}), json!({"f:a": {"x": {}}})] {
+            assert!(FieldSet::from_raw(&serde_json::value::to_raw_value(&bad).unwrap()).is_none(), "{bad}");
+        }
         assert!(FieldSet::from_fields_v1(&json!({"spec": {}})).is_none());
         assert!(FieldSet::from_fields_v1(&json!({"f:a": 1})).is_none());
     }

@@ -34,6 +34,11 @@ fn writer(manager: &str) -> Writer<'_> {
     Writer { manager, api_version: AV, subresource: "", ignored: &[], now: "2026-12-01T00:00:00Z" }
 }
 
+/// managedFields as the store keeps them.
+fn raw(managed: Option<Value>) -> Option<Box<serde_json::value::RawValue>> {
+    managed.map(|m| serde_json::value::to_raw_value(&m).unwrap())
+}
+
 impl World {
     fn new() -> Self {
         World { ty: widget(), obj: None }
@@ -42,8 +47,8 @@ impl World {
     fn apply(&mut self, manager: &str, config: Value, force: bool) -> Result<(), String> {
         let cfg = body(config);
         let mut live = self.obj.clone();
-        let managed = live.as_mut().and_then(take_sent);
-        let out = super::apply(&self.ty, live.as_ref(), managed.as_ref(), &cfg, &writer(manager), force)
+        let managed = raw(live.as_mut().and_then(take_sent));
+        let out = super::apply(&self.ty, live.as_ref(), managed.as_deref().map(Live), &cfg, &writer(manager), force)
             .map_err(|c| c.message())?;
         self.obj = Some(out.object);
         Ok(())
@@ -54,8 +59,9 @@ impl World {
         let mut new = body(new);
         let sent = take_sent(&mut new);
         let mut live = self.obj.clone();
-        let managed = live.as_mut().and_then(take_sent);
-        let mf = track_update(&self.ty, live.as_ref(), managed.as_ref(), &new, sent.as_ref(), &writer(manager));
+        let managed = raw(live.as_mut().and_then(take_sent));
+        let mf =
+            track_update(&self.ty, live.as_ref(), managed.as_deref().map(Live), &new, sent.as_ref(), &writer(manager));
         match mf {
             Some(mf) => new["metadata"]["managedFields"] = serde_json::to_value(&mf).unwrap(),
             None => {

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::builtin::services::ServiceAllocations;
 use crate::error::{ApiError, ApiResult};
+use crate::managed::{self, Live};
 use crate::registry::{Registries, Registry, Resource};
 use crate::store::{ObjKey, ResId, Store, Stored};
 
@@ -110,7 +111,18 @@ impl Api {
 
     /// The object as served by `res`, parsed.
     pub fn value(&self, res: &Resource, obj: &Stored) -> ApiResult<Value> {
-        let v = self.parse(obj)?;
+        let v = obj.to_value().map_err(not_parsed)?;
+        self.served(res, v)
+    }
+
+    /// Like [`Api::value`], with the managedFields left out of the object and unparsed.
+    pub fn value_and_managed<'a>(&self, res: &Resource, obj: &'a Stored) -> ApiResult<(Value, Option<Live<'a>>)> {
+        let (v, managed) = managed::parse_object(&obj.bytes).map_err(not_parsed)?;
+        Ok((self.served(res, v)?, managed))
+    }
+
+    /// A parsed stored object in the shape `res` serves.
+    fn served(&self, res: &Resource, v: Value) -> ApiResult<Value> {
         if let Some(c) = &res.custom {
             return if c.rewrites_reads { c.converter.from_storage(v, &res.def.version) } else { Ok(v) };
         }
@@ -129,10 +141,6 @@ impl Api {
             Some(c) => (c.to_storage)(obj),
             None => obj,
         })
-    }
-
-    fn parse(&self, obj: &Stored) -> ApiResult<Value> {
-        obj.to_value().map_err(|e| ApiError::internal(format!("stored object does not parse: {e}")))
     }
 
     /// Selectable field paths of the storage resource behind `res`.
@@ -154,4 +162,8 @@ impl Api {
 /// Parses a resourceVersion given by a client.
 pub fn parse_rv(s: &str) -> ApiResult<u64> {
     s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid resource version: \"{s}\"")))
+}
+
+fn not_parsed(e: serde_json::Error) -> ApiError {
+    ApiError::internal(format!("stored object does not parse: {e}"))
 }

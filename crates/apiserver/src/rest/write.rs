@@ -12,7 +12,7 @@ use super::meta;
 use super::{Api, Subresource, Target, parse_rv};
 use crate::builtin::{self, services};
 use crate::error::{ApiError, ApiResult};
-use crate::managed::{self, Managers, Writer};
+use crate::managed::{self, Live, Managers, Writer};
 use crate::patch::{self, PatchType};
 use crate::registry::Resource;
 use crate::schema;
@@ -332,9 +332,9 @@ impl Api {
             let mut doc = current.clone();
             // A JSON patch may address the managedFields (kubectl's client-side apply upgrade).
             if ptype == PatchType::Json
-                && let Some(m) = live_managed
+                && let Some(m) = live_managed.and_then(|m| m.to_value())
             {
-                meta_mut(&mut doc)?.insert("managedFields".into(), m.clone());
+                meta_mut(&mut doc)?.insert("managedFields".into(), m);
             }
             apply(&mut doc)?;
             let before = str_field(current, &["metadata", "resourceVersion"]);
@@ -356,20 +356,19 @@ impl Api {
         precondition: Option<u64>,
         opts: &WriteOptions,
         track: Track,
-        mut make: impl FnMut(&Value, Option<&Value>) -> ApiResult<Value>,
+        mut make: impl FnMut(&Value, Option<Live<'_>>) -> ApiResult<Value>,
     ) -> ApiResult<Written> {
         for _ in 0..UPDATE_RETRIES {
             let current = self.get(t)?;
             if precondition.is_some_and(|rv| rv != current.rv) {
                 return Err(ApiError::conflict(&t.res.def, name));
             }
-            // managedFields travel beside the object: only tracking reads them.
-            let mut current_v = self.value(&t.res, &current)?;
-            let live_managed = managed::take_sent(&mut current_v);
-            let requested = make(&current_v, live_managed.as_ref())?;
+            // managedFields travel beside the object, unparsed: only tracking reads them.
+            let (current_v, live_managed) = self.value_and_managed(&t.res, &current)?;
+            let requested = make(&current_v, live_managed)?;
             let mut warnings = Vec::new();
             let (mut next, managers) =
-                self.prepare_update(t, &current_v, live_managed.as_ref(), requested, opts, track, &mut warnings)?;
+                self.prepare_update(t, &current_v, live_managed, requested, opts, track, &mut warnings)?;
             if opts.dry_run {
                 set_managers(&mut next, managers)?;
                 return self.dry_run(&next, 200, warnings);
@@ -398,7 +397,7 @@ impl Api {
         &self,
         t: &Target,
         current: &Value,
-        live_managed: Option<&Value>,
+        live_managed: Option<Live<'_>>,
         mut requested: Value,
         opts: &WriteOptions,
         track: Track,
@@ -490,7 +489,7 @@ impl Api {
     pub(super) fn managers_of(
         &self,
         t: &Target,
-        current: Option<(&Value, Option<&Value>)>,
+        current: Option<(&Value, Option<Live<'_>>)>,
         obj: &Value,
         sent: Option<Value>,
         opts: &WriteOptions,
