@@ -35,11 +35,31 @@ impl Live<'_> {
     }
 }
 
-/// The stored entries decoded; `None` if they are malformed (a write then starts from
-/// none, as kube-apiserver does).
-pub fn entries(live: Live<'_>) -> Option<Vec<Entry>> {
-    let list: Vec<RawEntry<'_>> = serde_json::from_str(live.0.get()).ok()?;
-    super::entries::collect(list.into_iter().map(RawEntry::decode))
+impl<'a> Live<'a> {
+    /// The entries, read once for both the common update and decoding, their field sets
+    /// left unparsed; `None` if one is malformed (a write then starts from none, as
+    /// kube-apiserver does).
+    pub fn read(self) -> Option<Entries<'a>> {
+        let stored: Vec<&'a RawValue> = serde_json::from_str(self.0.get()).ok()?;
+        let mut entries = Vec::with_capacity(stored.len());
+        for raw in &stored {
+            let e: RawEntry<'a> = serde_json::from_str(raw.get()).ok()?;
+            if !matches!(e.operation.as_ref(), "Apply" | "Update")
+                || e.fields_type.as_deref().is_some_and(|t| t != "FieldsV1")
+            {
+                return None;
+            }
+            entries.push(e);
+        }
+        Some(Entries { all: self.0, stored, entries })
+    }
+}
+
+/// The stored entries ([`Live::read`]): each as stored, and read but for its field set.
+pub struct Entries<'a> {
+    all: &'a RawValue,
+    stored: Vec<&'a RawValue>,
+    entries: Vec<RawEntry<'a>>,
 }
 
 /// Parses a stored object, leaving its `metadata.managedFields` unparsed.
@@ -113,116 +133,102 @@ struct RawEntry<'a> {
 }
 
 impl RawEntry<'_> {
-    /// The entry decoded, with the checks of [`Entry::from_json`](super::Entry).
-    fn decode(self) -> Option<Entry> {
-        let operation = match self.operation.as_ref() {
-            "Apply" => Operation::Apply,
-            "Update" => Operation::Update,
-            _ => return None,
-        };
-        if self.fields_type.as_deref().is_some_and(|t| t != "FieldsV1") {
-            return None;
-        }
+    /// The entry decoded (its operation and fieldsType checked by [`Live::read`]); `None`
+    /// if its field set is malformed.
+    fn decode(&self) -> Option<Entry> {
+        let operation = if self.operation == "Apply" { Operation::Apply } else { Operation::Update };
         let fields = match self.fields {
             None => FieldSet::default(),
             Some(raw) => FieldSet::from_raw(raw)?,
         };
         Some(Entry {
-            manager: self.manager.into_owned(),
+            manager: self.manager.to_string(),
             operation,
-            api_version: self.api_version.into_owned(),
-            time: self.time.map(Cow::into_owned),
-            subresource: self.subresource.into_owned(),
+            api_version: self.api_version.to_string(),
+            time: self.time.as_deref().map(str::to_string),
+            subresource: self.subresource.to_string(),
             fields,
         })
     }
-
-    /// The order kube-apiserver keeps entries in (as [`super::entries::sorted`]).
-    fn order_key(&self) -> (&str, &str, &str, &str, &str) {
-        (&self.operation, self.time.as_deref().unwrap_or(""), &self.manager, &self.api_version, &self.subresource)
-    }
 }
 
-impl Serialize for RawEntry<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        Encoding {
-            api_version: &self.api_version,
-            fields: &self.fields,
-            manager: &self.manager,
-            operation: &self.operation,
-            subresource: &self.subresource,
-            time: self.time.as_deref(),
-        }
-        .serialize(s)
-    }
-}
-
-/// An entry of the list a write leaves: as stored, or rewritten.
+/// An entry of the list a write leaves: as stored, or with the writer's new time.
 enum Piece<'e, 'a> {
     Stored(&'a RawValue),
-    Rewritten(&'e RawEntry<'a>),
+    Retimed(&'e RawEntry<'a>, &'e str),
 }
 
 impl Serialize for Piece<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Piece::Stored(raw) => raw.serialize(s),
-            Piece::Rewritten(e) => e.serialize(s),
+            Piece::Retimed(e, time) => Encoding {
+                api_version: &e.api_version,
+                fields: &e.fields,
+                manager: &e.manager,
+                operation: &e.operation,
+                subresource: &e.subresource,
+                time: Some(time),
+            }
+            .serialize(s),
         }
     }
 }
 
-/// The common update, decided on the stored entries: the writer already owns every field
-/// it took, nobody else owns any of them, and nothing owned was removed. Then only the
-/// writer's time changes (when it took anything). `None`: the entries change otherwise
-/// (or do not read as well-formed entries).
-pub fn unchanged_but_time(
-    live: Live<'_>,
-    took: &FieldSet,
-    removed: &FieldSet,
-    w: &Writer<'_>,
-) -> Option<Box<RawValue>> {
-    let stored: Vec<&RawValue> = serde_json::from_str(live.0.get()).ok()?;
-    let mut entries = Vec::with_capacity(stored.len());
-    let mut mine = None;
-    for (i, raw) in stored.iter().enumerate() {
-        let e: RawEntry<'_> = serde_json::from_str(raw.get()).ok()?;
-        if e.fields_type.as_deref().is_some_and(|t| t != "FieldsV1") {
-            return None;
-        }
-        let is_mine = e.operation == "Update"
-            && e.manager == w.manager
-            && e.api_version == w.api_version
-            && e.subresource == w.subresource;
-        let fields = e.fields?;
-        if !took.is_empty() || !removed.is_empty() {
-            let fields = Level::parse(fields)?;
-            if fields.intersects(removed)? {
-                return None;
-            }
-            if is_mine {
-                if !fields.contains_all(took)? {
+impl Entries<'_> {
+    /// Every entry decoded; `None` if a field set is malformed or two entries have the
+    /// same identity.
+    pub fn decode(&self) -> Option<Vec<Entry>> {
+        super::entries::collect(self.entries.iter().map(RawEntry::decode))
+    }
+
+    /// The common update, decided on the stored entries: the writer already owns every
+    /// field it took, nobody else owns any of them, and nothing owned was removed. Then
+    /// only the writer's time changes (when it took anything). `None`: the entries change
+    /// otherwise (or a field set is malformed).
+    pub fn unchanged_but_time(&self, took: &FieldSet, removed: &FieldSet, w: &Writer<'_>) -> Option<Box<RawValue>> {
+        let mut mine = None;
+        for (i, e) in self.entries.iter().enumerate() {
+            let is_mine = e.operation == "Update"
+                && e.manager == w.manager
+                && e.api_version == w.api_version
+                && e.subresource == w.subresource;
+            let fields = e.fields?;
+            if !took.is_empty() || !removed.is_empty() {
+                let fields = Level::parse(fields)?;
+                if fields.intersects(removed)? {
                     return None;
                 }
-            } else if fields.intersects(took)? {
-                return None;
+                if is_mine {
+                    if !fields.contains_all(took)? {
+                        return None;
+                    }
+                } else if fields.intersects(took)? {
+                    return None;
+                }
+            }
+            if is_mine {
+                mine = Some(i);
             }
         }
-        if is_mine {
-            mine = Some(i);
+        if took.is_empty() {
+            return Some(self.all.to_owned());
         }
-        entries.push(e);
+        let i = mine?;
+        // The order kube-apiserver keeps entries in (as `entries::sorted`).
+        let key = |j: usize| {
+            let e = &self.entries[j];
+            let time = if j == i { w.now } else { e.time.as_deref().unwrap_or("") };
+            (e.operation.as_ref(), time, e.manager.as_ref(), e.api_version.as_ref(), e.subresource.as_ref())
+        };
+        let mut order: Vec<usize> = (0..self.entries.len()).collect();
+        order.sort_by(|&a, &b| key(a).cmp(&key(b)));
+        let pieces: Vec<Piece<'_, '_>> = order
+            .iter()
+            .map(|&j| if j == i { Piece::Retimed(&self.entries[j], w.now) } else { Piece::Stored(self.stored[j]) })
+            .collect();
+        serde_json::value::to_raw_value(&pieces).ok()
     }
-    if took.is_empty() {
-        return Some(live.0.to_owned());
-    }
-    let i = mine?;
-    entries[i].time = Some(Cow::Borrowed(w.now));
-    let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.sort_by(|&a, &b| entries[a].order_key().cmp(&entries[b].order_key()));
-    let pieces: Vec<Piece<'_, '_>> =
-        order.iter().map(|&j| if j == i { Piece::Rewritten(&entries[j]) } else { Piece::Stored(stored[j]) }).collect();
-    serde_json::value::to_raw_value(&pieces).ok()
 }
 
 /// A key of an encoded field set, borrowed when it has no escapes.
@@ -333,6 +339,19 @@ mod tests {
         assert!(parse_object(&bare).unwrap().1.is_none());
     }
 
+    fn unchanged_but_time(
+        live: Live<'_>,
+        took: &FieldSet,
+        removed: &FieldSet,
+        w: &Writer<'_>,
+    ) -> Option<Box<RawValue>> {
+        live.read()?.unchanged_but_time(took, removed, w)
+    }
+
+    fn entries(live: Live<'_>) -> Option<Vec<Entry>> {
+        live.read()?.decode()
+    }
+
     fn writer() -> Writer<'static> {
         Writer { manager: "b", api_version: "v1", subresource: "", ignored: &[], now: "2026-12-02T00:00:00Z" }
     }
@@ -357,10 +376,10 @@ mod tests {
         let took = set(&[&["f:data", "f:k\"q"]]);
         let out = unchanged_but_time(Live(&raw), &took, &FieldSet::default(), &writer()).unwrap();
         // What decoding the entries, changing the time and sorting them gives.
-        let mut entries = super::super::entries::decode(Some(&list)).unwrap();
-        assert_eq!(super::entries(Live(&raw)), Some(entries.clone()));
-        entries[1].time = Some("2026-12-02T00:00:00Z".into());
-        let want = serde_json::to_string(&super::super::entries::sorted(entries)).unwrap();
+        let mut decoded = super::super::entries::decode(Some(&list)).unwrap();
+        assert_eq!(entries(Live(&raw)), Some(decoded.clone()));
+        decoded[1].time = Some("2026-12-02T00:00:00Z".into());
+        let want = serde_json::to_string(&super::super::entries::sorted(decoded)).unwrap();
         assert_eq!(out.get(), want);
         // Nothing taken: the stored bytes as they are.
         let same = unchanged_but_time(Live(&raw), &FieldSet::default(), &FieldSet::default(), &writer()).unwrap();
@@ -389,5 +408,7 @@ mod tests {
         assert_eq!(entries(Live(&bad)), None);
         let twice = serde_json::value::to_raw_value(&json!([list[0], list[0]])).unwrap();
         assert_eq!(entries(Live(&twice)), None);
+        let unknown = serde_json::value::to_raw_value(&json!([{"manager": "b", "operation": "Patch"}])).unwrap();
+        assert!(Live(&unknown).read().is_none());
     }
 }

@@ -86,7 +86,7 @@ fn strip(mut set: FieldSet, ignored: &[&str]) -> FieldSet {
 }
 
 fn live_entries(managed: Option<Live<'_>>) -> Vec<Entry> {
-    managed.and_then(live::entries).unwrap_or_default()
+    managed.and_then(Live::read).and_then(|r| r.decode()).unwrap_or_default()
 }
 
 /// The managedFields after an update from `live` (`None` on create; its managedFields
@@ -115,15 +115,16 @@ pub fn track_update(
     let empty = json!({});
     let cmp = compare_except(live.unwrap_or(&empty), new, ty, w.ignored);
     let took = strip(cmp.changed(), w.ignored);
-    if replaced.is_none()
-        && let Some(m) = live_managed
-        && let Some(out) = live::unchanged_but_time(m, &took, &cmp.removed, w)
-    {
-        return Some(Managers::Raw(out));
-    }
     let mut list = match replaced {
         Some(list) => list,
-        None => live_entries(live_managed),
+        None => {
+            // Read once: for the common update, else to decode.
+            let read = live_managed.and_then(Live::read);
+            if let Some(out) = read.as_ref().and_then(|r| r.unchanged_but_time(&took, &cmp.removed, w)) {
+                return Some(Managers::Raw(out));
+            }
+            read.and_then(|r| r.decode()).unwrap_or_default()
+        }
     };
     for e in list.iter_mut() {
         if !e.is(w.manager, Operation::Update, w.api_version, w.subresource) {
