@@ -1,10 +1,12 @@
 //! The live object's managedFields as stored: raw JSON, read only as far as a write needs.
 //!
-//! Most writes are a controller setting again fields it alone owns already. Their entries
-//! change in the writer's time at most. That case is decided on the stored bytes, reading
-//! only the paths the write took or removed, and answered with the stored entries and the
-//! writer's rewritten; the entries are decoded into [`super::Entry`] only when ownership
-//! moves. Parsing a stored object ([`parse_object`]) so never builds a JSON tree of them.
+//! Most writes are a controller setting fields no other manager owns: again the ones it
+//! owns already, or new ones (a status filling in). Only the writer's entry changes then.
+//! That case is decided on the stored bytes, reading only the paths the write took or
+//! removed, and answered with the other entries as stored and the writer's rewritten
+//! (its field set decoded only when it changes); every entry is decoded into
+//! [`super::Entry`] only when fields move between managers. Parsing a stored object
+//! ([`parse_object`]) so never builds a JSON tree of them.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -152,26 +154,67 @@ impl RawEntry<'_> {
     }
 }
 
-/// An entry of the list a write leaves: as stored, or with the writer's new time.
+/// An entry of the list a write leaves: as stored, or the writer's with its new time
+/// and field set.
 enum Piece<'e, 'a> {
     Stored(&'a RawValue),
-    Retimed(&'e RawEntry<'a>, &'e str),
+    Mine(Mine<'e>),
+}
+
+/// The writer's entry after an update that changed only it.
+struct Mine<'e> {
+    api_version: &'e str,
+    manager: &'e str,
+    subresource: &'e str,
+    time: &'e str,
+    fields: Fields<'e>,
+}
+
+/// A field set as stored, or as the update left it.
+enum Fields<'e> {
+    Raw(&'e RawValue),
+    Set(FieldSet),
+}
+
+impl Serialize for Fields<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Fields::Raw(raw) => raw.serialize(s),
+            Fields::Set(set) => set.serialize(s),
+        }
+    }
 }
 
 impl Serialize for Piece<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Piece::Stored(raw) => raw.serialize(s),
-            Piece::Retimed(e, time) => Encoding {
-                api_version: &e.api_version,
-                fields: &e.fields,
-                manager: &e.manager,
-                operation: &e.operation,
-                subresource: &e.subresource,
-                time: Some(time),
+            Piece::Mine(m) => Encoding {
+                api_version: m.api_version,
+                fields: &m.fields,
+                manager: m.manager,
+                operation: "Update",
+                subresource: m.subresource,
+                time: Some(m.time),
             }
             .serialize(s),
         }
+    }
+}
+
+impl RawEntry<'_> {
+    fn is_writers(&self, w: &Writer<'_>) -> bool {
+        self.operation == "Update"
+            && self.manager == w.manager
+            && self.api_version == w.api_version
+            && self.subresource == w.subresource
+    }
+
+    fn same_identity(&self, other: &RawEntry<'_>) -> bool {
+        self.manager == other.manager
+            && self.operation == other.operation
+            && self.subresource == other.subresource
+            && (self.operation == "Apply" || self.api_version == other.api_version)
     }
 }
 
@@ -182,50 +225,96 @@ impl Entries<'_> {
         super::entries::collect(self.entries.iter().map(RawEntry::decode))
     }
 
-    /// The common update, decided on the stored entries: the writer already owns every
-    /// field it took, nobody else owns any of them, and nothing owned was removed. Then
-    /// only the writer's time changes (when it took anything). `None`: the entries change
-    /// otherwise (or a field set is malformed).
-    pub fn unchanged_but_time(&self, took: &FieldSet, removed: &FieldSet, w: &Writer<'_>) -> Option<Box<RawValue>> {
-        let mut mine = None;
-        for (i, e) in self.entries.iter().enumerate() {
-            let is_mine = e.operation == "Update"
-                && e.manager == w.manager
-                && e.api_version == w.api_version
-                && e.subresource == w.subresource;
-            let fields = e.fields?;
-            if !took.is_empty() || !removed.is_empty() {
-                let fields = Level::parse(fields)?;
-                if fields.intersects(removed)? {
-                    return None;
-                }
-                if is_mine {
-                    if !fields.contains_all(took)? {
-                        return None;
-                    }
-                } else if fields.intersects(took)? {
-                    return None;
-                }
-            }
-            if is_mine {
-                mine = Some(i);
-            }
-        }
-        if took.is_empty() {
+    /// The common update, decided on the stored entries: no other manager owns a field
+    /// the write took or removed, so only the writer's entry changes. It comes to own what
+    /// it took besides what it had, less what was removed, with the time of the write when
+    /// it took anything; it is decoded only when its field set changes. The other entries
+    /// are kept as stored. `None`: other entries change, the list is malformed, or a new
+    /// entry would need the updaters capped (decoding does all that).
+    pub fn only_writer_changes(&self, took: &FieldSet, removed: &FieldSet, w: &Writer<'_>) -> Option<Box<RawValue>> {
+        if took.is_empty() && removed.is_empty() {
             return Some(self.all.to_owned());
         }
-        let i = mine?;
-        // The order kube-apiserver keeps entries in (as `entries::sorted`).
-        let key = |j: usize| {
-            let e = &self.entries[j];
-            let time = if j == i { w.now } else { e.time.as_deref().unwrap_or("") };
-            (e.operation.as_ref(), time, e.manager.as_ref(), e.api_version.as_ref(), e.subresource.as_ref())
+        let mut mine = None;
+        for (i, e) in self.entries.iter().enumerate() {
+            if self.entries[..i].iter().any(|o| o.same_identity(e)) {
+                return None;
+            }
+            let level = Level::parse(e.fields?)?;
+            if e.is_writers(w) {
+                mine = Some((i, level));
+            } else if level.0.is_empty() || level.intersects(removed)? || level.intersects(took)? {
+                return None;
+            }
+        }
+        let mine = match mine {
+            Some((i, level)) => {
+                let e = &self.entries[i];
+                let time = if took.is_empty() { e.time.as_deref().unwrap_or("") } else { w.now };
+                let fields = if level.contains_all(took)? && !level.intersects(removed)? {
+                    if took.is_empty() {
+                        return Some(self.all.to_owned());
+                    }
+                    Fields::Raw(e.fields?)
+                } else {
+                    let mut set = FieldSet::from_raw(e.fields?)?;
+                    set.union(took);
+                    set.subtract(removed);
+                    Fields::Set(set)
+                };
+                Some((
+                    i,
+                    Mine {
+                        api_version: &e.api_version,
+                        manager: &e.manager,
+                        subresource: &e.subresource,
+                        time,
+                        fields,
+                    },
+                ))
+            }
+            None if took.is_empty() => None,
+            None => {
+                let updaters = self.entries.iter().filter(|e| e.operation == "Update").count();
+                if updaters >= super::entries::MAX_UPDATE_MANAGERS {
+                    return None;
+                }
+                let fields = Fields::Set(took.clone());
+                Some((
+                    self.entries.len(),
+                    Mine {
+                        api_version: w.api_version,
+                        manager: w.manager,
+                        subresource: w.subresource,
+                        time: w.now,
+                        fields,
+                    },
+                ))
+            }
         };
-        let mut order: Vec<usize> = (0..self.entries.len()).collect();
+        let Some((at, mine)) = mine else { return Some(self.all.to_owned()) };
+        let empty = matches!(&mine.fields, Fields::Set(s) if s.is_empty());
+        // The order kube-apiserver keeps entries in (as `entries::sorted`).
+        let key = |j: usize| -> (&str, &str, &str, &str, &str) {
+            if j == at {
+                return ("Update", mine.time, mine.manager, mine.api_version, mine.subresource);
+            }
+            let e = &self.entries[j];
+            (
+                e.operation.as_ref(),
+                e.time.as_deref().unwrap_or(""),
+                e.manager.as_ref(),
+                e.api_version.as_ref(),
+                e.subresource.as_ref(),
+            )
+        };
+        let count = self.entries.len().max(at + 1);
+        let mut order: Vec<usize> = (0..count).filter(|&j| j != at || !empty).collect();
         order.sort_by(|&a, &b| key(a).cmp(&key(b)));
+        let mut mine = Some(mine);
         let pieces: Vec<Piece<'_, '_>> = order
             .iter()
-            .map(|&j| if j == i { Piece::Retimed(&self.entries[j], w.now) } else { Piece::Stored(self.stored[j]) })
+            .filter_map(|&j| if j == at { mine.take().map(Piece::Mine) } else { Some(Piece::Stored(self.stored[j])) })
             .collect();
         serde_json::value::to_raw_value(&pieces).ok()
     }
@@ -339,21 +428,22 @@ mod tests {
         assert!(parse_object(&bare).unwrap().1.is_none());
     }
 
-    fn unchanged_but_time(
-        live: Live<'_>,
-        took: &FieldSet,
-        removed: &FieldSet,
-        w: &Writer<'_>,
-    ) -> Option<Box<RawValue>> {
-        live.read()?.unchanged_but_time(took, removed, w)
+    fn fast(live: Live<'_>, took: &FieldSet, removed: &FieldSet, w: &Writer<'_>) -> Option<Box<RawValue>> {
+        live.read()?.only_writer_changes(took, removed, w)
     }
 
     fn entries(live: Live<'_>) -> Option<Vec<Entry>> {
         live.read()?.decode()
     }
 
-    fn writer() -> Writer<'static> {
-        Writer { manager: "b", api_version: "v1", subresource: "", ignored: &[], now: "2026-12-02T00:00:00Z" }
+    /// What decoding every entry and updating them gives, encoded.
+    fn decoded(live: Live<'_>, took: &FieldSet, removed: &FieldSet, w: &Writer<'_>) -> String {
+        let list = entries(live).unwrap();
+        serde_json::to_string(&super::super::update_entries(list, took.clone(), removed, w)).unwrap()
+    }
+
+    fn writer(manager: &'static str) -> Writer<'static> {
+        Writer { manager, api_version: "v1", subresource: "", ignored: &[], now: "2026-12-02T00:00:00Z" }
     }
 
     fn set(paths: &[&[&str]]) -> FieldSet {
@@ -364,49 +454,70 @@ mod tests {
         s
     }
 
-    #[test]
-    fn the_common_update_rewrites_only_the_writers_time() {
-        let list = json!([
+    /// Entries as the server stores them: sorted.
+    fn list() -> Value {
+        json!([
+            {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {"f:l": {}}}},
+             "manager": "d", "operation": "Apply", "time": "2026-12-01T08:00:00Z"},
+            {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {"f:s": {}}},
+             "manager": "b", "operation": "Update", "subresource": "status", "time": "2026-12-01T07:00:00Z"},
+            {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {".": {}, "f:k\"q": {}, "f:y": {}}},
+             "manager": "b", "operation": "Update", "time": "2026-12-01T09:00:00Z"},
             {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:x": {}}},
-             "manager": "a", "operation": "Update", "time": "2026-12-01T10:00:00Z"},
-            {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {".": {}, "f:k\"q": {}}},
-             "manager": "b", "operation": "Update", "time": "2026-12-01T09:00:00Z"}
-        ]);
-        let raw = serde_json::value::to_raw_value(&list).unwrap();
-        let took = set(&[&["f:data", "f:k\"q"]]);
-        let out = unchanged_but_time(Live(&raw), &took, &FieldSet::default(), &writer()).unwrap();
-        // What decoding the entries, changing the time and sorting them gives.
-        let mut decoded = super::super::entries::decode(Some(&list)).unwrap();
-        assert_eq!(entries(Live(&raw)), Some(decoded.clone()));
-        decoded[1].time = Some("2026-12-02T00:00:00Z".into());
-        let want = serde_json::to_string(&super::super::entries::sorted(decoded)).unwrap();
-        assert_eq!(out.get(), want);
-        // Nothing taken: the stored bytes as they are.
-        let same = unchanged_but_time(Live(&raw), &FieldSet::default(), &FieldSet::default(), &writer()).unwrap();
+             "manager": "a", "operation": "Update", "time": "2026-12-01T10:00:00Z"}
+        ])
+    }
+
+    #[test]
+    fn an_update_changing_only_the_writers_entry_matches_decoding() {
+        let raw = serde_json::value::to_raw_value(&list()).unwrap();
+        let none = FieldSet::default();
+        let (y, z, kq) = (&["f:data", "f:y"][..], &["f:data", "f:z"][..], &["f:data", "f:k\"q"][..]);
+        let cases: Vec<(&str, FieldSet, FieldSet, &str)> = vec![
+            ("setting again what it owns: only the time", set(&[y]), none.clone(), "b"),
+            ("a new field joins the writer's entry", set(&[z]), none.clone(), "b"),
+            ("a removal leaves the writer's entry, not its time", none.clone(), set(&[y]), "b"),
+            ("both at once", set(&[z]), set(&[y, kq]), "b"),
+            ("everything it owned removed: the entry goes", none.clone(), set(&[&["f:data"], y, kq]), "b"),
+            ("a new writer gets its entry", set(&[&["f:data", "f:w"]]), none.clone(), "e"),
+            ("a removal of what nobody owns", none.clone(), set(&[&["f:spec"]]), "e"),
+        ];
+        for (what, took, removed, manager) in cases {
+            let w = writer(manager);
+            let out =
+                fast(Live(&raw), &took, &removed, &w).unwrap_or_else(|| panic!("{what}: not decided on the bytes"));
+            assert_eq!(out.get(), decoded(Live(&raw), &took, &removed, &w), "{what}");
+        }
+        // Nothing taken or removed: the stored bytes as they are.
+        let same = fast(Live(&raw), &none, &none, &writer("b")).unwrap();
         assert_eq!(same.get(), raw.get());
     }
 
     #[test]
-    fn ownership_moving_is_left_to_the_decoded_entries() {
-        let list = json!([
-            {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:x": {}}},
-             "manager": "a", "operation": "Update", "time": "2026-12-01T10:00:00Z"},
-            {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:y": {}}},
-             "manager": "b", "operation": "Update", "time": "2026-12-01T09:00:00Z"}
-        ]);
-        let raw = serde_json::value::to_raw_value(&list).unwrap();
+    fn other_managers_losing_fields_is_left_to_decoding() {
+        let raw = serde_json::value::to_raw_value(&list()).unwrap();
         let none = FieldSet::default();
-        // Taking a field another manager owns, or one the writer does not own yet.
-        assert!(unchanged_but_time(Live(&raw), &set(&[&["f:data", "f:x"]]), &none, &writer()).is_none());
-        assert!(unchanged_but_time(Live(&raw), &set(&[&["f:data", "f:z"]]), &none, &writer()).is_none());
-        // Removing an owned field.
-        assert!(unchanged_but_time(Live(&raw), &none, &set(&[&["f:data", "f:x"]]), &writer()).is_none());
-        // A malformed field set.
+        let w = writer("b");
+        // Taking a field an updater or an applier owns; removing one another manager owns.
+        assert!(fast(Live(&raw), &set(&[&["f:data", "f:x"]]), &none, &w).is_none());
+        assert!(fast(Live(&raw), &set(&[&["f:metadata", "f:labels", "f:l"]]), &none, &w).is_none());
+        assert!(fast(Live(&raw), &none, &set(&[&["f:data", "f:x"]]), &w).is_none());
+        // A new updater beyond the cap: decoding merges the oldest.
+        let many: Vec<Value> = (0..10)
+            .map(|i| {
+                json!({"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {format!("f:{i}"): {}}},
+                       "manager": format!("m{i}"), "operation": "Update", "time": "2026-12-01T10:00:00Z"})
+            })
+            .collect();
+        let many = serde_json::value::to_raw_value(&many).unwrap();
+        assert!(fast(Live(&many), &set(&[&["f:data", "f:new"]]), &none, &w).is_none());
+        // A malformed field set, entries of one identity, an unknown operation.
         let bad =
             serde_json::value::to_raw_value(&json!([{"manager": "b", "operation": "Update", "fieldsV1": 1}])).unwrap();
-        assert!(unchanged_but_time(Live(&bad), &set(&[&["f:data", "f:y"]]), &none, &writer()).is_none());
+        assert!(fast(Live(&bad), &set(&[&["f:data", "f:y"]]), &none, &w).is_none());
         assert_eq!(entries(Live(&bad)), None);
-        let twice = serde_json::value::to_raw_value(&json!([list[0], list[0]])).unwrap();
+        let twice = serde_json::value::to_raw_value(&json!([list()[3], list()[3]])).unwrap();
+        assert!(fast(Live(&twice), &set(&[&["f:data", "f:q"]]), &none, &w).is_none());
         assert_eq!(entries(Live(&twice)), None);
         let unknown = serde_json::value::to_raw_value(&json!([{"manager": "b", "operation": "Patch"}])).unwrap();
         assert!(Live(&unknown).read().is_none());

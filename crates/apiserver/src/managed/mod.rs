@@ -115,27 +115,33 @@ pub fn track_update(
     let empty = json!({});
     let cmp = compare_except(live.unwrap_or(&empty), new, ty, w.ignored);
     let took = strip(cmp.changed(), w.ignored);
-    let mut list = match replaced {
+    let list = match replaced {
         Some(list) => list,
         None => {
             // Read once: for the common update, else to decode.
             let read = live_managed.and_then(Live::read);
-            if let Some(out) = read.as_ref().and_then(|r| r.unchanged_but_time(&took, &cmp.removed, w)) {
+            if let Some(out) = read.as_ref().and_then(|r| r.only_writer_changes(&took, &cmp.removed, w)) {
                 return Some(Managers::Raw(out));
             }
             read.and_then(|r| r.decode()).unwrap_or_default()
         }
     };
+    Some(update_entries(list, took, &cmp.removed, w))
+}
+
+/// `list` after an update by `w` that took `took` and removed `removed`: the writer's
+/// entry takes them from every other entry.
+fn update_entries(mut list: Vec<Entry>, took: FieldSet, removed: &FieldSet, w: &Writer<'_>) -> Managers {
     for e in list.iter_mut() {
         if !e.is(w.manager, Operation::Update, w.api_version, w.subresource) {
             e.fields.subtract(&took);
-            e.fields.subtract(&cmp.removed);
+            e.fields.subtract(removed);
         }
     }
     match list.iter_mut().find(|e| e.is(w.manager, Operation::Update, w.api_version, w.subresource)) {
         Some(mine) => {
             mine.fields.union(&took);
-            mine.fields.subtract(&cmp.removed);
+            mine.fields.subtract(removed);
             if !took.is_empty() {
                 mine.time = Some(w.now.to_string());
             }
@@ -150,7 +156,7 @@ pub fn track_update(
         }),
         None => {}
     }
-    Some(entries::sorted(list))
+    entries::sorted(list)
 }
 
 /// Conflicts of an apply: per other manager, the fields it owns that the apply would change.

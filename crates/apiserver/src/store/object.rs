@@ -14,6 +14,10 @@ use serde_json::{Map, Value};
 
 use crate::managed::{Managers, apply_only};
 
+/// What an object's encoding starts with room for (it is copied into an exact-size buffer
+/// by [`Encoded::finish`]).
+const ENCODE_CAPACITY: usize = 8192;
+
 /// Placeholder written as `metadata.resourceVersion` before the revision is known.
 const RV_MARKER: &str = "\u{1}drydock-resource-version\u{1}";
 
@@ -176,9 +180,11 @@ impl Encoded {
         if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             m.insert("resourceVersion".into(), Value::String(RV_MARKER.into()));
         }
-        let bytes = match managers {
-            Some(managers) => serde_json::to_vec(&WithManagers { obj: &obj, managers })?,
-            None => serde_json::to_vec(&obj)?,
+        // Most objects fit: no reallocations while writing. The stored copy is exact.
+        let mut bytes = Vec::with_capacity(ENCODE_CAPACITY);
+        match managers {
+            Some(managers) => serde_json::to_writer(&mut bytes, &WithManagers { obj: &obj, managers })?,
+            None => serde_json::to_writer(&mut bytes, &obj)?,
         };
         // The marker contains a control character, which JSON escapes; search for its escaped form.
         let marker = serde_json::to_string(RV_MARKER)?;
