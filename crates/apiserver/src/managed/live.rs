@@ -247,66 +247,61 @@ impl Entries<'_> {
                 return None;
             }
         }
-        let mine = match mine {
-            Some((i, level)) => {
-                let e = &self.entries[i];
-                let time = if took.is_empty() { e.time.as_deref().unwrap_or("") } else { w.now };
-                let fields = if level.contains_all(took)? && !level.intersects(removed)? {
-                    if took.is_empty() {
-                        return Some(self.all.to_owned());
-                    }
-                    Fields::Raw(e.fields?)
-                } else {
-                    let mut set = FieldSet::from_raw(e.fields?)?;
-                    set.union(took);
-                    set.subtract(removed);
-                    Fields::Set(set)
-                };
-                Some((
-                    i,
-                    Mine {
-                        api_version: &e.api_version,
-                        manager: &e.manager,
-                        subresource: &e.subresource,
-                        time,
-                        fields,
-                    },
-                ))
+        match self.writers_entry(mine, took, removed, w)? {
+            Some((at, mine)) => self.with_writers(at, mine),
+            None => Some(self.all.to_owned()),
+        }
+    }
+
+    /// The writer's entry after the update and its index (past the end when it is new);
+    /// `Some(None)` when nothing changes.
+    fn writers_entry<'e>(
+        &'e self,
+        mine: Option<(usize, Level<'e>)>,
+        took: &FieldSet,
+        removed: &FieldSet,
+        w: &Writer<'e>,
+    ) -> Option<Option<(usize, Mine<'e>)>> {
+        let Some((i, level)) = mine else {
+            if took.is_empty() {
+                return Some(None);
             }
-            None if took.is_empty() => None,
-            None => {
-                let updaters = self.entries.iter().filter(|e| e.operation == "Update").count();
-                if updaters >= super::entries::MAX_UPDATE_MANAGERS {
-                    return None;
-                }
-                let fields = Fields::Set(took.clone());
-                Some((
-                    self.entries.len(),
-                    Mine {
-                        api_version: w.api_version,
-                        manager: w.manager,
-                        subresource: w.subresource,
-                        time: w.now,
-                        fields,
-                    },
-                ))
+            let updaters = self.entries.iter().filter(|e| e.operation == "Update").count();
+            if updaters >= super::entries::MAX_UPDATE_MANAGERS {
+                return None;
             }
+            let (api_version, manager, subresource) = (w.api_version, w.manager, w.subresource);
+            let fields = Fields::Set(took.clone());
+            return Some(Some((self.entries.len(), Mine { api_version, manager, subresource, time: w.now, fields })));
         };
-        let Some((at, mine)) = mine else { return Some(self.all.to_owned()) };
+        let e = &self.entries[i];
+        let fields = if level.contains_all(took)? && !level.intersects(removed)? {
+            if took.is_empty() {
+                return Some(None);
+            }
+            Fields::Raw(e.fields?)
+        } else {
+            let mut set = FieldSet::from_raw(e.fields?)?;
+            set.union(took);
+            set.subtract(removed);
+            Fields::Set(set)
+        };
+        let time = if took.is_empty() { e.time.as_deref().unwrap_or("") } else { w.now };
+        let (api_version, manager, subresource) = (e.api_version.as_ref(), e.manager.as_ref(), e.subresource.as_ref());
+        Some(Some((i, Mine { api_version, manager, subresource, time, fields })))
+    }
+
+    /// The stored entries with the writer's at `at` (dropped if left empty), in the order
+    /// kube-apiserver keeps them (as `entries::sorted`).
+    fn with_writers(&self, at: usize, mine: Mine<'_>) -> Option<Box<RawValue>> {
         let empty = matches!(&mine.fields, Fields::Set(s) if s.is_empty());
-        // The order kube-apiserver keeps entries in (as `entries::sorted`).
         let key = |j: usize| -> (&str, &str, &str, &str, &str) {
             if j == at {
                 return ("Update", mine.time, mine.manager, mine.api_version, mine.subresource);
             }
             let e = &self.entries[j];
-            (
-                e.operation.as_ref(),
-                e.time.as_deref().unwrap_or(""),
-                e.manager.as_ref(),
-                e.api_version.as_ref(),
-                e.subresource.as_ref(),
-            )
+            let time = e.time.as_deref().unwrap_or("");
+            (&e.operation, time, &e.manager, &e.api_version, &e.subresource)
         };
         let count = self.entries.len().max(at + 1);
         let mut order: Vec<usize> = (0..count).filter(|&j| j != at || !empty).collect();
