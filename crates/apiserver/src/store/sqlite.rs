@@ -29,8 +29,12 @@ impl SqliteBackend {
             SyncMode::Full => "FULL",
             SyncMode::Normal => "NORMAL",
         };
+        // 8 KiB pages (for a new log; SQLite keeps an existing one's): an object with its
+        // managedFields is often over 4 KiB, and a row larger than its page spills into
+        // overflow pages, each one more page to write and checksum in the WAL.
         conn.execute_batch(&format!(
-            "PRAGMA journal_mode=WAL;
+            "PRAGMA page_size=8192;
+             PRAGMA journal_mode=WAL;
              PRAGMA synchronous={sync};
              PRAGMA wal_autocheckpoint=4000;
              CREATE TABLE IF NOT EXISTS log (
