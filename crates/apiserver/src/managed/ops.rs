@@ -113,10 +113,11 @@ pub fn compare_except(old: &Value, new: &Value, ty: &MergeType, skipped: &[&str]
 }
 
 impl Comparison {
+    /// Compares two values its callers found to differ (equal ones are skipped there,
+    /// so that a deep comparison is not made twice).
     fn walk(&mut self, old: Option<&Value>, new: Option<&Value>, ty: &MergeType, path: &mut Vec<String>) {
         match (old, new) {
             (None, None) => return,
-            (Some(o), Some(n)) if o == n => return,
             (None, Some(n)) => {
                 // Everything below is new: built in one descent rather than path by path.
                 if !path.is_empty() {

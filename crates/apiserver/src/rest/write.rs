@@ -99,16 +99,13 @@ pub(super) fn str_field<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
     cur.as_str()
 }
 
-/// Everything outside metadata and (when it is a subresource) status: a change here bumps generation.
-fn spec_view(obj: &Value, status_sub: bool) -> Value {
-    let mut v = obj.clone();
-    if let Some(m) = v.as_object_mut() {
-        m.remove("metadata");
-        if status_sub {
-            m.remove("status");
-        }
-    }
-    v
+/// Whether `a` and `b` differ outside metadata and (when it is a subresource) status: such
+/// a change bumps generation. Compared in place, without copies of either.
+fn spec_changed(a: &Value, b: &Value, status_sub: bool) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a != b };
+    let counted = |k: &String| k != "metadata" && !(status_sub && k == "status");
+    a.iter().filter(|(k, _)| counted(k)).any(|(k, v)| b.get(k) != Some(v))
+        || b.keys().filter(|k| counted(k)).any(|k| !a.contains_key(k))
 }
 
 impl Api {
@@ -474,7 +471,7 @@ impl Api {
             // create could be handed out twice (a type change to NodePort is rare).
             services::allocate(self, t, &mut requested)?;
         }
-        if tracks_generation(&t.res) && spec_view(&requested, status_sub) != spec_view(current, status_sub) {
+        if tracks_generation(&t.res) && spec_changed(&requested, current, status_sub) {
             let generation = current["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             meta_mut(&mut requested)?.insert("generation".into(), json!(generation));
         }
@@ -542,4 +539,20 @@ pub(super) fn set_managers(obj: &mut Value, managers: Option<Managers>) -> ApiRe
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn only_changes_outside_metadata_and_status_count_for_generation() {
+        let a = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"x": 1}, "status": {"s": 1}});
+        let changed = |b: serde_json::Value, status_sub| super::spec_changed(&a, &b, status_sub);
+        assert!(!changed(json!({"metadata": {}, "spec": {"x": 1}, "status": {"s": 2}}), true));
+        assert!(changed(json!({"metadata": {}, "spec": {"x": 1}, "status": {"s": 2}}), false));
+        assert!(changed(json!({"metadata": {}, "spec": {"x": 2}, "status": {"s": 1}}), true));
+        assert!(changed(json!({"metadata": {}, "spec": {"x": 1}, "status": {"s": 1}, "data": {}}), true));
+        assert!(changed(json!({"metadata": {}, "status": {"s": 1}}), true));
+    }
 }
