@@ -6,13 +6,20 @@
 //! is encoded with a marker in its place ([`Encoded`]) and the revision is spliced in
 //! under the store lock: no serialization happens while the lock is held.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use bytes::{BufMut, Bytes, BytesMut};
+use memchr::memmem::Finder;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::managed::{Managers, apply_only};
+
+/// The placeholder as encoded: it contains a control character, which JSON escapes.
+static MARKER: LazyLock<Finder<'static>> = LazyLock::new(|| {
+    let escaped = serde_json::to_string(RV_MARKER).unwrap_or_default();
+    Finder::new(escaped.as_bytes()).into_owned()
+});
 
 /// What an object's encoding starts with room for (it is copied into an exact-size buffer
 /// by [`Encoded::finish`]).
@@ -186,16 +193,16 @@ impl Encoded {
             Some(managers) => serde_json::to_writer(&mut bytes, &WithManagers { obj: &obj, managers })?,
             None => serde_json::to_writer(&mut bytes, &obj)?,
         };
-        // The marker contains a control character, which JSON escapes; search for its escaped form.
-        let marker = serde_json::to_string(RV_MARKER)?;
-        let pos = find(&bytes, marker.as_bytes()).ok_or_else(|| {
+        let marker = &*MARKER;
+        let pos = marker.find(&bytes).ok_or_else(|| {
             serde_json::Error::io(std::io::Error::other("object has no metadata to carry a resourceVersion"))
         })?;
-        if find(&bytes[pos + 1..], marker.as_bytes()).is_some() {
+        let marker_len = marker.needle().len();
+        if marker.find(&bytes[pos + 1..]).is_some() {
             return Err(serde_json::Error::io(std::io::Error::other("object contains a reserved string")));
         }
         let bytes = Bytes::from(bytes);
-        Ok(Self { prefix: bytes.slice(..pos + 1), suffix: bytes.slice(pos + marker.len() - 1..), meta })
+        Ok(Self { prefix: bytes.slice(..pos + 1), suffix: bytes.slice(pos + marker_len - 1..), meta })
     }
 
     /// True when this encoding equals `old` apart from the revision: the write would change nothing.
@@ -270,10 +277,6 @@ fn splice(prefix: &[u8], rv: u64, suffix: &[u8]) -> (Bytes, (usize, usize)) {
     let end = out.len();
     out.put_slice(suffix);
     (out.freeze(), (start, end))
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(haystack, needle)
 }
 
 #[cfg(test)]
