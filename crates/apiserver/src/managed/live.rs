@@ -166,7 +166,8 @@ struct Mine<'e> {
     api_version: &'e str,
     manager: &'e str,
     subresource: &'e str,
-    time: &'e str,
+    /// Absent only when the stored entry had none and the write took nothing.
+    time: Option<&'e str>,
     fields: Fields<'e>,
 }
 
@@ -195,7 +196,7 @@ impl Serialize for Piece<'_, '_> {
                 manager: m.manager,
                 operation: "Update",
                 subresource: m.subresource,
-                time: Some(m.time),
+                time: m.time,
             }
             .serialize(s),
         }
@@ -272,7 +273,10 @@ impl Entries<'_> {
             }
             let (api_version, manager, subresource) = (w.api_version, w.manager, w.subresource);
             let fields = Fields::Set(took.clone());
-            return Some(Some((self.entries.len(), Mine { api_version, manager, subresource, time: w.now, fields })));
+            return Some(Some((
+                self.entries.len(),
+                Mine { api_version, manager, subresource, time: Some(w.now), fields },
+            )));
         };
         let e = &self.entries[i];
         let fields = if level.contains_all(took)? && !level.intersects(removed)? {
@@ -286,7 +290,7 @@ impl Entries<'_> {
             set.subtract(removed);
             Fields::Set(set)
         };
-        let time = if took.is_empty() { e.time.as_deref().unwrap_or("") } else { w.now };
+        let time = if took.is_empty() { e.time.as_deref() } else { Some(w.now) };
         let (api_version, manager, subresource) = (e.api_version.as_ref(), e.manager.as_ref(), e.subresource.as_ref());
         Some(Some((i, Mine { api_version, manager, subresource, time, fields })))
     }
@@ -297,7 +301,7 @@ impl Entries<'_> {
         let empty = matches!(&mine.fields, Fields::Set(s) if s.is_empty());
         let key = |j: usize| -> (&str, &str, &str, &str, &str) {
             if j == at {
-                return ("Update", mine.time, mine.manager, mine.api_version, mine.subresource);
+                return ("Update", mine.time.unwrap_or(""), mine.manager, mine.api_version, mine.subresource);
             }
             let e = &self.entries[j];
             let time = e.time.as_deref().unwrap_or("");
@@ -483,6 +487,14 @@ mod tests {
                 fast(Live(&raw), &took, &removed, &w).unwrap_or_else(|| panic!("{what}: not decided on the bytes"));
             assert_eq!(out.get(), decoded(Live(&raw), &took, &removed, &w), "{what}");
         }
+        // An entry stored without a time keeps none when the write only removes.
+        let untimed = json!([{"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:y": {}, "f:z": {}}},
+                              "manager": "b", "operation": "Update"}]);
+        let untimed = serde_json::value::to_raw_value(&untimed).unwrap();
+        let removed = set(&[y]);
+        let out = fast(Live(&untimed), &none, &removed, &writer("b")).unwrap();
+        assert_eq!(out.get(), decoded(Live(&untimed), &none, &removed, &writer("b")));
+        assert!(!out.get().contains("time"));
         // Nothing taken or removed: the stored bytes as they are.
         let same = fast(Live(&raw), &none, &none, &writer("b")).unwrap();
         assert_eq!(same.get(), raw.get());
