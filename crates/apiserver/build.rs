@@ -27,22 +27,39 @@ fn main() {
 }
 
 /// The source directory of a package of this build, from `cargo metadata`.
+///
+/// Offline first: the package is a dependency, so cargo has it. But `cargo metadata` wants
+/// every package of the lock file, and a build of one binary only fetches what that build
+/// needs (not, say, the test dependencies); then it is asked again, allowed to fetch them.
 fn package_dir(name: &str) -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let manifest = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-    let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--offline", "--manifest-path"])
-        .arg(&manifest)
-        .output()
-        .expect("run cargo metadata");
-    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata output");
+    let meta = cargo_metadata(true).or_else(|offline| {
+        cargo_metadata(false).map_err(|online| format!("{offline}\nand then, allowed to fetch: {online}"))
+    });
+    let meta = meta.unwrap_or_else(|e| panic!("cargo metadata: {e}"));
     let pkg = meta["packages"]
         .as_array()
         .and_then(|p| p.iter().find(|p| p["name"] == name))
         .unwrap_or_else(|| panic!("package {name} is not in the build"));
     let path = pkg["manifest_path"].as_str().expect("manifest_path");
     Path::new(path).parent().expect("package dir").to_path_buf()
+}
+
+fn cargo_metadata(offline: bool) -> Result<serde_json::Value, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let manifest = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let mut cmd = Command::new(cargo);
+    cmd.args(["metadata", "--format-version", "1", "--manifest-path"]).arg(&manifest);
+    if let Ok(target) = std::env::var("TARGET") {
+        cmd.args(["--filter-platform", &target]);
+    }
+    if offline {
+        cmd.arg("--offline");
+    }
+    let out = cmd.output().map_err(|e| format!("running cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("reading its output: {e}"))
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
