@@ -113,20 +113,20 @@ pub fn track_update(
         return None;
     }
     let empty = json!({});
-    let cmp = compare_except(live.unwrap_or(&empty), new, ty, w.ignored);
-    let took = strip(cmp.changed(), w.ignored);
+    let (changed, removed) = compare_except(live.unwrap_or(&empty), new, ty, w.ignored).into_changed();
+    let took = strip(changed, w.ignored);
     let list = match replaced {
         Some(list) => list,
         None => {
             // Read once: for the common update, else to decode.
             let read = live_managed.and_then(Live::read);
-            if let Some(out) = read.as_ref().and_then(|r| r.only_writer_changes(&took, &cmp.removed, w)) {
+            if let Some(out) = read.as_ref().and_then(|r| r.only_writer_changes(&took, &removed, w)) {
                 return Some(Managers::Raw(out));
             }
             read.and_then(|r| r.decode()).unwrap_or_default()
         }
     };
-    Some(update_entries(list, took, &cmp.removed, w))
+    Some(update_entries(list, took, &removed, w))
 }
 
 /// `list` after an update by `w` that took `took` and removed `removed`: the writer's

@@ -45,7 +45,7 @@ pub fn to_field_set(v: &Value, ty: &MergeType) -> FieldSet {
 fn object_fields(m: &Map<String, Value>, ty: &MergeType, node: &mut FieldSet) {
     for (k, cv) in m {
         let (cty, declared) = ty.field(k);
-        let c = node.child_mut(&field(k));
+        let c = node.children.entry(field(k)).or_default();
         value_fields(cv, cty, c);
         if !declared || cv.is_null() || is_empty_object(cv) {
             c.member = true;
@@ -58,7 +58,7 @@ fn value_fields(v: &Value, ty: &MergeType, node: &mut FieldSet) {
         (MergeType::Object { .. } | MergeType::Untyped, Value::Object(m)) => object_fields(m, ty, node),
         (MergeType::Set, Value::Array(items)) => {
             for item in items {
-                node.child_mut(&value_elem(item)).member = true;
+                node.children.entry(value_elem(item)).or_default().member = true;
             }
         }
         (MergeType::Map { keys, item }, Value::Array(items)) => match item_keys(items, keys) {
@@ -94,6 +94,14 @@ impl Comparison {
         let mut s = self.added.clone();
         s.union(&self.modified);
         s
+    }
+
+    /// [`Comparison::changed`] and the removed paths, without copying the added ones (on a
+    /// create, that is the whole object).
+    pub fn into_changed(self) -> (FieldSet, FieldSet) {
+        let mut s = self.added;
+        s.union(&self.modified);
+        (s, self.removed)
     }
 }
 
@@ -223,14 +231,14 @@ fn added_below(node: &mut FieldSet, v: &Value, ty: &MergeType, skipped: &[&str])
                 if skipped.contains(&k.as_str()) {
                     continue;
                 }
-                let child = node.child_mut(&field(k));
+                let child = node.children.entry(field(k)).or_default();
                 child.member = true;
                 added_below(child, c, ty.field(k).0, &[]);
             }
         }
         MergeType::Set => {
             for item in list(Some(v)) {
-                node.child_mut(&value_elem(item)).member = true;
+                node.children.entry(value_elem(item)).or_default().member = true;
             }
         }
         MergeType::Map { keys, item } => {

@@ -240,19 +240,31 @@ fn is_element(k: &str) -> bool {
     }
 }
 
-/// `f:name`.
+/// `f:name`. (Path elements are made for every field a write touches: no formatting
+/// machinery, one allocation.)
 pub(super) fn field(name: &str) -> String {
-    format!("f:{name}")
+    let mut s = String::with_capacity(name.len() + 2);
+    s.push_str("f:");
+    s.push_str(name);
+    s
 }
 
 /// `v:<json>` of a set item.
 pub(super) fn value_elem(v: &Value) -> String {
-    format!("v:{}", serde_json::to_string(v).unwrap_or_default())
+    json_elem("v:", v)
 }
 
 /// `k:<json>` of a list-map item (keys sorted by name, as the map serializes them).
 pub(super) fn key_elem(keys: &Map<String, Value>) -> String {
-    format!("k:{}", serde_json::to_string(keys).unwrap_or_default())
+    json_elem("k:", keys)
+}
+
+fn json_elem(prefix: &str, v: &impl Serialize) -> String {
+    let mut out = Vec::with_capacity(32);
+    out.extend_from_slice(prefix.as_bytes());
+    // Neither can fail: the value's map keys are strings and JSON is UTF-8.
+    let _ = serde_json::to_writer(&mut out, v);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// A path as conflict messages print it: `.spec.containers[name="nginx"].image`.

@@ -8,7 +8,18 @@ use serde_json::{Value, json};
 
 /// Current time as Kubernetes writes it: RFC 3339, whole seconds, UTC.
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    // Every write stamps a time (managedFields, creation, conditions): formatted once a second.
+    thread_local! {
+        static LAST: std::cell::RefCell<(i64, String)> = const { std::cell::RefCell::new((i64::MIN, String::new())) };
+    }
+    let now = jiff::Timestamp::now();
+    LAST.with_borrow_mut(|(second, text)| {
+        if *second != now.as_second() {
+            *second = now.as_second();
+            *text = now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        }
+        text.clone()
+    })
 }
 
 /// A random 5-character suffix for `generateName`, from apimachinery's alphabet.
@@ -103,6 +114,17 @@ pub fn validate_metadata(meta: &Value) -> Vec<FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_time_is_current_to_the_second() {
+        for _ in 0..3 {
+            let before = jiff::Timestamp::now().as_second();
+            let stamped: jiff::Timestamp = now_rfc3339().parse().expect("RFC 3339");
+            let after = jiff::Timestamp::now().as_second();
+            assert!((before..=after).contains(&stamped.as_second()), "{stamped}");
+            assert!(now_rfc3339().ends_with('Z') && !now_rfc3339().contains('.'));
+        }
+    }
 
     #[test]
     fn generated_names_and_errors() {
