@@ -40,14 +40,40 @@ pub struct Entry {
     pub fields: FieldSet,
 }
 
+/// Whose an entry is: one entry per identity.
+#[derive(Clone, Copy, Debug)]
+pub struct Identity<'a> {
+    pub manager: &'a str,
+    pub operation: Operation,
+    pub api_version: &'a str,
+    /// Empty for the main resource.
+    pub subresource: &'a str,
+}
+
+impl Identity<'_> {
+    /// Same manager, operation and subresource, and for updates the same apiVersion too
+    /// (an applier keeps one entry across versions).
+    pub fn same(&self, other: &Identity<'_>) -> bool {
+        self.manager == other.manager
+            && self.operation == other.operation
+            && self.subresource == other.subresource
+            && (self.operation == Operation::Apply || self.api_version == other.api_version)
+    }
+}
+
 impl Entry {
-    /// Whether `self` is the entry of this writer: manager, operation and subresource, and
-    /// for updates the apiVersion too (an applier keeps one entry across versions).
-    pub fn is(&self, manager: &str, op: Operation, api_version: &str, subresource: &str) -> bool {
-        self.manager == manager
-            && self.operation == op
-            && self.subresource == subresource
-            && (op == Operation::Apply || self.api_version == api_version)
+    pub fn identity(&self) -> Identity<'_> {
+        Identity {
+            manager: &self.manager,
+            operation: self.operation,
+            api_version: &self.api_version,
+            subresource: &self.subresource,
+        }
+    }
+
+    /// Whether `self` is the entry of this writer ([`Identity::same`]).
+    pub fn is(&self, manager: &str, operation: Operation, api_version: &str, subresource: &str) -> bool {
+        self.identity().same(&Identity { manager, operation, api_version, subresource })
     }
 
     /// How conflict messages name the manager.
@@ -126,7 +152,7 @@ pub(super) fn collect(list: impl ExactSizeIterator<Item = Option<Entry>>) -> Opt
     let mut out: Vec<Entry> = Vec::with_capacity(list.len());
     for e in list {
         let e = e?;
-        if out.iter().any(|o| o.is(&e.manager, e.operation, &e.api_version, &e.subresource)) {
+        if out.iter().any(|o| o.identity().same(&e.identity())) {
             return None;
         }
         out.push(e);

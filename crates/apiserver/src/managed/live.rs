@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::entries::Encoding;
+use super::entries::Identity;
 use super::{Entry, FieldSet, Operation, Writer};
 
 /// An object's managedFields as stored (normally a JSON array of entries).
@@ -138,7 +139,7 @@ impl RawEntry<'_> {
     /// The entry decoded (its operation and fieldsType checked by [`Live::read`]); `None`
     /// if its field set is malformed.
     fn decode(&self) -> Option<Entry> {
-        let operation = if self.operation == "Apply" { Operation::Apply } else { Operation::Update };
+        let operation = self.operation();
         let fields = match self.fields {
             None => FieldSet::default(),
             Some(raw) => FieldSet::from_raw(raw)?,
@@ -204,18 +205,18 @@ impl Serialize for Piece<'_, '_> {
 }
 
 impl RawEntry<'_> {
-    fn is_writers(&self, w: &Writer<'_>) -> bool {
-        self.operation == "Update"
-            && self.manager == w.manager
-            && self.api_version == w.api_version
-            && self.subresource == w.subresource
+    /// Its identity (the operation checked by [`Live::read`]).
+    fn identity(&self) -> Identity<'_> {
+        Identity {
+            manager: &self.manager,
+            operation: self.operation(),
+            api_version: &self.api_version,
+            subresource: &self.subresource,
+        }
     }
 
-    fn same_identity(&self, other: &RawEntry<'_>) -> bool {
-        self.manager == other.manager
-            && self.operation == other.operation
-            && self.subresource == other.subresource
-            && (self.operation == "Apply" || self.api_version == other.api_version)
+    fn operation(&self) -> Operation {
+        if self.operation == "Apply" { Operation::Apply } else { Operation::Update }
     }
 }
 
@@ -236,13 +237,14 @@ impl Entries<'_> {
         if took.is_empty() && removed.is_empty() {
             return Some(self.all.to_owned());
         }
-        let mut mine = None;
+        let (mut mine, writer) = (None, w.update_identity());
         for (i, e) in self.entries.iter().enumerate() {
-            if self.entries[..i].iter().any(|o| o.same_identity(e)) {
+            let identity = e.identity();
+            if self.entries[..i].iter().any(|o| o.identity().same(&identity)) {
                 return None;
             }
             let level = Level::parse(e.fields?)?;
-            if e.is_writers(w) {
+            if identity.same(&writer) {
                 mine = Some((i, level));
             } else if level.0.is_empty() || level.intersects(removed)? || level.intersects(took)? {
                 return None;

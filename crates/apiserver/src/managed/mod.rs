@@ -21,7 +21,7 @@ use std::sync::LazyLock;
 
 use serde_json::{Value, json};
 
-pub use entries::{Entry, Managers, Operation};
+pub use entries::{Entry, Identity, Managers, Operation};
 pub use live::{Live, parse_object};
 pub use ops::{compare, compare_except, merge, to_field_set};
 pub use set::{FieldSet, render_path};
@@ -49,6 +49,18 @@ pub struct Writer<'a> {
     pub ignored: &'a [&'a str],
     /// RFC 3339 time of the write.
     pub now: &'a str,
+}
+
+impl Writer<'_> {
+    /// The identity of the entry an update by this writer records.
+    pub fn update_identity(&self) -> Identity<'_> {
+        Identity {
+            manager: self.manager,
+            operation: Operation::Update,
+            api_version: self.api_version,
+            subresource: self.subresource,
+        }
+    }
 }
 
 /// The metadata fields the server sets, which no manager owns (nor are they compared).
@@ -133,12 +145,12 @@ pub fn track_update(
 /// entry takes them from every other entry.
 fn update_entries(mut list: Vec<Entry>, took: FieldSet, removed: &FieldSet, w: &Writer<'_>) -> Managers {
     for e in list.iter_mut() {
-        if !e.is(w.manager, Operation::Update, w.api_version, w.subresource) {
+        if !e.identity().same(&w.update_identity()) {
             e.fields.subtract(&took);
             e.fields.subtract(removed);
         }
     }
-    match list.iter_mut().find(|e| e.is(w.manager, Operation::Update, w.api_version, w.subresource)) {
+    match list.iter_mut().find(|e| e.identity().same(&w.update_identity())) {
         Some(mine) => {
             mine.fields.union(&took);
             mine.fields.subtract(removed);
