@@ -176,6 +176,19 @@ struct Mine<'e> {
 enum Fields<'e> {
     Raw(&'e RawValue),
     Set(FieldSet),
+    /// The stored set with what the write took and removed merged in
+    /// ([`super::raw_merge::merged`]).
+    Merged(Box<RawValue>),
+}
+
+impl Fields<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Fields::Raw(_) => false,
+            Fields::Set(s) => s.is_empty(),
+            Fields::Merged(raw) => raw.get() == "{}",
+        }
+    }
 }
 
 impl Serialize for Fields<'_> {
@@ -183,6 +196,7 @@ impl Serialize for Fields<'_> {
         match self {
             Fields::Raw(raw) => raw.serialize(s),
             Fields::Set(set) => set.serialize(s),
+            Fields::Merged(raw) => raw.serialize(s),
         }
     }
 }
@@ -287,10 +301,7 @@ impl Entries<'_> {
             }
             Fields::Raw(e.fields?)
         } else {
-            let mut set = FieldSet::from_raw(e.fields?)?;
-            set.union(took);
-            set.subtract(removed);
-            Fields::Set(set)
+            Fields::Merged(super::raw_merge::merged(e.fields?, took, removed)?)
         };
         let time = if took.is_empty() { e.time.as_deref() } else { Some(w.now) };
         let (api_version, manager, subresource) = (e.api_version.as_ref(), e.manager.as_ref(), e.subresource.as_ref());
@@ -300,7 +311,7 @@ impl Entries<'_> {
     /// The stored entries with the writer's at `at` (dropped if left empty), in the order
     /// kube-apiserver keeps them (as `entries::sorted`).
     fn with_writers(&self, at: usize, mine: Mine<'_>) -> Option<Box<RawValue>> {
-        let empty = matches!(&mine.fields, Fields::Set(s) if s.is_empty());
+        let empty = mine.fields.is_empty();
         let key = |j: usize| -> (&str, &str, &str, &str, &str) {
             if j == at {
                 return ("Update", mine.time.unwrap_or(""), mine.manager, mine.api_version, mine.subresource);
@@ -322,7 +333,7 @@ impl Entries<'_> {
 }
 
 /// A key of an encoded field set, borrowed when it has no escapes.
-struct Key<'a>(Cow<'a, str>);
+pub(super) struct Key<'a>(pub(super) Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -344,7 +355,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
 }
 
 /// One node of an encoded field set: its keys and their (unparsed) subtrees.
-struct Level<'a>(Vec<(Key<'a>, &'a RawValue)>);
+pub(super) struct Level<'a>(pub(super) Vec<(Key<'a>, &'a RawValue)>);
 
 impl<'de> Deserialize<'de> for Level<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -367,7 +378,7 @@ impl<'de> Deserialize<'de> for Level<'de> {
 }
 
 impl<'a> Level<'a> {
-    fn parse(raw: &'a RawValue) -> Option<Level<'a>> {
+    pub(super) fn parse(raw: &'a RawValue) -> Option<Level<'a>> {
         serde_json::from_str(raw.get()).ok()
     }
 
@@ -376,7 +387,7 @@ impl<'a> Level<'a> {
     }
 
     /// The path to this node is in the set.
-    fn is_member(&self) -> bool {
+    pub(super) fn is_member(&self) -> bool {
         self.0.is_empty() || self.0.iter().any(|(k, _)| k.0 == ".")
     }
 

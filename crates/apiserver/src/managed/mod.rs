@@ -12,6 +12,7 @@ pub mod apply_only;
 mod entries;
 mod live;
 mod ops;
+mod raw_merge;
 mod set;
 #[cfg(test)]
 mod tests;

@@ -230,7 +230,7 @@ impl FieldSet {
     }
 }
 
-fn is_element(k: &str) -> bool {
+pub(super) fn is_element(k: &str) -> bool {
     match k.split_at_checked(2) {
         Some(("f:", _)) => true,
         Some(("i:", n)) => n.parse::<u64>().is_ok(),
@@ -312,6 +312,15 @@ impl Serialize for Empty {
 }
 
 struct Node<'a>(&'a FieldSet);
+
+impl FieldSet {
+    /// Appends the encoding of this set as a node below the root (`.` for a member with
+    /// children).
+    pub(super) fn write_node(&self, out: &mut String) -> Option<()> {
+        out.push_str(&serde_json::to_string(&Node(self)).ok()?);
+        Some(())
+    }
+}
 
 impl Serialize for Node<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
