@@ -33,6 +33,10 @@ pub trait Backend: Send + 'static {
     /// Deletes superseded rows and tombstones (`ids`) and records that revisions up to
     /// `compacted` are no longer complete.
     fn compact(&mut self, ids: &[u64], compacted: u64) -> anyhow::Result<()>;
+    /// Whether an append waits for the disk, so that fewer, larger appends are cheaper.
+    fn syncs(&self) -> bool {
+        true
+    }
 }
 
 /// A backend that keeps nothing: for tests and throwaway servers.
@@ -48,5 +52,8 @@ impl Backend for MemoryBackend {
     }
     fn compact(&mut self, _ids: &[u64], _compacted: u64) -> anyhow::Result<()> {
         Ok(())
+    }
+    fn syncs(&self) -> bool {
+        false
     }
 }

@@ -37,7 +37,9 @@ impl Committer {
         state: Arc<RwLock<State>>,
     ) -> anyhow::Result<Self> {
         let (tx, rx) = mpsc::channel();
+        let delay_when_busy = backend.syncs() && !config.commit_delay.is_zero();
         let mut worker = Worker {
+            delay_when_busy,
             backend,
             hub,
             config,
@@ -59,6 +61,8 @@ impl Committer {
 }
 
 struct Worker {
+    /// Whether a busy committer waits `commit_delay` before committing.
+    delay_when_busy: bool,
     backend: Box<dyn Backend>,
     hub: Arc<WatchHub>,
     config: StoreConfig,
@@ -75,13 +79,25 @@ impl Worker {
     fn run(&mut self, rx: mpsc::Receiver<Pending>) {
         let mut batch: Vec<Pending> = Vec::new();
         loop {
-            let first = match rx.recv_timeout(self.config.compact_interval) {
-                Ok(p) => p,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    self.maybe_compact();
-                    continue;
+            let first = match rx.try_recv() {
+                // Writes came in while the last commit ran: the store is busy, so give
+                // more of them the chance to share this commit's sync.
+                Ok(p) => {
+                    if self.delay_when_busy {
+                        std::thread::sleep(self.config.commit_delay);
+                    }
+                    p
                 }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                Err(mpsc::TryRecvError::Disconnected) => return,
+                Err(mpsc::TryRecvError::Empty) => match rx.recv_timeout(self.config.compact_interval) {
+                    // Idle until now: commit at once.
+                    Ok(p) => p,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        self.maybe_compact();
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                },
             };
             batch.push(first);
             while batch.len() < self.config.max_batch {
