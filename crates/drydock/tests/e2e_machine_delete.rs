@@ -6,7 +6,9 @@
 //!   Node and taken back when removed from the Machine;
 //! - a Machine excluded from draining keeps its pods;
 //! - a pod that does not go holds the drain until nodeDrainTimeout;
-//! - a Node held by a finalizer holds the Machine until nodeDeletionTimeout.
+//! - a Node held by a finalizer holds the Machine until nodeDeletionTimeout;
+//! - MachineDrainRules and the `wait-completed` label: skipped pods stay, pods are evicted
+//!   in groups of increasing order, and pods to wait for are not evicted but waited for.
 
 mod common;
 
@@ -15,7 +17,7 @@ use std::time::Duration;
 
 use common::{Env, KUBEADM, eventually, kubectl_ok};
 use drydock_api::capi::conditions::{Condition, HasConditions};
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::{Machine, MachineDrainRule};
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::tenancy::LogicalClusterName;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
@@ -30,10 +32,11 @@ const APPS: &str = "apps";
 const PRE_DRAIN: &str = "pre-drain.delete.hook.machine.cluster.x-k8s.io/test";
 const PRE_TERMINATE: &str = "pre-terminate.delete.hook.machine.cluster.x-k8s.io/test";
 
-/// One control plane machine and `workers` workers whose template sets the drain and node
-/// deletion timeouts.
-fn manifest(name: &str, workers: u32) -> String {
-    let timeouts = "      nodeDrainTimeout: 3s\n      nodeDeletionTimeout: 3s\n";
+/// Drain and node deletion timeouts of the workers' template.
+const SHORT_TIMEOUTS: &str = "      nodeDrainTimeout: 3s\n      nodeDeletionTimeout: 3s\n";
+
+/// One control plane machine and `workers` workers whose template sets `timeouts`.
+fn manifest(name: &str, workers: u32, timeouts: &str) -> String {
     format!(
         r#"{preamble}---
 apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
@@ -57,9 +60,13 @@ struct Fleet {
 
 impl Fleet {
     async fn start(name: &str, workers: u32) -> Self {
+        Self::start_with(name, workers, SHORT_TIMEOUTS).await
+    }
+
+    async fn start_with(name: &str, workers: u32, timeouts: &str) -> Self {
         let env = Env::start(true).await;
         let client = env.client();
-        kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(name, workers)));
+        kubectl_ok(&env.kubeconfig(None), &["apply", "-f", "-"], Some(&manifest(name, workers, timeouts)));
         let f = Self { env, client, name: name.to_string() };
         let ns: Namespace = obj(json!({"metadata": {"name": APPS}}));
         eventually("the workload cluster", MINUTE, || async {
@@ -302,4 +309,76 @@ async fn drain_and_node_deletion_timeouts() {
         f.nodes().get_opt(&node).await.ok().flatten().is_none().then_some(())
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_rules_order_skip_and_wait_for_completion() {
+    // No drain timeout: the drain waits as long as the rules say.
+    let f = Fleet::start_with("rules", 1, "").await;
+    let workers = f.running_workers(1).await;
+    let w = workers.keys().next().expect("worker").clone();
+    let node = node_of(&workers[&w]);
+
+    let label_ns = json!({"metadata": {"labels": {"tier": "keep"}}});
+    Api::<Namespace>::all(f.workload())
+        .patch(APPS, &PatchParams::default(), &Patch::Merge(&label_ns))
+        .await
+        .expect("label namespace");
+    let rules: Api<MachineDrainRule> = f.api();
+    for rule in [
+        json!({"metadata": {"name": "a-keep"}, "spec": {"drain": {"behavior": "Skip"},
+            "machines": [{"selector": {"matchLabels": {"cluster.x-k8s.io/deployment-name": "rules-workers"}}}],
+            "pods": [{"selector": {"matchLabels": {"app": "keep"}}, "namespaceSelector": {"matchLabels": {"tier": "keep"}}}]}}),
+        json!({"metadata": {"name": "b-late"}, "spec": {"drain": {"behavior": "Drain", "order": 1},
+            "pods": [{"selector": {"matchLabels": {"app": "late"}}}]}}),
+        // Selects no Machine of this fleet: it changes nothing.
+        json!({"metadata": {"name": "c-elsewhere"}, "spec": {"drain": {"behavior": "Skip"},
+            "machines": [{"clusterSelector": {"matchLabels": {"env": "other"}}}]}}),
+    ] {
+        rules.create(&PostParams::default(), &obj(rule)).await.expect("create rule");
+    }
+    f.pod("keep", &node, json!({"labels": {"app": "keep"}})).await;
+    // Order 0 (no rule): evicted first, and held terminating by its finalizer.
+    f.pod("first", &node, json!({"finalizers": ["example.com/hold"]})).await;
+    f.pod("late", &node, json!({"labels": {"app": "late"}})).await;
+    f.pod("job", &node, json!({"labels": {"cluster.x-k8s.io/drain": "wait-completed"}})).await;
+    f.pods()
+        .patch_status("job", &PatchParams::default(), &Patch::Merge(&json!({"status": {"phase": "Running"}})))
+        .await
+        .expect("job running");
+
+    f.api::<Machine>().delete(&w, &DeleteParams::default()).await.expect("delete");
+    let waiting_for = |pod: &'static str| {
+        move |m: &Machine| {
+            has_condition(m, "DrainingSucceeded", |c| {
+                c.is_false() && c.message.as_deref().is_some_and(|msg| msg.contains(&format!("apps/{pod}")))
+            })
+        }
+    };
+    f.machine_until(&w, "the drain to wait for the first group", waiting_for("first")).await;
+    let first = f.pods().get("first").await.expect("first is terminating");
+    assert!(first.metadata.deletion_timestamp.is_some(), "the order-0 pod was evicted");
+    let late = f.pods().get("late").await.expect("late");
+    assert!(late.metadata.deletion_timestamp.is_none(), "order 1 evicted before order 0 was gone");
+    let job = f.pods().get("job").await.expect("job");
+    assert!(job.metadata.deletion_timestamp.is_none(), "a pod to wait for was evicted");
+
+    // The first group goes: the next one is evicted; the job is still waited for.
+    let release = json!({"metadata": {"finalizers": null}});
+    f.pods().patch("first", &PatchParams::default(), &Patch::Merge(&release)).await.expect("release first");
+    eventually("the order-1 pod to be evicted", MINUTE, || async {
+        f.pods().get_opt("late").await.ok().flatten().is_none().then_some(())
+    })
+    .await;
+    let m = f.machine_until(&w, "the drain to wait for the job", waiting_for("job")).await;
+    assert!(m.metadata.deletion_timestamp.is_some());
+    assert_eq!(f.pod_names().await, ["job", "keep"]);
+
+    // The job completes: the drain is done and the Machine goes; the skipped pod stays.
+    f.pods()
+        .patch_status("job", &PatchParams::default(), &Patch::Merge(&json!({"status": {"phase": "Succeeded"}})))
+        .await
+        .expect("job done");
+    f.gone(&w, "the Machine after its drain").await;
+    assert_eq!(f.pod_names().await, ["job", "keep"], "completed and skipped pods are not evicted");
 }

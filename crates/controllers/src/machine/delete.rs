@@ -39,6 +39,9 @@ use drydock_api::capi::condition_types::NODE_HEALTHY;
 
 /// How often a Node that is not gone yet is looked at again when no watch reports it.
 const NODE_DELETION_RETRY: Duration = Duration::from_secs(2);
+/// How often a Node deletion without deadline (`nodeDeletionTimeout: 0s`) is looked at
+/// again when nothing else triggers the Machine.
+const NODE_DELETION_RECHECK: Duration = Duration::from_secs(60);
 
 /// Why the Node of a deleting Machine is left alone.
 #[derive(Debug, PartialEq, Eq)]
@@ -243,17 +246,14 @@ async fn delete_node(state: &State, m: &Machine, cluster: &Cluster) -> NodeDelet
 }
 
 /// Time left to keep retrying Node deletion: `nodeDeletionTimeout` (default 10s) from the
-/// deletion timestamp. `None` once it has elapsed. A zero timeout would retry forever; drydock
-/// bounds it by the default instead, so an unreachable workload cluster never holds a
-/// Machine (and its Cluster) forever.
+/// deletion timestamp. `None` once it has elapsed. A zero timeout retries forever, as
+/// upstream's does: the answer is then always [`NODE_DELETION_RECHECK`].
 fn node_deletion_time_left(m: &Machine, now: &Time) -> Option<Duration> {
-    let timeout = m
-        .spec
-        .node_deletion_timeout
-        .as_deref()
-        .and_then(|t| duration::parse(t).ok())
-        .filter(|d| !d.is_zero())
-        .or_else(|| duration::parse(DEFAULT_NODE_DELETION_TIMEOUT).ok())?;
+    let timeout = match m.spec.node_deletion_timeout.as_deref().and_then(|t| duration::parse(t).ok()) {
+        Some(t) if t.is_zero() => return Some(NODE_DELETION_RECHECK),
+        Some(t) => t,
+        None => duration::parse(DEFAULT_NODE_DELETION_TIMEOUT).ok()?,
+    };
     let since = m.metadata.deletion_timestamp.as_ref()?;
     let deadline = since.0.checked_add(timeout).ok()?;
     let left = now.0.duration_until(deadline);
@@ -306,7 +306,9 @@ mod tests {
         assert_eq!(node_deletion_time_left(&m, &at(1_010)), None);
         m.spec.node_deletion_timeout = Some("1m".into());
         assert_eq!(node_deletion_time_left(&m, &at(1_010)), Some(Duration::from_secs(50)));
+        // Zero: never given up, however long ago the deletion started.
         m.spec.node_deletion_timeout = Some("0s".into());
-        assert_eq!(node_deletion_time_left(&m, &at(1_011)), None);
+        assert_eq!(node_deletion_time_left(&m, &at(1_011)), Some(NODE_DELETION_RECHECK));
+        assert_eq!(node_deletion_time_left(&m, &at(1_000_000)), Some(NODE_DELETION_RECHECK));
     }
 }

@@ -2,29 +2,34 @@
 //! pods (deleting them where the workload API has no eviction subresource, as drydock's
 //! simulated clusters), and wait until they are gone.
 //!
-//! Pods left in place: mirror pods of static pods (the kubelet owns them), DaemonSet pods
-//! (their controller would recreate them at once, and they tolerate cordoned Nodes), and
-//! pods labelled `cluster.x-k8s.io/drain: skip`. On an unreachable Node (Ready Unknown) pods
-//! deleted more than a second ago are not waited for: no kubelet will confirm their end.
+//! Pods left in place: mirror pods of static pods (the kubelet owns them) and DaemonSet pods
+//! (their controller would recreate them at once, and they tolerate cordoned Nodes). The
+//! others are treated as their label or the MachineDrainRules say ([`super::drain_rules`]):
+//! skipped, waited for until they complete (not evicted), or evicted in groups of
+//! increasing order, a group only once the one before it is gone. On an unreachable Node
+//! (Ready Unknown) pods deleted more than a second ago are not waited for: no kubelet will
+//! confirm their end.
 //!
 //! The drain is skipped with the `machine.cluster.x-k8s.io/exclude-node-draining`
 //! annotation, when the Node is gone, and once `spec.nodeDrainTimeout` (when positive) has
 //! passed since the drain started (`status.deletion.nodeDrainStartTime`).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use drydock_api::capi::condition_types::{DRAINING, DRAINING_FAILED, DRAINING_SUCCEEDED};
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::{Cluster, Machine, MachineDeletionStatus};
+use drydock_api::capi::core::{Cluster, Machine, MachineDeletionStatus, MachineDrainRule};
 use drydock_api::capi::duration;
-use drydock_api::capi::keys::{EXCLUDE_NODE_DRAINING_ANNOTATION, POD_DRAIN_LABEL, has_annotation};
+use drydock_api::capi::keys::{EXCLUDE_NODE_DRAINING_ANNOTATION, has_annotation};
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::api::{Api, EvictParams, ListParams};
 use serde_json::json;
 
+use super::drain_rules::{Behavior, Rules};
 use super::node::{NodeReader, workload_nodes};
 use super::{CONTROLLER, State};
 use crate::framework::events::PendingEvents;
@@ -59,18 +64,27 @@ pub(crate) enum PodAction {
     WaitForExit,
     /// Terminating on an unreachable Node: not waited for.
     Ignore,
+    /// Not evicted: waited for until it completes.
+    WaitForCompletion,
 }
 
-pub(crate) fn classify(p: &Pod, node_unreachable: bool, now: Timestamp) -> PodAction {
+/// What the drain does with `p`, which its label and the rules give `behavior`.
+pub(crate) fn classify(p: &Pod, behavior: &Behavior, node_unreachable: bool, now: Timestamp) -> PodAction {
     if p.metadata.annotations.as_ref().is_some_and(|a| a.contains_key(MIRROR_ANNOTATION)) {
         return PodAction::Skip;
     }
     let daemon =
         p.metadata.owner_references.iter().flatten().any(|o| o.controller == Some(true) && o.kind == "DaemonSet");
-    let skip_label =
-        p.metadata.labels.as_ref().and_then(|l| l.get(POD_DRAIN_LABEL)).is_some_and(|v| v.eq_ignore_ascii_case("skip"));
-    if daemon || skip_label {
+    if daemon || *behavior == Behavior::Skip {
         return PodAction::Skip;
+    }
+    if *behavior == Behavior::WaitCompleted && p.metadata.deletion_timestamp.is_none() {
+        let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+        return if matches!(phase, Some("Succeeded" | "Failed")) {
+            PodAction::Skip
+        } else {
+            PodAction::WaitForCompletion
+        };
     }
     match &p.metadata.deletion_timestamp {
         Some(t) if node_unreachable && now.duration_since(t.0).unsigned_abs() > UNREACHABLE_GRACE && t.0 < now => {
@@ -142,7 +156,7 @@ pub(super) async fn run(
         .and_then(|s| s.conditions.as_ref())
         .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
         .is_some_and(|c| c.status == "Unknown");
-    let remaining = match evict_pods(state, cluster, &node, unreachable, precise_now).await {
+    let remaining = match evict_pods(state, m, cluster, &node, unreachable, precise_now).await {
         Ok(r) => r,
         Err(e) => return Ok(failed(m, &e)),
     };
@@ -159,10 +173,11 @@ pub(super) async fn run(
     Ok(Drain::Wait(DRAIN_RETRY.min(left.unwrap_or(DRAIN_RETRY))))
 }
 
-/// Cordons the Node and evicts its pods. Returns the pods still waited for
-/// (`namespace/name`).
+/// Cordons the Node and evicts its pods, the group of the lowest order first. Returns the
+/// pods still waited for (`namespace/name`).
 async fn evict_pods(
     state: &State,
+    m: &Machine,
     cluster: &Cluster,
     node: &k8s_openapi::api::core::v1::Node,
     unreachable: bool,
@@ -175,23 +190,59 @@ async fn evict_pods(
         state.writer.patch(&nodes, &name, &cordon).await?;
     }
     let client = state.ctx.workload.get(&cluster.namespace().unwrap_or_default(), &cluster.name_any()).await?;
+    let rules = rules_for(state, m, cluster).await?;
+    let namespaces = if rules.needs_namespaces() {
+        let list = Api::<Namespace>::all(client.clone()).list(&ListParams::default()).await?;
+        list.items.into_iter().map(|n| (n.name_any(), n.metadata.labels.unwrap_or_default())).collect()
+    } else {
+        BTreeMap::new()
+    };
+    let plan = |pods: &[Pod]| -> Vec<(String, PodAction, Behavior)> {
+        let none = BTreeMap::new();
+        pods.iter()
+            .map(|p| {
+                let ns = p.namespace().unwrap_or_default();
+                let behavior = rules.behavior(p, namespaces.get(&ns).unwrap_or(&none));
+                (format!("{ns}/{}", p.name_any()), classify(p, &behavior, unreachable, now), behavior)
+            })
+            .collect()
+    };
     let all: Api<Pod> = Api::all(client.clone());
     let on_node = ListParams::default().fields(&format!("spec.nodeName={name}"));
     let pods = all.list(&on_node).await?.items;
+    let planned = plan(&pods);
+    // The lowest order of the pods still to drain: only that group is evicted now.
+    let lowest = planned
+        .iter()
+        .filter(|(_, a, _)| matches!(a, PodAction::Evict | PodAction::WaitForExit))
+        .filter_map(|(_, _, b)| if let Behavior::Drain { order } = b { Some(*order) } else { None })
+        .min();
     let mut evicted = false;
-    for p in &pods {
-        if classify(p, unreachable, now) == PodAction::Evict {
+    for (p, (_, action, behavior)) in pods.iter().zip(&planned) {
+        if *action == PodAction::Evict && lowest.is_some_and(|o| *behavior == Behavior::Drain { order: o }) {
             let api: Api<Pod> = Api::namespaced(client.clone(), &p.namespace().unwrap_or_default());
             evicted |= evict(&api, &p.name_any()).await?;
         }
     }
     // Evicted pods may be gone at once; look again rather than wait a retry for nothing.
-    let pods = if evicted { all.list(&on_node).await?.items } else { pods };
-    Ok(pods
-        .iter()
-        .filter(|p| matches!(classify(p, unreachable, now), PodAction::Evict | PodAction::WaitForExit))
-        .map(|p| format!("{}/{}", p.namespace().unwrap_or_default(), p.name_any()))
+    let planned = if evicted { plan(&all.list(&on_node).await?.items) } else { planned };
+    Ok(planned
+        .into_iter()
+        .filter(|(_, a, _)| matches!(a, PodAction::Evict | PodAction::WaitForExit | PodAction::WaitForCompletion))
+        .map(|(key, _, _)| key)
         .collect())
+}
+
+/// The MachineDrainRules of the Machine's namespace that select it.
+async fn rules_for(state: &State, m: &Machine, cluster: &Cluster) -> Result<Rules> {
+    let api: Api<MachineDrainRule> = Api::namespaced(state.ctx.client.clone(), &m.namespace().unwrap_or_default());
+    let all = api.list(&ListParams::default()).await?.items;
+    let empty = BTreeMap::new();
+    Ok(Rules::for_machine(
+        all,
+        m.metadata.labels.as_ref().unwrap_or(&empty),
+        cluster.metadata.labels.as_ref().unwrap_or(&empty),
+    ))
 }
 
 /// Evicts a pod; where the API has no eviction subresource (404, 405) the pod is deleted.
@@ -226,23 +277,33 @@ mod tests {
     #[test]
     fn pods_to_evict() {
         let now = Timestamp::from_second(1_000).expect("ts");
+        let drain = Behavior::Drain { order: 0 };
+        let classify = |p: &Pod, unreachable| super::classify(p, &drain, unreachable, now);
         let plain = pod(json!({"metadata": {"name": "a"}}));
-        assert_eq!(classify(&plain, false, now), PodAction::Evict);
+        assert_eq!(classify(&plain, false), PodAction::Evict);
         let mirror = pod(json!({"metadata": {"name": "m", "annotations": {MIRROR_ANNOTATION: "h"}}}));
-        assert_eq!(classify(&mirror, false, now), PodAction::Skip);
+        assert_eq!(classify(&mirror, false), PodAction::Skip);
         let daemon = pod(json!({"metadata": {"name": "d", "ownerReferences": [
             {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "u", "controller": true}]}}));
-        assert_eq!(classify(&daemon, false, now), PodAction::Skip);
+        assert_eq!(classify(&daemon, false), PodAction::Skip);
         let owned = pod(json!({"metadata": {"name": "r", "ownerReferences": [
             {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": true}]}}));
-        assert_eq!(classify(&owned, false, now), PodAction::Evict);
-        let skip = pod(json!({"metadata": {"name": "s", "labels": {POD_DRAIN_LABEL: "Skip"}}}));
-        assert_eq!(classify(&skip, false, now), PodAction::Skip);
+        assert_eq!(classify(&owned, false), PodAction::Evict);
+        // The label and the rules decide the behaviour (see drain_rules); classify follows it.
+        let skip = pod(json!({"metadata": {"name": "s", "labels": {"cluster.x-k8s.io/drain": "Skip"}}}));
+        let behavior = Rules::default().behavior(&skip, &BTreeMap::new());
+        assert_eq!(super::classify(&skip, &behavior, false, now), PodAction::Skip);
+        let running = pod(json!({"metadata": {"name": "w"}, "status": {"phase": "Running"}}));
+        let done = pod(json!({"metadata": {"name": "w"}, "status": {"phase": "Succeeded"}}));
+        let wait = Behavior::WaitCompleted;
+        assert_eq!(super::classify(&running, &wait, false, now), PodAction::WaitForCompletion);
+        assert_eq!(super::classify(&done, &wait, false, now), PodAction::Skip);
+        assert_eq!(super::classify(&running, &Behavior::Skip, false, now), PodAction::Skip);
         let going = pod(json!({"metadata": {"name": "g", "deletionTimestamp": "1970-01-01T00:16:30Z"}}));
-        assert_eq!(classify(&going, false, now), PodAction::WaitForExit);
-        assert_eq!(classify(&going, true, now), PodAction::Ignore);
+        assert_eq!(classify(&going, false), PodAction::WaitForExit);
+        assert_eq!(classify(&going, true), PodAction::Ignore);
         let just_now = pod(json!({"metadata": {"name": "j", "deletionTimestamp": "1970-01-01T00:16:40Z"}}));
-        assert_eq!(classify(&just_now, true, now), PodAction::WaitForExit);
+        assert_eq!(classify(&just_now, true), PodAction::WaitForExit);
     }
 
     #[test]

@@ -25,6 +25,7 @@
 mod contract;
 mod delete;
 mod drain;
+mod drain_rules;
 mod node;
 mod status;
 
