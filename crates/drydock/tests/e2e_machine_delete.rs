@@ -8,7 +8,9 @@
 //! - a pod that does not go holds the drain until nodeDrainTimeout;
 //! - a Node held by a finalizer holds the Machine until nodeDeletionTimeout;
 //! - MachineDrainRules and the `wait-completed` label: skipped pods stay, pods are evicted
-//!   in groups of increasing order, and pods to wait for are not evicted but waited for.
+//!   in groups of increasing order, and pods to wait for are not evicted but waited for;
+//! - a deleted MachineDeployment and its MachineSet are held by their finalizers until
+//!   their Machines are gone.
 
 mod common;
 
@@ -17,7 +19,7 @@ use std::time::Duration;
 
 use common::{Env, KUBEADM, eventually, kubectl_ok};
 use drydock_api::capi::conditions::{Condition, HasConditions};
-use drydock_api::capi::core::{Machine, MachineDrainRule};
+use drydock_api::capi::core::{Machine, MachineDeployment, MachineDrainRule, MachineSet};
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::tenancy::LogicalClusterName;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
@@ -381,4 +383,51 @@ async fn drain_rules_order_skip_and_wait_for_completion() {
         .expect("job done");
     f.gone(&w, "the Machine after its drain").await;
     assert_eq!(f.pod_names().await, ["job", "keep"], "completed and skipped pods are not evicted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deployment_and_set_finalizers_hold_until_their_machines_are_gone() {
+    const MD_FINALIZER: &str = "cluster.x-k8s.io/machinedeployment";
+    const MS_FINALIZER: &str = "cluster.x-k8s.io/machineset";
+    let f = Fleet::start("cascade", 1).await;
+    let workers = f.running_workers(1).await;
+    let w = workers.keys().next().expect("worker").clone();
+    let md_name = "cascade-workers";
+    let in_md = ListParams::default().labels(&format!("cluster.x-k8s.io/deployment-name={md_name}"));
+    let has = |f: &Option<Vec<String>>, name: &str| f.iter().flatten().any(|x| x == name);
+
+    let md = eventually("the MachineDeployment's finalizer", MINUTE, || async {
+        f.api::<MachineDeployment>().get(md_name).await.ok().filter(|md| has(&md.metadata.finalizers, MD_FINALIZER))
+    })
+    .await;
+    let ms = eventually("the MachineSet's finalizer", MINUTE, || async {
+        let sets = f.api::<MachineSet>().list(&in_md).await.ok()?.items;
+        sets.into_iter().find(|ms| has(&ms.metadata.finalizers, MS_FINALIZER))
+    })
+    .await;
+    let ms_name = ms.name_any();
+
+    // A pre-drain hook holds the Machine; the set and the deployment wait for it.
+    f.annotate(&w, json!({PRE_DRAIN: "test"})).await;
+    f.api::<MachineDeployment>().delete(md_name, &DeleteParams::default()).await.expect("delete");
+    f.machine_until(&w, "the pre-drain hook to hold", |m| {
+        m.metadata.deletion_timestamp.is_some()
+            && has_condition(m, "PreDrainDeleteHookSucceeded", reason_is("WaitingExternalHook"))
+    })
+    .await;
+    let held = f.api::<MachineSet>().get(&ms_name).await.expect("the MachineSet is held");
+    assert!(held.metadata.deletion_timestamp.is_some());
+    let held = f.api::<MachineDeployment>().get(md_name).await.expect("the MachineDeployment is held");
+    assert!(held.metadata.deletion_timestamp.is_some());
+    assert_eq!(held.metadata.uid, md.metadata.uid);
+
+    // The hook goes: the Machine, then the set, then the deployment.
+    f.annotate(&w, json!({PRE_DRAIN: null})).await;
+    f.gone(&w, "the Machine").await;
+    eventually("the MachineSet and MachineDeployment to go", MINUTE, || async {
+        let ms = f.api::<MachineSet>().get_opt(&ms_name).await.ok()?;
+        let md = f.api::<MachineDeployment>().get_opt(md_name).await.ok()?;
+        (ms.is_none() && md.is_none()).then_some(())
+    })
+    .await;
 }

@@ -14,11 +14,13 @@
 //!   change nothing),
 //!   [`diff`] (merge patches), [`expectations`] (creations and deletions not yet seen),
 //!   [`events`], [`propagate`] (labels, annotations and node timeouts to referenced
-//!   objects), [`templates`] (owner references on templates), [`names`] (generated names).
+//!   objects), [`templates`] (owner references on templates), [`names`] (generated names),
+//!   [`cascade`] (an owner's finalizer held until its children are deleted).
 //! - Shared models: [`pause`] (the pause model of every controller), [`objects`] (small
 //!   facts about Cluster API objects).
 
 pub mod apply;
+pub mod cascade;
 pub mod clock;
 pub mod cluster_index;
 pub mod diff;

@@ -29,7 +29,9 @@ use std::time::Duration;
 use crate::framework::requeue::Requeue;
 use drydock_api::capi::conditions::time_at;
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineDeploymentStrategyType, MachineSet};
-use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
+use drydock_api::capi::keys::{
+    CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_DEPLOYMENT_FINALIZER, REVISION_ANNOTATION,
+};
 use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
 use futures::StreamExt;
@@ -40,6 +42,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 
 use self::ondelete::Counted;
 use self::plan::Plan;
+use crate::framework::cascade;
 use crate::framework::cluster_index::ClusterIndex;
 use crate::framework::expectations::{Expectations, Outstanding};
 use crate::framework::names::random_suffix;
@@ -47,7 +50,7 @@ use crate::framework::pause::{self, ClusterPauses, Pause};
 use crate::framework::runner::{self, Queue, key_of};
 use crate::framework::select::{owners_of_recorded, parse_selector};
 use crate::framework::templates::{self, TemplateOwners};
-use crate::framework::write::Writer;
+use crate::framework::write::{self, Writer};
 use crate::framework::{Error, Result};
 use crate::{Context, Running};
 
@@ -134,11 +137,19 @@ fn invalid<E: std::fmt::Display>(field: &str) -> impl Fn(E) -> Error + '_ {
 
 async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue> {
     let key = key_of(&*md);
+    let ns = md.metadata.namespace.clone().unwrap_or_default();
     if md.metadata.deletion_timestamp.is_some() {
         st.expectations.forget(&key);
-        return Ok(Requeue::await_change());
+        st.sets.ensure_seeded().await;
+        let sets: Vec<_> = st
+            .sets
+            .list(&ns, &md.spec.cluster_name)
+            .into_iter()
+            .filter(|ms| owner::is_controlled_by(&ms.metadata, &*md))
+            .collect();
+        let (api, sets_api) = (st.ctx.api::<MachineDeployment>(&ns), st.ctx.api::<MachineSet>(&ns));
+        return cascade::finalize(&WRITER, &api, &md, MACHINE_DEPLOYMENT_FINALIZER, &sets_api, &sets).await;
     }
-    let ns = md.metadata.namespace.clone().unwrap_or_default();
     st.sets.ensure_seeded().await;
     st.ctx.informers.clusters.ready().await;
     let cluster = st.ctx.cluster(&ns, &md.spec.cluster_name)?;
@@ -156,6 +167,8 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
         .labels
         .get_or_insert_with(Default::default)
         .insert(CLUSTER_NAME_LABEL.into(), want.spec.cluster_name.clone());
+    // Written with the first change of the deployment, not on a write of its own.
+    write::add_finalizer(&mut want, MACHINE_DEPLOYMENT_FINALIZER);
     if let Some(r) = owner::owner_ref(&*cluster) {
         owner::ensure_owner_ref(&mut want.metadata, r);
     }

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use drydock_api::capi::conditions::{HasConditions, time_at};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
-use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, REVISION_ANNOTATION};
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_SET_FINALIZER, REVISION_ANNOTATION};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner;
 use futures::StreamExt;
@@ -36,6 +36,7 @@ use self::preflight::Waiting;
 use self::remediation::Outcome;
 use self::replicas::Scale;
 use crate::framework::apply;
+use crate::framework::cascade;
 use crate::framework::cluster_index::ClusterIndex;
 use crate::framework::expectations::{Expectations, Outstanding};
 use crate::framework::objects::CAPI_GROUP;
@@ -45,7 +46,7 @@ use crate::framework::requeue::Requeue;
 use crate::framework::runner::{self, Queue, key_of};
 use crate::framework::select::{owners_of_recorded, parse_selector};
 use crate::framework::templates::{self, TemplateOwners};
-use crate::framework::write::Writer;
+use crate::framework::write::{self, Writer};
 use crate::framework::{Error, Result};
 use crate::{Context, Running};
 
@@ -144,7 +145,15 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
     if ms.metadata.deletion_timestamp.is_some() {
         st.expectations.forget(&key);
         st.waiting.set(&ns, &cluster_name, &name, false);
-        return Ok(Requeue::await_change());
+        st.machines.ensure_seeded().await;
+        let machines: Vec<_> = st
+            .machines
+            .list(&ns, &cluster_name)
+            .into_iter()
+            .filter(|m| owner::is_controlled_by(&m.metadata, &*ms))
+            .collect();
+        let (api, machines_api) = (st.ctx.api::<MachineSet>(&ns), st.ctx.api::<Machine>(&ns));
+        return cascade::finalize(&WRITER, &api, &ms, MACHINE_SET_FINALIZER, &machines_api, &machines).await;
     }
     st.machines.ensure_seeded().await;
     st.ctx.informers.clusters.ready().await;
@@ -223,6 +232,8 @@ fn kcp_managed(cluster: &Cluster) -> bool {
 fn default_metadata(ms: &mut MachineSet, cluster: &Cluster) {
     let cluster_name = ms.spec.cluster_name.clone();
     ms.metadata.labels.get_or_insert_with(Default::default).insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
+    // Written with the first change of the set, not on a write of its own.
+    write::add_finalizer(ms, MACHINE_SET_FINALIZER);
     let in_deployment = owner::has_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment")
         || ms.metadata.labels.as_ref().is_some_and(|l| l.contains_key(DEPLOYMENT_NAME_LABEL));
     if !in_deployment

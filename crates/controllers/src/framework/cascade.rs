@@ -1,0 +1,104 @@
+//! Deletion held by an owner's finalizer until its children are gone, as upstream's
+//! MachineDeployment (`cluster.x-k8s.io/machinedeployment`) and MachineSet
+//! (`cluster.x-k8s.io/machineset`) finalizers do: every child not yet being deleted is
+//! deleted, and the finalizer is removed once none remains.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use kube::api::Api;
+use kube::{Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::error::Result;
+use super::requeue::Requeue;
+use super::write::{Writer, remove_finalizer};
+
+/// What deleting an owner does next, decided from its children.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Delete these children (by name) and wait for them.
+    DeleteChildren(Vec<String>),
+    /// Children are still going: wait for them.
+    Wait,
+    /// None remains: remove the finalizer.
+    RemoveFinalizer,
+    /// The owner does not carry the finalizer: nothing to do.
+    Nothing,
+}
+
+/// The plan for `owner`, being deleted, with `children` still in the cache.
+pub fn plan<O: Resource, C: Resource>(owner: &O, finalizer: &str, children: &[Arc<C>]) -> Plan {
+    if !owner.meta().finalizers.iter().flatten().any(|f| f == finalizer) {
+        return Plan::Nothing;
+    }
+    if children.is_empty() {
+        return Plan::RemoveFinalizer;
+    }
+    let live: Vec<String> =
+        children.iter().filter(|c| c.meta().deletion_timestamp.is_none()).map(|c| c.name_any()).collect();
+    if live.is_empty() { Plan::Wait } else { Plan::DeleteChildren(live) }
+}
+
+/// Carries out [`plan`]. Children's deletions are seen through their watch, which triggers
+/// the owner again.
+pub async fn finalize<O, C>(
+    writer: &Writer,
+    owners: &Api<O>,
+    owner: &Arc<O>,
+    finalizer: &str,
+    children_api: &Api<C>,
+    children: &[Arc<C>],
+) -> Result<Requeue>
+where
+    O: Resource + Serialize + DeserializeOwned + Clone + Debug,
+    C: Resource + Clone + DeserializeOwned + Debug,
+{
+    match plan(owner.as_ref(), finalizer, children) {
+        Plan::DeleteChildren(names) => {
+            for name in names {
+                writer.delete_if_present(children_api, &name).await?;
+            }
+        }
+        Plan::RemoveFinalizer => {
+            let mut done = (**owner).clone();
+            remove_finalizer(&mut done, finalizer);
+            writer.forget(owner.as_ref());
+            writer.apply(owners, owner, &done).await?;
+        }
+        Plan::Wait | Plan::Nothing => {}
+    }
+    Ok(Requeue::await_change())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drydock_api::capi::core::{Machine, MachineSet};
+
+    fn set(finalizers: &[&str]) -> MachineSet {
+        let mut ms = MachineSet::new("ms", Default::default());
+        ms.metadata.finalizers = Some(finalizers.iter().map(|f| f.to_string()).collect());
+        ms
+    }
+
+    fn machine(name: &str, deleting: bool) -> Arc<Machine> {
+        let mut m = Machine::new(name, Default::default());
+        if deleting {
+            m.metadata.deletion_timestamp = Some(drydock_api::capi::conditions::time_at(jiff::Timestamp::now()));
+        }
+        Arc::new(m)
+    }
+
+    #[test]
+    fn children_go_first_then_the_finalizer() {
+        const F: &str = "cluster.x-k8s.io/machineset";
+        let ms = set(&[F, "other"]);
+        let children = [machine("a", false), machine("b", true), machine("c", false)];
+        assert_eq!(plan(&ms, F, &children), Plan::DeleteChildren(vec!["a".into(), "c".into()]));
+        assert_eq!(plan(&ms, F, &[machine("b", true)]), Plan::Wait);
+        assert_eq!(plan::<_, Machine>(&ms, F, &[]), Plan::RemoveFinalizer);
+        assert_eq!(plan(&set(&["other"]), F, &children), Plan::Nothing, "not ours to hold");
+    }
+}
