@@ -409,7 +409,7 @@ async fn on_delete_replaces_only_deleted_machines() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scaling_mid_rollout_is_proportional() {
+async fn scaling_mid_rollout_grows_the_new_set() {
     let _serial = SERIAL.lock().await;
     let f = Fixture::start("prop", 4).await;
     // Machines of this template never finish starting: the rollout stalls half way, with
@@ -439,13 +439,14 @@ async fn scaling_mid_rollout_is_proportional() {
     })
     .await;
 
-    // 4 -> 8 replicas (at most 10 Machines): both sets grow in proportion to their size,
-    // round(4 * 10/6) = 7 and round(2 * 10/6) = 3, instead of the new set taking it all.
+    // 4 -> 8 replicas (at most 10 Machines), as upstream: the new set grows by what the
+    // surge allows, 2 + min(10 - 6, 8 - 2) = 6; the old set, whose Machines are all that is
+    // available, keeps its 4.
     f.patch_md(json!({"spec": {"replicas": 8}})).await;
-    eventually("both sets scaled in proportion", WAIT, || async {
+    eventually("the new set to take the new replicas", WAIT, || async {
         let sets = f.sets().await;
         let machines = f.machines().await;
-        (spec_of(&sets, false) == Some(7) && spec_of(&sets, true) == Some(3) && machines.len() == 10).then_some(())
+        (spec_of(&sets, false) == Some(4) && spec_of(&sets, true) == Some(6) && machines.len() == 10).then_some(())
     })
     .await;
 

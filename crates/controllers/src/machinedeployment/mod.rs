@@ -252,10 +252,6 @@ fn decide(md: &mut MachineDeployment, read: Read) -> Result<Decided> {
     let desired = rollout::replicas(md);
     let max_replicas = desired + rollout::max_surge(md).map_err(invalid("spec.strategy.rollingUpdate.maxSurge"))?;
     let strategy = rollout::strategy_type(md);
-    // Judged on the sets as read, before this reconcile records the replicas on them.
-    let scaling = !read.rollout_paused
-        && strategy == MachineDeploymentStrategyType::RollingUpdate
-        && sync::is_scaling_event(&plan, desired);
     let md_name = md.metadata.name.clone().unwrap_or_default();
     for p in plan.iter_mut() {
         p.want
@@ -267,9 +263,8 @@ fn decide(md: &mut MachineDeployment, read: Read) -> Result<Decided> {
     let mut deferred = None;
     if plan.current().is_some() {
         update_current(md, &mut plan, max_replicas)?;
-    } else if read.rollout_paused || scaling || !read.pending.creates.is_empty() {
-        // Paused: no rollout. Scaling: first resize what exists. Pending: the new set is
-        // created, not yet cached.
+    } else if read.rollout_paused || !read.pending.creates.is_empty() {
+        // Paused: no rollout. Pending: the new set is created, not yet cached.
     } else if !read.missing_templates.is_empty() {
         let missing = read.missing_templates.join(", ");
         deferred = Some(Error::Missing(format!("templates for a new MachineSet: {missing}")));
@@ -290,7 +285,9 @@ fn decide(md: &mut MachineDeployment, read: Read) -> Result<Decided> {
     if let Some(current) = plan.current_mut() {
         ondelete::allow_creation(current);
     }
-    if read.rollout_paused || scaling {
+    // A change of replicas mid-rollout is no special case, as upstream: the rollout step
+    // grows the new set within the surge; only a paused deployment scales in proportion.
+    if read.rollout_paused {
         sync::scale(md, &mut plan, max_replicas);
     } else {
         rollout::reconcile_new(md, &mut plan, max_replicas).map_err(invalid("spec.strategy (rollout)"))?;

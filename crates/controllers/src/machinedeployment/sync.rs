@@ -1,12 +1,9 @@
-//! Scaling without a rollout step: while the deployment is paused, and (beyond upstream
-//! Cluster API, as Kubernetes Deployments do) when its replicas change while several sets
-//! hold Machines. A single active set (or, with none, the current or newest one) simply
-//! follows `spec.replicas`; several active sets are scaled in proportion to their size,
-//! so a rollout in progress neither starts over nor overshoots its surge.
-//!
-//! A scaling event is told by the `desired-replicas` annotation every scale writes: an
-//! active set whose annotation differs from the deployment's replicas has not seen the
-//! change yet. The annotations as read (before this reconcile touched them) decide.
+//! Scaling without a rollout step, while the deployment is paused (upstream's `sync`). A
+//! single active set (or, with none, the current or newest one) simply follows
+//! `spec.replicas`; several active sets are scaled in proportion to their size, so that a
+//! rollout paused half way neither starts over nor overshoots its surge when it resumes.
+//! An unpaused deployment whose replicas change mid-rollout is not scaled here: the
+//! rollout step grows the new set, as upstream does.
 
 use drydock_api::capi::core::{MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION};
@@ -16,13 +13,6 @@ use super::rollout::{self, replicas};
 
 fn created(ms: &MachineSet) -> Option<jiff::Timestamp> {
     ms.metadata.creation_timestamp.as_ref().map(|t| t.0)
-}
-
-/// True when an active set has not seen the deployment's current replicas.
-pub fn is_scaling_event(plan: &Plan, desired: i32) -> bool {
-    plan.iter().any(|p| {
-        spec(&p.before) > 0 && annotation_i32(&p.before, DESIRED_REPLICAS_ANNOTATION).is_some_and(|d| d != desired)
-    })
 }
 
 /// The set to scale alone: the only active one (replicas > 0); with none active, the
@@ -186,7 +176,6 @@ mod tests {
         // Already the right size, but unaware of the replicas: only the annotations change.
         let d3 = md("v1", 3);
         let mut plan = Plan::new(&d3, vec![sized("a", 3, 1, "v1", 5, 8)], now());
-        assert!(is_scaling_event(&plan, 3));
         scale(&d3, &mut plan, 6);
         let a = plan.wanted().next().expect("set");
         assert_eq!(spec(a), 3);
@@ -201,13 +190,11 @@ mod tests {
     }
 
     #[test]
-    fn scaling_mid_rollout_is_proportional() {
-        // 10 replicas (max 13) mid-rollout: old 8, new 5. Scaled to 20 (max 23): +10.
+    fn a_paused_rollout_scales_in_proportion() {
+        // 10 replicas (max 13) paused mid-rollout: old 8, new 5. Scaled to 20 (max 23): +10.
         let d = md("v2", 20);
         let sets = vec![sized("old", 8, 1, "v1", 10, 13), sized("new", 5, 2, "v2", 10, 13)];
         let mut plan = Plan::new(&d, sets.clone(), now());
-        assert!(is_scaling_event(&plan, 20));
-        assert!(!is_scaling_event(&plan, 10));
         scale(&d, &mut plan, 23);
         // old: round(8*23/13) = 14 (+6), new: round(5*23/13) = 9 (+4).
         assert_eq!(specs(&plan), [("new".into(), 9), ("old".into(), 14)]);
