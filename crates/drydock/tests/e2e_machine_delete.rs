@@ -10,7 +10,8 @@
 //! - MachineDrainRules and the `wait-completed` label: skipped pods stay, pods are evicted
 //!   in groups of increasing order, and pods to wait for are not evicted but waited for;
 //! - a deleted MachineDeployment and its MachineSet are held by their finalizers until
-//!   their Machines are gone.
+//!   their Machines are gone;
+//! - the deletion waits for the Node's volumes to detach, but for those of skipped pods.
 
 mod common;
 
@@ -430,4 +431,88 @@ async fn deployment_and_set_finalizers_hold_until_their_machines_are_gone() {
         (ms.is_none() && md.is_none()).then_some(())
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletion_waits_for_volumes_to_detach_but_not_for_skipped_pods_volumes() {
+    use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+    use k8s_openapi::api::storage::v1::VolumeAttachment;
+
+    let f = Fleet::start_with("volumes", 1, "").await;
+    let workers = f.running_workers(1).await;
+    let w = workers.keys().next().expect("worker").clone();
+    let node = node_of(&workers[&w]);
+    let pp = PostParams::default();
+
+    // A pod the drain skips keeps its volume (vol-kept, through its claim); vol-1 and the
+    // attachment of pv-1 belong to nothing that stays.
+    Api::<PersistentVolume>::all(f.workload())
+        .create(
+            &pp,
+            &obj(json!({"metadata": {"name": "pv-kept"}, "spec": {
+            "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+            "csi": {"driver": "drv.example.com", "volumeHandle": "vol-kept"}}})),
+        )
+        .await
+        .expect("pv");
+    Api::<PersistentVolumeClaim>::namespaced(f.workload(), APPS)
+        .create(&pp, &obj(json!({"metadata": {"name": "data"}, "spec": {
+            "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "volumeName": "pv-kept"}})))
+        .await
+        .expect("pvc");
+    let db = obj::<Pod>(json!({"metadata": {"name": "db", "labels": {"cluster.x-k8s.io/drain": "skip"}},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "registry.example/db:1"}],
+                 "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}}));
+    f.pods().create(&pp, &db).await.expect("pod");
+    let attached = |names: &[&str]| {
+        let list: Vec<Value> = names.iter().map(|n| json!({"name": n, "devicePath": ""})).collect();
+        json!({"status": {"volumesAttached": list}})
+    };
+    let (kept, gone) = ("kubernetes.io/csi/drv.example.com^vol-kept", "kubernetes.io/csi/drv.example.com^vol-1");
+    f.nodes()
+        .patch_status(&node, &PatchParams::default(), &Patch::Merge(&attached(&[kept, gone])))
+        .await
+        .expect("attach");
+    let attachments: Api<VolumeAttachment> = Api::all(f.workload());
+    attachments
+        .create(
+            &pp,
+            &obj(json!({"metadata": {"name": "va-1"}, "spec": {"attacher": "drv.example.com",
+            "nodeName": node, "source": {"persistentVolumeName": "pv-1"}}})),
+        )
+        .await
+        .expect("attachment");
+    let attached_true = json!({"status": {"attached": true}});
+    attachments.patch_status("va-1", &PatchParams::default(), &Patch::Merge(&attached_true)).await.expect("attached");
+
+    f.api::<Machine>().delete(&w, &DeleteParams::default()).await.expect("delete");
+    let m = f
+        .machine_until(&w, "the deletion to wait for the volumes", |m| {
+            has_condition(m, "VolumeDetachSucceeded", |c| {
+                c.reason.as_deref() == Some("WaitingForVolumeDetach")
+                    && c.message.as_deref().is_some_and(|msg| msg.contains("vol-1") && msg.contains("pv-1"))
+            })
+        })
+        .await;
+    let message = m.get_condition("VolumeDetachSucceeded").and_then(|c| c.message.clone()).unwrap_or_default();
+    assert!(!message.contains("vol-kept"), "waited for a skipped pod's volume: {message}");
+    assert!(has_condition(&m, "DrainingSucceeded", Condition::is_true));
+    let started = m
+        .status
+        .as_ref()
+        .and_then(|s| s.deletion.as_ref())
+        .and_then(|d| d.wait_for_node_volume_detach_start_time.as_ref());
+    assert!(started.is_some(), "the wait's start is recorded");
+
+    // vol-1 detaches, but pv-1 is still attached: the Machine stays.
+    f.nodes().patch_status(&node, &PatchParams::default(), &Patch::Merge(&attached(&[kept]))).await.expect("detach");
+    f.machine_until(&w, "the wait to name only pv-1", |m| {
+        has_condition(m, "VolumeDetachSucceeded", |c| {
+            c.message.as_deref().is_some_and(|msg| msg.contains("pv-1") && !msg.contains("vol-1"))
+        })
+    })
+    .await;
+    let detached = json!({"status": {"attached": false}});
+    attachments.patch_status("va-1", &PatchParams::default(), &Patch::Merge(&detached)).await.expect("detached");
+    f.gone(&w, "the Machine once its volumes are detached").await;
 }

@@ -39,6 +39,8 @@ pub const WAITING_FOR_DATA_SECRET: &str = "WaitingForDataSecret";
 pub const WAITING_FOR_INFRASTRUCTURE: &str = "WaitingForInfrastructure";
 pub const DRAINING: &str = "Draining";
 pub const DRAINING_FAILED: &str = "DrainingFailed";
+pub const VOLUME_DETACH_SUCCEEDED: &str = "VolumeDetachSucceeded";
+pub const WAITING_FOR_VOLUME_DETACH: &str = "WaitingForVolumeDetach";
 pub const DELETED: &str = "Deleted";
 
 // Machine health checks and remediation.

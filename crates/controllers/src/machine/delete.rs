@@ -1,12 +1,13 @@
-//! Deleting a Machine (upstream's §4.6, without waiting for volume detach): pre-drain hooks,
-//! the drain (`drain.rs`), pre-terminate hooks, then the infrastructure machine and the
+//! Deleting a Machine (upstream's §4.6): pre-drain hooks, the drain (`drain.rs`), the wait
+//! for volumes to detach (`volume_detach.rs`), pre-terminate hooks, then the infrastructure machine and the
 //! bootstrap config (each waited for until gone), then the Node (waited for until gone, at
 //! most `nodeDeletionTimeout`), then the finalizer.
 //!
 //! Hooks are annotations with the prefixes `pre-drain.delete.hook.machine.cluster.x-k8s.io`
 //! and `pre-terminate.delete.hook.machine.cluster.x-k8s.io`; their owners remove them, which
 //! triggers the next step. Pre-drain hooks and the drain apply only when the Node is to be
-//! deleted (not when the whole cluster goes, or no control plane is left to serve it).
+//! deleted (not when the whole cluster goes, or no control plane is left to serve it), and
+//! so does the wait for volumes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +27,7 @@ use kube::api::DeleteParams;
 
 use super::drain::{self, Drain};
 use super::node::{NodeReader, node_ref_name, workload_nodes};
+use super::volume_detach::{self, Detach};
 use super::{CONTROLLER, GONE_RECHECK, State, status};
 use crate::framework::events::PendingEvents;
 use crate::framework::pause;
@@ -90,19 +92,13 @@ pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Op
     let mut events = PendingEvents::default();
     let allowed =
         node_deletion(cluster, control_plane_deleting(state, &ns, cluster).await?, live_control_planes(state, &ns, &m));
-    let hooks = m.metadata.annotations.as_ref();
 
-    // Pre-drain hooks and the drain only matter when the Node is going away with the Machine.
-    if let (Ok(()), Some(cluster)) = (&allowed, cluster) {
-        if has_annotation_prefix(hooks, PRE_DRAIN_DELETE_HOOK_PREFIX) {
-            m.mark_false(PRE_DRAIN_HOOK_SUCCEEDED, WAITING_EXTERNAL_HOOK, Severity::Info, "", now.clone());
-            // The hook's removal is a Machine change: it triggers the next step.
-            return write_status(state, machine, m, now, events).await;
-        }
-        m.mark_true(PRE_DRAIN_HOOK_SUCCEEDED, now.clone());
-        if let Drain::Wait(after) = drain::run(state, &mut m, cluster, &now, &mut events).await? {
-            return write_status(state, machine, m, now, events).await.map(|_| Requeue::after(after));
-        }
+    // Pre-drain hooks, the drain and the volumes only matter when the Node is going away
+    // with the Machine.
+    if let (Ok(()), Some(cluster)) = (&allowed, cluster)
+        && let Some(requeue) = empty_node(state, &mut m, cluster, &now, &mut events).await?
+    {
+        return write_status(state, machine, m, now, events).await.map(|_| requeue);
     }
     if has_annotation_prefix(m.metadata.annotations.as_ref(), PRE_TERMINATE_DELETE_HOOK_PREFIX) {
         m.mark_false(PRE_TERMINATE_HOOK_SUCCEEDED, WAITING_EXTERNAL_HOOK, Severity::Info, "", now.clone());
@@ -156,6 +152,30 @@ pub(super) async fn reconcile(state: &State, machine: &Arc<Machine>, cluster: Op
     state.writer.forget(machine.as_ref());
     state.writer.apply(&api, machine, &done).await?;
     Ok(Requeue::await_change())
+}
+
+/// The steps before the Node goes: pre-drain hooks, the drain, the wait for its volumes.
+/// `Some` while one of them holds the deletion (with when to look again).
+async fn empty_node(
+    state: &State,
+    m: &mut Machine,
+    cluster: &Cluster,
+    now: &Time,
+    events: &mut PendingEvents,
+) -> Result<Option<Requeue>> {
+    if has_annotation_prefix(m.metadata.annotations.as_ref(), PRE_DRAIN_DELETE_HOOK_PREFIX) {
+        m.mark_false(PRE_DRAIN_HOOK_SUCCEEDED, WAITING_EXTERNAL_HOOK, Severity::Info, "", now.clone());
+        // The hook's removal is a Machine change: it triggers the next step.
+        return Ok(Some(Requeue::await_change()));
+    }
+    m.mark_true(PRE_DRAIN_HOOK_SUCCEEDED, now.clone());
+    if let Drain::Wait(after) = drain::run(state, m, cluster, now, events).await? {
+        return Ok(Some(Requeue::after(after)));
+    }
+    if let Detach::Wait(after) = volume_detach::run(state, m, cluster, now).await? {
+        return Ok(Some(Requeue::after(after)));
+    }
+    Ok(None)
 }
 
 async fn write_status(

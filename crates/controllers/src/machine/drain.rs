@@ -23,7 +23,7 @@ use drydock_api::capi::core::{Cluster, Machine, MachineDeletionStatus, MachineDr
 use drydock_api::capi::duration;
 use drydock_api::capi::keys::{EXCLUDE_NODE_DRAINING_ANNOTATION, has_annotation};
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::api::{Api, EvictParams, ListParams};
@@ -95,17 +95,19 @@ pub(crate) fn classify(p: &Pod, behavior: &Behavior, node_unreachable: bool, now
     }
 }
 
-fn drain_timeout(m: &Machine) -> Option<Duration> {
-    let t = duration::parse(m.spec.node_drain_timeout.as_deref()?).ok()?;
-    (t.is_positive()).then(|| t.unsigned_abs())
+/// Time left of a positive `timeout` (a duration string) started at `started`; `None`
+/// without a timeout (unset or zero: wait forever) or before it started.
+pub(super) fn timeout_left(timeout: Option<&str>, started: Option<&Time>, now: Timestamp) -> Option<Duration> {
+    let t = duration::parse(timeout?).ok()?;
+    let timeout = t.is_positive().then(|| t.unsigned_abs())?;
+    let deadline = started?.0.checked_add(timeout).ok()?;
+    Some(if deadline > now { now.duration_until(deadline).unsigned_abs() } else { Duration::ZERO })
 }
 
 /// Time left before the drain gives up, `None` without a timeout.
 fn time_left(m: &Machine, now: Timestamp) -> Option<Duration> {
-    let timeout = drain_timeout(m)?;
-    let start = m.status.as_ref()?.deletion.as_ref()?.node_drain_start_time.as_ref()?.0;
-    let deadline = start.checked_add(timeout).ok()?;
-    Some(if deadline > now { now.duration_until(deadline).unsigned_abs() } else { Duration::ZERO })
+    let started = m.status.as_ref()?.deletion.as_ref()?.node_drain_start_time.as_ref();
+    timeout_left(m.spec.node_drain_timeout.as_deref(), started, now)
 }
 
 /// Drains the Machine's Node; see the module documentation.
@@ -150,13 +152,7 @@ pub(super) async fn run(
         let msg = format!("Draining Node {node_name}");
         m.mark_false(DRAINING_SUCCEEDED, DRAINING, Severity::Info, &msg, now.clone());
     }
-    let unreachable = node
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
-        .is_some_and(|c| c.status == "Unknown");
-    let remaining = match evict_pods(state, m, cluster, &node, unreachable, precise_now).await {
+    let remaining = match evict_pods(state, m, cluster, &node, precise_now).await {
         Ok(r) => r,
         Err(e) => return Ok(failed(m, &e)),
     };
@@ -173,16 +169,55 @@ pub(super) async fn run(
     Ok(Drain::Wait(DRAIN_RETRY.min(left.unwrap_or(DRAIN_RETRY))))
 }
 
-/// Cordons the Node and evicts its pods, the group of the lowest order first. Returns the
-/// pods still waited for (`namespace/name`).
-async fn evict_pods(
+/// Whether the Node is unreachable (Ready Unknown): no kubelet confirms anything there.
+pub(super) fn unreachable(node: &Node) -> bool {
+    node.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+        .is_some_and(|c| c.status == "Unknown")
+}
+
+/// The pods on a Node, each with what the drain does with it and why.
+pub(super) struct PodPlan {
+    pub pods: Vec<Pod>,
+    /// One per pod: `namespace/name`, the action, the behaviour it follows.
+    pub actions: Vec<(String, PodAction, Behavior)>,
+}
+
+/// Reads the pods on `node` and plans each from its label and the Machine's rules.
+pub(super) async fn plan_pods(
     state: &State,
     m: &Machine,
     cluster: &Cluster,
-    node: &k8s_openapi::api::core::v1::Node,
-    unreachable: bool,
+    node: &Node,
     now: Timestamp,
-) -> Result<Vec<String>> {
+) -> Result<PodPlan> {
+    let client = state.ctx.workload.get(&cluster.namespace().unwrap_or_default(), &cluster.name_any()).await?;
+    let rules = rules_for(state, m, cluster).await?;
+    let namespaces: BTreeMap<String, BTreeMap<String, String>> = if rules.needs_namespaces() {
+        let list = Api::<Namespace>::all(client.clone()).list(&ListParams::default()).await?;
+        list.items.into_iter().map(|n| (n.name_any(), n.metadata.labels.unwrap_or_default())).collect()
+    } else {
+        BTreeMap::new()
+    };
+    let on_node = ListParams::default().fields(&format!("spec.nodeName={}", node.name_any()));
+    let pods = Api::<Pod>::all(client).list(&on_node).await?.items;
+    let (none, unreachable) = (BTreeMap::new(), unreachable(node));
+    let actions = pods
+        .iter()
+        .map(|p| {
+            let ns = p.namespace().unwrap_or_default();
+            let behavior = rules.behavior(p, namespaces.get(&ns).unwrap_or(&none));
+            (format!("{ns}/{}", p.name_any()), classify(p, &behavior, unreachable, now), behavior)
+        })
+        .collect();
+    Ok(PodPlan { pods, actions })
+}
+
+/// Cordons the Node and evicts its pods, the group of the lowest order first. Returns the
+/// pods still waited for (`namespace/name`).
+async fn evict_pods(state: &State, m: &Machine, cluster: &Cluster, node: &Node, now: Timestamp) -> Result<Vec<String>> {
     let name = node.name_any();
     let nodes = workload_nodes(&state.ctx, cluster).await?;
     if node.spec.as_ref().and_then(|s| s.unschedulable) != Some(true) {
@@ -190,43 +225,25 @@ async fn evict_pods(
         state.writer.patch(&nodes, &name, &cordon).await?;
     }
     let client = state.ctx.workload.get(&cluster.namespace().unwrap_or_default(), &cluster.name_any()).await?;
-    let rules = rules_for(state, m, cluster).await?;
-    let namespaces = if rules.needs_namespaces() {
-        let list = Api::<Namespace>::all(client.clone()).list(&ListParams::default()).await?;
-        list.items.into_iter().map(|n| (n.name_any(), n.metadata.labels.unwrap_or_default())).collect()
-    } else {
-        BTreeMap::new()
-    };
-    let plan = |pods: &[Pod]| -> Vec<(String, PodAction, Behavior)> {
-        let none = BTreeMap::new();
-        pods.iter()
-            .map(|p| {
-                let ns = p.namespace().unwrap_or_default();
-                let behavior = rules.behavior(p, namespaces.get(&ns).unwrap_or(&none));
-                (format!("{ns}/{}", p.name_any()), classify(p, &behavior, unreachable, now), behavior)
-            })
-            .collect()
-    };
-    let all: Api<Pod> = Api::all(client.clone());
-    let on_node = ListParams::default().fields(&format!("spec.nodeName={name}"));
-    let pods = all.list(&on_node).await?.items;
-    let planned = plan(&pods);
+    let planned = plan_pods(state, m, cluster, node, now).await?;
     // The lowest order of the pods still to drain: only that group is evicted now.
     let lowest = planned
+        .actions
         .iter()
         .filter(|(_, a, _)| matches!(a, PodAction::Evict | PodAction::WaitForExit))
         .filter_map(|(_, _, b)| if let Behavior::Drain { order } = b { Some(*order) } else { None })
         .min();
     let mut evicted = false;
-    for (p, (_, action, behavior)) in pods.iter().zip(&planned) {
+    for (p, (_, action, behavior)) in planned.pods.iter().zip(&planned.actions) {
         if *action == PodAction::Evict && lowest.is_some_and(|o| *behavior == Behavior::Drain { order: o }) {
             let api: Api<Pod> = Api::namespaced(client.clone(), &p.namespace().unwrap_or_default());
             evicted |= evict(&api, &p.name_any()).await?;
         }
     }
     // Evicted pods may be gone at once; look again rather than wait a retry for nothing.
-    let planned = if evicted { plan(&all.list(&on_node).await?.items) } else { planned };
+    let planned = if evicted { plan_pods(state, m, cluster, node, now).await? } else { planned };
     Ok(planned
+        .actions
         .into_iter()
         .filter(|(_, a, _)| matches!(a, PodAction::Evict | PodAction::WaitForExit | PodAction::WaitForCompletion))
         .map(|(key, _, _)| key)

@@ -28,6 +28,7 @@ mod drain;
 mod drain_rules;
 mod node;
 mod status;
+mod volume_detach;
 
 use std::sync::Arc;
 use std::time::Duration;
