@@ -10,19 +10,15 @@ pub fn data_dir(sub: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join(sub)
 }
 
-/// Upstream CRDs as JSON, keyed by `metadata.name`, sorted.
+/// Upstream's CRDs (Cluster API v1.9) as the facts the tests compare, keyed by
+/// `metadata.name`, sorted. `scripts/crd-facts.py` derives the file from upstream's CRD
+/// files: structure, types, enums, required fields, defaults, names, printer columns and
+/// subresources, without descriptions.
 pub fn upstream_crds() -> Vec<(String, Value)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(data_dir("upstream-crds")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let crd: Value = serde_saphyr::from_str(&text).unwrap();
-        let name = crd["metadata"]["name"].as_str().unwrap().to_string();
-        out.push((name, crd));
-    }
+    let text = std::fs::read_to_string(data_dir("upstream").join("crds-v1.9.json")).unwrap();
+    let crds: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let mut out: Vec<(String, Value)> =
+        crds.into_iter().map(|crd| (crd["metadata"]["name"].as_str().unwrap().to_string(), crd)).collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
