@@ -185,34 +185,46 @@ pub(super) struct PodPlan {
     pub actions: Vec<(String, PodAction, Behavior)>,
 }
 
-/// Reads the pods on `node` and plans each from its label and the Machine's rules.
-pub(super) async fn plan_pods(
-    state: &State,
-    m: &Machine,
-    cluster: &Cluster,
-    node: &Node,
+/// What decides each pod's fate on one Node, read once per reconcile: the rules that select
+/// the Machine, the labels of the workload namespaces (when a rule looks at them), and
+/// whether the Node is reachable.
+pub(super) struct Judge {
+    client: kube::Client,
+    node: String,
+    rules: Rules,
+    namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    unreachable: bool,
     now: Timestamp,
-) -> Result<PodPlan> {
-    let client = state.ctx.workload.get(&cluster.namespace().unwrap_or_default(), &cluster.name_any()).await?;
-    let rules = rules_for(state, m, cluster).await?;
-    let namespaces: BTreeMap<String, BTreeMap<String, String>> = if rules.needs_namespaces() {
-        let list = Api::<Namespace>::all(client.clone()).list(&ListParams::default()).await?;
-        list.items.into_iter().map(|n| (n.name_any(), n.metadata.labels.unwrap_or_default())).collect()
-    } else {
-        BTreeMap::new()
-    };
-    let on_node = ListParams::default().fields(&format!("spec.nodeName={}", node.name_any()));
-    let pods = Api::<Pod>::all(client).list(&on_node).await?.items;
-    let (none, unreachable) = (BTreeMap::new(), unreachable(node));
-    let actions = pods
-        .iter()
-        .map(|p| {
-            let ns = p.namespace().unwrap_or_default();
-            let behavior = rules.behavior(p, namespaces.get(&ns).unwrap_or(&none));
-            (format!("{ns}/{}", p.name_any()), classify(p, &behavior, unreachable, now), behavior)
-        })
-        .collect();
-    Ok(PodPlan { pods, actions })
+}
+
+impl Judge {
+    pub async fn of(state: &State, m: &Machine, cluster: &Cluster, node: &Node, now: Timestamp) -> Result<Self> {
+        let client = state.ctx.workload.get(&cluster.namespace().unwrap_or_default(), &cluster.name_any()).await?;
+        let rules = rules_for(state, m, cluster).await?;
+        let namespaces = if rules.needs_namespaces() {
+            let list = Api::<Namespace>::all(client.clone()).list(&ListParams::default()).await?;
+            list.items.into_iter().map(|n| (n.name_any(), n.metadata.labels.unwrap_or_default())).collect()
+        } else {
+            BTreeMap::new()
+        };
+        Ok(Self { client, node: node.name_any(), rules, namespaces, unreachable: unreachable(node), now })
+    }
+
+    /// Lists the pods on the Node and plans each.
+    pub async fn plan(&self) -> Result<PodPlan> {
+        let on_node = ListParams::default().fields(&format!("spec.nodeName={}", self.node));
+        let pods = Api::<Pod>::all(self.client.clone()).list(&on_node).await?.items;
+        let none = BTreeMap::new();
+        let actions = pods
+            .iter()
+            .map(|p| {
+                let ns = p.namespace().unwrap_or_default();
+                let behavior = self.rules.behavior(p, self.namespaces.get(&ns).unwrap_or(&none));
+                (format!("{ns}/{}", p.name_any()), classify(p, &behavior, self.unreachable, self.now), behavior)
+            })
+            .collect();
+        Ok(PodPlan { pods, actions })
+    }
 }
 
 /// Cordons the Node and evicts its pods, the group of the lowest order first. Returns the
@@ -224,8 +236,8 @@ async fn evict_pods(state: &State, m: &Machine, cluster: &Cluster, node: &Node, 
         let cordon = json!({"spec": {"unschedulable": true}});
         state.writer.patch(&nodes, &name, &cordon).await?;
     }
-    let client = state.ctx.workload.get(&cluster.namespace().unwrap_or_default(), &cluster.name_any()).await?;
-    let planned = plan_pods(state, m, cluster, node, now).await?;
+    let judge = Judge::of(state, m, cluster, node, now).await?;
+    let planned = judge.plan().await?;
     // The lowest order of the pods still to drain: only that group is evicted now.
     let lowest = planned
         .actions
@@ -236,12 +248,12 @@ async fn evict_pods(state: &State, m: &Machine, cluster: &Cluster, node: &Node, 
     let mut evicted = false;
     for (p, (_, action, behavior)) in planned.pods.iter().zip(&planned.actions) {
         if *action == PodAction::Evict && lowest.is_some_and(|o| *behavior == Behavior::Drain { order: o }) {
-            let api: Api<Pod> = Api::namespaced(client.clone(), &p.namespace().unwrap_or_default());
+            let api: Api<Pod> = Api::namespaced(judge.client.clone(), &p.namespace().unwrap_or_default());
             evicted |= evict(&api, &p.name_any()).await?;
         }
     }
     // Evicted pods may be gone at once; look again rather than wait a retry for nothing.
-    let planned = if evicted { plan_pods(state, m, cluster, node, now).await? } else { planned };
+    let planned = if evicted { judge.plan().await? } else { planned };
     Ok(planned
         .actions
         .into_iter()

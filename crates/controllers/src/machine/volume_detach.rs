@@ -23,7 +23,7 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 
 use super::State;
-use super::drain::{PodAction, plan_pods, timeout_left, unreachable};
+use super::drain::{Judge, PodAction, timeout_left, unreachable};
 use super::node::NodeReader;
 use crate::framework::Result;
 
@@ -133,7 +133,7 @@ async fn skipped_pods_volumes(
     client: &kube::Client,
     now: Timestamp,
 ) -> Result<Kept> {
-    let plan = plan_pods(state, m, cluster, node, now).await?;
+    let plan = Judge::of(state, m, cluster, node, now).await?.plan().await?;
     let skipped = plan.pods.iter().zip(&plan.actions).filter(|(_, (_, a, _))| *a == PodAction::Skip).map(|(p, _)| p);
     let mut kept = Kept::default();
     for (ns, claim) in skipped.flat_map(claims) {
