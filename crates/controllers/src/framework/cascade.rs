@@ -6,6 +6,7 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
+use drydock_api::capi::owner;
 use kube::api::Api;
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
@@ -28,11 +29,13 @@ pub enum Plan {
     Nothing,
 }
 
-/// The plan for `owner`, being deleted, with `children` still in the cache.
-pub fn plan<O: Resource, C: Resource>(owner: &O, finalizer: &str, children: &[Arc<C>]) -> Plan {
+/// The plan for `owner`, being deleted; its children are those of `candidates` (cached
+/// objects of its namespace and cluster) it controls.
+pub fn plan<O: Resource, C: Resource>(owner: &O, finalizer: &str, candidates: &[Arc<C>]) -> Plan {
     if !owner.meta().finalizers.iter().flatten().any(|f| f == finalizer) {
         return Plan::Nothing;
     }
+    let children: Vec<&Arc<C>> = candidates.iter().filter(|c| owner::is_controlled_by(c.meta(), owner)).collect();
     if children.is_empty() {
         return Plan::RemoveFinalizer;
     }
@@ -49,13 +52,13 @@ pub async fn finalize<O, C>(
     owner: &Arc<O>,
     finalizer: &str,
     children_api: &Api<C>,
-    children: &[Arc<C>],
+    candidates: &[Arc<C>],
 ) -> Result<Requeue>
 where
     O: Resource + Serialize + DeserializeOwned + Clone + Debug,
     C: Resource + Clone + DeserializeOwned + Debug,
 {
-    match plan(owner.as_ref(), finalizer, children) {
+    match plan(owner.as_ref(), finalizer, candidates) {
         Plan::DeleteChildren(names) => {
             for name in names {
                 writer.delete_if_present(children_api, &name).await?;
@@ -79,12 +82,14 @@ mod tests {
 
     fn set(finalizers: &[&str]) -> MachineSet {
         let mut ms = MachineSet::new("ms", Default::default());
+        ms.metadata.uid = Some("ms-uid".into());
         ms.metadata.finalizers = Some(finalizers.iter().map(|f| f.to_string()).collect());
         ms
     }
 
     fn machine(name: &str, deleting: bool) -> Arc<Machine> {
         let mut m = Machine::new(name, Default::default());
+        m.metadata.owner_references = Some(vec![owner::controller_ref(&set(&[])).expect("owner")]);
         if deleting {
             m.metadata.deletion_timestamp = Some(drydock_api::capi::conditions::time_at(jiff::Timestamp::now()));
         }
@@ -100,5 +105,7 @@ mod tests {
         assert_eq!(plan(&ms, F, &[machine("b", true)]), Plan::Wait);
         assert_eq!(plan::<_, Machine>(&ms, F, &[]), Plan::RemoveFinalizer);
         assert_eq!(plan(&set(&["other"]), F, &children), Plan::Nothing, "not ours to hold");
+        let stranger = Arc::new(Machine::new("x", Default::default()));
+        assert_eq!(plan(&ms, F, &[stranger]), Plan::RemoveFinalizer, "only controlled children count");
     }
 }

@@ -141,12 +141,7 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
     if md.metadata.deletion_timestamp.is_some() {
         st.expectations.forget(&key);
         st.sets.ensure_seeded().await;
-        let sets: Vec<_> = st
-            .sets
-            .list(&ns, &md.spec.cluster_name)
-            .into_iter()
-            .filter(|ms| owner::is_controlled_by(&ms.metadata, &*md))
-            .collect();
+        let sets = st.sets.list(&ns, &md.spec.cluster_name);
         let (api, sets_api) = (st.ctx.api::<MachineDeployment>(&ns), st.ctx.api::<MachineSet>(&ns));
         return cascade::finalize(&WRITER, &api, &md, MACHINE_DEPLOYMENT_FINALIZER, &sets_api, &sets).await;
     }

@@ -146,12 +146,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
         st.expectations.forget(&key);
         st.waiting.set(&ns, &cluster_name, &name, false);
         st.machines.ensure_seeded().await;
-        let machines: Vec<_> = st
-            .machines
-            .list(&ns, &cluster_name)
-            .into_iter()
-            .filter(|m| owner::is_controlled_by(&m.metadata, &*ms))
-            .collect();
+        let machines = st.machines.list(&ns, &cluster_name);
         let (api, machines_api) = (st.ctx.api::<MachineSet>(&ns), st.ctx.api::<Machine>(&ns));
         return cascade::finalize(&WRITER, &api, &ms, MACHINE_SET_FINALIZER, &machines_api, &machines).await;
     }
