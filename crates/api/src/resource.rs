@@ -315,3 +315,44 @@ impl ResourceDef {
         }
     }
 }
+
+/// A kind drydock serves itself: its CRD (every version it serves), the admission that
+/// runs on its objects and, for kinds served in several versions, their conversion.
+#[derive(Clone)]
+pub struct NativeKind {
+    pub crd: CustomResourceDefinition,
+    pub admission: Option<Arc<dyn crate::Admission>>,
+    pub conversion: Option<Arc<dyn crate::conversion::Conversion>>,
+}
+
+impl NativeKind {
+    /// A kind served in the one version `def` describes.
+    pub fn single(def: &ResourceDef) -> Self {
+        Self { crd: def.to_crd(), admission: def.admission.clone(), conversion: None }
+    }
+
+    pub fn group(&self) -> &str {
+        &self.crd.spec.group
+    }
+
+    pub fn kind(&self) -> &str {
+        &self.crd.spec.names.kind
+    }
+
+    /// One description per served version, each with the kind's admission.
+    pub fn served(&self) -> Result<Vec<ResourceDef>, CrdError> {
+        let mut out = Vec::new();
+        for v in self.crd.spec.versions.iter().filter(|v| v.served) {
+            let mut def = ResourceDef::from_crd_version(&self.crd, v)?;
+            def.admission = self.admission.clone();
+            out.push(def);
+        }
+        Ok(out)
+    }
+}
+
+impl fmt::Debug for NativeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NativeKind").field("crd", &self.crd.metadata.name).finish_non_exhaustive()
+    }
+}

@@ -1,7 +1,9 @@
 //! drydock's generated CRDs against upstream's: every field upstream has must exist with the
 //! same type, optional where upstream's is optional, and names, printer columns and
-//! subresources must match. Upstream's side is `tests/upstream/crds-v1.9.json`, the facts
-//! `scripts/crd-facts.py` derives from upstream's CRD files.
+//! subresources must match. Upstream's side is the facts `scripts/crd-facts.py` derives from
+//! upstream's CRD files: `tests/upstream/crds-v1.9.json` (v1beta1 and the other versions
+//! v1.9 stores) and `tests/upstream/crds-v1.14.json` (v1beta2, for every kind drydock
+//! serves in v1beta2).
 
 mod common;
 
@@ -97,6 +99,10 @@ fn storage_version(crd: &Value) -> &Value {
     versions.iter().find(|v| v["storage"] == Value::Bool(true)).unwrap_or(&versions[0])
 }
 
+fn version<'a>(crd: &'a Value, name: &str) -> Option<&'a Value> {
+    crd["spec"]["versions"].as_array()?.iter().find(|v| v["name"] == name)
+}
+
 /// Deliberate differences: (CRD name or "*", kind of difference, path suffix; a leading `=`
 /// means the whole path).
 const ALLOWED: &[(&str, &str, &str)] = &[
@@ -134,14 +140,10 @@ fn allowed(crd: &str, kind: &str, path: &str) -> bool {
     })
 }
 
+/// Differences between two versions' schemas.
 fn schema_diffs(name: &str, up: &Value, ours: &Value) -> Vec<String> {
     let mut diffs = Vec::new();
-    walk(
-        &storage_version(up)["schema"]["openAPIV3Schema"],
-        &storage_version(ours)["schema"]["openAPIV3Schema"],
-        "",
-        &mut diffs,
-    );
+    walk(&up["schema"]["openAPIV3Schema"], &ours["schema"]["openAPIV3Schema"], "", &mut diffs);
     diffs
         .into_iter()
         .filter_map(|d| {
@@ -154,11 +156,12 @@ fn schema_diffs(name: &str, up: &Value, ours: &Value) -> Vec<String> {
                     ("required", p, format!("{p} is {} upstream", if *r { "required" } else { "optional" }))
                 }
             };
-            (!allowed(name, kind, path)).then(|| format!("{name}: {text}"))
+            (!allowed(name, kind, path)).then(|| format!("{name} {}: {text}", up["name"].as_str().unwrap_or("")))
         })
         .collect()
 }
 
+/// Each upstream v1.9 CRD with ours.
 fn paired() -> Vec<(String, Value, Value)> {
     let ours = common::our_crds();
     common::upstream_crds()
@@ -175,6 +178,27 @@ fn paired() -> Vec<(String, Value, Value)> {
         .collect()
 }
 
+/// The versions compared: upstream v1.9's stored version against ours of the same name, and
+/// upstream v1.14's v1beta2 against ours, for each kind drydock serves in v1beta2.
+fn paired_versions() -> Vec<(String, Value, Value)> {
+    let mut out = Vec::new();
+    for (name, up, ours) in paired() {
+        let up_v = storage_version(&up).clone();
+        let ours_v = version(&ours, up_v["name"].as_str().unwrap())
+            .unwrap_or_else(|| panic!("{name} does not serve {}", up_v["name"]))
+            .clone();
+        out.push((name, up_v, ours_v));
+    }
+    let v1_14 = common::upstream_crds_at("crds-v1.14.json");
+    for (name, ours) in common::our_crds() {
+        let Some(ours_v) = version(&ours, "v1beta2") else { continue };
+        let up = &v1_14.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("upstream v1.14 has no {name}")).1;
+        let up_v = version(up, "v1beta2").unwrap_or_else(|| panic!("upstream v1.14 {name} has no v1beta2"));
+        out.push((name, up_v.clone(), ours_v.clone()));
+    }
+    out
+}
+
 #[test]
 fn every_upstream_kind_is_generated_and_nothing_else() {
     let up: BTreeSet<_> = common::upstream_crds().into_iter().map(|(n, _)| n).collect();
@@ -185,7 +209,7 @@ fn every_upstream_kind_is_generated_and_nothing_else() {
 
 #[test]
 fn schemas_match_upstream() {
-    let diffs: Vec<String> = paired().iter().flat_map(|(n, u, o)| schema_diffs(n, u, o)).collect();
+    let diffs: Vec<String> = paired_versions().iter().flat_map(|(n, u, o)| schema_diffs(n, u, o)).collect();
     assert!(diffs.is_empty(), "{} schema differences:\n{}", diffs.len(), diffs.join("\n"));
 }
 
@@ -197,33 +221,34 @@ fn names_scope_and_versions_match_upstream() {
         for key in ["kind", "plural", "singular", "shortNames", "categories"] {
             assert_eq!(up["spec"]["names"][key], ours["spec"]["names"][key], "{name} names.{key}");
         }
-        assert_eq!(storage_version(&up)["name"], storage_version(&ours)["name"], "{name} version");
+        let stored = storage_version(&up)["name"].as_str().unwrap();
+        assert!(version(&ours, stored).is_some_and(|v| v["served"] == true), "{name} serves {stored}");
     }
 }
 
 #[test]
 fn printer_columns_match_upstream() {
-    for (name, up, ours) in paired() {
+    for (name, up, ours) in paired_versions() {
         // Descriptions are our own words; everything else must match.
         let cols = |crd: &Value| {
-            let mut cols = storage_version(crd).get("additionalPrinterColumns").cloned().unwrap_or(Value::Null);
+            let mut cols = crd.get("additionalPrinterColumns").cloned().unwrap_or(Value::Null);
             for c in cols.as_array_mut().into_iter().flatten() {
                 c.as_object_mut().map(|m| m.remove("description"));
             }
             cols
         };
-        assert_eq!(cols(&up), cols(&ours), "{name}");
+        assert_eq!(cols(&up), cols(&ours), "{name} {}", up["name"]);
     }
 }
 
 #[test]
 fn subresources_match_upstream() {
-    for (name, up, ours) in paired() {
+    for (name, up, ours) in paired_versions() {
         let sub = |crd: &Value| {
-            let s = storage_version(crd).get("subresources").cloned().unwrap_or(Value::Null);
+            let s = crd.get("subresources").cloned().unwrap_or(Value::Null);
             // An empty subresources object means none.
             if s.as_object().is_some_and(|m| m.is_empty()) { Value::Null } else { s }
         };
-        assert_eq!(sub(&up), sub(&ours), "{name}");
+        assert_eq!(sub(&up), sub(&ours), "{name} {}", up["name"]);
     }
 }

@@ -142,3 +142,116 @@ pub struct V1Beta2ReplicaStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub up_to_date_replicas: Option<i32>,
 }
+
+/// A v1beta2 reference to a provider object: API group, kind and name, in the referring
+/// object's namespace. The version is the one the group's CRD lists for the current
+/// contract, looked up when the reference is used.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContractVersionedObjectReference {
+    /// API group of the referenced kind (`infrastructure.cluster.x-k8s.io`).
+    #[schemars(length(min = 1, max = 253))]
+    pub api_group: String,
+    /// Kind of the referenced object.
+    #[schemars(length(min = 1, max = 63))]
+    pub kind: String,
+    /// Name of the referenced object.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+}
+
+impl ContractVersionedObjectReference {
+    /// Unset references are zero values in v1beta2 (`omitzero`).
+    pub fn is_empty(&self) -> bool {
+        self.api_group.is_empty() && self.kind.is_empty() && self.name.is_empty()
+    }
+}
+
+/// A taint a Machine puts on its Node (v1beta2).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineTaint {
+    /// Taint key.
+    #[schemars(length(min = 1, max = 317))]
+    pub key: String,
+    /// Taint value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 63))]
+    pub value: Option<String>,
+    /// NoSchedule, PreferNoSchedule or NoExecute.
+    pub effect: TaintEffect,
+    /// Always (kept on the Node) or OnInitialization (set once, when the Node joins).
+    pub propagation: TaintPropagation,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum TaintEffect {
+    #[default]
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum TaintPropagation {
+    #[default]
+    Always,
+    OnInitialization,
+}
+
+/// A Node condition that makes a Machine unhealthy once it has held for `timeoutSeconds`
+/// (v1beta2 health checks).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnhealthyNodeCondition {
+    /// Node condition type.
+    #[serde(rename = "type")]
+    #[schemars(length(min = 1))]
+    pub type_: String,
+    /// Condition status (True, False, Unknown).
+    #[schemars(length(min = 1))]
+    pub status: String,
+    /// How long the condition must hold.
+    #[schemars(range(min = 0))]
+    pub timeout_seconds: i32,
+}
+
+/// A Machine condition that makes a Machine unhealthy once it has held for
+/// `timeoutSeconds` (v1beta2 health checks).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnhealthyMachineCondition {
+    /// Machine condition type.
+    #[serde(rename = "type")]
+    #[schemars(length(min = 1, max = 316))]
+    pub type_: String,
+    /// True, False or Unknown.
+    pub status: ConditionStatus,
+    /// How long the condition must hold.
+    #[schemars(range(min = 0))]
+    pub timeout_seconds: i32,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum ConditionStatus {
+    True,
+    False,
+    #[default]
+    Unknown,
+}
+
+/// A reference with its full apiVersion, used where v1beta2 keeps one (remediation
+/// templates, ClusterClass templates): always in the referring object's namespace.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionedTemplateReference {
+    /// `group/version` of the referenced kind.
+    #[schemars(length(min = 1, max = 317))]
+    pub api_version: String,
+    /// Kind of the referenced object.
+    #[schemars(length(min = 1, max = 63))]
+    pub kind: String,
+    /// Name of the referenced object.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+}

@@ -21,6 +21,7 @@
 pub mod common;
 pub mod condition_types;
 pub mod conditions;
+pub mod conversion;
 pub mod core;
 pub mod duration;
 pub mod inmemory;
@@ -42,4 +43,4 @@ mod schema;
 mod testutil;
 mod typed;
 
-pub use registry::{crds, resources};
+pub use registry::{crds, kinds, resources};

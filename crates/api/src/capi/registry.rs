@@ -1,27 +1,75 @@
 //! The table of every Cluster API kind drydock serves: its CRD (generated from the Rust
-//! types) and its admission.
+//! types, one version per type), its admission and, for kinds served in several versions,
+//! their conversion.
 
 use std::sync::Arc;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{CustomResourceDefinition, JSONSchemaProps};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceConversion, CustomResourceDefinition, JSONSchemaProps, ServiceReference, WebhookClientConfig,
+    WebhookConversion,
+};
 use kube::CustomResourceExt;
 
+use super::conversion::{AdmitAt, HubSpoke, native};
 use super::typed::{KindAdmission, Typed};
 use super::{core, inmemory, ipam, kubeadm};
 use crate::admission::Admission;
-use crate::resource::ResourceDef;
+use crate::resource::{NativeKind, ResourceDef};
 
-/// One served kind: its CRD and its admission hooks.
-struct Entry {
-    crd: CustomResourceDefinition,
-    admission: Option<Arc<dyn Admission>>,
-}
+/// The version that stores the kinds served in both v1beta1 and v1beta2.
+const STORAGE_VERSION: &str = "v1beta1";
 
-fn entry<K: CustomResourceExt>(admission: Option<Arc<dyn Admission>>) -> Entry {
+fn entry<K: CustomResourceExt>(admission: Option<Arc<dyn Admission>>) -> NativeKind {
     let mut crd = K::crd();
     add_type_meta_to_schema(&mut crd);
     drop_struct_defaults(&mut crd);
-    Entry { crd, admission }
+    NativeKind { crd, admission, conversion: None }
+}
+
+/// A kind served in v1beta1 (deprecated, as upstream) and v1beta2, converted by `C`. Its
+/// admission is written for v1beta1 and runs there whatever version a client writes.
+fn versioned<C: HubSpoke>(admission: Option<Arc<dyn Admission>>) -> NativeKind
+where
+    C::Hub: CustomResourceExt,
+    C::Spoke: CustomResourceExt,
+{
+    let conversion = native::<C>();
+    let spoke_version = <C::Spoke as kube::Resource>::api_version(&()).into_owned();
+    let admission = admission.map(|inner| -> Arc<dyn Admission> {
+        Arc::new(AdmitAt { api_version: spoke_version, inner, conversion: conversion.clone() })
+    });
+    let (mut spoke, mut hub) = (entry::<C::Spoke>(None).crd, entry::<C::Hub>(None).crd);
+    let mut versions = std::mem::take(&mut spoke.spec.versions);
+    versions.append(&mut hub.spec.versions);
+    for v in &mut versions {
+        v.storage = v.name == STORAGE_VERSION;
+        if v.name == "v1beta1" {
+            v.deprecated = Some(true);
+        }
+    }
+    spoke.spec.versions = versions;
+    spoke.spec.conversion = Some(conversion_webhook());
+    NativeKind { crd: spoke, admission, conversion: Some(conversion) }
+}
+
+/// The conversion stanza of drydock's multi-version CRDs: drydock converts (in process
+/// when it serves them; `drydock crds` points a real API server at its `/convert`).
+fn conversion_webhook() -> CustomResourceConversion {
+    CustomResourceConversion {
+        strategy: "Webhook".into(),
+        webhook: Some(WebhookConversion {
+            conversion_review_versions: vec!["v1".into()],
+            client_config: Some(WebhookClientConfig {
+                service: Some(ServiceReference {
+                    namespace: "drydock-system".into(),
+                    name: "drydock".into(),
+                    path: Some("/convert".into()),
+                    port: None,
+                }),
+                ..Default::default()
+            }),
+        }),
+    }
 }
 
 /// kube-derive leaves `apiVersion`, `kind` and `metadata` out of the root schema; upstream
@@ -77,7 +125,8 @@ fn typed<A: KindAdmission>(a: A) -> Option<Arc<dyn Admission>> {
     Some(Arc::new(Typed(a)))
 }
 
-fn entries() -> Vec<Entry> {
+/// Every Cluster API kind drydock serves.
+pub fn kinds() -> Vec<NativeKind> {
     vec![
         entry::<core::Cluster>(typed(core::ClusterAdmission)),
         entry::<core::ClusterClass>(typed(core::ClusterClassAdmission)),
@@ -86,7 +135,7 @@ fn entries() -> Vec<Entry> {
         entry::<core::MachineDeployment>(typed(core::MachineDeploymentAdmission)),
         entry::<core::MachineHealthCheck>(typed(core::MachineHealthCheckAdmission)),
         entry::<core::MachinePool>(typed(core::MachinePoolAdmission)),
-        entry::<core::MachineDrainRule>(typed(core::MachineDrainRuleAdmission)),
+        versioned::<core::conversion::MachineDrainRuleConversion>(typed(core::MachineDrainRuleAdmission)),
         entry::<kubeadm::KubeadmControlPlane>(typed(kubeadm::KubeadmControlPlaneAdmission)),
         entry::<kubeadm::KubeadmControlPlaneTemplate>(typed(kubeadm::KubeadmControlPlaneTemplateAdmission)),
         entry::<kubeadm::KubeadmConfig>(typed(kubeadm::KubeadmConfigAdmission)),
@@ -102,22 +151,15 @@ fn entries() -> Vec<Entry> {
     ]
 }
 
-/// Every Cluster API kind with its admission, ready to be served.
+/// Every served version of every Cluster API kind, with its admission.
 pub fn resources() -> Vec<ResourceDef> {
-    entries()
-        .into_iter()
-        .map(|e| {
-            // Generated CRDs always carry one version and a serializable schema.
-            let mut def = ResourceDef::from_crd(&e.crd).expect("generated CRD converts to a ResourceDef");
-            def.admission = e.admission;
-            def
-        })
-        .collect()
+    // Generated CRDs always have versions and serializable schemas.
+    kinds().iter().flat_map(|k| k.served().expect("generated CRD converts to a ResourceDef")).collect()
 }
 
 /// Installable `apiextensions.k8s.io/v1` CRDs of every Cluster API kind.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    entries().into_iter().map(|e| e.crd).collect()
+    kinds().into_iter().map(|k| k.crd).collect()
 }
 
 #[cfg(test)]
@@ -126,7 +168,7 @@ mod tests {
 
     #[test]
     fn every_kind_is_served_with_admission_and_schema() {
-        let defs = resources();
+        let defs: Vec<ResourceDef> = resources().into_iter().filter(|d| d.version != "v1beta2").collect();
         assert_eq!(defs.len(), 20);
         for d in &defs {
             assert!(d.admission.is_some(), "{} has no admission", d.kind);

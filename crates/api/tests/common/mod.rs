@@ -15,7 +15,12 @@ pub fn data_dir(sub: &str) -> PathBuf {
 /// files: structure, types, enums, required fields, defaults, names, printer columns and
 /// subresources, without descriptions.
 pub fn upstream_crds() -> Vec<(String, Value)> {
-    let text = std::fs::read_to_string(data_dir("upstream").join("crds-v1.9.json")).unwrap();
+    upstream_crds_at("crds-v1.9.json")
+}
+
+/// Facts of another upstream release (`crds-v1.14.json`: v1.14, every served version).
+pub fn upstream_crds_at(file: &str) -> Vec<(String, Value)> {
+    let text = std::fs::read_to_string(data_dir("upstream").join(file)).unwrap();
     let crds: Vec<Value> = serde_json::from_str(&text).unwrap();
     let mut out: Vec<(String, Value)> =
         crds.into_iter().map(|crd| (crd["metadata"]["name"].as_str().unwrap().to_string(), crd)).collect();

@@ -5,6 +5,7 @@ mod cluster;
 mod cluster_admission;
 mod clusterclass;
 mod clusterclass_admission;
+pub mod conversion;
 mod healthcheck_checks;
 mod machine;
 mod machine_admission;
@@ -20,6 +21,7 @@ mod machineset;
 mod machineset_admission;
 mod replicas;
 mod topology;
+pub mod v1beta2;
 mod variable_schema;
 
 pub use cluster::*;

@@ -1,0 +1,232 @@
+//! Lossless conversion around a kind's typed [`HubSpoke`] functions.
+//!
+//! Converting `source` to the other version gives `out`. When converting `out` back would
+//! not give `source` again, `source` (minus metadata) is kept on `out` in the
+//! [`CONVERSION_DATA`] annotation. Converting an object that carries the annotation:
+//! - if the kept object converts to exactly this one (nothing changed meanwhile), the kept
+//!   object is the answer: the round trip is the identity, whichever way it went;
+//! - otherwise (the object was edited in the other version), the converted object gets
+//!   back the kept fields the other version cannot show at all (dropping them from the kept
+//!   object would not change its conversion), such as an explicit `false` or a field the
+//!   other version lacks.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{CONVERSION_DATA, Ctx, HubSpoke};
+use crate::conversion::{Conversion, ConversionError, RefVersions};
+
+/// The in-process conversion of kind `C`.
+pub fn native<C: HubSpoke>() -> Arc<dyn Conversion> {
+    Arc::new(Native::<C>(PhantomData))
+}
+
+struct Native<C>(PhantomData<fn() -> C>);
+
+#[derive(Clone, Copy, PartialEq)]
+enum Direction {
+    Up,
+    Down,
+}
+
+impl Direction {
+    fn reverse(self) -> Self {
+        match self {
+            Self::Up => Self::Down,
+            Self::Down => Self::Up,
+        }
+    }
+}
+
+impl<C: HubSpoke> Native<C> {
+    fn kind() -> String {
+        <C::Hub as kube::Resource>::kind(&()).into_owned()
+    }
+
+    fn hub_version() -> String {
+        <C::Hub as kube::Resource>::api_version(&()).into_owned()
+    }
+
+    fn spoke_version() -> String {
+        <C::Spoke as kube::Resource>::api_version(&()).into_owned()
+    }
+
+    /// Converts a body (no metadata) with the typed functions.
+    fn typed(body: &Value, dir: Direction, ctx: &Ctx<'_>) -> Result<Value, ConversionError> {
+        let (from, to) = match dir {
+            Direction::Up => (Self::spoke_version(), Self::hub_version()),
+            Direction::Down => (Self::hub_version(), Self::spoke_version()),
+        };
+        let mut input = body.clone();
+        if let Some(m) = input.as_object_mut() {
+            m.insert("metadata".into(), Value::Object(Map::new()));
+        }
+        let decode_err = |e: serde_json::Error| ConversionError::Decode {
+            kind: Self::kind(),
+            api_version: from.clone(),
+            message: e.to_string(),
+        };
+        let encode_err = |e: serde_json::Error| ConversionError::Invalid {
+            kind: Self::kind(),
+            api_version: to.clone(),
+            message: e.to_string(),
+        };
+        let mut out = match dir {
+            Direction::Up => {
+                let spoke: C::Spoke = serde_json::from_value(input).map_err(decode_err)?;
+                serde_json::to_value(C::up(spoke, ctx)).map_err(encode_err)?
+            }
+            Direction::Down => {
+                let hub: C::Hub = serde_json::from_value(input).map_err(decode_err)?;
+                serde_json::to_value(C::down(hub, ctx)).map_err(encode_err)?
+            }
+        };
+        if let Some(m) = out.as_object_mut() {
+            m.remove("metadata");
+            m.insert("apiVersion".into(), Value::String(to.clone()));
+            m.insert("kind".into(), Value::String(Self::kind()));
+        }
+        Ok(out)
+    }
+
+    fn convert_body(
+        body: &Value,
+        kept: Option<Value>,
+        dir: Direction,
+        ctx: &Ctx<'_>,
+    ) -> Result<(Value, bool), ConversionError> {
+        let mut out = Self::typed(body, dir, ctx)?;
+        if let Some(kept) = kept {
+            let kept_back = Self::typed(&kept, dir.reverse(), ctx).ok();
+            if kept_back.as_ref() == Some(body) {
+                out = kept;
+            } else if let Some(kept_back) = kept_back {
+                restore_hidden(&mut out, &kept, &kept_back, &|v| Self::typed(v, dir.reverse(), ctx).ok());
+            }
+        }
+        let lossy = Self::typed(&out, dir.reverse(), ctx).ok().as_ref() != Some(body);
+        Ok((out, lossy))
+    }
+}
+
+impl<C: HubSpoke> Conversion for Native<C> {
+    fn convert(&self, mut obj: Value, api_version: &str, refs: &dyn RefVersions) -> Result<Value, ConversionError> {
+        let from = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_string();
+        if from == api_version {
+            return Ok(obj);
+        }
+        let (hub, spoke) = (Self::hub_version(), Self::spoke_version());
+        let dir = match (from.as_str(), api_version) {
+            (f, t) if f == spoke && t == hub => Direction::Up,
+            (f, t) if f == hub && t == spoke => Direction::Down,
+            _ => {
+                let unknown = if from == hub || from == spoke { api_version.to_string() } else { from };
+                return Err(ConversionError::UnknownVersion { kind: Self::kind(), api_version: unknown });
+            }
+        };
+        let Some(map) = obj.as_object_mut() else {
+            return Err(ConversionError::Decode {
+                kind: Self::kind(),
+                api_version: from,
+                message: "not an object".into(),
+            });
+        };
+        let mut metadata = map.remove("metadata").unwrap_or_else(|| Value::Object(Map::new()));
+        let kept = take_kept(&mut metadata, api_version);
+        let namespace = metadata.get("namespace").and_then(Value::as_str).map(str::to_string);
+        let ctx = Ctx { namespace: namespace.as_deref(), refs };
+        let (mut out, lossy) = Self::convert_body(&obj, kept, dir, &ctx)?;
+        if lossy {
+            let data = serde_json::to_string(&obj).map_err(|e| ConversionError::Invalid {
+                kind: Self::kind(),
+                api_version: api_version.to_string(),
+                message: e.to_string(),
+            })?;
+            if let Some(m) = metadata.as_object_mut() {
+                let annotations = m.entry("annotations").or_insert_with(|| Value::Object(Map::new()));
+                if let Some(a) = annotations.as_object_mut() {
+                    a.insert(CONVERSION_DATA.into(), Value::String(data));
+                }
+            }
+        }
+        if let Some(m) = out.as_object_mut() {
+            m.insert("metadata".into(), metadata);
+        }
+        Ok(out)
+    }
+}
+
+/// Removes the conversion-data annotation from `metadata`, returning the object it holds
+/// when that object is of `api_version` (a stale or foreign annotation is dropped).
+fn take_kept(metadata: &mut Value, api_version: &str) -> Option<Value> {
+    let annotations = metadata.get_mut("annotations")?.as_object_mut()?;
+    let raw = annotations.remove(CONVERSION_DATA)?;
+    if annotations.is_empty()
+        && let Some(m) = metadata.as_object_mut()
+    {
+        m.remove("annotations");
+    }
+    let kept: Value = serde_json::from_str(raw.as_str()?).ok()?;
+    (kept.get("apiVersion").and_then(Value::as_str) == Some(api_version)).then_some(kept)
+}
+
+/// Copies into `out` each leaf of `kept` that `out` lacks and that `convert` cannot see:
+/// removing it from `kept` leaves `kept_back` (the conversion of `kept`) unchanged.
+fn restore_hidden(out: &mut Value, kept: &Value, kept_back: &Value, convert: &dyn Fn(&Value) -> Option<Value>) {
+    let mut leaves = Vec::new();
+    collect_leaves(kept, &mut Vec::new(), &mut leaves);
+    for path in leaves {
+        if lookup(out, &path).is_some() {
+            continue;
+        }
+        let mut without = kept.clone();
+        remove_path(&mut without, &path);
+        if convert(&without).as_ref() == Some(kept_back)
+            && let Some(value) = lookup(kept, &path)
+        {
+            insert_path(out, &path, value.clone());
+        }
+    }
+}
+
+/// Paths of the scalars, lists and empty objects under `v`, skipping the type fields.
+fn collect_leaves(v: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, child) in m {
+                if prefix.is_empty() && (k == "apiVersion" || k == "kind") {
+                    continue;
+                }
+                prefix.push(k.clone());
+                collect_leaves(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        _ => out.push(prefix.clone()),
+    }
+}
+
+fn lookup<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |v, k| v.get(k))
+}
+
+fn remove_path(v: &mut Value, path: &[String]) {
+    let Some((last, parents)) = path.split_last() else { return };
+    if let Some(m) = parents.iter().try_fold(v, |v, k| v.get_mut(k)).and_then(Value::as_object_mut) {
+        m.remove(last);
+    }
+}
+
+fn insert_path(v: &mut Value, path: &[String], value: Value) {
+    let Some((last, parents)) = path.split_last() else { return };
+    let mut cur = v;
+    for k in parents {
+        let Some(m) = cur.as_object_mut() else { return };
+        cur = m.entry(k.clone()).or_insert_with(|| Value::Object(Map::new()));
+    }
+    if let Some(m) = cur.as_object_mut() {
+        m.insert(last.clone(), value);
+    }
+}

@@ -1,0 +1,6 @@
+//! `cluster.x-k8s.io/v1beta2`: the core kinds as Cluster API v1.11+ serves and stores them
+//! (the hub of conversion; [`super::conversion`] converts to and from v1beta1).
+
+mod machinedrainrule;
+
+pub use machinedrainrule::*;

@@ -1,0 +1,38 @@
+//! Conversion of a kind's objects between the versions it serves, the in-process
+//! counterpart of a CRD conversion webhook. The API server calls it to serve an object in a
+//! version other than the stored one, to store what a client wrote, and from the
+//! `ConversionReview` endpoint a real kube-apiserver can be pointed at.
+
+use serde_json::Value;
+
+/// Converts the objects of one kind between its served versions.
+pub trait Conversion: Send + Sync {
+    /// `obj` (of any served version) as `api_version` (`group/version`) serves it.
+    fn convert(&self, obj: Value, api_version: &str, refs: &dyn RefVersions) -> Result<Value, ConversionError>;
+}
+
+/// Which `apiVersion` a reference to another kind names, for versions that spell it out
+/// (v1beta1 references carry `apiVersion`; v1beta2 ones only `apiGroup`). The server answers
+/// from the CRDs it serves: their Cluster API contract labels, else their storage version.
+pub trait RefVersions {
+    fn api_version(&self, group: &str, kind: &str) -> Option<String>;
+}
+
+/// Knows no kind: references fall back to what the conversion itself knows.
+pub struct NoRefVersions;
+
+impl RefVersions for NoRefVersions {
+    fn api_version(&self, _group: &str, _kind: &str) -> Option<String> {
+        None
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConversionError {
+    #[error("{kind} does not serve {api_version}")]
+    UnknownVersion { kind: String, api_version: String },
+    #[error("{api_version} {kind} does not decode: {message}")]
+    Decode { kind: String, api_version: String, message: String },
+    #[error("converting {kind} to {api_version}: {message}")]
+    Invalid { kind: String, api_version: String, message: String },
+}
