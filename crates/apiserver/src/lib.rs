@@ -32,7 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use drydock_api::ResourceDef;
+use drydock_api::resource::NativeKind;
 use drydock_api::tenancy::LogicalClusterName;
 
 pub use error::{ApiError, ApiResult};
@@ -77,14 +77,14 @@ impl ApiServer {
     /// server owns the data dir. Must be called inside a Tokio runtime.
     pub async fn start(
         config: Config,
-        resources: Vec<ResourceDef>,
+        kinds: Vec<NativeKind>,
         extra_metrics: Vec<MetricsSource>,
     ) -> anyhow::Result<Self> {
         let ids = store::ResIds::new();
         let mut b = registry::Registry::builder(ids.clone());
         builtin::register(&mut b);
         b.set_admission(crd::GROUP, crd::KIND, Arc::new(crd::validate::CrdAdmission));
-        let registries = Arc::new(registry::Registries::new(Arc::new(b.build()?), &resources));
+        let registries = Arc::new(registry::Registries::new(Arc::new(b.build()?), &kinds));
         let mut dir_lock = None;
         let backend: Box<dyn store::Backend> = match &config.data_dir {
             Some(dir) => {
@@ -100,7 +100,7 @@ impl ApiServer {
         // Serve the CRDs already stored before drydock's own are written (their update
         // is then checked against what is served).
         crd::controller::sync_all(&api).await;
-        controllers::bootstrap(&api, &resources).await?;
+        controllers::bootstrap(&api, &kinds).await?;
         crd::controller::sync_all(&api).await;
         controllers::spawn(&api);
         let server = Arc::new(http::Server {

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
+use drydock_api::resource::NativeKind;
 use drydock_api::{Admission, ResourceDef};
 use parking_lot::RwLock;
 use serde_json::Value;
@@ -259,15 +260,25 @@ impl RegistryBuilder {
 pub struct Registries {
     builtin: Arc<Registry>,
     clusters: RwLock<HashMap<Arc<str>, Arc<Registry>>>,
-    /// Native admission of drydock's own kinds, attached by (group, kind) to the resources
-    /// their CRDs serve.
-    natives: HashMap<(String, String), Arc<dyn Admission>>,
+    /// Native admission and conversion of drydock's own kinds, attached by (group, kind)
+    /// to the resources their CRDs serve.
+    natives: HashMap<(String, String), NativeHooks>,
+}
+
+struct NativeHooks {
+    admission: Option<Arc<dyn Admission>>,
+    conversion: Option<Arc<dyn drydock_api::conversion::Conversion>>,
 }
 
 impl Registries {
-    pub fn new(builtin: Arc<Registry>, natives: &[ResourceDef]) -> Self {
-        let natives =
-            natives.iter().filter_map(|d| Some(((d.group.clone(), d.kind.clone()), d.admission.clone()?))).collect();
+    pub fn new(builtin: Arc<Registry>, natives: &[NativeKind]) -> Self {
+        let natives = natives
+            .iter()
+            .map(|k| {
+                let hooks = NativeHooks { admission: k.admission.clone(), conversion: k.conversion.clone() };
+                ((k.group().to_string(), k.kind().to_string()), hooks)
+            })
+            .collect();
         Self { builtin, clusters: RwLock::new(HashMap::new()), natives }
     }
 
@@ -297,6 +308,11 @@ impl Registries {
     }
 
     pub fn native_admission(&self, group: &str, kind: &str) -> Option<Arc<dyn Admission>> {
-        self.natives.get(&(group.to_string(), kind.to_string())).cloned()
+        self.natives.get(&(group.to_string(), kind.to_string()))?.admission.clone()
+    }
+
+    /// drydock's own conversion of a kind it serves in several versions.
+    pub fn native_conversion(&self, group: &str, kind: &str) -> Option<Arc<dyn drydock_api::conversion::Conversion>> {
+        self.natives.get(&(group.to_string(), kind.to_string()))?.conversion.clone()
     }
 }

@@ -45,7 +45,7 @@ fn explain(k: &Kubectl) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_explain_reads_real_schemas_at_the_root_and_in_a_logical_cluster() {
-    let s = common::start_with_kinds(drydock_api::capi::resources()).await;
+    let s = common::start_with_capi().await;
     let root = s.kubeconfig(None);
     for v in ["1.27", "1.33"] {
         tokio::task::block_in_place(|| explain(&Kubectl::new(v, root.clone())));
@@ -89,7 +89,7 @@ data:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_create_and_apply_print_no_openapi_warnings() {
-    let s = common::start_with_kinds(drydock_api::capi::resources()).await;
+    let s = common::start_with_capi().await;
     let root = s.kubeconfig(None);
     for v in ["1.27", "1.28", "1.33"] {
         let name = format!("v{}", v.replace('.', "-"));
@@ -244,7 +244,7 @@ fn assert_operation_kinds_have_schemas(doc: &Value, schemas: &serde_json::Map<St
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_reference_resolves_and_every_operation_kind_has_a_schema() {
-    let s = common::start_with_kinds(drydock_api::capi::resources()).await;
+    let s = common::start_with_capi().await;
     let router = s.server.router();
     let index = get(&router, "/openapi/v3", &[]).await.json();
     let mut documents = 0;

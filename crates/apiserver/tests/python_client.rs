@@ -40,6 +40,6 @@ async fn python_client_on_built_in_kinds_and_crds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_clients_apply_server_side() {
-    let s = common::start_with_kinds(drydock_api::capi::resources()).await;
+    let s = common::start_with_capi().await;
     run_scenario_on(s, "apply_scenario.py", "python apply scenario passed").await;
 }

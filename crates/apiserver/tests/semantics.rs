@@ -413,7 +413,7 @@ async fn secret_string_data_is_merged_into_data_and_never_stored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_answers_with_a_status_or_the_object_as_kube_apiserver_does() {
-    let s = common::start_with_kinds(drydock_api::capi::resources()).await;
+    let s = common::start_with_capi().await;
     let client = s.in_process_client();
     let pp = PostParams::default();
     let dp = DeleteParams::default();

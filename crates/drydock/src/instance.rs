@@ -55,9 +55,9 @@ impl Instance {
     /// in the lock file) and starts the controllers (serving starts with [`Instance::serve`]).
     pub async fn start(opts: Options) -> anyhow::Result<Self> {
         let metrics: drydock_apiserver::MetricsSource = Arc::new(drydock_controllers::encode_metrics);
-        let mut resources = drydock_api::capi::resources();
-        resources.extend(opts.extra_resources.iter().cloned());
-        let server = Arc::new(ApiServer::start(opts.server.clone(), resources, vec![metrics]).await?);
+        let mut kinds = drydock_api::capi::kinds();
+        kinds.extend(opts.extra_resources.iter().map(drydock_api::resource::NativeKind::single));
+        let server = Arc::new(ApiServer::start(opts.server.clone(), kinds, vec![metrics]).await?);
         let listener =
             tokio::net::TcpListener::bind(opts.listen).await.with_context(|| format!("binding {}", opts.listen))?;
         let addr = listener.local_addr()?;

@@ -8,7 +8,7 @@ mod namespaces;
 
 use std::sync::Arc;
 
-use drydock_api::ResourceDef;
+use drydock_api::resource::NativeKind;
 use drydock_api::tenancy::{LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_GROUP};
 use serde_json::{Value, json};
 
@@ -105,17 +105,17 @@ pub async fn wipe_cluster(api: &Api, cluster: &str) {
 /// Prepares a fresh or reloaded store: default namespaces of the root cluster and a
 /// CustomResourceDefinition object for every kind drydock serves (created, or updated when
 /// its spec differs), through which the kind is served.
-pub async fn bootstrap(api: &Api, custom: &[ResourceDef]) -> anyhow::Result<()> {
+pub async fn bootstrap(api: &Api, custom: &[NativeKind]) -> anyhow::Result<()> {
     init_cluster(api, LogicalClusterName::ROOT)
         .await
         .map_err(|e| anyhow::anyhow!("creating default namespaces: {e}"))?;
     let crds = target(api, LogicalClusterName::ROOT, "apiextensions.k8s.io", "customresourcedefinitions", None, None)
         .ok_or_else(|| anyhow::anyhow!("CRD resource not registered"))?;
-    for def in custom {
-        let mut crd = serde_json::to_value(def.to_crd())?;
+    for kind in custom {
+        let mut crd = serde_json::to_value(&kind.crd)?;
         crd["apiVersion"] = json!("apiextensions.k8s.io/v1");
         crd["kind"] = json!("CustomResourceDefinition");
-        let name = format!("{}.{}", def.plural, def.group);
+        let name = format!("{}.{}", kind.crd.spec.names.plural, kind.crd.spec.group);
         let one = Target { name: Some(name.clone()), ..crds.clone() };
         match api.get(&one) {
             Err(_) => ensure(api, &crds, crd).await.map_err(|e| anyhow::anyhow!("creating CRD {name}: {e}"))?,

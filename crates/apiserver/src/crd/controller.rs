@@ -107,7 +107,7 @@ async fn reconcile(api: &Api, cluster: &str) {
     for e in &entries {
         let terminating = e.crd.metadata.deletion_timestamp.is_some();
         if e.conflict.is_none() {
-            match resources(api.registry.ids(), &api.registries, &e.crd, terminating) {
+            match resources(api.registry.ids(), &api.registries, cluster, &e.crd, terminating) {
                 Ok(rs) => served.extend(rs),
                 Err(err) => tracing::warn!(cluster, crd = ?e.crd.metadata.name, error = %err, "CRD not served"),
             }

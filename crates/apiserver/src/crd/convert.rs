@@ -1,18 +1,63 @@
 //! Conversion of custom resources between a CRD's versions. Objects are stored at the
 //! storage version; a read of another version converts, a write converts to storage.
 //! `None` rewrites `apiVersion` and prunes by the target version's schema; `Webhook`
-//! asks the CRD's conversion webhook ([`super::webhook`]).
+//! asks the CRD's conversion webhook ([`super::webhook`]), unless the kind is one drydock
+//! converts itself (its own Cluster API kinds), which is then converted in process.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
+use drydock_api::conversion::{Conversion, RefVersions};
 use drydock_api::resource::CrdError;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 
 use super::webhook::Webhook;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
+use crate::registry::Registries;
 use crate::schema;
+
+/// How a CRD's objects change version.
+enum Strategy {
+    /// `None`: only `apiVersion` changes.
+    Rename,
+    Webhook(Webhook),
+    /// drydock's own conversion, with the referenced kinds' versions from `refs`.
+    Native(Arc<dyn Conversion>, RefLookup),
+}
+
+/// Answers which version a reference to a kind names, from the CRDs a logical cluster
+/// serves: the version their Cluster API contract label lists, else the preferred one.
+pub struct RefLookup {
+    registries: Weak<Registries>,
+    cluster: String,
+}
+
+/// Labels naming the versions of a provider kind that implement a Cluster API contract,
+/// newest contract first; the value lists versions joined by `_`, the last one wins.
+const CONTRACT_LABELS: [&str; 2] = ["cluster.x-k8s.io/v1beta2", "cluster.x-k8s.io/v1beta1"];
+
+/// The version a CRD's contract labels name, if any.
+pub fn contract_version(crd: &CustomResourceDefinition) -> Option<String> {
+    let labels = crd.metadata.labels.as_ref()?;
+    CONTRACT_LABELS.iter().find_map(|l| labels.get(*l)?.split('_').rfind(|v| !v.is_empty()).map(str::to_string))
+}
+
+impl RefLookup {
+    pub fn new(registries: &Arc<Registries>, cluster: &str) -> Self {
+        Self { registries: Arc::downgrade(registries), cluster: cluster.to_string() }
+    }
+}
+
+impl RefVersions for RefLookup {
+    fn api_version(&self, group: &str, kind: &str) -> Option<String> {
+        let registry = self.registries.upgrade()?.for_cluster(&self.cluster);
+        let mut same_kind = registry.all().iter().filter(|r| r.def.group == group && r.def.kind == kind).peekable();
+        let preferred = same_kind.peek()?.def.api_version();
+        let contract = same_kind.find_map(|r| r.custom.as_ref()?.contract_version.clone());
+        Some(contract.map_or(preferred, |v| format!("{group}/{v}")))
+    }
+}
 
 /// Converts the objects of one CRD between its versions.
 pub struct Converter {
@@ -22,11 +67,15 @@ pub struct Converter {
     schemas: HashMap<String, Option<Arc<schema::Validator>>>,
     /// The storage version's schema, when it declares defaults (applied on every read).
     storage_defaults: Option<Arc<schema::Validator>>,
-    webhook: Option<Webhook>,
+    strategy: Strategy,
 }
 
 impl Converter {
-    pub fn new(crd: &CustomResourceDefinition) -> Result<Self, CrdError> {
+    /// `native`: drydock's own conversion of the kind, which takes the place of the CRD's.
+    pub fn new(
+        crd: &CustomResourceDefinition,
+        native: Option<(Arc<dyn Conversion>, RefLookup)>,
+    ) -> Result<Self, CrdError> {
         let spec = &crd.spec;
         let storage_version = spec.versions.iter().find(|v| v.storage).ok_or(CrdError::NoVersion)?.name.clone();
         let mut schemas = HashMap::new();
@@ -44,11 +93,12 @@ impl Converter {
             schemas.insert(v.name.clone(), schema);
         }
         let storage_defaults = schemas.get(&storage_version).cloned().flatten().filter(|s| s.has_defaults());
-        let webhook = match spec.conversion.as_ref() {
-            Some(c) if c.strategy == "Webhook" => Some(Webhook::new(c.webhook.as_ref())),
-            _ => None,
+        let strategy = match (native, spec.conversion.as_ref()) {
+            (Some((conversion, refs)), _) => Strategy::Native(conversion, refs),
+            (None, Some(c)) if c.strategy == "Webhook" => Strategy::Webhook(Webhook::new(c.webhook.as_ref())),
+            _ => Strategy::Rename,
         };
-        Ok(Self { group: spec.group.clone(), storage_version, schemas, storage_defaults, webhook })
+        Ok(Self { group: spec.group.clone(), storage_version, schemas, storage_defaults, strategy })
     }
 
     pub fn storage_has_defaults(&self) -> bool {
@@ -74,9 +124,12 @@ impl Converter {
         if obj.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str()) {
             return Ok(obj);
         }
-        let mut out = match &self.webhook {
-            Some(w) => w.convert(obj, &api_version)?,
-            None => {
+        let mut out = match &self.strategy {
+            Strategy::Webhook(w) => w.convert(obj, &api_version)?,
+            Strategy::Native(c, refs) => {
+                c.convert(obj, &api_version, refs).map_err(|e| ApiError::internal(e.to_string()))?
+            }
+            Strategy::Rename => {
                 let mut obj = obj;
                 obj["apiVersion"] = Value::String(api_version);
                 obj

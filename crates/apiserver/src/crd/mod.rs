@@ -16,7 +16,7 @@ use std::sync::Arc;
 use drydock_api::ResourceDef;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-pub use convert::Converter;
+pub use convert::{Converter, RefLookup, contract_version};
 pub use version_order::sort_by_priority;
 
 use crate::registry::{Registries, Resource};
@@ -50,20 +50,26 @@ pub struct Served {
     /// Whether reads of this version rewrite the stored object (defaults of the storage
     /// schema, or a conversion); otherwise the stored bytes are served as they are.
     pub rewrites_reads: bool,
+    /// The version its Cluster API contract labels name (provider kinds).
+    pub contract_version: Option<String>,
 }
 
 /// The resources one established CRD serves, one per served version (in version priority).
 /// Native admission of drydock's own kinds is attached by group and kind.
 pub fn resources(
     ids: &ResIds,
-    registries: &Registries,
+    registries: &Arc<Registries>,
+    cluster: &str,
     crd: &CustomResourceDefinition,
     terminating: bool,
 ) -> Result<Vec<Resource>, drydock_api::resource::CrdError> {
     let spec = &crd.spec;
     let crd_name = crd.metadata.name.clone().unwrap_or_default();
     let storage = spec.versions.iter().find(|v| v.storage).ok_or(drydock_api::resource::CrdError::NoVersion)?;
-    let converter = Arc::new(Converter::new(crd)?);
+    let native_conversion =
+        registries.native_conversion(&spec.group, &spec.names.kind).map(|c| (c, RefLookup::new(registries, cluster)));
+    let converter = Arc::new(Converter::new(crd, native_conversion)?);
+    let contract_version = contract_version(crd);
     let id = ids.intern(&spec.group, &spec.names.plural);
     let native = registries.native_admission(&spec.group, &spec.names.kind);
     let mut served: Vec<_> = spec.versions.iter().filter(|v| v.served).collect();
@@ -86,6 +92,7 @@ pub fn resources(
             terminating,
             storage_selectable: storage_selectable.clone(),
             rewrites_reads,
+            contract_version: contract_version.clone(),
         };
         out.push(Resource::new(id, def, id, None, Some(Arc::new(custom))));
     }

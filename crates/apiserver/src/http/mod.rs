@@ -3,6 +3,7 @@
 //! client-go expect.
 
 mod access;
+mod convert;
 pub mod discovery;
 mod health;
 pub mod openapi;
@@ -167,6 +168,7 @@ async fn handle(
             let path = if let Route::OpenApiV3(p) = &route { Some(p.as_str()) } else { None };
             openapi::respond(&docs, path, &req)
         }
+        Route::Convert => convert::respond(srv, &cluster, req).await,
         Route::Health(path) => {
             let failure = srv.api.store.failure();
             Ok(health::respond(&path, req.uri().query(), &health::checks(failure.as_deref())))

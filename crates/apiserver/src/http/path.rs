@@ -10,6 +10,8 @@ use drydock_api::tenancy::LogicalClusterName;
 pub enum Route {
     /// Non-resource endpoints: /version, /healthz, /metrics, /openapi/..., discovery roots.
     Version,
+    /// `POST /convert`: the ConversionReview endpoint of drydock's own kinds.
+    Convert,
     /// `healthz`, `livez` or `readyz`, with the check name when one is addressed (`readyz/storage`).
     Health(String),
     Metrics,
@@ -59,6 +61,7 @@ pub fn parse(path: &str) -> (LogicalClusterName, Route) {
         ["version"] => Route::Version,
         ["healthz" | "livez" | "readyz", ..] => Route::Health(s.join("/")),
         ["metrics"] => Route::Metrics,
+        ["convert"] => Route::Convert,
         ["openapi", "v2"] | ["swagger-2.0.0.pb-v1"] => Route::OpenApiV2,
         ["openapi", "v3", rest @ ..] => Route::OpenApiV3(rest.join("/")),
         ["api"] => Route::CoreVersions,

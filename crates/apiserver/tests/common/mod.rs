@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use drydock_api::resource::NativeKind;
 use drydock_api::tenancy::{KubeconfigFor, LogicalClusterName};
 use drydock_api::{PrinterColumn, ResourceDef, ScaleDef};
 use drydock_apiserver::{ApiServer, Config};
@@ -116,14 +117,25 @@ pub async fn start_with(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config)) 
     serve(dir, tune, vec![widget()]).await
 }
 
-/// A server with the Widget and `kinds` (e.g. the Cluster API kinds).
+/// A server with the Widget and `kinds`.
 pub async fn start_with_kinds(kinds: Vec<ResourceDef>) -> TestServer {
     let mut all = vec![widget()];
     all.extend(kinds);
     serve(tempfile::tempdir().expect("tempdir"), |_| {}, all).await
 }
 
-async fn serve(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config), kinds: Vec<ResourceDef>) -> TestServer {
+/// A server with the Widget and every Cluster API kind, in all their versions.
+pub async fn start_with_capi() -> TestServer {
+    let mut all = vec![NativeKind::single(&widget())];
+    all.extend(drydock_api::capi::kinds());
+    serve_kinds(tempfile::tempdir().expect("tempdir"), |_| {}, all).await
+}
+
+async fn serve(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config), defs: Vec<ResourceDef>) -> TestServer {
+    serve_kinds(dir, tune, defs.iter().map(NativeKind::single).collect()).await
+}
+
+async fn serve_kinds(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config), kinds: Vec<NativeKind>) -> TestServer {
     let mut config = Config {
         data_dir: Some(dir.path().to_path_buf()),
         bookmark_interval: Duration::from_secs(1),

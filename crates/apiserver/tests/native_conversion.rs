@@ -1,0 +1,129 @@
+//! drydock's own kinds served in several versions: an object written in one version reads
+//! in every other, admission runs whatever version a client writes, the deprecated version
+//! warns, and `POST /convert` answers ConversionReviews as a conversion webhook does.
+
+mod common;
+
+use serde_json::{Value, json};
+
+const V1: &str = "/apis/cluster.x-k8s.io/v1beta1/namespaces/default/machinedrainrules";
+const V2: &str = "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machinedrainrules";
+
+fn rule(api_version: &str, name: &str, order: i64) -> Value {
+    json!({
+        "apiVersion": api_version,
+        "kind": "MachineDrainRule",
+        "metadata": {"name": name},
+        "spec": {"drain": {"behavior": "Drain", "order": order}, "pods": [{"selector": {"matchLabels": {"app": "db"}}}]},
+    })
+}
+
+async fn send(router: &axum::Router, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    let (code, body, _) = send_with_warnings(router, method, path, body).await;
+    (code, body)
+}
+
+async fn send_with_warnings(
+    router: &axum::Router,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+) -> (u16, Value, Vec<String>) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let bytes = body.map(|b| serde_json::to_vec(b).expect("json")).unwrap_or_default();
+    let req = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(bytes))
+        .expect("request");
+    let resp = router.clone().oneshot(req).await.expect("infallible");
+    let code = resp.status().as_u16();
+    let warnings =
+        resp.headers().get_all("warning").iter().map(|v| v.to_str().unwrap_or_default().to_string()).collect();
+    let out = resp.into_body().collect().await.expect("body").to_bytes();
+    (code, serde_json::from_slice(&out).unwrap_or(Value::Null), warnings)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_object_written_in_one_version_reads_in_the_other() {
+    let s = common::start_with_capi().await;
+    let router = s.server.router();
+    let (code, created) = send(&router, "POST", V1, Some(&rule("cluster.x-k8s.io/v1beta1", "old", 5))).await;
+    assert_eq!(code, 201, "{created}");
+    let (code, read) = send(&router, "GET", &format!("{V2}/old"), None).await;
+    assert_eq!(code, 200, "{read}");
+    assert_eq!(read["apiVersion"], "cluster.x-k8s.io/v1beta2");
+    assert_eq!(read["spec"], created["spec"]);
+    assert_eq!(read["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
+
+    let (code, created) = send(&router, "POST", V2, Some(&rule("cluster.x-k8s.io/v1beta2", "new", -1))).await;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["apiVersion"], "cluster.x-k8s.io/v1beta2");
+    let (code, list) = send(&router, "GET", V1, None).await;
+    assert_eq!(code, 200);
+    let items = list["items"].as_array().expect("items");
+    assert_eq!(items.len(), 2);
+    assert!(items.iter().all(|i| i["apiVersion"] == "cluster.x-k8s.io/v1beta1"), "{list}");
+    let new = items.iter().find(|i| i["metadata"]["name"] == "new").expect("new");
+    assert_eq!(new["spec"]["drain"]["order"], -1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn admission_runs_on_writes_of_either_version() {
+    let s = common::start_with_capi().await;
+    let router = s.server.router();
+    let mut bad = rule("cluster.x-k8s.io/v1beta2", "bad", 0);
+    bad["spec"]["drain"] = json!({"behavior": "Skip", "order": 3});
+    let (code, status) = send(&router, "POST", V2, Some(&bad)).await;
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(status["reason"], "Invalid");
+    assert!(status["message"].as_str().unwrap_or_default().contains("spec.drain.order"), "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_deprecated_version_warns() {
+    let s = common::start_with_capi().await;
+    let router = s.server.router();
+    let (code, _, warnings) = send_with_warnings(&router, "GET", V1, None).await;
+    assert_eq!(code, 200);
+    assert!(
+        warnings.iter().any(|w| w.contains("cluster.x-k8s.io/v1beta1 MachineDrainRule is deprecated")),
+        "{warnings:?}"
+    );
+    let (_, _, warnings) = send_with_warnings(&router, "GET", V2, None).await;
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn convert_answers_conversion_reviews() {
+    let s = common::start_with_capi().await;
+    let router = s.server.router();
+    let review = |objects: Vec<Value>, desired: &str| {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "request": {"uid": "u-1", "desiredAPIVersion": desired, "objects": objects},
+        })
+    };
+    let objects = vec![rule("cluster.x-k8s.io/v1beta1", "a", 1), rule("cluster.x-k8s.io/v1beta1", "b", 2)];
+    let (code, out) = send(&router, "POST", "/convert", Some(&review(objects, "cluster.x-k8s.io/v1beta2"))).await;
+    assert_eq!(code, 200, "{out}");
+    let resp = &out["response"];
+    assert_eq!((resp["uid"].as_str(), resp["result"]["status"].as_str()), (Some("u-1"), Some("Success")), "{out}");
+    let converted = resp["convertedObjects"].as_array().expect("objects");
+    assert_eq!(converted.len(), 2);
+    assert_eq!(converted[1]["apiVersion"], "cluster.x-k8s.io/v1beta2");
+    assert_eq!(converted[1]["spec"]["drain"]["order"], 2);
+
+    let foreign = vec![json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}})];
+    let (code, out) = send(&router, "POST", "/convert", Some(&review(foreign, "example.com/v2"))).await;
+    assert_eq!(code, 200);
+    assert_eq!(out["response"]["result"]["status"], "Failure", "{out}");
+    assert!(out["response"]["result"]["message"].as_str().unwrap_or_default().contains("does not convert"), "{out}");
+
+    let (code, status) = send(&router, "POST", "/convert", Some(&json!({"kind": "Pod"}))).await;
+    assert_eq!(code, 400, "{status}");
+    assert_eq!(status["kind"], "Status");
+}
