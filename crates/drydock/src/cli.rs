@@ -24,7 +24,7 @@ enum Command {
     /// Start the API server, controllers and in-memory provider on a durable data dir.
     Up(up::UpArgs),
     /// Print the CustomResourceDefinitions of every kind drydock serves (YAML, installable on any cluster).
-    Crds,
+    Crds(crate::crds::CrdsArgs),
     /// Generate manifests.
     Generate {
         #[command(subcommand)]
@@ -111,7 +111,7 @@ impl Cli {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Command::Up(args) => up::run(args).await?,
-            Command::Crds => output::emit(&crate::crds::render()?)?,
+            Command::Crds(args) => output::emit(&crate::crds::render(&args)?)?,
             Command::Generate { what: GenerateCommand::Cluster { args, output } } => {
                 output::emit(&commands::generate::print(&args, output.format())?)?
             }

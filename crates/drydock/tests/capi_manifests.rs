@@ -172,3 +172,44 @@ async fn generated_crds_parse_with_kubectl() {
         "{stdout}"
     );
 }
+
+/// Multi-version CRDs name drydock's conversion endpoint (the Service, or the URL and CA
+/// given), deprecate v1beta1 as upstream does, and provider CRDs carry contract labels.
+#[test]
+fn generated_crds_name_the_conversion_webhook_and_contracts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").expect("write ca");
+    let crds = |args: &[&str]| -> Vec<serde_json::Value> {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_drydock")).args(args).output().expect("drydock crds");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_saphyr::from_multiple(&String::from_utf8_lossy(&out.stdout)).expect("yaml")
+    };
+    let find = |crds: &[serde_json::Value], name: &str| {
+        crds.iter().find(|c| c["metadata"]["name"] == name).cloned().unwrap_or_else(|| panic!("no {name}"))
+    };
+    let default = crds(&["crds"]);
+    let rules = find(&default, "machinedrainrules.cluster.x-k8s.io");
+    let versions: Vec<(&str, bool, bool)> = rules["spec"]["versions"]
+        .as_array()
+        .expect("versions")
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap_or(""), v["deprecated"] == true, v["served"] == true))
+        .collect();
+    assert_eq!(versions, [("v1beta1", true, true), ("v1beta2", false, true)]);
+    let webhook = &rules["spec"]["conversion"]["webhook"];
+    assert_eq!(rules["spec"]["conversion"]["strategy"], "Webhook");
+    assert_eq!(webhook["conversionReviewVersions"], serde_json::json!(["v1"]));
+    assert_eq!(webhook["clientConfig"]["service"]["path"], "/convert");
+    let machines = find(&default, "inmemorymachines.infrastructure.cluster.x-k8s.io");
+    assert_eq!(machines["metadata"]["labels"]["cluster.x-k8s.io/v1beta1"], "v1alpha1");
+    assert!(machines["spec"].get("conversion").is_none_or(|c| c["strategy"] == "None"), "{machines}");
+
+    let ca_arg = ca.to_string_lossy().to_string();
+    let pointed =
+        crds(&["crds", "--conversion-url", "https://drydock.example:6443/convert", "--conversion-ca-file", &ca_arg]);
+    let client = &find(&pointed, "machinedrainrules.cluster.x-k8s.io")["spec"]["conversion"]["webhook"]["clientConfig"];
+    assert_eq!(client["url"], "https://drydock.example:6443/convert");
+    assert!(client.get("service").is_none(), "{client}");
+    assert!(client["caBundle"].as_str().is_some_and(|b| !b.is_empty()), "{client}");
+}

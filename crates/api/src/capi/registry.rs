@@ -125,8 +125,32 @@ fn typed<A: KindAdmission>(a: A) -> Option<Arc<dyn Admission>> {
     Some(Arc::new(Typed(a)))
 }
 
+/// Provider kinds carry the contract labels core reads to turn a v1beta2 reference (API
+/// group only) into a version: `cluster.x-k8s.io/<contract>: <versions joined by _>`.
+fn add_contract_labels(mut kind: NativeKind) -> NativeKind {
+    const PROVIDER_GROUPS: [&str; 3] =
+        ["bootstrap.cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"];
+    if !PROVIDER_GROUPS.contains(&kind.crd.spec.group.as_str()) {
+        return kind;
+    }
+    let served: Vec<&str> = kind.crd.spec.versions.iter().filter(|v| v.served).map(|v| v.name.as_str()).collect();
+    let (v1beta2, older): (Vec<&str>, Vec<&str>) = served.into_iter().partition(|v| *v == "v1beta2");
+    let labels = kind.crd.metadata.labels.get_or_insert_with(Default::default);
+    if !older.is_empty() {
+        labels.insert("cluster.x-k8s.io/v1beta1".into(), older.join("_"));
+    }
+    if !v1beta2.is_empty() {
+        labels.insert("cluster.x-k8s.io/v1beta2".into(), "v1beta2".into());
+    }
+    kind
+}
+
 /// Every Cluster API kind drydock serves.
 pub fn kinds() -> Vec<NativeKind> {
+    listed().into_iter().map(add_contract_labels).collect()
+}
+
+fn listed() -> Vec<NativeKind> {
     vec![
         entry::<core::Cluster>(typed(core::ClusterAdmission)),
         entry::<core::ClusterClass>(typed(core::ClusterClassAdmission)),
