@@ -50,6 +50,11 @@ enum Command {
         #[command(flatten)]
         conn: Connection,
     },
+    /// Rewrite stored objects in their CRD's storage version (before switching a version off).
+    Migrate {
+        #[command(subcommand)]
+        what: commands::migrate::MigrateCommand,
+    },
     /// Measure drydock: provision (and optionally upgrade and delete) a fleet, or `bench apiserver`.
     Bench(BenchArgs),
 }
@@ -131,6 +136,7 @@ impl Cli {
                     return Ok(ExitCode::FAILURE);
                 }
             }
+            Command::Migrate { what } => output::emit(&commands::migrate::run(&what).await?)?,
             Command::Bench(b) => match b.what {
                 Some(BenchCommand::Apiserver(args)) => bench::apiserver::main(args).await?,
                 None => bench::fleet::main(b.fleet).await?,

@@ -21,6 +21,8 @@ pub struct Options {
     pub settings: Settings,
     /// Kinds served beside Cluster API's (say, a provider's remediation kinds), schemaless.
     pub extra_resources: Vec<drydock_api::ResourceDef>,
+    /// Versions of the Cluster API kinds switched on or off (`--runtime-config`).
+    pub runtime_config: crate::runtime_config::RuntimeConfig,
 }
 
 impl Default for Options {
@@ -31,6 +33,7 @@ impl Default for Options {
             controllers: true,
             settings: Settings::default(),
             extra_resources: Vec::new(),
+            runtime_config: crate::runtime_config::RuntimeConfig::default(),
         }
     }
 }
@@ -56,6 +59,7 @@ impl Instance {
     pub async fn start(opts: Options) -> anyhow::Result<Self> {
         let metrics: drydock_apiserver::MetricsSource = Arc::new(drydock_controllers::encode_metrics);
         let mut kinds = drydock_api::capi::kinds();
+        opts.runtime_config.apply(&mut kinds)?;
         kinds.extend(opts.extra_resources.iter().map(drydock_api::resource::NativeKind::single));
         let server = Arc::new(ApiServer::start(opts.server.clone(), kinds, vec![metrics]).await?);
         let listener =

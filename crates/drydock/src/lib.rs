@@ -6,3 +6,4 @@ pub mod commands;
 pub mod instance;
 pub mod kubeconfig;
 pub mod logging;
+pub mod runtime_config;

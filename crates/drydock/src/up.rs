@@ -9,6 +9,7 @@ use clap::Args;
 use drydock::instance::{Instance, Options};
 use drydock::kubeconfig;
 use drydock::logging::LogLevel;
+use drydock::runtime_config::RuntimeConfig;
 use drydock_apiserver::Config;
 use drydock_apiserver::store::SyncMode;
 
@@ -26,6 +27,10 @@ pub struct UpArgs {
     /// Also create a small demo cluster and show its progress until it is ready.
     #[arg(long)]
     pub demo: bool,
+    /// API versions of drydock's kinds to serve or not, as kube-apiserver's flag:
+    /// `GROUP/VERSION=false` (comma-separated, repeatable), e.g. `cluster.x-k8s.io/v1beta2=false`.
+    #[arg(long, value_name = "GROUP/VERSION=BOOL")]
+    pub runtime_config: Vec<String>,
     #[command(flatten)]
     pub log: drydock::logging::LogArgs,
 }
@@ -53,6 +58,7 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     let opts = Options {
         server: Config { data_dir: Some(args.data_dir.clone()), sync, ..Config::default() },
         listen: args.listen,
+        runtime_config: RuntimeConfig::parse(&args.runtime_config)?,
         ..Options::default()
     };
     // Lock the data dir, open the store, bind: only then is the kubeconfig ours to write.

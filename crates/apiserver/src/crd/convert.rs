@@ -106,12 +106,20 @@ impl Converter {
     }
 
     /// A stored object as version `version` serves it: the storage schema's defaults
-    /// applied (not written back), then converted.
+    /// applied (not written back), then converted. An object stored before the storage
+    /// version changed is still in the version it was written in: it is converted too.
     pub fn from_storage(&self, mut obj: Value, version: &str) -> ApiResult<Value> {
-        if let Some(s) = &self.storage_defaults {
+        if let Some(s) = &self.storage_defaults
+            && self.is_at(&obj, &self.storage_version)
+        {
             schema::default_object(s, &mut obj);
         }
-        if version == self.storage_version { Ok(obj) } else { self.convert(obj, version) }
+        if self.is_at(&obj, version) { Ok(obj) } else { self.convert(obj, version) }
+    }
+
+    fn is_at(&self, obj: &Value, version: &str) -> bool {
+        obj.get("apiVersion").and_then(Value::as_str).and_then(|av| av.strip_prefix(self.group.as_str()))
+            == Some(&format!("/{version}"))
     }
 
     /// An object written at `version`, converted to the storage version.

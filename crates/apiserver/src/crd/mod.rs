@@ -70,6 +70,13 @@ pub fn resources(
         registries.native_conversion(&spec.group, &spec.names.kind).map(|c| (c, RefLookup::new(registries, cluster)));
     let converter = Arc::new(Converter::new(crd, native_conversion)?);
     let contract_version = contract_version(crd);
+    // Objects written before the storage version changed stay in their version until
+    // rewritten (`drydock migrate storage`): reads must look at each object's version.
+    let holds_older_versions = crd
+        .status
+        .as_ref()
+        .and_then(|s| s.stored_versions.as_ref())
+        .is_some_and(|v| v.iter().any(|v| *v != storage.name));
     let id = ids.intern(&spec.group, &spec.names.plural);
     let native = registries.native_admission(&spec.group, &spec.names.kind);
     let mut served: Vec<_> = spec.versions.iter().filter(|v| v.served).collect();
@@ -83,7 +90,7 @@ pub fn resources(
         let mut def = ResourceDef::from_crd_version(crd, v)?;
         def.admission = native.clone();
         let warning = deprecation_warning(crd, v, &names);
-        let rewrites_reads = v.name != storage.name || converter.storage_has_defaults();
+        let rewrites_reads = v.name != storage.name || converter.storage_has_defaults() || holds_older_versions;
         let custom = Served {
             crd_name: crd_name.clone(),
             storage_version: storage.name.clone(),

@@ -39,7 +39,21 @@ impl Admission for CrdAdmission {
         check_names(&spec["names"], &p.child("names"), &mut errs);
         check_versions(spec, &p, &mut errs);
         check_conversion(&spec["conversion"], &p.child("conversion"), &mut errs);
+        check_stored_versions(obj, &mut errs);
         errs
+    }
+}
+
+/// A version objects may still be stored in cannot leave `spec.versions` (they would no
+/// longer decode): migrate them first, which drops it from `status.storedVersions`.
+fn check_stored_versions(obj: &Value, errs: &mut Vec<FieldError>) {
+    let declared: Vec<&str> =
+        obj["spec"]["versions"].as_array().into_iter().flatten().map(|v| str_at(v, "name")).collect();
+    for (i, stored) in obj["status"]["storedVersions"].as_array().into_iter().flatten().enumerate() {
+        let name = stored.as_str().unwrap_or_default();
+        if !declared.contains(&name) {
+            errs.push(FieldError::invalid(format!("status.storedVersions[{i}]"), name, "must appear in spec.versions"));
+        }
     }
 }
 

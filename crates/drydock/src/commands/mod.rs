@@ -5,6 +5,7 @@ pub mod connect;
 pub mod describe;
 pub mod generate;
 pub mod get;
+pub mod migrate;
 pub mod resolve;
 pub mod rollout;
 pub mod rollout_status;

@@ -37,13 +37,29 @@ impl Env {
         Self::start_with(controllers, extra, Clock::system()).await
     }
 
+    /// Like [`Env::start`] with controllers, serving the versions `--runtime-config` names.
+    pub async fn start_with_runtime_config(config: &[&str]) -> Self {
+        let rc = drydock::runtime_config::RuntimeConfig::parse(config).expect("runtime config");
+        Self::start_opts(true, Vec::new(), Clock::system(), rc).await
+    }
+
     async fn start_with(controllers: bool, extra: Vec<drydock_api::ResourceDef>, clock: Clock) -> Self {
+        Self::start_opts(controllers, extra, clock, Default::default()).await
+    }
+
+    async fn start_opts(
+        controllers: bool,
+        extra: Vec<drydock_api::ResourceDef>,
+        clock: Clock,
+        runtime_config: drydock::runtime_config::RuntimeConfig,
+    ) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let opts = Options {
             server: Config { data_dir: Some(dir.path().to_path_buf()), ..Config::default() },
             controllers,
             extra_resources: extra,
             settings: Settings { clock: clock.clone(), ..Settings::default() },
+            runtime_config,
             ..Options::default()
         };
         let mut instance = Instance::start(opts).await.expect("start drydock");

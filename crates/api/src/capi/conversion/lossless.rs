@@ -144,8 +144,14 @@ impl<C: HubSpoke> Conversion for Native<C> {
                 api_version: api_version.to_string(),
                 message: e.to_string(),
             })?;
+            if !metadata.is_object() {
+                metadata = Value::Object(Map::new());
+            }
             if let Some(m) = metadata.as_object_mut() {
-                let annotations = m.entry("annotations").or_insert_with(|| Value::Object(Map::new()));
+                let annotations = m.entry("annotations").or_insert(Value::Null);
+                if !annotations.is_object() {
+                    *annotations = Value::Object(Map::new());
+                }
                 if let Some(a) = annotations.as_object_mut() {
                     a.insert(CONVERSION_DATA.into(), Value::String(data));
                 }
@@ -191,16 +197,38 @@ fn restore_hidden(out: &mut Value, kept: &Value, kept_back: &Value, convert: &dy
     }
 }
 
-/// Paths of the scalars, lists and empty objects under `v`, skipping the type fields.
-fn collect_leaves(v: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+/// One step of a path: an object key, or a list item (found by its `name` when the list's
+/// items all have one, else by position).
+#[derive(Clone, Debug, PartialEq)]
+enum Step {
+    Key(String),
+    Named(String),
+    Index(usize),
+}
+
+/// Paths of the scalars, empty objects and lists not made of objects under `v`, skipping
+/// the type fields; lists of objects are entered item by item.
+fn collect_leaves(v: &Value, prefix: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
     match v {
         Value::Object(m) if !m.is_empty() => {
             for (k, child) in m {
                 if prefix.is_empty() && (k == "apiVersion" || k == "kind") {
                     continue;
                 }
-                prefix.push(k.clone());
+                prefix.push(Step::Key(k.clone()));
                 collect_leaves(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object) => {
+            let named = items.iter().all(|i| i.get("name").is_some_and(Value::is_string));
+            for (i, item) in items.iter().enumerate() {
+                let step = match item.get("name").and_then(Value::as_str) {
+                    Some(n) if named => Step::Named(n.to_string()),
+                    _ => Step::Index(i),
+                };
+                prefix.push(step);
+                collect_leaves(item, prefix, out);
                 prefix.pop();
             }
         }
@@ -208,25 +236,88 @@ fn collect_leaves(v: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>
     }
 }
 
-fn lookup<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
-    path.iter().try_fold(v, |v, k| v.get(k))
-}
-
-fn remove_path(v: &mut Value, path: &[String]) {
-    let Some((last, parents)) = path.split_last() else { return };
-    if let Some(m) = parents.iter().try_fold(v, |v, k| v.get_mut(k)).and_then(Value::as_object_mut) {
-        m.remove(last);
+fn child<'a>(v: &'a Value, step: &Step) -> Option<&'a Value> {
+    match step {
+        Step::Key(k) => v.as_object()?.get(k),
+        Step::Named(n) => v.as_array()?.iter().find(|i| i.get("name").and_then(Value::as_str) == Some(n)),
+        Step::Index(i) => v.as_array()?.get(*i),
     }
 }
 
-fn insert_path(v: &mut Value, path: &[String], value: Value) {
+fn child_mut<'a>(v: &'a mut Value, step: &Step) -> Option<&'a mut Value> {
+    match step {
+        Step::Key(k) => v.as_object_mut()?.get_mut(k),
+        Step::Named(n) => v.as_array_mut()?.iter_mut().find(|i| i.get("name").and_then(Value::as_str) == Some(n)),
+        Step::Index(i) => v.as_array_mut()?.get_mut(*i),
+    }
+}
+
+fn lookup<'a>(v: &'a Value, path: &[Step]) -> Option<&'a Value> {
+    path.iter().try_fold(v, child)
+}
+
+fn remove_path(v: &mut Value, path: &[Step]) {
+    let Some((last, parents)) = path.split_last() else { return };
+    let Some(parent) = parents.iter().try_fold(v, child_mut) else { return };
+    match (last, parent) {
+        (Step::Key(k), Value::Object(m)) => {
+            m.remove(k);
+        }
+        (Step::Named(n), Value::Array(items)) => items.retain(|i| i.get("name").and_then(Value::as_str) != Some(n)),
+        (Step::Index(i), Value::Array(items)) if *i < items.len() => {
+            items.remove(*i);
+        }
+        _ => {}
+    }
+}
+
+/// Sets the value at `path`, creating missing objects on the way; a list item that is not
+/// there (removed meanwhile) is not recreated.
+fn insert_path(v: &mut Value, path: &[Step], value: Value) {
     let Some((last, parents)) = path.split_last() else { return };
     let mut cur = v;
-    for k in parents {
-        let Some(m) = cur.as_object_mut() else { return };
-        cur = m.entry(k.clone()).or_insert_with(|| Value::Object(Map::new()));
+    for step in parents {
+        cur = match step {
+            Step::Key(k) => {
+                let Some(m) = cur.as_object_mut() else { return };
+                m.entry(k.clone()).or_insert_with(|| Value::Object(Map::new()))
+            }
+            _ => match child_mut(cur, step) {
+                Some(c) => c,
+                None => return,
+            },
+        };
     }
-    if let Some(m) = cur.as_object_mut() {
-        m.insert(last.clone(), value);
+    if let (Step::Key(k), Some(m)) = (last, cur.as_object_mut()) {
+        m.insert(k.clone(), value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn hidden_fields_inside_list_items_are_restored_by_name() {
+        let kept = json!({"spec": {"replicas": 1, "items": [{"name": "a", "taint": "x"}, {"name": "b"}]}});
+        // The other version shows names and replicas, not taints.
+        let convert = |v: &Value| {
+            let mut v = v.clone();
+            for i in v["spec"]["items"].as_array_mut().into_iter().flatten() {
+                i.as_object_mut().map(|m| m.remove("taint"));
+            }
+            Some(v)
+        };
+        let kept_back = convert(&kept).unwrap_or_default();
+        // Edited meanwhile: replicas changed and the items reordered.
+        let mut out = json!({"spec": {"replicas": 2, "items": [{"name": "b"}, {"name": "a"}]}});
+        restore_hidden(&mut out, &kept, &kept_back, &convert);
+        assert_eq!(out, json!({"spec": {"replicas": 2, "items": [{"name": "b"}, {"name": "a", "taint": "x"}]}}));
+        // An item removed meanwhile stays removed.
+        let mut out = json!({"spec": {"replicas": 2, "items": [{"name": "b"}]}});
+        restore_hidden(&mut out, &kept, &kept_back, &convert);
+        assert_eq!(out, json!({"spec": {"replicas": 2, "items": [{"name": "b"}]}}));
     }
 }

@@ -1,0 +1,123 @@
+//! Changing which version stores and serves a kind, as a user does it: a CRD moves its
+//! storage to a new version, `drydock migrate storage` rewrites what was stored in the old
+//! one, and the old version can then go; `--runtime-config` switches versions of drydock's
+//! own kinds off (never the one objects are stored in).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{Env, eventually, kubectl, kubectl_ok};
+use serde_json::Value;
+
+fn crd(versions: &[(&str, bool)]) -> String {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|(name, storage)| {
+            serde_json::json!({
+                "name": name, "served": true, "storage": storage,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": versions,
+        },
+    })
+    .to_string()
+}
+
+fn drydock(kc: &Path, args: &[&str]) -> (bool, String, String) {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_drydock")).env("KUBECONFIG", kc).args(args).output().expect("run drydock");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+async fn stored_versions(kc: &Path, want: &[&str]) {
+    eventually(&format!("storedVersions {want:?}"), Duration::from_secs(30), || {
+        let out =
+            kubectl_ok(kc, &["get", "crd", "gadgets.example.com", "-o", "jsonpath={.status.storedVersions}"], None);
+        let got: Vec<String> = serde_json::from_str(&out).unwrap_or_default();
+        std::future::ready((got == want).then_some(()))
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_storage_rewrites_objects_so_the_old_version_can_go() {
+    let env = Env::start(false).await;
+    let kc = env.kubeconfig(None);
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&crd(&[("v1", true), ("v2", false)])));
+    kubectl_ok(&kc, &["wait", "--for=condition=Established", "crd/gadgets.example.com", "--timeout=30s"], None);
+    for name in ["a", "b", "c"] {
+        let obj = format!(
+            r#"{{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{{"name":"{name}"}},"spec":{{"size":3}}}}"#
+        );
+        kubectl_ok(&kc, &["create", "-f", "-"], Some(&obj));
+    }
+    let (ok, out, _) = drydock(&kc, &["migrate", "storage"]);
+    assert!(ok && out.contains("nothing to migrate"), "{out}");
+
+    // The storage version moves to v2: v1 objects stay as they were written until migrated.
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&crd(&[("v1", false), ("v2", true)])));
+    stored_versions(&kc, &["v1", "v2"]).await;
+    let listed = kubectl_ok(&kc, &["get", "gadgets.v2.example.com", "-o", "json"], None);
+    let listed: Value = serde_json::from_str(&listed).expect("json");
+    let versions: Vec<&str> =
+        listed["items"].as_array().expect("items").iter().filter_map(|i| i["apiVersion"].as_str()).collect();
+    assert_eq!(versions, ["example.com/v2"; 3], "objects stored in v1 are served in the version asked for");
+
+    // Removing v1 now would strand the objects stored in it.
+    let (ok, _, err) = kubectl(&kc, &["apply", "-f", "-"], Some(&crd(&[("v2", true)])));
+    assert!(
+        !ok && err.contains("status.storedVersions[0]: Invalid value: \"v1\": must appear in spec.versions"),
+        "{err}"
+    );
+
+    let (ok, out, err) = drydock(&kc, &["migrate", "storage"]);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("gadgets.example.com: 3 objects rewritten in v2"), "{out}");
+    stored_versions(&kc, &["v2"]).await;
+
+    // With nothing left in v1, the version can be removed; every object is still there.
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&crd(&[("v2", true)])));
+    let names = kubectl_ok(&kc, &["get", "gadgets", "-o", "jsonpath={.items[*].metadata.name}"], None);
+    assert_eq!(names, "a b c");
+    let size = kubectl_ok(&kc, &["get", "gadget", "b", "-o", "jsonpath={.spec.size}"], None);
+    assert_eq!(size, "3");
+    let (ok, out, _) = drydock(&kc, &["migrate", "storage"]);
+    assert!(ok && out.contains("nothing to migrate"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runtime_config_switches_a_version_off() {
+    let mut env = Env::start_with_runtime_config(&["cluster.x-k8s.io/v1beta2=false"]).await;
+    let kc = env.kubeconfig(None);
+    let (ok, _, err) = kubectl(&kc, &["get", "machinedrainrules.v1beta2.cluster.x-k8s.io"], None);
+    assert!(!ok, "v1beta2 is switched off");
+    assert!(err.contains("the server doesn't have a resource type") || err.contains("NotFound"), "{err}");
+    kubectl_ok(&kc, &["get", "machinedrainrules.v1beta1.cluster.x-k8s.io"], None);
+    let groups = kubectl_ok(&kc, &["api-versions"], None);
+    assert!(groups.contains("cluster.x-k8s.io/v1beta1") && !groups.contains("cluster.x-k8s.io/v1beta2"), "{groups}");
+    env.instance.stop_controllers().await;
+
+    // The version objects are stored in cannot be switched off.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
+        .args(["up", "--listen", "127.0.0.1:0", "--runtime-config", "cluster.x-k8s.io/v1beta1=false", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("drydock up");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cluster.x-k8s.io/v1beta1=false: v1beta1 is the storage version of Cluster"), "{err}");
+}
