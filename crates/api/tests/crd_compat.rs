@@ -128,6 +128,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // k8s-openapi's metav1.Condition schema has no enum on `status`; only controllers write
     // these (status subresource), and they write True/False/Unknown.
     ("*", "enum", "=.status.v1beta2.conditions[].status"),
+    ("*", "enum", "=.status.conditions[].status"),
 ];
 
 fn allowed(crd: &str, kind: &str, path: &str) -> bool {

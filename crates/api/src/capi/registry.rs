@@ -168,8 +168,8 @@ fn listed() -> Vec<NativeKind> {
         entry::<inmemory::InMemoryClusterTemplate>(typed(inmemory::InMemoryClusterTemplateAdmission)),
         entry::<inmemory::InMemoryMachine>(typed(inmemory::InMemoryMachineAdmission)),
         entry::<inmemory::InMemoryMachineTemplate>(typed(inmemory::InMemoryMachineTemplateAdmission)),
-        entry::<ipam::IPAddressClaim>(typed(ipam::IPAddressClaimAdmission)),
-        entry::<ipam::IPAddress>(typed(ipam::IPAddressAdmission)),
+        versioned::<ipam::conversion::IPAddressClaimConversion>(typed(ipam::IPAddressClaimAdmission)),
+        versioned::<ipam::conversion::IPAddressConversion>(typed(ipam::IPAddressAdmission)),
         entry::<ipam::InClusterIPPool>(typed(ipam::InClusterIPPoolAdmission)),
         entry::<ipam::GlobalInClusterIPPool>(typed(ipam::GlobalInClusterIPPoolAdmission)),
     ]
