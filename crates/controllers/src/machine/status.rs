@@ -1,7 +1,7 @@
-//! What a reconcile writes last: the phase, the Ready summary and observedGeneration, plus
-//! the certificate expiry of control plane Machines.
+//! What a reconcile writes last: the phase, the Ready summary (with the Machine's readiness
+//! gates) and observedGeneration, plus the certificate expiry of control plane Machines.
 
-use drydock_api::capi::conditions::{HasConditions, READY};
+use drydock_api::capi::conditions::{self, Condition, HasConditions, READY, Severity};
 use drydock_api::capi::core::{Machine, machine_phase};
 use drydock_api::capi::keys::CERTIFICATES_EXPIRY_ANNOTATION;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -66,12 +66,74 @@ pub(crate) fn phase(previous: Option<&str>, i: PhaseInputs) -> String {
     p.to_string()
 }
 
+/// Reason of a readiness gate's condition that nobody has reported yet.
+const GATE_NOT_REPORTED: &str = "ReadinessGateNotReported";
+
+/// The conditions `spec.readinessGates` name, as the summary reads them: each from the
+/// Machine's v1beta1 conditions, else from its v1beta2 ones (where other controllers report
+/// them). A gate holds Ready back until its condition is True: one not True, or not
+/// reported yet, counts as False (v1beta1 summaries rank Unknown below True).
+fn gate_conditions(m: &Machine, now: &Time) -> Vec<Condition> {
+    let gates = m.spec.readiness_gates.iter().flatten();
+    let v1beta2 =
+        m.status.as_ref().and_then(|s| s.v1beta2.as_ref()).and_then(|v| v.conditions.as_deref()).unwrap_or(&[]);
+    let own = m.conditions();
+    gates
+        .map(|g| {
+            let type_ = g.condition_type.as_str();
+            if let Some(c) = conditions::get(own, type_) {
+                return if c.is_true() {
+                    c.clone()
+                } else {
+                    held_back(type_, c.reason.as_deref(), c.message.as_deref(), now)
+                };
+            }
+            match v1beta2.iter().find(|c| c.type_ == type_) {
+                Some(c) if c.status == conditions::STATUS_TRUE => {
+                    Condition::true_(type_, c.last_transition_time.clone())
+                }
+                Some(c) => held_back(type_, Some(c.reason.as_str()), Some(c.message.as_str()), now),
+                None => held_back(
+                    type_,
+                    Some(GATE_NOT_REPORTED),
+                    Some(&format!("readiness gate {type_} has not been reported")),
+                    now,
+                ),
+            }
+        })
+        .collect()
+}
+
+fn held_back(type_: &str, reason: Option<&str>, message: Option<&str>, now: &Time) -> Condition {
+    let reason = reason.filter(|r| !r.is_empty()).unwrap_or(GATE_NOT_REPORTED);
+    let message =
+        message.filter(|m| !m.is_empty()).map_or_else(|| format!("readiness gate {type_} is not true"), str::to_string);
+    Condition::false_(type_, reason, Severity::Info, &message, now.clone())
+}
+
+/// Sets Ready to the summary of [`READY_SUMMARY`] and the readiness gates.
+fn set_ready(m: &mut Machine, now: &Time) {
+    let gates: Vec<&str> = m.spec.readiness_gates.iter().flatten().map(|g| g.condition_type.as_str()).collect();
+    if gates.is_empty() {
+        m.set_ready_summary(READY_SUMMARY, now.clone());
+        return;
+    }
+    let mut types: Vec<&str> = READY_SUMMARY.to_vec();
+    types.extend(gates.iter().filter(|g| !READY_SUMMARY.contains(g)));
+    let mut all: Vec<Condition> =
+        m.conditions().iter().filter(|c| !gates.contains(&c.type_.as_str())).cloned().collect();
+    all.extend(gate_conditions(m, now));
+    if let Some(ready) = conditions::summary(&all, &types, now.clone()) {
+        conditions::set(m.conditions_mut(), ready);
+    }
+}
+
 /// Sets phase (and lastUpdated when it changes) and Ready. observedGeneration is set when
 /// writing (see [`crate::framework::write::Status`]).
 pub(crate) fn finish(before: &Machine, m: &mut Machine, now: Time) {
     let previous = before.status.as_ref().and_then(|s| s.phase.as_deref());
     let next = phase(previous, PhaseInputs::of(m));
-    m.set_ready_summary(READY_SUMMARY, now.clone());
+    set_ready(m, &now);
     let s = m.status.get_or_insert_with(Default::default);
     if previous != Some(next.as_str()) {
         s.phase = Some(next);
@@ -145,6 +207,48 @@ mod tests {
         let mut again = m.clone();
         finish(&m, &mut again, Time(jiff::Timestamp::from_second(1).unwrap()));
         assert_eq!(again.status, m.status);
+    }
+
+    #[test]
+    fn readiness_gates_hold_ready_back_until_their_conditions_are_true() {
+        use drydock_api::capi::common::V1Beta2Conditions;
+        use drydock_api::capi::core::MachineReadinessGate;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition as MetaCondition;
+        let now = Time(jiff::Timestamp::from_second(100).unwrap());
+        let mut m = Machine::new("m", Default::default());
+        m.spec.readiness_gates = Some(vec![MachineReadinessGate { condition_type: "example.com/Attached".into() }]);
+        for t in READY_SUMMARY.iter().take(2) {
+            conditions::mark_true(m.conditions_mut(), t, now.clone());
+        }
+        let ready = |m: &Machine| m.get_condition(READY).cloned().unwrap();
+        set_ready(&mut m, &now);
+        let r = ready(&m);
+        assert_eq!((r.status.as_str(), r.reason.as_deref()), ("False", Some(GATE_NOT_REPORTED)));
+        assert_eq!(r.severity.as_deref(), Some("Info"));
+        let gate = |status: &str| MetaCondition {
+            type_: "example.com/Attached".into(),
+            status: status.into(),
+            reason: "Volume".into(),
+            message: "volume not attached".into(),
+            last_transition_time: now.clone(),
+            observed_generation: None,
+        };
+        let report = |m: &mut Machine, status: &str| {
+            m.status.get_or_insert_with(Default::default).v1beta2 =
+                Some(V1Beta2Conditions { conditions: Some(vec![gate(status)]) });
+        };
+        report(&mut m, "False");
+        set_ready(&mut m, &now);
+        let r = ready(&m);
+        assert_eq!((r.status.as_str(), r.message.as_deref()), ("False", Some("volume not attached")));
+        report(&mut m, "True");
+        set_ready(&mut m, &now);
+        assert!(ready(&m).is_true());
+        // Without gates Ready is the plain summary.
+        m.spec.readiness_gates = None;
+        m.status.as_mut().unwrap().v1beta2 = None;
+        set_ready(&mut m, &now);
+        assert!(ready(&m).is_true());
     }
 
     #[test]
