@@ -1,5 +1,17 @@
 //! Conversions of the core kinds between v1beta1 and v1beta2 (the hub).
 
+#[cfg(test)]
+mod fixtures;
+mod machine;
+mod machinedeployment;
 mod machinedrainrule;
+mod machinehealthcheck;
+mod machinepool;
+mod machineset;
 
+pub use machine::MachineConversion;
+pub use machinedeployment::MachineDeploymentConversion;
 pub use machinedrainrule::MachineDrainRuleConversion;
+pub use machinehealthcheck::MachineHealthCheckConversion;
+pub use machinepool::MachinePoolConversion;
+pub use machineset::MachineSetConversion;
