@@ -128,6 +128,8 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // k8s-openapi's metav1.Condition schema has no enum on `status`; only controllers write
     // these (status subresource), and they write True/False/Unknown.
     ("*", "enum", "=.status.v1beta2.conditions[].status"),
+    // The same metav1.Condition, where v1beta2 keeps it: `status.conditions`.
+    ("*", "enum", "=.status.conditions[].status"),
 ];
 
 fn allowed(crd: &str, kind: &str, path: &str) -> bool {

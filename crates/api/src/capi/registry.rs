@@ -128,8 +128,8 @@ fn typed<A: KindAdmission>(a: A) -> Option<Arc<dyn Admission>> {
 /// Every Cluster API kind drydock serves.
 pub fn kinds() -> Vec<NativeKind> {
     vec![
-        entry::<core::Cluster>(typed(core::ClusterAdmission)),
-        entry::<core::ClusterClass>(typed(core::ClusterClassAdmission)),
+        versioned::<core::conversion::ClusterConversion>(typed(core::ClusterAdmission)),
+        versioned::<core::conversion::ClusterClassConversion>(typed(core::ClusterClassAdmission)),
         entry::<core::Machine>(typed(core::MachineAdmission)),
         entry::<core::MachineSet>(typed(core::MachineSetAdmission)),
         entry::<core::MachineDeployment>(typed(core::MachineDeploymentAdmission)),
