@@ -122,7 +122,11 @@ fn object(rng: &mut Rng, s: &Value, depth: usize) -> Value {
         .unwrap_or_default();
     if let Some(props) = s.get("properties").and_then(Value::as_object) {
         for (name, child) in props {
-            let wanted = required.contains(&name.as_str()) || (depth < MAX_DEPTH && rng.chance(55));
+            // A node that accepts any JSON says nothing of the shape the type wants: left out.
+            let any = ["type", "properties", "additionalProperties", "items", "enum", "x-kubernetes-int-or-string"]
+                .iter()
+                .all(|k| child.get(k).is_none());
+            let wanted = required.contains(&name.as_str()) || (!any && depth < MAX_DEPTH && rng.chance(55));
             if wanted {
                 out.insert(name.clone(), generate(rng, child, depth + 1));
             }

@@ -152,8 +152,8 @@ pub fn kinds() -> Vec<NativeKind> {
 
 fn listed() -> Vec<NativeKind> {
     vec![
-        entry::<core::Cluster>(typed(core::ClusterAdmission)),
-        entry::<core::ClusterClass>(typed(core::ClusterClassAdmission)),
+        versioned::<core::conversion::ClusterConversion>(typed(core::ClusterAdmission)),
+        versioned::<core::conversion::ClusterClassConversion>(typed(core::ClusterClassAdmission)),
         versioned::<core::conversion::MachineConversion>(typed(core::MachineAdmission)),
         versioned::<core::conversion::MachineSetConversion>(typed(core::MachineSetAdmission)),
         versioned::<core::conversion::MachineDeploymentConversion>(typed(core::MachineDeploymentAdmission)),

@@ -1,5 +1,7 @@
 //! Conversions of the core kinds between v1beta1 and v1beta2 (the hub).
 
+mod cluster;
+mod clusterclass;
 #[cfg(test)]
 mod fixtures;
 mod machine;
@@ -8,7 +10,10 @@ mod machinedrainrule;
 mod machinehealthcheck;
 mod machinepool;
 mod machineset;
+mod topology;
 
+pub use cluster::ClusterConversion;
+pub use clusterclass::ClusterClassConversion;
 pub use machine::MachineConversion;
 pub use machinedeployment::MachineDeploymentConversion;
 pub use machinedrainrule::MachineDrainRuleConversion;
