@@ -126,10 +126,14 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("*", "required", ".valueFrom.configMapKeyRef.name"),
     ("*", "required", ".valueFrom.secretKeyRef.name"),
     // k8s-openapi's metav1.Condition schema has no enum on `status`; only controllers write
-    // these (status subresource), and they write True/False/Unknown.
+    // these (status subresource), and they write True/False/Unknown. In v1beta2 they are
+    // `status.conditions` itself.
     ("*", "enum", "=.status.v1beta2.conditions[].status"),
     // The same metav1.Condition, where v1beta2 kinds keep their conditions.
     ("*", "enum", "=.status.conditions[].status"),
+    // k8s-openapi's EnvVarSource (Kubernetes 1.33) predates `fileKeyRef` (1.34), which
+    // upstream v1.14's copy has; the field is optional (kubeadm `extraEnvs` only).
+    ("*", "missing", ".valueFrom.fileKeyRef"),
 ];
 
 fn allowed(crd: &str, kind: &str, path: &str) -> bool {

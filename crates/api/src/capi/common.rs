@@ -255,3 +255,26 @@ pub struct VersionedTemplateReference {
     #[schemars(length(min = 1, max = 253))]
     pub name: String,
 }
+
+/// Which status of a gate's condition counts as good.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum ConditionPolarity {
+    /// Good when True (the default).
+    #[default]
+    Positive,
+    /// Good when False (the condition reports a problem).
+    Negative,
+}
+
+/// How many replicas run one Kubernetes version (`status.versions` of v1beta2 kinds).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusVersion {
+    /// Kubernetes version.
+    #[schemars(length(min = 1, max = 256))]
+    pub version: String,
+    /// Replicas running it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub replicas: Option<i32>,
+}

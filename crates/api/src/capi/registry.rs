@@ -160,10 +160,14 @@ fn listed() -> Vec<NativeKind> {
         versioned::<core::conversion::MachineHealthCheckConversion>(typed(core::MachineHealthCheckAdmission)),
         versioned::<core::conversion::MachinePoolConversion>(typed(core::MachinePoolAdmission)),
         versioned::<core::conversion::MachineDrainRuleConversion>(typed(core::MachineDrainRuleAdmission)),
-        entry::<kubeadm::KubeadmControlPlane>(typed(kubeadm::KubeadmControlPlaneAdmission)),
-        entry::<kubeadm::KubeadmControlPlaneTemplate>(typed(kubeadm::KubeadmControlPlaneTemplateAdmission)),
-        entry::<kubeadm::KubeadmConfig>(typed(kubeadm::KubeadmConfigAdmission)),
-        entry::<kubeadm::KubeadmConfigTemplate>(typed(kubeadm::KubeadmConfigTemplateAdmission)),
+        versioned::<kubeadm::conversion::KubeadmControlPlaneConversion>(typed(kubeadm::KubeadmControlPlaneAdmission)),
+        versioned::<kubeadm::conversion::KubeadmControlPlaneTemplateConversion>(typed(
+            kubeadm::KubeadmControlPlaneTemplateAdmission,
+        )),
+        versioned::<kubeadm::conversion::KubeadmConfigConversion>(typed(kubeadm::KubeadmConfigAdmission)),
+        versioned::<kubeadm::conversion::KubeadmConfigTemplateConversion>(typed(
+            kubeadm::KubeadmConfigTemplateAdmission,
+        )),
         entry::<inmemory::InMemoryCluster>(typed(inmemory::InMemoryClusterAdmission)),
         entry::<inmemory::InMemoryClusterTemplate>(typed(inmemory::InMemoryClusterTemplateAdmission)),
         entry::<inmemory::InMemoryMachine>(typed(inmemory::InMemoryMachineAdmission)),

@@ -206,8 +206,8 @@ enum Step {
     Index(usize),
 }
 
-/// Paths of the scalars, empty objects and lists not made of objects under `v`, skipping
-/// the type fields; lists of objects are entered item by item.
+/// Paths of the scalars, empty objects and lists under `v`, parents before children,
+/// skipping the type fields; lists of objects are also entered item by item.
 fn collect_leaves(v: &Value, prefix: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
     match v {
         Value::Object(m) if !m.is_empty() => {
@@ -221,6 +221,9 @@ fn collect_leaves(v: &Value, prefix: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
             }
         }
         Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object) => {
+            // The list as a whole first (restored whole when the other side lacks it), then
+            // its items' fields (restored into the items the other side kept).
+            out.push(prefix.clone());
             let named = items.iter().all(|i| i.get("name").is_some_and(Value::is_string));
             for (i, item) in items.iter().enumerate() {
                 let step = match item.get("name").and_then(Value::as_str) {
@@ -275,6 +278,11 @@ fn remove_path(v: &mut Value, path: &[Step]) {
 /// there (removed meanwhile) is not recreated.
 fn insert_path(v: &mut Value, path: &[Step], value: Value) {
     let Some((last, parents)) = path.split_last() else { return };
+    // Objects are created on the way only below the last list item, which must exist.
+    let items_end = parents.iter().rposition(|s| !matches!(s, Step::Key(_))).map_or(0, |i| i + 1);
+    if lookup(v, &parents[..items_end]).is_none() {
+        return;
+    }
     let mut cur = v;
     for step in parents {
         cur = match step {
@@ -315,9 +323,12 @@ mod tests {
         let mut out = json!({"spec": {"replicas": 2, "items": [{"name": "b"}, {"name": "a"}]}});
         restore_hidden(&mut out, &kept, &kept_back, &convert);
         assert_eq!(out, json!({"spec": {"replicas": 2, "items": [{"name": "b"}, {"name": "a", "taint": "x"}]}}));
-        // An item removed meanwhile stays removed.
+        // An item removed meanwhile stays removed, and so does a list removed meanwhile.
         let mut out = json!({"spec": {"replicas": 2, "items": [{"name": "b"}]}});
         restore_hidden(&mut out, &kept, &kept_back, &convert);
         assert_eq!(out, json!({"spec": {"replicas": 2, "items": [{"name": "b"}]}}));
+        let mut out = json!({"spec": {"replicas": 2}});
+        restore_hidden(&mut out, &kept, &kept_back, &convert);
+        assert_eq!(out, json!({"spec": {"replicas": 2}}));
     }
 }

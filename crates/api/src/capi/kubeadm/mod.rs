@@ -1,5 +1,6 @@
 //! Kubeadm-based bootstrap (`bootstrap.cluster.x-k8s.io/v1beta1`) and control plane
-//! (`controlplane.cluster.x-k8s.io/v1beta1`). Both embed [`KubeadmConfigSpec`].
+//! (`controlplane.cluster.x-k8s.io/v1beta1`). Both embed [`KubeadmConfigSpec`]. [`v1beta2`]
+//! holds the v1beta2 types of both groups, [`conversion`] converts between the versions.
 
 mod cloud_init;
 mod cluster_configuration;
@@ -10,9 +11,11 @@ mod control_plane;
 mod control_plane_admission;
 mod control_plane_template;
 mod control_plane_update;
+pub mod conversion;
 mod node_configuration;
 mod rollout_checks;
 mod spec_checks;
+pub mod v1beta2;
 
 pub use cloud_init::*;
 pub use cluster_configuration::*;

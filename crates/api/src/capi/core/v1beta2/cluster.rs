@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::topology::Topology;
-use crate::capi::common::ContractVersionedObjectReference;
+use crate::capi::common::{ConditionPolarity, ContractVersionedObjectReference, StatusVersion};
 use crate::capi::conditions::Condition;
 
 /// Desired state of a Cluster.
@@ -127,16 +127,7 @@ pub struct ClusterAvailabilityGate {
     pub condition_type: String,
     /// Whether the condition counts when True (Positive, the default) or when False.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub polarity: Option<GatePolarity>,
-}
-
-/// Which status of a gate's condition counts as good.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
-pub enum GatePolarity {
-    /// True is good.
-    Positive,
-    /// False is good (the condition reports a problem).
-    Negative,
+    pub polarity: Option<ConditionPolarity>,
 }
 
 /// Observed state of a Cluster.
@@ -223,24 +214,11 @@ pub struct ClusterReplicasStatus {
     /// Kubernetes versions the replicas run, with how many run each.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
-    pub versions: Option<Vec<ClusterVersionReplicas>>,
+    pub versions: Option<Vec<StatusVersion>>,
     /// Versions an ongoing upgrade still goes through, in order.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
     pub upgrade_plan: Option<Vec<ClusterUpgradeStep>>,
-}
-
-/// How many replicas run one Kubernetes version.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ClusterVersionReplicas {
-    /// Kubernetes version.
-    #[schemars(length(min = 1, max = 256))]
-    pub version: String,
-    /// Replicas running it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub replicas: Option<i32>,
 }
 
 /// One step of an upgrade plan.

@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::cluster::ClusterAvailabilityGate;
 use super::clusterclass_variables::{ClusterClassPatch, ClusterClassStatus, ClusterClassVariable};
+use super::machine::MachineReadinessGate;
 use super::topology::{
     ControlPlaneHealthCheckRemediation, TopologyHealthCheckChecks, TopologyMachineDeletion,
-    TopologyMachineDeploymentDeletion, TopologyReadinessGate, TopologyRolloutStrategy, WorkerHealthCheckRemediation,
+    TopologyMachineDeploymentDeletion, TopologyRolloutStrategy, WorkerHealthCheckRemediation,
 };
 use crate::capi::common::{MachineTaint, ObjectMeta, VersionedTemplateReference};
 
@@ -113,7 +114,7 @@ pub struct ControlPlaneClass {
     /// Extra conditions the Machines' Ready condition depends on.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
-    pub readiness_gates: Option<Vec<TopologyReadinessGate>>,
+    pub readiness_gates: Option<Vec<MachineReadinessGate>>,
     /// Taints the Machines put on their Nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
@@ -180,7 +181,7 @@ pub struct MachineDeploymentClass {
     /// Extra conditions the Machines' Ready condition depends on.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
-    pub readiness_gates: Option<Vec<TopologyReadinessGate>>,
+    pub readiness_gates: Option<Vec<MachineReadinessGate>>,
     /// How Machines are replaced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rollout: Option<MachineDeploymentClassRollout>,

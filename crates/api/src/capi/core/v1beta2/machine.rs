@@ -8,7 +8,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::capi::common::{ContractVersionedObjectReference, MachineTaint, ObjectMeta};
+use crate::capi::common::{ConditionPolarity, ContractVersionedObjectReference, MachineTaint, ObjectMeta};
 use crate::capi::conditions::Condition;
 
 /// Desired state of a Machine; also the `spec` of the Machines a MachineSet,
@@ -99,17 +99,7 @@ pub struct MachineReadinessGate {
     pub condition_type: String,
     /// Whether the condition is good when True (Positive, the default) or when False.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub polarity: Option<MachineReadinessGatePolarity>,
-}
-
-/// Which status of a gate's condition counts as good.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
-pub enum MachineReadinessGatePolarity {
-    /// The condition is good when True.
-    #[default]
-    Positive,
-    /// The condition is good when False.
-    Negative,
+    pub polarity: Option<ConditionPolarity>,
 }
 
 /// Upper bounds on the steps of a Machine's deletion, in seconds.

@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::machine::MachineTemplateSpec;
-use super::machineset::{MachineSetDeletionSpec, MachineVersionStatus};
-use crate::capi::common::MachineNamingStrategy;
+use super::machineset::MachineSetDeletionSpec;
+use crate::capi::common::{MachineNamingStrategy, StatusVersion};
 use crate::capi::conditions::Condition;
 use crate::capi::core::MachineDeploymentStrategyType;
 
@@ -150,7 +150,7 @@ pub struct MachineDeploymentStatus {
     /// Kubernetes versions of the Machines, with how many run each.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 100))]
-    pub versions: Option<Vec<MachineVersionStatus>>,
+    pub versions: Option<Vec<StatusVersion>>,
     /// ScalingUp, ScalingDown, Running, Failed or Unknown.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(extend("enum" = ["ScalingUp", "ScalingDown", "Running", "Failed", "Unknown"]))]

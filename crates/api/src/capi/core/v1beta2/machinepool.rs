@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::machine::MachineTemplateSpec;
-use super::machineset::MachineVersionStatus;
+use crate::capi::common::StatusVersion;
 use crate::capi::conditions::Condition;
 
 /// Desired state of a MachinePool.
@@ -86,7 +86,7 @@ pub struct MachinePoolStatus {
     /// Kubernetes versions of the machines, with how many run each.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 100))]
-    pub versions: Option<Vec<MachineVersionStatus>>,
+    pub versions: Option<Vec<StatusVersion>>,
     /// Lifecycle phase (Pending, Provisioning, Provisioned, Running, Scaling..., Deleting, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(extend("enum" = [

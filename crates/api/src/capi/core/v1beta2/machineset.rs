@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::machine::MachineTemplateSpec;
-use crate::capi::common::MachineNamingStrategy;
+use crate::capi::common::{MachineNamingStrategy, StatusVersion};
 use crate::capi::conditions::Condition;
 use crate::capi::core::MachineSetDeletePolicy;
 
@@ -97,7 +97,7 @@ pub struct MachineSetStatus {
     /// Kubernetes versions of the Machines, with how many run each.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 100))]
-    pub versions: Option<Vec<MachineVersionStatus>>,
+    pub versions: Option<Vec<StatusVersion>>,
     /// Generation last processed by the controller.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
@@ -105,18 +105,6 @@ pub struct MachineSetStatus {
     /// What only v1beta1 reported, kept while clients move over.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deprecated: Option<MachineSetDeprecatedStatus>,
-}
-
-/// How many Machines run one Kubernetes version.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-pub struct MachineVersionStatus {
-    /// Kubernetes version.
-    #[schemars(length(min = 1, max = 256))]
-    pub version: String,
-    /// Machines running it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub replicas: Option<i32>,
 }
 
 /// Status fields only v1beta1 had.

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::cluster::GatePolarity;
+use super::machine::MachineReadinessGate;
 use crate::capi::common::{
     MachineTaint, ObjectMeta, UnhealthyMachineCondition, UnhealthyNodeCondition, VersionedTemplateReference,
 };
@@ -69,7 +69,7 @@ pub struct ControlPlaneTopology {
     /// Extra conditions the Machines' Ready condition depends on.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
-    pub readiness_gates: Option<Vec<TopologyReadinessGate>>,
+    pub readiness_gates: Option<Vec<MachineReadinessGate>>,
     /// Taints the Machines put on their Nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
@@ -135,7 +135,7 @@ pub struct MachineDeploymentTopology {
     /// Extra conditions the Machines' Ready condition depends on.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
-    pub readiness_gates: Option<Vec<TopologyReadinessGate>>,
+    pub readiness_gates: Option<Vec<MachineReadinessGate>>,
     /// How and when Machines are replaced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rollout: Option<MachineDeploymentTopologyRollout>,
@@ -258,18 +258,6 @@ pub struct TopologyRollingUpdate {
     /// Machines that may be created above the desired count (int or percent, rounded up).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<IntOrString>,
-}
-
-/// An additional condition the Machines' readiness depends on.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TopologyReadinessGate {
-    /// Condition type (in the Machine's conditions) the gate looks at.
-    #[schemars(length(min = 1, max = 316))]
-    pub condition_type: String,
-    /// Whether the condition counts when True (Positive, the default) or when False.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub polarity: Option<GatePolarity>,
 }
 
 /// Health check of a topology's control plane.
