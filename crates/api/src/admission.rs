@@ -43,6 +43,19 @@ pub trait Admission: Send + Sync + 'static {
         self.default_with_old(obj, old, op)?;
         Ok(self.validate(obj, old))
     }
+
+    /// Like [`admit`](Self::admit), with the versions referenced kinds are served in: an
+    /// admission that converts the object to another version resolves its references
+    /// with them. Servers should call this one.
+    fn admit_with_refs(
+        &self,
+        obj: &mut Value,
+        old: Option<&Value>,
+        op: Operation,
+        _refs: &dyn crate::conversion::RefVersions,
+    ) -> Result<Vec<FieldError>, Vec<FieldError>> {
+        self.admit(obj, old, op)
+    }
 }
 
 /// Kinds of field error, with the `reason` strings Kubernetes puts in Status causes.

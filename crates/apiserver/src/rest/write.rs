@@ -190,7 +190,8 @@ impl Api {
         let mut errs = meta::validate_metadata(&obj["metadata"]);
         if let Some(adm) = &t.res.def.admission {
             let op = if old.is_some() { Operation::Update } else { Operation::Create };
-            match adm.admit(obj, old, op) {
+            let refs = crate::crd::RefLookup::new(&self.registries, &t.cluster);
+            match adm.admit_with_refs(obj, old, op, &refs) {
                 Ok(invalid) => errs.extend(invalid),
                 Err(e) => return Err(ApiError::invalid(&t.res.def, &name, &e)),
             }

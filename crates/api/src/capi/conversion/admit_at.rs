@@ -2,12 +2,13 @@
 //! names the version it speaks: an object written in another version is converted to it,
 //! admitted (defaulted and validated), and converted back.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::admission::{Admission, FieldError, FieldErrorKind, Operation};
-use crate::conversion::{Conversion, NoRefVersions};
+use crate::conversion::{Conversion, NoRefVersions, RefVersions};
 
 pub struct AdmitAt {
     /// The `apiVersion` the inner admission decodes.
@@ -17,56 +18,77 @@ pub struct AdmitAt {
 }
 
 impl AdmitAt {
-    fn to(&self, obj: &Value, api_version: &str) -> Result<Value, Vec<FieldError>> {
-        // References keep their group, kind and name whichever version they pass through;
-        // the version a round trip names is the one the object had.
+    fn to(&self, obj: &Value, api_version: &str, refs: &dyn RefVersions) -> Result<Value, Vec<FieldError>> {
         self.conversion
-            .convert(obj.clone(), api_version, &NoRefVersions)
+            .convert(obj.clone(), api_version, refs)
             .map_err(|e| vec![FieldError::new(FieldErrorKind::Invalid, "", e.to_string())])
     }
 
     fn requested_version(obj: &Value) -> Option<String> {
         obj.get("apiVersion").and_then(Value::as_str).map(str::to_string)
     }
+
+    /// `obj` in the admission's version, borrowed when it already is (the common case: no copy).
+    fn at<'a>(&self, obj: &'a Value, refs: &dyn RefVersions) -> Result<Cow<'a, Value>, Vec<FieldError>> {
+        if obj.get("apiVersion").and_then(Value::as_str).is_none_or(|v| v == self.api_version) {
+            Ok(Cow::Borrowed(obj))
+        } else {
+            self.to(obj, &self.api_version, refs).map(Cow::Owned)
+        }
+    }
 }
 
 impl Admission for AdmitAt {
     fn admit(&self, obj: &mut Value, old: Option<&Value>, op: Operation) -> Result<Vec<FieldError>, Vec<FieldError>> {
+        self.admit_with_refs(obj, old, op, &NoRefVersions)
+    }
+
+    /// The references of an object converted here name the versions `refs` gives: the
+    /// conversion back (and the one kept in the conversion-data annotation) must not name
+    /// guessed ones.
+    fn admit_with_refs(
+        &self,
+        obj: &mut Value,
+        old: Option<&Value>,
+        op: Operation,
+        refs: &dyn RefVersions,
+    ) -> Result<Vec<FieldError>, Vec<FieldError>> {
         let requested = Self::requested_version(obj);
+        let old = old.map(|o| self.at(o, refs)).transpose()?;
         if requested.as_deref().is_none_or(|v| v == self.api_version) {
-            let old = old.map(|o| self.to(o, &self.api_version)).transpose()?;
-            return self.inner.admit(obj, old.as_ref(), op);
+            return self.inner.admit(obj, old.as_deref(), op);
         }
-        let mut converted = self.to(obj, &self.api_version)?;
-        let old = old.map(|o| self.to(o, &self.api_version)).transpose()?;
-        let errors = self.inner.admit(&mut converted, old.as_ref(), op)?;
+        let mut converted = self.to(obj, &self.api_version, refs)?;
+        let errors = self.inner.admit(&mut converted, old.as_deref(), op)?;
         if let Some(v) = requested {
-            *obj = self.to(&converted, &v)?;
+            *obj = self.to(&converted, &v, refs)?;
         }
         Ok(errors)
     }
 
     fn default_with_old(&self, obj: &mut Value, old: Option<&Value>, op: Operation) -> Result<(), Vec<FieldError>> {
         let requested = Self::requested_version(obj);
-        let mut converted = self.to(obj, &self.api_version)?;
-        let old = old.map(|o| self.to(o, &self.api_version)).transpose()?;
-        self.inner.default_with_old(&mut converted, old.as_ref(), op)?;
-        *obj = match requested {
-            Some(v) => self.to(&converted, &v)?,
-            None => converted,
-        };
+        let old = old.map(|o| self.at(o, &NoRefVersions)).transpose()?;
+        if requested.as_deref().is_none_or(|v| v == self.api_version) {
+            return self.inner.default_with_old(obj, old.as_deref(), op);
+        }
+        let mut converted = self.to(obj, &self.api_version, &NoRefVersions)?;
+        self.inner.default_with_old(&mut converted, old.as_deref(), op)?;
+        if let Some(v) = requested {
+            *obj = self.to(&converted, &v, &NoRefVersions)?;
+        }
         Ok(())
     }
 
     fn validate(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        let converted = match self.to(obj, &self.api_version) {
+        let converted = match self.at(obj, &NoRefVersions) {
             Ok(c) => c,
             Err(e) => return e,
         };
-        let old = match old.map(|o| self.to(o, &self.api_version)).transpose() {
+        let old = match old.map(|o| self.at(o, &NoRefVersions)).transpose() {
             Ok(o) => o,
             Err(e) => return e,
         };
-        self.inner.validate(&converted, old.as_ref())
+        self.inner.validate(&converted, old.as_deref())
     }
 }

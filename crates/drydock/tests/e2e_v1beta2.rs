@@ -1,0 +1,155 @@
+//! Cluster API v1beta2 beside v1beta1, as users meet it: a cluster written in v1beta2
+//! provisions, every object reads in both versions (the same objects, references resolved
+//! through the providers' contract labels), and clients of either version drive one fleet
+//! at the same time.
+
+mod common;
+
+use std::time::Duration;
+
+use drydock_api::capi::core::{self, v1beta2};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+use common::{Env, eventually, generated_cluster, kubectl_ok};
+
+const WAIT: Duration = Duration::from_secs(90);
+const MANIFEST: &str = include_str!("data/cluster-in-memory-v1beta2.yaml");
+
+fn list(kc: &std::path::Path, resource: &str) -> Vec<Value> {
+    let out = kubectl_ok(kc, &["get", resource, "-n", "default", "-o", "json"], None);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    v["items"].as_array().cloned().unwrap_or_default()
+}
+
+fn of_cluster<'a>(items: &'a [Value], cluster: &str) -> Vec<&'a Value> {
+    items.iter().filter(|m| m["spec"]["clusterName"] == cluster).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v1beta2_cluster_provisions_and_reads_in_both_versions() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(MANIFEST));
+    let running = eventually("3 Running Machines, read in v1beta2", WAIT, || {
+        let items = list(&kc, "machines.v1beta2.cluster.x-k8s.io");
+        let running = of_cluster(&items, "modern").iter().filter(|m| m["status"]["phase"] == "Running").count();
+        std::future::ready((running == 3).then_some(items))
+    })
+    .await;
+    let v1 = list(&kc, "machines.v1beta1.cluster.x-k8s.io");
+    assert_eq!(v1.len(), running.len());
+    for m2 in &running {
+        let name = &m2["metadata"]["name"];
+        let m1 = v1.iter().find(|m| m["metadata"]["name"] == *name).expect("the same Machine in v1beta1");
+        assert_eq!(m1["metadata"]["uid"], m2["metadata"]["uid"]);
+        assert_eq!(m1["apiVersion"], "cluster.x-k8s.io/v1beta1");
+        assert_eq!(m2["apiVersion"], "cluster.x-k8s.io/v1beta2");
+        // v1beta2 names the group; v1beta1 the version the provider's contract label gives.
+        assert_eq!(
+            m2["spec"]["infrastructureRef"],
+            json!({"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "InMemoryMachine", "name": m1["spec"]["infrastructureRef"]["name"]})
+        );
+        assert_eq!(m1["spec"]["infrastructureRef"]["apiVersion"], "infrastructure.cluster.x-k8s.io/v1alpha1");
+        assert_eq!(m1["spec"]["infrastructureRef"]["namespace"], "default");
+        assert_eq!(m2["status"]["initialization"]["infrastructureProvisioned"], true, "{m2:#}");
+        assert_eq!(m1["status"]["infrastructureReady"], true);
+        assert!(m2["status"]["nodeRef"]["name"].is_string() && m2["status"]["nodeRef"].get("kind").is_none(), "{m2:#}");
+        let ready_v1beta1 = m2["status"]["deprecated"]["v1beta1"]["conditions"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"));
+        assert!(ready_v1beta1, "v1beta1 conditions are kept under status.deprecated.v1beta1: {m2:#}");
+    }
+    // The KubeadmControlPlane written in v1beta2 reads in v1beta1 with its moved fields.
+    let kcp = kubectl_ok(
+        &kc,
+        &["get", "kubeadmcontrolplanes.v1beta1.controlplane.cluster.x-k8s.io", "modern-control-plane", "-o", "json"],
+        None,
+    );
+    let kcp: Value = serde_json::from_str(&kcp).expect("json");
+    assert_eq!(kcp["spec"]["machineTemplate"]["infrastructureRef"]["kind"], "InMemoryMachineTemplate");
+    assert_eq!(kcp["spec"]["machineTemplate"]["nodeDrainTimeout"], "1m0s");
+    assert_eq!(
+        kcp["spec"]["kubeadmConfigSpec"]["initConfiguration"]["nodeRegistration"]["kubeletExtraArgs"],
+        json!({"eviction-hard": "nodefs.available<0%"})
+    );
+    let cluster = kubectl_ok(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "modern", "-o", "json"], None);
+    let cluster: Value = serde_json::from_str(&cluster).expect("json");
+    assert_eq!(cluster["status"]["initialization"]["controlPlaneInitialized"], true, "{cluster:#}");
+    assert_eq!(cluster["status"]["initialization"]["infrastructureProvisioned"], true);
+}
+
+async fn ready_replicas_v1beta1(api: &Api<core::MachineDeployment>, name: &str) -> Option<i32> {
+    api.get(name).await.ok()?.status?.ready_replicas
+}
+
+async fn ready_replicas_v1beta2(api: &Api<v1beta2::MachineDeployment>, name: &str) -> Option<i32> {
+    api.get(name).await.ok()?.status?.deprecated?.v1beta1?.ready_replicas
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1beta1_and_v1beta2_clients_drive_one_fleet_at_once() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    let client = env.client();
+    let old: Api<core::MachineDeployment> = Api::namespaced(client.clone(), "default");
+    let new: Api<v1beta2::MachineDeployment> = Api::namespaced(client.clone(), "default");
+    // One cluster written in each version, at once.
+    let classic = generated_cluster("classic", &["--worker-machine-count", "1"]);
+    let (a, b) = tokio::join!(
+        tokio::task::spawn_blocking({
+            let kc = kc.clone();
+            move || kubectl_ok(&kc, &["apply", "-f", "-"], Some(&classic))
+        }),
+        tokio::task::spawn_blocking({
+            let kc = kc.clone();
+            move || kubectl_ok(&kc, &["apply", "-f", "-"], Some(MANIFEST))
+        }),
+    );
+    a.expect("apply classic");
+    b.expect("apply modern");
+    eventually("both MachineDeployments", WAIT, || async {
+        let md = (old.get_opt("classic-md-0").await.ok().flatten(), new.get_opt("modern-workers").await.ok().flatten());
+        (md.0.is_some() && md.1.is_some()).then_some(())
+    })
+    .await;
+
+    // Each client scales the deployment written in the other version, concurrently: a
+    // typed v1beta1 read-modify-write of a v1beta2 object, and a v1beta2 patch of a v1beta1 one.
+    let scale_modern = async {
+        let mut md = old.get("modern-workers").await.expect("read modern in v1beta1");
+        md.spec.replicas = Some(3);
+        old.replace("modern-workers", &PostParams::default(), &md).await.expect("v1beta1 replace")
+    };
+    let apply = PatchParams::apply("v1beta2-client").force();
+    let replicas = Patch::Apply(json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+        "spec": {"replicas": 2},
+    }));
+    let scale_classic = new.patch("classic-md-0", &apply, &replicas);
+    let (modern, classic) = tokio::join!(scale_modern, scale_classic);
+    assert_eq!(modern.spec.replicas, Some(3));
+    assert_eq!(classic.expect("v1beta2 apply").spec.replicas, Some(2));
+
+    eventually("modern scaled by the v1beta1 client", WAIT, || async {
+        (ready_replicas_v1beta2(&new, "modern-workers").await == Some(3)).then_some(())
+    })
+    .await;
+    eventually("classic scaled by the v1beta2 client", WAIT, || async {
+        (ready_replicas_v1beta1(&old, "classic-md-0").await == Some(2)).then_some(())
+    })
+    .await;
+
+    // The v1beta1 write kept what only v1beta2 holds: the rollout and deletion settings.
+    let modern = new.get("modern-workers").await.expect("modern");
+    let rollout =
+        modern.spec.rollout.as_ref().and_then(|r| r.strategy.as_ref()).and_then(|s| s.rolling_update.as_ref());
+    assert!(rollout.is_some(), "{:?}", modern.spec.rollout);
+    let deletion = modern.spec.template.spec.deletion.as_ref().and_then(|d| d.node_deletion_timeout_seconds);
+    assert_eq!(deletion, Some(10));
+    let machines: Api<v1beta2::Machine> = Api::namespaced(client, "default");
+    let all = machines.list(&ListParams::default()).await.expect("list v1beta2 Machines");
+    let workers = |c: &str| all.items.iter().filter(|m| m.spec.cluster_name == c).count();
+    assert_eq!(workers("modern"), 4, "1 control plane + 3 workers");
+    assert_eq!(workers("classic"), 3, "1 control plane + 2 workers");
+}
