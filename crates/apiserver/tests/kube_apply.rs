@@ -122,7 +122,7 @@ async fn kube_rs_applies_a_custom_resource() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_rs_applies_a_cluster_api_cluster() {
-    let s = common::start_with_kinds(drydock_api::capi::resources()).await;
+    let s = common::start_with_capi().await;
     let api: Api<Cluster> = Api::namespaced(s.client().await, "default");
     let cluster = |domain: &str| {
         json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",

@@ -217,7 +217,7 @@ fn explain(k: &Kubectl) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_kubectl_on_built_in_and_cluster_api_kinds() {
-    let s = common::start_with_kinds(drydock_api::capi::resources()).await;
+    let s = common::start_with_capi().await;
     let kubeconfig = s.kubeconfig(None);
     tokio::task::block_in_place(|| install_operator_crds(&Kubectl::new("1.33", kubeconfig.clone())));
     for v in VERSIONS {

@@ -111,6 +111,14 @@ pub async fn bootstrap(api: &Api, custom: &[NativeKind]) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("creating default namespaces: {e}"))?;
     let crds = target(api, LogicalClusterName::ROOT, "apiextensions.k8s.io", "customresourcedefinitions", None, None)
         .ok_or_else(|| anyhow::anyhow!("CRD resource not registered"))?;
+    let mut names = std::collections::HashSet::new();
+    for kind in custom {
+        let name = format!("{}.{}", kind.crd.spec.names.plural, kind.crd.spec.group);
+        anyhow::ensure!(
+            names.insert(name.clone()),
+            "{name} is given twice: one kind has one CRD, with all its versions"
+        );
+    }
     for kind in custom {
         let mut crd = serde_json::to_value(&kind.crd)?;
         crd["apiVersion"] = json!("apiextensions.k8s.io/v1");
