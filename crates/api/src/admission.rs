@@ -36,6 +36,13 @@ pub trait Admission: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Warnings for the client about an admitted object (sent as `Warning` headers, as a
+    /// webhook's `warnings`): accepted, but not what the user may expect. Runs after
+    /// [`admit`](Self::admit), on the defaulted object.
+    fn warnings(&self, _obj: &Value, _old: Option<&Value>) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Defaults, then validates: what the server runs on every write of the main resource.
     /// `Err`: defaulting failed; `Ok`: the validation errors (empty when admitted). Kinds
     /// that work on a typed form override it to decode the objects once for both steps.

@@ -20,6 +20,11 @@ pub(crate) trait KindAdmission: Send + Sync + 'static {
     fn validate(&self, _obj: &Self::Object, _old: Option<&Self::Object>) -> Vec<FieldError> {
         Vec::new()
     }
+
+    /// Warnings about an admitted object; `old` is the stored object on update.
+    fn warnings(&self, _obj: &Self::Object, _old: Option<&Self::Object>) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Adapter from a [`KindAdmission`] to [`Admission`].
@@ -71,6 +76,13 @@ impl<A: KindAdmission> Admission for Typed<A> {
         };
         let old: Option<A::Object> = old.and_then(|o| decode(o).ok());
         self.0.validate(&typed, old.as_ref())
+    }
+
+    fn warnings(&self, obj: &Value, old: Option<&Value>) -> Vec<String> {
+        // Only admitted objects get here: one that does not decode has no warnings to give.
+        let Ok(typed) = decode::<A::Object>(obj) else { return Vec::new() };
+        let old: Option<A::Object> = old.and_then(|o| decode(o).ok());
+        self.0.warnings(&typed, old.as_ref())
     }
 
     fn admit(&self, obj: &mut Value, old: Option<&Value>, _op: Operation) -> Result<Vec<FieldError>, Vec<FieldError>> {

@@ -194,6 +194,7 @@ impl Api {
                 Ok(invalid) => errs.extend(invalid),
                 Err(e) => return Err(ApiError::invalid(&t.res.def, &name, &e)),
             }
+            warnings.extend(adm.warnings(obj, old));
         }
         self.validate_schema(t, obj, old, &mut errs, warnings);
         if errs.is_empty() { Ok(()) } else { Err(ApiError::invalid(&t.res.def, &name, &errs)) }

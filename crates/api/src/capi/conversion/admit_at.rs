@@ -58,6 +58,12 @@ impl Admission for AdmitAt {
         Ok(())
     }
 
+    fn warnings(&self, obj: &Value, old: Option<&Value>) -> Vec<String> {
+        let Ok(converted) = self.to(obj, &self.api_version) else { return Vec::new() };
+        let old = old.and_then(|o| self.to(o, &self.api_version).ok());
+        self.inner.warnings(&converted, old.as_ref())
+    }
+
     fn validate(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let converted = match self.to(obj, &self.api_version) {
             Ok(c) => c,
