@@ -1,14 +1,15 @@
-//! Dev provider admission: exactly one backend, in-memory start-up settings that parse,
-//! endpoint ports that are ports, immutable templates (as the in-memory kinds'). Written
-//! for v1beta1, the version drydock stores; v1beta2 writes are converted to it first.
+//! Dev provider admission: an empty backend defaults to docker (as upstream), in-memory
+//! start-up settings must parse, endpoint ports must be ports, templates are immutable (as
+//! the in-memory kinds'). Written for v1beta1, the version drydock stores; v1beta2 writes
+//! are converted to it first.
 //!
 //! Warnings say what drydock does differently from upstream: a docker backend is simulated
 //! in memory, and nothing reconciles DevMachinePools yet.
 
-use super::backend::{Backend, DOCKER_SIMULATED_MESSAGE, DevMachineBackendSpec};
+use super::backend::{Backend, DOCKER_SIMULATED_MESSAGE, DevMachineBackendSpec, DockerMachineBackendSpec};
 use super::v1beta1::{
     APIEndpoint, DevCluster, DevClusterBackendSpec, DevClusterSpec, DevClusterTemplate, DevMachine, DevMachineSpec,
-    DevMachineTemplate,
+    DevMachineTemplate, DockerClusterBackendSpec,
 };
 use super::v1beta2::{DevMachinePool, DevMachinePoolTemplate, MACHINE_POOLS_NOT_RECONCILED_MESSAGE};
 use crate::admission::{FieldError, FieldPath};
@@ -16,17 +17,16 @@ use crate::capi::inmemory::validate_components;
 use crate::capi::typed::KindAdmission;
 use crate::capi::validation::immutable;
 
-/// One backend, not none and not both.
-fn validate_backend(selected: Option<Backend>, in_memory: bool, path: &FieldPath) -> Option<FieldError> {
-    if selected.is_some() {
-        return None;
+fn default_cluster_backend(b: &mut DevClusterBackendSpec) {
+    if b.in_memory.is_none() && b.docker.is_none() {
+        b.docker = Some(DockerClusterBackendSpec::default());
     }
-    let path = path.child("backend");
-    Some(if in_memory {
-        FieldError::forbidden(path, "only one of docker and inMemory may be set")
-    } else {
-        FieldError::required(path, "one of docker and inMemory must be set")
-    })
+}
+
+fn default_machine_backend(b: &mut DevMachineBackendSpec) {
+    if b.in_memory.is_none() && b.docker.is_none() {
+        b.docker = Some(DockerMachineBackendSpec::default());
+    }
 }
 
 fn validate_endpoint(e: Option<&APIEndpoint>, path: &FieldPath) -> Option<FieldError> {
@@ -36,28 +36,27 @@ fn validate_endpoint(e: Option<&APIEndpoint>, path: &FieldPath) -> Option<FieldE
     })
 }
 
-fn validate_cluster_spec(spec: &DevClusterSpec, path: &FieldPath) -> Vec<FieldError> {
-    let DevClusterBackendSpec { in_memory, .. } = &spec.backend;
-    validate_backend(spec.backend.selected(), in_memory.is_some(), path)
-        .into_iter()
-        .chain(validate_endpoint(spec.control_plane_endpoint.as_ref(), path))
-        .collect()
-}
-
 fn validate_machine_spec(spec: &DevMachineSpec, path: &FieldPath) -> Vec<FieldError> {
-    let DevMachineBackendSpec { in_memory, .. } = &spec.backend;
-    let mut errs: Vec<FieldError> =
-        validate_backend(spec.backend.selected(), in_memory.is_some(), path).into_iter().collect();
-    errs.extend(validate_components(in_memory.as_ref(), &path.child("backend").child("inMemory")));
-    errs
+    validate_components(spec.backend.in_memory.as_ref(), &path.child("backend").child("inMemory"))
 }
 
-fn docker_warning(backend: Option<Backend>, kind: &str) -> Vec<String> {
-    if backend == Some(Backend::Docker) {
-        vec![format!("spec.backend.docker: {DOCKER_SIMULATED_MESSAGE}; this {kind} behaves as an in-memory one")]
-    } else {
-        Vec::new()
+/// What the backend settings do not do on drydock.
+fn backend_warnings(backend: Backend, docker_set: bool, kind: &str) -> Vec<String> {
+    match (backend, docker_set) {
+        (Backend::Docker, _) => {
+            vec![format!("spec.backend.docker: {DOCKER_SIMULATED_MESSAGE}; this {kind} behaves as an in-memory one")]
+        }
+        (Backend::InMemory, true) => vec!["spec.backend.docker is ignored: spec.backend.inMemory is set".to_string()],
+        (Backend::InMemory, false) => Vec::new(),
     }
+}
+
+fn cluster_warnings(spec: &DevClusterSpec, kind: &str) -> Vec<String> {
+    backend_warnings(spec.backend.selected(), spec.backend.docker.is_some(), kind)
+}
+
+fn machine_warnings(spec: &DevMachineSpec, kind: &str) -> Vec<String> {
+    backend_warnings(spec.backend.selected(), spec.backend.docker.is_some(), kind)
 }
 
 fn template_spec_path() -> FieldPath {
@@ -69,12 +68,17 @@ pub(crate) struct DevClusterAdmission;
 impl KindAdmission for DevClusterAdmission {
     type Object = DevCluster;
 
+    fn default(&self, c: &mut DevCluster, _old: Option<&DevCluster>) -> Result<(), Vec<FieldError>> {
+        default_cluster_backend(&mut c.spec.backend);
+        Ok(())
+    }
+
     fn validate(&self, c: &DevCluster, _old: Option<&DevCluster>) -> Vec<FieldError> {
-        validate_cluster_spec(&c.spec, &FieldPath::new("spec"))
+        validate_endpoint(c.spec.control_plane_endpoint.as_ref(), &FieldPath::new("spec")).into_iter().collect()
     }
 
     fn warnings(&self, c: &DevCluster, _old: Option<&DevCluster>) -> Vec<String> {
-        docker_warning(c.spec.backend.selected(), "DevCluster")
+        cluster_warnings(&c.spec, "DevCluster")
     }
 }
 
@@ -83,9 +87,15 @@ pub(crate) struct DevClusterTemplateAdmission;
 impl KindAdmission for DevClusterTemplateAdmission {
     type Object = DevClusterTemplate;
 
+    fn default(&self, t: &mut DevClusterTemplate, _old: Option<&DevClusterTemplate>) -> Result<(), Vec<FieldError>> {
+        default_cluster_backend(&mut t.spec.template.spec.backend);
+        Ok(())
+    }
+
     fn validate(&self, t: &DevClusterTemplate, old: Option<&DevClusterTemplate>) -> Vec<FieldError> {
         let path = template_spec_path();
-        let mut errs = validate_cluster_spec(&t.spec.template.spec, &path);
+        let mut errs: Vec<FieldError> =
+            validate_endpoint(t.spec.template.spec.control_plane_endpoint.as_ref(), &path).into_iter().collect();
         if let Some(old) = old {
             errs.extend(immutable(&path, &t.spec.template.spec, &old.spec.template.spec));
         }
@@ -93,7 +103,7 @@ impl KindAdmission for DevClusterTemplateAdmission {
     }
 
     fn warnings(&self, t: &DevClusterTemplate, _old: Option<&DevClusterTemplate>) -> Vec<String> {
-        docker_warning(t.spec.template.spec.backend.selected(), "DevClusterTemplate")
+        cluster_warnings(&t.spec.template.spec, "DevClusterTemplate")
     }
 }
 
@@ -102,12 +112,17 @@ pub(crate) struct DevMachineAdmission;
 impl KindAdmission for DevMachineAdmission {
     type Object = DevMachine;
 
+    fn default(&self, m: &mut DevMachine, _old: Option<&DevMachine>) -> Result<(), Vec<FieldError>> {
+        default_machine_backend(&mut m.spec.backend);
+        Ok(())
+    }
+
     fn validate(&self, m: &DevMachine, _old: Option<&DevMachine>) -> Vec<FieldError> {
         validate_machine_spec(&m.spec, &FieldPath::new("spec"))
     }
 
     fn warnings(&self, m: &DevMachine, _old: Option<&DevMachine>) -> Vec<String> {
-        docker_warning(m.spec.backend.selected(), "DevMachine")
+        machine_warnings(&m.spec, "DevMachine")
     }
 }
 
@@ -115,6 +130,11 @@ pub(crate) struct DevMachineTemplateAdmission;
 
 impl KindAdmission for DevMachineTemplateAdmission {
     type Object = DevMachineTemplate;
+
+    fn default(&self, t: &mut DevMachineTemplate, _old: Option<&DevMachineTemplate>) -> Result<(), Vec<FieldError>> {
+        default_machine_backend(&mut t.spec.template.spec.backend);
+        Ok(())
+    }
 
     fn validate(&self, t: &DevMachineTemplate, old: Option<&DevMachineTemplate>) -> Vec<FieldError> {
         let path = template_spec_path();
@@ -126,7 +146,7 @@ impl KindAdmission for DevMachineTemplateAdmission {
     }
 
     fn warnings(&self, t: &DevMachineTemplate, _old: Option<&DevMachineTemplate>) -> Vec<String> {
-        docker_warning(t.spec.template.spec.backend.selected(), "DevMachineTemplate")
+        machine_warnings(&t.spec.template.spec, "DevMachineTemplate")
     }
 }
 
@@ -136,7 +156,7 @@ impl KindAdmission for DevMachinePoolAdmission {
     type Object = DevMachinePool;
 
     fn warnings(&self, _p: &DevMachinePool, _old: Option<&DevMachinePool>) -> Vec<String> {
-        vec![MACHINE_POOLS_NOT_RECONCILED_MESSAGE.to_string()]
+        vec![format!("DevMachinePool: {MACHINE_POOLS_NOT_RECONCILED_MESSAGE}")]
     }
 }
 
@@ -146,7 +166,7 @@ impl KindAdmission for DevMachinePoolTemplateAdmission {
     type Object = DevMachinePoolTemplate;
 
     fn warnings(&self, _t: &DevMachinePoolTemplate, _old: Option<&DevMachinePoolTemplate>) -> Vec<String> {
-        vec![MACHINE_POOLS_NOT_RECONCILED_MESSAGE.to_string()]
+        vec![format!("DevMachinePoolTemplate: {MACHINE_POOLS_NOT_RECONCILED_MESSAGE}")]
     }
 }
 
@@ -168,17 +188,24 @@ mod tests {
     }
 
     #[test]
-    fn machines_need_exactly_one_backend_with_valid_timings() {
+    fn an_empty_backend_defaults_to_docker_and_timings_must_parse() {
         let a = Typed(DevMachineAdmission);
-        assert!(admit(&a, machine(json!({"inMemory": {}})), None).is_ok());
-        assert!(admit(&a, machine(json!({"docker": {}})), None).is_ok());
-        assert_eq!(error_fields(&admit(&a, machine(json!({})), None)), ["spec.backend"]);
-        assert_eq!(error_fields(&admit(&a, machine(json!({"inMemory": {}, "docker": {}})), None)), ["spec.backend"]);
+        let empty = admit(&a, machine(json!({})), None).expect("admitted");
+        assert_eq!(empty["spec"]["backend"], json!({"docker": {}}));
+        let in_memory = admit(&a, machine(json!({"inMemory": {}})), None).expect("admitted");
+        assert_eq!(in_memory["spec"]["backend"], json!({"inMemory": {}}), "no docker added");
+        assert!(admit(&a, machine(json!({"inMemory": {}, "docker": {}})), None).is_ok());
         let slow = json!({"inMemory": {"vm": {"provisioning": {"startupDuration": "soon"}}}});
         assert_eq!(
             error_fields(&admit(&a, machine(slow), None)),
             ["spec.backend.inMemory.vm.provisioning.startupDuration"]
         );
+        let c = json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DevCluster",
+            "metadata": {"name": "c", "namespace": "ns"}, "spec": {"backend": {}},
+        });
+        let c = admit(&Typed(DevClusterAdmission), c, None).expect("admitted");
+        assert_eq!(c["spec"]["backend"], json!({"docker": {}}));
     }
 
     #[test]
@@ -189,6 +216,8 @@ mod tests {
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("drydock runs no containers"), "{warnings:?}");
         assert!(a.warnings(&machine(json!({"inMemory": {}})), None).is_empty());
+        let both = a.warnings(&machine(json!({"inMemory": {}, "docker": {}})), None);
+        assert!(both[0].contains("ignored"), "{both:?}");
         let c = json!({
             "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DevCluster",
             "metadata": {"name": "c", "namespace": "ns"},
@@ -220,7 +249,8 @@ mod tests {
             "metadata": {"name": "t", "namespace": "ns"},
             "spec": {"template": {"spec": {"backend": {}}}},
         });
-        assert_eq!(error_fields(&admit(&Typed(DevClusterTemplateAdmission), ct, None)), ["spec.template.spec.backend"]);
+        let ct = admit(&Typed(DevClusterTemplateAdmission), ct, None).expect("admitted");
+        assert_eq!(ct["spec"]["template"]["spec"]["backend"], json!({"docker": {}}));
     }
 
     #[test]
@@ -230,6 +260,7 @@ mod tests {
             "metadata": {"name": "p", "namespace": "ns"}, "spec": {},
         });
         assert!(admit(&Typed(DevMachinePoolAdmission), p.clone(), None).is_ok());
-        assert_eq!(Typed(DevMachinePoolAdmission).warnings(&p, None), [MACHINE_POOLS_NOT_RECONCILED_MESSAGE]);
+        let warnings = Typed(DevMachinePoolAdmission).warnings(&p, None);
+        assert_eq!(warnings, [format!("DevMachinePool: {MACHINE_POOLS_NOT_RECONCILED_MESSAGE}")]);
     }
 }

@@ -31,13 +31,10 @@ pub struct DevMachineBackendSpec {
 }
 
 impl DevMachineBackendSpec {
-    /// The backend asked for; `None` when none or both are set (admission refuses those).
-    pub fn selected(&self) -> Option<Backend> {
-        match (&self.in_memory, &self.docker) {
-            (Some(_), None) => Some(Backend::InMemory),
-            (None, Some(_)) => Some(Backend::Docker),
-            _ => None,
-        }
+    /// The backend that runs the machine: in-memory when `inMemory` is set (whatever else
+    /// is), docker otherwise (admission defaults an empty backend to docker, as upstream).
+    pub fn selected(&self) -> Backend {
+        Backend::of(self.in_memory.is_some())
     }
 }
 
@@ -156,6 +153,13 @@ pub enum Backend {
     InMemory,
     /// Accepted, and simulated in memory: drydock runs no containers.
     Docker,
+}
+
+impl Backend {
+    /// `inMemory` wins when set; anything else is docker (upstream's rule).
+    pub fn of(in_memory: bool) -> Self {
+        if in_memory { Self::InMemory } else { Self::Docker }
+    }
 }
 
 /// Why a docker-backed Dev object behaves as an in-memory one; said at admission, in an

@@ -60,13 +60,10 @@ pub struct DevClusterBackendSpec {
 }
 
 impl DevClusterBackendSpec {
-    /// The backend asked for; `None` when none or both are set (admission refuses those).
-    pub fn selected(&self) -> Option<Backend> {
-        match (&self.in_memory, &self.docker) {
-            (Some(_), None) => Some(Backend::InMemory),
-            (None, Some(_)) => Some(Backend::Docker),
-            _ => None,
-        }
+    /// The backend that runs the cluster: in-memory when `inMemory` is set (whatever else
+    /// is), docker otherwise (admission defaults an empty backend to docker, as upstream).
+    pub fn selected(&self) -> Backend {
+        Backend::of(self.in_memory.is_some())
     }
 }
 
