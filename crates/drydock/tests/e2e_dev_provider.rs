@@ -63,8 +63,15 @@ impl Variant {
                 "{inMemory: {}}".to_string(),
                 format!("{{inMemory: {{vm: {vm}, node: {rest}, apiServer: {rest}, etcd: {rest}}}}}"),
             ),
+            // Failure domains as each version writes them: a list, or a map by name.
+            Backend::Docker if self.dev == "v1beta2" => (
+                "{docker: {failureDomains: [{name: fd-a, controlPlane: true}, {name: fd-b, controlPlane: true}]}}"
+                    .to_string(),
+                r#"{docker: {extraMounts: [{containerPath: "/var/run/docker.sock", hostPath: "/var/run/docker.sock"}]}}"#
+                    .to_string(),
+            ),
             Backend::Docker => (
-                "{docker: {}}".to_string(),
+                "{docker: {failureDomains: {fd-a: {controlPlane: true}, fd-b: {controlPlane: true}}}}".to_string(),
                 r#"{docker: {extraMounts: [{containerPath: "/var/run/docker.sock", hostPath: "/var/run/docker.sock"}]}}"#
                     .to_string(),
             ),
@@ -107,6 +114,9 @@ impl Variant {
         let wkc = workload_kubeconfig(&env, &kc, cluster);
         wait("a Ready Node per Machine in the workload cluster", WAIT, || ready_nodes(&wkc) == machines).await;
 
+        if self.backend == Backend::Docker {
+            check_failure_domains(&kc, cluster);
+        }
         check_dev_objects(&kc, cluster, machines);
         check_backend_reported(&env, &kc, cluster, self.backend).await;
     }
@@ -134,6 +144,21 @@ fn check_dev_objects(kc: &Path, cluster: &str, machines: usize) {
     let m1 = json(kc, &["get", "devmachines.v1beta1.infrastructure.cluster.x-k8s.io", "-l", &selector]);
     let m1 = m1["items"].as_array().cloned().unwrap_or_default();
     assert!(m1.iter().all(|m| m["status"]["ready"] == true), "{m1:#?}");
+}
+
+/// The docker backend's failure domains reach the Cluster, and its control plane Machines
+/// are placed in them.
+fn check_failure_domains(kc: &Path, cluster: &str) {
+    let c = json(kc, &["get", "cluster", cluster]);
+    let offered: Vec<&String> =
+        c["status"]["failureDomains"].as_object().map(|m| m.keys().collect()).unwrap_or_default();
+    assert_eq!(offered, ["fd-a", "fd-b"], "{c:#}");
+    let selector = format!("cluster.x-k8s.io/cluster-name={cluster},cluster.x-k8s.io/control-plane");
+    let machines = json(kc, &["get", "machines", "-l", &selector]);
+    for m in machines["items"].as_array().into_iter().flatten() {
+        let fd = m["spec"]["failureDomain"].as_str().unwrap_or_default();
+        assert!(fd == "fd-a" || fd == "fd-b", "control plane Machine outside the failure domains: {m:#}");
+    }
 }
 
 fn condition<'a>(conditions: &'a Value, type_: &str) -> Option<&'a Value> {

@@ -132,6 +132,7 @@ async fn reconcile_cluster<K: SimulatedCluster>(ic: Arc<K>, c: &ClusterCtx) -> R
             .map_err(Error::during(format!("creating logical cluster {lc}")))?;
     }
     let mut want = current.clone();
+    want.report_failure_domains();
     want.set_ready();
     let now = p.ctx.clock().condition_time();
     want.mark_true(READY, now.clone());

@@ -55,6 +55,9 @@ pub trait Simulated:
 /// An infrastructure cluster kind.
 pub trait SimulatedCluster: Simulated {
     fn set_endpoint(&mut self, endpoint: APIEndpoint);
+    /// Reports in the status the failure domains the spec offers, if the kind has any
+    /// (they are names only: every simulated machine runs in the same place).
+    fn report_failure_domains(&mut self);
 }
 
 /// An infrastructure machine kind.
@@ -90,6 +93,8 @@ impl SimulatedCluster for InMemoryCluster {
     fn set_endpoint(&mut self, endpoint: APIEndpoint) {
         self.spec.control_plane_endpoint = Some(endpoint);
     }
+
+    fn report_failure_domains(&mut self) {}
 }
 
 impl Simulated for DevCluster {
@@ -117,6 +122,15 @@ impl SimulatedCluster for DevCluster {
     fn set_endpoint(&mut self, endpoint: APIEndpoint) {
         self.spec.control_plane_endpoint =
             Some(DevAPIEndpoint { host: Some(endpoint.host), port: Some(endpoint.port) });
+    }
+
+    /// The docker backend's `failureDomains`, as upstream's docker backend reports them (so
+    /// control planes spread over them); the in-memory backend has none.
+    fn report_failure_domains(&mut self) {
+        let offered = self.spec.backend.docker.as_ref().and_then(|d| d.failure_domains.clone());
+        if self.backend() == Backend::Docker && offered.is_some() {
+            self.status.get_or_insert_with(Default::default).failure_domains = offered;
+        }
     }
 }
 
@@ -239,6 +253,25 @@ mod tests {
         assert!(!m.is_ready());
         m.set_ready();
         assert!(m.is_ready());
+    }
+
+    #[test]
+    fn docker_backed_dev_clusters_report_their_failure_domains() {
+        use drydock_api::capi::core::FailureDomainSpec;
+        use drydock_api::capi::dev::v1beta1::DockerClusterBackendSpec;
+        let fds = std::collections::BTreeMap::from([(
+            "fd-a".to_string(),
+            FailureDomainSpec { control_plane: Some(true), attributes: None },
+        )]);
+        let mut c = DevCluster::new("c", Default::default());
+        c.spec.backend.docker =
+            Some(DockerClusterBackendSpec { failure_domains: Some(fds.clone()), load_balancer: None });
+        c.report_failure_domains();
+        assert_eq!(c.status.as_ref().and_then(|s| s.failure_domains.clone()), Some(fds));
+        let mut in_memory = DevCluster::new("c", Default::default());
+        in_memory.spec.backend.in_memory = Some(Default::default());
+        in_memory.report_failure_domains();
+        assert!(in_memory.status.is_none());
     }
 
     #[test]
