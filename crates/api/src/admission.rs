@@ -44,15 +44,18 @@ pub trait Admission: Send + Sync + 'static {
         Ok(self.validate(obj, old))
     }
 
-    /// Like [`admit`](Self::admit), with the versions referenced kinds are served in: an
-    /// admission that converts the object to another version resolves its references
-    /// with them. Servers should call this one.
+    /// Like [`admit`](Self::admit), with the versions referenced kinds are served in (an
+    /// admission that converts the object to another version resolves its references with
+    /// them), adding to `warnings` what the client should hear about an admitted object
+    /// (sent as `Warning` headers, as a webhook's `warnings`: accepted, but not what the
+    /// user may expect). Servers call this one.
     fn admit_with_refs(
         &self,
         obj: &mut Value,
         old: Option<&Value>,
         op: Operation,
         _refs: &dyn crate::conversion::RefVersions,
+        _warnings: &mut Vec<String>,
     ) -> Result<Vec<FieldError>, Vec<FieldError>> {
         self.admit(obj, old, op)
     }

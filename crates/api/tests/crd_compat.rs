@@ -3,7 +3,7 @@
 //! subresources must match. Upstream's side is the facts `scripts/crd-facts.py` derives from
 //! upstream's CRD files: `tests/upstream/crds-v1.9.json` (v1beta1 and the other versions
 //! v1.9 stores) and `tests/upstream/crds-v1.14.json` (v1beta2, for every kind drydock
-//! serves in v1beta2).
+//! serves in v1beta2, and every served version of the kinds v1.9 did not have).
 
 mod common;
 
@@ -167,10 +167,20 @@ fn schema_diffs(name: &str, up: &Value, ours: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Each upstream v1.9 CRD with ours.
-fn paired() -> Vec<(String, Value, Value)> {
+/// The CRDs drydock serves that upstream v1.9 did not have, compared with upstream v1.14's:
+/// the Dev provider's kinds.
+const NEWER_KINDS: &[&str] = &[
+    "devclusters.infrastructure.cluster.x-k8s.io",
+    "devclustertemplates.infrastructure.cluster.x-k8s.io",
+    "devmachinepools.infrastructure.cluster.x-k8s.io",
+    "devmachinepooltemplates.infrastructure.cluster.x-k8s.io",
+    "devmachines.infrastructure.cluster.x-k8s.io",
+    "devmachinetemplates.infrastructure.cluster.x-k8s.io",
+];
+
+fn pair_with_ours(upstream: Vec<(String, Value)>) -> Vec<(String, Value, Value)> {
     let ours = common::our_crds();
-    common::upstream_crds()
+    upstream
         .into_iter()
         .map(|(name, up)| {
             let o = ours
@@ -184,8 +194,22 @@ fn paired() -> Vec<(String, Value, Value)> {
         .collect()
 }
 
-/// The versions compared: upstream v1.9's stored version against ours of the same name, and
-/// upstream v1.14's v1beta2 against ours, for each kind drydock serves in v1beta2.
+/// Each upstream v1.9 CRD with ours.
+fn paired() -> Vec<(String, Value, Value)> {
+    pair_with_ours(common::upstream_crds())
+}
+
+/// Each upstream v1.14 CRD of [`NEWER_KINDS`] with ours.
+fn paired_newer() -> Vec<(String, Value, Value)> {
+    let v1_14 = common::upstream_crds_at("crds-v1.14.json");
+    let newer: Vec<(String, Value)> = v1_14.into_iter().filter(|(n, _)| NEWER_KINDS.contains(&n.as_str())).collect();
+    assert_eq!(newer.len(), NEWER_KINDS.len(), "upstream v1.14 has every newer kind");
+    pair_with_ours(newer)
+}
+
+/// The versions compared: upstream v1.9's stored version against ours of the same name,
+/// upstream v1.14's v1beta2 against ours, for each kind drydock serves in v1beta2, and the
+/// other versions of the newer kinds against upstream v1.14's.
 fn paired_versions() -> Vec<(String, Value, Value)> {
     let mut out = Vec::new();
     for (name, up, ours) in paired() {
@@ -202,14 +226,23 @@ fn paired_versions() -> Vec<(String, Value, Value)> {
         let up_v = version(up, "v1beta2").unwrap_or_else(|| panic!("upstream v1.14 {name} has no v1beta2"));
         out.push((name, up_v.clone(), ours_v.clone()));
     }
+    for (name, up, ours) in paired_newer() {
+        for ours_v in ours["spec"]["versions"].as_array().into_iter().flatten().filter(|v| v["name"] != "v1beta2") {
+            let v = ours_v["name"].as_str().unwrap_or_default();
+            let up_v = version(&up, v).unwrap_or_else(|| panic!("upstream v1.14 {name} has no {v}"));
+            out.push((name.clone(), up_v.clone(), ours_v.clone()));
+        }
+    }
     out
 }
 
 #[test]
 fn every_upstream_kind_is_generated_and_nothing_else() {
-    let up: BTreeSet<_> = common::upstream_crds().into_iter().map(|(n, _)| n).collect();
+    let mut up: BTreeSet<_> = common::upstream_crds().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(up.len(), 20, "upstream v1.9's kinds");
+    up.extend(paired_newer().into_iter().map(|(n, _, _)| n));
+    assert_eq!(up.len(), 26);
     let ours: BTreeSet<_> = common::our_crds().into_iter().map(|(n, _)| n).collect();
-    assert_eq!(up.len(), 20);
     assert_eq!(up, ours);
 }
 
@@ -220,8 +253,26 @@ fn schemas_match_upstream() {
 }
 
 #[test]
+fn newer_kinds_serve_upstream_v1_14_versions_deprecated_alike() {
+    for (name, up, ours) in paired_newer() {
+        let served = |crd: &Value| -> Vec<(String, bool)> {
+            let mut v: Vec<(String, bool)> = crd["spec"]["versions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|v| v["served"] == true)
+                .map(|v| (v["name"].as_str().unwrap_or_default().to_string(), v["deprecated"] == true))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(served(&up), served(&ours), "{name}: served versions and their deprecation");
+    }
+}
+
+#[test]
 fn names_scope_and_versions_match_upstream() {
-    for (name, up, ours) in paired() {
+    for (name, up, ours) in paired().into_iter().chain(paired_newer()) {
         assert_eq!(up["spec"]["group"], ours["spec"]["group"], "{name}");
         assert_eq!(up["spec"]["scope"], ours["spec"]["scope"], "{name}");
         for key in ["kind", "plural", "singular", "shortNames", "categories"] {

@@ -20,6 +20,7 @@ use std::time::Duration;
 use drydock_api::capi::condition_types::CONTROL_PLANE_READY;
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet, cluster_phase};
+use drydock_api::capi::dev::v1beta1::DevCluster;
 use drydock_api::capi::inmemory::InMemoryCluster;
 use drydock_api::capi::keys::{CLUSTER_FINALIZER, PAUSED_ANNOTATION, has_annotation};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
@@ -99,11 +100,16 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let i = &ctx.informers;
     let recorder = state.clone();
     let clusters = futures::StreamExt::inspect(i.clusters.subscribe(), move |c| recorder.record(c));
-    let (s1, s2, s3, s4, s5) = (state.clone(), state.clone(), state.clone(), state.clone(), state.clone());
+    let (s1, s2, s3, s4, s5, s6) =
+        (state.clone(), state.clone(), state.clone(), state.clone(), state.clone(), state.clone());
     let c = Controller::for_shared_stream(queue.track(clusters), i.clusters.store.clone())
         .watches_shared_stream(
             i.inmemory_clusters.subscribe(),
             queue.map_to(move |o: &InMemoryCluster| s1.referrer_of(&o.metadata, "InMemoryCluster")),
+        )
+        .watches_shared_stream(
+            i.dev_clusters.subscribe(),
+            queue.map_to(move |o: &DevCluster| s6.referrer_of(&o.metadata, "DevCluster")),
         )
         .watches_shared_stream(
             i.control_planes.subscribe(),
@@ -342,7 +348,7 @@ async fn reconcile_infrastructure(
         return Ok(unwatched(&r));
     };
     copy_failure(c, &infra);
-    let ready = infra.ready();
+    let ready = infra.provisioned();
     c.status.get_or_insert_with(Default::default).infrastructure_ready = Some(ready);
     mirror_ready(c, &infra, INFRASTRUCTURE_READY, ready, "WaitingForInfrastructure", now);
     if !ready {
@@ -371,11 +377,11 @@ async fn reconcile_control_plane(
         return Ok(unwatched(&r));
     };
     copy_failure(c, &cp);
-    let ready = cp.ready();
+    let ready = cp.control_plane_ready();
     c.status.get_or_insert_with(Default::default).control_plane_ready = Some(ready);
     mirror_ready(c, &cp, CONTROL_PLANE_READY, ready, "WaitingForControlPlane", now);
     if !c.is_condition_true(CONTROL_PLANE_INITIALIZED) {
-        if cp.initialized() {
+        if cp.control_plane_initialized() {
             c.mark_true(CONTROL_PLANE_INITIALIZED, now.clone());
         } else {
             let reason = "WaitingForControlPlaneProviderInitialized";

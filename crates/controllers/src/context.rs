@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSet};
+use drydock_api::capi::dev::v1beta1::{DevCluster, DevMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use kube::api::Api;
@@ -73,6 +74,9 @@ pub struct Informers {
     pub kubeadm_configs: Arc<Informer<KubeadmConfig>>,
     pub inmemory_clusters: Arc<Informer<InMemoryCluster>>,
     pub inmemory_machines: Arc<Informer<InMemoryMachine>>,
+    /// Dev kinds, watched in the version drydock stores them in.
+    pub dev_clusters: Arc<Informer<DevCluster>>,
+    pub dev_machines: Arc<Informer<DevMachine>>,
     /// Nodes of every workload cluster through one cross-cluster watch, when the API server
     /// hosting the workload clusters offers one (otherwise Nodes are read per reconcile).
     pub nodes: Option<Arc<WorkloadNodes>>,
@@ -99,6 +103,8 @@ impl Informers {
             kubeadm_configs: Informer::new(api(client, namespace)),
             inmemory_clusters: Informer::new(api(client, namespace)),
             inmemory_machines: Informer::new(api(client, namespace)),
+            dev_clusters: Informer::new(api(client, namespace)),
+            dev_machines: Informer::new(api(client, namespace)),
             nodes: None,
         }
     }
@@ -114,6 +120,8 @@ impl Informers {
         self.kubeadm_configs.start();
         self.inmemory_clusters.start();
         self.inmemory_machines.start();
+        self.dev_clusters.start();
+        self.dev_machines.start();
         if let Some(n) = &self.nodes {
             n.start();
         }

@@ -168,7 +168,7 @@ async fn generated_crds_parse_with_kubectl() {
     let stdout = kubectl_ok(&kc, &["apply", "--dry-run=client", "-f", "-"], Some(&yaml));
     assert_eq!(
         stdout.lines().filter(|l| l.starts_with("customresourcedefinition.apiextensions.k8s.io/")).count(),
-        20,
+        26,
         "{stdout}"
     );
 }
@@ -204,6 +204,13 @@ fn generated_crds_name_the_conversion_webhook_and_contracts() {
     let machines = find(&default, "inmemorymachines.infrastructure.cluster.x-k8s.io");
     assert_eq!(machines["metadata"]["labels"]["cluster.x-k8s.io/v1beta1"], "v1alpha1");
     assert!(machines["spec"].get("conversion").is_none_or(|c| c["strategy"] == "None"), "{machines}");
+    let dev = find(&default, "devmachines.infrastructure.cluster.x-k8s.io");
+    assert_eq!(dev["metadata"]["labels"]["cluster.x-k8s.io/v1beta1"], "v1beta1");
+    assert_eq!(dev["metadata"]["labels"]["cluster.x-k8s.io/v1beta2"], "v1beta2");
+    assert_eq!(dev["spec"]["conversion"]["strategy"], "Webhook");
+    let pools = find(&default, "devmachinepools.infrastructure.cluster.x-k8s.io");
+    assert_eq!(pools["metadata"]["labels"]["cluster.x-k8s.io/v1beta2"], "v1beta2");
+    assert!(pools["metadata"]["labels"].get("cluster.x-k8s.io/v1beta1").is_none(), "{pools}");
 
     let ca_arg = ca.to_string_lossy().to_string();
     let pointed =

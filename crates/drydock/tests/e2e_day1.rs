@@ -6,82 +6,18 @@
 
 mod common;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Env, SAMPLE, eventually, generated_fleet, kubectl, kubectl_ok, spawn_drydock};
+use common::{
+    Env, SAMPLE, eventually, generated_fleet, json, kubectl, kubectl_ok, machines, ready_nodes, running, spawn_drydock,
+    wait, workload_kubeconfig,
+};
 use serde_json::Value;
 
 const MINUTE: Duration = Duration::from_secs(60);
-
-fn json(kc: &Path, args: &[&str]) -> Value {
-    let mut a = args.to_vec();
-    a.extend(["-o", "json"]);
-    serde_json::from_str(&kubectl_ok(kc, &a, None)).unwrap_or(Value::Null)
-}
-
-/// Machines of a cluster: name → phase.
-fn machines(kc: &Path, cluster: &str) -> HashMap<String, String> {
-    let v = json(kc, &["get", "machines", "-l", &format!("cluster.x-k8s.io/cluster-name={cluster}")]);
-    v["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|m| {
-            (
-                m["metadata"]["name"].as_str().unwrap_or_default().to_string(),
-                m["status"]["phase"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
-fn running(kc: &Path, cluster: &str) -> usize {
-    machines(kc, cluster).values().filter(|p| *p == "Running").count()
-}
-
-/// Ready nodes listed by kubectl through the workload cluster's own kubeconfig.
-fn ready_nodes(workload_kc: &Path) -> usize {
-    let (ok, out, _) = kubectl(workload_kc, &["get", "nodes", "-o", "json"], None);
-    if !ok {
-        return 0;
-    }
-    let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
-    v["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|n| {
-            n["status"]["conditions"]
-                .as_array()
-                .is_some_and(|c| c.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
-        })
-        .count()
-}
-
-fn workload_kubeconfig(env: &Env, kc: &Path, cluster: &str) -> std::path::PathBuf {
-    let secret = json(kc, &["get", "secret", &format!("{cluster}-kubeconfig")]);
-    let data = secret["data"]["value"].as_str().expect("kubeconfig secret value");
-    let text = String::from_utf8(base64_decode(data)).expect("utf-8");
-    let path = env.dir.path().join(format!("{cluster}.kubeconfig"));
-    std::fs::write(&path, text).expect("write kubeconfig");
-    path
-}
-
-fn base64_decode(s: &str) -> Vec<u8> {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.decode(s).expect("base64")
-}
-
-async fn wait<F: FnMut() -> bool>(what: &str, timeout: Duration, mut f: F) {
-    eventually(what, timeout, || {
-        let ok = tokio::task::block_in_place(&mut f);
-        async move { ok.then_some(()) }
-    })
-    .await;
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_provisions_scales_and_deletes() {

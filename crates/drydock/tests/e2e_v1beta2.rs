@@ -117,9 +117,17 @@ async fn v1beta1_and_v1beta2_clients_drive_one_fleet_at_once() {
     // Each client scales the deployment written in the other version, concurrently: a
     // typed v1beta1 read-modify-write of a v1beta2 object, and a v1beta2 patch of a v1beta1 one.
     let scale_modern = async {
-        let mut md = old.get("modern-workers").await.expect("read modern in v1beta1");
-        md.spec.replicas = Some(3);
-        old.replace("modern-workers", &PostParams::default(), &md).await.expect("v1beta1 replace")
+        // A read-modify-write, retried when the controllers wrote in between (409).
+        for _ in 0..50 {
+            let mut md = old.get("modern-workers").await.expect("read modern in v1beta1");
+            md.spec.replicas = Some(3);
+            match old.replace("modern-workers", &PostParams::default(), &md).await {
+                Ok(written) => return written,
+                Err(kube::Error::Api(e)) if e.code == 409 => continue,
+                Err(e) => panic!("v1beta1 replace: {e}"),
+            }
+        }
+        panic!("modern-workers kept changing under the v1beta1 client")
     };
     let apply = PatchParams::apply("v1beta2-client").force();
     let replicas = Patch::Apply(json!({

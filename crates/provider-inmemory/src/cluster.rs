@@ -1,17 +1,17 @@
-//! InMemoryCluster: a simulated workload cluster is a logical cluster `<ns>.<cluster>` of
-//! the hosting API server. The controller creates it, points the endpoint at the host
-//! (host, port, and the `/clusters/<name>` path in an annotation) and reports ready;
-//! deletion wipes the logical cluster.
+//! Simulated infrastructure clusters (InMemoryCluster, DevCluster): a simulated workload
+//! cluster is a logical cluster `<ns>.<cluster>` of the hosting API server. The controller
+//! (one per kind, see [`crate::kinds`]) creates it, points the endpoint at the host (host,
+//! port, and the `/clusters/<name>` path in an annotation) and reports ready; deletion
+//! wipes the logical cluster.
 //!
 //! Writes per cluster: one main patch (finalizer, endpoint), the LogicalCluster, one status
 //! patch; deletion: the LogicalCluster delete and the finalizer removal.
 
 use std::sync::Arc;
 
-use drydock_api::capi::conditions::{HasConditions, READY};
+use drydock_api::capi::conditions::READY;
 use drydock_api::capi::core::Cluster;
-use drydock_api::capi::inmemory::InMemoryCluster;
-use drydock_api::capi::owner::find_owner;
+use drydock_api::capi::owner::{api_group, find_owner};
 use drydock_api::capi::{common::APIEndpoint, keys::CLUSTER_NAME_LABEL};
 use drydock_api::tenancy::{
     LOGICAL_CLUSTER_KIND, LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_GROUP, TENANCY_VERSION,
@@ -23,21 +23,18 @@ use drydock_controllers::framework::write::{
     Writer, add_finalizer, create_if_absent, delete_if_present, remove_finalizer,
 };
 use drydock_controllers::framework::{Error, Result};
+use kube::ResourceExt;
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
-use kube::{Resource, ResourceExt};
 use serde_json::json;
 
+use crate::kinds::{SimulatedCluster, announce_backend, note_backend};
 use crate::{ENDPOINT_PATH_ANNOTATION, ProviderContext, cluster_paused, is_paused};
 
-const NAME: &str = "inmemorycluster";
-
-/// Writes InMemoryClusters.
-static WRITER: Writer = Writer::new(NAME);
-pub const FINALIZER: &str = "inmemorycluster.infrastructure.cluster.x-k8s.io";
-/// Label on a LogicalCluster naming the InMemoryCluster (`<ns>/<name>`) it simulates.
+/// Label on a LogicalCluster naming the infrastructure cluster (`<ns>.<name>`) it
+/// simulates.
 pub const SIMULATES_LABEL: &str = "infrastructure.drydock.dev/inmemorycluster";
 
 /// The hosting server's LogicalCluster kind.
@@ -46,58 +43,68 @@ fn logical_clusters(client: &kube::Client) -> Api<DynamicObject> {
     Api::all_with(client.clone(), &ApiResource::from_gvk_with_plural(&gvk, LOGICAL_CLUSTER_PLURAL))
 }
 
-pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
+/// The controller of the simulated infrastructure cluster kind `K`.
+pub fn controller<K: SimulatedCluster>(pctx: &Arc<ProviderContext>) -> Running {
     let ctx = &pctx.ctx;
-    let queue = Queue::new(NAME);
-    let c = Controller::for_shared_stream(
-        queue.track(ctx.informers.inmemory_clusters.subscribe()),
-        ctx.informers.inmemory_clusters.store.clone(),
-    )
-    .watches_shared_stream(
-        ctx.informers.clusters.subscribe(),
-        queue.map_to(|c: &Cluster| {
-            c.spec
-                .infrastructure_ref
-                .as_ref()
-                .filter(|r| r.kind.as_deref() == Some("InMemoryCluster"))
-                .and_then(|r| r.name.as_deref())
-                .map(|n| ObjectRef::new(n).within(&c.namespace().unwrap_or_default()))
-                .into_iter()
-                .collect()
-        }),
-    );
-    Box::pin(runner::run(NAME, c, queue, 64, ctx.clock().clone(), pctx.clone(), reconcile))
+    let informer = K::informer(&ctx.informers);
+    let queue = Queue::new(K::CONTROLLER);
+    let c = Controller::for_shared_stream(queue.track(informer.subscribe()), informer.store.clone())
+        .watches_shared_stream(ctx.informers.clusters.subscribe(), queue.map_to(infra_of::<K>));
+    let state = Arc::new(ClusterCtx { p: pctx.clone(), writer: Writer::new(K::CONTROLLER) });
+    Box::pin(runner::run(K::CONTROLLER, c, queue, 64, ctx.clock().clone(), state, reconcile::<K>))
+}
+
+/// What the reconciles of one kind share.
+struct ClusterCtx {
+    p: Arc<ProviderContext>,
+    writer: Writer,
+}
+
+/// The infrastructure cluster of kind `K` a Cluster points at (any version of the kind).
+fn infra_of<K: SimulatedCluster>(c: &Cluster) -> Vec<ObjectRef<K>> {
+    c.spec
+        .infrastructure_ref
+        .as_ref()
+        .filter(|r| {
+            r.kind.as_deref() == Some(K::kind(&()).as_ref())
+                && r.api_version.as_deref().is_some_and(|v| api_group(v) == K::group(&()))
+        })
+        .and_then(|r| r.name.as_deref())
+        .map(|n| ObjectRef::new(n).within(&c.namespace().unwrap_or_default()))
+        .into_iter()
+        .collect()
 }
 
 /// The Cluster this object belongs to: the owner set by the Cluster controller (upstream
 /// waits for it), else the cluster-name label.
-fn cluster_name(ic: &InMemoryCluster) -> Option<String> {
-    find_owner(&ic.metadata, "cluster.x-k8s.io", "Cluster")
+fn cluster_name<K: SimulatedCluster>(ic: &K) -> Option<String> {
+    find_owner(ic.meta(), "cluster.x-k8s.io", "Cluster")
         .map(|o| o.name.clone())
         .or_else(|| ic.labels().get(CLUSTER_NAME_LABEL).cloned())
 }
 
-async fn reconcile(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<Requeue> {
+async fn reconcile<K: SimulatedCluster>(ic: Arc<K>, c: Arc<ClusterCtx>) -> Result<Requeue> {
     // Errors of other objects carry context (and are no longer plain 404s): a 404 here is
     // the object itself, deleted while this reconcile ran.
-    match reconcile_cluster(ic, p).await {
+    match reconcile_cluster(ic, &c).await {
         Err(e) if e.is_not_found() => Ok(Requeue::await_change()),
         r => r,
     }
 }
 
-async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) -> Result<Requeue> {
+async fn reconcile_cluster<K: SimulatedCluster>(ic: Arc<K>, c: &ClusterCtx) -> Result<Requeue> {
+    let p = &c.p;
     // After a restart the owner Cluster may not be loaded yet (see the machine controller).
     p.ctx.informers.clusters.ready().await;
     let ns = ic.namespace().unwrap_or_default();
-    let api: Api<InMemoryCluster> = p.ctx.api(&ns);
+    let api: Api<K> = p.ctx.api(&ns);
     if ic.meta().deletion_timestamp.is_some() {
-        return reconcile_delete(&ic, &p, &api).await;
+        return reconcile_delete(ic.as_ref(), c, &api).await;
     }
-    if find_owner(&ic.metadata, "cluster.x-k8s.io", "Cluster").is_none() || is_paused(&*ic) {
+    if find_owner(ic.meta(), "cluster.x-k8s.io", "Cluster").is_none() || is_paused(ic.as_ref()) {
         return Ok(Requeue::await_change());
     }
-    let Some(cluster) = cluster_name(&ic) else {
+    let Some(cluster) = cluster_name(ic.as_ref()) else {
         return Ok(Requeue::await_change());
     };
     let owner = p.ctx.informers.clusters.store.get(&ObjectRef::new(&cluster).within(&ns));
@@ -108,47 +115,54 @@ async fn reconcile_cluster(ic: Arc<InMemoryCluster>, p: Arc<ProviderContext>) ->
 
     // The finalizer is persisted before the logical cluster exists, so it cannot leak.
     let mut want = (*ic).clone();
-    add_finalizer(&mut want, FINALIZER);
-    want.spec.control_plane_endpoint =
-        Some(APIEndpoint { host: p.host.endpoint_host.clone(), port: i32::from(p.host.endpoint_port) });
+    add_finalizer(&mut want, K::FINALIZER);
+    want.set_endpoint(APIEndpoint { host: p.host.endpoint_host.clone(), port: i32::from(p.host.endpoint_port) });
     want.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.into(), format!("/clusters/{lc}"));
-    let current = WRITER.apply(&api, &ic, &want).await?.or_wanted(&want);
+    let current = c.writer.apply(&api, &ic, &want).await?.or_wanted(&want);
 
-    let was_ready = ic.status.as_ref().and_then(|s| s.ready) == Some(true);
+    let was_ready = ic.is_ready();
     if !was_ready {
         let obj: DynamicObject = serde_json::from_value(json!({
             "apiVersion": format!("{TENANCY_GROUP}/{TENANCY_VERSION}"),
             "kind": LOGICAL_CLUSTER_KIND,
             "metadata": {"name": lc.as_str(), "labels": {SIMULATES_LABEL: format!("{ns}.{}", ic.name_any())}},
         }))?;
-        create_if_absent(&logical_clusters(&p.host.client), NAME, &obj)
+        create_if_absent(&logical_clusters(&p.host.client), K::CONTROLLER, &obj)
             .await
             .map_err(Error::during(format!("creating logical cluster {lc}")))?;
     }
     let mut want = current.clone();
-    want.status.get_or_insert_with(Default::default).ready = Some(true);
-    want.mark_true(READY, p.ctx.clock().condition_time());
-    WRITER.apply(&api, &current, &want).await?;
+    want.report_failure_domains();
+    want.set_ready();
+    let now = p.ctx.clock().condition_time();
+    want.mark_true(READY, now.clone());
+    let new = note_backend(&mut want, now);
+    c.writer.apply(&api, &current, &want).await?;
+    announce_backend(&p.ctx.events, ic.as_ref(), new).await;
     if !was_ready {
-        p.ctx.events.normal(&*ic, "Provisioned", format!("Workload cluster {lc} is served at {}", lc.path())).await;
+        p.ctx
+            .events
+            .normal(ic.as_ref(), "Provisioned", format!("Workload cluster {lc} is served at {}", lc.path()))
+            .await;
     }
     Ok(Requeue::await_change())
 }
 
-async fn reconcile_delete(ic: &InMemoryCluster, p: &ProviderContext, api: &Api<InMemoryCluster>) -> Result<Requeue> {
-    if !ic.finalizers().iter().any(|f| f == FINALIZER) {
+async fn reconcile_delete<K: SimulatedCluster>(ic: &K, c: &ClusterCtx, api: &Api<K>) -> Result<Requeue> {
+    let p = &c.p;
+    if !ic.finalizers().iter().any(|f| f == K::FINALIZER) {
         return Ok(Requeue::await_change());
     }
     let ns = ic.namespace().unwrap_or_default();
     if let Some(cluster) = cluster_name(ic) {
         let lc = LogicalClusterName::for_cluster(&ns, &cluster);
-        delete_if_present(&logical_clusters(&p.host.client), NAME, lc.as_str())
+        delete_if_present(&logical_clusters(&p.host.client), K::CONTROLLER, lc.as_str())
             .await
             .map_err(Error::during(format!("deleting logical cluster {lc}")))?;
         p.ctx.workload.forget(&ns, &cluster);
     }
     let mut want = ic.clone();
-    remove_finalizer(&mut want, FINALIZER);
-    WRITER.apply(api, ic, &want).await?;
+    remove_finalizer(&mut want, K::FINALIZER);
+    c.writer.apply(api, ic, &want).await?;
     Ok(Requeue::await_change())
 }

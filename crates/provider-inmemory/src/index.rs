@@ -1,4 +1,4 @@
-//! Which InMemoryMachines belong to which Cluster, so a Cluster change wakes only its own
+//! Which simulated machines (of one kind) belong to which Cluster, so a Cluster change wakes only its own
 //! machines, and only when something they wait for changed (infrastructure ready, control
 //! plane initialized, paused). A fleet-wide scan per Cluster event would cost
 //! O(machines) for every status write of every Cluster.
@@ -6,12 +6,11 @@
 use std::collections::{HashMap, HashSet};
 
 use drydock_api::capi::core::Cluster;
-use drydock_api::capi::inmemory::InMemoryMachine;
-use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Resource, ResourceExt};
 use parking_lot::Mutex;
 
-/// What an InMemoryMachine may be waiting for on its Cluster.
+/// What a simulated machine may be waiting for on its Cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Gate {
     pub infrastructure_ready: bool,
@@ -62,12 +61,12 @@ impl ClusterMachines {
     /// The machines to wake for a Cluster event: all of the cluster's machines when its gate
     /// changed since the last event, none otherwise. Names no longer in `store` are dropped,
     /// and so is a Cluster no longer in `clusters` (the event was its deletion).
-    pub fn on_cluster(
+    pub fn on_cluster<K: Resource<DynamicType = ()> + Clone + 'static>(
         &self,
         cluster: &Cluster,
         clusters: &Store<Cluster>,
-        store: &Store<InMemoryMachine>,
-    ) -> Vec<ObjectRef<InMemoryMachine>> {
+        store: &Store<K>,
+    ) -> Vec<ObjectRef<K>> {
         let ns = cluster.namespace().unwrap_or_default();
         let gate = Gate::of(cluster);
         let mut m = self.inner.lock();
@@ -89,6 +88,7 @@ impl ClusterMachines {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use drydock_api::capi::inmemory::InMemoryMachine;
 
     fn cluster(infra: bool) -> Cluster {
         let mut c = Cluster::new("c", Default::default());

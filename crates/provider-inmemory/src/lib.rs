@@ -1,10 +1,15 @@
 //! drydock's in-memory infrastructure provider: InMemoryCluster and InMemoryMachine
-//! (upstream's CAPIM kinds) backed by simulated machines and whole simulated workload
-//! clusters. Each workload cluster is a logical cluster of a drydock API server (the
-//! "host"): its Nodes, control plane static pods and etcd members are ordinary objects
-//! there, so kubectl can look at them through the cluster's kubeconfig.
+//! (upstream's CAPIM kinds) and the Dev kinds of upstream's test provider (DevCluster and
+//! DevMachine, whose `spec.backend.inMemory` is this provider), backed by simulated machines
+//! and whole simulated workload clusters. Each workload cluster is a logical cluster of a
+//! drydock API server (the "host"): its Nodes, control plane static pods and etcd members
+//! are ordinary objects there, so kubectl can look at them through the cluster's kubeconfig.
 //!
-//! Faults are injected with an annotation on an InMemoryMachine (see [`fault`]):
+//! A Dev object on the docker backend is simulated in memory as well: drydock runs no
+//! containers, and says so (condition `BackendSimulated`, a Warning Event, an admission
+//! warning). DevMachinePools are served but not reconciled yet ([`machinepool`]).
+//!
+//! Faults are injected with an annotation on a simulated machine (see [`fault`]):
 //! `infrastructure.drydock.dev/fault: node-not-ready | node-unknown | node-deleted` makes the
 //! simulated Node's Ready condition False or Unknown, or removes the Node (one that never
 //! registered, if set from the start); removing the annotation brings the Node back Ready.
@@ -13,12 +18,16 @@ pub mod cluster;
 pub mod fabricate;
 pub mod fault;
 mod index;
+pub mod kinds;
 pub mod logical;
 pub mod machine;
+pub mod machinepool;
 pub mod timing;
 
 use std::sync::Arc;
 
+use drydock_api::capi::dev::v1beta1::{DevCluster, DevMachine};
+use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_controllers::{Context, Running};
 
 /// Where simulated workload clusters live.
@@ -54,5 +63,11 @@ pub(crate) fn cluster_paused(cluster: &drydock_api::capi::core::Cluster) -> bool
 
 /// The provider's controllers (subscribe before the informers start).
 pub fn controllers(pctx: Arc<ProviderContext>) -> Vec<Running> {
-    vec![cluster::controller(&pctx), machine::controller(&pctx)]
+    vec![
+        cluster::controller::<InMemoryCluster>(&pctx),
+        cluster::controller::<DevCluster>(&pctx),
+        machine::controller::<InMemoryMachine>(&pctx),
+        machine::controller::<DevMachine>(&pctx),
+        machinepool::controller(&pctx),
+    ]
 }

@@ -85,3 +85,10 @@ pub const MACHINE_GENERATION_FAILED: &str = "MachineGenerationFailed";
 pub const CONTROL_PLANE_COMPONENTS_UNHEALTHY: &str = "ControlPlaneComponentsUnhealthy";
 pub const ETCD_CLUSTER_UNHEALTHY: &str = "EtcdClusterUnhealthy";
 pub const WAITING_FOR_CONTROL_PLANE: &str = "WaitingForControlPlane";
+
+// Dev provider (drydock's own).
+/// A Dev object asked for a backend drydock does not run and is simulated in memory.
+pub const BACKEND_SIMULATED: &str = "BackendSimulated";
+pub const NO_CONTAINER_RUNTIME: &str = "NoContainerRuntime";
+/// Reason of a DevMachinePool's Ready=False: no controller reconciles it.
+pub const NOT_RECONCILED: &str = "NotReconciled";

@@ -5,6 +5,8 @@
 //! - [`kubeadm`] holds `bootstrap.cluster.x-k8s.io/v1beta1` (KubeadmConfig, KubeadmConfigTemplate)
 //!   and `controlplane.cluster.x-k8s.io/v1beta1` (KubeadmControlPlane, KubeadmControlPlaneTemplate).
 //! - [`inmemory`] holds `infrastructure.cluster.x-k8s.io/v1alpha1` in-memory provider kinds.
+//! - [`dev`] holds `infrastructure.cluster.x-k8s.io` v1beta1 and v1beta2 Dev kinds (upstream's
+//!   test provider; its in-memory backend runs on drydock's in-memory provider).
 //! - [`ipam`] holds `ipam.cluster.x-k8s.io` claims and addresses (v1beta1) and in-cluster pools (v1alpha2).
 //!
 //! Shared helpers: [`conditions`] (v1beta1 conditions and the Ready summary),
@@ -23,6 +25,7 @@ pub mod condition_types;
 pub mod conditions;
 pub mod conversion;
 pub mod core;
+pub mod dev;
 pub mod duration;
 pub mod inmemory;
 pub mod intstr;

@@ -12,7 +12,7 @@ use kube::CustomResourceExt;
 
 use super::conversion::{AdmitAt, HubSpoke, native};
 use super::typed::{KindAdmission, Typed};
-use super::{core, inmemory, ipam, kubeadm};
+use super::{core, dev, inmemory, ipam, kubeadm};
 use crate::admission::Admission;
 use crate::resource::{NativeKind, ResourceDef};
 
@@ -172,6 +172,12 @@ fn listed() -> Vec<NativeKind> {
         entry::<inmemory::InMemoryClusterTemplate>(typed(inmemory::InMemoryClusterTemplateAdmission)),
         entry::<inmemory::InMemoryMachine>(typed(inmemory::InMemoryMachineAdmission)),
         entry::<inmemory::InMemoryMachineTemplate>(typed(inmemory::InMemoryMachineTemplateAdmission)),
+        versioned::<dev::conversion::DevClusterConversion>(typed(dev::DevClusterAdmission)),
+        versioned::<dev::conversion::DevClusterTemplateConversion>(typed(dev::DevClusterTemplateAdmission)),
+        versioned::<dev::conversion::DevMachineConversion>(typed(dev::DevMachineAdmission)),
+        versioned::<dev::conversion::DevMachineTemplateConversion>(typed(dev::DevMachineTemplateAdmission)),
+        entry::<dev::v1beta2::DevMachinePool>(typed(dev::DevMachinePoolAdmission)),
+        entry::<dev::v1beta2::DevMachinePoolTemplate>(typed(dev::DevMachinePoolTemplateAdmission)),
         versioned::<ipam::conversion::IPAddressClaimConversion>(typed(ipam::IPAddressClaimAdmission)),
         versioned::<ipam::conversion::IPAddressConversion>(typed(ipam::IPAddressAdmission)),
         entry::<ipam::InClusterIPPool>(typed(ipam::InClusterIPPoolAdmission)),
@@ -197,7 +203,7 @@ mod tests {
     #[test]
     fn every_kind_is_served_with_admission_and_schema() {
         let defs: Vec<ResourceDef> = resources().into_iter().filter(|d| d.version != "v1beta2").collect();
-        assert_eq!(defs.len(), 20);
+        assert_eq!(defs.len(), 24);
         for d in &defs {
             assert!(d.admission.is_some(), "{} has no admission", d.kind);
             let schema = d.schema.as_ref().unwrap_or_else(|| panic!("{} has no schema", d.kind));
@@ -218,6 +224,26 @@ mod tests {
         assert!(!find("GlobalInClusterIPPool").namespaced);
         assert!(!find("IPAddress").status_subresource);
         assert_eq!(find("Machine").printer_columns.len(), 6);
-        assert_eq!(crds().len(), 20);
+        assert_eq!(crds().len(), 26);
+    }
+
+    #[test]
+    fn dev_kinds_are_stored_in_v1beta1_and_machine_pools_served_in_v1beta2_only() {
+        let crds = crds();
+        let versions = |plural: &str| -> Vec<(String, bool, bool)> {
+            let crd = crds.iter().find(|c| c.spec.names.plural == plural).expect(plural);
+            crd.spec.versions.iter().map(|v| (v.name.clone(), v.storage, v.deprecated == Some(true))).collect()
+        };
+        for plural in ["devclusters", "devclustertemplates", "devmachines", "devmachinetemplates"] {
+            let want = vec![("v1beta1".to_string(), true, true), ("v1beta2".to_string(), false, false)];
+            assert_eq!(versions(plural), want, "{plural}");
+        }
+        for plural in ["devmachinepools", "devmachinepooltemplates"] {
+            assert_eq!(versions(plural), [("v1beta2".to_string(), true, false)], "{plural}");
+        }
+        let pool = crds.iter().find(|c| c.spec.names.plural == "devmachinepools").expect("pool");
+        let labels = pool.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(labels.get("cluster.x-k8s.io/v1beta2").map(String::as_str), Some("v1beta2"));
+        assert!(!labels.contains_key("cluster.x-k8s.io/v1beta1"));
     }
 }

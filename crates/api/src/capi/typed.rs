@@ -20,6 +20,11 @@ pub(crate) trait KindAdmission: Send + Sync + 'static {
     fn validate(&self, _obj: &Self::Object, _old: Option<&Self::Object>) -> Vec<FieldError> {
         Vec::new()
     }
+
+    /// Warnings about an admitted object; `old` is the stored object on update.
+    fn warnings(&self, _obj: &Self::Object, _old: Option<&Self::Object>) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Adapter from a [`KindAdmission`] to [`Admission`].
@@ -73,11 +78,24 @@ impl<A: KindAdmission> Admission for Typed<A> {
         self.0.validate(&typed, old.as_ref())
     }
 
-    fn admit(&self, obj: &mut Value, old: Option<&Value>, _op: Operation) -> Result<Vec<FieldError>, Vec<FieldError>> {
+    fn admit(&self, obj: &mut Value, old: Option<&Value>, op: Operation) -> Result<Vec<FieldError>, Vec<FieldError>> {
+        self.admit_with_refs(obj, old, op, &crate::conversion::NoRefVersions, &mut Vec::new())
+    }
+
+    /// Decodes the objects once for defaulting, validation and warnings.
+    fn admit_with_refs(
+        &self,
+        obj: &mut Value,
+        old: Option<&Value>,
+        _op: Operation,
+        _refs: &dyn crate::conversion::RefVersions,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<FieldError>, Vec<FieldError>> {
         let mut typed: A::Object = decode(obj).map_err(|e| vec![e])?;
         let old: Option<A::Object> = old.and_then(|o| decode(o).ok());
         self.0.default(&mut typed, old.as_ref())?;
         let errors = self.0.validate(&typed, old.as_ref());
+        warnings.extend(self.0.warnings(&typed, old.as_ref()));
         *obj = serde_json::to_value(&typed)
             .map_err(|e| vec![FieldError::new(FieldErrorKind::Invalid, "", e.to_string())])?;
         Ok(errors)

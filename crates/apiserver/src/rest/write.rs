@@ -191,7 +191,7 @@ impl Api {
         if let Some(adm) = &t.res.def.admission {
             let op = if old.is_some() { Operation::Update } else { Operation::Create };
             let refs = crate::crd::RefLookup::new(&self.registries, &t.cluster);
-            match adm.admit_with_refs(obj, old, op, &refs) {
+            match adm.admit_with_refs(obj, old, op, &refs, warnings) {
                 Ok(invalid) => errs.extend(invalid),
                 Err(e) => return Err(ApiError::invalid(&t.res.def, &name, &e)),
             }

@@ -281,6 +281,9 @@ fn cluster_api_schemas_compile_and_keep_their_fields() {
         empty_objects(v.schema(), &def.kind, &mut empty);
         // The root's metadata is ObjectMeta whatever the schema says.
         empty.retain(|p| *p != format!("{}.properties.metadata", def.kind));
+        // Markers, whose presence is all they say (upstream's empty structs): pruning them
+        // to `{}` is right. A DevCluster's in-memory backend is one.
+        empty.retain(|p| !p.ends_with(".properties.backend.properties.inMemory"));
         assert!(empty.is_empty(), "{empty:?}");
     }
 }

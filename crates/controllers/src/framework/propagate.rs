@@ -10,13 +10,12 @@ use std::collections::BTreeMap;
 use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, Machine, MachineSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Resource;
-use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::context::Context;
 use crate::external;
 use crate::framework::Result;
 use crate::framework::apply::{self, ApplyConfig};
+use crate::framework::referenced;
 
 /// The node timeouts a template gives its Machines (MachineSets and control planes alike).
 pub struct NodeTimeouts<'a> {
@@ -144,27 +143,10 @@ enum Cached {
 /// Looks the object up in the informer caches; `stale` tells whether it needs an apply
 /// (checked on the cached copy: only objects that need one are copied).
 fn from_cache(ctx: &Context, namespace: &str, r: &ObjectReference, stale: impl Fn(&ObjectMeta) -> bool) -> Cached {
-    let group = r.api_version.as_deref().map(drydock_api::capi::owner::api_group).unwrap_or_default();
-    let name = r.name.as_deref().unwrap_or_default();
-    let i = &ctx.informers;
-    match (group, r.kind.as_deref().unwrap_or_default()) {
-        ("infrastructure.cluster.x-k8s.io", "InMemoryMachine") => {
-            cached(&i.inmemory_machines.store, namespace, name, stale)
-        }
-        ("bootstrap.cluster.x-k8s.io", "KubeadmConfig") => cached(&i.kubeadm_configs.store, namespace, name, stale),
-        _ => Cached::Unknown,
-    }
-}
-
-fn cached<K>(store: &Store<K>, namespace: &str, name: &str, stale: impl Fn(&ObjectMeta) -> bool) -> Cached
-where
-    K: Resource<DynamicType = ()> + Clone + 'static,
-{
-    match store.get(&ObjectRef::new(name).within(namespace)) {
-        Some(o) if o.meta().deletion_timestamp.is_none() && stale(o.meta()) => {
-            Cached::Stale(Box::new(o.meta().clone()))
-        }
-        _ => Cached::Settled,
+    match referenced::cached(ctx, namespace, r) {
+        None => Cached::Unknown,
+        Some(Some(o)) if !o.is_deleting() && stale(o.meta()) => Cached::Stale(Box::new(o.meta().clone())),
+        Some(_) => Cached::Settled,
     }
 }
 

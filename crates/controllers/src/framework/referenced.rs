@@ -1,6 +1,13 @@
 //! Objects a Cluster or Machine references by kind (infrastructure, bootstrap and control
-//! plane objects), read through the Cluster API contracts: `status.ready`,
-//! `status.failureReason`, `spec.providerID` and so on.
+//! plane objects), read through the Cluster API contracts.
+//!
+//! Both provider contracts are understood. v1beta1: `status.ready`, `status.initialized`,
+//! failure domains as a map, conditions with severity in `status.conditions`. v1beta2:
+//! `status.initialization.provisioned` (infrastructure), `.dataSecretCreated` (bootstrap),
+//! `.controlPlaneInitialized` (control plane), failure domains as a list of
+//! `{name, controlPlane, attributes}`, and the v1beta1 conditions, when the provider still
+//! reports them, under `status.deprecated.v1beta1.conditions`. An object is read in the
+//! shape it has: a v1beta2 field, when present, wins over its v1beta1 counterpart.
 //!
 //! Kinds drydock serves with a shared informer are read from its store (no API call, and
 //! their changes trigger the referrer); any other kind is read with a GET and its readiness
@@ -13,6 +20,7 @@ use std::sync::Arc;
 use drydock_api::capi::common::APIEndpoint;
 use drydock_api::capi::conditions::{Condition, HasConditions};
 use drydock_api::capi::core::{FailureDomainSpec, MachineAddress};
+use drydock_api::capi::dev::v1beta1::{DevCluster, DevMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use drydock_api::capi::owner::api_group;
@@ -37,16 +45,21 @@ const CONTROL_PLANE_GROUP: &str = "controlplane.cluster.x-k8s.io";
 pub(crate) enum Referenced {
     InMemoryMachine(Arc<InMemoryMachine>),
     InMemoryCluster(Arc<InMemoryCluster>),
+    DevMachine(Arc<DevMachine>),
+    DevCluster(Arc<DevCluster>),
     KubeadmConfig(Arc<KubeadmConfig>),
     KubeadmControlPlane(Arc<KubeadmControlPlane>),
     Dynamic(Box<DynamicObject>),
 }
 
-/// Which shared store, if any, holds objects of the reference's kind.
+/// Which shared store, if any, holds objects of the reference's kind (whatever version the
+/// reference names: a store holds every version's objects).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Source {
     InMemoryMachine,
     InMemoryCluster,
+    DevMachine,
+    DevCluster,
     KubeadmConfig,
     KubeadmControlPlane,
     /// Not watched: read with a GET.
@@ -59,6 +72,8 @@ impl Source {
         match (group, r.kind.as_deref().unwrap_or_default()) {
             (INFRASTRUCTURE_GROUP, "InMemoryMachine") => Self::InMemoryMachine,
             (INFRASTRUCTURE_GROUP, "InMemoryCluster") => Self::InMemoryCluster,
+            (INFRASTRUCTURE_GROUP, "DevMachine") => Self::DevMachine,
+            (INFRASTRUCTURE_GROUP, "DevCluster") => Self::DevCluster,
             (BOOTSTRAP_GROUP, "KubeadmConfig") => Self::KubeadmConfig,
             (CONTROL_PLANE_GROUP, "KubeadmControlPlane") => Self::KubeadmControlPlane,
             _ => Self::Api,
@@ -78,24 +93,36 @@ where
     store.get(&ObjectRef::new(name).within(ns))
 }
 
-/// Reads the object `r` points at in `namespace`; `None` when it does not exist (or, for
-/// watched kinds, is not in the store yet: its arrival triggers the referrer).
-pub(crate) async fn read(ctx: &Context, namespace: &str, r: &ObjectReference) -> Result<Option<Referenced>> {
+/// The cached copy of the object `r` points at: `None` when no shared store holds its kind,
+/// `Some(None)` when the store does not hold it (not created yet, deleted, or not loaded:
+/// its arrival triggers the referrer).
+pub(crate) fn cached(ctx: &Context, namespace: &str, r: &ObjectReference) -> Option<Option<Referenced>> {
     let name = r.name.as_deref().unwrap_or_default();
     let i = &ctx.informers;
-    Ok(match Source::of(r) {
+    Some(match Source::of(r) {
         Source::InMemoryMachine => {
             from_store(&i.inmemory_machines.store, namespace, name).map(Referenced::InMemoryMachine)
         }
         Source::InMemoryCluster => {
             from_store(&i.inmemory_clusters.store, namespace, name).map(Referenced::InMemoryCluster)
         }
+        Source::DevMachine => from_store(&i.dev_machines.store, namespace, name).map(Referenced::DevMachine),
+        Source::DevCluster => from_store(&i.dev_clusters.store, namespace, name).map(Referenced::DevCluster),
         Source::KubeadmConfig => from_store(&i.kubeadm_configs.store, namespace, name).map(Referenced::KubeadmConfig),
         Source::KubeadmControlPlane => {
             from_store(&i.control_planes.store, namespace, name).map(Referenced::KubeadmControlPlane)
         }
-        Source::Api => external::get(&ctx.client, namespace, r).await?.map(|o| Referenced::Dynamic(Box::new(o))),
+        Source::Api => return None,
     })
+}
+
+/// Reads the object `r` points at in `namespace`; `None` when it does not exist (or, for
+/// watched kinds, is not in the store yet: its arrival triggers the referrer).
+pub(crate) async fn read(ctx: &Context, namespace: &str, r: &ObjectReference) -> Result<Option<Referenced>> {
+    match cached(ctx, namespace, r) {
+        Some(obj) => Ok(obj),
+        None => Ok(external::get(&ctx.client, namespace, r).await?.map(|o| Referenced::Dynamic(Box::new(o)))),
+    }
 }
 
 fn field<T: DeserializeOwned>(v: Option<&Value>) -> Option<T> {
@@ -107,6 +134,8 @@ impl Referenced {
         match self {
             Self::InMemoryMachine(o) => &o.metadata,
             Self::InMemoryCluster(o) => &o.metadata,
+            Self::DevMachine(o) => &o.metadata,
+            Self::DevCluster(o) => &o.metadata,
             Self::KubeadmConfig(o) => &o.metadata,
             Self::KubeadmControlPlane(o) => &o.metadata,
             Self::Dynamic(o) => &o.metadata,
@@ -118,42 +147,84 @@ impl Referenced {
         path.iter().try_fold(&o.data, |v, k| v.get(k))
     }
 
+    fn dynamic_flag(&self, path: &[&str]) -> Option<bool> {
+        self.dynamic(path).and_then(Value::as_bool)
+    }
+
+    /// A v1beta2 contract flag under `status.initialization`.
+    fn initialization(&self, flag: &str) -> Option<bool> {
+        self.dynamic_flag(&["status", "initialization", flag])
+    }
+
     pub fn is_deleting(&self) -> bool {
         self.meta().deletion_timestamp.is_some()
     }
 
-    /// `status.ready` of the infrastructure, bootstrap and control plane contracts.
-    pub fn ready(&self) -> bool {
+    /// The v1beta1 contract's `status.ready`.
+    fn v1beta1_ready(&self) -> Option<bool> {
         match self {
             Self::InMemoryMachine(o) => o.status.as_ref().and_then(|s| s.ready),
             Self::InMemoryCluster(o) => o.status.as_ref().and_then(|s| s.ready),
+            Self::DevMachine(o) => o.status.as_ref().and_then(|s| s.ready),
+            Self::DevCluster(o) => o.status.as_ref().and_then(|s| s.ready),
             Self::KubeadmConfig(o) => o.status.as_ref().and_then(|s| s.ready),
             Self::KubeadmControlPlane(o) => o.status.as_ref().and_then(|s| s.ready),
-            Self::Dynamic(_) => self.dynamic(&["status", "ready"]).and_then(Value::as_bool),
-        }
-        .unwrap_or(false)
-    }
-
-    /// `status.initialized` of the control plane contract.
-    pub fn initialized(&self) -> bool {
-        match self {
-            Self::KubeadmControlPlane(o) => o.status.as_ref().and_then(|s| s.initialized).unwrap_or(false),
-            _ => self.dynamic(&["status", "initialized"]).and_then(Value::as_bool).unwrap_or(false),
+            Self::Dynamic(_) => self.dynamic_flag(&["status", "ready"]),
         }
     }
 
-    /// The object's v1beta1 conditions (mirrored into the referrer's conditions).
+    /// The infrastructure contract (clusters and machines): `status.initialization.provisioned`
+    /// (v1beta2) or `status.ready` (v1beta1).
+    pub fn provisioned(&self) -> bool {
+        self.initialization("provisioned").or_else(|| self.v1beta1_ready()).unwrap_or(false)
+    }
+
+    /// The bootstrap contract: `status.initialization.dataSecretCreated` (v1beta2) or
+    /// `status.ready` (v1beta1).
+    pub fn data_secret_created(&self) -> bool {
+        self.initialization("dataSecretCreated").or_else(|| self.v1beta1_ready()).unwrap_or(false)
+    }
+
+    /// The control plane contract's `status.initialization.controlPlaneInitialized` (v1beta2)
+    /// or `status.initialized` (v1beta1).
+    pub fn control_plane_initialized(&self) -> bool {
+        let v1beta1 = match self {
+            Self::KubeadmControlPlane(o) => o.status.as_ref().and_then(|s| s.initialized),
+            _ => self.dynamic_flag(&["status", "initialized"]),
+        };
+        self.initialization("controlPlaneInitialized").or(v1beta1).unwrap_or(false)
+    }
+
+    /// Whether a control plane is ready: `status.ready` (v1beta1). The v1beta2 contract has
+    /// no such flag; such a control plane counts as ready once initialized.
+    pub fn control_plane_ready(&self) -> bool {
+        match self.v1beta1_ready() {
+            Some(ready) => ready,
+            None => self.control_plane_initialized(),
+        }
+    }
+
+    /// The object's v1beta1 conditions (mirrored into the referrer's conditions): a v1beta2
+    /// object's `status.deprecated.v1beta1.conditions` when it has them, else
+    /// `status.conditions` (v1beta1 conditions, or v1beta2 ones read without severity).
     pub fn conditions(&self) -> Cow<'_, [Condition]> {
         match self {
             Self::InMemoryMachine(o) => Cow::Borrowed(o.conditions()),
             Self::InMemoryCluster(o) => Cow::Borrowed(o.conditions()),
+            Self::DevMachine(o) => Cow::Borrowed(o.conditions()),
+            Self::DevCluster(o) => Cow::Borrowed(o.conditions()),
             Self::KubeadmConfig(o) => Cow::Borrowed(o.conditions()),
             Self::KubeadmControlPlane(o) => Cow::Borrowed(o.conditions()),
-            Self::Dynamic(_) => Cow::Owned(field(self.dynamic(&["status", "conditions"])).unwrap_or_default()),
+            Self::Dynamic(_) => {
+                let deprecated = self.dynamic(&["status", "deprecated", "v1beta1", "conditions"]);
+                let v = deprecated.or_else(|| self.dynamic(&["status", "conditions"]));
+                Cow::Owned(field(v).unwrap_or_default())
+            }
         }
     }
 
-    /// `status.failureReason` and `status.failureMessage`.
+    /// `status.failureReason` and `status.failureMessage` (v1beta1 only: the v1beta2
+    /// contract has no terminal failures).
     pub fn failure(&self) -> (Option<String>, Option<String>) {
         let pick = |r: Option<&String>, m: Option<&String>| (r.cloned(), m.cloned());
         match self {
@@ -173,6 +244,7 @@ impl Referenced {
     pub fn provider_id(&self) -> Option<String> {
         match self {
             Self::InMemoryMachine(o) => o.spec.provider_id.clone(),
+            Self::DevMachine(o) => o.spec.provider_id.clone(),
             _ => field(self.dynamic(&["spec", "providerID"])),
         }
         .filter(|s| !s.is_empty())
@@ -180,31 +252,52 @@ impl Referenced {
 
     /// `status.addresses` of an infrastructure machine.
     pub fn addresses(&self) -> Option<Vec<MachineAddress>> {
-        field(self.dynamic(&["status", "addresses"]))
+        match self {
+            Self::DevMachine(o) => o.status.as_ref().and_then(|s| s.addresses.as_ref()).map(|a| {
+                a.iter()
+                    .map(|a| MachineAddress { type_: a.type_.as_str().into(), address: a.address.clone() })
+                    .collect()
+            }),
+            _ => field(self.dynamic(&["status", "addresses"])),
+        }
     }
 
-    /// `spec.failureDomain` of an infrastructure machine.
+    /// `spec.failureDomain` of an infrastructure machine, or its `status.failureDomain`
+    /// (v1beta2: where the provider placed it).
     pub fn failure_domain(&self) -> Option<String> {
-        field(self.dynamic(&["spec", "failureDomain"]))
+        field(self.dynamic(&["spec", "failureDomain"])).or_else(|| field(self.dynamic(&["status", "failureDomain"])))
     }
 
     /// `status.interruptible` of an infrastructure machine (spot instances).
     pub fn interruptible(&self) -> bool {
-        self.dynamic(&["status", "interruptible"]).and_then(Value::as_bool).unwrap_or(false)
+        self.dynamic_flag(&["status", "interruptible"]).unwrap_or(false)
     }
 
     /// `spec.controlPlaneEndpoint` of an infrastructure cluster or control plane.
     pub fn control_plane_endpoint(&self) -> Option<APIEndpoint> {
         match self {
             Self::InMemoryCluster(o) => o.spec.control_plane_endpoint.clone(),
+            Self::DevCluster(o) => o
+                .spec
+                .control_plane_endpoint
+                .as_ref()
+                .and_then(|e| Some(APIEndpoint { host: e.host.clone()?, port: e.port? })),
             _ => field(self.dynamic(&["spec", "controlPlaneEndpoint"])),
         }
         .filter(APIEndpoint::is_valid)
     }
 
-    /// `status.failureDomains` of an infrastructure cluster.
+    /// `status.failureDomains` of an infrastructure cluster, by name (v1beta1 has them by
+    /// name already, v1beta2 as a list of named entries).
     pub fn failure_domains(&self) -> Option<BTreeMap<String, FailureDomainSpec>> {
-        field(self.dynamic(&["status", "failureDomains"]))
+        if let Self::DevCluster(o) = self {
+            return o.status.as_ref().and_then(|s| s.failure_domains.clone());
+        }
+        let v = self.dynamic(&["status", "failureDomains"])?;
+        if let Some(list) = v.as_array() {
+            return Some(list.iter().filter_map(named_failure_domain).collect());
+        }
+        field(Some(v))
     }
 
     /// `status.dataSecretName` of a bootstrap config.
@@ -219,6 +312,12 @@ impl Referenced {
     pub fn annotation(&self, key: &str) -> Option<&str> {
         self.meta().annotations.as_ref().and_then(|a| a.get(key)).map(String::as_str)
     }
+}
+
+/// A v1beta2 failure domain (`{name, controlPlane, attributes}`) as v1beta1 keys it.
+fn named_failure_domain(v: &Value) -> Option<(String, FailureDomainSpec)> {
+    let name = v.get("name")?.as_str().filter(|n| !n.is_empty())?.to_string();
+    Some((name, serde_json::from_value(v.clone()).ok()?))
 }
 
 /// Makes `owner` an owner of `obj`, which `r` points at (see [`external::adoption_patch`]).
@@ -287,6 +386,13 @@ mod tests {
             Source::InMemoryMachine
         );
         assert_eq!(Source::of(&r("bootstrap.cluster.x-k8s.io/v1beta1", "KubeadmConfig")), Source::KubeadmConfig);
+        // A store holds every version of its kind.
+        for v in ["v1beta1", "v1beta2"] {
+            let group = format!("infrastructure.cluster.x-k8s.io/{v}");
+            assert_eq!(Source::of(&r(&group, "DevMachine")), Source::DevMachine);
+            assert_eq!(Source::of(&r(&group, "DevCluster")), Source::DevCluster);
+        }
+        assert_eq!(Source::of(&r("infrastructure.cluster.x-k8s.io/v1beta2", "DevMachinePool")), Source::Api);
         assert_eq!(Source::of(&r("other.io/v1", "InMemoryMachine")), Source::Api);
         assert!(!Source::Api.is_watched());
     }
@@ -302,12 +408,104 @@ mod tests {
         }))
         .unwrap();
         let o = Referenced::Dynamic(Box::new(o));
-        assert!(o.ready());
+        assert!(o.provisioned());
         assert_eq!(o.provider_id().as_deref(), Some("foo://1"));
         assert_eq!(o.failure_domain().as_deref(), Some("fd1"));
         assert_eq!(o.addresses().unwrap()[0].address, "10.0.0.1");
         assert_eq!(o.failure().0.as_deref(), Some("Broken"));
         assert_eq!(o.conditions().len(), 1);
         assert!(o.control_plane_endpoint().is_none());
+    }
+
+    fn dynamic(v: Value) -> Referenced {
+        Referenced::Dynamic(Box::new(serde_json::from_value(v).unwrap()))
+    }
+
+    #[test]
+    fn v1beta2_contract_flags_and_conditions() {
+        let infra = dynamic(json!({
+            "apiVersion": "infrastructure.example.io/v1beta2", "kind": "FooCluster", "metadata": {"name": "c"},
+            "status": {
+                "initialization": {"provisioned": true},
+                "failureDomains": [{"name": "fd-b"}, {"name": "fd-a", "controlPlane": true, "attributes": {"zone": "a"}}],
+                "conditions": [{"type": "Ready", "status": "True", "reason": "Provisioned", "message": "",
+                                "lastTransitionTime": "2025-01-01T00:00:00Z", "observedGeneration": 2}],
+                "deprecated": {"v1beta1": {"conditions": [{"type": "Ready", "status": "False", "severity": "Info",
+                    "reason": "Old", "lastTransitionTime": "2025-01-01T00:00:00Z"}]}},
+            }
+        }));
+        assert!(infra.provisioned());
+        let fds = infra.failure_domains().unwrap();
+        assert_eq!(fds.keys().collect::<Vec<_>>(), ["fd-a", "fd-b"]);
+        assert_eq!(fds["fd-a"].control_plane, Some(true));
+        assert_eq!(fds["fd-a"].attributes.as_ref().unwrap()["zone"], "a");
+        let conditions = infra.conditions();
+        assert_eq!(conditions[0].reason.as_deref(), Some("Old"), "the deprecated v1beta1 conditions win");
+
+        let bootstrap = dynamic(json!({
+            "apiVersion": "bootstrap.example.io/v1beta2", "kind": "FooConfig", "metadata": {"name": "b"},
+            "status": {"initialization": {"dataSecretCreated": true}, "dataSecretName": "b-data",
+                       "conditions": [{"type": "Ready", "status": "False", "reason": "Waiting", "message": "m",
+                                       "lastTransitionTime": "2025-01-01T00:00:00Z"}]}
+        }));
+        assert!(bootstrap.data_secret_created() && !bootstrap.provisioned());
+        assert_eq!(bootstrap.data_secret_name().as_deref(), Some("b-data"));
+        assert_eq!(bootstrap.conditions()[0].message.as_deref(), Some("m"), "v1beta2 conditions otherwise");
+
+        let cp = dynamic(json!({
+            "apiVersion": "controlplane.example.io/v1beta2", "kind": "FooControlPlane", "metadata": {"name": "cp"},
+            "status": {"initialization": {"controlPlaneInitialized": true}}
+        }));
+        assert!(cp.control_plane_initialized() && cp.control_plane_ready());
+        let waiting = dynamic(json!({
+            "apiVersion": "controlplane.example.io/v1beta2", "kind": "FooControlPlane", "metadata": {"name": "cp"},
+            "status": {"initialization": {"controlPlaneInitialized": false}}
+        }));
+        assert!(!waiting.control_plane_initialized() && !waiting.control_plane_ready());
+
+        let machine = dynamic(json!({
+            "apiVersion": "infrastructure.example.io/v1beta2", "kind": "FooMachine", "metadata": {"name": "m"},
+            "spec": {"providerID": "foo://m"},
+            "status": {"initialization": {"provisioned": false}, "failureDomain": "fd-a"}
+        }));
+        assert!(!machine.provisioned());
+        assert_eq!(machine.failure_domain().as_deref(), Some("fd-a"));
+    }
+
+    #[test]
+    fn v1beta1_contract_flags() {
+        let cp = dynamic(json!({
+            "apiVersion": "controlplane.example.io/v1beta1", "kind": "FooControlPlane", "metadata": {"name": "cp"},
+            "status": {"ready": false, "initialized": true, "failureDomains": {"fd1": {"controlPlane": true}}}
+        }));
+        assert!(cp.control_plane_initialized() && !cp.control_plane_ready());
+        assert_eq!(cp.failure_domains().unwrap()["fd1"].control_plane, Some(true));
+        let config = dynamic(json!({
+            "apiVersion": "bootstrap.example.io/v1beta1", "kind": "FooConfig", "metadata": {"name": "b"},
+            "status": {"ready": true}
+        }));
+        assert!(config.data_secret_created());
+    }
+
+    #[test]
+    fn dev_kinds_read_typed() {
+        use drydock_api::capi::dev::backend::{MachineAddress as DevAddress, MachineAddressType};
+        use drydock_api::capi::dev::v1beta1::{APIEndpoint as DevEndpoint, DevClusterStatus, DevMachineStatus};
+        let mut c = DevCluster::new("c", Default::default());
+        c.spec.control_plane_endpoint = Some(DevEndpoint { host: Some("h".into()), port: Some(6443) });
+        c.status = Some(DevClusterStatus { ready: Some(true), ..Default::default() });
+        let c = Referenced::DevCluster(Arc::new(c));
+        assert!(c.provisioned());
+        assert_eq!(c.control_plane_endpoint().map(|e| (e.host, e.port)), Some(("h".to_string(), 6443)));
+        let mut m = DevMachine::new("m", Default::default());
+        m.spec.provider_id = Some("in-memory://m".into());
+        m.status = Some(DevMachineStatus {
+            addresses: Some(vec![DevAddress { type_: MachineAddressType::InternalIP, address: "10.0.0.1".into() }]),
+            ..Default::default()
+        });
+        let m = Referenced::DevMachine(Arc::new(m));
+        assert!(!m.provisioned());
+        assert_eq!(m.provider_id().as_deref(), Some("in-memory://m"));
+        assert_eq!(m.addresses().unwrap()[0].type_, "InternalIP");
     }
 }

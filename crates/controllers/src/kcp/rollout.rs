@@ -37,6 +37,7 @@ use serde_json::Value;
 
 use crate::Context;
 use crate::external;
+use crate::framework::referenced;
 
 /// kubeadm's certificate lifetime, assumed when a Machine reports no expiry.
 const DEFAULT_CERTIFICATE_LIFETIME: SignedDuration = SignedDuration::from_hours(24 * 365);
@@ -278,8 +279,8 @@ pub fn kubeadm_config_differs(want: &KubeadmConfigSpec, have: &KubeadmConfigSpec
 }
 
 /// Looks up what [`needs_rollout`] needs about a Machine: its KubeadmConfig from the shared
-/// store, and its infrastructure machine's template, from the store for the in-memory kind
-/// and from the API server otherwise (a read per Machine and reconcile, for providers
+/// store, and its infrastructure machine's template, from the shared store of its kind when
+/// drydock caches it and from the API server otherwise (a read per Machine and reconcile, for providers
 /// drydock does not cache).
 pub async fn facts(ctx: &Context, m: &Machine) -> Facts {
     let ns = m.namespace().unwrap_or_default();
@@ -293,11 +294,8 @@ pub async fn facts(ctx: &Context, m: &Machine) -> Facts {
         .and_then(|n| ctx.informers.kubeadm_configs.store.get(&ObjectRef::new(n).within(&ns)))
         .map(|c| c.spec.clone());
     let infra = &m.spec.infrastructure_ref;
-    let name = infra.name.as_deref().unwrap_or_default();
-    let group = api_group(infra.api_version.as_deref().unwrap_or_default());
-    let annotations = if group == "infrastructure.cluster.x-k8s.io" && infra.kind.as_deref() == Some("InMemoryMachine")
-    {
-        ctx.informers.inmemory_machines.store.get(&ObjectRef::new(name).within(&ns)).map(|o| o.annotations().clone())
+    let annotations = if let Some(cached) = referenced::cached(ctx, &ns, infra) {
+        cached.map(|o| o.meta().annotations.clone().unwrap_or_default())
     } else {
         match external::get(&ctx.client, &ns, infra).await {
             Ok(o) => o.map(|o| o.metadata.annotations.unwrap_or_default()),

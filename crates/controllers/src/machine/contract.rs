@@ -95,7 +95,7 @@ impl<'a> Steps<'a> {
         if config.is_deleting() {
             return Ok((None, Some(config)));
         }
-        let ready = config.ready();
+        let ready = config.data_secret_created();
         let fallback = if ready {
             MirrorFallback::True
         } else {
@@ -136,7 +136,7 @@ impl<'a> Steps<'a> {
                 return Ok((Some(recheck), None));
             }
         };
-        let ready = infra.ready();
+        let ready = infra.provisioned();
         m.status.get_or_insert_with(Default::default).infrastructure_ready = Some(ready);
         let fallback = if ready {
             MirrorFallback::True

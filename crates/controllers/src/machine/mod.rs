@@ -36,6 +36,7 @@ use std::time::Duration;
 use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
 use drydock_api::capi::conditions;
 use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::dev::v1beta1::DevMachine;
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, CONTROL_PLANE_NAME_LABEL, MACHINE_FINALIZER, POOL_NAME_LABEL, SET_NAME_LABEL,
@@ -119,11 +120,15 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
     let machines = ctx.informers.machines.subscribe().inspect(move |m| recorder.record(m));
-    let (s1, s2, s3) = (state.clone(), state.clone(), state.clone());
+    let (s1, s2, s3, s5) = (state.clone(), state.clone(), state.clone(), state.clone());
     let mut c = Controller::for_shared_stream(queue.track(machines), ctx.informers.machines.store.clone())
         .watches_shared_stream(
             ctx.informers.inmemory_machines.subscribe(),
             queue.map_to(move |o: &InMemoryMachine| s1.referrer_of(o.meta(), "InMemoryMachine")),
+        )
+        .watches_shared_stream(
+            ctx.informers.dev_machines.subscribe(),
+            queue.map_to(move |o: &DevMachine| s5.referrer_of(o.meta(), "DevMachine")),
         )
         .watches_shared_stream(
             ctx.informers.kubeadm_configs.subscribe(),

@@ -2,6 +2,7 @@
 //! data dir, kubectl invocations, and waiting with deadlines.
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -12,6 +13,7 @@ use drydock_api::tenancy::LogicalClusterName;
 use drydock_apiserver::Config;
 use drydock_controllers::Settings;
 use drydock_controllers::framework::Clock;
+use serde_json::Value;
 
 pub struct Env {
     pub instance: Instance,
@@ -314,4 +316,76 @@ spec:
   selector: {{matchLabels: {labels}}}
 {spec}"#
     )
+}
+
+/// `kubectl ARGS -o json`, parsed (Null when the output is not JSON).
+pub fn json(kc: &Path, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["-o", "json"]);
+    serde_json::from_str(&kubectl_ok(kc, &a, None)).unwrap_or(Value::Null)
+}
+
+/// Machines of a cluster: name → phase.
+pub fn machines(kc: &Path, cluster: &str) -> HashMap<String, String> {
+    let v = json(kc, &["get", "machines", "-l", &format!("cluster.x-k8s.io/cluster-name={cluster}")]);
+    v["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            (
+                m["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+                m["status"]["phase"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// How many Machines of a cluster are Running.
+pub fn running(kc: &Path, cluster: &str) -> usize {
+    machines(kc, cluster).values().filter(|p| *p == "Running").count()
+}
+
+/// Ready nodes listed by kubectl through the workload cluster's own kubeconfig.
+pub fn ready_nodes(workload_kc: &Path) -> usize {
+    let (ok, out, _) = kubectl(workload_kc, &["get", "nodes", "-o", "json"], None);
+    if !ok {
+        return 0;
+    }
+    let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+    v["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|n| {
+            n["status"]["conditions"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
+        })
+        .count()
+}
+
+/// The workload cluster's kubeconfig, from its `<cluster>-kubeconfig` Secret, written to a
+/// file of the test's data dir.
+pub fn workload_kubeconfig(env: &Env, kc: &Path, cluster: &str) -> PathBuf {
+    let secret = json(kc, &["get", "secret", &format!("{cluster}-kubeconfig")]);
+    let data = secret["data"]["value"].as_str().expect("kubeconfig secret value");
+    let text = String::from_utf8(base64_decode(data)).expect("utf-8");
+    let path = env.dir.path().join(format!("{cluster}.kubeconfig"));
+    std::fs::write(&path, text).expect("write kubeconfig");
+    path
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(s).expect("base64")
+}
+
+/// Polls a blocking check (kubectl) until it holds or the deadline passes.
+pub async fn wait<F: FnMut() -> bool>(what: &str, timeout: Duration, mut f: F) {
+    eventually(what, timeout, || {
+        let ok = tokio::task::block_in_place(&mut f);
+        async move { ok.then_some(()) }
+    })
+    .await;
 }

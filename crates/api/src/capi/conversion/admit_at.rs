@@ -40,7 +40,7 @@ impl AdmitAt {
 
 impl Admission for AdmitAt {
     fn admit(&self, obj: &mut Value, old: Option<&Value>, op: Operation) -> Result<Vec<FieldError>, Vec<FieldError>> {
-        self.admit_with_refs(obj, old, op, &NoRefVersions)
+        self.admit_with_refs(obj, old, op, &NoRefVersions, &mut Vec::new())
     }
 
     /// The references of an object converted here name the versions `refs` gives: the
@@ -52,14 +52,15 @@ impl Admission for AdmitAt {
         old: Option<&Value>,
         op: Operation,
         refs: &dyn RefVersions,
+        warnings: &mut Vec<String>,
     ) -> Result<Vec<FieldError>, Vec<FieldError>> {
         let requested = Self::requested_version(obj);
         let old = old.map(|o| self.at(o, refs)).transpose()?;
         if requested.as_deref().is_none_or(|v| v == self.api_version) {
-            return self.inner.admit(obj, old.as_deref(), op);
+            return self.inner.admit_with_refs(obj, old.as_deref(), op, refs, warnings);
         }
         let mut converted = self.to(obj, &self.api_version, refs)?;
-        let errors = self.inner.admit(&mut converted, old.as_deref(), op)?;
+        let errors = self.inner.admit_with_refs(&mut converted, old.as_deref(), op, refs, warnings)?;
         if let Some(v) = requested {
             *obj = self.to(&converted, &v, refs)?;
         }

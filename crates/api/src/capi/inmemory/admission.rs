@@ -34,8 +34,13 @@ fn validate_provisioning(p: &CommonProvisioningSettings, path: &FieldPath) -> Ve
 }
 
 fn validate_behaviour(b: Option<&InMemoryMachineBehaviour>, path: &FieldPath) -> Vec<FieldError> {
+    validate_components(b, &path.child("behaviour"))
+}
+
+/// The start-up settings of each simulated component at `path` (an InMemoryMachine's
+/// `behaviour`, a DevMachine's `backend.inMemory`).
+pub(crate) fn validate_components(b: Option<&InMemoryMachineBehaviour>, path: &FieldPath) -> Vec<FieldError> {
     let Some(b) = b else { return Vec::new() };
-    let path = path.child("behaviour");
     [("vm", &b.vm), ("node", &b.node), ("apiServer", &b.api_server), ("etcd", &b.etcd)]
         .into_iter()
         .filter_map(|(name, c)| Some((name, c.as_ref()?.provisioning.as_ref()?)))

@@ -6,7 +6,7 @@ mod machine;
 
 pub(crate) use admission::{
     InMemoryClusterAdmission, InMemoryClusterTemplateAdmission, InMemoryMachineAdmission,
-    InMemoryMachineTemplateAdmission,
+    InMemoryMachineTemplateAdmission, validate_components,
 };
 pub use cluster::*;
 pub use machine::*;

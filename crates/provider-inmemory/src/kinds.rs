@@ -1,0 +1,293 @@
+//! The kinds the provider simulates, behind one interface each: the infrastructure clusters
+//! (InMemoryCluster, DevCluster) and machines (InMemoryMachine, DevMachine). One controller
+//! per kind runs the same reconcile; what differs between kinds — where the start-up
+//! settings are, how readiness is written, the finalizer — is answered here.
+//!
+//! The Dev kinds are handled in v1beta1, the version drydock stores them in. A Dev object
+//! on the docker backend is simulated in memory like any other (drydock runs no
+//! containers); [`SimulatedCluster::backend`] lets the controllers say so.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use drydock_api::capi::common::APIEndpoint;
+use drydock_api::capi::condition_types::{BACKEND_SIMULATED, NO_CONTAINER_RUNTIME};
+use drydock_api::capi::conditions::{Condition, HasConditions};
+use drydock_api::capi::dev::backend::{Backend, DOCKER_SIMULATED_MESSAGE};
+use drydock_api::capi::dev::v1beta1::{APIEndpoint as DevAPIEndpoint, DevCluster, DevMachine};
+use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine, InMemoryMachineBehaviour};
+use drydock_controllers::Informers;
+use drydock_controllers::framework::events::Events;
+use drydock_controllers::framework::informer::Informer;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::Resource;
+use kube::core::NamespaceResourceScope;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// What every simulated kind is.
+pub trait Simulated:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + HasConditions
+    + Clone
+    + Debug
+    + Serialize
+    + DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+    /// The controller's name (metrics, logs, field manager).
+    const CONTROLLER: &'static str;
+    /// Held while the simulated infrastructure exists.
+    const FINALIZER: &'static str;
+
+    /// The shared informer of the kind.
+    fn informer(i: &Informers) -> &Arc<Informer<Self>>;
+    /// The backend the object asked for (the in-memory kinds have no other).
+    fn backend(&self) -> Backend;
+    /// The infrastructure contract's readiness, as the object reports it.
+    fn is_ready(&self) -> bool;
+    /// Reports the object ready.
+    fn set_ready(&mut self);
+}
+
+/// An infrastructure cluster kind.
+pub trait SimulatedCluster: Simulated {
+    fn set_endpoint(&mut self, endpoint: APIEndpoint);
+    /// Reports in the status the failure domains the spec offers, if the kind has any
+    /// (they are names only: every simulated machine runs in the same place).
+    fn report_failure_domains(&mut self);
+}
+
+/// An infrastructure machine kind.
+pub trait SimulatedMachine: Simulated {
+    /// Start-up delays of the simulated components (unset: instant).
+    fn behaviour(&self) -> Option<&InMemoryMachineBehaviour>;
+    fn provider_id(&self) -> Option<&str>;
+    fn set_provider_id(&mut self, id: String);
+}
+
+impl Simulated for InMemoryCluster {
+    const CONTROLLER: &'static str = "inmemorycluster";
+    const FINALIZER: &'static str = "inmemorycluster.infrastructure.cluster.x-k8s.io";
+
+    fn informer(i: &Informers) -> &Arc<Informer<Self>> {
+        &i.inmemory_clusters
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::InMemory
+    }
+
+    fn is_ready(&self) -> bool {
+        self.status.as_ref().and_then(|s| s.ready) == Some(true)
+    }
+
+    fn set_ready(&mut self) {
+        self.status.get_or_insert_with(Default::default).ready = Some(true);
+    }
+}
+
+impl SimulatedCluster for InMemoryCluster {
+    fn set_endpoint(&mut self, endpoint: APIEndpoint) {
+        self.spec.control_plane_endpoint = Some(endpoint);
+    }
+
+    fn report_failure_domains(&mut self) {}
+}
+
+impl Simulated for DevCluster {
+    const CONTROLLER: &'static str = "devcluster";
+    const FINALIZER: &'static str = "devcluster.infrastructure.cluster.x-k8s.io";
+
+    fn informer(i: &Informers) -> &Arc<Informer<Self>> {
+        &i.dev_clusters
+    }
+
+    fn backend(&self) -> Backend {
+        self.spec.backend.selected()
+    }
+
+    fn is_ready(&self) -> bool {
+        self.status.as_ref().and_then(|s| s.ready) == Some(true)
+    }
+
+    fn set_ready(&mut self) {
+        self.status.get_or_insert_with(Default::default).ready = Some(true);
+    }
+}
+
+impl SimulatedCluster for DevCluster {
+    fn set_endpoint(&mut self, endpoint: APIEndpoint) {
+        self.spec.control_plane_endpoint =
+            Some(DevAPIEndpoint { host: Some(endpoint.host), port: Some(endpoint.port) });
+    }
+
+    /// The docker backend's `failureDomains`, as upstream's docker backend reports them (so
+    /// control planes spread over them); the in-memory backend has none.
+    fn report_failure_domains(&mut self) {
+        let offered = self.spec.backend.docker.as_ref().and_then(|d| d.failure_domains.clone());
+        if self.backend() == Backend::Docker && offered.is_some() {
+            self.status.get_or_insert_with(Default::default).failure_domains = offered;
+        }
+    }
+}
+
+impl Simulated for InMemoryMachine {
+    const CONTROLLER: &'static str = "inmemorymachine";
+    const FINALIZER: &'static str = "inmemorymachine.infrastructure.cluster.x-k8s.io";
+
+    fn informer(i: &Informers) -> &Arc<Informer<Self>> {
+        &i.inmemory_machines
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::InMemory
+    }
+
+    fn is_ready(&self) -> bool {
+        self.status.as_ref().and_then(|s| s.ready) == Some(true)
+    }
+
+    fn set_ready(&mut self) {
+        self.status.get_or_insert_with(Default::default).ready = Some(true);
+    }
+}
+
+impl SimulatedMachine for InMemoryMachine {
+    fn behaviour(&self) -> Option<&InMemoryMachineBehaviour> {
+        self.spec.behaviour.as_ref()
+    }
+
+    fn provider_id(&self) -> Option<&str> {
+        self.spec.provider_id.as_deref()
+    }
+
+    fn set_provider_id(&mut self, id: String) {
+        self.spec.provider_id = Some(id);
+    }
+}
+
+impl Simulated for DevMachine {
+    const CONTROLLER: &'static str = "devmachine";
+    const FINALIZER: &'static str = "devmachine.infrastructure.cluster.x-k8s.io";
+
+    fn informer(i: &Informers) -> &Arc<Informer<Self>> {
+        &i.dev_machines
+    }
+
+    fn backend(&self) -> Backend {
+        self.spec.backend.selected()
+    }
+
+    fn is_ready(&self) -> bool {
+        self.status.as_ref().and_then(|s| s.ready) == Some(true)
+    }
+
+    fn set_ready(&mut self) {
+        self.status.get_or_insert_with(Default::default).ready = Some(true);
+    }
+}
+
+impl SimulatedMachine for DevMachine {
+    /// The docker backend has no start-up settings: its machines start at once.
+    fn behaviour(&self) -> Option<&InMemoryMachineBehaviour> {
+        self.spec.backend.in_memory.as_ref()
+    }
+
+    fn provider_id(&self) -> Option<&str> {
+        self.spec.provider_id.as_deref()
+    }
+
+    fn set_provider_id(&mut self, id: String) {
+        self.spec.provider_id = Some(id);
+    }
+}
+
+/// Says on `want` whether its backend is simulated: a docker-backed object gets
+/// `BackendSimulated=True` (reason `NoContainerRuntime`), any other loses it. Returns true
+/// when the condition is new, so that the caller records a Warning Event once it wrote it.
+pub(crate) fn note_backend<K: Simulated>(want: &mut K, now: Time) -> bool {
+    if want.backend() != Backend::Docker {
+        want.delete_condition(BACKEND_SIMULATED);
+        return false;
+    }
+    let new = want.get_condition(BACKEND_SIMULATED).is_none();
+    let mut c = Condition::true_(BACKEND_SIMULATED, now);
+    c.reason = Some(NO_CONTAINER_RUNTIME.to_string());
+    c.message = Some(DOCKER_SIMULATED_MESSAGE.to_string());
+    want.set_condition(c);
+    new
+}
+
+/// The Warning Event of a docker-backed object, once [`note_backend`] said it is new and the
+/// condition was written.
+pub(crate) async fn announce_backend<K: Simulated>(events: &Events, obj: &K, new: bool) {
+    if new {
+        events.warning(obj, NO_CONTAINER_RUNTIME, DOCKER_SIMULATED_MESSAGE.to_string()).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use drydock_api::capi::dev::v1beta1::DevMachineSpec;
+    use drydock_api::capi::inmemory::{CommonProvisioningSettings, InMemoryComponentBehaviour};
+
+    use super::*;
+
+    #[test]
+    fn dev_machines_take_their_timings_from_the_in_memory_backend() {
+        let vm = InMemoryComponentBehaviour {
+            provisioning: Some(CommonProvisioningSettings { startup_duration: "10s".into(), startup_jitter: None }),
+        };
+        let behaviour = InMemoryMachineBehaviour { vm: Some(vm), ..Default::default() };
+        let mut spec = DevMachineSpec::default();
+        spec.backend.in_memory = Some(behaviour.clone());
+        let mut m = DevMachine::new("m", spec);
+        assert_eq!(m.behaviour(), Some(&behaviour));
+        assert_eq!(m.backend(), Backend::InMemory);
+        m.spec.backend.in_memory = None;
+        m.spec.backend.docker = Some(Default::default());
+        assert_eq!((m.behaviour(), m.backend()), (None, Backend::Docker));
+        assert!(!m.is_ready());
+        m.set_ready();
+        assert!(m.is_ready());
+    }
+
+    #[test]
+    fn docker_backed_dev_clusters_report_their_failure_domains() {
+        use drydock_api::capi::core::FailureDomainSpec;
+        use drydock_api::capi::dev::v1beta1::DockerClusterBackendSpec;
+        let fds = std::collections::BTreeMap::from([(
+            "fd-a".to_string(),
+            FailureDomainSpec { control_plane: Some(true), attributes: None },
+        )]);
+        let mut c = DevCluster::new("c", Default::default());
+        c.spec.backend.docker =
+            Some(DockerClusterBackendSpec { failure_domains: Some(fds.clone()), load_balancer: None });
+        c.report_failure_domains();
+        assert_eq!(c.status.as_ref().and_then(|s| s.failure_domains.clone()), Some(fds));
+        let mut in_memory = DevCluster::new("c", Default::default());
+        in_memory.spec.backend.in_memory = Some(Default::default());
+        in_memory.report_failure_domains();
+        assert!(in_memory.status.is_none());
+    }
+
+    #[test]
+    fn docker_backed_objects_say_they_are_simulated_once() {
+        let now = drydock_api::capi::conditions::time_at(jiff::Timestamp::from_second(1_000).expect("time"));
+        let mut m = DevMachine::new("m", Default::default());
+        m.spec.backend.docker = Some(Default::default());
+        assert!(note_backend(&mut m, now.clone()), "new");
+        assert!(!note_backend(&mut m, now.clone()), "already said");
+        let c = m.get_condition(BACKEND_SIMULATED).expect("condition");
+        assert!(c.is_true() && c.message.as_deref() == Some(DOCKER_SIMULATED_MESSAGE));
+        m.spec.backend.in_memory = Some(Default::default());
+        assert!(!note_backend(&mut m, now.clone()));
+        assert!(m.get_condition(BACKEND_SIMULATED).is_none(), "an in-memory backend is not simulated: it is real");
+        let mut imm = InMemoryMachine::new("m", Default::default());
+        assert!(!note_backend(&mut imm, now));
+        assert!(imm.conditions().is_empty());
+    }
+}
