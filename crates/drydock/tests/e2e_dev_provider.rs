@@ -1,5 +1,6 @@
 //! The Dev provider end to end: a cluster written as upstream's quick-start templates write
-//! it (`data/cluster-template-dev.yaml`: a KubeadmControlPlane and a MachineDeployment on a
+//! it (`data/cluster-template-dev.yaml` in v1beta1, `data/cluster-template-dev-v1beta2.yaml`
+//! as upstream v1.14 writes it: a KubeadmControlPlane and a MachineDeployment on a
 //! DevCluster and DevMachineTemplates) applies with kubectl and provisions on drydock's
 //! in-memory provider: Machines Running, Ready Nodes listed through the workload cluster's
 //! kubeconfig, the Dev objects provisioned in both served versions.
@@ -25,6 +26,7 @@ use kube::api::{Api, ListParams};
 use serde_json::Value;
 
 const TEMPLATE: &str = include_str!("data/cluster-template-dev.yaml");
+const TEMPLATE_V1BETA2: &str = include_str!("data/cluster-template-dev-v1beta2.yaml");
 const NS: &str = "default";
 const WAIT: Duration = Duration::from_secs(120);
 const DOCKER_WARNING: &str = "drydock runs no containers";
@@ -55,7 +57,11 @@ const QUICK: (&str, &str) = ("1s", "500ms");
 impl Variant {
     /// The template with clusterctl's variables substituted.
     fn manifest(&self, cluster: &str) -> String {
-        assert_eq!(self.core, "v1beta1", "the template writes v1beta1 core objects");
+        let template = match self.core {
+            "v1beta1" => TEMPLATE,
+            "v1beta2" => TEMPLATE_V1BETA2,
+            other => panic!("no template writes {other} core objects"),
+        };
         let component = |d: &str| format!(r#"{{provisioning: {{startupDuration: "{d}", startupJitter: "0.2"}}}}"#);
         let (vm, rest) = (component(self.startup.0), component(self.startup.1));
         let (cluster_backend, machine_backend) = match self.backend {
@@ -88,7 +94,7 @@ impl Variant {
         ];
         // The header comment names the variables; only the documents are substituted.
         let body =
-            TEMPLATE.split_once("\napiVersion:").map_or(TEMPLATE.to_string(), |(_, b)| format!("apiVersion:{b}"));
+            template.split_once("\napiVersion:").map_or(template.to_string(), |(_, b)| format!("apiVersion:{b}"));
         vars.iter().fold(body, |text, (var, value)| text.replace(var, value))
     }
 
@@ -204,6 +210,33 @@ async fn check_backend_reported(env: &Env, kc: &Path, cluster: &str, backend: Ba
             .then_some(())
     })
     .await;
+}
+
+/// Upstream v1.14's templates as they are: everything in v1beta2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn core_v1beta2_dev_v1beta2_in_memory() {
+    let v = Variant {
+        core: "v1beta2",
+        dev: "v1beta2",
+        backend: Backend::InMemory,
+        control_plane: 3,
+        workers: 2,
+        startup: QUICK,
+    };
+    v.provisions("all-v1beta2").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn core_v1beta2_dev_v1beta2_docker() {
+    let v = Variant {
+        core: "v1beta2",
+        dev: "v1beta2",
+        backend: Backend::Docker,
+        control_plane: 1,
+        workers: 1,
+        startup: QUICK,
+    };
+    v.provisions("all-v1beta2-docker").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
