@@ -18,7 +18,10 @@ pub async fn resolve(client: &kube::Client, name: &str, server: &str) -> anyhow:
     let want = name.to_ascii_lowercase();
     let want = want.split('.').next().unwrap_or_default().to_string();
     for group in discovery.groups() {
-        for (ar, caps) in group.recommended_resources() {
+        // As kubectl: the group's preferred version, then for kinds it does not serve (the
+        // in-memory kinds beside the Dev kinds in one group) their most stable version.
+        let preferred = group.recommended_resources();
+        for (ar, caps) in preferred.into_iter().chain(group.resources_by_stability()) {
             if matches(&ar, &caps, &want) {
                 return Ok(Resolved { namespaced: caps.scope == Scope::Namespaced, resource: ar });
             }
