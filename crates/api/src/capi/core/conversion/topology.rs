@@ -63,15 +63,15 @@ pub(super) fn naming_down(n: Option<v2::ClassNaming>) -> Option<NamingStrategy> 
     n.map(|n| NamingStrategy { template: n.template })
 }
 
-pub(super) fn deletion_up(t: MachineTimeouts) -> Option<v2::TopologyMachineDeletion> {
-    non_zero(v2::TopologyMachineDeletion {
+pub(super) fn deletion_up(t: MachineTimeouts) -> Option<v2::MachineDeletionSpec> {
+    non_zero(v2::MachineDeletionSpec {
         node_drain_timeout_seconds: duration_to_seconds(t.node_drain_timeout.as_deref()),
         node_volume_detach_timeout_seconds: duration_to_seconds(t.node_volume_detach_timeout.as_deref()),
         node_deletion_timeout_seconds: duration_to_seconds(t.node_deletion_timeout.as_deref()),
     })
 }
 
-pub(super) fn deletion_down(d: Option<v2::TopologyMachineDeletion>) -> MachineTimeouts {
+pub(super) fn deletion_down(d: Option<v2::MachineDeletionSpec>) -> MachineTimeouts {
     let d = d.unwrap_or_default();
     MachineTimeouts {
         node_drain_timeout: seconds_to_duration(d.node_drain_timeout_seconds),

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::cluster::ClusterAvailabilityGate;
 use super::clusterclass_variables::{ClusterClassPatch, ClusterClassStatus, ClusterClassVariable};
-use super::machine::MachineReadinessGate;
+use super::machine::{MachineDeletionSpec, MachineReadinessGate};
 use super::topology::{
-    ControlPlaneHealthCheckRemediation, TopologyHealthCheckChecks, TopologyMachineDeletion,
-    TopologyMachineDeploymentDeletion, TopologyRolloutStrategy, WorkerHealthCheckRemediation,
+    ControlPlaneHealthCheckRemediation, TopologyHealthCheckChecks, TopologyMachineDeploymentDeletion,
+    TopologyRolloutStrategy, WorkerHealthCheckRemediation,
 };
 use crate::capi::common::{MachineTaint, ObjectMeta, VersionedTemplateReference};
 
@@ -110,7 +110,7 @@ pub struct ControlPlaneClass {
     pub naming: Option<ClassNaming>,
     /// Node drain, volume detach and Node deletion limits of the Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deletion: Option<TopologyMachineDeletion>,
+    pub deletion: Option<MachineDeletionSpec>,
     /// Extra conditions the Machines' Ready condition depends on.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
@@ -235,7 +235,7 @@ pub struct MachinePoolClass {
     pub naming: Option<ClassNaming>,
     /// Node drain, volume detach and Node deletion limits of the machines.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deletion: Option<TopologyMachineDeletion>,
+    pub deletion: Option<MachineDeletionSpec>,
     /// Seconds a new machine must be ready before it counts as available.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::machine::MachineReadinessGate;
+use super::machine::{MachineDeletionSpec, MachineReadinessGate};
 use crate::capi::common::{
     MachineTaint, ObjectMeta, UnhealthyMachineCondition, UnhealthyNodeCondition, VersionedTemplateReference,
 };
@@ -65,7 +65,7 @@ pub struct ControlPlaneTopology {
     pub health_check: Option<ControlPlaneTopologyHealthCheck>,
     /// Node drain, volume detach and Node deletion limits of the Machines.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deletion: Option<TopologyMachineDeletion>,
+    pub deletion: Option<MachineDeletionSpec>,
     /// Extra conditions the Machines' Ready condition depends on.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
@@ -179,7 +179,7 @@ pub struct MachinePoolTopology {
     pub failure_domains: Option<Vec<String>>,
     /// Node drain, volume detach and Node deletion limits of the machines.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deletion: Option<TopologyMachineDeletion>,
+    pub deletion: Option<MachineDeletionSpec>,
     /// Seconds a new machine must be ready before it counts as available.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
@@ -194,24 +194,6 @@ pub struct MachinePoolTopology {
     /// Variable values for this MachinePool only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variables: Option<VariableOverrides>,
-}
-
-/// Limits on deleting a Machine, in seconds (control planes and MachinePools).
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TopologyMachineDeletion {
-    /// Upper bound on node drain time; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
-    pub node_drain_timeout_seconds: Option<i32>,
-    /// Upper bound on waiting for volumes to detach; unset or 0 waits forever.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
-    pub node_volume_detach_timeout_seconds: Option<i32>,
-    /// How long Node deletion is retried once the infrastructure is gone.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
-    pub node_deletion_timeout_seconds: Option<i32>,
 }
 
 /// Limits on deleting a MachineDeployment's Machines, and which Machines go first when it

@@ -90,16 +90,16 @@ impl HubSpoke for KubeadmControlPlaneConversion {
 }
 
 /// Machine deletion timeouts as whole seconds.
-pub(super) fn deletion_up(t: MachineTimeouts) -> Option<v2::KubeadmControlPlaneMachineTemplateDeletionSpec> {
+pub(super) fn deletion_up(t: MachineTimeouts) -> Option<crate::capi::core::v1beta2::MachineDeletionSpec> {
     let MachineTimeouts { node_drain_timeout, node_volume_detach_timeout, node_deletion_timeout } = t;
-    set(v2::KubeadmControlPlaneMachineTemplateDeletionSpec {
+    set(crate::capi::core::v1beta2::MachineDeletionSpec {
         node_drain_timeout_seconds: duration_to_seconds(node_drain_timeout.as_deref()),
         node_volume_detach_timeout_seconds: duration_to_seconds(node_volume_detach_timeout.as_deref()),
         node_deletion_timeout_seconds: duration_to_seconds(node_deletion_timeout.as_deref()),
     })
 }
 
-pub(super) fn deletion_down(d: Option<v2::KubeadmControlPlaneMachineTemplateDeletionSpec>) -> MachineTimeouts {
+pub(super) fn deletion_down(d: Option<crate::capi::core::v1beta2::MachineDeletionSpec>) -> MachineTimeouts {
     let d = d.unwrap_or_default();
     MachineTimeouts {
         node_drain_timeout: seconds_to_duration(d.node_drain_timeout_seconds),

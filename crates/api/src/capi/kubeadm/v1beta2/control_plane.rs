@@ -14,7 +14,7 @@ use crate::capi::common::{
     ContractVersionedObjectReference, MachineNamingStrategy, MachineTaint, ObjectMeta, StatusVersion,
 };
 use crate::capi::conditions::Condition;
-use crate::capi::core::v1beta2::MachineReadinessGate;
+use crate::capi::core::v1beta2::{MachineDeletionSpec, MachineReadinessGate};
 
 /// Desired state of a KubeadmControlPlane.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -92,30 +92,11 @@ pub struct KubeadmControlPlaneMachineTemplateSpec {
     pub readiness_gates: Option<Vec<MachineReadinessGate>>,
     /// Node drain, volume detach and Node deletion limits.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deletion: Option<KubeadmControlPlaneMachineTemplateDeletionSpec>,
+    pub deletion: Option<MachineDeletionSpec>,
     /// Taints the Machines put on their Nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub taints: Option<Vec<MachineTaint>>,
-}
-
-/// Limits of the deletion of control-plane Machines, in seconds (0 or unset: no limit for
-/// drain and volume detach; Node deletion defaults to 10s).
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct KubeadmControlPlaneMachineTemplateDeletionSpec {
-    /// Upper bound on draining the Node.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
-    pub node_drain_timeout_seconds: Option<i32>,
-    /// Upper bound on waiting for volumes to detach.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
-    pub node_volume_detach_timeout_seconds: Option<i32>,
-    /// How long Node deletion is retried once the infrastructure is gone.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
-    pub node_deletion_timeout_seconds: Option<i32>,
 }
 
 /// When and how control-plane Machines are replaced.

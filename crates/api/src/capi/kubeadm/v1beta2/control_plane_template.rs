@@ -4,10 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::config::KubeadmConfigSpec;
-use super::control_plane::{
-    KubeadmControlPlaneMachineTemplateDeletionSpec, KubeadmControlPlaneRemediation, KubeadmControlPlaneRollout,
-};
+use super::control_plane::{KubeadmControlPlaneRemediation, KubeadmControlPlaneRollout};
 use crate::capi::common::{MachineNamingStrategy, MachineTaint, ObjectMeta};
+use crate::capi::core::v1beta2::MachineDeletionSpec;
 
 /// Desired state of a KubeadmControlPlaneTemplate.
 #[derive(kube::CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -87,7 +86,7 @@ pub struct KubeadmControlPlaneTemplateMachineTemplate {
 pub struct KubeadmControlPlaneTemplateMachineTemplateSpec {
     /// Node drain, volume detach and Node deletion limits.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deletion: Option<KubeadmControlPlaneMachineTemplateDeletionSpec>,
+    pub deletion: Option<MachineDeletionSpec>,
     /// Taints the Machines put on their Nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
