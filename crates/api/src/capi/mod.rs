@@ -38,6 +38,7 @@ pub mod refs;
 mod registry;
 /// The label selector model, here too for the Cluster API kinds' users.
 pub use crate::selector;
+pub mod v1beta2_conditions;
 pub mod validation;
 pub mod version;
 

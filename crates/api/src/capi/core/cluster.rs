@@ -182,3 +182,4 @@ pub mod cluster_phase {
 }
 
 impl_has_conditions!(Cluster);
+crate::capi::v1beta2_conditions::impl_has_v1beta2_conditions!(Cluster);

@@ -395,3 +395,4 @@ pub struct ClusterClassStatusVariableDefinition {
 }
 
 impl_has_conditions!(ClusterClass);
+crate::capi::v1beta2_conditions::impl_has_v1beta2_conditions!(ClusterClass);

@@ -168,6 +168,7 @@ pub mod machine_phase {
 }
 
 impl_has_conditions!(Machine);
+crate::capi::v1beta2_conditions::impl_has_v1beta2_conditions!(Machine);
 
 /// Template for Machines created by a MachineSet, MachineDeployment or MachinePool.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

@@ -160,3 +160,4 @@ pub struct MachineDeploymentStatus {
 }
 
 impl_has_conditions!(MachineDeployment);
+crate::capi::v1beta2_conditions::impl_has_v1beta2_conditions!(MachineDeployment);

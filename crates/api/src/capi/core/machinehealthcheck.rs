@@ -99,3 +99,4 @@ pub struct MachineHealthCheckStatus {
 }
 
 impl_has_conditions!(MachineHealthCheck);
+crate::capi::v1beta2_conditions::impl_has_v1beta2_conditions!(MachineHealthCheck);

@@ -96,3 +96,4 @@ pub struct MachinePoolStatus {
 }
 
 impl_has_conditions!(MachinePool);
+crate::capi::v1beta2_conditions::impl_has_v1beta2_conditions!(MachinePool);

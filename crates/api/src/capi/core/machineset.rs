@@ -108,3 +108,4 @@ pub struct MachineSetStatus {
 }
 
 impl_has_conditions!(MachineSet);
+crate::capi::v1beta2_conditions::impl_has_v1beta2_conditions!(MachineSet);

@@ -99,3 +99,4 @@ pub struct KubeadmConfigStatus {
 }
 
 impl_has_conditions!(KubeadmConfig);
+crate::capi::v1beta2_conditions::impl_has_v1beta2_conditions!(KubeadmConfig);

@@ -189,6 +189,7 @@ pub struct LastRemediationStatus {
 }
 
 impl_has_conditions!(KubeadmControlPlane);
+crate::capi::v1beta2_conditions::impl_has_v1beta2_conditions!(KubeadmControlPlane);
 
 impl KubeadmControlPlaneSpec {
     /// Whether etcd runs outside the control plane Machines (no stacked members to keep in
