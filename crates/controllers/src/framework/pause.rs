@@ -24,6 +24,8 @@ use drydock_api::capi::condition_types::{
 use drydock_api::capi::conditions::{Condition, HasConditions, STATUS_TRUE};
 use drydock_api::capi::core::Cluster;
 use drydock_api::capi::keys::{PAUSED_ANNOTATION, has_annotation};
+use drydock_api::capi::v1beta2_conditions::names::{NOT_PAUSED_REASON, PAUSED as V1BETA2_PAUSED, PAUSED_REASON};
+use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use parking_lot::Mutex;
 
@@ -89,8 +91,20 @@ pub fn is_paused(cluster: &Cluster, meta: &ObjectMeta) -> bool {
     Pause::of(cluster, meta, false).is_some()
 }
 
-/// Sets the `Paused` condition for `pause`, or removes it when not paused.
-pub fn set_condition<K: HasConditions>(obj: &mut K, pause: Option<Pause>, cluster: &Cluster, now: Time) {
+/// Sets the `Paused` condition for `pause`, or removes it when not paused; the v1beta2
+/// `Paused` is True while reconciliation stops, False otherwise (a held rollout is not a
+/// paused object: it is still reconciled).
+pub fn set_condition<K: HasConditions + HasV1Beta2Conditions>(
+    obj: &mut K,
+    pause: Option<Pause>,
+    cluster: &Cluster,
+    now: Time,
+) {
+    let v1beta2 = match pause.filter(|p| p.stops_everything()) {
+        Some(p) => Observed::true_(V1BETA2_PAUSED, PAUSED_REASON).with_message(p.message(cluster)),
+        None => Observed::false_(V1BETA2_PAUSED, NOT_PAUSED_REASON, ""),
+    };
+    obj.set_v1beta2(v1beta2, &now);
     match pause {
         Some(p) => obj.set_condition(Condition {
             type_: PAUSED.to_string(),

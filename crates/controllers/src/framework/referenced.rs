@@ -17,13 +17,14 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use drydock_api::capi::common::APIEndpoint;
+use drydock_api::capi::common::{APIEndpoint, V1Beta2Conditions};
 use drydock_api::capi::conditions::{Condition, HasConditions};
 use drydock_api::capi::core::{FailureDomainSpec, MachineAddress};
 use drydock_api::capi::dev::v1beta1::{DevCluster, DevMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use drydock_api::capi::owner::api_group;
+use drydock_api::capi::v1beta2_conditions::{Condition as MetaCondition, HasV1Beta2Conditions};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Api, DeleteParams, DynamicObject};
@@ -218,6 +219,33 @@ impl Referenced {
             Self::Dynamic(_) => {
                 let deprecated = self.dynamic(&["status", "deprecated", "v1beta1", "conditions"]);
                 let v = deprecated.or_else(|| self.dynamic(&["status", "conditions"]));
+                Cow::Owned(field(v).unwrap_or_default())
+            }
+        }
+    }
+
+    /// The object's v1beta2 conditions: `status.conditions` of an object in the v1beta2
+    /// shape (it has `status.deprecated` or `status.initialization`), else
+    /// `status.v1beta2.conditions` of a v1beta1 one.
+    pub fn v1beta2_conditions(&self) -> Cow<'_, [MetaCondition]> {
+        fn typed(s: Option<&V1Beta2Conditions>) -> Cow<'_, [MetaCondition]> {
+            Cow::Borrowed(s.and_then(|v| v.conditions.as_deref()).unwrap_or(&[]))
+        }
+        match self {
+            Self::InMemoryMachine(_) => Cow::Borrowed(&[]),
+            Self::InMemoryCluster(o) => typed(o.status.as_ref().and_then(|s| s.v1beta2.as_ref())),
+            Self::DevMachine(o) => typed(o.status.as_ref().and_then(|s| s.v1beta2.as_ref())),
+            Self::DevCluster(o) => typed(o.status.as_ref().and_then(|s| s.v1beta2.as_ref())),
+            Self::KubeadmConfig(o) => Cow::Borrowed(o.v1beta2_conditions()),
+            Self::KubeadmControlPlane(o) => Cow::Borrowed(o.v1beta2_conditions()),
+            Self::Dynamic(_) => {
+                let v1beta2_shape = self.dynamic(&["status", "deprecated"]).is_some()
+                    || self.dynamic(&["status", "initialization"]).is_some();
+                let v = if v1beta2_shape {
+                    self.dynamic(&["status", "conditions"])
+                } else {
+                    self.dynamic(&["status", "v1beta2", "conditions"])
+                };
                 Cow::Owned(field(v).unwrap_or_default())
             }
         }

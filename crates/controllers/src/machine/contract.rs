@@ -7,6 +7,11 @@ use drydock_api::capi::condition_types::{WAITING_FOR_DATA_SECRET, WAITING_FOR_IN
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{PAUSED_ANNOTATION, has_annotation};
+use drydock_api::capi::v1beta2_conditions::names::{
+    BOOTSTRAP_CONFIG_READY, DATA_SECRET_PROVIDED_REASON, INFRASTRUCTURE_READY as V1BETA2_INFRASTRUCTURE_READY,
+    NOT_READY_REASON, OBJECT_DELETED_REASON, OBJECT_DOES_NOT_EXIST_REASON, READY as V1BETA2_READY, READY_REASON,
+};
+use drydock_api::capi::v1beta2_conditions::{self, HasV1Beta2Conditions, Observed};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
@@ -74,6 +79,7 @@ impl<'a> Steps<'a> {
             if m.spec.bootstrap.data_secret_name.is_some() {
                 set_bootstrap_ready(m, true);
                 m.mark_true(BOOTSTRAP_READY, self.now.clone());
+                m.set_v1beta2(Observed::true_(BOOTSTRAP_CONFIG_READY, DATA_SECRET_PROVIDED_REASON), &self.now);
             }
             return Ok((None, None));
         };
@@ -83,10 +89,14 @@ impl<'a> Steps<'a> {
                 if recheck.is_some() {
                     let msg = format!("Waiting for bootstrap config {} to exist", ref_name(&r));
                     m.mark_false(BOOTSTRAP_READY, WAITING_FOR_DATA_SECRET, Severity::Info, &msg, self.now.clone());
+                    let missing = format!("{} does not exist", ref_name(&r));
+                    let observed = Observed::false_(BOOTSTRAP_CONFIG_READY, OBJECT_DOES_NOT_EXIST_REASON, missing);
+                    m.set_v1beta2(observed, &self.now);
                 }
                 return Ok((recheck, None));
             }
         };
+        m.set_v1beta2(mirror_ready(BOOTSTRAP_CONFIG_READY, &config, &r, config.data_secret_created()), &self.now);
         if m.spec.bootstrap.data_secret_name.is_some() {
             set_bootstrap_ready(m, true);
             m.mark_true(BOOTSTRAP_READY, self.now.clone());
@@ -129,15 +139,24 @@ impl<'a> Steps<'a> {
                         r.kind.as_deref().unwrap_or_default(),
                         r.name.as_deref().unwrap_or_default()
                     ));
+                    let gone = format!("{} has been deleted", ref_name(&r));
+                    m.set_v1beta2(
+                        Observed::false_(V1BETA2_INFRASTRUCTURE_READY, OBJECT_DELETED_REASON, gone),
+                        &self.now,
+                    );
                     return Err(Error::Missing(format!("infrastructure machine {}", ref_name(&r))));
                 }
                 let msg = format!("Waiting for infrastructure machine {} to exist", ref_name(&r));
                 m.mark_false(INFRASTRUCTURE_READY, WAITING_FOR_INFRASTRUCTURE, Severity::Info, &msg, self.now.clone());
+                let missing = format!("{} does not exist", ref_name(&r));
+                let observed = Observed::false_(V1BETA2_INFRASTRUCTURE_READY, OBJECT_DOES_NOT_EXIST_REASON, missing);
+                m.set_v1beta2(observed, &self.now);
                 return Ok((Some(recheck), None));
             }
         };
         let ready = infra.provisioned();
         m.status.get_or_insert_with(Default::default).infrastructure_ready = Some(ready);
+        m.set_v1beta2(mirror_ready(V1BETA2_INFRASTRUCTURE_READY, &infra, &r, ready), &self.now);
         let fallback = if ready {
             MirrorFallback::True
         } else {
@@ -159,6 +178,18 @@ impl<'a> Steps<'a> {
         m.spec.provider_id = Some(provider_id);
         Ok((None, Some(infra)))
     }
+}
+
+/// `type_` (v1beta2) mirroring the provider object's v1beta2 `Ready`, else from its contract
+/// flag (`ready`).
+pub(super) fn mirror_ready(type_: &str, obj: &Referenced, r: &ObjectReference, ready: bool) -> Observed {
+    let conditions = obj.v1beta2_conditions();
+    let fallback = if ready {
+        Observed::true_(type_, READY_REASON)
+    } else {
+        Observed::false_(type_, NOT_READY_REASON, format!("{} is not ready", ref_name(r)))
+    };
+    v1beta2_conditions::mirror(type_, v1beta2_conditions::get(&conditions, V1BETA2_READY), fallback)
 }
 
 fn set_bootstrap_ready(m: &mut Machine, ready: bool) {

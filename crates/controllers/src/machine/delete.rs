@@ -20,6 +20,10 @@ use drydock_api::capi::core::{Cluster, DEFAULT_NODE_DELETION_TIMEOUT, Machine};
 use drydock_api::capi::duration;
 use drydock_api::capi::keys::{CONTROL_PLANE_LABEL, has_annotation_prefix};
 use drydock_api::capi::keys::{MACHINE_FINALIZER, PRE_DRAIN_DELETE_HOOK_PREFIX, PRE_TERMINATE_DELETE_HOOK_PREFIX};
+use drydock_api::capi::v1beta2_conditions::names::{
+    BOOTSTRAP_CONFIG_READY, INFRASTRUCTURE_READY as V1BETA2_INFRASTRUCTURE_READY, OBJECT_DELETED_REASON,
+};
+use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
@@ -203,15 +207,23 @@ async fn delete_and_wait(
     condition: &str,
     now: &Time,
 ) -> Result<bool> {
+    let v1beta2_type = if condition == BOOTSTRAP_READY { BOOTSTRAP_CONFIG_READY } else { V1BETA2_INFRASTRUCTURE_READY };
     match referenced::read(&state.ctx, ns, r).await? {
         Some(obj) if !referenced::delete(&state.ctx, CONTROLLER, ns, r, &obj).await? => {
             let fallback = MirrorFallback::False { reason: DELETING, severity: Severity::Info, message: "" };
             m.set_condition(conditions::mirror(&obj.conditions(), condition, fallback, now.clone()));
+            m.set_v1beta2(super::contract::mirror_ready(v1beta2_type, &obj, r, false), now);
             Ok(false)
         }
         // Gone, or deleted just now (nothing held it).
         _ => {
             m.mark_false(condition, DELETED, Severity::Info, "", now.clone());
+            let gone = format!(
+                "{} {} has been deleted",
+                r.kind.as_deref().unwrap_or_default(),
+                r.name.as_deref().unwrap_or_default()
+            );
+            m.set_v1beta2(Observed::false_(v1beta2_type, OBJECT_DELETED_REASON, gone), now);
             Ok(true)
         }
     }

@@ -28,6 +28,7 @@ mod drain;
 mod drain_rules;
 mod node;
 mod status;
+mod v1beta2;
 mod volume_detach;
 
 use std::sync::Arc;

@@ -15,7 +15,14 @@ use drydock_api::capi::keys::{
     NODE_OWNER_NAME_ANNOTATION, NODE_UNINITIALIZED_TAINT,
 };
 use drydock_api::capi::owner;
+use drydock_api::capi::v1beta2_conditions::names::{
+    CONNECTION_DOWN_REASON, INSPECTION_FAILED_REASON, NODE_DELETED_REASON, NODE_DOES_NOT_EXIST_REASON,
+    NODE_HEALTHY as V1BETA2_NODE_HEALTHY, NODE_HEALTHY_REASON, NODE_HEALTHY_UNKNOWN_REASON, NODE_NOT_HEALTHY_REASON,
+    NODE_NOT_READY_REASON, NODE_READY, NODE_READY_REASON, NODE_READY_UNKNOWN_REASON,
+};
+use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
 use k8s_openapi::api::core::v1::{Node, NodeCondition, ObjectReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use serde_json::{Map, Value, json};
@@ -121,13 +128,15 @@ pub(super) async fn reconcile(
 ) -> Result<Option<Duration>> {
     let now = state.ctx.clock().condition_time();
     if m.spec.provider_id.is_none() {
-        m.mark_false(NODE_HEALTHY, "WaitingForNodeRef", Severity::Info, "", now);
+        m.mark_false(NODE_HEALTHY, "WaitingForNodeRef", Severity::Info, "", now.clone());
+        set_node_unknown(m, NODE_DOES_NOT_EXIST_REASON, "Waiting for a Node with spec.providerID to exist", &now);
         return Ok(None);
     }
     let reader = match NodeReader::of(&state.ctx, cluster).await {
         Ok(r) => r,
         Err(e @ Error::WorkloadUnreachable { .. }) => {
-            m.mark_unknown(NODE_HEALTHY, "NodeInspectionFailed", &e.to_string(), now);
+            m.mark_unknown(NODE_HEALTHY, "NodeInspectionFailed", &e.to_string(), now.clone());
+            set_node_unknown(m, CONNECTION_DOWN_REASON, &e.to_string(), &now);
             return Ok(Some(NODE_RECHECK));
         }
         Err(e) => return Err(e),
@@ -137,17 +146,22 @@ pub(super) async fn reconcile(
         Ok(Some(n)) => n,
         Ok(None) if node_ref.is_some() => {
             let msg = format!("Node {} not found", node_ref.as_deref().unwrap_or_default());
-            m.mark_false(NODE_HEALTHY, "NodeNotFound", Severity::Error, &msg, now);
+            m.mark_false(NODE_HEALTHY, "NodeNotFound", Severity::Error, &msg, now.clone());
+            for type_ in [NODE_READY, V1BETA2_NODE_HEALTHY] {
+                m.set_v1beta2(Observed::false_(type_, NODE_DELETED_REASON, msg.as_str()), &now);
+            }
             // With a watch, the Node's return is an event; without, retry with backoff.
             return if reader.is_watched() { Ok(None) } else { Err(Error::Missing(msg)) };
         }
         Ok(None) => {
             let msg = "Waiting for a node with matching ProviderID to exist";
-            m.mark_false(NODE_HEALTHY, "NodeProvisioning", Severity::Warning, msg, now);
+            m.mark_false(NODE_HEALTHY, "NodeProvisioning", Severity::Warning, msg, now.clone());
+            set_node_unknown(m, NODE_DOES_NOT_EXIST_REASON, msg, &now);
             return Ok(reader.recheck(NODE_RECHECK));
         }
         Err(e) => {
-            m.mark_unknown(NODE_HEALTHY, "NodeInspectionFailed", &e.to_string(), now);
+            m.mark_unknown(NODE_HEALTHY, "NodeInspectionFailed", &e.to_string(), now.clone());
+            set_node_unknown(m, INSPECTION_FAILED_REASON, &e.to_string(), &now);
             return Err(e);
         }
     };
@@ -163,7 +177,11 @@ pub(super) async fn reconcile(
         events.normal("SuccessfulSetNodeRef", node.name_any());
     }
     status.node_info = node.status.as_ref().and_then(|s| s.node_info.clone());
-    match health(node.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default()) {
+    let node_conditions = node.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default();
+    let health = health(node_conditions);
+    m.set_v1beta2(node_ready(node_conditions), &now);
+    m.set_v1beta2(node_healthy(&health), &now);
+    match health {
         Health::Healthy => m.mark_true(NODE_HEALTHY, now),
         Health::Unhealthy(msg) => m.mark_false(NODE_HEALTHY, "NodeConditionsFailed", Severity::Warning, &msg, now),
         Health::Unknown(msg) => m.mark_unknown(NODE_HEALTHY, "NodeConditionsFailed", &msg, now),
@@ -188,6 +206,33 @@ pub(super) async fn reconcile(
         }
     }
     Ok(None)
+}
+
+/// v1beta2 `NodeReady` and `NodeHealthy` while the Node cannot be looked at.
+fn set_node_unknown(m: &mut Machine, reason: &str, message: &str, now: &Time) {
+    for type_ in [NODE_READY, V1BETA2_NODE_HEALTHY] {
+        m.set_v1beta2(Observed::unknown(type_, reason, message), now);
+    }
+}
+
+/// v1beta2 `NodeReady`: the Node's own Ready condition.
+fn node_ready(conditions: &[NodeCondition]) -> Observed {
+    let ready = conditions.iter().find(|c| c.type_ == "Ready");
+    let message = ready.and_then(|c| c.message.clone()).unwrap_or_default();
+    match ready.map(|c| c.status.as_str()) {
+        Some("True") => Observed::true_(NODE_READY, NODE_READY_REASON),
+        Some("False") => Observed::false_(NODE_READY, NODE_NOT_READY_REASON, message),
+        _ => Observed::unknown(NODE_READY, NODE_READY_UNKNOWN_REASON, message),
+    }
+}
+
+/// v1beta2 `NodeHealthy`, from the same verdict as the v1beta1 condition.
+fn node_healthy(health: &Health) -> Observed {
+    match health {
+        Health::Healthy => Observed::true_(V1BETA2_NODE_HEALTHY, NODE_HEALTHY_REASON),
+        Health::Unhealthy(msg) => Observed::false_(V1BETA2_NODE_HEALTHY, NODE_NOT_HEALTHY_REASON, msg.as_str()),
+        Health::Unknown(msg) => Observed::unknown(V1BETA2_NODE_HEALTHY, NODE_HEALTHY_UNKNOWN_REASON, msg.as_str()),
+    }
 }
 
 /// The Node whose `spec.providerID` is `provider_id`; more than one is an error.

@@ -134,6 +134,7 @@ pub(crate) fn finish(before: &Machine, m: &mut Machine, now: Time) {
     let previous = before.status.as_ref().and_then(|s| s.phase.as_deref());
     let next = phase(previous, PhaseInputs::of(m));
     set_ready(m, &now);
+    super::v1beta2::finish(m, &now);
     let s = m.status.get_or_insert_with(Default::default);
     if previous != Some(next.as_str()) {
         s.phase = Some(next);

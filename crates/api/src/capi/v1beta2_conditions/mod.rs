@@ -200,6 +200,20 @@ pub fn delete(conditions: &mut Vec<Condition>, type_: &str) {
     conditions.retain(|c| c.type_ != type_);
 }
 
+/// `type_` mirroring a referenced object's condition (its `Ready`, say) when it reports
+/// one, else `fallback` (computed from the contract's fields).
+pub fn mirror(type_: &str, source: Option<&Condition>, fallback: Observed) -> Observed {
+    match source {
+        Some(c) => Observed {
+            type_: type_.to_string(),
+            status: Status::parse(&c.status),
+            reason: c.reason.clone(),
+            message: c.message.clone(),
+        },
+        None => Observed { type_: type_.to_string(), ..fallback },
+    }
+}
+
 /// One input of a [`summary`].
 #[derive(Clone, Copy, Debug)]
 pub struct Input<'a> {
@@ -360,12 +374,6 @@ pub trait HasV1Beta2Conditions: kube::Resource {
 
     fn is_v1beta2_true(&self, type_: &str) -> bool {
         is_true(self.v1beta2_conditions(), type_)
-    }
-
-    /// Sets `Paused`: True while the object or its Cluster is paused.
-    fn set_v1beta2_paused(&mut self, paused: bool, now: &Time) {
-        let observed = Observed::when(names::PAUSED, paused, names::PAUSED_REASON, names::NOT_PAUSED_REASON, "");
-        self.set_v1beta2(observed, now);
     }
 }
 
