@@ -22,6 +22,11 @@ fn list(kc: &std::path::Path, resource: &str) -> Vec<Value> {
     v["items"].as_array().cloned().unwrap_or_default()
 }
 
+/// The v1beta2 condition `type_` of an object read in v1beta2 (null when absent).
+fn condition<'a>(obj: &'a Value, type_: &str) -> &'a Value {
+    obj["status"]["conditions"].as_array().and_then(|c| c.iter().find(|c| c["type"] == type_)).unwrap_or(&Value::Null)
+}
+
 fn of_cluster<'a>(items: &'a [Value], cluster: &str) -> Vec<&'a Value> {
     items.iter().filter(|m| m["spec"]["clusterName"] == cluster).collect()
 }
@@ -31,9 +36,12 @@ async fn a_v1beta2_cluster_provisions_and_reads_in_both_versions() {
     let env = Env::start(true).await;
     let kc = env.kubeconfig(None);
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(MANIFEST));
-    let running = eventually("3 Running Machines, read in v1beta2", WAIT, || {
+    let running = eventually("3 Running, Available Machines, read in v1beta2", WAIT, || {
         let items = list(&kc, "machines.v1beta2.cluster.x-k8s.io");
-        let running = of_cluster(&items, "modern").iter().filter(|m| m["status"]["phase"] == "Running").count();
+        let running = of_cluster(&items, "modern")
+            .iter()
+            .filter(|m| m["status"]["phase"] == "Running" && condition(m, "Available")["status"] == "True")
+            .count();
         std::future::ready((running == 3).then_some(items))
     })
     .await;
@@ -59,6 +67,21 @@ async fn a_v1beta2_cluster_provisions_and_reads_in_both_versions() {
             .as_array()
             .is_some_and(|c| c.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"));
         assert!(ready_v1beta1, "v1beta1 conditions are kept under status.deprecated.v1beta1: {m2:#}");
+        // The v1beta2 conditions, as upstream's Machine controller reports them.
+        for (type_, status, reason) in [
+            ("Ready", "True", "Ready"),
+            ("BootstrapConfigReady", "True", "Ready"),
+            ("InfrastructureReady", "True", "Ready"),
+            ("NodeReady", "True", "NodeReady"),
+            ("NodeHealthy", "True", "NodeHealthy"),
+            ("Updating", "False", "NotUpdating"),
+            ("Deleting", "False", "NotDeleting"),
+            ("Paused", "False", "NotPaused"),
+        ] {
+            let c = condition(m2, type_);
+            assert_eq!((c["status"].as_str(), c["reason"].as_str()), (Some(status), Some(reason)), "{type_}: {m2:#}");
+            assert!(c["lastTransitionTime"].is_string() && c["observedGeneration"].is_i64(), "{c}");
+        }
     }
     // The KubeadmControlPlane written in v1beta2 reads in v1beta1 with its moved fields.
     let kcp = kubectl_ok(
