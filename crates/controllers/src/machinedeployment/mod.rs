@@ -22,6 +22,7 @@ pub mod rollout;
 pub mod status;
 pub mod sync;
 pub mod template;
+pub mod v1beta2;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,6 +35,7 @@ use drydock_api::capi::keys::{
 };
 use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
+use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
 use futures::StreamExt;
 use jiff::Timestamp;
 use kube::api::Api;
@@ -143,6 +145,7 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
         st.sets.ensure_seeded().await;
         let sets = st.sets.list(&ns, &md.spec.cluster_name);
         let (api, sets_api) = (st.ctx.api::<MachineDeployment>(&ns), st.ctx.api::<MachineSet>(&ns));
+        let md = report_deleting(&api, &md, &sets, &st.ctx.clock().condition_time()).await?;
         return cascade::finalize(&WRITER, &api, &md, MACHINE_DEPLOYMENT_FINALIZER, &sets_api, &sets).await;
     }
     st.sets.ensure_seeded().await;
@@ -151,7 +154,10 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
     let api: Api<MachineDeployment> = st.ctx.api(&ns);
     let mut want = (*md).clone();
     let paused = Pause::of(&cluster, &md.metadata, md.spec.paused == Some(true));
-    pause::set_condition(&mut want, paused, &cluster, st.ctx.clock().condition_time());
+    let cond_time = st.ctx.clock().condition_time();
+    pause::set_condition(&mut want, paused, &cluster, cond_time.clone());
+    // v1beta2's Paused is the object's or its Cluster's, not spec.paused (rollouts only).
+    want.set_v1beta2_paused(paused.is_some_and(Pause::stops_everything), &cond_time);
     if paused.is_some_and(Pause::stops_everything) {
         if want != *md {
             WRITER.apply(&api, &md, &want).await?;
@@ -178,6 +184,7 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
     }
     want.status = Some(status);
     status::set_conditions(&mut want, &plan, max_unavailable, time_at(now));
+    v1beta2::set(&mut want, &plan, max_unavailable, now, &time_at(now));
     if paused.is_none() && status::is_complete(&want) {
         apply::cleanup(&st, &want, &plan).await?;
     }
@@ -190,6 +197,29 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
         return Err(e);
     }
     Ok(requeue(&want, expires_in, now))
+}
+
+/// Writes the `Deleting` condition of a deployment being deleted while MachineSets it
+/// controls are left; returns the deployment as written (its finalizer is removed from
+/// that version).
+async fn report_deleting(
+    api: &Api<MachineDeployment>,
+    md: &Arc<MachineDeployment>,
+    sets: &[Arc<MachineSet>],
+    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+) -> Result<Arc<MachineDeployment>> {
+    let left = sets.iter().filter(|ms| owner::is_controlled_by(&ms.metadata, &**md)).count();
+    if left == 0 {
+        // The finalizer goes now: the deployment would not outlive the write.
+        return Ok(md.clone());
+    }
+    let mut want = (**md).clone();
+    want.set_v1beta2(v1beta2::deleting(left), now);
+    if want == **md {
+        return Ok(md.clone());
+    }
+    let out = WRITER.apply(api, md, &want).await?;
+    Ok(Arc::new(out.or_wanted(&want)))
 }
 
 /// What a reconcile plans from, read before planning.

@@ -79,13 +79,9 @@ impl Plan {
             sets.extend(orphans.into_iter().map(|s| (s, Write::Adopt)));
         }
         sets.sort_by(|a, b| order(&a.0, &b.0));
-        let rollout_after = md.spec.rollout_after.as_ref().map(|t| t.0).filter(|t| now >= *t);
-        let current = sets.iter().position(|(ms, _)| {
-            ms.metadata.deletion_timestamp.is_none()
-                && template::equal(&ms.spec.template, &md.spec.template)
-                && rollout_after
-                    .is_none_or(|after| ms.metadata.creation_timestamp.as_ref().is_some_and(|c| c.0 >= after))
-        });
+        let current = sets
+            .iter()
+            .position(|(ms, _)| ms.metadata.deletion_timestamp.is_none() && template::outdated(ms, md, now).is_empty());
         let sets = sets
             .into_iter()
             .map(|(before, write)| {

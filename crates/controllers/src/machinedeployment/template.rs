@@ -5,9 +5,14 @@
 //! annotations and node timeouts are propagated in place and never cause a rollout; the
 //! version part of a reference's apiVersion is ignored, so a provider's API bump does not
 //! replace every Machine either.
+//!
+//! The same comparison decides which set is current ([`super::plan`]) and whether a
+//! Machine is up to date (the MachineSet controller's `UpToDate`), so the two never
+//! disagree.
 
-use drydock_api::capi::core::{Bootstrap, MachineTemplateSpec};
+use drydock_api::capi::core::{Bootstrap, MachineDeployment, MachineSet, MachineTemplateSpec};
 use drydock_api::capi::owner::api_group;
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
 use serde::Serialize;
 
@@ -40,7 +45,56 @@ pub fn rollout_fields(t: &MachineTemplateSpec) -> RolloutFields {
 
 /// True when Machines of template `a` also satisfy template `b` (no rollout needed).
 pub fn equal(a: &MachineTemplateSpec, b: &MachineTemplateSpec) -> bool {
-    rollout_fields(a) == rollout_fields(b)
+    differences(a, b).is_empty()
+}
+
+/// What Machines of template `have` lack to satisfy template `want`, one line per rollout
+/// field that differs (empty: no rollout needed).
+pub fn differences(have: &MachineTemplateSpec, want: &MachineTemplateSpec) -> Vec<String> {
+    let (h, w) = (rollout_fields(have), rollout_fields(want));
+    let mut out = Vec::new();
+    let mut differs = |what: &str, h: String, w: String| {
+        if h != w {
+            out.push(format!("{what} {h} ({w} wanted)"));
+        }
+    };
+    differs("Version", opt(h.version.as_deref()), opt(w.version.as_deref()));
+    differs("Bootstrap config", opt_ref(h.bootstrap.config_ref.as_ref()), opt_ref(w.bootstrap.config_ref.as_ref()));
+    differs(
+        "Bootstrap data secret",
+        opt(h.bootstrap.data_secret_name.as_deref()),
+        opt(w.bootstrap.data_secret_name.as_deref()),
+    );
+    differs("Infrastructure", show_ref(&h.infrastructure_ref), show_ref(&w.infrastructure_ref));
+    differs("Failure domain", opt(h.failure_domain.as_deref()), opt(w.failure_domain.as_deref()));
+    // Fields that render alike but differ (namespace, uid of a reference) still count.
+    if out.is_empty() && h != w {
+        out.push("Machine template differs from the MachineDeployment's".to_string());
+    }
+    out
+}
+
+fn opt(v: Option<&str>) -> String {
+    v.map_or_else(|| "unset".to_string(), str::to_string)
+}
+
+fn show_ref(r: &ObjectReference) -> String {
+    format!("{}/{}", r.kind.as_deref().unwrap_or_default(), r.name.as_deref().unwrap_or_default())
+}
+
+fn opt_ref(r: Option<&ObjectReference>) -> String {
+    r.map_or_else(|| "unset".to_string(), show_ref)
+}
+
+/// Why the Machines of `ms` are not what `md` wants at `now` (empty: they are): template
+/// differences, or a passed `rolloutAfter` that the set predates.
+pub fn outdated(ms: &MachineSet, md: &MachineDeployment, now: Timestamp) -> Vec<String> {
+    let mut out = differences(&ms.spec.template, &md.spec.template);
+    let after = md.spec.rollout_after.as_ref().map(|t| t.0).filter(|t| now >= *t);
+    if after.is_some_and(|after| ms.metadata.creation_timestamp.as_ref().is_none_or(|c| c.0 < after)) {
+        out.push("MachineDeployment spec.rolloutAfter passed".to_string());
+    }
+    out
 }
 
 /// The informational hash in `machine-template-hash`: FNV-1a (32 bit) of the rollout
@@ -103,5 +157,23 @@ mod tests {
             assert!(!equal(&a, &b), "{b:?}");
             assert_ne!(hash(&a), hash(&b));
         }
+    }
+
+    #[test]
+    fn differences_say_what_a_rollout_changes() {
+        let mut have = template();
+        have.spec.infrastructure_ref.name = Some("workers-v1".into());
+        have.spec.failure_domain = Some("fd1".into());
+        assert_eq!(
+            differences(&have, &template()),
+            [
+                "Infrastructure InMemoryMachineTemplate/workers-v1 (InMemoryMachineTemplate/workers wanted)",
+                "Failure domain fd1 (unset wanted)",
+            ]
+        );
+        let mut other_ns = template();
+        other_ns.spec.infrastructure_ref.namespace = Some("elsewhere".into());
+        assert_eq!(differences(&other_ns, &template()), ["Machine template differs from the MachineDeployment's"]);
+        assert!(differences(&template(), &template()).is_empty());
     }
 }

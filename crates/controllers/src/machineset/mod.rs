@@ -5,8 +5,9 @@
 //! Cluster owner and selector; make sure the templates exist and belong to the Cluster;
 //! sort the cached Machines of the set's cluster into owned, to adopt and to release;
 //! remediate unhealthy Machines ([`remediation`]); propagate labels, annotations and
-//! timeouts in place; create (after the [`preflight`] checks) or delete Machines; write
-//! status. Only differences are written, so reconciling a settled set writes nothing.
+//! timeouts in place, and give the Machines of a deployment's set their v1beta2
+//! `UpToDate` ([`v1beta2`]); create (after the [`preflight`] checks) or delete Machines;
+//! write status. Only differences are written, so reconciling a settled set writes nothing.
 //! Machines of a deleted set go with it through garbage collection (they carry its
 //! controller reference).
 
@@ -17,6 +18,7 @@ pub mod propagate;
 pub mod remediation;
 pub mod replicas;
 pub mod status;
+pub mod v1beta2;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,7 +28,10 @@ use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_SET_FINALIZER, REVISION_ANNOTATION};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner;
+use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
 use futures::StreamExt;
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::Api;
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
@@ -39,6 +44,7 @@ use crate::framework::apply;
 use crate::framework::cascade;
 use crate::framework::cluster_index::ClusterIndex;
 use crate::framework::expectations::{Expectations, Outstanding};
+use crate::framework::index::Changes;
 use crate::framework::objects::CAPI_GROUP;
 use crate::framework::pause::{self, ClusterPauses, Pause};
 use crate::framework::propagate::{Managers, sync_referenced};
@@ -107,10 +113,23 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
             None => Vec::new(),
         }
     });
+    let (sets, md_store, templates) =
+        (st.sets.clone(), ctx.informers.machine_deployments.store.clone(), Changes::default());
+    let on_deployment = queue.map_to(move |md: &MachineDeployment| {
+        let exists =
+            |k: &str| k.split_once('/').is_some_and(|(n, m)| md_store.get(&ObjectRef::new(m).within(n)).is_some());
+        if !templates.changed(key_of(md), rollout_digest(md), md_store.len(), exists) {
+            return Vec::new();
+        }
+        let (ns, name) = (md.metadata.namespace.as_deref().unwrap_or_default(), md.metadata.name.as_deref());
+        let sets = sets.list(ns, &md.spec.cluster_name);
+        sets.iter().filter(|ms| deployment_name(ms) == name).map(|ms| ObjectRef::from_obj(&**ms)).collect()
+    });
     let c = Controller::for_shared_stream(trigger, ctx.informers.machine_sets.store.clone())
         .watches_shared_stream(ctx.informers.machines.subscribe(), on_machine)
         .watches_shared_stream(ctx.informers.clusters.subscribe(), on_cluster)
-        .watches_shared_stream(ctx.informers.control_planes.subscribe(), on_control_plane);
+        .watches_shared_stream(ctx.informers.control_planes.subscribe(), on_control_plane)
+        .watches_shared_stream(ctx.informers.machine_deployments.subscribe(), on_deployment);
     let concurrency = ctx.settings.machineset_concurrency;
     Box::pin(runner::run(NAME, c, queue, concurrency, ctx.clock().clone(), st, reconcile))
 }
@@ -128,11 +147,25 @@ fn cluster_of(meta: &kube::core::ObjectMeta) -> Option<&str> {
         .or_else(|| owner::find_owner(meta, CAPI_GROUP, "Cluster").map(|r| r.name.as_str()))
 }
 
+/// What of a MachineDeployment decides whether its sets' Machines are up to date: the
+/// template's rollout fields, `rolloutAfter`, and the revision (which moves when
+/// `rolloutAfter` passes). The deployment's other changes (mostly status) wake no set.
+fn rollout_digest(md: &MachineDeployment) -> (u32, Option<Timestamp>, Option<String>) {
+    let revision = md.metadata.annotations.as_ref().and_then(|a| a.get(REVISION_ANNOTATION)).cloned();
+    (crate::machinedeployment::template::hash(&md.spec.template), md.spec.rollout_after.as_ref().map(|t| t.0), revision)
+}
+
+/// The name of the MachineDeployment the set belongs to (its owner, else its
+/// deployment-name label).
+fn deployment_name(ms: &MachineSet) -> Option<&str> {
+    owner::find_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment")
+        .map(|r| r.name.as_str())
+        .or_else(|| ms.metadata.labels.as_ref().and_then(|l| l.get(DEPLOYMENT_NAME_LABEL)).map(String::as_str))
+}
+
 /// The MachineDeployment the set belongs to (its owner, else its deployment-name label).
 pub fn owning_deployment(st: &State, ms: &MachineSet) -> Option<Arc<MachineDeployment>> {
-    let name = owner::find_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment")
-        .map(|r| r.name.as_str())
-        .or_else(|| ms.metadata.labels.as_ref().and_then(|l| l.get(DEPLOYMENT_NAME_LABEL)).map(String::as_str))?;
+    let name = deployment_name(ms)?;
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
     st.ctx.informers.machine_deployments.store.get(&ObjectRef::new(name).within(ns))
 }
@@ -148,6 +181,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
         st.machines.ensure_seeded().await;
         let machines = st.machines.list(&ns, &cluster_name);
         let (api, machines_api) = (st.ctx.api::<MachineSet>(&ns), st.ctx.api::<Machine>(&ns));
+        let ms = report_deleting(&api, &ms, &machines, &st.ctx.clock().condition_time()).await?;
         return cascade::finalize(&WRITER, &api, &ms, MACHINE_SET_FINALIZER, &machines_api, &machines).await;
     }
     st.machines.ensure_seeded().await;
@@ -156,7 +190,9 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
     let api: Api<MachineSet> = st.ctx.api(&ns);
     let mut want = (*ms).clone();
     let paused = Pause::of(&cluster, &ms.metadata, false);
-    pause::set_condition(&mut want, paused, &cluster, st.ctx.clock().condition_time());
+    let cond_time = st.ctx.clock().condition_time();
+    pause::set_condition(&mut want, paused, &cluster, cond_time.clone());
+    want.set_v1beta2_paused(paused.is_some(), &cond_time);
     if paused.is_some() {
         st.waiting.set(&ns, &cluster_name, &name, false);
         if want != *ms {
@@ -180,18 +216,22 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
     if remediated == Outcome::Deleted {
         pending = outstanding(&st, &key, &owned);
     }
-    sync_machines(&st, &want, &owned).await?;
     let now = st.ctx.clock().now();
+    let up_to_date = owning_deployment(&st, &want).map(|md| v1beta2::machine_up_to_date(&want, &md, now));
+    let owned = sync_machines(&st, &want, &owned, up_to_date.as_ref(), &time_at(now)).await?;
     let scaled = replicas::sync(&st, &mut want, &ms, &cluster, &owned, &pending, now).await;
 
     let (counters, next_available) = status::count(&want, &owned, now);
+    let (v1beta2_counters, next_v1beta2_available) = v1beta2::count(&want, &owned, now);
     let cond_time = time_at(now);
     let generation = want.metadata.generation;
     status::set_counters(want.status.get_or_insert_with(Default::default), counters, selector.to_query(), generation);
     let desired = want.spec.replicas.unwrap_or(1);
     status::set_resized(&mut want, desired, counters, cond_time.clone());
     status::set_machines_ready(&mut want, &owned, cond_time.clone());
-    want.set_ready_summary(status::READY_SUMMARY, cond_time);
+    want.set_ready_summary(status::READY_SUMMARY, cond_time.clone());
+    let remediates = !is_old_revision(&st, &want);
+    v1beta2::set(&mut want, &owned, v1beta2_counters, remediates, &cond_time);
     // Comparing is much cheaper than the serialisation a diff needs; most reconciles
     // change nothing.
     if want != *ms {
@@ -202,8 +242,30 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
     let held = scaled == Scale::Held || remediated == Outcome::Held;
     st.waiting.set(&ns, &cluster_name, &name, held);
     let recheck = (held && !kcp_managed(&cluster)).then_some(PREFLIGHT_RECHECK);
-    let requeue = [next_available, pending.expires_in, recheck].into_iter().flatten().min();
+    let requeue = [next_available, next_v1beta2_available, pending.expires_in, recheck].into_iter().flatten().min();
     Ok(Requeue::after_opt(requeue.map(|d| d.max(Duration::from_millis(100)))))
+}
+
+/// Writes the `Deleting` condition of a set being deleted while Machines it controls are
+/// left; returns the set as written (its finalizer is removed from that version).
+async fn report_deleting(
+    api: &Api<MachineSet>,
+    ms: &Arc<MachineSet>,
+    machines: &[Arc<Machine>],
+    now: &Time,
+) -> Result<Arc<MachineSet>> {
+    let left = machines.iter().filter(|m| owner::is_controlled_by(&m.metadata, &**ms)).count();
+    if left == 0 {
+        // The finalizer goes now: the set would not outlive the write.
+        return Ok(ms.clone());
+    }
+    let mut want = (**ms).clone();
+    want.set_v1beta2(v1beta2::deleting(left), now);
+    if want == **ms {
+        return Ok(ms.clone());
+    }
+    let out = WRITER.apply(api, ms, &want).await?;
+    Ok(Arc::new(out.or_wanted(&want)))
 }
 
 /// True when the Machine is going: marked deleted in the cache, or deleted by this
@@ -328,12 +390,21 @@ fn outstanding(st: &State, key: &str, owned: &[Arc<Machine>]) -> Outstanding {
 }
 
 /// Propagates the set's labels, annotations and timeouts to its Machines and their
-/// infrastructure machines and bootstrap configs.
-async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> Result<()> {
+/// infrastructure machines and bootstrap configs, and sets `up_to_date` (a deployment's
+/// set only) on the live ones where it changed. Returns the Machines as they are now.
+async fn sync_machines(
+    st: &State,
+    ms: &MachineSet,
+    owned: &[Arc<Machine>],
+    up_to_date: Option<&Observed>,
+    now: &Time,
+) -> Result<Vec<Arc<Machine>>> {
+    use std::borrow::Cow;
     let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
     let api: Api<Machine> = st.ctx.api(ns);
     let wanted = propagate::propagated(ms);
     let who = Managers { controller: NAME, manager: propagate::METADATA_MANAGER };
+    let mut out = Vec::with_capacity(owned.len());
     for m in owned {
         if m.metadata.deletion_timestamp.is_some() {
             if !wanted.timeouts.is_applied(&m.spec) {
@@ -343,13 +414,18 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
                     Err(e) => return Err(e),
                 }
             }
+            out.push(m.clone());
             continue;
         }
-        let mut current = std::borrow::Cow::Borrowed(m.as_ref());
+        let mut current = Cow::Borrowed(m.as_ref());
         if propagate::needs_finalizer(m) {
             match WRITER.apply(&api, m, &propagate::with_finalizer(m)).await {
-                Ok(out) => current = std::borrow::Cow::Owned(out.or_wanted(m)),
-                Err(e) if e.is_not_found() => continue,
+                Ok(written) => current = Cow::Owned(written.or_wanted(m)),
+                // Gone meanwhile: counted as the cache shows it until the cache catches up.
+                Err(e) if e.is_not_found() => {
+                    out.push(m.clone());
+                    continue;
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -357,8 +433,12 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
         if applied {
             let config = wanted.config(&current);
             match apply::apply(&api, NAME, &current.metadata, propagate::MANAGER, &config).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(s)) if s.code == 404 => continue,
+                // The status write below is conditional on this version.
+                Ok(written) => current = Cow::Owned(written),
+                Err(kube::Error::Api(s)) if s.code == 404 => {
+                    out.push(m.clone());
+                    continue;
+                }
                 Err(e) => return Err(e.into()),
             }
         }
@@ -366,8 +446,23 @@ async fn sync_machines(st: &State, ms: &MachineSet, owned: &[Arc<Machine>]) -> R
         for r in refs.into_iter().flatten() {
             sync_referenced(&st.ctx, who, ns, r, &wanted.labels, &wanted.annotations, applied).await?;
         }
+        if let Some(want) = up_to_date.and_then(|u| v1beta2::with_up_to_date(&current, u, now)) {
+            // Conditional: the Machine controller writes the rest of the list.
+            match WRITER.write_status(&api, &current, &want).await {
+                Ok(written) => current = Cow::Owned(written.unwrap_or(want)),
+                Err(e) if e.is_gone() => {
+                    out.push(m.clone());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        out.push(match current {
+            Cow::Borrowed(_) => m.clone(),
+            Cow::Owned(o) => Arc::new(o),
+        });
     }
-    Ok(())
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -10,6 +10,10 @@
 //!
 //! A Machine is marked `OwnerRemediated` True before it is deleted, so a reconcile that
 //! stops between the two finishes the deletion next time without asking again.
+//!
+//! The v1beta2 `OwnerRemediated` moves with the v1beta1 one, in the same write: False
+//! `RemediationDeferred` while the preflight checks hold it, False `MachineDeleting` once
+//! approved (v1beta2 has no True for it), removed with it.
 
 use std::sync::Arc;
 
@@ -18,6 +22,8 @@ use drydock_api::capi::conditions::{Condition, HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineSet};
 use drydock_api::capi::intstr;
 use drydock_api::capi::keys::REVISION_ANNOTATION;
+use drydock_api::capi::v1beta2_conditions::{self as v1beta2, HasV1Beta2Conditions, Observed, names};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::Api;
 
 use super::State;
@@ -103,11 +109,21 @@ pub fn candidates(machines: &[Arc<Machine>], deleting: impl Fn(&Machine) -> bool
     c
 }
 
+/// True while the Machine is being remediated by its owner: handed over and still
+/// unhealthy, or approved (the same Machines [`candidates`] acts on or counts in flight).
+pub fn is_remediating(m: &Machine) -> bool {
+    let Some(owner) = m.get_condition(OWNER_REMEDIATED) else {
+        return false;
+    };
+    owner.is_true()
+        || (owner.is_false() && m.metadata.deletion_timestamp.is_none() && !m.is_condition_true(HEALTH_CHECK_SUCCEEDED))
+}
+
 /// Writes the Machine's conditions, conditional on the version read (a concurrent writer
 /// of the same list makes this conflict and the reconcile retry, instead of one dropping
 /// the other's condition).
 async fn write_conditions(api: &Api<Machine>, before: &Machine, after: &Machine) -> Result<()> {
-    if before.conditions() == after.conditions() {
+    if before.conditions() == after.conditions() && before.v1beta2_conditions() == after.v1beta2_conditions() {
         return Ok(());
     }
     match super::WRITER.write_status(api, before, after).await {
@@ -117,13 +133,35 @@ async fn write_conditions(api: &Api<Machine>, before: &Machine, after: &Machine)
     }
 }
 
-fn with_condition(m: &Machine, c: Option<Condition>) -> Machine {
+/// The Machine with `OwnerRemediated` set in both condition lists (`None`: removed).
+fn with_condition(m: &Machine, c: Option<(Condition, Observed)>, now: &Time) -> Machine {
     let mut want = m.clone();
     match c {
-        Some(c) => want.set_condition(c),
-        None => want.delete_condition(OWNER_REMEDIATED),
+        Some((v1, v2)) => {
+            want.set_condition(v1);
+            want.set_v1beta2(v2, now);
+        }
+        None => {
+            want.delete_condition(OWNER_REMEDIATED);
+            if want.v1beta2_condition(names::OWNER_REMEDIATED).is_some() {
+                v1beta2::delete(want.v1beta2_conditions_mut(), names::OWNER_REMEDIATED);
+            }
+        }
     }
     want
+}
+
+/// `OwnerRemediated` of a Machine held by the preflight checks.
+fn deferred(message: &str, now: &Time) -> (Condition, Observed) {
+    let v1 = Condition::false_(OWNER_REMEDIATED, WAITING_FOR_REMEDIATION, Severity::Warning, message, now.clone());
+    let v2 = Observed::false_(names::OWNER_REMEDIATED, names::REMEDIATION_DEFERRED_REASON, message);
+    (v1, v2)
+}
+
+/// `OwnerRemediated` of a Machine approved for deletion.
+fn approval(now: &Time) -> (Condition, Observed) {
+    let v2 = Observed::false_(names::OWNER_REMEDIATED, names::MACHINE_DELETING_REASON, "Machine is deleting");
+    (Condition::true_(OWNER_REMEDIATED, now.clone()), v2)
 }
 
 /// Deletes the set's unhealthy Machines when allowed; see the module documentation.
@@ -139,7 +177,7 @@ pub async fn reconcile(
     let api: Api<Machine> = st.ctx.api(ns);
     let mut c = candidates(machines, deleting);
     for m in &c.stale {
-        write_conditions(&api, m, &with_condition(m, None)).await?;
+        write_conditions(&api, m, &with_condition(m, None, &cond_now())).await?;
     }
     if (c.approved.is_empty() && c.unhealthy.is_empty()) || !is_current_revision(st, ms) {
         return Ok(Outcome::Nothing);
@@ -161,16 +199,15 @@ pub async fn reconcile(
     let verdict = preflight::check(st, cluster, ms, preflight::ACTION_REMEDIATION).await;
     if let Some(message) = verdict.message() {
         for m in &c.unhealthy {
-            let waiting =
-                Condition::false_(OWNER_REMEDIATED, WAITING_FOR_REMEDIATION, Severity::Warning, message, cond_now());
-            write_conditions(&api, m, &with_condition(m, Some(waiting))).await?;
+            let now = cond_now();
+            write_conditions(&api, m, &with_condition(m, Some(deferred(message, &now)), &now)).await?;
         }
         return Ok(Outcome::Held);
     }
     debug_assert_eq!(verdict, Verdict::Pass);
     for m in &c.unhealthy {
-        let approved = with_condition(m, Some(Condition::true_(OWNER_REMEDIATED, cond_now())));
-        write_conditions(&api, m, &approved).await?;
+        let now = cond_now();
+        write_conditions(&api, m, &with_condition(m, Some(approval(&now)), &now)).await?;
         delete(st, ms, &api, m).await?;
     }
     Ok(Outcome::Deleted)
@@ -241,5 +278,45 @@ mod tests {
         assert_eq!(names(&c.approved), ["approved"]);
         assert_eq!(names(&c.stale), ["recovered"]);
         assert_eq!(c.in_flight, 1);
+    }
+
+    #[test]
+    fn remediating_machines_are_the_ones_acted_on() {
+        let going = |m: Arc<Machine>| {
+            let mut m = (*m).clone();
+            m.metadata.deletion_timestamp = m.metadata.creation_timestamp.clone();
+            m
+        };
+        assert!(is_remediating(&machine("unhealthy", 1, Some(false), Some(false))));
+        assert!(is_remediating(&machine("approved", 1, Some(true), None)));
+        assert!(is_remediating(&going(machine("in-flight", 1, Some(true), None))));
+        assert!(!is_remediating(&machine("recovered", 1, Some(false), Some(true))));
+        assert!(!is_remediating(&going(machine("going-unmarked", 1, Some(false), None))));
+        assert!(!is_remediating(&machine("healthy", 1, None, Some(true))));
+    }
+
+    #[test]
+    fn v1beta2_owner_remediated_moves_with_the_v1beta1_one() {
+        let t = Time(Timestamp::from_second(10).expect("ts"));
+        let m = machine("m", 1, Some(false), Some(false));
+        let v2 = |m: &Machine| {
+            m.v1beta2_condition(names::OWNER_REMEDIATED)
+                .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+        };
+        let held = with_condition(&m, Some(deferred("preflight says no", &t)), &t);
+        assert_eq!(held.get_condition(OWNER_REMEDIATED).and_then(|c| c.message.as_deref()), Some("preflight says no"));
+        assert_eq!(
+            v2(&held),
+            Some(("False".into(), names::REMEDIATION_DEFERRED_REASON.into(), "preflight says no".into()))
+        );
+        let ok = with_condition(&held, Some(approval(&t)), &t);
+        assert!(ok.is_condition_true(OWNER_REMEDIATED));
+        assert_eq!(
+            v2(&ok),
+            Some(("False".into(), names::MACHINE_DELETING_REASON.into(), "Machine is deleting".into()))
+        );
+        let cleared = with_condition(&ok, None, &t);
+        assert!(cleared.get_condition(OWNER_REMEDIATED).is_none());
+        assert_eq!(v2(&cleared), None);
     }
 }

@@ -39,6 +39,7 @@ use drydock_api::capi::keys::{
 };
 use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
+use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed, names};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
 use kube::ResourceExt;
@@ -274,12 +275,14 @@ async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Reque
     let now = ctx.clock().condition_time();
     if let Some(p) = Pause::of(&cluster, &mhc.metadata, false) {
         let mut want = (*mhc).clone();
-        pause::set_condition(&mut want, Some(p), &cluster, now);
+        pause::set_condition(&mut want, Some(p), &cluster, now.clone());
+        want.set_v1beta2_paused(true, &now);
         st.writer.write(&api, &mhc, &want, Status::observing(false)).await?;
         return Ok(Requeue::await_change());
     }
     let mut want = (*mhc).clone();
     pause::set_condition(&mut want, None, &cluster, now.clone());
+    want.set_v1beta2_paused(false, &now);
     want.labels_mut().insert(CLUSTER_NAME_LABEL.to_string(), mhc.spec.cluster_name.clone());
     if let Some(r) = owner::owner_ref(cluster.as_ref()) {
         owner::ensure_owner_ref(&mut want.metadata, r);
@@ -366,6 +369,7 @@ async fn check(
     let allowance = limits::allowance(&mhc.spec, expected, healthy).map_err(Error::InvalidSpec)?;
 
     let was_allowed = !mhc.is_condition_false(REMEDIATION_ALLOWED);
+    want.set_v1beta2(remediation_allowed(&allowance), now);
     match &allowance.message {
         None => want.mark_true(REMEDIATION_ALLOWED, now.clone()),
         Some(msg) => {
@@ -419,6 +423,14 @@ async fn check(
     Ok(next)
 }
 
+/// The v1beta2 `RemediationAllowed`: False while the short-circuit holds remediation.
+fn remediation_allowed(a: &limits::Allowance) -> Observed {
+    match &a.message {
+        None => Observed::true_(names::REMEDIATION_ALLOWED, names::REMEDIATION_ALLOWED_REASON),
+        Some(msg) => Observed::false_(names::REMEDIATION_ALLOWED, names::TOO_MANY_UNHEALTHY_REASON, msg.clone()),
+    }
+}
+
 /// Writes the conditions the check wants on a target, if they changed.
 async fn write_machine(
     st: &State,
@@ -433,7 +445,7 @@ async fn write_machine(
         return Ok(());
     }
     let want = remediate::desired(m, verdict, owner_remediation, now);
-    if want.conditions() == m.conditions() {
+    if !remediate::conditions_changed(m, &want) {
         return Ok(());
     }
     let api: Api<Machine> = st.ctx.api(&m.namespace().unwrap_or_default());
@@ -452,4 +464,20 @@ async fn write_machine(
         st.ctx.events.normal(m.as_ref(), "MachineMarkedUnhealthy", note).await;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drydock_api::capi::v1beta2_conditions::Status;
+
+    #[test]
+    fn remediation_allowed_follows_the_short_circuit() {
+        let allowed = limits::Allowance { allowed: true, remediations_allowed: 2, message: None };
+        let o = remediation_allowed(&allowed);
+        assert_eq!((o.status, o.reason.as_str()), (Status::True, names::REMEDIATION_ALLOWED_REASON));
+        let held = limits::Allowance { allowed: false, remediations_allowed: 0, message: Some("too many".into()) };
+        let o = remediation_allowed(&held);
+        assert_eq!((o.status, o.reason.as_str(), o.message.as_str()), (Status::False, "TooManyUnhealthy", "too many"));
+    }
 }

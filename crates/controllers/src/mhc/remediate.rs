@@ -5,11 +5,15 @@
 //!
 //! The check never deletes Machines and never clears `OwnerRemediated` (its owner does).
 //! A request is deleted once its Machine is healthy again.
+//!
+//! Each condition is written in both lists, v1beta1 and v1beta2, in the same write; the
+//! v1beta2 reasons are upstream's (`UnhealthyNode`, `NodeDeleted`, ...).
 
 use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
 use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::{Machine, MachineHealthCheck};
 use drydock_api::capi::owner;
+use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed, names};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
@@ -26,19 +30,47 @@ use crate::framework::{Error, Result};
 pub(crate) fn desired(m: &Machine, verdict: &Verdict, owner_remediation: bool, now: &Time) -> Machine {
     let mut want = m.clone();
     match verdict {
-        Verdict::Healthy => want.mark_true(HEALTH_CHECK_SUCCEEDED, now.clone()),
+        Verdict::Healthy => {
+            want.mark_true(HEALTH_CHECK_SUCCEEDED, now.clone());
+            let ok = Observed::true_(names::HEALTH_CHECK_SUCCEEDED, names::HEALTH_CHECK_SUCCEEDED_REASON);
+            want.set_v1beta2(ok, now);
+        }
         Verdict::Unhealthy { reason, message } => {
             want.mark_false(HEALTH_CHECK_SUCCEEDED, reason, Severity::Warning, message, now.clone());
+            let failed = Observed::false_(names::HEALTH_CHECK_SUCCEEDED, v1beta2_reason(reason), message.clone());
+            want.set_v1beta2(failed, now);
             // A False OwnerRemediated is the owner's, mid-remediation; a deleting Machine is
             // already being replaced (its owner may count it as in flight).
             let handed_over = m.is_condition_false(OWNER_REMEDIATED);
             if owner_remediation && !handed_over && m.metadata.deletion_timestamp.is_none() {
                 want.mark_false(OWNER_REMEDIATED, WAITING_FOR_REMEDIATION, Severity::Warning, "", now.clone());
+                let waiting = Observed::false_(
+                    names::OWNER_REMEDIATED,
+                    names::WAITING_FOR_REMEDIATION_REASON,
+                    "Waiting for remediation",
+                );
+                want.set_v1beta2(waiting, now);
             }
         }
         Verdict::Pending { .. } => {}
     }
     want
+}
+
+/// The v1beta2 `HealthCheckSucceeded` reason of a verdict's v1beta1 reason.
+fn v1beta2_reason(v1beta1: &str) -> &'static str {
+    match v1beta1 {
+        "UnhealthyNode" => names::UNHEALTHY_NODE_REASON,
+        "NodeStartupTimeout" => names::NODE_STARTUP_TIMEOUT_REASON,
+        "NodeNotFound" => names::NODE_DELETED_REASON,
+        "HasRemediateMachineAnnotation" => names::HAS_REMEDIATE_ANNOTATION_REASON,
+        _ => names::UNHEALTHY_MACHINE_REASON,
+    }
+}
+
+/// True when `want` carries conditions `m` lacks (in either list): a write is needed.
+pub(crate) fn conditions_changed(m: &Machine, want: &Machine) -> bool {
+    want.conditions() != m.conditions() || want.v1beta2_conditions() != m.v1beta2_conditions()
 }
 
 /// True when the check newly judged the Machine unhealthy (for the event).
@@ -147,5 +179,41 @@ mod tests {
         assert!(ok.is_condition_true(HEALTH_CHECK_SUCCEEDED));
         assert!(ok.is_condition_false(OWNER_REMEDIATED));
         assert_eq!(desired(&m, &Verdict::Pending { next: None }, true, &t), m);
+    }
+
+    #[test]
+    fn v1beta2_conditions_move_with_the_v1beta1_ones() {
+        let m = Machine::new("m", Default::default());
+        let t = now();
+        let reason =
+            |w: &Machine, type_: &str| w.v1beta2_condition(type_).map(|c| (c.status.clone(), c.reason.clone()));
+        let cases = [
+            ("UnhealthyNode", names::UNHEALTHY_NODE_REASON),
+            ("NodeStartupTimeout", names::NODE_STARTUP_TIMEOUT_REASON),
+            ("NodeNotFound", names::NODE_DELETED_REASON),
+            ("HasRemediateMachineAnnotation", names::HAS_REMEDIATE_ANNOTATION_REASON),
+            ("MachineHasFailure", names::UNHEALTHY_MACHINE_REASON),
+        ];
+        for (v1, v2) in cases {
+            let sick = Verdict::Unhealthy { reason: v1, message: "why".into() };
+            let w = desired(&m, &sick, true, &t);
+            assert_eq!(reason(&w, names::HEALTH_CHECK_SUCCEEDED), Some(("False".into(), v2.to_string())));
+            assert_eq!(w.v1beta2_condition(names::HEALTH_CHECK_SUCCEEDED).map(|c| c.message.as_str()), Some("why"));
+            let owner = w.v1beta2_condition(names::OWNER_REMEDIATED).expect("handed over");
+            assert_eq!(
+                (owner.status.as_str(), owner.reason.as_str(), owner.message.as_str()),
+                ("False", names::WAITING_FOR_REMEDIATION_REASON, "Waiting for remediation")
+            );
+            assert!(conditions_changed(&m, &w));
+            assert!(!conditions_changed(&w, &desired(&w, &sick, true, &t)), "recomputing changes nothing");
+        }
+        let sick = Verdict::Unhealthy { reason: "UnhealthyNode", message: "why".into() };
+        let ext = desired(&m, &sick, false, &t);
+        assert!(ext.v1beta2_condition(names::OWNER_REMEDIATED).is_none());
+        let ok = desired(&ext, &Verdict::Healthy, true, &t);
+        assert_eq!(
+            reason(&ok, names::HEALTH_CHECK_SUCCEEDED),
+            Some(("True".into(), names::HEALTH_CHECK_SUCCEEDED_REASON.to_string()))
+        );
     }
 }

@@ -84,6 +84,10 @@ pub const WAITING_FOR_REMEDIATION_REASON: &str = "WaitingForRemediation";
 // MachineDeployment.
 pub const WAITING_FOR_AVAILABLE_REPLICAS_SET_REASON: &str = "WaitingForAvailableReplicasSet";
 
+// MachineSet (its reasons on a Machine's `OwnerRemediated`).
+pub const MACHINE_DELETING_REASON: &str = "MachineDeleting";
+pub const REMEDIATION_DEFERRED_REASON: &str = "RemediationDeferred";
+
 // KubeadmControlPlane.
 pub const INITIALIZED: &str = "Initialized";
 pub const CERTIFICATES_AVAILABLE: &str = "CertificatesAvailable";
