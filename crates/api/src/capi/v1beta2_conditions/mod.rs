@@ -315,7 +315,7 @@ pub fn aggregate<'a>(
         return Observed::true_(type_, empty_reason);
     }
     // Issues before unknowns; each group's names sorted for a stable message.
-    groups.sort_by(|a, b| b.0.cmp(&a.0));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.0));
     let mut lines = Vec::new();
     for (_, detail, mut names) in groups.iter().take(LINES).cloned() {
         names.sort_unstable();
