@@ -17,14 +17,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use drydock_api::capi::common::V1Beta2ReplicaStatus;
 use drydock_api::capi::condition_types::CONTROL_PLANE_READY;
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet, cluster_phase};
 use drydock_api::capi::dev::v1beta1::DevCluster;
 use drydock_api::capi::inmemory::InMemoryCluster;
-use drydock_api::capi::keys::{CLUSTER_FINALIZER, PAUSED_ANNOTATION, has_annotation};
+use drydock_api::capi::keys::{CLUSTER_FINALIZER, PAUSED_ANNOTATION, POOL_NAME_LABEL, has_annotation};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner;
+use drydock_api::capi::v1beta2_conditions::{Condition as MetaCondition, HasV1Beta2Conditions, names as v2names};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::runtime::controller::Controller;
@@ -68,6 +70,10 @@ struct State {
     machine_deployments: Index,
     /// What each control plane last looked like to its Cluster.
     control_planes: Changes<ControlPlaneGate>,
+    /// What each control plane Machine and MachineDeployment last looked like to its
+    /// Cluster (the v1beta2 conditions and counters it aggregates).
+    machine_gates: Changes<Vec<MetaCondition>>,
+    deployment_gates: Changes<(Vec<MetaCondition>, [Option<i32>; 5])>,
     /// Writes Clusters, remembering what it superseded.
     writer: Writer,
     /// Deleting Clusters whose MachinePools are all gone (they have no informer to ask).
@@ -83,6 +89,27 @@ struct ControlPlaneGate {
     owner: Option<String>,
     /// Its Ready condition, mirrored into ControlPlaneReady.
     ready_condition: Option<conditions::Condition>,
+    /// Its v1beta2 conditions and counters the Cluster's v1beta2 status reads.
+    v1beta2: (Vec<MetaCondition>, [Option<i32>; 5]),
+}
+
+/// The v1beta2 conditions of `types` an object reports.
+fn gate_conditions(conditions: &[MetaCondition], types: &[&str]) -> Vec<MetaCondition> {
+    conditions.iter().filter(|c| types.contains(&c.type_.as_str())).cloned().collect()
+}
+
+/// What a Cluster reads of its control plane's and MachineDeployments' v1beta2 status.
+const ROLLUP_TYPES: &[&str] =
+    &[v2names::AVAILABLE, v2names::ROLLING_OUT, v2names::SCALING_UP, v2names::SCALING_DOWN, v2names::REMEDIATING];
+
+fn replica_gate(desired: Option<i32>, replicas: Option<i32>, v: Option<&V1Beta2ReplicaStatus>) -> [Option<i32>; 5] {
+    [
+        desired,
+        replicas,
+        v.and_then(|v| v.ready_replicas),
+        v.and_then(|v| v.available_replicas),
+        v.and_then(|v| v.up_to_date_replicas),
+    ]
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
@@ -93,6 +120,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machine_sets: Index::default(),
         machine_deployments: Index::default(),
         control_planes: Changes::default(),
+        machine_gates: Changes::default(),
+        deployment_gates: Changes::default(),
         writer: Writer::tracking(CONTROLLER),
         pools_gone: Default::default(),
     });
@@ -124,9 +153,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         )
         .watches_shared_stream(
             i.machine_deployments.subscribe(),
-            queue.map_to(move |o: &MachineDeployment| {
-                s5.deleting_cluster_of(&s5.machine_deployments, &o.metadata, &o.spec.cluster_name)
-            }),
+            queue.map_to(move |o: &MachineDeployment| s5.cluster_of_machine_deployment(o)),
         );
     Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.cluster_concurrency, ctx.clock().clone(), state, reconcile))
 }
@@ -179,6 +206,10 @@ impl State {
             failed: s.is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some()),
             owner: owner::find_owner(&o.metadata, "cluster.x-k8s.io", "Cluster").map(|r| r.name.clone()),
             ready_condition: o.get_condition(conditions::READY).cloned(),
+            v1beta2: (
+                gate_conditions(o.v1beta2_conditions(), ROLLUP_TYPES),
+                replica_gate(o.spec.replicas, s.and_then(|s| s.replicas), s.and_then(|s| s.v1beta2.as_ref())),
+            ),
         };
         let ns = o.metadata.namespace.as_deref().unwrap_or_default();
         let store = &self.ctx.informers.control_planes.store;
@@ -198,15 +229,102 @@ impl State {
         let Some(c) = self.cluster(ns, &m.spec.cluster_name) else {
             return Vec::new();
         };
+        let control_plane = crate::framework::objects::is_control_plane(m);
         let waits_for_node = c.spec.control_plane_ref.is_none()
             && !c.is_condition_true(CONTROL_PLANE_INITIALIZED)
-            && crate::framework::objects::is_control_plane(m)
+            && control_plane
             && m.status.as_ref().is_some_and(|s| s.node_ref.is_some());
-        if c.metadata.deletion_timestamp.is_some() || waits_for_node {
+        // Control plane Machines are aggregated directly; workers through their
+        // MachineDeployments' changes (as upstream).
+        let aggregated = control_plane && {
+            let store = &self.ctx.informers.machines.store;
+            let exists = |k: &str| k.split_once('/').is_some_and(|(n, m)| in_store(store, n, m).is_some());
+            let gate = gate_conditions(m.v1beta2_conditions(), &[v2names::READY, v2names::UP_TO_DATE]);
+            self.machine_gates.changed(format!("{ns}/{}", m.name_any()), gate, store.len(), exists)
+        };
+        if c.metadata.deletion_timestamp.is_some() || waits_for_node || aggregated {
             vec![ObjectRef::from_obj(c.as_ref())]
         } else {
             Vec::new()
         }
+    }
+
+    /// A MachineDeployment matters to its Cluster while it is deleting, and when what the
+    /// Cluster aggregates of it changed.
+    fn cluster_of_machine_deployment(&self, o: &MachineDeployment) -> Vec<ObjectRef<Cluster>> {
+        let deleting = self.deleting_cluster_of(&self.machine_deployments, &o.metadata, &o.spec.cluster_name);
+        if !deleting.is_empty() {
+            return deleting;
+        }
+        let ns = o.metadata.namespace.as_deref().unwrap_or_default();
+        let s = o.status.as_ref();
+        let gate = (
+            gate_conditions(
+                o.v1beta2_conditions(),
+                &[ROLLUP_TYPES, &[v2names::MACHINES_READY, v2names::MACHINES_UP_TO_DATE]].concat(),
+            ),
+            replica_gate(o.spec.replicas, s.and_then(|s| s.replicas), s.and_then(|s| s.v1beta2.as_ref())),
+        );
+        let store = &self.ctx.informers.machine_deployments.store;
+        let exists = |k: &str| k.split_once('/').is_some_and(|(n, m)| in_store(store, n, m).is_some());
+        if !self.deployment_gates.changed(format!("{ns}/{}", o.name_any()), gate, store.len(), exists) {
+            return Vec::new();
+        }
+        self.cluster(ns, &o.spec.cluster_name).map(|c| vec![ObjectRef::from_obj(c.as_ref())]).unwrap_or_default()
+    }
+
+    /// The Cluster's Machines (control plane and workers; MachinePool Machines left out),
+    /// MachineDeployments and the MachineSets it owns directly, from the stores.
+    fn family(&self, c: &Cluster) -> Family {
+        let ns = namespace(c);
+        let name = c.name_any();
+        let i = &self.ctx.informers;
+        let mut f = Family::default();
+        for m in self.machines.members(&ns, &name, |n| in_store(&i.machines.store, &ns, n).is_some()) {
+            let Some(m) = in_store(&i.machines.store, &ns, &m).filter(|m| m.spec.cluster_name == name) else {
+                continue;
+            };
+            if m.labels().contains_key(POOL_NAME_LABEL) {
+                continue;
+            }
+            if crate::framework::objects::is_control_plane(&m) {
+                f.control_plane_machines.push(m);
+            } else {
+                f.worker_machines.push(m);
+            }
+        }
+        let store = &i.machine_deployments.store;
+        for md in self.machine_deployments.members(&ns, &name, |n| in_store(store, &ns, n).is_some()) {
+            if let Some(md) = in_store(store, &ns, &md).filter(|o| o.spec.cluster_name == name) {
+                f.machine_deployments.push(md);
+            }
+        }
+        let store = &i.machine_sets.store;
+        for ms in self.machine_sets.members(&ns, &name, |n| in_store(store, &ns, n).is_some()) {
+            if let Some(ms) = in_store(store, &ns, &ms)
+                .filter(|o| o.spec.cluster_name == name && o.owner_references().iter().any(|r| r.kind == "Cluster"))
+            {
+                f.machine_sets.push(ms);
+            }
+        }
+        f
+    }
+
+    /// Sets the Cluster's v1beta2 status from the objects read (`deleting`: the deletion
+    /// stage's reason and message).
+    fn set_v1beta2(&self, c: &mut Cluster, seen: &Seen, deleting: Option<(&str, String)>, now: &Time) {
+        let f = self.family(c);
+        let inputs = v1beta2::Inputs {
+            infra: seen.infra.as_ref(),
+            control_plane: seen.control_plane.as_ref(),
+            control_plane_machines: &f.control_plane_machines,
+            worker_machines: &f.worker_machines,
+            machine_deployments: &f.machine_deployments,
+            machine_sets: &f.machine_sets,
+            deleting,
+        };
+        v1beta2::update(c, &inputs, now);
+        c.set_v1beta2_paused(false, now);
     }
 
     fn deleting_cluster_of(&self, index: &Index, meta: &ObjectMeta, cluster: &str) -> Vec<ObjectRef<Cluster>> {
@@ -221,6 +339,22 @@ impl State {
     }
 }
 
+/// What a Cluster's v1beta2 status aggregates, from the stores.
+#[derive(Default)]
+struct Family {
+    control_plane_machines: Vec<Arc<Machine>>,
+    worker_machines: Vec<Arc<Machine>>,
+    machine_deployments: Vec<Arc<MachineDeployment>>,
+    machine_sets: Vec<Arc<MachineSet>>,
+}
+
+/// The infrastructure cluster and control plane as this reconcile read them.
+#[derive(Default)]
+struct Seen {
+    infra: Option<Referenced>,
+    control_plane: Option<Referenced>,
+}
+
 fn is_paused(obj: &Referenced) -> bool {
     has_annotation(obj.meta().annotations.as_ref(), PAUSED_ANNOTATION)
 }
@@ -232,7 +366,9 @@ async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Requeue> 
     // `spec.paused` or the paused annotation: only the Paused condition is written.
     if let Some(p) = Pause::of(&cluster, &cluster.metadata, false) {
         let mut c = (*cluster).clone();
-        pause::set_condition(&mut c, Some(p), &cluster, state.ctx.clock().condition_time());
+        let now = state.ctx.clock().condition_time();
+        c.set_v1beta2_paused(true, &now);
+        pause::set_condition(&mut c, Some(p), &cluster, now);
         let api = state.ctx.api::<Cluster>(&namespace(&cluster));
         state.writer.write(&api, &cluster, &c, Status::observing(false)).await?;
         return Ok(Requeue::await_change());
@@ -248,12 +384,15 @@ async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Requeue> 
     let api = ctx.api::<Cluster>(&cluster.namespace().unwrap_or_default());
     if c.spec.topology.is_some() && (c.spec.infrastructure_ref.is_none() || c.spec.control_plane_ref.is_none()) {
         // Waiting for the topology controller to create the objects.
+        state.set_v1beta2(&mut c, &Seen::default(), None, &now);
         state.writer.apply(&api, &cluster, &c).await?;
         return Ok(Requeue::await_change());
     }
-    let result = reconcile_contracts(&state, &cluster, &mut c, &now).await;
+    let mut seen = Seen::default();
+    let result = reconcile_contracts(&state, &cluster, &mut c, &mut seen, &now).await;
     let mut events = PendingEvents::default();
-    finish(&cluster, &mut c, now, &mut events);
+    finish(&cluster, &mut c, now.clone(), &mut events);
+    state.set_v1beta2(&mut c, &seen, None, &now);
     state.writer.write(&api, &cluster, &c, Status::observing(result.is_ok())).await?;
     events.publish(ctx, cluster.as_ref()).await;
     result.map(Requeue::after_opt)
@@ -263,10 +402,11 @@ async fn reconcile_contracts(
     state: &State,
     cluster: &Cluster,
     c: &mut Cluster,
+    seen: &mut Seen,
     now: &Time,
 ) -> Result<Option<Duration>> {
-    let infra = reconcile_infrastructure(state, cluster, c, now).await?;
-    let cp = reconcile_control_plane(state, cluster, c, now).await?;
+    let infra = reconcile_infrastructure(state, cluster, c, &mut seen.infra, now).await?;
+    let cp = reconcile_control_plane(state, cluster, c, &mut seen.control_plane, now).await?;
     if c.spec.control_plane_ref.is_none() {
         control_plane_initialized_from_machines(state, c, now);
     }
@@ -277,12 +417,19 @@ fn namespace(c: &Cluster) -> String {
     c.namespace().unwrap_or_default()
 }
 
-/// Reads and adopts a referenced object; `None` when missing or paused.
-async fn adopt(state: &State, cluster: &Cluster, r: &ObjectReference) -> Result<Option<Referenced>> {
+/// Reads and adopts a referenced object; `None` when missing or paused. `seen` gets what
+/// was read, paused or not.
+async fn adopt(
+    state: &State,
+    cluster: &Cluster,
+    r: &ObjectReference,
+    seen: &mut Option<Referenced>,
+) -> Result<Option<Referenced>> {
     let ns = namespace(cluster);
     let Some(obj) = referenced::read(&state.ctx, &ns, r).await? else {
         return Ok(None);
     };
+    *seen = Some(obj.clone());
     if is_paused(&obj) {
         return Ok(None);
     }
@@ -333,6 +480,7 @@ async fn reconcile_infrastructure(
     state: &State,
     cluster: &Cluster,
     c: &mut Cluster,
+    seen: &mut Option<Referenced>,
     now: &Time,
 ) -> Result<Option<Duration>> {
     let Some(r) = c.spec.infrastructure_ref.clone() else {
@@ -341,7 +489,7 @@ async fn reconcile_infrastructure(
         c.mark_true(INFRASTRUCTURE_READY, now.clone());
         return Ok(None);
     };
-    let Some(infra) = adopt(state, cluster, &r).await? else {
+    let Some(infra) = adopt(state, cluster, &r, seen).await? else {
         let msg =
             format!("Waiting for {} {}", r.kind.as_deref().unwrap_or_default(), r.name.as_deref().unwrap_or_default());
         c.mark_false(INFRASTRUCTURE_READY, "WaitingForInfrastructure", Severity::Info, &msg, now.clone());
@@ -365,12 +513,13 @@ async fn reconcile_control_plane(
     state: &State,
     cluster: &Cluster,
     c: &mut Cluster,
+    seen: &mut Option<Referenced>,
     now: &Time,
 ) -> Result<Option<Duration>> {
     let Some(r) = c.spec.control_plane_ref.clone() else {
         return Ok(None);
     };
-    let Some(cp) = adopt(state, cluster, &r).await? else {
+    let Some(cp) = adopt(state, cluster, &r, seen).await? else {
         let msg =
             format!("Waiting for {} {}", r.kind.as_deref().unwrap_or_default(), r.name.as_deref().unwrap_or_default());
         c.mark_false(CONTROL_PLANE_READY, "WaitingForControlPlane", Severity::Info, &msg, now.clone());
@@ -501,6 +650,7 @@ fn phase_reason(phase: &str) -> &'static str {
 }
 
 mod delete;
+mod v1beta2;
 
 #[cfg(test)]
 mod tests {

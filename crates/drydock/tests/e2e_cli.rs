@@ -143,9 +143,21 @@ async fn cli_against_a_provisioned_cluster() {
     // describe: tree shape.
     let tree = drydock_ok(&kc, &["describe", "cluster", "c1"]);
     let lines: Vec<&str> = tree.lines().collect();
-    let header: Vec<&str> = lines[0].split_whitespace().collect();
-    assert_eq!(header, vec!["NAME", "READY", "SEVERITY", "REASON", "SINCE", "MESSAGE"]);
-    assert!(lines[1].starts_with("Cluster/c1"), "{tree}");
+    let header: Vec<&str> = lines[0].split("   ").map(str::trim).filter(|s| !s.is_empty()).collect();
+    assert_eq!(
+        header,
+        ["NAME", "REPLICAS", "AVAILABLE", "READY", "UP TO DATE", "STATUS", "REASON", "SINCE", "MESSAGE"]
+    );
+    assert!(lines[1].starts_with("Cluster/c1") && lines[1].contains("Available: "), "{tree}");
+    assert!(
+        lines.iter().any(
+            |l| l.starts_with("├─ControlPlane - KubeadmControlPlane/c1-control-plane") && l.contains("Available: ")
+        ),
+        "the control plane shows its v1beta2 Available:\n{tree}"
+    );
+    let old = drydock_ok(&kc, &["describe", "cluster", "c1", "--v1beta1"]);
+    let header: Vec<&str> = old.lines().next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(header, vec!["NAME", "READY", "SEVERITY", "REASON", "SINCE", "MESSAGE"], "{old}");
     assert!(lines.iter().any(|l| l.starts_with("├─ClusterInfrastructure - InMemoryCluster/c1")), "{tree}");
     assert!(lines.iter().any(|l| l.starts_with("├─ControlPlane - KubeadmControlPlane/c1-control-plane")), "{tree}");
     assert!(lines.iter().any(|l| l.starts_with("└─Workers")), "{tree}");

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 
-use super::{CONTROL_PLANE_READY, CONTROLLER, GONE_RECHECK, State, finish, in_store, mirror_ready, namespace};
+use super::{CONTROL_PLANE_READY, CONTROLLER, GONE_RECHECK, Seen, State, finish, in_store, mirror_ready, namespace};
 use crate::framework::Result;
 use crate::framework::events::PendingEvents;
 use crate::framework::referenced;
@@ -22,6 +22,11 @@ use crate::framework::runner;
 use crate::framework::write::{Status, delete_if_present, remove_finalizer};
 use crate::workload::kubeconfig_secret_name;
 use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
+use drydock_api::capi::v1beta2_conditions::names::{
+    DELETING_REASON, WAITING_FOR_CONTROL_PLANE_DELETION_REASON, WAITING_FOR_INFRASTRUCTURE_DELETION_REASON,
+    WAITING_FOR_WORKERS_DELETION_REASON,
+};
+use k8s_openapi::api::core::v1::ObjectReference;
 
 /// Stage of a Cluster's deletion, decided from what still exists.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,6 +61,7 @@ struct Descendant {
     owned: bool,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum DescendantApi {
     Deployment,
     Set,
@@ -126,6 +132,42 @@ async fn descendants(state: &State, c: &Cluster) -> Result<Vec<Descendant>> {
     Ok(out)
 }
 
+/// At most three names, then how many more: `a, b, c, ... (2 more)`.
+fn name_list(mut names: Vec<&str>) -> String {
+    names.sort_unstable();
+    match names.len() {
+        0..=3 => names.join(", "),
+        n => format!("{}, ... ({} more)", names[..3].join(", "), n - 3),
+    }
+}
+
+/// The `Deleting` message while descendants remain: one line per kind, in deletion order.
+fn waiting_for_descendants(descendants: &[Descendant]) -> String {
+    let kinds = [
+        (DescendantApi::Deployment, "MachineDeployments"),
+        (DescendantApi::Set, "MachineSets"),
+        (DescendantApi::Pool, "MachinePools"),
+        (DescendantApi::Machine, "Machines"),
+    ];
+    let mut lines = Vec::new();
+    for (api, label) in kinds {
+        let names: Vec<&str> = descendants.iter().filter(|d| d.api == api).map(|d| d.name.as_str()).collect();
+        if !names.is_empty() {
+            lines.push(format!("* {label}: {}", name_list(names)));
+        }
+    }
+    lines.join("\n")
+}
+
+/// The `Deleting` message while the control plane or infrastructure cluster goes.
+fn waiting_for(r: &ObjectReference) -> String {
+    format!(
+        "* {} {}: deletion in progress",
+        r.kind.as_deref().unwrap_or_default(),
+        r.name.as_deref().unwrap_or_default()
+    )
+}
+
 async fn delete_descendant(state: &State, ns: &str, d: &Descendant) -> Result<()> {
     let ctx = &state.ctx;
     match d.api {
@@ -155,6 +197,8 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<R
         Some(r) => referenced::read(ctx, &ns, r).await?,
         None => None,
     };
+    let seen = Seen { infra: infra.clone(), control_plane: cp.clone() };
+    let mut why: Option<(&str, String)> = None;
     // Each stage that finishes at once (an object without finalizers) moves on to the next.
     loop {
         if cp.is_none() && c.spec.control_plane_ref.is_some() {
@@ -169,6 +213,7 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<R
                     delete_descendant(state, &ns, d).await?;
                 }
                 tracing::debug!(cluster = %cluster.name_any(), remaining, "waiting for descendants to be deleted");
+                why = Some((WAITING_FOR_WORKERS_DELETION_REASON, waiting_for_descendants(&descendants)));
                 break;
             }
             Stage::ControlPlane => {
@@ -179,6 +224,7 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<R
                     continue;
                 }
                 mirror_ready(&mut c, &obj, CONTROL_PLANE_READY, false, "Deleting", &now);
+                why = Some((WAITING_FOR_CONTROL_PLANE_DELETION_REASON, waiting_for(&r)));
                 break;
             }
             Stage::Infrastructure => {
@@ -189,13 +235,16 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<R
                     continue;
                 }
                 mirror_ready(&mut c, &obj, INFRASTRUCTURE_READY, false, "Deleting", &now);
+                why = Some((WAITING_FOR_INFRASTRUCTURE_DELETION_REASON, waiting_for(&r)));
                 break;
             }
             Stage::Finalize => return finalize(state, cluster).await,
         }
     }
     let mut events = PendingEvents::default();
-    finish(cluster, &mut c, now, &mut events);
+    finish(cluster, &mut c, now.clone(), &mut events);
+    let why = why.unwrap_or((DELETING_REASON, String::new()));
+    state.set_v1beta2(&mut c, &seen, Some(why), &now);
     state.writer.write(&ctx.api::<Cluster>(&ns), cluster, &c, Status::observing(true)).await?;
     events.publish(ctx, cluster.as_ref()).await;
     Ok(Requeue::after(GONE_RECHECK))
@@ -217,4 +266,31 @@ async fn finalize(state: &State, cluster: &Arc<Cluster>) -> Result<Requeue> {
     state.writer.apply(&ctx.api::<Cluster>(&ns), cluster, &done).await?;
     ctx.events.normal(cluster.as_ref(), "Deleted", format!("Cluster {name} has been deleted")).await;
     Ok(Requeue::await_change())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(api: DescendantApi, name: &str) -> Descendant {
+        Descendant { api, name: name.into(), deleting: false, owned: true }
+    }
+
+    #[test]
+    fn deleting_message_names_what_remains_by_kind() {
+        let remaining = [
+            d(DescendantApi::Machine, "w3"),
+            d(DescendantApi::Deployment, "md"),
+            d(DescendantApi::Machine, "w1"),
+            d(DescendantApi::Machine, "w4"),
+            d(DescendantApi::Machine, "w2"),
+        ];
+        assert_eq!(
+            waiting_for_descendants(&remaining),
+            "* MachineDeployments: md\n* Machines: w1, w2, w3, ... (1 more)"
+        );
+        let r =
+            ObjectReference { kind: Some("KubeadmControlPlane".into()), name: Some("cp".into()), ..Default::default() };
+        assert_eq!(waiting_for(&r), "* KubeadmControlPlane cp: deletion in progress");
+    }
 }

@@ -19,6 +19,11 @@ use super::{CONTROLLER, GONE_RECHECK, State, hook, is_deleting, kubeconfig};
 use crate::framework::Result;
 use crate::framework::write::{delete_if_present, remove_finalizer};
 use drydock_api::capi::condition_types::{DELETING, RESIZED};
+use drydock_api::capi::v1beta2_conditions::names::{
+    AVAILABLE, NOT_AVAILABLE_REASON, WAITING_FOR_MACHINE_DELETION_REASON, WAITING_FOR_WORKERS_DELETION_REASON,
+};
+use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 /// Recheck while workers are being deleted. Their changes and deletions wake the control
 /// plane of a deleting Cluster first; this only bounds the wait if an event is missed.
@@ -52,15 +57,23 @@ pub(super) async fn reconcile(
         s.pending.lock().remove(&super::key(kcp));
         return Ok(Requeue::await_change());
     }
-    let workers = all.iter().filter(|m| !m.labels().contains_key(CONTROL_PLANE_LABEL)).count();
+    let mut workers: Vec<String> =
+        all.iter().filter(|m| !m.labels().contains_key(CONTROL_PLANE_LABEL)).map(|m| m.name_any()).collect();
     let now = s.ctx.clock().condition_time();
     let replicas = i32::try_from(owned.len()).unwrap_or(i32::MAX);
     want.status.get_or_insert_with(Default::default).replicas = Some(replicas);
-    if workers > 0 {
+    if !workers.is_empty() {
+        workers.sort_unstable();
+        let why = (WAITING_FOR_WORKERS_DELETION_REASON, format!("* Worker Machines: {}", name_list(&workers)));
+        set_deleting_v1beta2(&mut want, why, &now);
         want.mark_false(RESIZED, DELETING, Severity::Info, "Waiting for worker nodes to be deleted first", now);
         s.write(api, kcp, &want).await?;
         return Ok(Requeue::after(WORKERS_RECHECK));
     }
+    let mut names: Vec<String> = owned.iter().map(|m| m.name_any()).collect();
+    names.sort_unstable();
+    let why = (WAITING_FOR_MACHINE_DELETION_REASON, format!("* Machines: {}", name_list(&names)));
+    set_deleting_v1beta2(&mut want, why, &now);
     want.mark_false(RESIZED, DELETING, Severity::Info, "Deleting control plane Machines", now);
     let machines = s.ctx.api::<Machine>(&ns);
     for m in &owned {
@@ -73,4 +86,33 @@ pub(super) async fn reconcile(
     }
     s.write(api, kcp, &want).await?;
     Ok(Requeue::after(GONE_RECHECK))
+}
+
+/// At most three names, then how many more: `a, b, c, ... (2 more)`.
+fn name_list(names: &[String]) -> String {
+    match names.len() {
+        0..=3 => names.join(", "),
+        n => format!("{}, ... ({} more)", names[..3].join(", "), n - 3),
+    }
+}
+
+/// The v1beta2 conditions of a deleting control plane: what it waits for, and unavailable.
+fn set_deleting_v1beta2(kcp: &mut KubeadmControlPlane, why: (&str, String), now: &Time) {
+    let deleting = super::v1beta2::deleting(kcp, Some(why));
+    kcp.set_v1beta2(deleting, now);
+    let message = "* Control plane metadata.deletionTimestamp is set";
+    kcp.set_v1beta2(Observed::false_(AVAILABLE, NOT_AVAILABLE_REASON, message), now);
+    kcp.set_v1beta2_paused(false, now);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_capped() {
+        let names: Vec<String> = ["a", "b", "c", "d", "e"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(name_list(&names[..2]), "a, b");
+        assert_eq!(name_list(&names), "a, b, c, ... (2 more)");
+    }
 }

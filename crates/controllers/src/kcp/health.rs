@@ -97,6 +97,20 @@ impl Observed {
         self.pods.iter().find(|p| p.name_any() == name)
     }
 
+    /// Where the static pod of `component` (`etcd` included) on `node` stands.
+    pub fn pod_state(&self, component: &str, node: &str) -> PodState {
+        let Some(p) = self.pod(component, node) else {
+            return PodState::Missing;
+        };
+        match p.status.as_ref().and_then(|s| s.phase.as_deref()) {
+            Some("Pending") => PodState::Provisioning,
+            Some("Running") if pod_ready(p) => PodState::Running,
+            Some("Running") => PodState::NotReady,
+            Some("Failed" | "Succeeded") => PodState::Failed,
+            _ => PodState::Unknown,
+        }
+    }
+
     /// How a Machine's control plane looks.
     pub fn health(&self, m: &Machine) -> MachineHealth {
         let Some(node) = self.node_of(m) else {
@@ -110,6 +124,20 @@ impl Observed {
             etcd_member_healthy: self.membership.member(&name).is_some_and(|m| m.healthy),
         }
     }
+}
+
+/// A static pod as seen in the workload cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PodState {
+    Missing,
+    Provisioning,
+    Running,
+    /// Running, but not ready.
+    NotReady,
+    /// Terminated.
+    Failed,
+    /// A phase that says nothing (`Unknown`, or none).
+    Unknown,
 }
 
 /// A Machine's control plane components, as seen in the workload cluster.

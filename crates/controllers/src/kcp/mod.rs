@@ -32,6 +32,7 @@ pub mod rollout;
 pub mod scale;
 pub mod status;
 mod steps;
+pub mod v1beta2;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,6 +43,7 @@ use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner::{api_group, find_owner, get_controller, is_controlled_by};
+use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
 use futures::StreamExt;
 use kube::api::Api;
 use kube::runtime::controller::Controller;
@@ -284,7 +286,9 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         && let Some(p) = Pause::of(c, &kcp.metadata, false)
     {
         let mut want = (*kcp).clone();
-        pause::set_condition(&mut want, Some(p), c, s.ctx.clock().condition_time());
+        let now = s.ctx.clock().condition_time();
+        want.set_v1beta2_paused(true, &now);
+        pause::set_condition(&mut want, Some(p), c, now);
         s.write(&api, &kcp, &want).await?;
         return Ok(Requeue::await_change());
     }
@@ -336,6 +340,7 @@ async fn server_or_wait(
         "Waiting for the cluster's infrastructure"
     };
     status::waiting(&mut want, cluster_name, msg, now.clone());
+    want.set_v1beta2_paused(false, &now);
     pause::set_condition(&mut want, None, cluster, now);
     s.write(api, current, &want).await?;
     Ok(None)
@@ -381,6 +386,7 @@ async fn reconcile_machines(s: &State, api: &Api<KubeadmControlPlane>, cp: Contr
         Err(Step::Failed(e)) => return Err(e),
     };
     let now = s.ctx.clock().condition_time();
+    let machines = &write_machine_conditions(s, &current, machines, observed.as_ref(), &outdated, &now).await?;
     let mut want = current.clone();
     let inputs = status::Inputs {
         cluster: cluster_name,
@@ -392,6 +398,15 @@ async fn reconcile_machines(s: &State, api: &Api<KubeadmControlPlane>, cp: Contr
         now: now.clone(),
     };
     status::update(&mut want, &inputs);
+    let v2 = v1beta2::Inputs {
+        machines,
+        observed: observed.as_ref(),
+        blocked: blocked.as_deref(),
+        certificates: true,
+        now: &now,
+    };
+    v1beta2::update(&mut want, &v2);
+    want.set_v1beta2_paused(false, &now);
     pause::set_condition(&mut want, None, cluster, now);
     let became_initialized = !initialized && want.status.as_ref().and_then(|s| s.initialized) == Some(true);
     s.write(api, &current, &want).await?;
@@ -401,6 +416,42 @@ async fn reconcile_machines(s: &State, api: &Api<KubeadmControlPlane>, cp: Contr
     }
     let timed = outdated.next_check.map(|d| d.min(LONGEST_RECHECK));
     Ok(Requeue::after_opt(sooner(sooner(wait, remediated.recheck), timed)))
+}
+
+/// Writes the conditions the control plane owns on its Machines where they changed (one
+/// status write each, conditional on the version read: the Machine controller writes the
+/// same list). Returns the Machines as they now stand. A Machine changed meanwhile is left
+/// for the reconcile its change brings.
+async fn write_machine_conditions(
+    s: &State,
+    kcp: &KubeadmControlPlane,
+    machines: &[Arc<Machine>],
+    observed: Option<&health::Observed>,
+    outdated: &Outdated,
+    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+) -> Result<Vec<Arc<Machine>>> {
+    let external_etcd = kcp.spec.has_external_etcd();
+    let api: Api<Machine> = s.ctx.api(&kcp.namespace().unwrap_or_default());
+    let mut out = Vec::with_capacity(machines.len());
+    for m in machines {
+        let wanted = v1beta2::machine_conditions(m, observed, outdated, external_etcd);
+        let Some(conditions) = v1beta2::updated_conditions(m.v1beta2_conditions(), wanted, m.metadata.generation, now)
+        else {
+            out.push(m.clone());
+            continue;
+        };
+        let mut want = (**m).clone();
+        *want.v1beta2_conditions_mut() = conditions;
+        match WRITER.write_status(&api, m, &want).await {
+            Ok(_) => out.push(Arc::new(want)),
+            Err(e) if e.is_conflict() || e.is_gone() => {
+                tracing::debug!(machine = %m.name_any(), "Machine changed meanwhile; its conditions wait for the next reconcile");
+                out.push(m.clone());
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
 }
 
 /// What the workload cluster shows of the control plane, when it has Machines and answers.

@@ -80,7 +80,7 @@ pub struct Outcome {
 }
 
 /// Marked by a MachineHealthCheck and not yet taken on.
-fn is_unhealthy(m: &Machine) -> bool {
+pub(super) fn is_unhealthy(m: &Machine) -> bool {
     m.is_condition_false(HEALTH_CHECK_SUCCEEDED) && m.is_condition_false(OWNER_REMEDIATED)
 }
 

@@ -265,6 +265,14 @@ pub fn waiting(kcp: &mut KubeadmControlPlane, cluster: &str, message: &str, now:
     s.replicas.get_or_insert(0);
     s.observed_generation = generation;
     kcp.mark_false(AVAILABLE, WAITING_FOR_KUBEADM_INIT, Severity::Info, message, now.clone());
+    let v2 = super::v1beta2::Inputs {
+        machines: &[],
+        observed: None,
+        blocked: Some(message),
+        certificates: false,
+        now: &now,
+    };
+    super::v1beta2::update(kcp, &v2);
     kcp.set_ready_summary(READY_SUMMARY, now);
 }
 

@@ -29,8 +29,10 @@ use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, has_annotation};
 use drydock_api::capi::kubeadm::KubeadmConfig;
 use drydock_api::capi::owner;
+use drydock_api::capi::v1beta2_conditions::{self, HasV1Beta2Conditions, Input, Observed, Reasons, names};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
@@ -247,7 +249,12 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requ
     let Some(cluster) = state.ctx.informers.clusters.store.get(&ObjectRef::new(&cluster_name).within(&ns)) else {
         return Ok(Requeue::await_change());
     };
+    let api = state.ctx.api::<KubeadmConfig>(&ns);
     if cluster_paused(&cluster) || has_annotation(config.metadata.annotations.as_ref(), PAUSED_ANNOTATION) {
+        // Only the Paused condition is written, once.
+        let mut c = (*config).clone();
+        c.set_v1beta2_paused(true, &state.ctx.clock().condition_time());
+        state.writer.apply(&api, &config, &c).await?;
         return Ok(Requeue::await_change());
     }
     let now = state.ctx.clock().condition_time();
@@ -269,14 +276,61 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requ
             generate(&state, &subject, mode, &mut c, &mut events, &now).await
         }
     };
-    c.set_ready_summary(&[DATA_SECRET_AVAILABLE, CERTIFICATES_AVAILABLE], now);
+    c.set_ready_summary(&[DATA_SECRET_AVAILABLE, CERTIFICATES_AVAILABLE], now.clone());
+    set_v1beta2(&mut c, &now);
     if result.is_ok() {
         let generation = c.metadata.generation;
         c.status.get_or_insert_with(Default::default).observed_generation = generation;
     }
-    state.writer.apply(&state.ctx.api::<KubeadmConfig>(&ns), &config, &c).await?;
+    state.writer.apply(&api, &config, &c).await?;
     events.publish(&state.ctx, config.as_ref()).await;
     result.map(|()| Requeue::await_change())
+}
+
+/// The v1beta2 conditions, from the v1beta1 ones just computed: `DataSecretAvailable`,
+/// `CertificatesAvailable` (once certificates were looked at: a Machine bringing its own
+/// data secret never needs them), `Ready` summarising both, and `Paused` (False: a paused
+/// config is not reconciled this far).
+fn set_v1beta2(c: &mut KubeadmConfig, now: &Time) {
+    let data = if is_ready(c) {
+        Observed::true_(names::DATA_SECRET_AVAILABLE, names::AVAILABLE_REASON)
+    } else {
+        Observed::false_(
+            names::DATA_SECRET_AVAILABLE,
+            names::NOT_AVAILABLE_REASON,
+            v1beta1_detail(c, DATA_SECRET_AVAILABLE),
+        )
+    };
+    c.set_v1beta2(data, now);
+    if let Some(v1) = c.get_condition(CERTIFICATES_AVAILABLE) {
+        let available = v1.is_true();
+        let detail = if available { String::new() } else { v1beta1_detail(c, CERTIFICATES_AVAILABLE) };
+        let certs = Observed::when(
+            names::CERTIFICATES_AVAILABLE,
+            available,
+            names::AVAILABLE_REASON,
+            names::NOT_AVAILABLE_REASON,
+            detail,
+        );
+        c.set_v1beta2(certs, now);
+    }
+    let inputs =
+        [Input::positive(names::DATA_SECRET_AVAILABLE), Input::positive(names::CERTIFICATES_AVAILABLE).optional()];
+    let ready = v1beta2_conditions::summary(names::READY, c.v1beta2_conditions(), &inputs, Reasons::READY);
+    c.set_v1beta2(ready, now);
+    c.set_v1beta2_paused(false, now);
+}
+
+/// A v1beta1 condition's message, else its reason.
+fn v1beta1_detail(c: &KubeadmConfig, type_: &str) -> String {
+    let Some(cond) = c.get_condition(type_) else {
+        return String::new();
+    };
+    match (cond.message.as_deref(), cond.reason.as_deref()) {
+        (Some(m), _) if !m.is_empty() => m.to_string(),
+        (_, Some(r)) => r.to_string(),
+        _ => String::new(),
+    }
 }
 
 fn set_ready(c: &mut KubeadmConfig, secret: String, now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time) {
@@ -417,5 +471,37 @@ mod tests {
         cfg.status =
             Some(KubeadmConfigStatus { ready: Some(true), data_secret_name: Some("m1".into()), ..Default::default() });
         assert_eq!(next(&cfg, &m, &cluster(false, false), false), Next::Done);
+    }
+
+    #[test]
+    fn v1beta2_ready_summarises_data_secret_and_certificates() {
+        let mut cfg = KubeadmConfig::new("m1", Default::default());
+        let t = now();
+        cfg.mark_false(DATA_SECRET_AVAILABLE, WAITING_FOR_CLUSTER_INFRASTRUCTURE, Severity::Info, "", t.clone());
+        set_v1beta2(&mut cfg, &t);
+        let data = cfg.v1beta2_condition(names::DATA_SECRET_AVAILABLE).unwrap();
+        assert_eq!((data.status.as_str(), data.reason.as_str()), ("False", "NotAvailable"));
+        assert_eq!(data.message, WAITING_FOR_CLUSTER_INFRASTRUCTURE);
+        assert!(cfg.v1beta2_condition(names::CERTIFICATES_AVAILABLE).is_none(), "not looked at yet");
+        let ready = cfg.v1beta2_condition(names::READY).unwrap();
+        assert_eq!((ready.status.as_str(), ready.reason.as_str()), ("False", "NotReady"));
+        assert_eq!(ready.message, "* DataSecretAvailable: WaitingForClusterInfrastructure");
+
+        cfg.mark_true(CERTIFICATES_AVAILABLE, t.clone());
+        set_ready(&mut cfg, "m1".into(), &t);
+        set_v1beta2(&mut cfg, &t);
+        let types: Vec<_> = cfg.v1beta2_conditions().iter().map(|c| (c.type_.as_str(), c.status.as_str())).collect();
+        assert_eq!(
+            types,
+            [
+                ("Ready", "True"),
+                ("CertificatesAvailable", "True"),
+                ("DataSecretAvailable", "True"),
+                ("Paused", "False")
+            ]
+        );
+        let before = cfg.clone();
+        set_v1beta2(&mut cfg, &now());
+        assert_eq!(cfg, before, "recomputing changes nothing");
     }
 }

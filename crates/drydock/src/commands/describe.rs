@@ -1,6 +1,13 @@
-//! `drydock describe cluster NAME`: clusterctl's tree of a cluster's objects with each
-//! one's Ready condition (READY, SEVERITY, REASON, SINCE, MESSAGE), machines with the same
-//! state grouped, optional per-kind conditions, colours on a terminal.
+//! `drydock describe cluster NAME`: clusterctl's tree of a cluster's objects, machines
+//! with the same state grouped, optional per-kind conditions, colours on a terminal.
+//!
+//! By default each row shows the object's replica counters and its v1beta2 `Available`
+//! (Cluster, control plane, MachineDeployments) or `Ready` condition, as clusterctl v1.11+
+//! does ([`v1beta2`]); objects without v1beta2 conditions show their v1beta1 Ready.
+//! `--v1beta1` shows the older view: each object's v1beta1 Ready condition (READY,
+//! SEVERITY, REASON, SINCE, MESSAGE).
+
+mod v1beta2;
 
 use std::io::IsTerminal;
 
@@ -27,29 +34,45 @@ pub struct DescribeArgs {
     /// Show Ready conditions even when they repeat the parent's.
     #[arg(long)]
     pub echo: bool,
+    /// Show the v1beta1 conditions (with severity) instead of the v1beta2 ones.
+    #[arg(long)]
+    pub v1beta1: bool,
 }
 
 /// One row of the tree.
 struct Node {
     label: String,
     kind: String,
+    /// The v1beta1 Ready condition and the v1beta1 conditions.
     ready: Option<Value>,
     conditions: Vec<Value>,
     children: Vec<Node>,
+    /// The object (`Null` for a group such as Workers).
+    obj: Value,
+    /// The Machines a grouped row stands for (empty for a single object).
+    members: Vec<Value>,
 }
 
 impl Node {
     fn of(obj: &Value, prefix: &str) -> Self {
         let kind = obj["kind"].as_str().unwrap_or_default().to_string();
         let name = obj["metadata"]["name"].as_str().unwrap_or_default();
-        let conds: Vec<Value> = obj["status"]["conditions"].as_array().cloned().unwrap_or_default();
+        let conds = v1beta2::v1beta1_conditions(obj);
         let ready = conds.iter().find(|c| c["type"] == "Ready").cloned();
         let label = if prefix.is_empty() { format!("{kind}/{name}") } else { format!("{prefix} - {kind}/{name}") };
-        Self { label, kind, ready, conditions: conds, children: Vec::new() }
+        Self { label, kind, ready, conditions: conds, children: Vec::new(), obj: obj.clone(), members: Vec::new() }
     }
 
     fn group(label: &str) -> Self {
-        Self { label: label.into(), kind: String::new(), ready: None, conditions: Vec::new(), children: Vec::new() }
+        Self {
+            label: label.into(),
+            kind: String::new(),
+            ready: None,
+            conditions: Vec::new(),
+            children: Vec::new(),
+            obj: Value::Null,
+            members: Vec::new(),
+        }
     }
 }
 
@@ -88,19 +111,21 @@ fn controller_uid(obj: &Value) -> Option<&str> {
     obj["metadata"]["ownerReferences"].as_array()?.iter().find(|o| o["controller"] == true)?["uid"].as_str()
 }
 
-/// Machines under one parent, grouped by identical Ready state when `grouping`.
-fn machine_rows(machines: &[&Value], grouping: bool) -> Vec<Node> {
+/// Machines under one parent, grouped by identical state when `grouping`: their v1beta1
+/// Ready (`v1beta1`), else their v1beta2 Ready, Available and UpToDate.
+fn machine_rows(machines: &[&Value], grouping: bool, v1beta1: bool) -> Vec<Node> {
     if !grouping || machines.len() < 2 {
         return machines.iter().map(|m| Node::of(m, "")).collect();
     }
     let mut groups: Vec<(String, Vec<&Value>)> = Vec::new();
     for m in machines {
-        let r = m["status"]["conditions"]
-            .as_array()
-            .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
-            .cloned()
-            .unwrap_or(Value::Null);
-        let key = format!("{}|{}|{}", r["status"], r["severity"], r["reason"]);
+        let key = if v1beta1 {
+            let conds = v1beta2::v1beta1_conditions(m);
+            let r = conds.iter().find(|c| c["type"] == "Ready").cloned().unwrap_or(Value::Null);
+            format!("{}|{}|{}", r["status"], r["severity"], r["reason"])
+        } else {
+            v1beta2::machine_group_key(m)
+        };
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(m),
             None => groups.push((key, vec![m])),
@@ -115,6 +140,7 @@ fn machine_rows(machines: &[&Value], grouping: bool) -> Vec<Node> {
             let mut n = Node::of(ms[0], "");
             let names: Vec<&str> = ms.iter().filter_map(|m| m["metadata"]["name"].as_str()).collect();
             n.label = format!("{} Machines...", ms.len());
+            n.members = ms.iter().map(|m| (*m).clone()).collect();
             if let Some(r) = n.ready.as_mut() {
                 r["message"] = json!(format!("See {}", names.join(", ")));
             }
@@ -274,7 +300,7 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
     };
     if let Some(c) = &cp {
         let mut n = Node::of(c, "ControlPlane");
-        n.children = machine_rows(&owned_by(c["metadata"]["uid"].as_str()), a.grouping);
+        n.children = machine_rows(&owned_by(c["metadata"]["uid"].as_str()), a.grouping, a.v1beta1);
         root.children.push(n);
         everything.push(c.clone());
     }
@@ -283,7 +309,7 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
         let mut n = Node::of(md, "");
         for ms in sets.iter().filter(|s| controller_uid(s) == md["metadata"]["uid"].as_str()) {
             let mut sn = Node::of(ms, "");
-            sn.children = machine_rows(&owned_by(ms["metadata"]["uid"].as_str()), a.grouping);
+            sn.children = machine_rows(&owned_by(ms["metadata"]["uid"].as_str()), a.grouping, a.v1beta1);
             n.children.push(sn);
         }
         workers.children.push(n);
@@ -292,12 +318,12 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
         deployments.iter().chain(sets.iter()).chain(cp.iter()).filter_map(|o| o["metadata"]["uid"].as_str()).collect();
     for ms in sets.iter().filter(|s| controller_uid(s).is_none_or(|u| !claimed.contains(&u))) {
         let mut sn = Node::of(ms, "");
-        sn.children = machine_rows(&owned_by(ms["metadata"]["uid"].as_str()), a.grouping);
+        sn.children = machine_rows(&owned_by(ms["metadata"]["uid"].as_str()), a.grouping, a.v1beta1);
         workers.children.push(sn);
     }
     let standalone: Vec<&Value> =
         machines.iter().filter(|m| controller_uid(m).is_none_or(|u| !claimed.contains(&u))).collect();
-    workers.children.extend(machine_rows(&standalone, a.grouping));
+    workers.children.extend(machine_rows(&standalone, a.grouping, a.v1beta1));
     if !workers.children.is_empty() {
         root.children.push(workers);
     }
@@ -313,7 +339,12 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
                 .map(|s| s.split(',').map(|x| x.trim().to_string()).collect())
                 .unwrap_or_default();
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            Ok(render(&root, &show, a.echo, &Style { color }))
+            let style = Style { color };
+            if a.v1beta1 {
+                Ok(render(&root, &show, a.echo, &style))
+            } else {
+                Ok(v1beta2::render(&root, &show, a.echo, &style))
+            }
         }
     }
 }
@@ -330,12 +361,12 @@ mod tests {
     #[test]
     fn groups_machines_in_the_same_state() {
         let (a, b, c) = (machine("a", "True", ""), machine("b", "True", ""), machine("c", "False", "Boom"));
-        let rows = machine_rows(&[&a, &b, &c], true);
+        let rows = machine_rows(&[&a, &b, &c], true, true);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].label, "2 Machines...");
         assert_eq!(rows[0].ready.as_ref().map(|r| r["message"].clone()), Some(json!("See a, b")));
         assert_eq!(rows[1].label, "Machine/c");
-        assert_eq!(machine_rows(&[&a, &b, &c], false).len(), 3);
+        assert_eq!(machine_rows(&[&a, &b, &c], false, true).len(), 3);
     }
 
     #[test]

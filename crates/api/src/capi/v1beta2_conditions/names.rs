@@ -100,6 +100,16 @@ pub const NOT_HEALTHY_REASON: &str = "NotHealthy";
 pub const HEALTH_UNKNOWN_REASON: &str = "HealthUnknown";
 pub const WAITING_FOR_WORKERS_DELETION_REASON: &str = "WaitingForWorkersDeletion";
 pub const WAITING_FOR_MACHINE_DELETION_REASON: &str = "WaitingForMachineDeletion";
+/// Set by the control plane on each of its Machines.
+pub const API_SERVER_POD_HEALTHY: &str = "APIServerPodHealthy";
+pub const CONTROLLER_MANAGER_POD_HEALTHY: &str = "ControllerManagerPodHealthy";
+pub const SCHEDULER_POD_HEALTHY: &str = "SchedulerPodHealthy";
+pub const ETCD_POD_HEALTHY: &str = "EtcdPodHealthy";
+pub const ETCD_MEMBER_HEALTHY: &str = "EtcdMemberHealthy";
+pub const POD_RUNNING_REASON: &str = "Running";
+pub const POD_PROVISIONING_REASON: &str = "Provisioning";
+pub const POD_DOES_NOT_EXIST_REASON: &str = "DoesNotExist";
+pub const POD_FAILED_REASON: &str = "Failed";
 
 // KubeadmConfig.
 pub const DATA_SECRET_AVAILABLE: &str = "DataSecretAvailable";
@@ -119,6 +129,9 @@ pub const PROBE_SUCCEEDED_REASON: &str = "ProbeSucceeded";
 pub const PROBE_FAILED_REASON: &str = "ProbeFailed";
 pub const WAITING_FOR_BEFORE_DELETE_HOOK_REASON: &str = "WaitingForBeforeDeleteHook";
 pub const WAITING_FOR_CONTROL_PLANE_DELETION_REASON: &str = "WaitingForControlPlaneDeletion";
+pub const ROLLING_OUT_UNKNOWN_REASON: &str = "RollingOutUnknown";
+pub const SCALING_UP_UNKNOWN_REASON: &str = "ScalingUpUnknown";
+pub const SCALING_DOWN_UNKNOWN_REASON: &str = "ScalingDownUnknown";
 
 // MachineHealthCheck.
 pub const REMEDIATION_ALLOWED: &str = "RemediationAllowed";
