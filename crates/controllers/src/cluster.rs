@@ -324,7 +324,7 @@ impl State {
             deleting,
         };
         v1beta2::update(c, &inputs, now);
-        c.set_v1beta2_paused(false, now);
+        crate::framework::pause::set_v1beta2_condition(c, None, now);
     }
 
     fn deleting_cluster_of(&self, index: &Index, meta: &ObjectMeta, cluster: &str) -> Vec<ObjectRef<Cluster>> {
@@ -367,7 +367,6 @@ async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Requeue> 
     if let Some(p) = Pause::of(&cluster, &cluster.metadata, false) {
         let mut c = (*cluster).clone();
         let now = state.ctx.clock().condition_time();
-        c.set_v1beta2_paused(true, &now);
         pause::set_condition(&mut c, Some(p), &cluster, now);
         let api = state.ctx.api::<Cluster>(&namespace(&cluster));
         state.writer.write(&api, &cluster, &c, Status::observing(false)).await?;

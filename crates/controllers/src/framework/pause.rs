@@ -91,20 +91,15 @@ pub fn is_paused(cluster: &Cluster, meta: &ObjectMeta) -> bool {
     Pause::of(cluster, meta, false).is_some()
 }
 
-/// Sets the `Paused` condition for `pause`, or removes it when not paused; the v1beta2
-/// `Paused` is True while reconciliation stops, False otherwise (a held rollout is not a
-/// paused object: it is still reconciled).
+/// Sets the `Paused` condition for `pause`, or removes it when not paused, and the v1beta2
+/// one ([`set_v1beta2_condition`]).
 pub fn set_condition<K: HasConditions + HasV1Beta2Conditions>(
     obj: &mut K,
     pause: Option<Pause>,
     cluster: &Cluster,
     now: Time,
 ) {
-    let v1beta2 = match pause.filter(|p| p.stops_everything()) {
-        Some(p) => Observed::true_(V1BETA2_PAUSED, PAUSED_REASON).with_message(p.message(cluster)),
-        None => Observed::false_(V1BETA2_PAUSED, NOT_PAUSED_REASON, ""),
-    };
-    obj.set_v1beta2(v1beta2, &now);
+    set_v1beta2_condition(obj, pause.map(|p| (p, cluster)), &now);
     match pause {
         Some(p) => obj.set_condition(Condition {
             type_: PAUSED.to_string(),
@@ -120,6 +115,17 @@ pub fn set_condition<K: HasConditions + HasV1Beta2Conditions>(
             }
         }
     }
+}
+
+/// Sets the v1beta2 `Paused` alone (for kinds without a v1beta1 one): True while
+/// reconciliation stops, False otherwise (a held rollout is not a paused object: it is still
+/// reconciled).
+pub fn set_v1beta2_condition<K: HasV1Beta2Conditions>(obj: &mut K, pause: Option<(Pause, &Cluster)>, now: &Time) {
+    let v1beta2 = match pause.filter(|(p, _)| p.stops_everything()) {
+        Some((p, cluster)) => Observed::true_(V1BETA2_PAUSED, PAUSED_REASON).with_message(p.message(cluster)),
+        None => Observed::false_(V1BETA2_PAUSED, NOT_PAUSED_REASON, ""),
+    };
+    obj.set_v1beta2(v1beta2, now);
 }
 
 /// A Cluster pauses all its objects with `spec.paused`. (Its paused annotation pauses the

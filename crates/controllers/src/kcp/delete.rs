@@ -102,7 +102,7 @@ fn set_deleting_v1beta2(kcp: &mut KubeadmControlPlane, why: (&str, String), now:
     kcp.set_v1beta2(deleting, now);
     let message = "* Control plane metadata.deletionTimestamp is set";
     kcp.set_v1beta2(Observed::false_(AVAILABLE, NOT_AVAILABLE_REASON, message), now);
-    kcp.set_v1beta2_paused(false, now);
+    crate::framework::pause::set_v1beta2_condition(kcp, None, now);
 }
 
 #[cfg(test)]

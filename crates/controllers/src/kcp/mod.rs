@@ -287,7 +287,6 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
     {
         let mut want = (*kcp).clone();
         let now = s.ctx.clock().condition_time();
-        want.set_v1beta2_paused(true, &now);
         pause::set_condition(&mut want, Some(p), c, now);
         s.write(&api, &kcp, &want).await?;
         return Ok(Requeue::await_change());
@@ -340,7 +339,6 @@ async fn server_or_wait(
         "Waiting for the cluster's infrastructure"
     };
     status::waiting(&mut want, cluster_name, msg, now.clone());
-    want.set_v1beta2_paused(false, &now);
     pause::set_condition(&mut want, None, cluster, now);
     s.write(api, current, &want).await?;
     Ok(None)
@@ -406,7 +404,6 @@ async fn reconcile_machines(s: &State, api: &Api<KubeadmControlPlane>, cp: Contr
         now: &now,
     };
     v1beta2::update(&mut want, &v2);
-    want.set_v1beta2_paused(false, &now);
     pause::set_condition(&mut want, None, cluster, now);
     let became_initialized = !initialized && want.status.as_ref().and_then(|s| s.initialized) == Some(true);
     s.write(api, &current, &want).await?;

@@ -26,7 +26,7 @@ use drydock_api::capi::condition_types::{
 };
 use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine};
-use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, has_annotation};
+use drydock_api::capi::keys::CLUSTER_NAME_LABEL;
 use drydock_api::capi::kubeadm::KubeadmConfig;
 use drydock_api::capi::owner;
 use drydock_api::capi::v1beta2_conditions::{self, HasV1Beta2Conditions, Input, Observed, Reasons, names};
@@ -41,7 +41,7 @@ use crate::framework::Result;
 use crate::framework::events::PendingEvents;
 use crate::framework::index::{Changes, Index};
 use crate::framework::objects::is_control_plane;
-use crate::framework::pause::cluster_paused;
+use crate::framework::pause::{self, Pause, cluster_paused};
 use crate::framework::requeue::Requeue;
 use crate::framework::runner::{self, Queue};
 use crate::framework::write::Writer;
@@ -250,10 +250,10 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requ
         return Ok(Requeue::await_change());
     };
     let api = state.ctx.api::<KubeadmConfig>(&ns);
-    if cluster_paused(&cluster) || has_annotation(config.metadata.annotations.as_ref(), PAUSED_ANNOTATION) {
+    if let Some(p) = Pause::of(&cluster, &config.metadata, false) {
         // Only the Paused condition is written, once.
         let mut c = (*config).clone();
-        c.set_v1beta2_paused(true, &state.ctx.clock().condition_time());
+        pause::set_v1beta2_condition(&mut c, Some((p, &cluster)), &state.ctx.clock().condition_time());
         state.writer.apply(&api, &config, &c).await?;
         return Ok(Requeue::await_change());
     }
@@ -318,7 +318,7 @@ fn set_v1beta2(c: &mut KubeadmConfig, now: &Time) {
         [Input::positive(names::DATA_SECRET_AVAILABLE), Input::positive(names::CERTIFICATES_AVAILABLE).optional()];
     let ready = v1beta2_conditions::summary(names::READY, c.v1beta2_conditions(), &inputs, Reasons::READY);
     c.set_v1beta2(ready, now);
-    c.set_v1beta2_paused(false, now);
+    pause::set_v1beta2_condition(c, None, now);
 }
 
 /// A v1beta1 condition's message, else its reason.

@@ -156,8 +156,6 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
     let paused = Pause::of(&cluster, &md.metadata, md.spec.paused == Some(true));
     let cond_time = st.ctx.clock().condition_time();
     pause::set_condition(&mut want, paused, &cluster, cond_time.clone());
-    // v1beta2's Paused is the object's or its Cluster's, not spec.paused (rollouts only).
-    want.set_v1beta2_paused(paused.is_some_and(Pause::stops_everything), &cond_time);
     if paused.is_some_and(Pause::stops_everything) {
         if want != *md {
             WRITER.apply(&api, &md, &want).await?;

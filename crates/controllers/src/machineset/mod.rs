@@ -192,7 +192,6 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
     let paused = Pause::of(&cluster, &ms.metadata, false);
     let cond_time = st.ctx.clock().condition_time();
     pause::set_condition(&mut want, paused, &cluster, cond_time.clone());
-    want.set_v1beta2_paused(paused.is_some(), &cond_time);
     if paused.is_some() {
         st.waiting.set(&ns, &cluster_name, &name, false);
         if want != *ms {

@@ -276,13 +276,11 @@ async fn reconcile(mhc: Arc<MachineHealthCheck>, st: Arc<State>) -> Result<Reque
     if let Some(p) = Pause::of(&cluster, &mhc.metadata, false) {
         let mut want = (*mhc).clone();
         pause::set_condition(&mut want, Some(p), &cluster, now.clone());
-        want.set_v1beta2_paused(true, &now);
         st.writer.write(&api, &mhc, &want, Status::observing(false)).await?;
         return Ok(Requeue::await_change());
     }
     let mut want = (*mhc).clone();
     pause::set_condition(&mut want, None, &cluster, now.clone());
-    want.set_v1beta2_paused(false, &now);
     want.labels_mut().insert(CLUSTER_NAME_LABEL.to_string(), mhc.spec.cluster_name.clone());
     if let Some(r) = owner::owner_ref(cluster.as_ref()) {
         owner::ensure_owner_ref(&mut want.metadata, r);
