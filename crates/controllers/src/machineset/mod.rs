@@ -446,10 +446,13 @@ async fn sync_machines(
             sync_referenced(&st.ctx, who, ns, r, &wanted.labels, &wanted.annotations, applied).await?;
         }
         if let Some(want) = up_to_date.and_then(|u| v1beta2::with_up_to_date(&current, u, now)) {
-            // Conditional: the Machine controller writes the rest of the list.
+            // Conditional: the Machine controller writes the rest of the list. A conflict
+            // means a newer Machine is on its way through the watch, which wakes the set
+            // again; failing here would hold back the set's status (its replicas, which
+            // the deployment's rollout budgets with) behind a busy Machine.
             match WRITER.write_status(&api, &current, &want).await {
                 Ok(written) => current = Cow::Owned(written.unwrap_or(want)),
-                Err(e) if e.is_gone() => {
+                Err(e) if e.is_gone() || e.is_conflict() => {
                     out.push(m.clone());
                     continue;
                 }
