@@ -72,8 +72,8 @@ struct State {
     control_planes: Changes<ControlPlaneGate>,
     /// What each control plane Machine and MachineDeployment last looked like to its
     /// Cluster (the v1beta2 conditions and counters it aggregates).
-    machine_gates: Changes<Vec<MetaCondition>>,
-    deployment_gates: Changes<(Vec<MetaCondition>, [Option<i32>; 5])>,
+    machine_gates: Changes<Vec<(String, String, String)>>,
+    deployment_gates: Changes<(Vec<(String, String, String)>, [Option<i32>; 5])>,
     /// Writes Clusters, remembering what it superseded.
     writer: Writer,
     /// Deleting Clusters whose MachinePools are all gone (they have no informer to ask).
@@ -90,12 +90,20 @@ struct ControlPlaneGate {
     /// Its Ready condition, mirrored into ControlPlaneReady.
     ready_condition: Option<conditions::Condition>,
     /// Its v1beta2 conditions and counters the Cluster's v1beta2 status reads.
-    v1beta2: (Vec<MetaCondition>, [Option<i32>; 5]),
+    v1beta2: (Vec<(String, String, String)>, [Option<i32>; 5]),
 }
 
-/// The v1beta2 conditions of `types` an object reports.
-fn gate_conditions(conditions: &[MetaCondition], types: &[&str]) -> Vec<MetaCondition> {
-    conditions.iter().filter(|c| types.contains(&c.type_.as_str())).cloned().collect()
+/// The v1beta2 conditions of `types` an object reports, as far as they wake the Cluster:
+/// type, status and reason. Messages change with every step of a rollout or provisioning
+/// (they name Machines and count replicas); following each would rewrite every Cluster
+/// many times over while its aggregates say nothing new. A message is picked up with the
+/// next change that does wake the Cluster.
+fn gate_conditions(conditions: &[MetaCondition], types: &[&str]) -> Vec<(String, String, String)> {
+    conditions
+        .iter()
+        .filter(|c| types.contains(&c.type_.as_str()))
+        .map(|c| (c.type_.clone(), c.status.clone(), c.reason.clone()))
+        .collect()
 }
 
 /// What a Cluster reads of its control plane's and MachineDeployments' v1beta2 status.

@@ -139,6 +139,9 @@ impl Writer {
         if status == (Status::IfUnchanged { observe_generation: true }) {
             observe(&mut new_status, generation);
         }
+        if generation != before.meta().generation {
+            observe_conditions(&mut new_status, before.meta().generation, generation);
+        }
         if let Some(diff) = merge_diff(&old_status, &new_status) {
             let mut body = json!({"status": if new_status.is_null() { Value::Null } else { diff }});
             if status != Status::Merge {
@@ -225,6 +228,22 @@ fn observe(status: &mut Value, generation: Option<i64>) {
     }
 }
 
+/// The v1beta2 conditions computed as of `old` observed the spec this write just gave
+/// generation `new` (the controller's own change): recording `old` would make the next
+/// reconcile rewrite every condition only to catch the generation up.
+fn observe_conditions(status: &mut Value, old: Option<i64>, new: Option<i64>) {
+    let Some(conditions) = status.pointer_mut("/v1beta2/conditions").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for c in conditions {
+        if let Some(g) = c.get_mut("observedGeneration")
+            && g.as_i64() == old
+        {
+            *g = json!(new);
+        }
+    }
+}
+
 /// A 404 while writing: the object was deleted meanwhile.
 fn gone(name: &str) -> impl Fn(kube::Error) -> Error + '_ {
     move |e| match e {
@@ -307,4 +326,29 @@ pub fn remove_finalizer<K: Resource>(obj: &mut K, finalizer: &str) -> bool {
         obj.meta_mut().finalizers = None;
     }
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conditions_of_the_written_generation_follow_the_spec_write() {
+        let mut status = json!({"v1beta2": {"conditions": [
+            {"type": "Ready", "observedGeneration": 3},
+            {"type": "UpToDate", "observedGeneration": 2},
+            {"type": "Paused"},
+        ]}});
+        observe_conditions(&mut status, Some(3), Some(4));
+        let gens: Vec<_> = status["v1beta2"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["observedGeneration"].clone())
+            .collect();
+        assert_eq!(gens, [json!(4), json!(2), Value::Null]);
+        let mut none = json!({"phase": "Running"});
+        observe_conditions(&mut none, Some(3), Some(4));
+        assert_eq!(none, json!({"phase": "Running"}));
+    }
 }
