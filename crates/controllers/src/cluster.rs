@@ -17,16 +17,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use drydock_api::capi::common::V1Beta2ReplicaStatus;
 use drydock_api::capi::condition_types::CONTROL_PLANE_READY;
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet, cluster_phase};
 use drydock_api::capi::dev::v1beta1::DevCluster;
 use drydock_api::capi::inmemory::InMemoryCluster;
-use drydock_api::capi::keys::{CLUSTER_FINALIZER, PAUSED_ANNOTATION, POOL_NAME_LABEL, has_annotation};
+use drydock_api::capi::keys::{CLUSTER_FINALIZER, PAUSED_ANNOTATION, has_annotation};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner;
-use drydock_api::capi::v1beta2_conditions::{Condition as MetaCondition, HasV1Beta2Conditions, names as v2names};
+use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, names as v2names};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::runtime::controller::Controller;
@@ -72,8 +71,8 @@ struct State {
     control_planes: Changes<ControlPlaneGate>,
     /// What each control plane Machine and MachineDeployment last looked like to its
     /// Cluster (the v1beta2 conditions and counters it aggregates).
-    machine_gates: Changes<Vec<(String, String, String)>>,
-    deployment_gates: Changes<(Vec<(String, String, String)>, [Option<i32>; 5])>,
+    machine_gates: Changes<Vec<GateCondition>>,
+    deployment_gates: Changes<Gate>,
     /// Writes Clusters, remembering what it superseded.
     writer: Writer,
     /// Deleting Clusters whose MachinePools are all gone (they have no informer to ask).
@@ -90,34 +89,7 @@ struct ControlPlaneGate {
     /// Its Ready condition, mirrored into ControlPlaneReady.
     ready_condition: Option<conditions::Condition>,
     /// Its v1beta2 conditions and counters the Cluster's v1beta2 status reads.
-    v1beta2: (Vec<(String, String, String)>, [Option<i32>; 5]),
-}
-
-/// The v1beta2 conditions of `types` an object reports, as far as they wake the Cluster:
-/// type, status and reason. Messages change with every step of a rollout or provisioning
-/// (they name Machines and count replicas); following each would rewrite every Cluster
-/// many times over while its aggregates say nothing new. A message is picked up with the
-/// next change that does wake the Cluster.
-fn gate_conditions(conditions: &[MetaCondition], types: &[&str]) -> Vec<(String, String, String)> {
-    conditions
-        .iter()
-        .filter(|c| types.contains(&c.type_.as_str()))
-        .map(|c| (c.type_.clone(), c.status.clone(), c.reason.clone()))
-        .collect()
-}
-
-/// What a Cluster reads of its control plane's and MachineDeployments' v1beta2 status.
-const ROLLUP_TYPES: &[&str] =
-    &[v2names::AVAILABLE, v2names::ROLLING_OUT, v2names::SCALING_UP, v2names::SCALING_DOWN, v2names::REMEDIATING];
-
-fn replica_gate(desired: Option<i32>, replicas: Option<i32>, v: Option<&V1Beta2ReplicaStatus>) -> [Option<i32>; 5] {
-    [
-        desired,
-        replicas,
-        v.and_then(|v| v.ready_replicas),
-        v.and_then(|v| v.available_replicas),
-        v.and_then(|v| v.up_to_date_replicas),
-    ]
+    v1beta2: Gate,
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
@@ -281,43 +253,6 @@ impl State {
         self.cluster(ns, &o.spec.cluster_name).map(|c| vec![ObjectRef::from_obj(c.as_ref())]).unwrap_or_default()
     }
 
-    /// The Cluster's Machines (control plane and workers; MachinePool Machines left out),
-    /// MachineDeployments and the MachineSets it owns directly, from the stores.
-    fn family(&self, c: &Cluster) -> Family {
-        let ns = namespace(c);
-        let name = c.name_any();
-        let i = &self.ctx.informers;
-        let mut f = Family::default();
-        for m in self.machines.members(&ns, &name, |n| in_store(&i.machines.store, &ns, n).is_some()) {
-            let Some(m) = in_store(&i.machines.store, &ns, &m).filter(|m| m.spec.cluster_name == name) else {
-                continue;
-            };
-            if m.labels().contains_key(POOL_NAME_LABEL) {
-                continue;
-            }
-            if crate::framework::objects::is_control_plane(&m) {
-                f.control_plane_machines.push(m);
-            } else {
-                f.worker_machines.push(m);
-            }
-        }
-        let store = &i.machine_deployments.store;
-        for md in self.machine_deployments.members(&ns, &name, |n| in_store(store, &ns, n).is_some()) {
-            if let Some(md) = in_store(store, &ns, &md).filter(|o| o.spec.cluster_name == name) {
-                f.machine_deployments.push(md);
-            }
-        }
-        let store = &i.machine_sets.store;
-        for ms in self.machine_sets.members(&ns, &name, |n| in_store(store, &ns, n).is_some()) {
-            if let Some(ms) = in_store(store, &ns, &ms)
-                .filter(|o| o.spec.cluster_name == name && o.owner_references().iter().any(|r| r.kind == "Cluster"))
-            {
-                f.machine_sets.push(ms);
-            }
-        }
-        f
-    }
-
     /// Sets the Cluster's v1beta2 status from the objects read (`deleting`: the deletion
     /// stage's reason and message).
     fn set_v1beta2(&self, c: &mut Cluster, seen: &Seen, deleting: Option<(&str, String)>, now: &Time) {
@@ -345,15 +280,6 @@ impl State {
             _ => Vec::new(),
         }
     }
-}
-
-/// What a Cluster's v1beta2 status aggregates, from the stores.
-#[derive(Default)]
-struct Family {
-    control_plane_machines: Vec<Arc<Machine>>,
-    worker_machines: Vec<Arc<Machine>>,
-    machine_deployments: Vec<Arc<MachineDeployment>>,
-    machine_sets: Vec<Arc<MachineSet>>,
 }
 
 /// The infrastructure cluster and control plane as this reconcile read them.
@@ -658,64 +584,7 @@ fn phase_reason(phase: &str) -> &'static str {
 
 mod delete;
 mod v1beta2;
+use v1beta2::{Gate, GateCondition, ROLLUP_TYPES, gate_conditions, replica_gate};
 
 #[cfg(test)]
-mod tests {
-    use super::delete::{Stage, stage};
-    use super::*;
-
-    #[test]
-    fn phases() {
-        let none = PhaseInputs::default();
-        assert_eq!(phase(None, none), "Pending");
-        let refs = PhaseInputs { has_refs: true, ..none };
-        assert_eq!(phase(Some("Pending"), refs), "Provisioning");
-        let infra = PhaseInputs { infrastructure_ready: true, ..refs };
-        assert_eq!(phase(Some("Provisioning"), infra), "Provisioning", "an endpoint is needed too");
-        let provisioned = PhaseInputs { endpoint_valid: true, ..infra };
-        assert_eq!(phase(Some("Provisioning"), provisioned), "Provisioned");
-        // A Cluster with neither reference but ready infrastructure and an endpoint.
-        let bare = PhaseInputs { infrastructure_ready: true, endpoint_valid: true, ..none };
-        assert_eq!(phase(None, bare), "Provisioned");
-        assert_eq!(phase(Some("Provisioned"), PhaseInputs { failed: true, ..provisioned }), "Failed");
-        assert_eq!(phase(Some("Failed"), PhaseInputs { deleting: true, failed: true, ..none }), "Deleting");
-    }
-
-    #[test]
-    fn deletion_order() {
-        assert_eq!(stage(2, true, true), Stage::Descendants { remaining: 2 });
-        assert_eq!(stage(0, true, true), Stage::ControlPlane);
-        assert_eq!(stage(0, false, true), Stage::Infrastructure);
-        assert_eq!(stage(0, false, false), Stage::Finalize);
-    }
-
-    #[test]
-    fn endpoint_and_path_are_taken_once() {
-        let mut ic = InMemoryCluster::new("c", Default::default());
-        ic.spec.control_plane_endpoint = Some(drydock_api::capi::common::APIEndpoint { host: "h".into(), port: 1 });
-        ic.metadata.annotations = Some([(ENDPOINT_PATH_ANNOTATION.to_string(), "/clusters/ns.c".to_string())].into());
-        let infra = Referenced::InMemoryCluster(Arc::new(ic));
-        let mut c = Cluster::new("c", Default::default());
-        take_endpoint(&mut c, &infra);
-        assert_eq!(c.spec.control_plane_endpoint.as_ref().unwrap().host, "h");
-        assert_eq!(c.annotations()[ENDPOINT_PATH_ANNOTATION], "/clusters/ns.c");
-        c.spec.control_plane_endpoint = Some(drydock_api::capi::common::APIEndpoint { host: "mine".into(), port: 2 });
-        take_endpoint(&mut c, &infra);
-        assert_eq!(c.spec.control_plane_endpoint.as_ref().unwrap().host, "mine");
-    }
-
-    #[test]
-    fn finish_emits_an_event_per_phase_change() {
-        let mut before = Cluster::new("c", Default::default());
-        before.spec.infrastructure_ref = Some(ObjectReference::default());
-        let mut c = before.clone();
-        let mut events = PendingEvents::default();
-        finish(&before, &mut c, conditions::time_at(jiff::Timestamp::now()), &mut events);
-        assert_eq!(c.status.as_ref().unwrap().phase.as_deref(), Some("Provisioning"));
-        let mut again = c.clone();
-        let mut none = PendingEvents::default();
-        finish(&c, &mut again, conditions::time_at(jiff::Timestamp::now()), &mut none);
-        assert_eq!(again, c);
-        assert_eq!((events.count(), none.count()), (1, 0));
-    }
-}
+mod tests;

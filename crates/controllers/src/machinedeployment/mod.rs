@@ -21,7 +21,7 @@ pub mod rolling;
 pub mod rollout;
 pub mod status;
 pub mod sync;
-pub mod template;
+pub use crate::framework::machine_template as template;
 pub mod v1beta2;
 
 use std::sync::Arc;

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::plan::Plan;
 use super::{rollout, template};
-use crate::machineset::v1beta2::{creation_blocked, plural, scaling_down_of, scaling_up_of};
+use crate::framework::scaling::{creation_blocked, plural, scaling_down_of, scaling_up_of};
 
 const MACHINE_SET: (&str, &str) = ("MachineSet", "MachineSets");
 

@@ -152,7 +152,7 @@ fn cluster_of(meta: &kube::core::ObjectMeta) -> Option<&str> {
 /// `rolloutAfter` passes). The deployment's other changes (mostly status) wake no set.
 fn rollout_digest(md: &MachineDeployment) -> (u32, Option<Timestamp>, Option<String>) {
     let revision = md.metadata.annotations.as_ref().and_then(|a| a.get(REVISION_ANNOTATION)).cloned();
-    (crate::machinedeployment::template::hash(&md.spec.template), md.spec.rollout_after.as_ref().map(|t| t.0), revision)
+    (crate::framework::machine_template::hash(&md.spec.template), md.spec.rollout_after.as_ref().map(|t| t.0), revision)
 }
 
 /// The name of the MachineDeployment the set belongs to (its owner, else its

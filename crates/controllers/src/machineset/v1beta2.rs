@@ -9,8 +9,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use drydock_api::capi::condition_types::{MACHINES_CREATED, PREFLIGHT_CHECK_FAILED};
-use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::{Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
 use drydock_api::capi::v1beta2_conditions::{
@@ -20,7 +18,8 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::remediation;
-use crate::machinedeployment::template;
+use crate::framework::machine_template as template;
+use crate::framework::scaling::{creation_blocked, plural, scaling_down_of, scaling_up_of};
 
 const MACHINE: (&str, &str) = ("Machine", "Machines");
 
@@ -62,10 +61,6 @@ pub fn count(ms: &MachineSet, machines: &[Arc<Machine>], now: Timestamp) -> (Cou
     (c, next)
 }
 
-pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// `ScalingUp`: True while fewer Machines exist than wanted, saying what holds creation.
 pub fn scaling_up(ms: &MachineSet, current: usize) -> Observed {
     let blocked = if has_annotation(ms.metadata.annotations.as_ref(), DISABLE_MACHINE_CREATE_ANNOTATION) {
@@ -80,46 +75,6 @@ pub fn scaling_up(ms: &MachineSet, current: usize) -> Observed {
 pub fn scaling_down(ms: &MachineSet, current: usize) -> Observed {
     scaling_down_of(ms.spec.replicas, current)
 }
-
-/// What the preflight checks say while they hold Machine creation (from the v1beta1
-/// `MachinesCreated`, which a deployment mirrors from its sets).
-pub fn creation_blocked<K: HasConditions>(obj: &K) -> Option<String> {
-    let c = obj.get_condition(MACHINES_CREATED).filter(|c| c.is_false())?;
-    (c.reason.as_deref() == Some(PREFLIGHT_CHECK_FAILED)).then(|| c.message.clone().unwrap_or_default())
-}
-
-/// `ScalingUp` of a set or deployment wanting `desired` replicas (`None`: not set yet) and
-/// having `current`; `blocked` says what holds creation.
-pub fn scaling_up_of(desired: Option<i32>, current: usize, blocked: Option<String>) -> Observed {
-    let Some(desired) = desired else {
-        return Observed::unknown(names::SCALING_UP, names::WAITING_FOR_REPLICAS_SET_REASON, WAITING_FOR_REPLICAS);
-    };
-    let desired = desired.max(0) as usize;
-    if current >= desired {
-        return Observed::false_(names::SCALING_UP, names::NOT_SCALING_UP_REASON, "");
-    }
-    let mut message = format!("Scaling up from {current} to {desired} replicas");
-    if let Some(blocked) = blocked {
-        message.push_str(" is blocked because:\n* ");
-        message.push_str(&blocked);
-    }
-    Observed::new(names::SCALING_UP, Status::True, names::SCALING_UP_REASON, message)
-}
-
-/// `ScalingDown` of a set or deployment wanting `desired` replicas and having `current`.
-pub fn scaling_down_of(desired: Option<i32>, current: usize) -> Observed {
-    let Some(desired) = desired else {
-        return Observed::unknown(names::SCALING_DOWN, names::WAITING_FOR_REPLICAS_SET_REASON, WAITING_FOR_REPLICAS);
-    };
-    let desired = desired.max(0) as usize;
-    if current <= desired {
-        return Observed::false_(names::SCALING_DOWN, names::NOT_SCALING_DOWN_REASON, "");
-    }
-    let message = format!("Scaling down from {current} to {desired} replicas");
-    Observed::new(names::SCALING_DOWN, Status::True, names::SCALING_DOWN_REASON, message)
-}
-
-const WAITING_FOR_REPLICAS: &str = "Waiting for spec.replicas set";
 
 /// `Remediating`: True while Machines of the set are being remediated, naming them with
 /// their `OwnerRemediated` message. An old set of a rollout (`remediates` false) leaves
@@ -234,7 +189,9 @@ pub fn with_up_to_date(m: &Machine, up_to_date: &Observed, now: &Time) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+    use drydock_api::capi::condition_types::{MACHINES_CREATED, PREFLIGHT_CHECK_FAILED};
     use drydock_api::capi::condition_types::{OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
+    use drydock_api::capi::conditions::HasConditions;
     use drydock_api::capi::conditions::Severity;
     use drydock_api::capi::core::{MachineDeploymentSpec, MachineSetSpec, MachineSpec};
 

@@ -6,7 +6,7 @@
 //! version part of a reference's apiVersion is ignored, so a provider's API bump does not
 //! replace every Machine either.
 //!
-//! The same comparison decides which set is current ([`super::plan`]) and whether a
+//! The same comparison decides which set is current (the MachineDeployment's plan) and whether a
 //! Machine is up to date (the MachineSet controller's `UpToDate`), so the two never
 //! disagree.
 
