@@ -146,11 +146,7 @@ pub fn remediating<'a>(sets: impl IntoIterator<Item = &'a MachineSet>) -> Observ
             Observed::new(names::REMEDIATING, Status::True, names::REMEDIATING_REASON, message)
         }
         _ => {
-            let reasons = Reasons {
-                fine: names::REMEDIATING_REASON,
-                issue: names::REMEDIATING_REASON,
-                unknown: names::REMEDIATING_REASON,
-            };
+            let reasons = Reasons::REMEDIATING;
             let listed = v1beta2::aggregate(
                 names::REMEDIATING,
                 names::REMEDIATING,

@@ -92,11 +92,7 @@ pub fn remediating(machines: &[Arc<Machine>], remediates: bool) -> Observed {
         );
         return Observed::false_(names::REMEDIATING, names::NOT_REMEDIATING_REASON, message);
     }
-    let reasons = Reasons {
-        fine: names::REMEDIATING_REASON,
-        issue: names::REMEDIATING_REASON,
-        unknown: names::REMEDIATING_REASON,
-    };
+    let reasons = Reasons::REMEDIATING;
     let listed = v1beta2::aggregate(
         names::REMEDIATING,
         names::OWNER_REMEDIATED,

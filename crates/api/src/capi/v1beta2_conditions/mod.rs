@@ -107,6 +107,12 @@ impl Reasons {
         issue: names::NOT_AVAILABLE_REASON,
         unknown: names::AVAILABLE_UNKNOWN_REASON,
     };
+    /// Remediating names the Machines under way whatever their state.
+    pub const REMEDIATING: Reasons = Reasons {
+        fine: names::REMEDIATING_REASON,
+        issue: names::REMEDIATING_REASON,
+        unknown: names::REMEDIATING_REASON,
+    };
     pub const UP_TO_DATE: Reasons = Reasons {
         fine: names::UP_TO_DATE_REASON,
         issue: names::NOT_UP_TO_DATE_REASON,
