@@ -7,6 +7,8 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use drydock_api::capi::owner;
+use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::Api;
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
@@ -73,6 +75,35 @@ where
         Plan::Wait | Plan::Nothing => {}
     }
     Ok(Requeue::await_change())
+}
+
+/// Writes the v1beta2 `Deleting` condition of `owner`, being deleted, while children it
+/// controls are left (`deleting` words it from how many); returns the owner as written, the
+/// version its finalizer is then removed from. With none left nothing is written: the owner
+/// would not outlive the write.
+pub async fn report_deleting<O, C>(
+    writer: &Writer,
+    owners: &Api<O>,
+    owner: &Arc<O>,
+    candidates: &[Arc<C>],
+    deleting: impl Fn(usize) -> Observed,
+    now: &Time,
+) -> Result<Arc<O>>
+where
+    O: Resource + HasV1Beta2Conditions + Serialize + DeserializeOwned + Clone + Debug + PartialEq,
+    C: Resource,
+{
+    let left = candidates.iter().filter(|c| owner::is_controlled_by(c.meta(), owner.as_ref())).count();
+    if left == 0 {
+        return Ok(owner.clone());
+    }
+    let mut want = (**owner).clone();
+    want.set_v1beta2(deleting(left), now);
+    if want == **owner {
+        return Ok(owner.clone());
+    }
+    let out = writer.apply(owners, owner, &want).await?;
+    Ok(Arc::new(out.or_wanted(&want)))
 }
 
 #[cfg(test)]

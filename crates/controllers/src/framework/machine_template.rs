@@ -7,13 +7,17 @@
 //! replace every Machine either.
 //!
 //! The same comparison decides which set is current (the MachineDeployment's plan) and whether a
-//! Machine is up to date (the MachineSet controller's `UpToDate`), so the two never
-//! disagree.
+//! Machine is up to date (its v1beta2 `UpToDate`), so the two never disagree.
 
-use drydock_api::capi::core::{Bootstrap, MachineDeployment, MachineSet, MachineTemplateSpec};
-use drydock_api::capi::owner::api_group;
+use std::sync::Arc;
+
+use drydock_api::capi::core::{Bootstrap, Machine, MachineDeployment, MachineSet, MachineTemplateSpec};
+use drydock_api::capi::keys::DEPLOYMENT_NAME_LABEL;
+use drydock_api::capi::owner::{self, api_group};
+use drydock_api::capi::v1beta2_conditions::{Observed, names};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
+use kube::runtime::reflector::ObjectRef;
 use serde::Serialize;
 
 /// The parts of a Machine template that need new Machines to change.
@@ -95,6 +99,37 @@ pub fn outdated(ms: &MachineSet, md: &MachineDeployment, now: Timestamp) -> Vec<
         out.push("MachineDeployment spec.rolloutAfter passed".to_string());
     }
     out
+}
+
+/// The `UpToDate` a Machine of `ms` gets: whether the set runs its MachineDeployment's
+/// current template.
+pub fn machine_up_to_date(ms: &MachineSet, md: &MachineDeployment, now: Timestamp) -> Observed {
+    let outdated = outdated(ms, md, now);
+    if outdated.is_empty() {
+        return Observed::true_(names::UP_TO_DATE, names::UP_TO_DATE_REASON);
+    }
+    let message = outdated.iter().map(|l| format!("* {l}")).collect::<Vec<_>>().join("\n");
+    Observed::false_(names::UP_TO_DATE, names::NOT_UP_TO_DATE_REASON, message)
+}
+
+/// The name of the MachineDeployment a MachineSet belongs to: its owner, else its
+/// deployment-name label.
+pub fn deployment_name(ms: &MachineSet) -> Option<&str> {
+    owner::find_owner(&ms.metadata, "cluster.x-k8s.io", "MachineDeployment")
+        .map(|r| r.name.as_str())
+        .or_else(|| ms.metadata.labels.as_ref().and_then(|l| l.get(DEPLOYMENT_NAME_LABEL)).map(String::as_str))
+}
+
+/// The `UpToDate` of a Machine whose MachineSet belongs to a MachineDeployment, read from
+/// the stores; `None` for other Machines (a control plane sets its own Machines').
+pub fn machine_up_to_date_in(ctx: &crate::Context, m: &Machine, now: Timestamp) -> Option<Observed> {
+    let ns = m.metadata.namespace.as_deref().unwrap_or_default();
+    let set = owner::get_controller(&m.metadata)
+        .filter(|r| r.kind == "MachineSet" && api_group(&r.api_version) == "cluster.x-k8s.io")?;
+    let ms = ctx.informers.machine_sets.store.get(&ObjectRef::new(&set.name).within(ns))?;
+    let md: Arc<MachineDeployment> =
+        ctx.informers.machine_deployments.store.get(&ObjectRef::new(deployment_name(&ms)?).within(ns))?;
+    Some(machine_up_to_date(&ms, &md, now))
 }
 
 /// The informational hash in `machine-template-hash`: FNV-1a (32 bit) of the rollout

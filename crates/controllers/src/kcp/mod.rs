@@ -52,6 +52,7 @@ use kube::{Resource, ResourceExt};
 use parking_lot::Mutex;
 
 use crate::framework::Result;
+use crate::framework::index::Changes;
 use crate::framework::write::{Writer, add_finalizer};
 
 use crate::framework::pause::{self, Pause};
@@ -104,6 +105,39 @@ pub(crate) struct State {
     seeded: AtomicBool,
     /// Writes control planes, remembering what it superseded.
     writer: Writer,
+    /// What each Cluster last showed of the parts the control plane acts on.
+    cluster_gates: Changes<ClusterGate>,
+}
+
+/// The parts of a Cluster the control plane acts on: its spec (endpoint, network), its
+/// metadata (pause, the endpoint path annotation), deletion, infrastructure readiness and
+/// failure domains. Most Cluster writes only restate the Cluster's own conditions and
+/// counters, which are computed from the control plane and its Machines: those do not wake it.
+#[derive(Debug, PartialEq, Eq)]
+struct ClusterGate {
+    generation: Option<i64>,
+    deleting: bool,
+    paused: bool,
+    infrastructure_ready: bool,
+    /// A hash of the annotations and the failure domains, so the gate stays small.
+    digest: u64,
+}
+
+impl ClusterGate {
+    fn of(c: &Cluster) -> Self {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        c.metadata.annotations.hash(&mut h);
+        let status = c.status.as_ref();
+        serde_json::to_string(&status.and_then(|s| s.failure_domains.as_ref())).unwrap_or_default().hash(&mut h);
+        Self {
+            generation: c.metadata.generation,
+            deleting: c.metadata.deletion_timestamp.is_some(),
+            paused: pause::cluster_paused(c),
+            infrastructure_ready: status.and_then(|s| s.infrastructure_ready).unwrap_or(false),
+            digest: h.finish(),
+        }
+    }
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
@@ -114,10 +148,12 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         pending: Mutex::new(HashMap::new()),
         seeded: AtomicBool::new(false),
         writer: Writer::tracking(CONTROLLER),
+        cluster_gates: Changes::default(),
     });
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
     let clusters = ctx.informers.clusters.store.clone();
+    let gated = state.clone();
     let machines = ctx.informers.machines.subscribe().inspect(move |m| recorder.machines.record(m));
     let c = Controller::for_shared_stream(
         queue.track(ctx.informers.control_planes.subscribe()),
@@ -133,7 +169,10 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
             refs
         }),
     )
-    .watches_shared_stream(ctx.informers.clusters.subscribe(), queue.map_to(control_plane_of));
+    .watches_shared_stream(
+        ctx.informers.clusters.subscribe(),
+        queue.map_to(move |c: &Cluster| gated.changed_cluster(c)),
+    );
     Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.kcp_concurrency, ctx.clock().clone(), state, reconcile))
 }
 
@@ -182,6 +221,18 @@ fn is_deleting(m: &Machine) -> bool {
 }
 
 impl State {
+    /// The control plane of a Cluster whose gate changed.
+    fn changed_cluster(&self, c: &Cluster) -> Vec<ObjectRef<KubeadmControlPlane>> {
+        let store = &self.ctx.informers.clusters.store;
+        let exists =
+            |k: &str| k.split_once('/').is_some_and(|(n, c)| store.get(&ObjectRef::new(c).within(n)).is_some());
+        let key = format!("{}/{}", c.namespace().unwrap_or_default(), c.name_any());
+        if !self.cluster_gates.changed(key, ClusterGate::of(c), store.len(), exists) {
+            return Vec::new();
+        }
+        control_plane_of(c)
+    }
+
     /// Writes what differs and remembers that `before` is now outdated.
     async fn write(
         &self,

@@ -189,7 +189,7 @@ async fn write_status(
     now: Time,
     events: PendingEvents,
 ) -> Result<Requeue> {
-    status::finish(machine, &mut m, now);
+    status::finish(machine, &mut m, None, now);
     let api = state.ctx.api::<Machine>(&machine.namespace().unwrap_or_default());
     state.writer.write(&api, machine, &m, Status::observing(true)).await?;
     events.publish(&state.ctx, machine).await;

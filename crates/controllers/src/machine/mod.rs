@@ -55,6 +55,7 @@ use crate::framework::Result;
 use crate::framework::events::PendingEvents;
 use crate::framework::fresh::Superseded;
 use crate::framework::index::{Changes, Index, ref_key};
+use crate::framework::machine_template;
 use crate::framework::nodes::{machine_of_node, record_provider_id};
 use crate::framework::pause::{self, Pause};
 use crate::framework::requeue::Requeue;
@@ -267,7 +268,8 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Requeue> 
     let mut events = PendingEvents::default();
     let mut steps = contract::Steps::new(&state, &machine, &cluster, now.clone());
     let result = steps.run(&mut m, &mut events).await;
-    status::finish(&machine, &mut m, now);
+    let up_to_date = machine_template::machine_up_to_date_in(ctx, &m, ctx.clock().now());
+    status::finish(&machine, &mut m, up_to_date, now);
     state.writer.write(&ctx.api::<Machine>(&ns), &machine, &m, Status::observing(result.is_ok())).await?;
     events.publish(ctx, machine.as_ref()).await;
     result.map(Requeue::after_opt)

@@ -4,6 +4,7 @@
 use drydock_api::capi::conditions::{self, Condition, HasConditions, READY, Severity};
 use drydock_api::capi::core::{Machine, machine_phase};
 use drydock_api::capi::keys::CERTIFICATES_EXPIRY_ANNOTATION;
+use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::framework::objects::is_control_plane;
@@ -130,10 +131,13 @@ fn set_ready(m: &mut Machine, now: &Time) {
 
 /// Sets phase (and lastUpdated when it changes) and Ready. observedGeneration is set when
 /// writing (see [`crate::framework::write::Status`]).
-pub(crate) fn finish(before: &Machine, m: &mut Machine, now: Time) {
+pub(crate) fn finish(before: &Machine, m: &mut Machine, up_to_date: Option<Observed>, now: Time) {
     let previous = before.status.as_ref().and_then(|s| s.phase.as_deref());
     let next = phase(previous, PhaseInputs::of(m));
     set_ready(m, &now);
+    if let Some(u) = up_to_date {
+        m.set_v1beta2(u, &now);
+    }
     super::v1beta2::finish(m, &now);
     let s = m.status.get_or_insert_with(Default::default);
     if previous != Some(next.as_str()) {
@@ -201,13 +205,29 @@ mod tests {
         before.metadata.generation = Some(3);
         let mut m = before.clone();
         let t1 = drydock_api::capi::conditions::time_at(jiff::Timestamp::now());
-        finish(&before, &mut m, t1.clone());
+        finish(&before, &mut m, None, t1.clone());
         let s = m.status.clone().unwrap();
         assert_eq!(s.phase.as_deref(), Some("Pending"));
         assert_eq!(s.last_updated, Some(t1));
         let mut again = m.clone();
-        finish(&m, &mut again, Time(jiff::Timestamp::from_second(1).unwrap()));
+        finish(&m, &mut again, None, Time(jiff::Timestamp::from_second(1).unwrap()));
         assert_eq!(again.status, m.status);
+    }
+
+    #[test]
+    fn up_to_date_goes_out_with_the_status_write_and_stays_when_not_known() {
+        use drydock_api::capi::v1beta2_conditions::names::{NOT_UP_TO_DATE_REASON, UP_TO_DATE};
+        let before = Machine::new("m", Default::default());
+        let mut m = before.clone();
+        let now = Time(jiff::Timestamp::from_second(5).unwrap());
+        let outdated = Observed::false_(UP_TO_DATE, NOT_UP_TO_DATE_REASON, "* Version v1.30.2 (v1.31.0 wanted)");
+        finish(&before, &mut m, Some(outdated), now.clone());
+        let c = m.v1beta2_condition(UP_TO_DATE).cloned().expect("UpToDate set");
+        assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", NOT_UP_TO_DATE_REASON));
+        // A write that does not know (a deleting Machine) keeps what the Machine carries.
+        let mut again = m.clone();
+        finish(&m, &mut again, None, now);
+        assert_eq!(again.v1beta2_condition(UP_TO_DATE), Some(&c));
     }
 
     #[test]

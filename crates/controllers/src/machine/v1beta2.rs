@@ -4,8 +4,9 @@
 //!
 //! `BootstrapConfigReady` and `InfrastructureReady` are set where the provider objects are
 //! read (`contract`), `NodeReady` and `NodeHealthy` where the Node is (`node`);
-//! `HealthCheckSucceeded` and `OwnerRemediated` by the MachineHealthCheck, `UpToDate` by the
-//! Machine's owner.
+//! `HealthCheckSucceeded` and `OwnerRemediated` by the MachineHealthCheck. `UpToDate` is
+//! set with them in each status write for Machines of a MachineDeployment
+//! (`framework::machine_template`), by the KubeadmControlPlane for its own.
 
 use drydock_api::capi::condition_types::{
     BOOTSTRAP_READY, DELETED, DRAINING_SUCCEEDED, INFRASTRUCTURE_READY, NODE_HEALTHY, PRE_DRAIN_HOOK_SUCCEEDED,

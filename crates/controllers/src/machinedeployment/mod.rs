@@ -35,7 +35,6 @@ use drydock_api::capi::keys::{
 };
 use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
-use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
 use futures::StreamExt;
 use jiff::Timestamp;
 use kube::api::Api;
@@ -145,7 +144,8 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
         st.sets.ensure_seeded().await;
         let sets = st.sets.list(&ns, &md.spec.cluster_name);
         let (api, sets_api) = (st.ctx.api::<MachineDeployment>(&ns), st.ctx.api::<MachineSet>(&ns));
-        let md = report_deleting(&api, &md, &sets, &st.ctx.clock().condition_time()).await?;
+        let now = st.ctx.clock().condition_time();
+        let md = cascade::report_deleting(&WRITER, &api, &md, &sets, v1beta2::deleting, &now).await?;
         return cascade::finalize(&WRITER, &api, &md, MACHINE_DEPLOYMENT_FINALIZER, &sets_api, &sets).await;
     }
     st.sets.ensure_seeded().await;
@@ -195,29 +195,6 @@ async fn reconcile(md: Arc<MachineDeployment>, st: Arc<State>) -> Result<Requeue
         return Err(e);
     }
     Ok(requeue(&want, expires_in, now))
-}
-
-/// Writes the `Deleting` condition of a deployment being deleted while MachineSets it
-/// controls are left; returns the deployment as written (its finalizer is removed from
-/// that version).
-async fn report_deleting(
-    api: &Api<MachineDeployment>,
-    md: &Arc<MachineDeployment>,
-    sets: &[Arc<MachineSet>],
-    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
-) -> Result<Arc<MachineDeployment>> {
-    let left = sets.iter().filter(|ms| owner::is_controlled_by(&ms.metadata, &**md)).count();
-    if left == 0 {
-        // The finalizer goes now: the deployment would not outlive the write.
-        return Ok(md.clone());
-    }
-    let mut want = (**md).clone();
-    want.set_v1beta2(v1beta2::deleting(left), now);
-    if want == **md {
-        return Ok(md.clone());
-    }
-    let out = WRITER.apply(api, md, &want).await?;
-    Ok(Arc::new(out.or_wanted(&want)))
 }
 
 /// What a reconcile plans from, read before planning.

@@ -28,7 +28,7 @@ use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_SET_FINALIZER, REVISION_ANNOTATION};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;
 use drydock_api::capi::owner;
-use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
+use drydock_api::capi::v1beta2_conditions::Observed;
 use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -45,6 +45,7 @@ use crate::framework::cascade;
 use crate::framework::cluster_index::ClusterIndex;
 use crate::framework::expectations::{Expectations, Outstanding};
 use crate::framework::index::Changes;
+use crate::framework::machine_template::{self as template, deployment_name};
 use crate::framework::objects::CAPI_GROUP;
 use crate::framework::pause::{self, ClusterPauses, Pause};
 use crate::framework::propagate::{Managers, sync_referenced};
@@ -157,12 +158,6 @@ fn rollout_digest(md: &MachineDeployment) -> (u32, Option<Timestamp>, Option<Str
 
 /// The name of the MachineDeployment the set belongs to (its owner, else its
 /// deployment-name label).
-fn deployment_name(ms: &MachineSet) -> Option<&str> {
-    owner::find_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment")
-        .map(|r| r.name.as_str())
-        .or_else(|| ms.metadata.labels.as_ref().and_then(|l| l.get(DEPLOYMENT_NAME_LABEL)).map(String::as_str))
-}
-
 /// The MachineDeployment the set belongs to (its owner, else its deployment-name label).
 pub fn owning_deployment(st: &State, ms: &MachineSet) -> Option<Arc<MachineDeployment>> {
     let name = deployment_name(ms)?;
@@ -181,7 +176,8 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
         st.machines.ensure_seeded().await;
         let machines = st.machines.list(&ns, &cluster_name);
         let (api, machines_api) = (st.ctx.api::<MachineSet>(&ns), st.ctx.api::<Machine>(&ns));
-        let ms = report_deleting(&api, &ms, &machines, &st.ctx.clock().condition_time()).await?;
+        let now = st.ctx.clock().condition_time();
+        let ms = cascade::report_deleting(&WRITER, &api, &ms, &machines, v1beta2::deleting, &now).await?;
         return cascade::finalize(&WRITER, &api, &ms, MACHINE_SET_FINALIZER, &machines_api, &machines).await;
     }
     st.machines.ensure_seeded().await;
@@ -216,7 +212,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
         pending = outstanding(&st, &key, &owned);
     }
     let now = st.ctx.clock().now();
-    let up_to_date = owning_deployment(&st, &want).map(|md| v1beta2::machine_up_to_date(&want, &md, now));
+    let up_to_date = owning_deployment(&st, &want).map(|md| template::machine_up_to_date(&want, &md, now));
     let owned = sync_machines(&st, &want, &owned, up_to_date.as_ref(), &time_at(now)).await?;
     let scaled = replicas::sync(&st, &mut want, &ms, &cluster, &owned, &pending, now).await;
 
@@ -243,28 +239,6 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
     let recheck = (held && !kcp_managed(&cluster)).then_some(PREFLIGHT_RECHECK);
     let requeue = [next_available, next_v1beta2_available, pending.expires_in, recheck].into_iter().flatten().min();
     Ok(Requeue::after_opt(requeue.map(|d| d.max(Duration::from_millis(100)))))
-}
-
-/// Writes the `Deleting` condition of a set being deleted while Machines it controls are
-/// left; returns the set as written (its finalizer is removed from that version).
-async fn report_deleting(
-    api: &Api<MachineSet>,
-    ms: &Arc<MachineSet>,
-    machines: &[Arc<Machine>],
-    now: &Time,
-) -> Result<Arc<MachineSet>> {
-    let left = machines.iter().filter(|m| owner::is_controlled_by(&m.metadata, &**ms)).count();
-    if left == 0 {
-        // The finalizer goes now: the set would not outlive the write.
-        return Ok(ms.clone());
-    }
-    let mut want = (**ms).clone();
-    want.set_v1beta2(v1beta2::deleting(left), now);
-    if want == **ms {
-        return Ok(ms.clone());
-    }
-    let out = WRITER.apply(api, ms, &want).await?;
-    Ok(Arc::new(out.or_wanted(&want)))
 }
 
 /// True when the Machine is going: marked deleted in the cache, or deleted by this

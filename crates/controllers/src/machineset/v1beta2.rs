@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use drydock_api::capi::core::{Machine, MachineDeployment, MachineSet};
+use drydock_api::capi::core::{Machine, MachineSet};
 use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
 use drydock_api::capi::v1beta2_conditions::{
     self as v1beta2, Condition, HasV1Beta2Conditions, Observed, Polarity, Reasons, Status, names,
@@ -18,7 +18,6 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::remediation;
-use crate::framework::machine_template as template;
 use crate::framework::scaling::{creation_blocked, plural, scaling_down_of, scaling_up_of};
 
 const MACHINE: (&str, &str) = ("Machine", "Machines");
@@ -154,19 +153,12 @@ pub fn set(ms: &mut MachineSet, machines: &[Arc<Machine>], c: Counters, remediat
     }
 }
 
-/// The `UpToDate` a Machine of `ms` gets: whether the set runs its MachineDeployment's
-/// current template (the comparison that picks the deployment's current set).
-pub fn machine_up_to_date(ms: &MachineSet, md: &MachineDeployment, now: Timestamp) -> Observed {
-    let outdated = template::outdated(ms, md, now);
-    if outdated.is_empty() {
-        return Observed::true_(names::UP_TO_DATE, names::UP_TO_DATE_REASON);
-    }
-    let message = outdated.iter().map(|l| format!("* {l}")).collect::<Vec<_>>().join("\n");
-    Observed::false_(names::UP_TO_DATE, names::NOT_UP_TO_DATE_REASON, message)
-}
-
-/// The Machine with `up_to_date` set, or `None` when it already carries exactly that.
+/// The Machine with `up_to_date` set, or `None` when it already carries exactly that, or
+/// when the Machine controller has not reported on it yet: that controller sets `UpToDate`
+/// in each of its own status writes (as upstream's does), so the set only corrects it when
+/// it changes between them (a new template, a passed `rolloutAfter`).
 pub fn with_up_to_date(m: &Machine, up_to_date: &Observed, now: &Time) -> Option<Machine> {
+    m.v1beta2_condition(names::READY)?;
     let have = m.v1beta2_condition(names::UP_TO_DATE);
     let same = have.is_some_and(|c| {
         c.status == up_to_date.status.as_str()
@@ -189,7 +181,9 @@ mod tests {
     use drydock_api::capi::condition_types::{OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
     use drydock_api::capi::conditions::HasConditions;
     use drydock_api::capi::conditions::Severity;
-    use drydock_api::capi::core::{MachineDeploymentSpec, MachineSetSpec, MachineSpec};
+    use drydock_api::capi::core::{MachineDeployment, MachineDeploymentSpec, MachineSetSpec, MachineSpec};
+
+    use crate::framework::machine_template as template;
 
     fn at(secs: i64) -> Timestamp {
         Timestamp::from_second(secs).expect("valid timestamp")
@@ -322,22 +316,24 @@ mod tests {
         s.metadata.creation_timestamp = Some(t(10));
         s.spec.template.spec.version = Some("v1.31.0".into());
         s.spec.template.metadata.labels = Some([("in-place".to_string(), "yes".to_string())].into());
-        let ok = machine_up_to_date(&s, &md, at(100));
+        let ok = template::machine_up_to_date(&s, &md, at(100));
         assert_eq!((ok.status, ok.reason.as_str()), (Status::True, names::UP_TO_DATE_REASON));
 
         s.spec.template.spec.version = Some("v1.30.2".into());
-        let old = machine_up_to_date(&s, &md, at(100));
+        let old = template::machine_up_to_date(&s, &md, at(100));
         assert_eq!((old.status, old.reason.as_str()), (Status::False, names::NOT_UP_TO_DATE_REASON));
         assert_eq!(old.message, "* Version v1.30.2 (v1.31.0 wanted)");
 
         s.spec.template.spec.version = Some("v1.31.0".into());
         md.spec.rollout_after = Some(t(50));
-        assert_eq!(machine_up_to_date(&s, &md, at(40)).status, Status::True, "not yet passed");
-        let expired = machine_up_to_date(&s, &md, at(60));
+        assert_eq!(template::machine_up_to_date(&s, &md, at(40)).status, Status::True, "not yet passed");
+        let expired = template::machine_up_to_date(&s, &md, at(60));
         assert_eq!(expired.message, "* MachineDeployment spec.rolloutAfter passed");
 
-        // Written only on change.
+        // Left to the Machine controller's first status write, then written only on change.
         let m = Machine::new("m", MachineSpec::default());
+        assert!(with_up_to_date(&m, &expired, &t(60)).is_none(), "not reported on yet");
+        let m = machine("m", None, None);
         let written = with_up_to_date(&m, &expired, &t(60)).expect("changed");
         assert!(with_up_to_date(&written, &expired, &t(70)).is_none());
         assert!(with_up_to_date(&written, &ok, &t(70)).is_some());
