@@ -78,12 +78,15 @@ struct Worker {
 impl Worker {
     fn run(&mut self, rx: mpsc::Receiver<Pending>) {
         let mut batch: Vec<Pending> = Vec::new();
+        // Whether the loop just committed: only writes that queued meanwhile mean the store
+        // is busy. One queued before this thread first ran (a slow start) is a lone write.
+        let mut committed = false;
         loop {
             let first = match rx.try_recv() {
                 // Writes came in while the last commit ran: the store is busy, so give
                 // more of them the chance to share this commit's sync.
                 Ok(p) => {
-                    if self.delay_when_busy {
+                    if self.delay_when_busy && committed {
                         std::thread::sleep(self.config.commit_delay);
                     }
                     p
@@ -93,6 +96,7 @@ impl Worker {
                     // Idle until now: commit at once.
                     Ok(p) => p,
                     Err(mpsc::RecvTimeoutError::Timeout) => {
+                        committed = false;
                         self.maybe_compact();
                         continue;
                     }
@@ -107,6 +111,7 @@ impl Worker {
                 }
             }
             self.commit(&mut batch, &rx);
+            committed = true;
             self.maybe_compact();
         }
     }
