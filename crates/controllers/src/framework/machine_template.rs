@@ -20,6 +20,8 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::reflector::ObjectRef;
 use serde::Serialize;
 
+use super::objects::CAPI_GROUP;
+
 /// The parts of a Machine template that need new Machines to change.
 #[derive(Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -115,7 +117,7 @@ pub fn machine_up_to_date(ms: &MachineSet, md: &MachineDeployment, now: Timestam
 /// The name of the MachineDeployment a MachineSet belongs to: its owner, else its
 /// deployment-name label.
 pub fn deployment_name(ms: &MachineSet) -> Option<&str> {
-    owner::find_owner(&ms.metadata, "cluster.x-k8s.io", "MachineDeployment")
+    owner::find_owner(&ms.metadata, CAPI_GROUP, "MachineDeployment")
         .map(|r| r.name.as_str())
         .or_else(|| ms.metadata.labels.as_ref().and_then(|l| l.get(DEPLOYMENT_NAME_LABEL)).map(String::as_str))
 }
@@ -125,7 +127,7 @@ pub fn deployment_name(ms: &MachineSet) -> Option<&str> {
 pub fn machine_up_to_date_in(ctx: &crate::Context, m: &Machine, now: Timestamp) -> Option<Observed> {
     let ns = m.metadata.namespace.as_deref().unwrap_or_default();
     let set = owner::get_controller(&m.metadata)
-        .filter(|r| r.kind == "MachineSet" && api_group(&r.api_version) == "cluster.x-k8s.io")?;
+        .filter(|r| r.kind == "MachineSet" && api_group(&r.api_version) == CAPI_GROUP)?;
     let ms = ctx.informers.machine_sets.store.get(&ObjectRef::new(&set.name).within(ns))?;
     let md: Arc<MachineDeployment> =
         ctx.informers.machine_deployments.store.get(&ObjectRef::new(deployment_name(&ms)?).within(ns))?;

@@ -109,15 +109,14 @@ pub(crate) struct State {
     cluster_gates: Changes<ClusterGate>,
 }
 
-/// The parts of a Cluster the control plane acts on: its spec (endpoint, network), its
-/// metadata (pause, the endpoint path annotation), deletion, infrastructure readiness and
+/// The parts of a Cluster the control plane acts on: its spec (endpoint, network, pause),
+/// its annotations (pause, the endpoint path), deletion, infrastructure readiness and
 /// failure domains. Most Cluster writes only restate the Cluster's own conditions and
 /// counters, which are computed from the control plane and its Machines: those do not wake it.
 #[derive(Debug, PartialEq, Eq)]
 struct ClusterGate {
     generation: Option<i64>,
     deleting: bool,
-    paused: bool,
     infrastructure_ready: bool,
     /// A hash of the annotations and the failure domains, so the gate stays small.
     digest: u64,
@@ -133,7 +132,6 @@ impl ClusterGate {
         Self {
             generation: c.metadata.generation,
             deleting: c.metadata.deletion_timestamp.is_some(),
-            paused: pause::cluster_paused(c),
             infrastructure_ready: status.and_then(|s| s.infrastructure_ready).unwrap_or(false),
             digest: h.finish(),
         }
