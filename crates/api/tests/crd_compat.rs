@@ -3,7 +3,8 @@
 //! subresources must match. Upstream's side is the facts `scripts/crd-facts.py` derives from
 //! upstream's CRD files: `tests/upstream/crds-v1.9.json` (v1beta1 and the other versions
 //! v1.9 stores) and `tests/upstream/crds-v1.14.json` (v1beta2, for every kind drydock
-//! serves in v1beta2, and every served version of the kinds v1.9 did not have).
+//! serves in v1beta2, IPAM's v1alpha1, and every served version of the kinds v1.9 did not
+//! have).
 
 mod common;
 
@@ -226,6 +227,17 @@ fn paired_versions() -> Vec<(String, Value, Value)> {
         let up_v = version(up, "v1beta2").unwrap_or_else(|| panic!("upstream v1.14 {name} has no v1beta2"));
         out.push((name, up_v.clone(), ours_v.clone()));
     }
+    // Versions before v1beta1 that upstream v1.14 still serves (IPAM's v1alpha1).
+    for (name, ours) in common::our_crds() {
+        let Some(up) = v1_14.iter().find(|(n, _)| *n == name).map(|(_, up)| up) else { continue };
+        for ours_v in ours["spec"]["versions"].as_array().into_iter().flatten() {
+            let v = ours_v["name"].as_str().unwrap_or_default();
+            if v.contains("alpha") && !NEWER_KINDS.contains(&name.as_str()) {
+                let up_v = version(up, v).unwrap_or_else(|| panic!("upstream v1.14 {name} has no {v}"));
+                out.push((name.clone(), up_v.clone(), ours_v.clone()));
+            }
+        }
+    }
     for (name, up, ours) in paired_newer() {
         for ours_v in ours["spec"]["versions"].as_array().into_iter().flatten().filter(|v| v["name"] != "v1beta2") {
             let v = ours_v["name"].as_str().unwrap_or_default();
@@ -252,9 +264,18 @@ fn schemas_match_upstream() {
     assert!(diffs.is_empty(), "{} schema differences:\n{}", diffs.len(), diffs.join("\n"));
 }
 
+/// The CRDs whose served versions are checked against upstream v1.14's: the newer kinds,
+/// and IPAM's (v1alpha1, v1beta1 deprecated, v1beta2).
+fn served_as_v1_14() -> Vec<(String, Value, Value)> {
+    let v1_14 = common::upstream_crds_at("crds-v1.14.json");
+    let ipam: Vec<(String, Value)> = v1_14.into_iter().filter(|(n, _)| n.ends_with(".ipam.cluster.x-k8s.io")).collect();
+    assert_eq!(ipam.len(), 2, "upstream v1.14's IPAM kinds");
+    paired_newer().into_iter().chain(pair_with_ours(ipam)).collect()
+}
+
 #[test]
-fn newer_kinds_serve_upstream_v1_14_versions_deprecated_alike() {
-    for (name, up, ours) in paired_newer() {
+fn newer_kinds_and_ipam_serve_upstream_v1_14_versions_deprecated_alike() {
+    for (name, up, ours) in served_as_v1_14() {
         let served = |crd: &Value| -> Vec<(String, bool)> {
             let mut v: Vec<(String, bool)> = crd["spec"]["versions"]
                 .as_array()

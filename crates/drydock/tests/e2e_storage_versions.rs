@@ -100,7 +100,9 @@ async fn migrate_storage_rewrites_objects_so_the_old_version_can_go() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runtime_config_switches_a_version_off() {
-    let mut env = Env::start_with_runtime_config(&["cluster.x-k8s.io/v1beta2=false"]).await;
+    let mut env =
+        Env::start_with_runtime_config(&["cluster.x-k8s.io/v1beta2=false", "ipam.cluster.x-k8s.io/v1alpha1=false"])
+            .await;
     let kc = env.kubeconfig(None);
     let (ok, _, err) = kubectl(&kc, &["get", "machinedrainrules.v1beta2.cluster.x-k8s.io"], None);
     assert!(!ok, "v1beta2 is switched off");
@@ -110,6 +112,7 @@ async fn runtime_config_switches_a_version_off() {
     let served = |v: &str| groups.lines().any(|l| l == v);
     assert!(served("cluster.x-k8s.io/v1beta1") && !served("cluster.x-k8s.io/v1beta2"), "{groups}");
     assert!(served("bootstrap.cluster.x-k8s.io/v1beta2"), "other groups keep v1beta2: {groups}");
+    assert!(!served("ipam.cluster.x-k8s.io/v1alpha1") && served("ipam.cluster.x-k8s.io/v1beta1"), "{groups}");
     env.instance.stop_controllers().await;
 
     // The version objects are stored in cannot be switched off.
@@ -122,4 +125,47 @@ async fn runtime_config_switches_a_version_off() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cluster.x-k8s.io/v1beta1=false: v1beta1 is the storage version of Cluster"), "{err}");
+}
+
+/// IPAM is served in v1alpha1 too, as upstream v1.14 serves it: a provider on the v1alpha1
+/// contract and one on v1beta2 share the same claims, and neither loses the other's fields.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipam_claims_read_and_write_in_v1alpha1_v1beta1_and_v1beta2() {
+    let env = Env::start(false).await;
+    let kc = env.kubeconfig(None);
+    let claim = |version: &str, name: &str, cluster: &str| {
+        format!(
+            "apiVersion: ipam.cluster.x-k8s.io/{version}\nkind: IPAddressClaim\nmetadata: {{name: {name}, namespace: default}}\n\
+             spec:\n  {cluster}poolRef: {{apiGroup: ipam.cluster.x-k8s.io, kind: InClusterIPPool, name: nodes}}\n"
+        )
+    };
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&claim("v1alpha1", "node-0", "")));
+    let get = |version: &str, name: &str| -> Value {
+        let resource = format!("ipaddressclaims.{version}.ipam.cluster.x-k8s.io");
+        serde_json::from_str(&kubectl_ok(&kc, &["get", &resource, name, "-o", "json"], None)).expect("json")
+    };
+    let alpha = get("v1alpha1", "node-0");
+    for version in ["v1beta1", "v1beta2"] {
+        let other = get(version, "node-0");
+        assert_eq!(other["apiVersion"], format!("ipam.cluster.x-k8s.io/{version}"));
+        assert_eq!(other["metadata"]["uid"], alpha["metadata"]["uid"]);
+        assert_eq!(other["spec"]["poolRef"], alpha["spec"]["poolRef"], "{version}");
+    }
+    // A v1beta2 writer sets the cluster name, which v1alpha1 has no field for.
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&claim("v1beta2", "node-1", "clusterName: c1\n  ")));
+    let alpha = get("v1alpha1", "node-1");
+    assert!(alpha["spec"].get("clusterName").is_none(), "{alpha}");
+    // The v1alpha1 client labels what it read and writes it all back: the name stays.
+    let mut written = alpha.clone();
+    written["metadata"]["labels"] = serde_json::json!({"provider": "v1alpha1"});
+    kubectl_ok(&kc, &["replace", "-f", "-"], Some(&written.to_string()));
+    let hub = get("v1beta2", "node-1");
+    assert_eq!(hub["spec"]["clusterName"], "c1", "{hub}");
+    assert_eq!(hub["metadata"]["labels"]["provider"], "v1alpha1", "{hub}");
+    let stored_in = kubectl_ok(
+        &kc,
+        &["get", "crd", "ipaddressclaims.ipam.cluster.x-k8s.io", "-o", "jsonpath={.status.storedVersions}"],
+        None,
+    );
+    assert_eq!(stored_in, r#"["v1beta1"]"#);
 }

@@ -5,15 +5,17 @@
 use std::sync::Arc;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceConversion, CustomResourceDefinition, JSONSchemaProps, ServiceReference, WebhookClientConfig,
-    WebhookConversion,
+    CustomResourceConversion, CustomResourceDefinition, CustomResourceDefinitionVersion, JSONSchemaProps,
+    ServiceReference, WebhookClientConfig, WebhookConversion,
 };
 use kube::CustomResourceExt;
 
-use super::conversion::{AdmitAt, HubSpoke, native};
+use super::conversion::lossless::Native;
+use super::conversion::{AdmitAt, HubSpoke};
 use super::typed::{KindAdmission, Typed};
 use super::{core, dev, inmemory, ipam, kubeadm};
 use crate::admission::Admission;
+use crate::conversion::Conversion;
 use crate::resource::{NativeKind, ResourceDef};
 
 /// The version that stores the kinds served in both v1beta1 and v1beta2.
@@ -33,13 +35,36 @@ where
     C::Hub: CustomResourceExt,
     C::Spoke: CustomResourceExt,
 {
-    let conversion = native::<C>();
+    served::<C>(Arc::new(Native::of::<C>()), Vec::new(), admission)
+}
+
+/// Like [`versioned`], and also served in an older version converted by `Older` (IPAM's
+/// v1alpha1, which upstream still serves and does not deprecate).
+fn versioned_with_older<C: HubSpoke, Older: HubSpoke<Hub = C::Hub>>(admission: Option<Arc<dyn Admission>>) -> NativeKind
+where
+    C::Hub: CustomResourceExt,
+    C::Spoke: CustomResourceExt,
+    Older::Spoke: CustomResourceExt,
+{
+    let conversion = Arc::new(Native::of::<C>().with_spoke::<Older>());
+    served::<C>(conversion, entry::<Older::Spoke>(None).crd.spec.versions, admission)
+}
+
+fn served<C: HubSpoke>(
+    conversion: Arc<dyn Conversion>,
+    mut versions: Vec<CustomResourceDefinitionVersion>,
+    admission: Option<Arc<dyn Admission>>,
+) -> NativeKind
+where
+    C::Hub: CustomResourceExt,
+    C::Spoke: CustomResourceExt,
+{
     let spoke_version = <C::Spoke as kube::Resource>::api_version(&()).into_owned();
     let admission = admission.map(|inner| -> Arc<dyn Admission> {
         Arc::new(AdmitAt { api_version: spoke_version, inner, conversion: conversion.clone() })
     });
     let (mut spoke, mut hub) = (entry::<C::Spoke>(None).crd, entry::<C::Hub>(None).crd);
-    let mut versions = std::mem::take(&mut spoke.spec.versions);
+    versions.append(&mut spoke.spec.versions);
     versions.append(&mut hub.spec.versions);
     for v in &mut versions {
         v.storage = v.name == STORAGE_VERSION;
@@ -178,8 +203,13 @@ fn listed() -> Vec<NativeKind> {
         versioned::<dev::conversion::DevMachineTemplateConversion>(typed(dev::DevMachineTemplateAdmission)),
         entry::<dev::v1beta2::DevMachinePool>(typed(dev::DevMachinePoolAdmission)),
         entry::<dev::v1beta2::DevMachinePoolTemplate>(typed(dev::DevMachinePoolTemplateAdmission)),
-        versioned::<ipam::conversion::IPAddressClaimConversion>(typed(ipam::IPAddressClaimAdmission)),
-        versioned::<ipam::conversion::IPAddressConversion>(typed(ipam::IPAddressAdmission)),
+        versioned_with_older::<
+            ipam::conversion::IPAddressClaimConversion,
+            ipam::conversion::IPAddressClaimV1Alpha1Conversion,
+        >(typed(ipam::IPAddressClaimAdmission)),
+        versioned_with_older::<ipam::conversion::IPAddressConversion, ipam::conversion::IPAddressV1Alpha1Conversion>(
+            typed(ipam::IPAddressAdmission),
+        ),
         entry::<ipam::InClusterIPPool>(typed(ipam::InClusterIPPoolAdmission)),
         entry::<ipam::GlobalInClusterIPPool>(typed(ipam::GlobalInClusterIPPoolAdmission)),
     ]
@@ -203,7 +233,8 @@ mod tests {
     #[test]
     fn every_kind_is_served_with_admission_and_schema() {
         let defs: Vec<ResourceDef> = resources().into_iter().filter(|d| d.version != "v1beta2").collect();
-        assert_eq!(defs.len(), 24);
+        // 24 kinds; IPAM's two also in v1alpha1.
+        assert_eq!(defs.len(), 26);
         for d in &defs {
             assert!(d.admission.is_some(), "{} has no admission", d.kind);
             let schema = d.schema.as_ref().unwrap_or_else(|| panic!("{} has no schema", d.kind));
@@ -225,6 +256,18 @@ mod tests {
         assert!(!find("IPAddress").status_subresource);
         assert_eq!(find("Machine").printer_columns.len(), 6);
         assert_eq!(crds().len(), 26);
+    }
+
+    #[test]
+    fn ipam_kinds_are_served_in_v1alpha1_too_and_only_v1beta1_is_deprecated() {
+        for plural in ["ipaddresses", "ipaddressclaims"] {
+            let crd = crds().into_iter().find(|c| c.spec.names.plural == plural).expect(plural);
+            let versions: Vec<(String, bool, bool)> =
+                crd.spec.versions.iter().map(|v| (v.name.clone(), v.storage, v.deprecated == Some(true))).collect();
+            let want = [("v1alpha1", false, false), ("v1beta1", true, true), ("v1beta2", false, false)]
+                .map(|(v, storage, deprecated)| (v.to_string(), storage, deprecated));
+            assert_eq!(versions, want, "{plural}");
+        }
     }
 
     #[test]

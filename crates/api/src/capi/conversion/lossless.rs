@@ -18,114 +18,133 @@ use serde_json::{Map, Value};
 use super::{CONVERSION_DATA, Ctx, HubSpoke};
 use crate::conversion::{Conversion, ConversionError, RefVersions};
 
-/// The in-process conversion of kind `C`.
+/// The in-process conversion of kind `C` (one spoke around its hub).
 pub fn native<C: HubSpoke>() -> Arc<dyn Conversion> {
-    Arc::new(Native::<C>(PhantomData))
+    Arc::new(Native::<C::Hub>::of::<C>())
 }
 
-struct Native<C>(PhantomData<fn() -> C>);
-
-#[derive(Clone, Copy, PartialEq)]
-enum Direction {
-    Up,
-    Down,
+/// A kind's conversion between its hub and every spoke: spoke to spoke goes through the
+/// hub, and the lossless rules apply to the whole way, so what the target spoke cannot hold
+/// is kept in the source spoke's own shape.
+pub struct Native<H> {
+    spokes: Vec<Spoke>,
+    hub: PhantomData<fn() -> H>,
 }
 
-impl Direction {
-    fn reverse(self) -> Self {
-        match self {
-            Self::Up => Self::Down,
-            Self::Down => Self::Up,
-        }
+/// One spoke's typed functions, on bodies without metadata.
+struct Spoke {
+    api_version: String,
+    up: fn(Value, &Ctx<'_>) -> Result<Value, ConversionError>,
+    down: fn(Value, &Ctx<'_>) -> Result<Value, ConversionError>,
+}
+
+impl<H> Native<H>
+where
+    H: kube::Resource<DynamicType = ()> + serde::Serialize + serde::de::DeserializeOwned,
+{
+    /// The conversion between `C`'s spoke and its hub.
+    pub fn of<C: HubSpoke<Hub = H>>() -> Self {
+        Self { spokes: Vec::new(), hub: PhantomData }.with_spoke::<C>()
     }
-}
 
-impl<C: HubSpoke> Native<C> {
+    /// Adds another spoke of the same hub (IPAM's v1alpha1 beside v1beta1).
+    pub fn with_spoke<C: HubSpoke<Hub = H>>(mut self) -> Self {
+        self.spokes.push(Spoke {
+            api_version: <C::Spoke as kube::Resource>::api_version(&()).into_owned(),
+            up: |v, ctx| through::<C::Spoke, C::Hub>(v, ctx, C::up),
+            down: |v, ctx| through::<C::Hub, C::Spoke>(v, ctx, C::down),
+        });
+        self
+    }
+
     fn kind() -> String {
-        <C::Hub as kube::Resource>::kind(&()).into_owned()
+        H::kind(&()).into_owned()
     }
 
     fn hub_version() -> String {
-        <C::Hub as kube::Resource>::api_version(&()).into_owned()
+        H::api_version(&()).into_owned()
     }
 
-    fn spoke_version() -> String {
-        <C::Spoke as kube::Resource>::api_version(&()).into_owned()
+    fn spoke(&self, api_version: &str) -> Option<&Spoke> {
+        self.spokes.iter().find(|s| s.api_version == api_version)
     }
 
-    /// Converts a body (no metadata) with the typed functions.
-    fn typed(body: &Value, dir: Direction, ctx: &Ctx<'_>) -> Result<Value, ConversionError> {
-        let (from, to) = match dir {
-            Direction::Up => (Self::spoke_version(), Self::hub_version()),
-            Direction::Down => (Self::hub_version(), Self::spoke_version()),
-        };
+    fn serves(&self, api_version: &str) -> bool {
+        api_version == Self::hub_version() || self.spoke(api_version).is_some()
+    }
+
+    /// Converts a body (metadata is set aside) with the typed functions, through the hub
+    /// when both versions are spokes.
+    fn typed(&self, body: &Value, from: &str, to: &str, ctx: &Ctx<'_>) -> Result<Value, ConversionError> {
         let mut input = body.clone();
         if let Some(m) = input.as_object_mut() {
             m.insert("metadata".into(), Value::Object(Map::new()));
         }
-        let decode_err = |e: serde_json::Error| ConversionError::Decode {
-            kind: Self::kind(),
-            api_version: from.clone(),
-            message: e.to_string(),
-        };
-        let encode_err = |e: serde_json::Error| ConversionError::Invalid {
-            kind: Self::kind(),
-            api_version: to.clone(),
-            message: e.to_string(),
-        };
-        let mut out = match dir {
-            Direction::Up => {
-                let spoke: C::Spoke = serde_json::from_value(input).map_err(decode_err)?;
-                serde_json::to_value(C::up(spoke, ctx)).map_err(encode_err)?
-            }
-            Direction::Down => {
-                let hub: C::Hub = serde_json::from_value(input).map_err(decode_err)?;
-                serde_json::to_value(C::down(hub, ctx)).map_err(encode_err)?
-            }
-        };
+        let unknown = |v: &str| ConversionError::UnknownVersion { kind: Self::kind(), api_version: v.to_string() };
+        let hub = Self::hub_version();
+        let in_hub = if from == hub { input } else { (self.spoke(from).ok_or_else(|| unknown(from))?.up)(input, ctx)? };
+        let mut out = if to == hub { in_hub } else { (self.spoke(to).ok_or_else(|| unknown(to))?.down)(in_hub, ctx)? };
         if let Some(m) = out.as_object_mut() {
             m.remove("metadata");
-            m.insert("apiVersion".into(), Value::String(to.clone()));
+            m.insert("apiVersion".into(), Value::String(to.to_string()));
             m.insert("kind".into(), Value::String(Self::kind()));
         }
         Ok(out)
     }
 
     fn convert_body(
+        &self,
         body: &Value,
         kept: Option<Value>,
-        dir: Direction,
+        (from, to): (&str, &str),
         ctx: &Ctx<'_>,
     ) -> Result<(Value, bool), ConversionError> {
-        let mut out = Self::typed(body, dir, ctx)?;
+        let mut out = self.typed(body, from, to, ctx)?;
         if let Some(kept) = kept {
-            let kept_back = Self::typed(&kept, dir.reverse(), ctx).ok();
+            let kept_back = self.typed(&kept, to, from, ctx).ok();
             if kept_back.as_ref() == Some(body) {
                 out = kept;
             } else if let Some(kept_back) = kept_back {
-                restore_hidden(&mut out, &kept, &kept_back, &|v| Self::typed(v, dir.reverse(), ctx).ok());
+                restore_hidden(&mut out, &kept, &kept_back, &|v| self.typed(v, to, from, ctx).ok());
             }
         }
-        let lossy = Self::typed(&out, dir.reverse(), ctx).ok().as_ref() != Some(body);
+        let lossy = self.typed(&out, to, from, ctx).ok().as_ref() != Some(body);
         Ok((out, lossy))
     }
 }
 
-impl<C: HubSpoke> Conversion for Native<C> {
+/// Decodes `v` as `From`, converts it with `f` and encodes the result.
+fn through<From, To>(v: Value, ctx: &Ctx<'_>, f: fn(From, &Ctx<'_>) -> To) -> Result<Value, ConversionError>
+where
+    From: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
+    To: kube::Resource<DynamicType = ()> + serde::Serialize,
+{
+    let decoded: From = serde_json::from_value(v).map_err(|e| ConversionError::Decode {
+        kind: From::kind(&()).into_owned(),
+        api_version: From::api_version(&()).into_owned(),
+        message: e.to_string(),
+    })?;
+    serde_json::to_value(f(decoded, ctx)).map_err(|e| ConversionError::Invalid {
+        kind: To::kind(&()).into_owned(),
+        api_version: To::api_version(&()).into_owned(),
+        message: e.to_string(),
+    })
+}
+
+impl<H> Conversion for Native<H>
+where
+    H: kube::Resource<DynamicType = ()> + serde::Serialize + serde::de::DeserializeOwned,
+{
     fn convert(&self, mut obj: Value, api_version: &str, refs: &dyn RefVersions) -> Result<Value, ConversionError> {
         let from = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_string();
         if from == api_version {
             return Ok(obj);
         }
-        let (hub, spoke) = (Self::hub_version(), Self::spoke_version());
-        let dir = match (from.as_str(), api_version) {
-            (f, t) if f == spoke && t == hub => Direction::Up,
-            (f, t) if f == hub && t == spoke => Direction::Down,
-            _ => {
-                let unknown = if from == hub || from == spoke { api_version.to_string() } else { from };
-                return Err(ConversionError::UnknownVersion { kind: Self::kind(), api_version: unknown });
+        for v in [from.as_str(), api_version] {
+            if !self.serves(v) {
+                return Err(ConversionError::UnknownVersion { kind: Self::kind(), api_version: v.to_string() });
             }
-        };
+        }
         let Some(map) = obj.as_object_mut() else {
             return Err(ConversionError::Decode {
                 kind: Self::kind(),
@@ -137,7 +156,7 @@ impl<C: HubSpoke> Conversion for Native<C> {
         let kept = take_kept(&mut metadata, api_version);
         let namespace = metadata.get("namespace").and_then(Value::as_str).map(str::to_string);
         let ctx = Ctx { namespace: namespace.as_deref(), refs };
-        let (mut out, lossy) = Self::convert_body(&obj, kept, dir, &ctx)?;
+        let (mut out, lossy) = self.convert_body(&obj, kept, (&from, api_version), &ctx)?;
         if lossy {
             let data = serde_json::to_string(&obj).map_err(|e| ConversionError::Invalid {
                 kind: Self::kind(),

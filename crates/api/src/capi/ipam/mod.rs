@@ -1,6 +1,6 @@
 //! `ipam.cluster.x-k8s.io`: IPAddressClaim and IPAddress (v1beta1, the Cluster API contract,
-//! and v1beta2, served through [`conversion`]) and the in-cluster provider's pools
-//! (v1alpha2).
+//! with v1beta2 and v1alpha1 served through [`conversion`]) and the in-cluster provider's
+//! pools (v1alpha2).
 
 mod address_range;
 mod claim;
@@ -8,6 +8,7 @@ mod claim_admission;
 pub mod conversion;
 mod pool;
 mod pool_admission;
+pub mod v1alpha1;
 pub mod v1beta2;
 
 pub use address_range::{IpRange, RangeError, ip_to_u128};

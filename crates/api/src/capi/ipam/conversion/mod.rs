@@ -1,12 +1,13 @@
-//! Conversions of IPAddressClaim and IPAddress between v1beta1 and v1beta2 (the hub).
-//!
-//! Upstream also serves both kinds in v1alpha1; drydock serves v1beta1 and v1beta2 only.
+//! Conversions of IPAddressClaim and IPAddress between v1beta2 (the hub) and each of
+//! v1beta1 and v1alpha1, as upstream v1.14 serves them.
 
 mod ipaddress;
 mod ipaddressclaim;
+mod v1alpha1;
 
 pub use ipaddress::IPAddressConversion;
 pub use ipaddressclaim::IPAddressClaimConversion;
+pub use v1alpha1::{IPAddressClaimV1Alpha1Conversion, IPAddressV1Alpha1Conversion};
 
 use k8s_openapi::api::core::v1::TypedLocalObjectReference;
 
