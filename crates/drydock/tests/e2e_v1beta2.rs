@@ -11,7 +11,7 @@ use drydock_api::capi::core::{self, v1beta2};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use common::{Env, eventually, generated_cluster, kubectl_ok};
+use common::{Env, eventually, generated_cluster, kubectl, kubectl_ok};
 
 const WAIT: Duration = Duration::from_secs(90);
 const MANIFEST: &str = include_str!("data/cluster-in-memory-v1beta2.yaml");
@@ -183,4 +183,71 @@ async fn v1beta1_and_v1beta2_clients_drive_one_fleet_at_once() {
     let workers = |c: &str| all.items.iter().filter(|m| m.spec.cluster_name == c).count();
     assert_eq!(workers("modern"), 4, "1 control plane + 3 workers");
     assert_eq!(workers("classic"), 3, "1 control plane + 2 workers");
+}
+
+/// A MachineDeployment as an applier of `version` writes it, with `max_surge`.
+fn applied_deployment(version: &str, max_surge: u32) -> String {
+    let (strategy, infra) = if version == "v1beta1" {
+        (
+            format!("strategy: {{type: RollingUpdate, rollingUpdate: {{maxSurge: {max_surge}}}}}"),
+            "{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: InMemoryMachineTemplate, name: t}",
+        )
+    } else {
+        (
+            format!("rollout: {{strategy: {{type: RollingUpdate, rollingUpdate: {{maxSurge: {max_surge}}}}}}}"),
+            "{apiGroup: infrastructure.cluster.x-k8s.io, kind: InMemoryMachineTemplate, name: t}",
+        )
+    };
+    format!(
+        "apiVersion: cluster.x-k8s.io/{version}\nkind: MachineDeployment\nmetadata: {{name: ssa, namespace: default}}\n\
+         spec:\n  clusterName: c\n  replicas: 0\n  {strategy}\n  template:\n    spec:\n      clusterName: c\n      \
+         bootstrap: {{dataSecretName: s}}\n      infrastructureRef: {infra}\n"
+    )
+}
+
+/// Server-side apply across versions: a manager owns fields by the paths of the version it
+/// applied in (v1beta1's `spec.strategy` is v1beta2's `spec.rollout.strategy`), so an
+/// apply in the other version conflicts with it on the same field, names it in the owner's
+/// paths, and a forced apply takes it over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_conflicts_follow_fields_across_versions() {
+    let env = Env::start(false).await;
+    let kc = env.kubeconfig(None);
+    let apply = |manager: &str, manifest: &str, force: bool| {
+        let mut args = vec!["apply", "--server-side", "--field-manager", manager, "-f", "-"];
+        if force {
+            args.push("--force-conflicts");
+        }
+        kubectl(&kc, &args, Some(manifest))
+    };
+    let (ok, _, err) = apply("old-tool", &applied_deployment("v1beta1", 1), false);
+    assert!(ok, "{err}");
+    // The same value is no conflict: both own it.
+    let (ok, _, err) = apply("new-tool", &applied_deployment("v1beta2", 1), false);
+    assert!(ok, "{err}");
+    let (ok, _, err) = apply("new-tool", &applied_deployment("v1beta2", 2), false);
+    assert!(!ok, "changing a field old-tool owns conflicts");
+    assert!(err.contains(r#"conflict with "old-tool": .spec.strategy.rollingUpdate.maxSurge"#), "{err}");
+    let (ok, _, err) = apply("new-tool", &applied_deployment("v1beta2", 2), true);
+    assert!(ok, "{err}");
+    let md: Value = serde_json::from_str(&kubectl_ok(
+        &kc,
+        &["get", "machinedeployments.v1beta1.cluster.x-k8s.io", "ssa", "-o", "json", "--show-managed-fields"],
+        None,
+    ))
+    .expect("json");
+    assert_eq!(md["spec"]["strategy"]["rollingUpdate"]["maxSurge"], 2);
+    let entry = |manager: &str| {
+        md["metadata"]["managedFields"].as_array().and_then(|l| l.iter().find(|e| e["manager"] == manager)).cloned()
+    };
+    let old = entry("old-tool").expect("old-tool's entry");
+    assert_eq!(old["apiVersion"], "cluster.x-k8s.io/v1beta1");
+    assert!(old["fieldsV1"]["f:spec"]["f:strategy"]["f:rollingUpdate"].get("f:maxSurge").is_none(), "{old}");
+    assert!(old["fieldsV1"]["f:spec"].get("f:replicas").is_some(), "old-tool keeps the rest: {old}");
+    let new = entry("new-tool").expect("new-tool's entry");
+    assert!(new["fieldsV1"]["f:spec"]["f:rollout"]["f:strategy"]["f:rollingUpdate"].get("f:maxSurge").is_some());
+    // The old tool setting its value again conflicts with the new owner, in v1beta2 paths.
+    let (ok, _, err) = apply("old-tool", &applied_deployment("v1beta1", 1), false);
+    assert!(!ok);
+    assert!(err.contains(r#"conflict with "new-tool": .spec.rollout.strategy.rollingUpdate.maxSurge"#), "{err}");
 }

@@ -245,8 +245,8 @@ impl Entries<'_> {
     /// the write took or removed, so only the writer's entry changes. It comes to own what
     /// it took besides what it had, less what was removed, with the time of the write when
     /// it took anything; it is decoded only when its field set changes. The other entries
-    /// are kept as stored. `None`: other entries change, the list is malformed, or a new
-    /// entry would need the updaters capped (decoding does all that).
+    /// are kept as stored. `None`: other entries change, one is of another version, the list
+    /// is malformed, or a new entry would need the updaters capped (decoding does all that).
     pub fn only_writer_changes(&self, took: &FieldSet, removed: &FieldSet, w: &Writer<'_>) -> Option<Box<RawValue>> {
         if took.is_empty() && removed.is_empty() {
             return Some(self.all.to_owned());
@@ -255,6 +255,10 @@ impl Entries<'_> {
         for (i, e) in self.entries.iter().enumerate() {
             let identity = e.identity();
             if self.entries[..i].iter().any(|o| o.identity().same(&identity)) {
+                return None;
+            }
+            // A manager of another version owns other paths: the full path sees to it.
+            if e.api_version != w.api_version {
                 return None;
             }
             let level = Level::parse(e.fields?)?;
@@ -451,7 +455,9 @@ mod tests {
     /// What decoding every entry and updating them gives, encoded.
     fn decoded(live: Live<'_>, took: &FieldSet, removed: &FieldSet, w: &Writer<'_>) -> String {
         let list = entries(live).unwrap();
-        serde_json::to_string(&super::super::update_entries(list, took.clone(), removed, w)).unwrap()
+        let empty = json!({});
+        let mut elsewhere = super::super::InVersions::new(&super::super::OneVersion, (&empty, &empty), "v1", &[]);
+        serde_json::to_string(&super::super::update_entries(list, took.clone(), removed, w, &mut elsewhere)).unwrap()
     }
 
     fn writer(manager: &'static str) -> Writer<'static> {

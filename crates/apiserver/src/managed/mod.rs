@@ -17,6 +17,7 @@ mod set;
 #[cfg(test)]
 mod tests;
 mod types;
+mod versions;
 
 use std::sync::LazyLock;
 
@@ -27,8 +28,10 @@ pub use live::{Live, parse_object};
 pub use ops::{compare, compare_except, merge, to_field_set};
 pub use set::{FieldSet, render_path};
 pub use types::MergeType;
+pub use versions::{OneVersion, Versions};
 
 use entries::Sent;
+use versions::InVersions;
 
 /// The annotation client-side `kubectl apply` keeps its configuration in.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -106,8 +109,9 @@ fn live_entries(managed: Option<Live<'_>>) -> Vec<Entry> {
 /// taken out into `live_managed`) to `new`, whose body carried `sent` as its managedFields;
 /// `None` when the object is not tracked (an existing object without managedFields, or a
 /// body resetting them). A body sending back the live managedFields leaves them as they are.
+/// Managers recorded in another version lose what the update changed as that version sees it.
 pub fn track_update(
-    ty: &MergeType,
+    (ty, versions): (&MergeType, &dyn Versions),
     live: Option<&Value>,
     live_managed: Option<Live<'_>>,
     new: &Value,
@@ -139,16 +143,34 @@ pub fn track_update(
             read.and_then(|r| r.decode()).unwrap_or_default()
         }
     };
-    Some(update_entries(list, took, &removed, w))
+    let mut elsewhere = InVersions::new(versions, (live.unwrap_or(&empty), new), w.api_version, w.ignored);
+    Some(update_entries(list, took, &removed, w, &mut elsewhere))
 }
 
 /// `list` after an update by `w` that took `took` and removed `removed`: the writer's
-/// entry takes them from every other entry.
-fn update_entries(mut list: Vec<Entry>, took: FieldSet, removed: &FieldSet, w: &Writer<'_>) -> Managers {
+/// entry takes them from every other entry (from one of another version, what the update
+/// changed or removed there).
+fn update_entries(
+    mut list: Vec<Entry>,
+    took: FieldSet,
+    removed: &FieldSet,
+    w: &Writer<'_>,
+    elsewhere: &mut InVersions<'_>,
+) -> Managers {
     for e in list.iter_mut() {
-        if !e.identity().same(&w.update_identity()) {
-            e.fields.subtract(&took);
-            e.fields.subtract(removed);
+        if e.identity().same(&w.update_identity()) {
+            continue;
+        }
+        match elsewhere.get(&e.api_version) {
+            Some(there) => {
+                e.fields.subtract(&there.added);
+                e.fields.subtract(&there.modified);
+                e.fields.subtract(&there.removed);
+            }
+            None => {
+                e.fields.subtract(&took);
+                e.fields.subtract(removed);
+            }
         }
     }
     match list.iter_mut().find(|e| e.identity().same(&w.update_identity())) {
@@ -215,9 +237,10 @@ pub struct Applied {
 
 /// Applies `config` (already checked: apiVersion, kind, no managedFields; ignored fields
 /// removed) to `live` (`None`: the object is created; its managedFields taken out into
-/// `live_managed`).
+/// `live_managed`). Managers recorded in another version conflict on, and lose, what the
+/// apply changes as that version sees it.
 pub fn apply(
-    ty: &MergeType,
+    (ty, versions): (&MergeType, &dyn Versions),
     live: Option<&Value>,
     live_managed: Option<Live<'_>>,
     config: &Value,
@@ -247,10 +270,14 @@ pub fn apply(
     }
     let cmp = compare(base, &next, ty);
     let changed = cmp.changed();
+    let mut elsewhere = InVersions::new(versions, (base, &next), w.api_version, &[]);
     let mut conflicts: Vec<(usize, FieldSet)> = Vec::new();
     for (i, e) in list.iter().enumerate() {
         if !is_mine(e) {
-            let c = e.fields.intersection(&changed);
+            let c = match elsewhere.get(&e.api_version) {
+                Some(there) => e.fields.intersection(&there.changed()),
+                None => e.fields.intersection(&changed),
+            };
             if !c.is_empty() {
                 conflicts.push((i, c));
             }
@@ -271,7 +298,10 @@ pub fn apply(
         list[*i].fields.subtract(set);
     }
     for e in list.iter_mut().filter(|e| !is_mine(e)) {
-        e.fields.subtract(&cmp.removed);
+        match elsewhere.get(&e.api_version) {
+            Some(there) => e.fields.subtract(&there.removed),
+            None => e.fields.subtract(&cmp.removed),
+        }
     }
     let object_changed = !cmp.is_same();
     let time = if object_changed { Some(w.now.to_string()) } else { previous.as_ref().and_then(|p| p.time.clone()) };

@@ -48,8 +48,15 @@ impl World {
         let cfg = body(config);
         let mut live = self.obj.clone();
         let managed = raw(live.as_mut().and_then(take_sent));
-        let out = super::apply(&self.ty, live.as_ref(), managed.as_deref().map(Live), &cfg, &writer(manager), force)
-            .map_err(|c| c.message())?;
+        let out = super::apply(
+            (&self.ty, &OneVersion),
+            live.as_ref(),
+            managed.as_deref().map(Live),
+            &cfg,
+            &writer(manager),
+            force,
+        )
+        .map_err(|c| c.message())?;
         self.obj = Some(out.object);
         Ok(())
     }
@@ -60,8 +67,14 @@ impl World {
         let sent = take_sent(&mut new);
         let mut live = self.obj.clone();
         let managed = raw(live.as_mut().and_then(take_sent));
-        let mf =
-            track_update(&self.ty, live.as_ref(), managed.as_deref().map(Live), &new, sent.as_ref(), &writer(manager));
+        let mf = track_update(
+            (&self.ty, &OneVersion),
+            live.as_ref(),
+            managed.as_deref().map(Live),
+            &new,
+            sent.as_ref(),
+            &writer(manager),
+        );
         match mf {
             Some(mf) => new["metadata"]["managedFields"] = serde_json::to_value(&mf).unwrap(),
             None => {

@@ -10,6 +10,7 @@ mod list_options;
 pub mod meta;
 mod read;
 mod scale;
+mod versions;
 mod write;
 
 use std::sync::Arc;

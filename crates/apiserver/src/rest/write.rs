@@ -502,7 +502,8 @@ impl Api {
                 let subresource = if opts.via_scale { "scale" } else { subresource };
                 let w = self.writer(t, opts.manager(), &av, subresource, &now);
                 let (live, live_managed) = current.map_or((None, None), |(c, m)| (Some(c), m));
-                managed::track_update(t.res.merge_type(), live, live_managed, obj, sent.as_ref(), &w)
+                let versions = super::versions::ServedVersions::new(self, t);
+                managed::track_update((t.res.merge_type(), &versions), live, live_managed, obj, sent.as_ref(), &w)
             }
         }
     }

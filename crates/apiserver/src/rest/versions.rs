@@ -1,0 +1,37 @@
+//! The other served versions of a written kind, for the managedFields of managers recorded
+//! in them ([`managed::Versions`]).
+
+use serde_json::Value;
+
+use super::{Api, Target};
+use crate::managed::{self, MergeType};
+use crate::registry::Registry;
+
+/// The versions of `t`'s kind that its logical cluster serves.
+pub(super) struct ServedVersions<'a> {
+    api: &'a Api,
+    t: &'a Target,
+    /// Looked up on first use: most writes never need another version.
+    registry: std::sync::OnceLock<std::sync::Arc<Registry>>,
+}
+
+impl<'a> ServedVersions<'a> {
+    pub fn new(api: &'a Api, t: &'a Target) -> Self {
+        Self { api, t, registry: std::sync::OnceLock::new() }
+    }
+}
+
+impl managed::Versions for ServedVersions<'_> {
+    fn view(&self, obj: &Value, api_version: &str) -> Option<(Value, &MergeType)> {
+        let def = &self.t.res.def;
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        if group != def.group || version == def.version {
+            return None;
+        }
+        let registry = self.registry.get_or_init(|| self.api.registries.for_cluster(&self.t.cluster));
+        let other = registry.lookup(&def.group, version, &def.plural)?;
+        let stored = self.api.to_storage(&self.t.res, obj.clone()).ok()?;
+        let seen = self.api.served(other, stored).ok()?;
+        Some((seen, other.merge_type()))
+    }
+}
