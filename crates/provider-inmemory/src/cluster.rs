@@ -18,6 +18,7 @@ use drydock_api::tenancy::{
 };
 use drydock_controllers::Running;
 use drydock_controllers::framework::Requeue;
+use drydock_controllers::framework::index::Changes;
 use drydock_controllers::framework::runner::{self, Queue};
 use drydock_controllers::framework::write::{
     Writer, add_finalizer, create_if_absent, delete_if_present, remove_finalizer,
@@ -48,8 +49,17 @@ pub fn controller<K: SimulatedCluster>(pctx: &Arc<ProviderContext>) -> Running {
     let ctx = &pctx.ctx;
     let informer = K::informer(&ctx.informers);
     let queue = Queue::new(K::CONTROLLER);
+    // Only the Cluster's spec (its pause, its infrastructure reference) matters here: its
+    // status writes, a dozen per cluster while Machines come up, wake nothing.
+    let (clusters, specs) = (ctx.informers.clusters.store.clone(), Changes::<Option<i64>>::default());
+    let on_cluster = queue.map_to(move |c: &Cluster| {
+        if !specs.changed_in(&clusters, c, c.metadata.generation) {
+            return Vec::new();
+        }
+        infra_of::<K>(c)
+    });
     let c = Controller::for_shared_stream(queue.track(informer.subscribe()), informer.store.clone())
-        .watches_shared_stream(ctx.informers.clusters.subscribe(), queue.map_to(infra_of::<K>));
+        .watches_shared_stream(ctx.informers.clusters.subscribe(), on_cluster);
     let state = Arc::new(ClusterCtx { p: pctx.clone(), writer: Writer::new(K::CONTROLLER) });
     Box::pin(runner::run(K::CONTROLLER, c, queue, 64, ctx.clock().clone(), state, reconcile::<K>))
 }

@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use kube::Resource;
-use kube::runtime::reflector::ObjectRef;
+use kube::runtime::reflector::{ObjectRef, Store};
 use parking_lot::Mutex;
 
 /// Member names grouped by (namespace, key): Machines by cluster name, or the referrer of an
@@ -105,6 +105,17 @@ impl<T: PartialEq> Changes<T> {
             }
         }
     }
+
+    /// [`Changes::changed`] for `o`, an object of the informer `store`, keyed
+    /// `namespace/name`.
+    pub fn changed_in<K>(&self, store: &Store<K>, o: &K, value: T) -> bool
+    where
+        K: Resource<DynamicType = ()> + Clone + 'static,
+    {
+        let exists =
+            |k: &str| k.split_once('/').is_some_and(|(ns, name)| store.get(&ObjectRef::new(name).within(ns)).is_some());
+        self.changed(super::runner::key_of(o), value, store.len(), exists)
+    }
 }
 
 #[cfg(test)]
@@ -127,6 +138,21 @@ mod tests {
         assert!(idx.members("nope", "c1", |_| true).is_empty());
         idx.record("ns", "", "x");
         assert!(idx.members("ns", "", |_| true).is_empty());
+    }
+
+    #[test]
+    fn changes_of_store_objects_are_keyed_by_namespace_and_name() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let (store, mut writer) = kube::runtime::reflector::store::<ConfigMap>();
+        let mut cm = ConfigMap::default();
+        cm.metadata.namespace = Some("ns".into());
+        cm.metadata.name = Some("a".into());
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(cm.clone()));
+        let ch = Changes::<i64>::default();
+        assert!(ch.changed_in(&store, &cm, 1), "first sight");
+        assert!(!ch.changed_in(&store, &cm, 1));
+        assert!(ch.changed_in(&store, &cm, 2));
+        assert!(!ch.changed("ns/a".into(), 2, 1, |_| true), "the same key as a store lookup");
     }
 
     #[test]

@@ -202,11 +202,7 @@ impl State {
                 CONTROL_PLANE_INITIALIZED,
             ),
         };
-        let clusters = &self.ctx.informers.clusters.store;
-        let live = clusters.len();
-        let exists =
-            |k: &str| k.split_once('/').is_some_and(|(n, c)| clusters.get(&ObjectRef::new(c).within(n)).is_some());
-        if !self.cluster_gates.changed(format!("{ns}/{name}"), gate, live, exists) {
+        if !self.cluster_gates.changed_in(&self.ctx.informers.clusters.store, c, gate) {
             return Vec::new();
         }
         self.machines_of(ns, &name).into_iter().map(|m| ObjectRef::new(&m).within(ns)).collect()

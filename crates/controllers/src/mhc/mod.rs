@@ -191,9 +191,7 @@ impl State {
     fn checks_of_cluster(&self, c: &Cluster) -> Vec<ObjectRef<MachineHealthCheck>> {
         let store = &self.ctx.informers.clusters.store;
         let gone = store.get(&ObjectRef::from_obj(c)).is_none();
-        let exists =
-            |k: &str| k.split_once('/').is_some_and(|(n, c)| store.get(&ObjectRef::new(c).within(n)).is_some());
-        if !self.cluster_gates.changed(runner::key_of(c), cluster_digest(c, gone), store.len(), exists) {
+        if !self.cluster_gates.changed_in(store, c, cluster_digest(c, gone)) {
             return Vec::new();
         }
         self.checks_of(c.metadata.namespace.as_deref().unwrap_or_default(), &c.name_any())
