@@ -46,7 +46,8 @@ impl Api {
         subresource: &str,
     ) -> ApiResult<Written> {
         let av = t.res.def.api_version();
-        let ty = (t.res.merge_type(), &super::versions::ServedVersions::new(self, t) as &dyn managed::Versions);
+        let versions = super::versions::ServedVersions::new(self, t);
+        let ty: (_, &dyn managed::Versions) = (t.res.merge_type(), &versions);
         // Merged into the object when it exists, else created from the configuration;
         // retried when it appears or goes meanwhile.
         let creates = subresource.is_empty() && t.sub.is_none();
