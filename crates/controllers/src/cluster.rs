@@ -20,7 +20,7 @@ use std::time::Duration;
 use drydock_api::capi::condition_types::CONTROL_PLANE_READY;
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet, cluster_phase};
-use drydock_api::capi::dev::v1beta1::DevCluster;
+use drydock_api::capi::dev::v1beta2::DevCluster;
 use drydock_api::capi::inmemory::InMemoryCluster;
 use drydock_api::capi::keys::{CLUSTER_FINALIZER, PAUSED_ANNOTATION, has_annotation};
 use drydock_api::capi::kubeadm::KubeadmControlPlane;

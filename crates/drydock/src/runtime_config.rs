@@ -86,13 +86,15 @@ mod tests {
     #[test]
     fn switches_versions_off_and_on_as_kube_apiserver_spells_them() {
         let mut kinds = drydock_api::capi::kinds();
-        let rc = RuntimeConfig::parse(&["cluster.x-k8s.io/v1beta2=false"]).expect("parse");
+        let rc = RuntimeConfig::parse(&["bootstrap.cluster.x-k8s.io/v1beta2=false"]).expect("parse");
         rc.apply(&mut kinds).expect("apply");
-        assert!(!served(&kinds, "MachineDrainRule", "v1beta2"));
-        assert!(served(&kinds, "MachineDrainRule", "v1beta1"));
-        let rc = RuntimeConfig::parse(&["cluster.x-k8s.io/v1beta2=false, cluster.x-k8s.io/v1beta2"]).expect("parse");
+        assert!(!served(&kinds, "KubeadmConfig", "v1beta2"));
+        assert!(served(&kinds, "KubeadmConfig", "v1beta1"));
+        let rc =
+            RuntimeConfig::parse(&["bootstrap.cluster.x-k8s.io/v1beta2=false, bootstrap.cluster.x-k8s.io/v1beta2"])
+                .expect("parse");
         rc.apply(&mut kinds).expect("apply");
-        assert!(served(&kinds, "MachineDrainRule", "v1beta2"), "a later entry wins");
+        assert!(served(&kinds, "KubeadmConfig", "v1beta2"), "a later entry wins");
     }
 
     #[test]

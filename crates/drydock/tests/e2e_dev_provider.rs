@@ -128,12 +128,14 @@ impl Variant {
     }
 }
 
-/// The Dev objects read in both versions: provisioned (v1beta2) and ready (v1beta1), each
-/// DevMachine with its provider ID.
+/// The Dev objects read in both versions: provisioned (v1beta2, with a v1beta2 `Ready`
+/// condition) and ready (v1beta1), each DevMachine with its provider ID.
 fn check_dev_objects(kc: &Path, cluster: &str, machines: usize) {
     let selector = format!("cluster.x-k8s.io/cluster-name={cluster}");
     let c2 = json(kc, &["get", "devclusters.v1beta2.infrastructure.cluster.x-k8s.io", cluster]);
     assert_eq!(c2["status"]["initialization"]["provisioned"], true, "{c2:#}");
+    let ready = |o: &Value| condition(&o["status"]["conditions"], "Ready").map(|c| c["status"].clone());
+    assert_eq!(ready(&c2), Some(Value::from("True")), "{c2:#}");
     assert!(c2["spec"]["controlPlaneEndpoint"]["port"].as_i64().is_some_and(|p| p > 0), "{c2:#}");
     let c1 = json(kc, &["get", "devclusters.v1beta1.infrastructure.cluster.x-k8s.io", cluster]);
     assert_eq!(c1["status"]["ready"], true, "{c1:#}");
@@ -144,6 +146,7 @@ fn check_dev_objects(kc: &Path, cluster: &str, machines: usize) {
     for m in &m2 {
         let name = m["metadata"]["name"].as_str().unwrap_or_default();
         assert_eq!(m["status"]["initialization"]["provisioned"], true, "{m:#}");
+        assert_eq!(ready(m), Some(Value::from("True")), "{m:#}");
         assert_eq!(m["spec"]["providerID"], format!("in-memory://{name}"));
         assert_eq!(m["apiVersion"], "infrastructure.cluster.x-k8s.io/v1beta2");
     }

@@ -100,31 +100,39 @@ async fn migrate_storage_rewrites_objects_so_the_old_version_can_go() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runtime_config_switches_a_version_off() {
-    let mut env =
-        Env::start_with_runtime_config(&["cluster.x-k8s.io/v1beta2=false", "ipam.cluster.x-k8s.io/v1alpha1=false"])
-            .await;
+    let mut env = Env::start_with_runtime_config(&[
+        "bootstrap.cluster.x-k8s.io/v1beta2=false",
+        "ipam.cluster.x-k8s.io/v1alpha1=false",
+    ])
+    .await;
     let kc = env.kubeconfig(None);
-    let (ok, _, err) = kubectl(&kc, &["get", "machinedrainrules.v1beta2.cluster.x-k8s.io"], None);
+    let (ok, _, err) = kubectl(&kc, &["get", "kubeadmconfigs.v1beta2.bootstrap.cluster.x-k8s.io"], None);
     assert!(!ok, "v1beta2 is switched off");
     assert!(err.contains("the server doesn't have a resource type") || err.contains("NotFound"), "{err}");
-    kubectl_ok(&kc, &["get", "machinedrainrules.v1beta1.cluster.x-k8s.io"], None);
+    kubectl_ok(&kc, &["get", "kubeadmconfigs.v1beta1.bootstrap.cluster.x-k8s.io"], None);
     let groups = kubectl_ok(&kc, &["api-versions"], None);
     let served = |v: &str| groups.lines().any(|l| l == v);
-    assert!(served("cluster.x-k8s.io/v1beta1") && !served("cluster.x-k8s.io/v1beta2"), "{groups}");
-    assert!(served("bootstrap.cluster.x-k8s.io/v1beta2"), "other groups keep v1beta2: {groups}");
+    assert!(served("bootstrap.cluster.x-k8s.io/v1beta1") && !served("bootstrap.cluster.x-k8s.io/v1beta2"), "{groups}");
+    assert!(served("cluster.x-k8s.io/v1beta2"), "other groups keep v1beta2: {groups}");
     assert!(!served("ipam.cluster.x-k8s.io/v1alpha1") && served("ipam.cluster.x-k8s.io/v1beta1"), "{groups}");
     env.instance.stop_controllers().await;
 
-    // The version objects are stored in cannot be switched off.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .args(["up", "--listen", "127.0.0.1:0", "--runtime-config", "cluster.x-k8s.io/v1beta1=false", "--data-dir"])
-        .arg(dir.path())
-        .output()
-        .expect("drydock up");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cluster.x-k8s.io/v1beta1=false: v1beta1 is the storage version of Cluster"), "{err}");
+    // The version objects are stored in cannot be switched off: while kinds move to the hub
+    // one at a time, each of the core group's versions stores some.
+    for (flag, stores) in [
+        ("cluster.x-k8s.io/v1beta1=false", "v1beta1 is the storage version of Cluster"),
+        ("cluster.x-k8s.io/v1beta2=false", "v1beta2 is the storage version of ClusterClass, MachineHealthCheck"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
+            .args(["up", "--listen", "127.0.0.1:0", "--runtime-config", flag, "--data-dir"])
+            .arg(dir.path())
+            .output()
+            .expect("drydock up");
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("{flag}: {stores}")), "{err}");
+    }
 }
 
 /// IPAM is served in v1alpha1 too, as upstream v1.14 serves it: a provider on the v1alpha1
@@ -167,5 +175,30 @@ async fn ipam_claims_read_and_write_in_v1alpha1_v1beta1_and_v1beta2() {
         &["get", "crd", "ipaddressclaims.ipam.cluster.x-k8s.io", "-o", "jsonpath={.status.storedVersions}"],
         None,
     );
-    assert_eq!(stored_in, r#"["v1beta1"]"#);
+    assert_eq!(stored_in, r#"["v1beta2"]"#);
+}
+
+/// Discovery prefers the version drydock's controllers speak: a group whose kinds have all
+/// moved to v1beta2 storage prefers v1beta2, one with kinds still stored in v1beta1 prefers
+/// v1beta1 for all its kinds (so a plain `kubectl get` shows what their controllers write).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_prefers_the_version_a_group_is_stored_in() {
+    let env = Env::start(false).await;
+    let kc = env.kubeconfig(None);
+    let preferred = |group: &str| -> Value {
+        let doc: Value = serde_json::from_str(&kubectl_ok(&kc, &["get", "--raw", &format!("/apis/{group}")], None))
+            .expect("APIGroup");
+        doc["preferredVersion"]["version"].clone()
+    };
+    assert_eq!(preferred("ipam.cluster.x-k8s.io"), "v1beta2", "every IPAM kind is stored in v1beta2");
+    assert_eq!(preferred("cluster.x-k8s.io"), "v1beta1", "Clusters and Machines are still stored in v1beta1");
+    // ClusterClass is stored in v1beta2, yet answers in its group's preferred version.
+    let cc = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata: {name: cc, namespace: default}\n\
+              spec:\n  infrastructure: {templateRef: {apiVersion: x.example/v1, kind: T, name: t}}\n  \
+              controlPlane: {templateRef: {apiVersion: x.example/v1, kind: T, name: t}}\n";
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(cc));
+    let read: Value = serde_json::from_str(&kubectl_ok(&kc, &["get", "clusterclass", "cc", "-o", "json"], None))
+        .expect("ClusterClass");
+    assert_eq!(read["apiVersion"], "cluster.x-k8s.io/v1beta1");
+    assert_eq!(read["spec"]["infrastructure"]["ref"]["kind"], "T", "{read}");
 }

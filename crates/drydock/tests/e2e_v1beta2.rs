@@ -251,3 +251,27 @@ async fn apply_conflicts_follow_fields_across_versions() {
     assert!(!ok);
     assert!(err.contains(r#"conflict with "new-tool": .spec.rollout.strategy.rollingUpdate.maxSurge"#), "{err}");
 }
+
+/// An applier that moves to v1beta2 and leaves out a field it set in v1beta1 gives it up:
+/// the field it owned by v1beta1's path (`spec.rolloutAfter`) is pruned at v1beta2's
+/// (`spec.rollout.after`), as kube-apiserver prunes across versions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_applier_moving_to_v1beta2_drops_what_it_no_longer_sets() {
+    let env = Env::start(false).await;
+    let kc = env.kubeconfig(None);
+    let apply = |manifest: &str| {
+        kubectl_ok(&kc, &["apply", "--server-side", "--field-manager", "tool", "-f", "-"], Some(manifest))
+    };
+    let with_rollout_after = applied_deployment("v1beta1", 1)
+        .replace("  replicas: 0\n", "  replicas: 0\n  rolloutAfter: \"2030-01-01T00:00:00Z\"\n");
+    apply(&with_rollout_after);
+    let get = || -> Value {
+        let out = kubectl_ok(&kc, &["get", "machinedeployments.v1beta2.cluster.x-k8s.io", "ssa", "-o", "json"], None);
+        serde_json::from_str(&out).expect("json")
+    };
+    assert_eq!(get()["spec"]["rollout"]["after"], "2030-01-01T00:00:00Z");
+    apply(&applied_deployment("v1beta2", 1));
+    let md = get();
+    assert!(md["spec"]["rollout"].get("after").is_none(), "{:#}", md["spec"]);
+    assert_eq!(md["spec"]["rollout"]["strategy"]["rollingUpdate"]["maxSurge"], 1, "what it still sets stays");
+}

@@ -31,7 +31,7 @@ use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 
-use crate::kinds::{SimulatedCluster, announce_backend, note_backend};
+use crate::kinds::{SimulatedCluster, announce_backend, finish_conditions};
 use crate::{ENDPOINT_PATH_ANNOTATION, ProviderContext, cluster_paused, is_paused};
 
 /// Label on a LogicalCluster naming the infrastructure cluster (`<ns>.<name>`) it
@@ -146,7 +146,7 @@ async fn reconcile_cluster<K: SimulatedCluster>(ic: Arc<K>, c: &ClusterCtx) -> R
     want.set_ready();
     let now = p.ctx.clock().condition_time();
     want.mark_true(READY, now.clone());
-    let new = note_backend(&mut want, now);
+    let new = finish_conditions(&mut want, now);
     c.writer.apply(&api, &current, &want).await?;
     announce_backend(&p.ctx.events, ic.as_ref(), new).await;
     if !was_ready {

@@ -3,9 +3,10 @@
 //! per kind runs the same reconcile; what differs between kinds — where the start-up
 //! settings are, how readiness is written, the finalizer — is answered here.
 //!
-//! The Dev kinds are handled in v1beta1, the version drydock stores them in. A Dev object
-//! on the docker backend is simulated in memory like any other (drydock runs no
-//! containers); [`SimulatedCluster::backend`] lets the controllers say so.
+//! The Dev kinds are handled in v1beta2, the version drydock stores them in, on the v1beta2
+//! infrastructure contract (`status.initialization.provisioned`, v1beta2 conditions beside
+//! the v1beta1 ones). A Dev object on the docker backend is simulated in memory like any
+//! other (drydock runs no containers); [`Simulated::backend`] lets the controllers say so.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -14,8 +15,9 @@ use drydock_api::capi::common::APIEndpoint;
 use drydock_api::capi::condition_types::{BACKEND_SIMULATED, NO_CONTAINER_RUNTIME};
 use drydock_api::capi::conditions::{Condition, HasConditions};
 use drydock_api::capi::dev::backend::{Backend, DOCKER_SIMULATED_MESSAGE};
-use drydock_api::capi::dev::v1beta1::{APIEndpoint as DevAPIEndpoint, DevCluster, DevMachine};
+use drydock_api::capi::dev::v1beta2::{APIEndpoint as DevAPIEndpoint, DevCluster, DevMachine, InitializationStatus};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine, InMemoryMachineBehaviour};
+use drydock_api::capi::v1beta2_conditions::{self as v2, HasV1Beta2Conditions};
 use drydock_controllers::Informers;
 use drydock_controllers::framework::events::Events;
 use drydock_controllers::framework::informer::Informer;
@@ -50,6 +52,25 @@ pub trait Simulated:
     fn is_ready(&self) -> bool;
     /// Reports the object ready.
     fn set_ready(&mut self);
+    /// Writes the v1beta2 conditions of a kind on the v1beta2 contract, one per v1beta1
+    /// condition (the in-memory kinds, on the v1beta1 contract, have none).
+    fn mirror_v1beta2_conditions(&mut self, _now: &Time) {}
+}
+
+/// `obj`'s v1beta1 conditions as v1beta2 conditions, set as of `now`.
+fn mirror_conditions<K: HasConditions + HasV1Beta2Conditions>(obj: &mut K, now: &Time) {
+    let observed: Vec<v2::Observed> = obj.conditions().iter().map(v2::Observed::from_v1beta1).collect();
+    for o in observed {
+        obj.set_v1beta2(o, now);
+    }
+}
+
+fn dev_provisioned(init: Option<&InitializationStatus>) -> bool {
+    init.and_then(|i| i.provisioned) == Some(true)
+}
+
+fn set_dev_provisioned(init: &mut Option<InitializationStatus>) {
+    init.get_or_insert_with(Default::default).provisioned = Some(true);
 }
 
 /// An infrastructure cluster kind.
@@ -110,11 +131,15 @@ impl Simulated for DevCluster {
     }
 
     fn is_ready(&self) -> bool {
-        self.status.as_ref().and_then(|s| s.ready) == Some(true)
+        dev_provisioned(self.status.as_ref().and_then(|s| s.initialization.as_ref()))
     }
 
     fn set_ready(&mut self) {
-        self.status.get_or_insert_with(Default::default).ready = Some(true);
+        set_dev_provisioned(&mut self.status.get_or_insert_with(Default::default).initialization);
+    }
+
+    fn mirror_v1beta2_conditions(&mut self, now: &Time) {
+        mirror_conditions(self, now);
     }
 }
 
@@ -182,11 +207,15 @@ impl Simulated for DevMachine {
     }
 
     fn is_ready(&self) -> bool {
-        self.status.as_ref().and_then(|s| s.ready) == Some(true)
+        dev_provisioned(self.status.as_ref().and_then(|s| s.initialization.as_ref()))
     }
 
     fn set_ready(&mut self) {
-        self.status.get_or_insert_with(Default::default).ready = Some(true);
+        set_dev_provisioned(&mut self.status.get_or_insert_with(Default::default).initialization);
+    }
+
+    fn mirror_v1beta2_conditions(&mut self, now: &Time) {
+        mirror_conditions(self, now);
     }
 }
 
@@ -205,23 +234,28 @@ impl SimulatedMachine for DevMachine {
     }
 }
 
-/// Says on `want` whether its backend is simulated: a docker-backed object gets
-/// `BackendSimulated=True` (reason `NoContainerRuntime`), any other loses it. Returns true
-/// when the condition is new, so that the caller records a Warning Event once it wrote it.
-pub(crate) fn note_backend<K: Simulated>(want: &mut K, now: Time) -> bool {
-    if want.backend() != Backend::Docker {
+/// Completes the conditions of a status write: says on `want` whether its backend is
+/// simulated (a docker-backed object gets `BackendSimulated=True`, reason
+/// `NoContainerRuntime`; any other loses it), then mirrors the v1beta2 conditions. Returns
+/// true when `BackendSimulated` is new, so that the caller records a Warning Event once it
+/// wrote it.
+pub(crate) fn finish_conditions<K: Simulated>(want: &mut K, now: Time) -> bool {
+    let new = if want.backend() == Backend::Docker {
+        let new = want.get_condition(BACKEND_SIMULATED).is_none();
+        let mut c = Condition::true_(BACKEND_SIMULATED, now.clone());
+        c.reason = Some(NO_CONTAINER_RUNTIME.to_string());
+        c.message = Some(DOCKER_SIMULATED_MESSAGE.to_string());
+        want.set_condition(c);
+        new
+    } else {
         want.delete_condition(BACKEND_SIMULATED);
-        return false;
-    }
-    let new = want.get_condition(BACKEND_SIMULATED).is_none();
-    let mut c = Condition::true_(BACKEND_SIMULATED, now);
-    c.reason = Some(NO_CONTAINER_RUNTIME.to_string());
-    c.message = Some(DOCKER_SIMULATED_MESSAGE.to_string());
-    want.set_condition(c);
+        false
+    };
+    want.mirror_v1beta2_conditions(&now);
     new
 }
 
-/// The Warning Event of a docker-backed object, once [`note_backend`] said it is new and the
+/// The Warning Event of a docker-backed object, once [`finish_conditions`] said it is new and the
 /// condition was written.
 pub(crate) async fn announce_backend<K: Simulated>(events: &Events, obj: &K, new: bool) {
     if new {
@@ -231,7 +265,7 @@ pub(crate) async fn announce_backend<K: Simulated>(events: &Events, obj: &K, new
 
 #[cfg(test)]
 mod tests {
-    use drydock_api::capi::dev::v1beta1::DevMachineSpec;
+    use drydock_api::capi::dev::v1beta2::DevMachineSpec;
     use drydock_api::capi::inmemory::{CommonProvisioningSettings, InMemoryComponentBehaviour};
 
     use super::*;
@@ -257,12 +291,8 @@ mod tests {
 
     #[test]
     fn docker_backed_dev_clusters_report_their_failure_domains() {
-        use drydock_api::capi::core::FailureDomainSpec;
-        use drydock_api::capi::dev::v1beta1::DockerClusterBackendSpec;
-        let fds = std::collections::BTreeMap::from([(
-            "fd-a".to_string(),
-            FailureDomainSpec { control_plane: Some(true), attributes: None },
-        )]);
+        use drydock_api::capi::dev::v1beta2::{DockerClusterBackendSpec, FailureDomain};
+        let fds = vec![FailureDomain { name: "fd-a".into(), control_plane: Some(true), attributes: None }];
         let mut c = DevCluster::new("c", Default::default());
         c.spec.backend.docker =
             Some(DockerClusterBackendSpec { failure_domains: Some(fds.clone()), load_balancer: None });
@@ -279,15 +309,17 @@ mod tests {
         let now = drydock_api::capi::conditions::time_at(jiff::Timestamp::from_second(1_000).expect("time"));
         let mut m = DevMachine::new("m", Default::default());
         m.spec.backend.docker = Some(Default::default());
-        assert!(note_backend(&mut m, now.clone()), "new");
-        assert!(!note_backend(&mut m, now.clone()), "already said");
+        assert!(finish_conditions(&mut m, now.clone()), "new");
+        assert!(!finish_conditions(&mut m, now.clone()), "already said");
         let c = m.get_condition(BACKEND_SIMULATED).expect("condition");
         assert!(c.is_true() && c.message.as_deref() == Some(DOCKER_SIMULATED_MESSAGE));
+        let v2 = m.v1beta2_condition(BACKEND_SIMULATED).expect("v1beta2 condition");
+        assert_eq!((v2.status.as_str(), v2.reason.as_str()), ("True", NO_CONTAINER_RUNTIME));
         m.spec.backend.in_memory = Some(Default::default());
-        assert!(!note_backend(&mut m, now.clone()));
+        assert!(!finish_conditions(&mut m, now.clone()));
         assert!(m.get_condition(BACKEND_SIMULATED).is_none(), "an in-memory backend is not simulated: it is real");
         let mut imm = InMemoryMachine::new("m", Default::default());
-        assert!(!note_backend(&mut imm, now));
+        assert!(!finish_conditions(&mut imm, now));
         assert!(imm.conditions().is_empty());
     }
 }

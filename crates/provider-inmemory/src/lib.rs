@@ -26,7 +26,7 @@ pub mod timing;
 
 use std::sync::Arc;
 
-use drydock_api::capi::dev::v1beta1::{DevCluster, DevMachine};
+use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_controllers::{Context, Running};
 

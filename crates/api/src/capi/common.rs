@@ -240,6 +240,17 @@ pub enum ConditionStatus {
     Unknown,
 }
 
+impl ConditionStatus {
+    /// As a condition's `status` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::True => "True",
+            Self::False => "False",
+            Self::Unknown => "Unknown",
+        }
+    }
+}
+
 /// A reference with its full apiVersion, used where v1beta2 keeps one (remediation
 /// templates, ClusterClass templates): always in the referring object's namespace.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
@@ -254,6 +265,21 @@ pub struct VersionedTemplateReference {
     /// Name of the referenced object.
     #[schemars(length(min = 1, max = 253))]
     pub name: String,
+}
+
+impl VersionedTemplateReference {
+    /// The reference as an `ObjectReference` in the referring object's namespace (empty
+    /// fields left out).
+    pub fn in_namespace(&self, namespace: Option<&str>) -> k8s_openapi::api::core::v1::ObjectReference {
+        let set = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        k8s_openapi::api::core::v1::ObjectReference {
+            api_version: set(&self.api_version),
+            kind: set(&self.kind),
+            name: set(&self.name),
+            namespace: namespace.map(str::to_string),
+            ..Default::default()
+        }
+    }
 }
 
 /// Which status of a gate's condition counts as good.

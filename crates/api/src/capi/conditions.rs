@@ -328,6 +328,34 @@ macro_rules! impl_has_conditions {
 }
 pub(crate) use impl_has_conditions;
 
+/// Implements [`HasConditions`] for v1beta2 kinds, which keep the v1beta1 conditions in
+/// `status.deprecated.v1beta1.conditions`.
+macro_rules! impl_has_deprecated_conditions {
+    ($($kind:ty),* $(,)?) => {$(
+        impl $crate::capi::conditions::HasConditions for $kind {
+            fn conditions(&self) -> &[$crate::capi::conditions::Condition] {
+                self.status
+                    .as_ref()
+                    .and_then(|s| s.deprecated.as_ref())
+                    .and_then(|d| d.v1beta1.as_ref())
+                    .and_then(|v| v.conditions.as_deref())
+                    .unwrap_or(&[])
+            }
+            fn conditions_mut(&mut self) -> &mut Vec<$crate::capi::conditions::Condition> {
+                self.status
+                    .get_or_insert_with(Default::default)
+                    .deprecated
+                    .get_or_insert_with(Default::default)
+                    .v1beta1
+                    .get_or_insert_with(Default::default)
+                    .conditions
+                    .get_or_insert_with(Vec::new)
+            }
+        }
+    )*};
+}
+pub(crate) use impl_has_deprecated_conditions;
+
 #[cfg(test)]
 mod tests {
     use super::*;

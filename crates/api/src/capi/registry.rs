@@ -18,8 +18,14 @@ use crate::admission::Admission;
 use crate::conversion::Conversion;
 use crate::resource::{NativeKind, ResourceDef};
 
-/// The version that stores the kinds served in both v1beta1 and v1beta2.
-const STORAGE_VERSION: &str = "v1beta1";
+/// Which version of a kind served in v1beta1 and v1beta2 is stored, and so the version its
+/// admission is written for and its controllers speak. Kinds move to the hub one at a time,
+/// with their admission and controllers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    Spoke,
+    Hub,
+}
 
 fn entry<K: CustomResourceExt>(admission: Option<Arc<dyn Admission>>) -> NativeKind {
     let mut crd = K::crd();
@@ -28,29 +34,42 @@ fn entry<K: CustomResourceExt>(admission: Option<Arc<dyn Admission>>) -> NativeK
     NativeKind { crd, admission, conversion: None }
 }
 
-/// A kind served in v1beta1 (deprecated, as upstream) and v1beta2, converted by `C`. Its
-/// admission is written for v1beta1 and runs there whatever version a client writes.
-fn versioned<C: HubSpoke>(admission: Option<Arc<dyn Admission>>) -> NativeKind
+/// A kind served in v1beta1 (deprecated, as upstream) and v1beta2, converted by `C`, and
+/// stored in v1beta2. Its admission is written for v1beta2 and runs there whatever version a
+/// client writes.
+fn hub_stored<C: HubSpoke, A: KindAdmission<Object = C::Hub>>(admission: A) -> NativeKind
 where
     C::Hub: CustomResourceExt,
     C::Spoke: CustomResourceExt,
 {
-    served::<C>(Arc::new(Native::of::<C>()), Vec::new(), admission)
+    served::<C>(Stored::Hub, Arc::new(Native::of::<C>()), Vec::new(), typed(admission))
 }
 
-/// Like [`versioned`], and also served in an older version converted by `Older` (IPAM's
+/// Like [`hub_stored`], for a kind still stored in v1beta1, where its admission runs.
+fn spoke_stored<C: HubSpoke, A: KindAdmission<Object = C::Spoke>>(admission: A) -> NativeKind
+where
+    C::Hub: CustomResourceExt,
+    C::Spoke: CustomResourceExt,
+{
+    served::<C>(Stored::Spoke, Arc::new(Native::of::<C>()), Vec::new(), typed(admission))
+}
+
+/// Like [`hub_stored`], and also served in an older version converted by `Older` (IPAM's
 /// v1alpha1, which upstream still serves and does not deprecate).
-fn versioned_with_older<C: HubSpoke, Older: HubSpoke<Hub = C::Hub>>(admission: Option<Arc<dyn Admission>>) -> NativeKind
+fn hub_stored_with_older<C: HubSpoke, Older: HubSpoke<Hub = C::Hub>, A: KindAdmission<Object = C::Hub>>(
+    admission: A,
+) -> NativeKind
 where
     C::Hub: CustomResourceExt,
     C::Spoke: CustomResourceExt,
     Older::Spoke: CustomResourceExt,
 {
     let conversion = Arc::new(Native::of::<C>().with_spoke::<Older>());
-    served::<C>(conversion, entry::<Older::Spoke>(None).crd.spec.versions, admission)
+    served::<C>(Stored::Hub, conversion, entry::<Older::Spoke>(None).crd.spec.versions, typed(admission))
 }
 
 fn served<C: HubSpoke>(
+    stored: Stored,
     conversion: Arc<dyn Conversion>,
     mut versions: Vec<CustomResourceDefinitionVersion>,
     admission: Option<Arc<dyn Admission>>,
@@ -59,15 +78,19 @@ where
     C::Hub: CustomResourceExt,
     C::Spoke: CustomResourceExt,
 {
-    let spoke_version = <C::Spoke as kube::Resource>::api_version(&()).into_owned();
+    let stored_api_version = match stored {
+        Stored::Spoke => <C::Spoke as kube::Resource>::api_version(&()).into_owned(),
+        Stored::Hub => <C::Hub as kube::Resource>::api_version(&()).into_owned(),
+    };
+    let storage_version = stored_api_version.rsplit('/').next().unwrap_or_default().to_string();
     let admission = admission.map(|inner| -> Arc<dyn Admission> {
-        Arc::new(AdmitAt { api_version: spoke_version, inner, conversion: conversion.clone() })
+        Arc::new(AdmitAt { api_version: stored_api_version, inner, conversion: conversion.clone() })
     });
     let (mut spoke, mut hub) = (entry::<C::Spoke>(None).crd, entry::<C::Hub>(None).crd);
     versions.append(&mut spoke.spec.versions);
     versions.append(&mut hub.spec.versions);
     for v in &mut versions {
-        v.storage = v.name == STORAGE_VERSION;
+        v.storage = v.name == storage_version;
         if v.name == "v1beta1" {
             v.deprecated = Some(true);
         }
@@ -177,38 +200,39 @@ pub fn kinds() -> Vec<NativeKind> {
 
 fn listed() -> Vec<NativeKind> {
     vec![
-        versioned::<core::conversion::ClusterConversion>(typed(core::ClusterAdmission)),
-        versioned::<core::conversion::ClusterClassConversion>(typed(core::ClusterClassAdmission)),
-        versioned::<core::conversion::MachineConversion>(typed(core::MachineAdmission)),
-        versioned::<core::conversion::MachineSetConversion>(typed(core::MachineSetAdmission)),
-        versioned::<core::conversion::MachineDeploymentConversion>(typed(core::MachineDeploymentAdmission)),
-        versioned::<core::conversion::MachineHealthCheckConversion>(typed(core::MachineHealthCheckAdmission)),
-        versioned::<core::conversion::MachinePoolConversion>(typed(core::MachinePoolAdmission)),
-        versioned::<core::conversion::MachineDrainRuleConversion>(typed(core::MachineDrainRuleAdmission)),
-        versioned::<kubeadm::conversion::KubeadmControlPlaneConversion>(typed(kubeadm::KubeadmControlPlaneAdmission)),
-        versioned::<kubeadm::conversion::KubeadmControlPlaneTemplateConversion>(typed(
+        spoke_stored::<core::conversion::ClusterConversion, _>(core::ClusterAdmission),
+        hub_stored::<core::conversion::ClusterClassConversion, _>(core::ClusterClassAdmission),
+        spoke_stored::<core::conversion::MachineConversion, _>(core::MachineAdmission),
+        spoke_stored::<core::conversion::MachineSetConversion, _>(core::MachineSetAdmission),
+        spoke_stored::<core::conversion::MachineDeploymentConversion, _>(core::MachineDeploymentAdmission),
+        hub_stored::<core::conversion::MachineHealthCheckConversion, _>(core::MachineHealthCheckAdmission),
+        hub_stored::<core::conversion::MachinePoolConversion, _>(core::MachinePoolAdmission),
+        hub_stored::<core::conversion::MachineDrainRuleConversion, _>(core::MachineDrainRuleAdmission),
+        spoke_stored::<kubeadm::conversion::KubeadmControlPlaneConversion, _>(kubeadm::KubeadmControlPlaneAdmission),
+        spoke_stored::<kubeadm::conversion::KubeadmControlPlaneTemplateConversion, _>(
             kubeadm::KubeadmControlPlaneTemplateAdmission,
-        )),
-        versioned::<kubeadm::conversion::KubeadmConfigConversion>(typed(kubeadm::KubeadmConfigAdmission)),
-        versioned::<kubeadm::conversion::KubeadmConfigTemplateConversion>(typed(
+        ),
+        spoke_stored::<kubeadm::conversion::KubeadmConfigConversion, _>(kubeadm::KubeadmConfigAdmission),
+        spoke_stored::<kubeadm::conversion::KubeadmConfigTemplateConversion, _>(
             kubeadm::KubeadmConfigTemplateAdmission,
-        )),
+        ),
         entry::<inmemory::InMemoryCluster>(typed(inmemory::InMemoryClusterAdmission)),
         entry::<inmemory::InMemoryClusterTemplate>(typed(inmemory::InMemoryClusterTemplateAdmission)),
         entry::<inmemory::InMemoryMachine>(typed(inmemory::InMemoryMachineAdmission)),
         entry::<inmemory::InMemoryMachineTemplate>(typed(inmemory::InMemoryMachineTemplateAdmission)),
-        versioned::<dev::conversion::DevClusterConversion>(typed(dev::DevClusterAdmission)),
-        versioned::<dev::conversion::DevClusterTemplateConversion>(typed(dev::DevClusterTemplateAdmission)),
-        versioned::<dev::conversion::DevMachineConversion>(typed(dev::DevMachineAdmission)),
-        versioned::<dev::conversion::DevMachineTemplateConversion>(typed(dev::DevMachineTemplateAdmission)),
+        hub_stored::<dev::conversion::DevClusterConversion, _>(dev::DevClusterAdmission),
+        hub_stored::<dev::conversion::DevClusterTemplateConversion, _>(dev::DevClusterTemplateAdmission),
+        hub_stored::<dev::conversion::DevMachineConversion, _>(dev::DevMachineAdmission),
+        hub_stored::<dev::conversion::DevMachineTemplateConversion, _>(dev::DevMachineTemplateAdmission),
         entry::<dev::v1beta2::DevMachinePool>(typed(dev::DevMachinePoolAdmission)),
         entry::<dev::v1beta2::DevMachinePoolTemplate>(typed(dev::DevMachinePoolTemplateAdmission)),
-        versioned_with_older::<
+        hub_stored_with_older::<
             ipam::conversion::IPAddressClaimConversion,
             ipam::conversion::IPAddressClaimV1Alpha1Conversion,
-        >(typed(ipam::IPAddressClaimAdmission)),
-        versioned_with_older::<ipam::conversion::IPAddressConversion, ipam::conversion::IPAddressV1Alpha1Conversion>(
-            typed(ipam::IPAddressAdmission),
+            _,
+        >(ipam::IPAddressClaimAdmission),
+        hub_stored_with_older::<ipam::conversion::IPAddressConversion, ipam::conversion::IPAddressV1Alpha1Conversion, _>(
+            ipam::IPAddressAdmission,
         ),
         entry::<ipam::InClusterIPPool>(typed(ipam::InClusterIPPoolAdmission)),
         entry::<ipam::GlobalInClusterIPPool>(typed(ipam::GlobalInClusterIPPoolAdmission)),
@@ -259,26 +283,26 @@ mod tests {
     }
 
     #[test]
-    fn ipam_kinds_are_served_in_v1alpha1_too_and_only_v1beta1_is_deprecated() {
+    fn ipam_kinds_are_stored_in_v1beta2_served_in_v1alpha1_too_and_only_v1beta1_is_deprecated() {
         for plural in ["ipaddresses", "ipaddressclaims"] {
             let crd = crds().into_iter().find(|c| c.spec.names.plural == plural).expect(plural);
             let versions: Vec<(String, bool, bool)> =
                 crd.spec.versions.iter().map(|v| (v.name.clone(), v.storage, v.deprecated == Some(true))).collect();
-            let want = [("v1alpha1", false, false), ("v1beta1", true, true), ("v1beta2", false, false)]
+            let want = [("v1alpha1", false, false), ("v1beta1", false, true), ("v1beta2", true, false)]
                 .map(|(v, storage, deprecated)| (v.to_string(), storage, deprecated));
             assert_eq!(versions, want, "{plural}");
         }
     }
 
     #[test]
-    fn dev_kinds_are_stored_in_v1beta1_and_machine_pools_served_in_v1beta2_only() {
+    fn dev_kinds_are_stored_in_v1beta2_and_machine_pools_served_in_v1beta2_only() {
         let crds = crds();
         let versions = |plural: &str| -> Vec<(String, bool, bool)> {
             let crd = crds.iter().find(|c| c.spec.names.plural == plural).expect(plural);
             crd.spec.versions.iter().map(|v| (v.name.clone(), v.storage, v.deprecated == Some(true))).collect()
         };
         for plural in ["devclusters", "devclustertemplates", "devmachines", "devmachinetemplates"] {
-            let want = vec![("v1beta1".to_string(), true, true), ("v1beta2".to_string(), false, false)];
+            let want = vec![("v1beta1".to_string(), false, true), ("v1beta2".to_string(), true, false)];
             assert_eq!(versions(plural), want, "{plural}");
         }
         for plural in ["devmachinepools", "devmachinepooltemplates"] {

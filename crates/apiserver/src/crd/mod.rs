@@ -83,9 +83,12 @@ pub fn resources(
     let mut served: Vec<_> = spec.versions.iter().filter(|v| v.served).collect();
     let mut names: Vec<String> = served.iter().map(|v| v.name.clone()).collect();
     sort_by_priority(&mut names);
-    // drydock's own kinds prefer the version their controllers speak (the storage version),
-    // so that `kubectl get` shows the status those controllers write.
-    if converts_natively && let Some(i) = names.iter().position(|n| *n == storage.name) {
+    // drydock's own kinds prefer the version their controllers speak (the storage version,
+    // or the group's older one while some of its kinds are still stored there), so that
+    // `kubectl get` shows the status those controllers write.
+    let native_preferred = registries.native_preferred(&spec.group).filter(|v| names.iter().any(|n| n == v));
+    let preferred = native_preferred.unwrap_or(&storage.name).to_string();
+    if converts_natively && let Some(i) = names.iter().position(|n| *n == preferred) {
         let preferred = names.remove(i);
         names.insert(0, preferred);
     }

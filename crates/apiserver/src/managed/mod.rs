@@ -266,7 +266,12 @@ pub fn apply(
     if let Some(prev) = &previous {
         let mut keep = full.clone();
         keep.union(&others);
-        ops::remove(&mut next, &ops::removable(&prev.fields, &keep), ty);
+        let mut kept_there = FieldSet::default();
+        for e in list.iter().filter(|e| !is_mine(e) && e.api_version == prev.api_version) {
+            kept_there.union(&e.fields);
+        }
+        let dropped = dropped_by(&next, prev, &kept_there, (ty, versions), w.api_version);
+        ops::remove(&mut next, &ops::removable(dropped.as_ref().unwrap_or(&prev.fields), &keep), ty);
     }
     let cmp = compare(base, &next, ty);
     let changed = cmp.changed();
@@ -319,6 +324,36 @@ pub fn apply(
     }
     next["metadata"]["managedFields"] = entries::encode(list);
     Ok(Applied { object: next, changed: object_changed })
+}
+
+/// The applier's previous fields in this version's paths, when its previous apply was in
+/// another version (`None` otherwise, or when the object does not convert: its fields are
+/// then read as this version's). As structured-merge-diff prunes, each is removed in the
+/// version it was applied in (unless `kept_there`, what other managers recorded there own),
+/// and what that removed is read back in this version. One path at a time: removing them
+/// all would leave an object without its required fields, which no longer converts.
+fn dropped_by(
+    next: &Value,
+    prev: &Entry,
+    kept_there: &FieldSet,
+    (ty, versions): (&MergeType, &dyn Versions),
+    writer_version: &str,
+) -> Option<FieldSet> {
+    if prev.api_version == writer_version {
+        return None;
+    }
+    let (there, ty_there) = versions.view(next, &prev.api_version)?;
+    let mut dropped = FieldSet::default();
+    for path in prev.fields.difference(kept_there).paths() {
+        let mut one = FieldSet::default();
+        one.insert(&path);
+        let mut without = there.clone();
+        ops::remove(&mut without, &one, ty_there);
+        if let Some(back) = versions.back(&without, &prev.api_version) {
+            dropped.union(&compare(next, &back, ty).removed);
+        }
+    }
+    Some(dropped)
 }
 
 /// What the object holds before its first apply is owned by one updater, so an apply

@@ -13,6 +13,10 @@ pub trait Versions: Sync {
     /// `obj` (in the writer's version) as `api_version` serves it, with that version's merge
     /// type; `None` when that version is not served or the object does not convert.
     fn view(&self, obj: &Value, api_version: &str) -> Option<(Value, &MergeType)>;
+
+    /// `obj`, as `api_version` serves it, back in the writer's version; `None` when it does
+    /// not convert.
+    fn back(&self, obj: &Value, api_version: &str) -> Option<Value>;
 }
 
 /// A kind served in one version (or whose versions share one shape).
@@ -20,6 +24,10 @@ pub struct OneVersion;
 
 impl Versions for OneVersion {
     fn view(&self, _obj: &Value, _api_version: &str) -> Option<(Value, &MergeType)> {
+        None
+    }
+
+    fn back(&self, _obj: &Value, _api_version: &str) -> Option<Value> {
         None
     }
 }
@@ -65,5 +73,86 @@ impl<'a> InVersions<'a> {
             }
         };
         self.seen[i].1.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::managed::{Live, Writer, apply, take_sent};
+
+    const V1: &str = "example.com/v1";
+    const V2: &str = "example.com/v2";
+
+    /// A kind whose v1 `spec.a` is v2's `spec.b.a`.
+    struct Moved(MergeType);
+
+    fn moved(obj: &Value, from: &[&str], to: &[&str], api_version: &str) -> Value {
+        let mut out = obj.clone();
+        out["apiVersion"] = json!(api_version);
+        let taken = from.iter().try_fold(&mut out, |v, k| v.get_mut(*k)).map(Value::take);
+        if let Some(spec) = out.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.remove(from[1]);
+        }
+        if let Some(v) = taken.filter(|v| !v.is_null()) {
+            let mut at = &mut out;
+            for k in to {
+                at = &mut at[*k];
+            }
+            *at = v;
+        }
+        out
+    }
+
+    impl Versions for Moved {
+        fn view(&self, obj: &Value, api_version: &str) -> Option<(Value, &MergeType)> {
+            (api_version == V1).then(|| (moved(obj, &["spec", "b", "a"], &["spec", "a"], V1), &self.0))
+        }
+
+        fn back(&self, obj: &Value, api_version: &str) -> Option<Value> {
+            (api_version == V1).then(|| moved(obj, &["spec", "a"], &["spec", "b", "a"], V2))
+        }
+    }
+
+    fn writer(api_version: &str) -> Writer<'_> {
+        Writer { manager: "tool", api_version, subresource: "", ignored: &[], now: "2026-12-01T00:00:00Z" }
+    }
+
+    fn object(api_version: &str, spec: Value) -> Value {
+        json!({"apiVersion": api_version, "kind": "Thing", "metadata": {"name": "t"}, "spec": spec})
+    }
+
+    /// An applier that applied in v1 and applies again in v2 without a field loses it, found
+    /// by v1's paths, as structured-merge-diff prunes.
+    #[test]
+    fn an_applier_switching_versions_drops_what_it_no_longer_sets() {
+        let struct_ = |fields: Vec<(&str, MergeType)>| MergeType::Object {
+            fields: fields.into_iter().map(|(k, t)| (k.to_string(), t)).collect(),
+            rest: Box::new(MergeType::Leaf),
+        };
+        let spec_v1 = struct_(vec![("a", MergeType::Leaf), ("c", MergeType::Leaf)]);
+        let spec_v2 = struct_(vec![("b", struct_(vec![("a", MergeType::Leaf)])), ("c", MergeType::Leaf)]);
+        let versions = Moved(struct_(vec![("spec", spec_v1)]));
+        let ty = struct_(vec![("spec", spec_v2)]);
+        let first =
+            apply((&ty, &versions), None, None, &object(V1, json!({"a": 1, "c": 1})), &writer(V1), false).expect("v1");
+        // The store serves it in v2 with the entry recorded in v1.
+        let mut live = versions.back(&first.object, V1).expect("v2");
+        let managed = take_sent(&mut live).map(|m| serde_json::value::to_raw_value(&m).expect("raw"));
+        assert_eq!(live["spec"], json!({"b": {"a": 1}, "c": 1}));
+        let second = apply(
+            (&ty, &versions),
+            Some(&live),
+            managed.as_deref().map(Live),
+            &object(V2, json!({"c": 2})),
+            &writer(V2),
+            false,
+        )
+        .expect("v2");
+        let spec = &second.object["spec"];
+        assert_eq!(spec["c"], 2);
+        assert!(spec.get("b").and_then(|b| b.get("a")).is_none(), "v1's spec.a was dropped: {spec}");
     }
 }

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use crate::framework::requeue::Requeue;
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachinePool, MachineSet, cluster_phase};
+use drydock_api::capi::core::v1beta2::MachinePool;
+use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet, cluster_phase};
 use drydock_api::capi::keys::{CLUSTER_FINALIZER, CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::owner;
 use k8s_openapi::api::core::v1::Secret;

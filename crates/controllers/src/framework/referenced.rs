@@ -20,7 +20,7 @@ use std::sync::Arc;
 use drydock_api::capi::common::{APIEndpoint, V1Beta2Conditions};
 use drydock_api::capi::conditions::{Condition, HasConditions};
 use drydock_api::capi::core::{FailureDomainSpec, MachineAddress};
-use drydock_api::capi::dev::v1beta1::{DevCluster, DevMachine};
+use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
 use drydock_api::capi::owner::api_group;
@@ -154,7 +154,11 @@ impl Referenced {
 
     /// A v1beta2 contract flag under `status.initialization`.
     fn initialization(&self, flag: &str) -> Option<bool> {
-        self.dynamic_flag(&["status", "initialization", flag])
+        match self {
+            Self::DevMachine(o) if flag == "provisioned" => o.status.as_ref()?.initialization.as_ref()?.provisioned,
+            Self::DevCluster(o) if flag == "provisioned" => o.status.as_ref()?.initialization.as_ref()?.provisioned,
+            _ => self.dynamic_flag(&["status", "initialization", flag]),
+        }
     }
 
     pub fn is_deleting(&self) -> bool {
@@ -166,8 +170,8 @@ impl Referenced {
         match self {
             Self::InMemoryMachine(o) => o.status.as_ref().and_then(|s| s.ready),
             Self::InMemoryCluster(o) => o.status.as_ref().and_then(|s| s.ready),
-            Self::DevMachine(o) => o.status.as_ref().and_then(|s| s.ready),
-            Self::DevCluster(o) => o.status.as_ref().and_then(|s| s.ready),
+            // On the v1beta2 contract: no `status.ready`.
+            Self::DevMachine(_) | Self::DevCluster(_) => None,
             Self::KubeadmConfig(o) => o.status.as_ref().and_then(|s| s.ready),
             Self::KubeadmControlPlane(o) => o.status.as_ref().and_then(|s| s.ready),
             Self::Dynamic(_) => self.dynamic_flag(&["status", "ready"]),
@@ -234,8 +238,8 @@ impl Referenced {
         match self {
             Self::InMemoryMachine(_) => Cow::Borrowed(&[]),
             Self::InMemoryCluster(o) => typed(o.status.as_ref().and_then(|s| s.v1beta2.as_ref())),
-            Self::DevMachine(o) => typed(o.status.as_ref().and_then(|s| s.v1beta2.as_ref())),
-            Self::DevCluster(o) => typed(o.status.as_ref().and_then(|s| s.v1beta2.as_ref())),
+            Self::DevMachine(o) => Cow::Borrowed(o.v1beta2_conditions()),
+            Self::DevCluster(o) => Cow::Borrowed(o.v1beta2_conditions()),
             Self::KubeadmConfig(o) => Cow::Borrowed(o.v1beta2_conditions()),
             Self::KubeadmControlPlane(o) => Cow::Borrowed(o.v1beta2_conditions()),
             Self::Dynamic(_) => {
@@ -293,6 +297,9 @@ impl Referenced {
     /// `spec.failureDomain` of an infrastructure machine, or its `status.failureDomain`
     /// (v1beta2: where the provider placed it).
     pub fn failure_domain(&self) -> Option<String> {
+        if let Self::DevMachine(o) = self {
+            return o.status.as_ref().and_then(|s| s.failure_domain.clone());
+        }
         field(self.dynamic(&["spec", "failureDomain"])).or_else(|| field(self.dynamic(&["status", "failureDomain"])))
     }
 
@@ -319,7 +326,12 @@ impl Referenced {
     /// name already, v1beta2 as a list of named entries).
     pub fn failure_domains(&self) -> Option<BTreeMap<String, FailureDomainSpec>> {
         if let Self::DevCluster(o) = self {
-            return o.status.as_ref().and_then(|s| s.failure_domains.clone());
+            let list = o.status.as_ref().and_then(|s| s.failure_domains.as_ref())?;
+            let spec = |d: &drydock_api::capi::dev::v1beta2::FailureDomain| FailureDomainSpec {
+                control_plane: d.control_plane,
+                attributes: d.attributes.clone(),
+            };
+            return Some(list.iter().filter(|d| !d.name.is_empty()).map(|d| (d.name.clone(), spec(d))).collect());
         }
         let v = self.dynamic(&["status", "failureDomains"])?;
         if let Some(list) = v.as_array() {
@@ -518,13 +530,24 @@ mod tests {
     #[test]
     fn dev_kinds_read_typed() {
         use drydock_api::capi::dev::backend::{MachineAddress as DevAddress, MachineAddressType};
-        use drydock_api::capi::dev::v1beta1::{APIEndpoint as DevEndpoint, DevClusterStatus, DevMachineStatus};
+        use drydock_api::capi::dev::v1beta2::{
+            APIEndpoint as DevEndpoint, DevClusterStatus, DevMachineStatus, FailureDomain, InitializationStatus,
+        };
         let mut c = DevCluster::new("c", Default::default());
         c.spec.control_plane_endpoint = Some(DevEndpoint { host: Some("h".into()), port: Some(6443) });
-        c.status = Some(DevClusterStatus { ready: Some(true), ..Default::default() });
+        c.status = Some(DevClusterStatus {
+            initialization: Some(InitializationStatus { provisioned: Some(true) }),
+            failure_domains: Some(vec![FailureDomain {
+                name: "fd1".into(),
+                control_plane: Some(true),
+                attributes: None,
+            }]),
+            ..Default::default()
+        });
         let c = Referenced::DevCluster(Arc::new(c));
         assert!(c.provisioned());
         assert_eq!(c.control_plane_endpoint().map(|e| (e.host, e.port)), Some(("h".to_string(), 6443)));
+        assert_eq!(c.failure_domains().unwrap()["fd1"].control_plane, Some(true));
         let mut m = DevMachine::new("m", Default::default());
         m.spec.provider_id = Some("in-memory://m".into());
         m.status = Some(DevMachineStatus {

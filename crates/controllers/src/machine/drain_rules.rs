@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 
 use drydock_api::admission::FieldPath;
+use drydock_api::capi::core::v1beta2::MachineDrainRule;
 use drydock_api::capi::core::{
-    MachineDrainRule, MachineDrainRuleDrainBehavior, MachineDrainRuleMachineSelector, MachineDrainRulePodSelector,
+    MachineDrainRuleDrainBehavior, MachineDrainRuleMachineSelector, MachineDrainRulePodSelector,
 };
 use drydock_api::capi::keys::POD_DRAIN_LABEL;
 use drydock_api::capi::selector::Selector;
@@ -135,7 +136,7 @@ mod tests {
     use serde_json::json;
 
     fn rule(name: &str, spec: serde_json::Value) -> MachineDrainRule {
-        serde_json::from_value(json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDrainRule",
+        serde_json::from_value(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDrainRule",
             "metadata": {"name": name, "namespace": "ns"}, "spec": spec}))
         .expect("rule")
     }

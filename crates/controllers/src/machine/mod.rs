@@ -37,7 +37,7 @@ use std::time::Duration;
 use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
 use drydock_api::capi::conditions;
 use drydock_api::capi::core::{Cluster, Machine};
-use drydock_api::capi::dev::v1beta1::DevMachine;
+use drydock_api::capi::dev::v1beta2::DevMachine;
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, CONTROL_PLANE_NAME_LABEL, MACHINE_FINALIZER, POOL_NAME_LABEL, SET_NAME_LABEL,

@@ -3,8 +3,9 @@
 //!
 //! Checks run in order and the first hit decides: the remediate-machine annotation, a
 //! terminal failure, a Node that disappeared, then (once the cluster can have Nodes) the
-//! node start-up timeout and the unhealthy Node conditions. Timeouts still running make the
-//! target neither healthy nor unhealthy, and say when to look again.
+//! node start-up timeout, the unhealthy Node conditions and the unhealthy Machine conditions.
+//! Timeouts still running make the target neither healthy nor unhealthy, and say when to
+//! look again.
 
 use std::time::Duration;
 
@@ -12,51 +13,49 @@ use crate::framework::objects::is_control_plane;
 use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
 use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
 use drydock_api::capi::conditions::HasConditions;
-use drydock_api::capi::core::{Cluster, Machine, MachineHealthCheckSpec};
-use drydock_api::capi::duration;
+use drydock_api::capi::core::v1beta2::MachineHealthCheckSpec;
+use drydock_api::capi::core::{Cluster, DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS, Machine};
 use drydock_api::capi::keys::{REMEDIATE_MACHINE_ANNOTATION, has_annotation};
+use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
-
-/// Upstream's default node start-up timeout, for checks written without admission defaults.
-const DEFAULT_NODE_STARTUP_TIMEOUT: Duration = Duration::from_secs(600);
 /// Timers fire a little after a deadline so the comparison at wake-up sees it passed.
 const TIMER_SLACK: Duration = Duration::from_millis(50);
 
-/// A check's rules, parsed once per reconcile.
+/// A check's rules, read once per reconcile.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Rules {
     /// `None`: a Machine may wait for its Node forever.
     pub node_startup_timeout: Option<Duration>,
     /// (Node condition type, status, how long it may hold).
-    pub unhealthy_conditions: Vec<(String, String, Duration)>,
+    pub unhealthy_node_conditions: Vec<(String, String, Duration)>,
+    /// (Machine condition type, status, how long it may hold), on the v1beta2 conditions.
+    pub unhealthy_machine_conditions: Vec<(String, &'static str, Duration)>,
 }
 
-fn positive(s: &str, field: &str) -> Result<Duration, String> {
-    let d = duration::parse(s).map_err(|e| format!("{field}: {e}"))?;
-    if d.is_negative() {
-        return Err(format!("{field}: {s:?} is negative"));
-    }
-    Ok(d.unsigned_abs())
+fn seconds(s: i32) -> Duration {
+    Duration::from_secs(u64::try_from(s).unwrap_or(0))
 }
 
 impl Rules {
-    pub fn of(spec: &MachineHealthCheckSpec) -> Result<Self, String> {
-        let node_startup_timeout = match spec.node_startup_timeout.as_deref() {
-            None => Some(DEFAULT_NODE_STARTUP_TIMEOUT),
-            Some(s) => Some(positive(s, "spec.nodeStartupTimeout")?).filter(|d| !d.is_zero()),
-        };
-        let unhealthy_conditions = spec
-            .unhealthy_conditions
+    pub fn of(spec: &MachineHealthCheckSpec) -> Self {
+        let checks = spec.checks.as_ref();
+        let startup =
+            checks.and_then(|c| c.node_startup_timeout_seconds).unwrap_or(DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS);
+        let node_startup_timeout = Some(seconds(startup)).filter(|d| !d.is_zero());
+        let unhealthy_node_conditions = checks
+            .and_then(|c| c.unhealthy_node_conditions.as_deref())
+            .unwrap_or_default()
             .iter()
-            .flatten()
-            .enumerate()
-            .map(|(i, c)| {
-                let timeout = positive(&c.timeout, &format!("spec.unhealthyConditions[{i}].timeout"))?;
-                Ok((c.type_.clone(), c.status.clone(), timeout))
-            })
-            .collect::<Result<_, String>>()?;
-        Ok(Self { node_startup_timeout, unhealthy_conditions })
+            .map(|c| (c.type_.clone(), c.status.clone(), seconds(c.timeout_seconds)))
+            .collect();
+        let unhealthy_machine_conditions = checks
+            .and_then(|c| c.unhealthy_machine_conditions.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .map(|c| (c.type_.clone(), c.status.as_str(), seconds(c.timeout_seconds)))
+            .collect();
+        Self { node_startup_timeout, unhealthy_node_conditions, unhealthy_machine_conditions }
     }
 }
 
@@ -121,6 +120,57 @@ fn earlier(a: Option<Duration>, b: Duration) -> Option<Duration> {
     Some(a.map_or(b, |a| a.min(b)))
 }
 
+/// The first rule (condition type, status, timeout) whose condition has held longer than
+/// its timeout, as `Err`; else the time until the earliest one running out, if any.
+/// `since` says since when a condition type has had a status.
+fn held_too_long<'a>(
+    rules: impl Iterator<Item = (&'a str, &'a str, Duration)>,
+    since: impl Fn(&str, &str) -> Option<Timestamp>,
+    now: Timestamp,
+) -> Result<Option<Duration>, (&'a str, &'a str, Duration)> {
+    let mut next = None;
+    for (type_, wanted, timeout) in rules {
+        let Some(start) = since(type_, wanted) else { continue };
+        match remaining(start, timeout, now) {
+            None => return Err((type_, wanted, timeout)),
+            Some(left) => next = earlier(next, left),
+        }
+    }
+    Ok(next)
+}
+
+/// The Node's and the Machine's conditions against the rules: an unhealthy verdict, or the
+/// time until the earliest running timeout expires.
+fn held_conditions(
+    m: &Machine,
+    node: Option<&Node>,
+    rules: &Rules,
+    now: Timestamp,
+) -> Result<Option<Duration>, Verdict> {
+    let mut next = None;
+    if let Some(node) = node {
+        let conditions = node.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default();
+        let since = |type_: &str, status: &str| {
+            let c = conditions.iter().find(|c| c.type_ == type_ && c.status == status)?;
+            Some(c.last_transition_time.as_ref().map_or(now, |t| t.0))
+        };
+        let node_rules = rules.unhealthy_node_conditions.iter().map(|(t, s, d)| (t.as_str(), s.as_str(), *d));
+        next = held_too_long(node_rules, since, now).map_err(|(type_, wanted, timeout)| Verdict::Unhealthy {
+            reason: "UnhealthyNode",
+            message: format!("Condition {type_} on node is reporting status {wanted} for more than {}", show(timeout)),
+        })?;
+    }
+    let since = |type_: &str, status: &str| {
+        m.v1beta2_condition(type_).filter(|c| c.status == status).map(|c| c.last_transition_time.0)
+    };
+    let machine_rules = rules.unhealthy_machine_conditions.iter().map(|(t, s, d)| (t.as_str(), *s, *d));
+    let left = held_too_long(machine_rules, since, now).map_err(|(type_, wanted, timeout)| Verdict::Unhealthy {
+        reason: "UnhealthyMachine",
+        message: format!("Condition {type_} on Machine is reporting status {wanted} for more than {}", show(timeout)),
+    })?;
+    Ok(left.map_or(next, |left| earlier(next, left)))
+}
+
 /// Judges one target; see the module documentation for the order of the checks.
 pub(crate) fn judge(t: &Target<'_>, cluster: &ClusterFacts, rules: &Rules, now: Timestamp) -> Verdict {
     let m = t.machine;
@@ -151,49 +201,32 @@ pub(crate) fn judge(t: &Target<'_>, cluster: &ClusterFacts, rules: &Rules, now: 
         return Verdict::Pending { next: None };
     };
     let mut next = None;
-    match t.node {
-        None => {
-            let Some(timeout) = rules.node_startup_timeout else {
-                return Verdict::Pending { next: None };
-            };
-            // The clock starts when the Machine could last have started a Node.
-            let start = [
-                m.metadata.creation_timestamp.as_ref().map(|t| t.0),
-                cluster.control_plane_initialized,
-                Some(infra_ready),
-                true_since(m, INFRASTRUCTURE_READY),
-            ]
-            .into_iter()
-            .flatten()
-            .max()
-            .unwrap_or(now);
-            match remaining(start, timeout, now) {
-                None => {
-                    let message = format!("Node failed to report startup in {}", show(timeout));
-                    return unhealthy("NodeStartupTimeout", message);
-                }
-                Some(left) => next = earlier(next, left),
+    if t.node.is_none() {
+        let Some(timeout) = rules.node_startup_timeout else {
+            return Verdict::Pending { next: None };
+        };
+        // The clock starts when the Machine could last have started a Node.
+        let start = [
+            m.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            cluster.control_plane_initialized,
+            Some(infra_ready),
+            true_since(m, INFRASTRUCTURE_READY),
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(now);
+        match remaining(start, timeout, now) {
+            None => {
+                let message = format!("Node failed to report startup in {}", show(timeout));
+                return unhealthy("NodeStartupTimeout", message);
             }
+            Some(left) => next = earlier(next, left),
         }
-        Some(node) => {
-            let conditions = node.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default();
-            for (type_, wanted, timeout) in &rules.unhealthy_conditions {
-                let Some(c) = conditions.iter().find(|c| &c.type_ == type_ && &c.status == wanted) else {
-                    continue;
-                };
-                let since = c.last_transition_time.as_ref().map_or(now, |t| t.0);
-                match remaining(since, *timeout, now) {
-                    None => {
-                        let message = format!(
-                            "Condition {type_} on node is reporting status {wanted} for more than {}",
-                            show(*timeout)
-                        );
-                        return unhealthy("UnhealthyNode", message);
-                    }
-                    Some(left) => next = earlier(next, left),
-                }
-            }
-        }
+    }
+    match held_conditions(m, t.node, rules, now) {
+        Err(verdict) => return verdict,
+        Ok(left) => next = left.map_or(next, |left| earlier(next, left)),
     }
     if next.is_some() || t.node.is_none() || m.metadata.deletion_timestamp.is_some() {
         return Verdict::Pending { next };
@@ -220,8 +253,9 @@ pub(crate) fn show(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use drydock_api::capi::common::{ConditionStatus, UnhealthyMachineCondition, UnhealthyNodeCondition};
     use drydock_api::capi::conditions::Condition;
-    use drydock_api::capi::core::UnhealthyCondition;
+    use drydock_api::capi::core::v1beta2::MachineHealthCheckChecks;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use serde_json::json;
 
@@ -229,16 +263,25 @@ mod tests {
         Timestamp::from_second(s).expect("ts")
     }
 
-    fn rules(startup: &str) -> Rules {
+    fn rules(startup_seconds: i32) -> Rules {
+        let node = |status: &str, timeout_seconds| UnhealthyNodeCondition {
+            type_: "Ready".into(),
+            status: status.into(),
+            timeout_seconds,
+        };
         let spec = MachineHealthCheckSpec {
-            node_startup_timeout: Some(startup.into()),
-            unhealthy_conditions: Some(vec![
-                UnhealthyCondition { type_: "Ready".into(), status: "False".into(), timeout: "2s".into() },
-                UnhealthyCondition { type_: "Ready".into(), status: "Unknown".into(), timeout: "5m".into() },
-            ]),
+            checks: Some(MachineHealthCheckChecks {
+                node_startup_timeout_seconds: Some(startup_seconds),
+                unhealthy_node_conditions: Some(vec![node("False", 2), node("Unknown", 300)]),
+                unhealthy_machine_conditions: Some(vec![UnhealthyMachineCondition {
+                    type_: "Ready".into(),
+                    status: ConditionStatus::False,
+                    timeout_seconds: 60,
+                }]),
+            }),
             ..Default::default()
         };
-        Rules::of(&spec).expect("rules")
+        Rules::of(&spec)
     }
 
     fn machine(created: i64) -> Machine {
@@ -260,7 +303,7 @@ mod tests {
     #[test]
     fn node_conditions_with_timeouts() {
         let m = machine(0);
-        let r = rules("10m");
+        let r = rules(600);
         let c = ready_cluster();
         let healthy = node("True", 60);
         let t = Target { machine: &m, node: Some(&healthy), node_missing: false };
@@ -284,7 +327,7 @@ mod tests {
     #[test]
     fn node_startup_clock_starts_at_the_latest_readiness() {
         let mut m = machine(0);
-        let r = rules("30s");
+        let r = rules(30);
         let c = ready_cluster();
         let t = Target { machine: &m, node: None, node_missing: false };
         // Started at 50 (control plane initialized), the latest of creation and the cluster's times.
@@ -299,12 +342,37 @@ mod tests {
         let t = Target { machine: &m, node: None, node_missing: false };
         assert!(matches!(judge(&t, &c, &r, at(81)), Verdict::Pending { next: Some(_) }));
         // Disabled: waits forever.
-        assert_eq!(judge(&t, &c, &rules("0s"), at(10_000)), Verdict::Pending { next: None });
+        assert_eq!(judge(&t, &c, &rules(0), at(10_000)), Verdict::Pending { next: None });
+    }
+
+    #[test]
+    fn unset_checks_mean_upstream_defaults() {
+        let r = Rules::of(&MachineHealthCheckSpec::default());
+        assert_eq!(r.node_startup_timeout, Some(Duration::from_secs(600)));
+        assert!(r.unhealthy_node_conditions.is_empty() && r.unhealthy_machine_conditions.is_empty());
+    }
+
+    #[test]
+    fn machine_conditions_with_timeouts() {
+        use drydock_api::capi::v1beta2_conditions::{Observed, Status};
+        let mut m = machine(0);
+        let r = rules(600);
+        let c = ready_cluster();
+        let n = node("True", 0);
+        m.set_v1beta2(Observed::new("Ready", Status::False, "NotReady", ""), &Time(at(100)));
+        let t = Target { machine: &m, node: Some(&n), node_missing: false };
+        assert_eq!(judge(&t, &c, &r, at(130)), Verdict::Pending { next: Some(Duration::from_secs(30) + TIMER_SLACK) });
+        let v = judge(&t, &c, &r, at(161));
+        assert!(
+            matches!(&v, Verdict::Unhealthy { reason: "UnhealthyMachine", message }
+            if message == "Condition Ready on Machine is reporting status False for more than 1m0s"),
+            "{v:?}"
+        );
     }
 
     #[test]
     fn order_of_checks() {
-        let r = rules("10m");
+        let r = rules(600);
         let c = ready_cluster();
         let mut m = machine(0);
         m.metadata.annotations = Some([(REMEDIATE_MACHINE_ANNOTATION.to_string(), String::new())].into());

@@ -2,11 +2,13 @@
 //! larger than single Machines is wrong (a network partition, a broken control plane), and
 //! replacing Machines would only make it worse, so nothing is remediated.
 //!
-//! `unhealthyRange` (`[min-max]`) wins over `maxUnhealthy` (int or percentage of the
-//! targets, rounded down; default 100%). Targets that are neither healthy nor unhealthy yet
+//! `remediation.triggerIf.unhealthyInRange` (`[min-max]`) wins over
+//! `unhealthyLessThanOrEqualTo` (int or percentage of the targets, rounded down; default
+//! 100%), v1beta1's `unhealthyRange` and `maxUnhealthy`. Targets that are neither healthy nor unhealthy yet
 //! (waiting for their Node) count as unhealthy here.
 
-use drydock_api::capi::core::MachineHealthCheckSpec;
+use drydock_api::capi::core::v1beta2::MachineHealthCheckSpec;
+use drydock_api::capi::core::{DEFAULT_MAX_UNHEALTHY, parse_unhealthy_range};
 use drydock_api::capi::intstr;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
@@ -22,33 +24,37 @@ pub(crate) struct Allowance {
 
 /// Parses `[min-max]`.
 fn parse_range(s: &str) -> Result<(i32, i32), String> {
-    let bad = || format!("spec.unhealthyRange {s:?} is not of the form [min-max]");
-    let inner = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')).ok_or_else(bad)?;
-    let (min, max) = inner.split_once('-').ok_or_else(bad)?;
-    let (min, max): (i32, i32) = (min.parse().map_err(|_| bad())?, max.parse().map_err(|_| bad())?);
+    let bad = || format!("spec.remediation.triggerIf.unhealthyInRange {s:?} is not of the form [min-max]");
+    let (min, max) = parse_unhealthy_range(s).ok_or_else(bad)?;
+    let (min, max) = (i32::try_from(min).map_err(|_| bad())?, i32::try_from(max).map_err(|_| bad())?);
     if max < min {
-        return Err(format!("spec.unhealthyRange {s:?}: max is lower than min"));
+        return Err(format!("spec.remediation.triggerIf.unhealthyInRange {s:?}: max is lower than min"));
     }
     Ok((min, max))
 }
 
 pub(crate) fn allowance(spec: &MachineHealthCheckSpec, expected: i32, healthy: i32) -> Result<Allowance, String> {
     let unhealthy = expected - healthy;
-    let (allowed, room, limit) = match spec.unhealthy_range.as_deref() {
+    let trigger = spec.remediation.as_ref().and_then(|r| r.trigger_if.as_ref());
+    let range = trigger.and_then(|t| t.unhealthy_in_range.as_deref());
+    let (allowed, room, limit) = match range {
         Some(range) => {
             let (min, max) = parse_range(range)?;
             ((min..=max).contains(&unhealthy), max - unhealthy, format!("unhealthyRange: {range}"))
         }
         None => {
-            let max = spec.max_unhealthy.clone().unwrap_or_else(|| IntOrString::String("100%".into()));
-            let limit = intstr::scaled_value(&max, expected, false).map_err(|e| format!("spec.maxUnhealthy: {e}"))?;
+            let max = trigger
+                .and_then(|t| t.unhealthy_less_than_or_equal_to.clone())
+                .unwrap_or_else(|| IntOrString::String(DEFAULT_MAX_UNHEALTHY.into()));
+            let limit = intstr::scaled_value(&max, expected, false)
+                .map_err(|e| format!("spec.remediation.triggerIf.unhealthyLessThanOrEqualTo: {e}"))?;
             (unhealthy <= limit, limit - unhealthy, format!("maxUnhealthy: {}", intstr::display(&max)))
         }
     };
     if allowed {
         return Ok(Allowance { allowed, remediations_allowed: room.max(0), message: None });
     }
-    let what = if spec.unhealthy_range.is_some() { "does not fall within the range" } else { "exceeds maxUnhealthy" };
+    let what = if range.is_some() { "does not fall within the range" } else { "exceeds maxUnhealthy" };
     let message = format!(
         "Remediation is not allowed, the number of not started or unhealthy machines {what} \
          (total: {expected}, unhealthy: {unhealthy}, {limit})"
@@ -59,9 +65,15 @@ pub(crate) fn allowance(spec: &MachineHealthCheckSpec, expected: i32, healthy: i
 #[cfg(test)]
 mod tests {
     use super::*;
+    use drydock_api::capi::core::v1beta2::{MachineHealthCheckRemediation, MachineHealthCheckRemediationTriggerIf};
 
     fn spec(max: Option<IntOrString>, range: Option<&str>) -> MachineHealthCheckSpec {
-        MachineHealthCheckSpec { max_unhealthy: max, unhealthy_range: range.map(String::from), ..Default::default() }
+        let trigger_if = MachineHealthCheckRemediationTriggerIf {
+            unhealthy_less_than_or_equal_to: max,
+            unhealthy_in_range: range.map(String::from),
+        };
+        let remediation = MachineHealthCheckRemediation { trigger_if: Some(trigger_if), template_ref: None };
+        MachineHealthCheckSpec { remediation: Some(remediation), ..Default::default() }
     }
 
     #[test]

@@ -33,7 +33,8 @@ use drydock_api::capi::condition_types::{
     TOO_MANY_UNHEALTHY,
 };
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::{Cluster, Machine, MachineHealthCheck};
+use drydock_api::capi::core::v1beta2::MachineHealthCheck;
+use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, REMEDIATE_MACHINE_ANNOTATION, SKIP_REMEDIATION_ANNOTATION, has_annotation,
 };
@@ -88,6 +89,9 @@ struct State {
     by_provider: Index,
     /// What each Machine, Cluster and Node last looked like to the checks.
     machine_gates: Changes<u64>,
+    /// The Machine conditions some check's `checks.unhealthyMachineConditions` names (their
+    /// changes wake the checks; other condition changes do not).
+    machine_condition_types: parking_lot::RwLock<Vec<String>>,
     cluster_gates: Changes<u64>,
     node_gates: Changes<u64>,
     /// Writes checks, and the conditions of Machines, each remembering what it superseded.
@@ -103,6 +107,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machines: ClusterIndex::new(i.machines.store.clone()),
         by_provider: Index::default(),
         machine_gates: Changes::default(),
+        machine_condition_types: Default::default(),
         cluster_gates: Changes::default(),
         node_gates: Changes::default(),
         writer: Writer::tracking(CONTROLLER),
@@ -127,8 +132,9 @@ fn digest(f: impl FnOnce(&mut std::collections::hash_map::DefaultHasher)) -> u64
     h.finish()
 }
 
-/// What a check reads of a Machine (so its other status changes do not wake checks).
-fn machine_digest(m: &Machine, gone: bool) -> u64 {
+/// What a check reads of a Machine (so its other status changes do not wake checks);
+/// `condition_types`: the v1beta2 conditions some check judges.
+fn machine_digest(m: &Machine, gone: bool, condition_types: &[String]) -> u64 {
     digest(|h| {
         gone.hash(h);
         m.metadata.labels.hash(h);
@@ -144,6 +150,9 @@ fn machine_digest(m: &Machine, gone: bool) -> u64 {
         s.and_then(|s| s.failure_message.as_ref()).hash(h);
         for t in [INFRASTRUCTURE_READY, HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED] {
             m.get_condition(t).map(|c| (&c.status, &c.reason, c.last_transition_time.0.as_second())).hash(h);
+        }
+        for t in condition_types {
+            m.v1beta2_condition(t).map(|c| (&c.status, c.last_transition_time.0.as_second())).hash(h);
         }
     })
 }
@@ -170,6 +179,21 @@ fn node_digest(n: &Node, gone: bool) -> u64 {
 }
 
 impl State {
+    /// Remembers the Machine conditions `rules` judge, so their changes wake the checks.
+    fn note_machine_condition_types(&self, rules: &Rules) {
+        let known = |t: &String| self.machine_condition_types.read().contains(t);
+        let new: Vec<String> = rules.unhealthy_machine_conditions.iter().map(|(t, ..)| t.clone()).collect();
+        if new.iter().all(known) {
+            return;
+        }
+        let mut types = self.machine_condition_types.write();
+        for t in new {
+            if !types.contains(&t) {
+                types.push(t);
+            }
+        }
+    }
+
     fn checks_of(&self, ns: &str, cluster: &str) -> Vec<ObjectRef<MachineHealthCheck>> {
         self.checks.list(ns, cluster).iter().map(|c| ObjectRef::from_obj(c.as_ref())).collect()
     }
@@ -182,7 +206,8 @@ impl State {
         let gone = store.get(&ObjectRef::from_obj(m)).is_none();
         let exists =
             |k: &str| k.split_once('/').is_some_and(|(n, m)| store.get(&ObjectRef::new(m).within(n)).is_some());
-        if !self.machine_gates.changed(runner::key_of(m), machine_digest(m, gone), store.len(), exists) {
+        let digest = machine_digest(m, gone, &self.machine_condition_types.read());
+        if !self.machine_gates.changed(runner::key_of(m), digest, store.len(), exists) {
             return Vec::new();
         }
         self.checks_of(ns, &m.spec.cluster_name)
@@ -296,7 +321,8 @@ async fn judge_targets(
     cluster: &Cluster,
 ) -> Result<(Vec<(Arc<Machine>, Verdict)>, bool)> {
     let selector = parse_selector(mhc)?;
-    let rules = Rules::of(&mhc.spec).map_err(Error::InvalidSpec)?;
+    let rules = Rules::of(&mhc.spec);
+    st.note_machine_condition_types(&rules);
     let facts = ClusterFacts::of(cluster);
     let targets = targets(st, mhc, &selector);
     // Nodes exist only once the control plane is initialized.
@@ -375,7 +401,13 @@ async fn check(
             }
         }
     }
-    let template = mhc.spec.remediation_template.as_ref();
+    let template = mhc
+        .spec
+        .remediation
+        .as_ref()
+        .and_then(|r| r.template_ref.as_ref())
+        .map(|t| t.in_namespace(mhc.metadata.namespace.as_deref()));
+    let template = template.as_ref();
     let owner_remediation = allowance.allowed && template.is_none();
     let mut next: Option<Duration> = None;
     let mut request_problem: Option<RequestError> = None;

@@ -43,7 +43,7 @@ use parking_lot::Mutex;
 use crate::fabricate::{self, MachineFacts};
 use crate::fault::Fault;
 use crate::index::{ClusterMachines, Gate};
-use crate::kinds::{SimulatedMachine, announce_backend, note_backend};
+use crate::kinds::{SimulatedMachine, announce_backend, finish_conditions};
 use crate::logical::LogicalCluster;
 use crate::timing::Plan;
 use crate::{ProviderContext, cluster_paused, is_paused};
@@ -277,7 +277,7 @@ async fn start<K: SimulatedMachine>(
                 let mut want = imm.clone();
                 want.set_condition(waiting(VM_PROVISIONED, reason, message, now));
                 want.set_ready_summary(&[VM_PROVISIONED], time_at(now));
-                let new = note_backend(&mut want, time_at(now));
+                let new = finish_conditions(&mut want, time_at(now));
                 c.write(api, imm, &want).await?;
                 announce_backend(&c.p.ctx.events, imm, new).await;
                 return Ok(None);
@@ -318,7 +318,7 @@ async fn provision<K: SimulatedMachine>(
     let due = steps(&progress, &deadlines, |t| imm.is_condition_true(t) || c.created(&key, t), ready);
     let mut want = current.clone();
     set_conditions(&mut want, &progress, &deadlines, now);
-    let new = note_backend(&mut want, time_at(now));
+    let new = finish_conditions(&mut want, time_at(now));
 
     let lc_name = LogicalClusterName::for_cluster(&ns, &machine.spec.cluster_name);
     let w = Workload {

@@ -107,7 +107,7 @@ fn waiting_after_node(type_: &str, node_done: bool, what: &str, now: Timestamp) 
 #[cfg(test)]
 mod tests {
     use drydock_api::capi::conditions::HasConditions;
-    use drydock_api::capi::dev::v1beta1::DevMachine;
+    use drydock_api::capi::dev::v1beta2::DevMachine;
     use std::time::Duration;
 
     use super::*;

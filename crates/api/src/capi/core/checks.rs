@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta as K8sObjectMeta};
 
 use super::machine::{MachineSpec, MachineTemplateSpec};
+use super::v1beta2;
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::keys::{CLUSTER_NAME_LABEL, PREFLIGHT_CHECKS, SKIP_PREFLIGHT_CHECKS_ANNOTATION};
 use crate::capi::validation::{to_value, validate_annotations, validate_labels};
@@ -51,7 +52,11 @@ pub(crate) fn validate_machine_spec(spec: &MachineSpec, namespace: Option<&str>,
 /// A Machine needs bootstrap data: a config reference or a data secret name.
 pub(crate) fn validate_bootstrap_present(spec: &MachineSpec, path: &FieldPath) -> Option<FieldError> {
     let b = &spec.bootstrap;
-    (b.config_ref.is_none() && b.data_secret_name.is_none()).then(|| {
+    bootstrap_missing(b.config_ref.is_none() && b.data_secret_name.is_none(), path)
+}
+
+fn bootstrap_missing(missing: bool, path: &FieldPath) -> Option<FieldError> {
+    missing.then(|| {
         FieldError::required(
             path.child("bootstrap").child("data"),
             format!(
@@ -62,20 +67,48 @@ pub(crate) fn validate_bootstrap_present(spec: &MachineSpec, path: &FieldPath) -
     })
 }
 
+/// Labels and annotations of a template (`metadata` under `path`).
+fn validate_template_metadata(meta: &crate::capi::common::ObjectMeta, path: &FieldPath) -> Vec<FieldError> {
+    let p = path.child("metadata");
+    let mut errs = validate_labels(meta.labels.as_ref(), &p.child("labels"));
+    errs.extend(validate_annotations(meta.annotations.as_ref(), &p.child("annotations")));
+    errs
+}
+
 /// Labels and annotations of a Machine template, and its spec checks.
 pub(crate) fn validate_machine_template(
     template: &MachineTemplateSpec,
     namespace: Option<&str>,
     path: &FieldPath,
 ) -> Vec<FieldError> {
-    let meta = path.child("metadata");
-    let mut errs = validate_labels(template.metadata.labels.as_ref(), &meta.child("labels"));
-    errs.extend(validate_annotations(template.metadata.annotations.as_ref(), &meta.child("annotations")));
+    let mut errs = validate_template_metadata(&template.metadata, path);
     let spec = path.child("spec");
     // Every Machine created from the template needs bootstrap data; catch it here rather
     // than on each Machine create.
     errs.extend(validate_bootstrap_present(&template.spec, &spec));
     errs.extend(validate_machine_spec(&template.spec, namespace, &spec));
+    errs
+}
+
+/// Defaults of a v1beta2 Machine spec: the `v` prefix on the version (its references name no
+/// namespace: they are always the Machine's).
+pub(crate) fn default_machine_spec_v1beta2(spec: &mut v1beta2::MachineSpec) {
+    if let Some(v) = spec.version.as_mut() {
+        *v = version::with_v_prefix(v);
+    }
+}
+
+/// [`validate_machine_template`] for a v1beta2 template: labels, annotations, bootstrap
+/// data, version format.
+pub(crate) fn validate_machine_template_v1beta2(
+    template: &v1beta2::MachineTemplateSpec,
+    path: &FieldPath,
+) -> Vec<FieldError> {
+    let mut errs = validate_template_metadata(&template.metadata, path);
+    let spec = path.child("spec");
+    let b = &template.spec.bootstrap;
+    errs.extend(bootstrap_missing(b.config_ref.is_none() && b.data_secret_name.is_none(), &spec));
+    errs.extend(validate_version(template.spec.version.as_deref(), &spec.child("version")));
     errs
 }
 

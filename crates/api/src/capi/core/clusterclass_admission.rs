@@ -1,16 +1,19 @@
-//! ClusterClass admission (basic): ref namespace defaults; complete same-namespace refs,
-//! unique class/variable/patch names, health-check, strategy and patch-shape checks.
+//! ClusterClass admission (v1beta2, the stored version): complete template references,
+//! unique class, variable and patch names, health-check, rollout and patch-shape checks.
 //! Checks that need other objects (Clusters using a class being changed) are not done here.
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::clusterclass::{ClusterClass, ClusterClassPatch, ClusterClassVariable};
-use super::healthcheck_checks::validate_generated_health_check;
-use super::machinedeployment_admission::validate_strategy;
+use super::healthcheck_checks::{HealthCheckV1Beta2, validate_health_check_v1beta2};
+use super::v1beta2::{
+    ClusterClass, ClusterClassPatch, ClusterClassVariable, TopologyHealthCheckChecks, TopologyRemediationTriggerIf,
+    TopologyRolloutStrategy,
+};
 use crate::admission::{FieldError, FieldPath};
-use crate::capi::refs;
+use crate::capi::common::VersionedTemplateReference;
+use crate::capi::intstr;
 use crate::capi::typed::KindAdmission;
 
 /// Variable names with this prefix are reserved for built-in variables.
@@ -22,41 +25,31 @@ pub(crate) struct ClusterClassAdmission;
 impl KindAdmission for ClusterClassAdmission {
     type Object = ClusterClass;
 
-    fn default(&self, cc: &mut ClusterClass, _old: Option<&ClusterClass>) -> Result<(), Vec<FieldError>> {
-        let ns = cc.metadata.namespace.clone();
-        for r in refs_mut(cc) {
-            refs::default_namespace(Some(r), ns.as_deref());
-        }
-        Ok(())
-    }
-
     fn validate(&self, cc: &ClusterClass, _old: Option<&ClusterClass>) -> Vec<FieldError> {
         let spec = FieldPath::new("spec");
-        let ns = cc.metadata.namespace.as_deref();
         let mut errs = Vec::new();
-        for (r, path) in refs_with_paths(cc, &spec) {
-            errs.extend(refs::validate_complete(r, &path));
-            errs.extend(refs::validate_namespace(Some(r), ns, &path));
+        for (r, path) in template_refs(cc, &spec) {
+            errs.extend(validate_template_ref(r, &path));
         }
-        if let Some(cp) = &cc.spec.control_plane {
-            errs.extend(validate_generated_health_check(
-                cp.machine_health_check.as_ref(),
-                ns,
-                &spec.child("controlPlane").child("machineHealthCheck"),
-            ));
+        if let Some(h) = &cc.spec.control_plane.health_check {
+            let trigger = h.remediation.as_ref().and_then(|r| r.trigger_if.as_ref());
+            let path = spec.child("controlPlane").child("healthCheck");
+            errs.extend(validate_health_check_v1beta2(&settings(h.checks.as_ref(), trigger), &path));
         }
         let workers = spec.child("workers");
         let mut classes = BTreeSet::new();
         for (i, md) in cc.spec.workers.iter().flat_map(|w| w.machine_deployments.iter().flatten()).enumerate() {
             let p = workers.child("machineDeployments").index(i);
             errs.extend(unique_name(&md.class, &mut classes, &p.child("class")));
-            errs.extend(validate_generated_health_check(
-                md.machine_health_check.as_ref(),
-                ns,
-                &p.child("machineHealthCheck"),
-            ));
-            if let Some(s) = &md.strategy {
-                errs.extend(validate_strategy(s, &p.child("strategy")));
+            if let Some(h) = &md.health_check {
+                let trigger = h.remediation.as_ref().and_then(|r| r.trigger_if.as_ref());
+                let path = p.child("healthCheck");
+                errs.extend(validate_health_check_v1beta2(&settings(h.checks.as_ref(), trigger), &path));
+                let in_flight = h.remediation.as_ref().and_then(|r| r.max_in_flight.as_ref());
+                errs.extend(intstr::validate_field(in_flight, &path.child("remediation").child("maxInFlight")));
+            }
+            if let Some(s) = md.rollout.as_ref().and_then(|r| r.strategy.as_ref()) {
+                errs.extend(validate_rollout_strategy(s, &p.child("rollout").child("strategy")));
             }
         }
         let mut classes = BTreeSet::new();
@@ -69,64 +62,59 @@ impl KindAdmission for ClusterClassAdmission {
     }
 }
 
-fn refs_mut(cc: &mut ClusterClass) -> Vec<&mut ObjectReference> {
-    let mut out = Vec::new();
-    let s = &mut cc.spec;
-    if let Some(i) = s.infrastructure.as_mut() {
-        out.push(&mut i.ref_);
+fn settings<'a>(
+    checks: Option<&TopologyHealthCheckChecks>,
+    trigger: Option<&'a TopologyRemediationTriggerIf>,
+) -> HealthCheckV1Beta2<'a> {
+    HealthCheckV1Beta2 {
+        node_startup_timeout_seconds: checks.and_then(|c| c.node_startup_timeout_seconds),
+        unhealthy_less_than_or_equal_to: trigger.and_then(|t| t.unhealthy_less_than_or_equal_to.as_ref()),
+        unhealthy_in_range: trigger.and_then(|t| t.unhealthy_in_range.as_deref()),
     }
-    if let Some(cp) = s.control_plane.as_mut() {
-        out.push(&mut cp.ref_);
-        if let Some(mi) = cp.machine_infrastructure.as_mut() {
-            out.push(&mut mi.ref_);
-        }
-        if let Some(r) = cp.machine_health_check.as_mut().and_then(|m| m.remediation_template.as_mut()) {
-            out.push(r);
-        }
+}
+
+/// Int-or-percent fields of a rolling update.
+fn validate_rollout_strategy(s: &TopologyRolloutStrategy, path: &FieldPath) -> Vec<FieldError> {
+    let Some(ru) = &s.rolling_update else { return Vec::new() };
+    let p = path.child("rollingUpdate");
+    let fields: [(&str, Option<&IntOrString>); 2] =
+        [("maxSurge", ru.max_surge.as_ref()), ("maxUnavailable", ru.max_unavailable.as_ref())];
+    fields.into_iter().filter_map(|(name, v)| intstr::validate_field(v, &p.child(name))).collect()
+}
+
+/// The template references of a class, with their field paths.
+fn template_refs<'a>(cc: &'a ClusterClass, spec: &FieldPath) -> Vec<(&'a VersionedTemplateReference, FieldPath)> {
+    let template_ref = |p: FieldPath| p.child("templateRef");
+    let mut out = vec![(&cc.spec.infrastructure.template_ref, template_ref(spec.child("infrastructure")))];
+    let cp = &cc.spec.control_plane;
+    let cp_path = spec.child("controlPlane");
+    out.push((&cp.template_ref, template_ref(cp_path.clone())));
+    if let Some(mi) = &cp.machine_infrastructure {
+        out.push((&mi.template_ref, template_ref(cp_path.child("machineInfrastructure"))));
     }
-    if let Some(w) = s.workers.as_mut() {
-        for md in w.machine_deployments.iter_mut().flatten() {
-            out.push(&mut md.template.bootstrap.ref_);
-            out.push(&mut md.template.infrastructure.ref_);
-            if let Some(r) = md.machine_health_check.as_mut().and_then(|m| m.remediation_template.as_mut()) {
-                out.push(r);
+    let workers = spec.child("workers");
+    if let Some(w) = &cc.spec.workers {
+        let deployments = w.machine_deployments.iter().flatten().map(|m| (&m.bootstrap, &m.infrastructure));
+        let pools = w.machine_pools.iter().flatten().map(|m| (&m.bootstrap, &m.infrastructure));
+        for (kind, templates) in
+            [("machineDeployments", deployments.collect::<Vec<_>>()), ("machinePools", pools.collect())]
+        {
+            for (i, (bootstrap, infrastructure)) in templates.into_iter().enumerate() {
+                let p = workers.child(kind).index(i);
+                out.push((&bootstrap.template_ref, template_ref(p.child("bootstrap"))));
+                out.push((&infrastructure.template_ref, template_ref(p.child("infrastructure"))));
             }
-        }
-        for mp in w.machine_pools.iter_mut().flatten() {
-            out.push(&mut mp.template.bootstrap.ref_);
-            out.push(&mut mp.template.infrastructure.ref_);
         }
     }
     out
 }
 
-/// The template references of a class, with their field paths.
-fn refs_with_paths<'a>(cc: &'a ClusterClass, spec: &FieldPath) -> Vec<(&'a ObjectReference, FieldPath)> {
-    let mut out = Vec::new();
-    if let Some(i) = &cc.spec.infrastructure {
-        out.push((&i.ref_, spec.child("infrastructure").child("ref")));
-    }
-    if let Some(cp) = &cc.spec.control_plane {
-        let p = spec.child("controlPlane");
-        out.push((&cp.ref_, p.child("ref")));
-        if let Some(mi) = &cp.machine_infrastructure {
-            out.push((&mi.ref_, p.child("machineInfrastructure").child("ref")));
-        }
-    }
-    let workers = spec.child("workers");
-    if let Some(w) = &cc.spec.workers {
-        for (kind, templates) in [
-            ("machineDeployments", w.machine_deployments.iter().flatten().map(|m| &m.template).collect::<Vec<_>>()),
-            ("machinePools", w.machine_pools.iter().flatten().map(|m| &m.template).collect()),
-        ] {
-            for (i, t) in templates.into_iter().enumerate() {
-                let p = workers.child(kind).index(i).child("template");
-                out.push((&t.bootstrap.ref_, p.child("bootstrap").child("ref")));
-                out.push((&t.infrastructure.ref_, p.child("infrastructure").child("ref")));
-            }
-        }
-    }
-    out
+fn validate_template_ref(r: &VersionedTemplateReference, path: &FieldPath) -> Vec<FieldError> {
+    [("apiVersion", &r.api_version), ("kind", &r.kind), ("name", &r.name)]
+        .into_iter()
+        .filter(|(_, v)| v.is_empty())
+        .map(|(field, _)| FieldError::invalid(path.child(field), "", "cannot be empty"))
+        .collect()
 }
 
 fn unique_name<'a>(name: &'a str, seen: &mut BTreeSet<&'a str>, path: &FieldPath) -> Option<FieldError> {
@@ -207,17 +195,20 @@ mod tests {
     use crate::capi::typed::Typed;
 
     fn class() -> Value {
-        let r =
-            |kind: &str| json!({ "ref": { "apiVersion": "x.example/v1", "kind": kind, "name": kind.to_lowercase() } });
+        let r = |kind: &str| json!({ "templateRef": { "apiVersion": "x.example/v1", "kind": kind, "name": kind.to_lowercase() } });
         json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "ClusterClass",
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
             "metadata": { "name": "quick-start", "namespace": "ns" },
             "spec": {
                 "infrastructure": r("InMemoryClusterTemplate"),
-                "controlPlane": { "ref": r("KubeadmControlPlaneTemplate")["ref"], "machineInfrastructure": r("InMemoryMachineTemplate") },
-                "workers": { "machineDeployments": [ { "class": "default-worker", "template": {
+                "controlPlane": {
+                    "templateRef": r("KubeadmControlPlaneTemplate")["templateRef"],
+                    "machineInfrastructure": r("InMemoryMachineTemplate")
+                },
+                "workers": { "machineDeployments": [ {
+                    "class": "default-worker",
                     "bootstrap": r("KubeadmConfigTemplate"), "infrastructure": r("InMemoryMachineTemplate")
-                } } ] },
+                } ] },
                 "variables": [ { "name": "imageRepository", "required": false, "schema": { "openAPIV3Schema": { "type": "string" } } } ],
                 "patches": [ { "name": "repo", "definitions": [ {
                     "selector": { "apiVersion": "x.example/v1", "kind": "KubeadmControlPlaneTemplate", "matchResources": { "controlPlane": true } },
@@ -228,16 +219,18 @@ mod tests {
     }
 
     #[test]
-    fn defaults_and_checks() {
+    fn accepts_a_complete_class_unchanged() {
+        let out = admit(&Typed(ClusterClassAdmission), class(), None).unwrap();
+        assert_eq!(out["spec"], class()["spec"]);
+    }
+
+    #[test]
+    fn invalid_classes_are_rejected_at_the_right_field() {
         let a = Typed(ClusterClassAdmission);
-        let out = admit(&a, class(), None).unwrap();
-        assert_eq!(out["spec"]["infrastructure"]["ref"]["namespace"], "ns");
-        assert_eq!(out["spec"]["workers"]["machineDeployments"][0]["template"]["bootstrap"]["ref"]["namespace"], "ns");
         let cases = [
-            (json!({ "spec": { "infrastructure": { "ref": { "name": "" } } } }), vec!["spec.infrastructure.ref.name"]),
             (
-                json!({ "spec": { "controlPlane": { "ref": { "namespace": "other" } } } }),
-                vec!["spec.controlPlane.ref.namespace"],
+                json!({ "spec": { "infrastructure": { "templateRef": { "name": "" } } } }),
+                vec!["spec.infrastructure.templateRef.name"],
             ),
             (
                 json!({ "spec": { "variables": [ { "name": "builtinX", "required": true, "schema": { "openAPIV3Schema": {} } } ] } }),
@@ -255,16 +248,38 @@ mod tests {
             ),
             (json!({ "spec": { "patches": [ { "name": "p" } ] } }), vec!["spec.patches[0]"]),
             (
-                json!({ "spec": { "controlPlane": { "machineHealthCheck": { "maxUnhealthy": "lots" } } } }),
-                vec!["spec.controlPlane.machineHealthCheck.maxUnhealthy"],
+                json!({ "spec": { "controlPlane": { "healthCheck": { "remediation": { "triggerIf": { "unhealthyLessThanOrEqualTo": "lots" } } } } } }),
+                vec!["spec.controlPlane.healthCheck.remediation.triggerIf.unhealthyLessThanOrEqualTo"],
             ),
         ];
         for (patch, want) in cases {
             assert_eq!(error_fields(&admit(&a, merged(&class(), &patch), None)), want, "{patch}");
         }
+    }
+
+    #[test]
+    fn worker_classes_are_unique_and_their_settings_checked() {
+        let a = Typed(ClusterClassAdmission);
         let mut dup = class();
         let md = dup["spec"]["workers"]["machineDeployments"][0].clone();
-        dup["spec"]["workers"]["machineDeployments"] = json!([md.clone(), md]);
+        dup["spec"]["workers"]["machineDeployments"] = json!([md.clone(), md.clone()]);
         assert_eq!(error_fields(&admit(&a, dup, None)), ["spec.workers.machineDeployments[1].class"]);
+        let mut tuned = class();
+        tuned["spec"]["workers"]["machineDeployments"][0] = merged(
+            &md,
+            &json!({
+                "healthCheck": { "checks": { "nodeStartupTimeoutSeconds": 5 }, "remediation": { "maxInFlight": "x%" } },
+                "rollout": { "strategy": { "type": "RollingUpdate", "rollingUpdate": { "maxSurge": "1.5" } } }
+            }),
+        );
+        let md = "spec.workers.machineDeployments[0]";
+        assert_eq!(
+            error_fields(&admit(&a, tuned, None)),
+            [
+                format!("{md}.healthCheck.checks.nodeStartupTimeoutSeconds"),
+                format!("{md}.healthCheck.remediation.maxInFlight"),
+                format!("{md}.rollout.strategy.rollingUpdate.maxSurge"),
+            ]
+        );
     }
 }

@@ -66,34 +66,13 @@ pub(crate) fn validate_health_check(
     path: &FieldPath,
 ) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    if let Some(v) = f.max_unhealthy
-        && let Err(e) = intstr::scaled_value(v, 0, false)
-    {
-        errs.push(FieldError::invalid(
-            path.child("maxUnhealthy"),
-            crate::capi::validation::to_value(v),
-            format!("must be either an int or a percentage: {e}"),
-        ));
-    }
-    if let Some(r) = f.unhealthy_range {
-        let p = path.child("unhealthyRange");
-        match parse_unhealthy_range(r) {
-            None => errs.push(FieldError::invalid(p, r, "must match the format [min-max], e.g. [3-5]")),
-            // Upstream only fails at reconcile time; a range that can never hold is refused here.
-            Some((min, max)) if max < min => {
-                errs.push(FieldError::invalid(p, r, "max must be greater than or equal to min"))
-            }
-            Some(_) => {}
-        }
-    }
+    errs.extend(f.max_unhealthy.and_then(|v| check_max_unhealthy(v, path.child("maxUnhealthy"))));
+    errs.extend(f.unhealthy_range.and_then(|r| check_unhealthy_range(r, path.child("unhealthyRange"))));
     if let Some(t) = f.node_startup_timeout {
         let p = path.child("nodeStartupTimeout");
         match duration::parse(t) {
             Err(e) => errs.push(FieldError::invalid(p, t, e.to_string())),
-            Ok(d) if d != SignedDuration::ZERO && d < MIN_NODE_STARTUP_TIMEOUT => {
-                errs.push(FieldError::invalid(p, t, "must be at least 30s (or 0 to disable the check)"))
-            }
-            Ok(_) => {}
+            Ok(d) => errs.extend(check_node_startup_timeout(d, t, p)),
         }
     }
     for (i, c) in f.unhealthy_conditions.into_iter().flatten().enumerate() {
@@ -107,6 +86,62 @@ pub(crate) fn validate_health_check(
         errs.extend(duration::validate_field(Some(&c.timeout), &p.child("timeout")));
     }
     errs.extend(refs::validate_namespace(f.remediation_template, namespace, &path.child("remediationTemplate")));
+    errs
+}
+
+/// A maximum of unhealthy Machines must be an int or a percentage.
+fn check_max_unhealthy(v: &IntOrString, path: FieldPath) -> Option<FieldError> {
+    let e = intstr::scaled_value(v, 0, false).err()?;
+    Some(FieldError::invalid(
+        path,
+        crate::capi::validation::to_value(v),
+        format!("must be either an int or a percentage: {e}"),
+    ))
+}
+
+/// A range of unhealthy Machines is `[min-max]` with `min <= max`.
+fn check_unhealthy_range(r: &str, path: FieldPath) -> Option<FieldError> {
+    match parse_unhealthy_range(r) {
+        None => Some(FieldError::invalid(path, r, "must match the format [min-max], e.g. [3-5]")),
+        // Upstream only fails at reconcile time; a range that can never hold is refused here.
+        Some((min, max)) if max < min => Some(FieldError::invalid(path, r, "max must be greater than or equal to min")),
+        Some(_) => None,
+    }
+}
+
+/// A node start-up timeout is 0 (no check) or at least [`MIN_NODE_STARTUP_TIMEOUT`];
+/// `shown` is the value as the client wrote it.
+fn check_node_startup_timeout(
+    d: SignedDuration,
+    shown: impl Into<serde_json::Value>,
+    path: FieldPath,
+) -> Option<FieldError> {
+    (d != SignedDuration::ZERO && d < MIN_NODE_STARTUP_TIMEOUT)
+        .then(|| FieldError::invalid(path, shown, "must be at least 30s (or 0 to disable the check)"))
+}
+
+/// The v1beta2 health-check settings the schema alone does not check (MachineHealthCheck,
+/// and the health checks of ClusterClasses and topologies).
+pub(crate) struct HealthCheckV1Beta2<'a> {
+    pub node_startup_timeout_seconds: Option<i32>,
+    pub unhealthy_less_than_or_equal_to: Option<&'a IntOrString>,
+    pub unhealthy_in_range: Option<&'a str>,
+}
+
+/// Validates v1beta2 health-check settings under `path` (`checks.nodeStartupTimeoutSeconds`,
+/// `remediation.triggerIf.*`).
+pub(crate) fn validate_health_check_v1beta2(h: &HealthCheckV1Beta2<'_>, path: &FieldPath) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if let Some(secs) = h.node_startup_timeout_seconds {
+        let d = SignedDuration::from_secs(i64::from(secs));
+        errs.extend(check_node_startup_timeout(d, secs, path.child("checks").child("nodeStartupTimeoutSeconds")));
+    }
+    let trigger = path.child("remediation").child("triggerIf");
+    errs.extend(
+        h.unhealthy_less_than_or_equal_to
+            .and_then(|v| check_max_unhealthy(v, trigger.child("unhealthyLessThanOrEqualTo"))),
+    );
+    errs.extend(h.unhealthy_in_range.and_then(|r| check_unhealthy_range(r, trigger.child("unhealthyInRange"))));
     errs
 }
 

@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::machinedrainrule::{MachineDrainRule, MachineDrainRuleDrainBehavior};
+use super::machinedrainrule::MachineDrainRuleDrainBehavior;
+use super::v1beta2::MachineDrainRule;
 use crate::admission::{FieldError, FieldErrorKind, FieldPath};
 use crate::capi::typed::KindAdmission;
 use crate::selector;
@@ -93,7 +94,7 @@ mod tests {
 
     fn rule() -> Value {
         json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDrainRule",
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDrainRule",
             "metadata": { "name": "r", "namespace": "ns" },
             "spec": {
                 "drain": { "behavior": "Drain", "order": 10 },

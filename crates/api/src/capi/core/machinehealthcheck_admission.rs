@@ -1,22 +1,20 @@
-//! MachineHealthCheck admission: cluster-name label, maxUnhealthy (100%), node start-up
-//! timeout (10m) and remediation template namespace defaults; selector, bounds and
-//! immutability checks.
-
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+//! MachineHealthCheck admission (v1beta2, as upstream v1.14's webhook): the cluster-name
+//! label; selector, bounds and immutability checks. Unset checks and triggers are not
+//! defaulted: the controller reads them as upstream documents (10 minutes for the node
+//! start-up timeout, no limit on unhealthy Machines).
 
 use super::checks::{set_cluster_name_label, validate_cluster_name};
-use super::healthcheck_checks::{HealthCheckFields, validate_health_check};
-use super::machinehealthcheck::MachineHealthCheck;
+use super::healthcheck_checks::{HealthCheckV1Beta2, validate_health_check_v1beta2};
+use super::v1beta2::MachineHealthCheck;
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::keys::CLUSTER_NAME_LABEL;
-use crate::capi::refs;
 use crate::capi::typed::KindAdmission;
 use crate::capi::validation::to_value;
 use crate::selector::Selector;
 
-/// Defaults of an unset MachineHealthCheck spec.
+/// What an unset MachineHealthCheck setting means.
 pub const DEFAULT_MAX_UNHEALTHY: &str = "100%";
-pub const DEFAULT_NODE_STARTUP_TIMEOUT: &str = "10m";
+pub const DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS: i32 = 600;
 
 pub(crate) struct MachineHealthCheckAdmission;
 
@@ -25,9 +23,6 @@ impl KindAdmission for MachineHealthCheckAdmission {
 
     fn default(&self, mhc: &mut MachineHealthCheck, _old: Option<&MachineHealthCheck>) -> Result<(), Vec<FieldError>> {
         set_cluster_name_label(&mut mhc.metadata, &mhc.spec.cluster_name);
-        mhc.spec.max_unhealthy.get_or_insert_with(|| IntOrString::String(DEFAULT_MAX_UNHEALTHY.to_string()));
-        mhc.spec.node_startup_timeout.get_or_insert_with(|| DEFAULT_NODE_STARTUP_TIMEOUT.to_string());
-        refs::default_namespace(mhc.spec.remediation_template.as_mut(), mhc.metadata.namespace.as_deref());
         Ok(())
     }
 
@@ -57,14 +52,13 @@ impl KindAdmission for MachineHealthCheckAdmission {
                 "cannot specify a cluster selector other than the one specified by ClusterName",
             ));
         }
-        let fields = HealthCheckFields {
-            unhealthy_conditions: mhc.spec.unhealthy_conditions.as_deref(),
-            max_unhealthy: mhc.spec.max_unhealthy.as_ref(),
-            unhealthy_range: mhc.spec.unhealthy_range.as_deref(),
-            node_startup_timeout: mhc.spec.node_startup_timeout.as_deref(),
-            remediation_template: mhc.spec.remediation_template.as_ref(),
+        let trigger = mhc.spec.remediation.as_ref().and_then(|r| r.trigger_if.as_ref());
+        let settings = HealthCheckV1Beta2 {
+            node_startup_timeout_seconds: mhc.spec.checks.as_ref().and_then(|c| c.node_startup_timeout_seconds),
+            unhealthy_less_than_or_equal_to: trigger.and_then(|t| t.unhealthy_less_than_or_equal_to.as_ref()),
+            unhealthy_in_range: trigger.and_then(|t| t.unhealthy_in_range.as_deref()),
         };
-        errs.extend(validate_health_check(&fields, mhc.metadata.namespace.as_deref(), &spec));
+        errs.extend(validate_health_check_v1beta2(&settings, &spec));
         errs
     }
 }
@@ -79,51 +73,43 @@ mod tests {
 
     fn mhc() -> Value {
         json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineHealthCheck",
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineHealthCheck",
             "metadata": { "name": "h", "namespace": "ns" },
             "spec": {
                 "clusterName": "c1",
                 "selector": { "matchLabels": { "cluster.x-k8s.io/deployment-name": "md1" } },
-                "unhealthyConditions": [ { "type": "Ready", "status": "Unknown", "timeout": "300s" } ]
+                "checks": {
+                    "unhealthyNodeConditions": [ { "type": "Ready", "status": "Unknown", "timeoutSeconds": 300 } ]
+                }
             }
         })
     }
 
     #[test]
-    fn defaults() {
+    fn defaults_only_the_cluster_label() {
         let out = admit(&Typed(MachineHealthCheckAdmission), mhc(), None).unwrap();
         assert_eq!(out["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"], "c1");
-        assert_eq!(out["spec"]["maxUnhealthy"], "100%");
-        assert_eq!(out["spec"]["nodeStartupTimeout"], "10m");
-        let with_template = merged(
-            &mhc(),
-            &json!({ "spec": { "remediationTemplate": { "kind": "T", "name": "t", "apiVersion": "x/v1" } } }),
-        );
-        let out = admit(&Typed(MachineHealthCheckAdmission), with_template, None).unwrap();
-        assert_eq!(out["spec"]["remediationTemplate"]["namespace"], "ns");
+        assert_eq!(out["spec"], mhc()["spec"], "unset checks and triggers stay unset");
     }
 
     #[test]
     fn invalid_objects_are_rejected_at_the_right_field() {
+        let trigger = |t: Value| json!({ "spec": { "remediation": { "triggerIf": t } } });
         let cases = [
             (json!({ "spec": { "selector": { "matchLabels": null } } }), vec!["spec.selector"]),
             (
                 json!({ "spec": { "selector": { "matchLabels": { "cluster.x-k8s.io/cluster-name": "c2" } } } }),
                 vec!["spec.selector"],
             ),
-            (json!({ "spec": { "maxUnhealthy": "40" } }), vec!["spec.maxUnhealthy"]),
-            (json!({ "spec": { "unhealthyRange": "3-5" } }), vec!["spec.unhealthyRange"]),
-            (json!({ "spec": { "unhealthyRange": "[5-3]" } }), vec!["spec.unhealthyRange"]),
-            (json!({ "spec": { "nodeStartupTimeout": "10s" } }), vec!["spec.nodeStartupTimeout"]),
-            (json!({ "spec": { "nodeStartupTimeout": "-1m" } }), vec!["spec.nodeStartupTimeout"]),
-            (json!({ "spec": { "nodeStartupTimeout": "soon" } }), vec!["spec.nodeStartupTimeout"]),
             (
-                json!({ "spec": { "unhealthyConditions": [ { "type": "", "status": "False", "timeout": "5 minutes" } ] } }),
-                vec!["spec.unhealthyConditions[0].type", "spec.unhealthyConditions[0].timeout"],
+                trigger(json!({ "unhealthyLessThanOrEqualTo": "40" })),
+                vec!["spec.remediation.triggerIf.unhealthyLessThanOrEqualTo"],
             ),
+            (trigger(json!({ "unhealthyInRange": "3-5" })), vec!["spec.remediation.triggerIf.unhealthyInRange"]),
+            (trigger(json!({ "unhealthyInRange": "[5-3]" })), vec!["spec.remediation.triggerIf.unhealthyInRange"]),
             (
-                json!({ "spec": { "remediationTemplate": { "kind": "T", "name": "t", "namespace": "other" } } }),
-                vec!["spec.remediationTemplate.namespace"],
+                json!({ "spec": { "checks": { "nodeStartupTimeoutSeconds": 10 } } }),
+                vec!["spec.checks.nodeStartupTimeoutSeconds"],
             ),
         ];
         for (patch, want) in cases {
@@ -135,9 +121,9 @@ mod tests {
     #[test]
     fn valid_bounds() {
         for patch in [
-            json!({ "spec": { "nodeStartupTimeout": "0" } }),
-            json!({ "spec": { "nodeStartupTimeout": "30s" } }),
-            json!({ "spec": { "maxUnhealthy": 2, "unhealthyRange": "[1-3]" } }),
+            json!({ "spec": { "checks": { "nodeStartupTimeoutSeconds": 0 } } }),
+            json!({ "spec": { "checks": { "nodeStartupTimeoutSeconds": 30 } } }),
+            json!({ "spec": { "remediation": { "triggerIf": { "unhealthyLessThanOrEqualTo": 2, "unhealthyInRange": "[1-3]" } } } }),
         ] {
             assert!(admit(&Typed(MachineHealthCheckAdmission), merged(&mhc(), &patch), None).is_ok(), "{patch}");
         }
@@ -147,8 +133,11 @@ mod tests {
     fn updates() {
         let a = Typed(MachineHealthCheckAdmission);
         let old = admit(&a, mhc(), None).unwrap();
-        let tuned =
-            merged(&old, &json!({ "spec": { "maxUnhealthy": "40%", "selector": { "matchLabels": { "role": "x" } } } }));
+        let tuned = merged(
+            &old,
+            &json!({ "spec": { "remediation": { "triggerIf": { "unhealthyLessThanOrEqualTo": "40%" } },
+                               "selector": { "matchLabels": { "role": "x" } } } }),
+        );
         assert!(admit(&a, tuned, Some(old.clone())).is_ok());
         let moved = merged(&old, &json!({ "spec": { "clusterName": "c2" } }));
         assert_eq!(error_fields(&admit(&a, moved, Some(old))), ["spec.clusterName"]);

@@ -1,11 +1,12 @@
-//! MachinePool admission: cluster-name label, replicas (autoscaler-aware) and template
-//! defaults; template and immutability checks.
+//! MachinePool admission (v1beta2, the stored version): cluster-name label, replicas
+//! (autoscaler-aware) and template defaults; template and immutability checks.
 
 use super::checks::{
-    default_machine_spec, set_cluster_name_label, validate_cluster_name, validate_machine_template, validate_replicas,
+    default_machine_spec_v1beta2, set_cluster_name_label, validate_cluster_name, validate_machine_template_v1beta2,
+    validate_replicas,
 };
-use super::machinepool::MachinePool;
 use super::replicas::{OldReplicas, default_replicas};
+use super::v1beta2::MachinePool;
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::typed::KindAdmission;
 
@@ -20,7 +21,7 @@ impl KindAdmission for MachinePoolAdmission {
             let old = old.map_or(OldReplicas::Create, |o| OldReplicas::Update(o.spec.replicas));
             mp.spec.replicas = Some(default_replicas(mp.metadata.annotations.as_ref(), old).map_err(|e| vec![e])?);
         }
-        default_machine_spec(&mut mp.spec.template.spec, mp.metadata.namespace.as_deref());
+        default_machine_spec_v1beta2(&mut mp.spec.template.spec);
         Ok(())
     }
 
@@ -32,14 +33,7 @@ impl KindAdmission for MachinePoolAdmission {
             &spec.child("clusterName"),
         );
         errs.extend(validate_replicas(mp.spec.replicas, &spec.child("replicas")));
-        if let Some(v) = mp.spec.min_ready_seconds.filter(|v| *v < 0) {
-            errs.push(FieldError::invalid(spec.child("minReadySeconds"), v, "must be greater than or equal to 0"));
-        }
-        errs.extend(validate_machine_template(
-            &mp.spec.template,
-            mp.metadata.namespace.as_deref(),
-            &spec.child("template"),
-        ));
+        errs.extend(validate_machine_template_v1beta2(&mp.spec.template, &spec.child("template")));
         errs
     }
 }
@@ -54,15 +48,15 @@ mod tests {
 
     fn pool() -> Value {
         json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachinePool",
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachinePool",
             "metadata": { "name": "mp", "namespace": "ns" },
             "spec": {
                 "clusterName": "c1",
                 "template": { "spec": {
                     "clusterName": "c1",
                     "version": "1.30.2",
-                    "bootstrap": { "configRef": { "apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfig", "name": "mp" } },
-                    "infrastructureRef": { "apiVersion": "infrastructure.example/v1", "kind": "ExamplePool", "name": "mp" }
+                    "bootstrap": { "configRef": { "apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "KubeadmConfig", "name": "mp" } },
+                    "infrastructureRef": { "apiGroup": "infrastructure.example", "kind": "ExamplePool", "name": "mp" }
                 } }
             }
         })
@@ -74,7 +68,6 @@ mod tests {
         let out = admit(&a, pool(), None).unwrap();
         assert_eq!(out["spec"]["replicas"], 1);
         assert_eq!(out["spec"]["template"]["spec"]["version"], "v1.30.2");
-        assert_eq!(out["spec"]["template"]["spec"]["bootstrap"]["configRef"]["namespace"], "ns");
         assert_eq!(out["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"], "c1");
         let cases = [
             (

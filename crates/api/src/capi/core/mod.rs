@@ -41,7 +41,7 @@ pub use machinedrainrule::*;
 pub(crate) use machinedrainrule_admission::MachineDrainRuleAdmission;
 pub use machinehealthcheck::*;
 pub(crate) use machinehealthcheck_admission::MachineHealthCheckAdmission;
-pub use machinehealthcheck_admission::{DEFAULT_MAX_UNHEALTHY, DEFAULT_NODE_STARTUP_TIMEOUT};
+pub use machinehealthcheck_admission::{DEFAULT_MAX_UNHEALTHY, DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS};
 pub use machinepool::*;
 pub(crate) use machinepool_admission::MachinePoolAdmission;
 pub use machineset::*;

@@ -1,17 +1,17 @@
 //! Dev provider admission: an empty backend defaults to docker (as upstream), in-memory
 //! start-up settings must parse, endpoint ports must be ports, templates are immutable (as
-//! the in-memory kinds'). Written for v1beta1, the version drydock stores; v1beta2 writes
+//! the in-memory kinds'). Written for v1beta2, the version drydock stores; v1beta1 writes
 //! are converted to it first.
 //!
 //! Warnings say what drydock does differently from upstream: a docker backend is simulated
 //! in memory, and nothing reconciles DevMachinePools yet.
 
 use super::backend::{Backend, DOCKER_SIMULATED_MESSAGE, DevMachineBackendSpec, DockerMachineBackendSpec};
-use super::v1beta1::{
-    APIEndpoint, DevCluster, DevClusterBackendSpec, DevClusterSpec, DevClusterTemplate, DevMachine, DevMachineSpec,
-    DevMachineTemplate, DockerClusterBackendSpec,
+use super::v1beta2::{
+    APIEndpoint, DevCluster, DevClusterBackendSpec, DevClusterSpec, DevClusterTemplate, DevMachine, DevMachinePool,
+    DevMachinePoolTemplate, DevMachineSpec, DevMachineTemplate, DockerClusterBackendSpec,
+    MACHINE_POOLS_NOT_RECONCILED_MESSAGE,
 };
-use super::v1beta2::{DevMachinePool, DevMachinePoolTemplate, MACHINE_POOLS_NOT_RECONCILED_MESSAGE};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::inmemory::validate_components;
 use crate::capi::typed::KindAdmission;
@@ -181,7 +181,7 @@ mod tests {
 
     fn machine(backend: Value) -> Value {
         json!({
-            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DevMachine",
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DevMachine",
             "metadata": {"name": "m", "namespace": "ns"},
             "spec": {"backend": backend},
         })
@@ -201,7 +201,7 @@ mod tests {
             ["spec.backend.inMemory.vm.provisioning.startupDuration"]
         );
         let c = json!({
-            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DevCluster",
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DevCluster",
             "metadata": {"name": "c", "namespace": "ns"}, "spec": {"backend": {}},
         });
         let c = admit(&Typed(DevClusterAdmission), c, None).expect("admitted");
@@ -227,7 +227,7 @@ mod tests {
         let both = warnings_of(&a, &machine(json!({"inMemory": {}, "docker": {}})), None);
         assert!(both[0].contains("ignored"), "{both:?}");
         let c = json!({
-            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DevCluster",
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DevCluster",
             "metadata": {"name": "c", "namespace": "ns"},
             "spec": {"backend": {"docker": {}}, "controlPlaneEndpoint": {"port": 70000}},
         });
@@ -241,7 +241,7 @@ mod tests {
     #[test]
     fn templates_are_immutable() {
         let t = json!({
-            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DevMachineTemplate",
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DevMachineTemplate",
             "metadata": {"name": "t", "namespace": "ns"},
             "spec": {"template": {"spec": {"backend": {"inMemory": {}}}}},
         });
@@ -253,7 +253,7 @@ mod tests {
             merged(&old, &json!({"spec": {"template": {"spec": {"backend": {"inMemory": null, "docker": {}}}}}}));
         assert_eq!(error_fields(&admit(&a, docker, Some(old))), ["spec.template.spec"]);
         let ct = json!({
-            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DevClusterTemplate",
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DevClusterTemplate",
             "metadata": {"name": "t", "namespace": "ns"},
             "spec": {"template": {"spec": {"backend": {}}}},
         });

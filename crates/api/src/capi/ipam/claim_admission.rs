@@ -1,17 +1,16 @@
-//! IPAddressClaim and IPAddress admission: pool references and address fields must be
-//! usable, and both specs are immutable (an allocation is replaced, never edited).
+//! IPAddressClaim and IPAddress admission (v1beta2, the stored version): pool references
+//! and address fields must be usable, and both specs are immutable (an allocation is
+//! replaced, never edited).
 
 use std::net::IpAddr;
 
-use k8s_openapi::api::core::v1::TypedLocalObjectReference;
-
-use super::claim::{IPAddress, IPAddressClaim};
 use super::pool_admission::max_prefix;
+use super::v1beta2::{IPAddress, IPAddressClaim, IPPoolReference};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::typed::KindAdmission;
 use crate::capi::validation::immutable;
 
-fn validate_pool_ref(r: &TypedLocalObjectReference, path: &FieldPath) -> Vec<FieldError> {
+fn validate_pool_ref(r: &IPPoolReference, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if r.kind.is_empty() {
         errs.push(FieldError::required(path.child("kind"), "must be set"));
@@ -95,7 +94,7 @@ mod tests {
 
     fn address() -> Value {
         json!({
-            "apiVersion": "ipam.cluster.x-k8s.io/v1beta1", "kind": "IPAddress",
+            "apiVersion": "ipam.cluster.x-k8s.io/v1beta2", "kind": "IPAddress",
             "metadata": { "name": "m-0", "namespace": "ns" },
             "spec": {
                 "claimRef": { "name": "m-0" },
@@ -132,7 +131,7 @@ mod tests {
     #[test]
     fn claims() {
         let claim = json!({
-            "apiVersion": "ipam.cluster.x-k8s.io/v1beta1", "kind": "IPAddressClaim",
+            "apiVersion": "ipam.cluster.x-k8s.io/v1beta2", "kind": "IPAddressClaim",
             "metadata": { "name": "m-0", "namespace": "ns" },
             "spec": { "clusterName": "c1", "poolRef": { "apiGroup": "ipam.cluster.x-k8s.io", "kind": "InClusterIPPool", "name": "p" } }
         });

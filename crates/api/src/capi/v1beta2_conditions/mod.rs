@@ -89,6 +89,19 @@ impl Observed {
         self.message = message.into();
         self
     }
+
+    /// A v1beta1 condition as a v1beta2 one: same type, status and message; a v1beta2
+    /// condition needs a reason, so one without takes its type when True (`Ready`) and
+    /// `Not<Type>` otherwise.
+    pub fn from_v1beta1(c: &crate::capi::conditions::Condition) -> Self {
+        let status = Status::parse(&c.status);
+        let reason = match c.reason.as_deref().filter(|r| !r.is_empty()) {
+            Some(r) => r.to_string(),
+            None if status == Status::True => c.type_.clone(),
+            None => format!("Not{}", c.type_),
+        };
+        Self { type_: c.type_.clone(), status, reason, message: c.message.clone().unwrap_or_default() }
+    }
 }
 
 /// The reasons of a summary or aggregate: all fine, an issue, unknown.
@@ -407,6 +420,23 @@ macro_rules! impl_has_v1beta2_conditions {
     };
 }
 pub(crate) use impl_has_v1beta2_conditions;
+
+/// Implements [`HasV1Beta2Conditions`] for a v1beta2 kind, which keeps them in
+/// `status.conditions`.
+macro_rules! impl_has_hub_conditions {
+    ($kind:ty) => {
+        impl $crate::capi::v1beta2_conditions::HasV1Beta2Conditions for $kind {
+            fn v1beta2_conditions(&self) -> &[$crate::capi::v1beta2_conditions::Condition] {
+                self.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or(&[])
+            }
+
+            fn v1beta2_conditions_mut(&mut self) -> &mut Vec<$crate::capi::v1beta2_conditions::Condition> {
+                self.status.get_or_insert_with(Default::default).conditions.get_or_insert_with(Vec::new)
+            }
+        }
+    };
+}
+pub(crate) use impl_has_hub_conditions;
 
 #[cfg(test)]
 mod tests {

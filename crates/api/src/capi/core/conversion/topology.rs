@@ -41,13 +41,7 @@ pub(super) fn template_ref_up(r: &ObjectReference) -> VersionedTemplateReference
 
 /// A v1beta2 template reference as v1beta1 names it, in the referring object's namespace.
 pub(super) fn template_ref_down(r: VersionedTemplateReference, ctx: &Ctx<'_>) -> ObjectReference {
-    ObjectReference {
-        api_version: non_empty(Some(r.api_version)),
-        kind: non_empty(Some(r.kind)),
-        name: non_empty(Some(r.name)),
-        namespace: ctx.namespace.map(str::to_string),
-        ..Default::default()
-    }
+    r.in_namespace(ctx.namespace)
 }
 
 /// A v1beta2 template reference that names nothing (v1beta1 had none).

@@ -135,3 +135,6 @@ pub struct MachineHealthCheckV1Beta1DeprecatedStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
 }
+
+crate::capi::conditions::impl_has_deprecated_conditions!(MachineHealthCheck);
+crate::capi::v1beta2_conditions::impl_has_hub_conditions!(MachineHealthCheck);

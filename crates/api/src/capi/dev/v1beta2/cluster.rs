@@ -60,6 +60,14 @@ pub struct DevClusterBackendSpec {
     pub in_memory: Option<InMemoryClusterBackendSpec>,
 }
 
+impl DevClusterBackendSpec {
+    /// The backend that runs the cluster: in-memory when `inMemory` is set (whatever else
+    /// is), docker otherwise (admission defaults an empty backend to docker, as upstream).
+    pub fn selected(&self) -> crate::capi::dev::backend::Backend {
+        crate::capi::dev::backend::Backend::of(self.in_memory.is_some())
+    }
+}
+
 /// The docker backend of a DevCluster.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -127,3 +135,6 @@ template_kind! {
 
 /// The DevCluster a template stamps out.
 pub type DevClusterTemplateResource = TemplateResource<DevClusterSpec>;
+
+crate::capi::conditions::impl_has_deprecated_conditions!(DevCluster);
+crate::capi::v1beta2_conditions::impl_has_hub_conditions!(DevCluster);

@@ -94,3 +94,6 @@ pub struct DevMachineTemplateStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<BTreeMap<String, Quantity>>,
 }
+
+crate::capi::conditions::impl_has_deprecated_conditions!(DevMachine);
+crate::capi::v1beta2_conditions::impl_has_hub_conditions!(DevMachine);

@@ -1,7 +1,8 @@
 //! `infrastructure.cluster.x-k8s.io/v1beta2` Dev kinds: the version upstream stores, on the
 //! v1beta2 contract (`status.initialization.provisioned`, failure domains as a list,
-//! `metav1.Condition`s with the old ones under `status.deprecated.v1beta1`). drydock stores
-//! v1beta1 and converts ([`super::conversion`]); DevMachinePool(+Template) exist only here.
+//! `metav1.Condition`s with the old ones under `status.deprecated.v1beta1`), the version drydock
+//! stores too; v1beta1 clients go through [`super::conversion`]. DevMachinePool(+Template)
+//! exist only here.
 
 mod cluster;
 mod machine;
