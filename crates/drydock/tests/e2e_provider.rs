@@ -222,11 +222,14 @@ async fn provider_simulates_clusters_and_machines() {
         async move { imms.get("cp-0").await.ok().and_then(|m| m.is_condition_true(type_).then_some(m)) }
     };
 
+    // The start annotation and the conditions are two writes: wait for the second.
     advance_to(deadlines.vm - jiff::SignedDuration::from_secs(1));
-    assert_eq!(
-        reason(&imms.get("cp-0").await.expect("cp-0"), "VMProvisioned").as_deref(),
-        Some("WaitingForStartupTimeout")
-    );
+    let waiting = eventually("cp-0 waiting for its VM", wait, || async {
+        let m = imms.get("cp-0").await.ok()?;
+        (reason(&m, "VMProvisioned").as_deref() == Some("WaitingForStartupTimeout")).then_some(m)
+    })
+    .await;
+    assert!(!waiting.is_condition_true("VMProvisioned"), "a second before its instant the VM is not up");
     advance_to(deadlines.vm);
     let vm_up = eventually("the VM up at its instant", wait, || phase("VMProvisioned")).await;
     assert_eq!(
