@@ -90,5 +90,6 @@ pub const WAITING_FOR_CONTROL_PLANE: &str = "WaitingForControlPlane";
 /// A Dev object asked for a backend drydock does not run and is simulated in memory.
 pub const BACKEND_SIMULATED: &str = "BackendSimulated";
 pub const NO_CONTAINER_RUNTIME: &str = "NoContainerRuntime";
-/// Reason of a DevMachinePool's Ready=False: no controller reconciles it.
+/// Reason of a condition saying no controller reconciles the object (a DevMachinePool's
+/// Ready, a topology Cluster's TopologyReconciled).
 pub const NOT_RECONCILED: &str = "NotReconciled";

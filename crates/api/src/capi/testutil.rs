@@ -13,6 +13,15 @@ pub(crate) fn admit(a: &dyn Admission, mut obj: Value, old: Option<Value>) -> Re
     if errs.is_empty() { Ok(obj) } else { Err(errs) }
 }
 
+/// What admission warns about `obj` (created, or updated from `old`).
+pub(crate) fn warnings_of(a: &dyn Admission, obj: &Value, old: Option<&Value>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut obj = obj.clone();
+    let op = if old.is_some() { Operation::Update } else { Operation::Create };
+    let _ = a.admit_with_refs(&mut obj, old, op, &crate::conversion::NoRefVersions, &mut warnings);
+    warnings
+}
+
 /// The field paths of an admission result (empty when admitted).
 pub(crate) fn error_fields(r: &Result<Value, Vec<FieldError>>) -> Vec<String> {
     match r {

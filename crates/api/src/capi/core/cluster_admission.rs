@@ -7,7 +7,7 @@ use super::checks::{validate_name_is_label_value, validate_replicas, validate_ve
 use super::cluster::{Cluster, ClusterNetwork};
 use super::healthcheck_checks::validate_generated_health_check;
 use super::machinedeployment_admission::validate_strategy;
-use super::topology::{ClusterVariable, Topology};
+use super::topology::{ClusterVariable, TOPOLOGY_NOT_RECONCILED_MESSAGE, Topology};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::keys::{DISABLE_UPDATE_VERSION_CHECK_ANNOTATION, has_annotation};
 use crate::capi::typed::KindAdmission;
@@ -27,6 +27,10 @@ impl KindAdmission for ClusterAdmission {
             t.version = version::with_v_prefix(&t.version);
         }
         Ok(())
+    }
+
+    fn warnings(&self, c: &Cluster, _old: Option<&Cluster>) -> Vec<String> {
+        c.spec.topology.iter().map(|_| TOPOLOGY_NOT_RECONCILED_MESSAGE.to_string()).collect()
     }
 
     fn validate(&self, c: &Cluster, old: Option<&Cluster>) -> Vec<FieldError> {
@@ -211,7 +215,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::capi::testutil::{admit, error_fields, merged};
+    use crate::capi::testutil::{admit, error_fields, merged, warnings_of};
     use crate::capi::typed::Typed;
 
     fn cluster() -> Value {
@@ -292,6 +296,14 @@ mod tests {
             let r = admit(&Typed(ClusterAdmission), merged(&base, &patch), None);
             assert_eq!(error_fields(&r), want, "{patch}");
         }
+    }
+
+    #[test]
+    fn a_topology_is_admitted_with_a_warning_that_nothing_reconciles_it() {
+        let a = Typed(ClusterAdmission);
+        assert!(warnings_of(&a, &cluster(), None).is_empty(), "no topology, no warning");
+        let warnings = warnings_of(&a, &merged(&cluster(), &topology()), None);
+        assert_eq!(warnings, [TOPOLOGY_NOT_RECONCILED_MESSAGE]);
     }
 
     #[test]

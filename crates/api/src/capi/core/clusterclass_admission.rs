@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::healthcheck_checks::{HealthCheckV1Beta2, validate_health_check_v1beta2};
+use super::topology::CLUSTER_CLASS_NOT_RECONCILED_MESSAGE;
 use super::v1beta2::{
     ClusterClass, ClusterClassPatch, ClusterClassVariable, TopologyHealthCheckChecks, TopologyRemediationTriggerIf,
     TopologyRolloutStrategy,
@@ -24,6 +25,10 @@ pub(crate) struct ClusterClassAdmission;
 
 impl KindAdmission for ClusterClassAdmission {
     type Object = ClusterClass;
+
+    fn warnings(&self, _cc: &ClusterClass, _old: Option<&ClusterClass>) -> Vec<String> {
+        vec![CLUSTER_CLASS_NOT_RECONCILED_MESSAGE.to_string()]
+    }
 
     fn validate(&self, cc: &ClusterClass, _old: Option<&ClusterClass>) -> Vec<FieldError> {
         let spec = FieldPath::new("spec");
@@ -191,7 +196,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::capi::testutil::{admit, error_fields, merged};
+    use crate::capi::testutil::{admit, error_fields, merged, warnings_of};
     use crate::capi::typed::Typed;
 
     fn class() -> Value {
@@ -222,6 +227,8 @@ mod tests {
     fn accepts_a_complete_class_unchanged() {
         let out = admit(&Typed(ClusterClassAdmission), class(), None).unwrap();
         assert_eq!(out["spec"], class()["spec"]);
+        let warnings = warnings_of(&Typed(ClusterClassAdmission), &class(), None);
+        assert_eq!(warnings, [CLUSTER_CLASS_NOT_RECONCILED_MESSAGE], "said that nothing provisions its Clusters");
     }
 
     #[test]

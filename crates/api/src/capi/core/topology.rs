@@ -1,5 +1,13 @@
 //! `Cluster.spec.topology`: a Cluster shaped by a ClusterClass.
 
+/// What a Cluster with `spec.topology` is told, at admission and in its
+/// `TopologyReconciled` condition, while drydock has no topology controller.
+pub const TOPOLOGY_NOT_RECONCILED_MESSAGE: &str = "drydock has no topology controller yet: nothing creates \
+     this Cluster's infrastructure cluster, control plane and workers from its ClusterClass";
+/// What a ClusterClass is told at admission while drydock has no topology controller.
+pub const CLUSTER_CLASS_NOT_RECONCILED_MESSAGE: &str = "drydock has no topology controller yet: ClusterClasses \
+     are stored and validated, but Clusters using them are not provisioned";
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

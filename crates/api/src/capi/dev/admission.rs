@@ -175,8 +175,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::admission::{Admission, Operation};
-    use crate::capi::testutil::{admit, error_fields, merged};
+    use crate::capi::testutil::{admit, error_fields, merged, warnings_of};
     use crate::capi::typed::Typed;
 
     fn machine(backend: Value) -> Value {
@@ -206,14 +205,6 @@ mod tests {
         });
         let c = admit(&Typed(DevClusterAdmission), c, None).expect("admitted");
         assert_eq!(c["spec"]["backend"], json!({"docker": {}}));
-    }
-
-    /// What admission warns about `obj`.
-    fn warnings_of(a: &dyn Admission, obj: &Value, old: Option<&Value>) -> Vec<String> {
-        let mut warnings = Vec::new();
-        let mut obj = obj.clone();
-        let _ = a.admit_with_refs(&mut obj, old, Operation::Create, &crate::conversion::NoRefVersions, &mut warnings);
-        warnings
     }
 
     #[test]

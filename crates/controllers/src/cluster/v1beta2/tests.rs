@@ -210,3 +210,28 @@ fn update_rolls_up_and_counts() {
     update(&mut c, &i, &now());
     assert_eq!(c, before, "recomputing changes nothing");
 }
+
+#[test]
+fn a_topology_cluster_says_that_nothing_reconciles_its_topology() {
+    let mut c = Cluster::new("c1", Default::default());
+    c.spec.topology = Some(serde_json::from_value(json!({"class": "quick-start", "version": "v1.33.0"})).unwrap());
+    let i = Inputs {
+        infra: None,
+        control_plane: None,
+        control_plane_machines: &[],
+        worker_machines: &[],
+        machine_deployments: &[],
+        machine_sets: &[],
+        deleting: None,
+    };
+    update(&mut c, &i, &now());
+    assert_eq!(condition(&c, TOPOLOGY_RECONCILED), ("False", NOT_RECONCILED, TOPOLOGY_NOT_RECONCILED_MESSAGE));
+    let available = available(&c);
+    assert_eq!(available.status, Status::False);
+    assert!(available.message.contains(TOPOLOGY_NOT_RECONCILED_MESSAGE), "{}", available.message);
+
+    // Without a topology there is no such condition.
+    let mut plain = cluster();
+    update(&mut plain, &i, &now());
+    assert!(plain.v1beta2_conditions().iter().all(|c| c.type_ != TOPOLOGY_RECONCILED));
+}
