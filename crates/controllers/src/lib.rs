@@ -5,6 +5,7 @@
 //! on shared informers (one watch and one store per kind).
 
 pub mod cluster;
+pub mod clusterclass;
 pub mod context;
 pub mod etcd;
 pub mod external;
@@ -29,6 +30,7 @@ pub type Running = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send
 pub fn controllers(ctx: &Arc<Context>) -> Vec<Running> {
     vec![
         cluster::controller(ctx),
+        clusterclass::controller(ctx),
         machine::controller(ctx),
         kubeadmconfig::controller(ctx),
         machineset::controller(ctx),

@@ -285,7 +285,8 @@ async fn a_topology_cluster_says_that_nothing_reconciles_it() {
     let kc = env.kubeconfig(None);
     let manifest = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata: {name: quick-start, namespace: default}\n\
         spec:\n  infrastructure: {templateRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta2, kind: DevClusterTemplate, name: t}}\n  \
-        controlPlane: {templateRef: {apiVersion: controlplane.cluster.x-k8s.io/v1beta2, kind: KubeadmControlPlaneTemplate, name: t}}\n\
+        controlPlane: {templateRef: {apiVersion: controlplane.cluster.x-k8s.io/v1beta2, kind: KubeadmControlPlaneTemplate, name: t}}\n  \
+        variables: [{name: region, required: true, schema: {openAPIV3Schema: {type: string}}}]\n\
         ---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: shaped, namespace: default}\n\
         spec:\n  topology: {classRef: {name: quick-start}, version: v1.33.0}\n";
     let (ok, _, stderr) = kubectl(&kc, &["apply", "-f", "-"], Some(manifest));
@@ -304,4 +305,25 @@ async fn a_topology_cluster_says_that_nothing_reconciles_it() {
     let available = condition(&cluster, "Available");
     assert_eq!(available["status"], "False", "{cluster:#}");
     assert!(available["message"].as_str().is_some_and(|m| m.contains("TopologyReconciled")), "{available}");
+
+    // The class itself is reconciled: its variables are listed, with where they come from.
+    let class = eventually("the ClusterClass's VariablesReady", WAIT, || {
+        let out =
+            kubectl_ok(&kc, &["get", "clusterclasses.v1beta2.cluster.x-k8s.io", "quick-start", "-o", "json"], None);
+        let class: Value = serde_json::from_str(&out).expect("json");
+        std::future::ready((condition(&class, "VariablesReady")["status"] == "True").then_some(class))
+    })
+    .await;
+    assert_eq!(
+        class["status"]["variables"],
+        json!([{"name": "region", "definitionsConflict": false, "definitions": [
+            {"from": "inline", "required": true, "schema": {"openAPIV3Schema": {"type": "string"}}}]}]),
+        "{class:#}"
+    );
+    assert_eq!(class["status"]["observedGeneration"], class["metadata"]["generation"]);
+    let v1 = kubectl_ok(&kc, &["get", "clusterclasses.v1beta1.cluster.x-k8s.io", "quick-start", "-o", "json"], None);
+    let v1: Value = serde_json::from_str(&v1).expect("json");
+    let reconciled =
+        v1["status"]["conditions"].as_array().and_then(|c| c.iter().find(|c| c["type"] == "VariablesReconciled"));
+    assert_eq!(reconciled.map(|c| c["status"].clone()), Some(json!("True")), "{v1:#}");
 }

@@ -10,14 +10,12 @@ use drydock_api::capi::condition_types::NOT_RECONCILED;
 use drydock_api::capi::conditions::{READY, STATUS_FALSE};
 use drydock_api::capi::dev::v1beta2::{DevMachinePool, MACHINE_POOLS_NOT_RECONCILED_MESSAGE};
 use drydock_controllers::Running;
-use drydock_controllers::framework::informer::Informer;
-use drydock_controllers::framework::runner::{self, Queue};
+use drydock_controllers::framework::runner;
 use drydock_controllers::framework::write::Writer;
 use drydock_controllers::framework::{Requeue, Result};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::ResourceExt;
 use kube::api::Api;
-use kube::runtime::controller::Controller;
 
 use crate::ProviderContext;
 
@@ -28,23 +26,10 @@ struct PoolCtx {
     writer: Writer,
 }
 
-/// The controller. Only it reads DevMachinePools, so it owns their informer and starts the
-/// watch when it runs.
+/// The controller. Only it reads DevMachinePools, so it owns their informer.
 pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
-    let ctx = &pctx.ctx;
-    let api: Api<DevMachinePool> = match ctx.settings.namespace.as_deref() {
-        Some(ns) => Api::namespaced(ctx.client.clone(), ns),
-        None => Api::all(ctx.client.clone()),
-    };
-    let informer = Informer::new(api);
-    let queue = Queue::new(NAME);
-    let c = Controller::for_shared_stream(queue.track(informer.subscribe()), informer.store.clone());
     let state = Arc::new(PoolCtx { p: pctx.clone(), writer: Writer::new(NAME) });
-    let clock = ctx.clock().clone();
-    Box::pin(async move {
-        informer.start();
-        runner::run(NAME, c, queue, 4, clock, state, reconcile).await;
-    })
+    runner::run_alone::<DevMachinePool, _, _, _>(NAME, &pctx.ctx, 4, state, reconcile)
 }
 
 /// The status a DevMachinePool gets: its Ready condition says nothing reconciles it (the

@@ -93,3 +93,5 @@ pub const NO_CONTAINER_RUNTIME: &str = "NoContainerRuntime";
 /// Reason of a condition saying no controller reconciles the object (a DevMachinePool's
 /// Ready, a topology Cluster's TopologyReconciled).
 pub const NOT_RECONCILED: &str = "NotReconciled";
+/// ClusterClass (v1beta1): its variables are known.
+pub const VARIABLES_RECONCILED: &str = "VariablesReconciled";

@@ -70,12 +70,9 @@ impl Pause {
         }
     }
 
-    fn message(self, cluster: &Cluster) -> String {
+    fn message(self, cluster: &str) -> String {
         match self {
-            Pause::Cluster => format!(
-                "Cluster {} is paused (spec.paused): nothing is reconciled",
-                cluster.metadata.name.as_deref().unwrap_or_default()
-            ),
+            Pause::Cluster => format!("Cluster {cluster} is paused (spec.paused): nothing is reconciled"),
             Pause::Annotation => {
                 format!("The {PAUSED_ANNOTATION} annotation is set: nothing is reconciled")
             }
@@ -99,7 +96,28 @@ pub fn set_condition<K: HasConditions + HasV1Beta2Conditions>(
     cluster: &Cluster,
     now: Time,
 ) {
-    set_v1beta2_condition(obj, pause.map(|p| (p, cluster)), &now);
+    set_conditions(obj, pause, cluster.metadata.name.as_deref().unwrap_or_default(), now);
+}
+
+/// The Paused conditions of an object no Cluster owns (a ClusterClass): only the paused
+/// annotation pauses it. Returns whether it is paused.
+pub fn set_condition_unowned<K: HasConditions + HasV1Beta2Conditions>(
+    obj: &mut K,
+    meta: &ObjectMeta,
+    now: Time,
+) -> bool {
+    let pause = has_annotation(meta.annotations.as_ref(), PAUSED_ANNOTATION).then_some(Pause::Annotation);
+    set_conditions(obj, pause, "", now);
+    pause.is_some()
+}
+
+fn set_conditions<K: HasConditions + HasV1Beta2Conditions>(
+    obj: &mut K,
+    pause: Option<Pause>,
+    cluster: &str,
+    now: Time,
+) {
+    set_v1beta2(obj, pause.map(|p| (p, cluster)), &now);
     match pause {
         Some(p) => obj.set_condition(Condition {
             type_: PAUSED.to_string(),
@@ -121,6 +139,10 @@ pub fn set_condition<K: HasConditions + HasV1Beta2Conditions>(
 /// reconciliation stops, False otherwise (a held rollout is not a paused object: it is still
 /// reconciled).
 pub fn set_v1beta2_condition<K: HasV1Beta2Conditions>(obj: &mut K, pause: Option<(Pause, &Cluster)>, now: &Time) {
+    set_v1beta2(obj, pause.map(|(p, c)| (p, c.metadata.name.as_deref().unwrap_or_default())), now);
+}
+
+fn set_v1beta2<K: HasV1Beta2Conditions>(obj: &mut K, pause: Option<(Pause, &str)>, now: &Time) {
     let v1beta2 = match pause.filter(|(p, _)| p.stops_everything()) {
         Some((p, cluster)) => Observed::true_(V1BETA2_PAUSED, PAUSED_REASON).with_message(p.message(cluster)),
         None => Observed::false_(V1BETA2_PAUSED, NOT_PAUSED_REASON, ""),

@@ -242,3 +242,39 @@ pub async fn run<K, C, F, Fut>(
         .for_each(|_| futures::future::ready(()))
         .await;
 }
+
+/// Runs a controller that alone reads its kind: it owns the kind's informer (over the
+/// namespace `settings.namespace` names, or all of them) and starts the watch when it
+/// runs, so that a kind nothing else reads costs no shared informer.
+pub fn run_alone<K, C, F, Fut>(
+    name: &'static str,
+    ctx: &crate::Context,
+    concurrency: u16,
+    state: Arc<C>,
+    reconcile: F,
+) -> crate::Running
+where
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static,
+    C: Send + Sync + 'static,
+    F: Fn(Arc<K>, Arc<C>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Requeue, Error>> + Send + 'static,
+{
+    let api: kube::Api<K> = match ctx.settings.namespace.as_deref() {
+        Some(ns) => kube::Api::namespaced(ctx.client.clone(), ns),
+        None => kube::Api::all(ctx.client.clone()),
+    };
+    let informer = super::informer::Informer::new(api);
+    let queue = Queue::new(name);
+    let controller = Controller::for_shared_stream(queue.track(informer.subscribe()), informer.store.clone());
+    let clock = ctx.clock().clone();
+    Box::pin(async move {
+        informer.start();
+        run(name, controller, queue, concurrency, clock, state, reconcile).await;
+    })
+}

@@ -124,6 +124,10 @@ pub const CONTROL_PLANE_MACHINES_UP_TO_DATE: &str = "ControlPlaneMachinesUpToDat
 pub const WORKER_MACHINES_UP_TO_DATE: &str = "WorkerMachinesUpToDate";
 pub const REMOTE_CONNECTION_PROBE: &str = "RemoteConnectionProbe";
 pub const TOPOLOGY_RECONCILED: &str = "TopologyReconciled";
+/// ClusterClass: every variable's definitions are known.
+pub const VARIABLES_READY: &str = "VariablesReady";
+pub const VARIABLES_READY_REASON: &str = "VariablesReady";
+pub const VARIABLE_DISCOVERY_FAILED_REASON: &str = "VariableDiscoveryFailed";
 pub const NO_WORKERS_REASON: &str = "NoWorkers";
 pub const PROBE_SUCCEEDED_REASON: &str = "ProbeSucceeded";
 pub const PROBE_FAILED_REASON: &str = "ProbeFailed";

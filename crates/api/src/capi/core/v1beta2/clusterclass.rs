@@ -264,3 +264,6 @@ pub struct ClusterClassUpgradeExternal {
     #[schemars(length(min = 1, max = 512))]
     pub generate_upgrade_plan_extension: Option<String>,
 }
+
+crate::capi::conditions::impl_has_deprecated_conditions!(ClusterClass);
+crate::capi::v1beta2_conditions::impl_has_hub_conditions!(ClusterClass);
