@@ -12,6 +12,7 @@ use kube::api::Api;
 
 use crate::framework::Error;
 use crate::framework::clock::Clock;
+use crate::framework::contract::ContractVersions;
 use crate::framework::events::Events;
 use crate::framework::informer::Informer;
 use crate::framework::nodes::WorkloadNodes;
@@ -136,6 +137,8 @@ pub struct Context {
     pub workload: WorkloadClients,
     pub events: Events,
     pub settings: Settings,
+    /// The contract versions of provider kinds, from their CRDs' labels.
+    pub contracts: ContractVersions,
 }
 
 impl Context {
@@ -154,7 +157,14 @@ impl Context {
     ) -> Arc<Self> {
         let mut informers = Informers::new(&client, settings.namespace.as_deref());
         informers.nodes = all_workload_clusters.map(WorkloadNodes::new);
-        Arc::new(Self { events: Events::new(client.clone()), client, informers, workload, settings })
+        Arc::new(Self {
+            events: Events::new(client.clone()),
+            contracts: ContractVersions::new(client.clone()),
+            client,
+            informers,
+            workload,
+            settings,
+        })
     }
 
     /// The clock reconcilers read the time from.

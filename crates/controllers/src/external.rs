@@ -17,14 +17,7 @@ pub fn api_resource(api_version: &str, kind: &str) -> ApiResource {
         Some((g, v)) => (g, v),
         None => ("", api_version),
     };
-    let lower = kind.to_ascii_lowercase();
-    let plural = if lower.ends_with('y') && !lower.ends_with("ey") {
-        format!("{}ies", &lower[..lower.len() - 1])
-    } else if lower.ends_with('s') || lower.ends_with("sh") || lower.ends_with("ch") {
-        format!("{lower}es")
-    } else {
-        format!("{lower}s")
-    };
+    let plural = drydock_api::capi::contract::plural(kind);
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), &plural)
 }
 

@@ -327,3 +327,94 @@ async fn a_topology_cluster_says_that_nothing_reconciles_it() {
         v1["status"]["conditions"].as_array().and_then(|c| c.iter().find(|c| c["type"] == "VariablesReconciled"));
     assert_eq!(reconciled.map(|c| c["status"].clone()), Some(json!("True")), "{v1:#}");
 }
+
+/// A provider of the user's own, on the v1beta1 contract: its CRD lists v1alpha1 and
+/// v1beta1 under the contract label, so v1beta1 is the version to use.
+const THIRD_PARTY_PROVIDER: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: acmemachinetemplates.infrastructure.acme.example
+  labels: {cluster.x-k8s.io/v1beta1: v1alpha1_v1beta1}
+spec:
+  group: infrastructure.acme.example
+  scope: Namespaced
+  names: {kind: AcmeMachineTemplate, plural: acmemachinetemplates, singular: acmemachinetemplate, listKind: AcmeMachineTemplateList}
+  versions:
+  - {name: v1alpha1, served: true, storage: false, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v1beta1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+"#;
+
+const CLASS_TEMPLATES: &str = "apiVersion: infrastructure.cluster.x-k8s.io/v1beta1\nkind: DevClusterTemplate\n\
+    metadata: {name: dev, namespace: default}\nspec: {template: {spec: {backend: {inMemory: {}}}}}\n---\n\
+    apiVersion: controlplane.cluster.x-k8s.io/v1beta2\nkind: KubeadmControlPlaneTemplate\n\
+    metadata: {name: kcp, namespace: default}\nspec: {template: {spec: {kubeadmConfigSpec: {}}}}\n---\n\
+    apiVersion: infrastructure.acme.example/v1alpha1\nkind: AcmeMachineTemplate\n\
+    metadata: {name: acme, namespace: default}\nspec: {template: {spec: {}}}\n";
+
+fn class_manifest(dev: &str, acme: &str) -> String {
+    format!(
+        "apiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata: {{name: versions, namespace: default}}\n\
+         spec:\n  infrastructure: {{templateRef: {{apiVersion: infrastructure.cluster.x-k8s.io/{dev}, kind: DevClusterTemplate, name: dev}}}}\n  \
+         controlPlane:\n    templateRef: {{apiVersion: controlplane.cluster.x-k8s.io/v1beta2, kind: KubeadmControlPlaneTemplate, name: kcp}}\n    \
+         machineInfrastructure: {{templateRef: {{apiVersion: infrastructure.acme.example/{acme}, kind: AcmeMachineTemplate, name: acme}}}}\n"
+    )
+}
+
+/// A class's template references are checked against the versions their providers'
+/// contract labels list (drydock's own kinds and a provider CRD the user installed), and
+/// every template it references gets the class as an owner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clusterclass_flags_outdated_template_versions_and_owns_its_templates() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(THIRD_PARTY_PROVIDER));
+    kubectl_ok(
+        &kc,
+        &["wait", "--for=condition=Established", "crd/acmemachinetemplates.infrastructure.acme.example"],
+        None,
+    );
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(CLASS_TEMPLATES));
+    let (ok, _, stderr) = kubectl(&kc, &["apply", "-f", "-"], Some(&class_manifest("v1beta1", "v1alpha1")));
+    assert!(ok, "{stderr}");
+    let ref_versions = |want: &'static str| {
+        let kc = kc.clone();
+        move || {
+            let out =
+                kubectl_ok(&kc, &["get", "clusterclasses.v1beta2.cluster.x-k8s.io", "versions", "-o", "json"], None);
+            let class: Value = serde_json::from_str(&out).expect("json");
+            let c = condition(&class, "RefVersionsUpToDate").clone();
+            std::future::ready(
+                (c["status"] == want && class["status"]["observedGeneration"] == class["metadata"]["generation"])
+                    .then_some(c),
+            )
+        }
+    };
+    let outdated = eventually("RefVersionsUpToDate False", WAIT, ref_versions("False")).await;
+    assert_eq!(outdated["reason"], "RefVersionsNotUpToDate");
+    let message = outdated["message"].as_str().unwrap_or_default();
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "* DevClusterTemplate dev: apiVersion infrastructure.cluster.x-k8s.io/v1beta1 should be infrastructure.cluster.x-k8s.io/v1beta2",
+            "* AcmeMachineTemplate acme: apiVersion infrastructure.acme.example/v1alpha1 should be infrastructure.acme.example/v1beta1",
+        ],
+        "the KubeadmControlPlaneTemplate is current: {message}"
+    );
+    for template in ["devclustertemplates/dev", "kubeadmcontrolplanetemplates/kcp", "acmemachinetemplates/acme"] {
+        let owners = eventually("the class owning its template", WAIT, || {
+            let out = kubectl_ok(&kc, &["get", template, "-o", "jsonpath={.metadata.ownerReferences}"], None);
+            let owners: Value = serde_json::from_str(if out.is_empty() { "[]" } else { &out }).expect("json");
+            std::future::ready(owners.as_array().filter(|o| !o.is_empty()).cloned())
+        })
+        .await;
+        assert_eq!(owners.len(), 1, "{template}: {owners:?}");
+        assert_eq!((owners[0]["kind"].as_str(), owners[0]["name"].as_str()), (Some("ClusterClass"), Some("versions")));
+        assert_eq!(owners[0]["controller"], Value::Null, "{template}: an owner, not the controller");
+    }
+
+    // The user moves the class to the versions the contracts name.
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&class_manifest("v1beta2", "v1beta1")));
+    let current = eventually("RefVersionsUpToDate True", WAIT, ref_versions("True")).await;
+    assert_eq!(current["reason"], "RefVersionsUpToDate");
+}

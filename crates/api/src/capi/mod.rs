@@ -13,7 +13,7 @@
 //! [`condition_types`] (the condition types and reasons controllers set), [`owner`]
 //! (owner references), [`keys`] (well-known labels, annotations, finalizers), [`intstr`]
 //! (int-or-percent), [`version`] (Kubernetes versions and skew), [`duration`] (Go durations),
-//! [`refs`] (object references), [`naming`] (Machine naming
+//! [`refs`] (object references), [`contract`] (the contract labels of provider CRDs), [`naming`] (Machine naming
 //! templates), [`validation`] (label maps, annotations, immutability) and [`common`] (small shared types).
 //!
 //! Each kind's admission lives next to its types (`<kind>_admission.rs`) and works on the
@@ -23,6 +23,7 @@
 pub mod common;
 pub mod condition_types;
 pub mod conditions;
+pub mod contract;
 pub mod conversion;
 pub mod core;
 pub mod dev;

@@ -181,14 +181,15 @@ fn add_contract_labels(mut kind: NativeKind) -> NativeKind {
     if !PROVIDER_GROUPS.contains(&kind.crd.spec.group.as_str()) {
         return kind;
     }
+    let [v1beta2_label, v1beta1_label] = super::contract::CONTRACT_LABELS;
     let served: Vec<&str> = kind.crd.spec.versions.iter().filter(|v| v.served).map(|v| v.name.as_str()).collect();
     let (v1beta2, older): (Vec<&str>, Vec<&str>) = served.into_iter().partition(|v| *v == "v1beta2");
     let labels = kind.crd.metadata.labels.get_or_insert_with(Default::default);
     if !older.is_empty() {
-        labels.insert("cluster.x-k8s.io/v1beta1".into(), older.join("_"));
+        labels.insert(v1beta1_label.into(), older.join("_"));
     }
     if !v1beta2.is_empty() {
-        labels.insert("cluster.x-k8s.io/v1beta2".into(), "v1beta2".into());
+        labels.insert(v1beta2_label.into(), "v1beta2".into());
     }
     kind
 }

@@ -33,14 +33,9 @@ pub struct RefLookup {
     cluster: String,
 }
 
-/// Labels naming the versions of a provider kind that implement a Cluster API contract,
-/// newest contract first; the value lists versions joined by `_`, the last one wins.
-const CONTRACT_LABELS: [&str; 2] = ["cluster.x-k8s.io/v1beta2", "cluster.x-k8s.io/v1beta1"];
-
 /// The version a CRD's contract labels name, if any.
 pub fn contract_version(crd: &CustomResourceDefinition) -> Option<String> {
-    let labels = crd.metadata.labels.as_ref()?;
-    CONTRACT_LABELS.iter().find_map(|l| labels.get(*l)?.split('_').rfind(|v| !v.is_empty()).map(str::to_string))
+    drydock_api::capi::contract::version_from_labels(crd.metadata.labels.as_ref()?).map(str::to_string)
 }
 
 impl RefLookup {

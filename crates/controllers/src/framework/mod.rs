@@ -7,7 +7,8 @@
 //! - Reading: [`index`] (small indexes beside the stores, change detection),
 //!   [`cluster_index`] (objects by cluster), [`nodes`] (Nodes of every workload cluster
 //!   through one watch), [`referenced`] (infrastructure, bootstrap and control plane
-//!   objects a Cluster or Machine references), [`fresh`] (skipping reconciles of copies
+//!   objects a Cluster or Machine references), [`contract`] (the version of a provider
+//!   kind that implements the Cluster API contract), [`fresh`] (skipping reconciles of copies
 //!   older than this controller's own last write).
 //! - Writing: [`write`] (the one writer: diff, write object then status, count writes),
 //!   [`apply`] (server-side apply of the fields a controller owns, skipped when it would
@@ -23,6 +24,7 @@ pub mod apply;
 pub mod cascade;
 pub mod clock;
 pub mod cluster_index;
+pub mod contract;
 pub mod diff;
 pub mod error;
 pub mod events;

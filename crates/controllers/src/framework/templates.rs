@@ -1,10 +1,10 @@
-//! Templates referenced by MachineSets and MachineDeployments get an owner reference to
-//! their Cluster, so deleting the Cluster collects them. Many sets share a template and
-//! reconcile often, so a template seen owned is remembered and not read again.
+//! Templates get an owner reference to what uses them: those of MachineSets and
+//! MachineDeployments to their Cluster, so deleting the Cluster collects them, those of a
+//! ClusterClass to the class. Many objects share a template and reconcile often, so a
+//! template seen owned is remembered and not read again.
 
 use std::collections::HashSet;
 
-use drydock_api::capi::core::Cluster;
 use drydock_api::capi::owner;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::ResourceExt;
@@ -21,31 +21,31 @@ pub fn is_template(r: &ObjectReference) -> bool {
     r.kind.as_deref().is_some_and(|k| k.ends_with("Template"))
 }
 
-/// Templates already known to be owned by their Cluster.
+/// Templates already known to be owned by their owner.
 #[derive(Default)]
 pub struct TemplateOwners {
     done: Mutex<HashSet<(String, String, String, String)>>,
 }
 
 impl TemplateOwners {
-    /// Ensures the template `r` in `namespace` has an owner reference to `cluster`.
-    /// Returns false when the template does not exist.
-    pub async fn ensure(
+    /// Ensures the template `r` in `namespace` has an owner reference to `owner` (a
+    /// Cluster, a ClusterClass). Returns false when the template does not exist.
+    pub async fn ensure<K: kube::Resource<DynamicType = ()>>(
         &self,
         client: &kube::Client,
         controller: &str,
         namespace: &str,
         r: &ObjectReference,
-        cluster: &Cluster,
+        owner: &K,
     ) -> Result<bool> {
-        let Some(cluster_ref) = owner::owner_ref(cluster) else {
+        let Some(owner_ref) = owner::owner_ref(owner) else {
             return Ok(true);
         };
         let key = (
             namespace.to_string(),
             r.kind.clone().unwrap_or_default(),
             r.name.clone().unwrap_or_default(),
-            cluster_ref.uid.clone(),
+            owner_ref.uid.clone(),
         );
         if self.done.lock().contains(&key) {
             return Ok(true);
@@ -54,7 +54,7 @@ impl TemplateOwners {
             return Ok(false);
         };
         let mut meta = tpl.metadata.clone();
-        if owner::ensure_owner_ref(&mut meta, cluster_ref) {
+        if owner::ensure_owner_ref(&mut meta, owner_ref) {
             let patch = json!({"metadata": {
                 "ownerReferences": meta.owner_references,
                 "resourceVersion": tpl.resource_version(),

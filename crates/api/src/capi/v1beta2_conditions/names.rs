@@ -128,6 +128,10 @@ pub const TOPOLOGY_RECONCILED: &str = "TopologyReconciled";
 pub const VARIABLES_READY: &str = "VariablesReady";
 pub const VARIABLES_READY_REASON: &str = "VariablesReady";
 pub const VARIABLE_DISCOVERY_FAILED_REASON: &str = "VariableDiscoveryFailed";
+/// ClusterClass: every template reference names the version its provider's contract lists.
+pub const REF_VERSIONS_UP_TO_DATE: &str = "RefVersionsUpToDate";
+pub const REF_VERSIONS_UP_TO_DATE_REASON: &str = "RefVersionsUpToDate";
+pub const REF_VERSIONS_NOT_UP_TO_DATE_REASON: &str = "RefVersionsNotUpToDate";
 pub const NO_WORKERS_REASON: &str = "NoWorkers";
 pub const PROBE_SUCCEEDED_REASON: &str = "ProbeSucceeded";
 pub const PROBE_FAILED_REASON: &str = "ProbeFailed";

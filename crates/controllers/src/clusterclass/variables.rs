@@ -1,13 +1,11 @@
-//! ClusterClass status: the variables Clusters of the class can set (`status.variables`,
-//! each with its definitions and where they come from), `VariablesReady`, `Paused` and
-//! `observedGeneration`, in v1beta2 and as the v1beta1 `VariablesReconciled`.
+//! `status.variables`: the variables Clusters of the class can set, each with its
+//! definitions and where they come from, and `VariablesReady` (v1beta1
+//! `VariablesReconciled`).
 //!
 //! Variables of external patches come from a Runtime SDK extension's DiscoverVariables
 //! hook, which drydock does not run: a class with such patches reports
 //! `VariablesReady=False` (`VariableDiscoveryFailed`) naming them, rather than a list that
 //! silently lacks their variables.
-
-use std::sync::Arc;
 
 use drydock_api::capi::condition_types::VARIABLES_RECONCILED;
 use drydock_api::capi::conditions::{HasConditions, Severity};
@@ -19,47 +17,12 @@ use drydock_api::capi::v1beta2_conditions::names::{
 };
 use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::ResourceExt;
 
-use crate::framework::Result;
-use crate::framework::pause;
-use crate::framework::requeue::Requeue;
-use crate::framework::runner;
-use crate::framework::write::{Status, Writer};
-use crate::{Context, Running};
-
-const CONTROLLER: &str = "clusterclass";
 /// The source of a variable defined in the class itself.
 const INLINE: &str = "inline";
 
-struct State {
-    ctx: Arc<Context>,
-    writer: Writer,
-}
-
-/// The controller. Only it reads ClusterClasses, so it owns their informer.
-pub fn controller(ctx: &Arc<Context>) -> Running {
-    let state = Arc::new(State { ctx: ctx.clone(), writer: Writer::tracking(CONTROLLER) });
-    runner::run_alone::<ClusterClass, _, _, _>(CONTROLLER, ctx, 4, state, reconcile)
-}
-
-async fn reconcile(cc: Arc<ClusterClass>, state: Arc<State>) -> Result<Requeue> {
-    if state.writer.is_stale(cc.as_ref()) || cc.metadata.deletion_timestamp.is_some() {
-        return Ok(Requeue::await_change());
-    }
-    let now = state.ctx.clock().condition_time();
-    let mut want = (*cc).clone();
-    let paused = pause::set_condition_unowned(&mut want, &cc.metadata, now.clone());
-    if !paused {
-        set_status(&mut want, &now);
-    }
-    let api = state.ctx.api::<ClusterClass>(&cc.namespace().unwrap_or_default());
-    state.writer.write(&api, &cc, &want, Status::observing(!paused)).await?;
-    Ok(Requeue::await_change())
-}
-
 /// `status.variables` and the variables' conditions.
-fn set_status(cc: &mut ClusterClass, now: &Time) {
+pub fn set_status(cc: &mut ClusterClass, now: &Time) {
     let variables: Vec<ClusterClassStatusVariable> = cc
         .spec
         .variables

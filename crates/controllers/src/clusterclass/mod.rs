@@ -1,0 +1,74 @@
+//! ClusterClass status, in v1beta2 and as the v1beta1 conditions: the variables Clusters
+//! of the class can set ([`variables`]), whether its template references name the versions
+//! their providers' contracts list ([`refs`]), `Paused` and `observedGeneration`. Each
+//! referenced template gets the class as an owner.
+
+mod refs;
+mod variables;
+
+use std::sync::Arc;
+
+use drydock_api::capi::core::v1beta2::ClusterClass;
+use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
+use kube::ResourceExt;
+
+use crate::framework::pause;
+use crate::framework::requeue::Requeue;
+use crate::framework::runner;
+use crate::framework::templates::TemplateOwners;
+use crate::framework::write::{Status, Writer};
+use crate::framework::{Error, Result};
+use crate::{Context, Running};
+
+const CONTROLLER: &str = "clusterclass";
+
+struct State {
+    ctx: Arc<Context>,
+    writer: Writer,
+    templates: TemplateOwners,
+}
+
+/// The controller. Only it reads ClusterClasses, so it owns their informer.
+pub fn controller(ctx: &Arc<Context>) -> Running {
+    let state = Arc::new(State {
+        ctx: ctx.clone(),
+        writer: Writer::tracking(CONTROLLER),
+        templates: TemplateOwners::default(),
+    });
+    runner::run_alone::<ClusterClass, _, _, _>(CONTROLLER, ctx, 4, state, reconcile)
+}
+
+async fn reconcile(cc: Arc<ClusterClass>, state: Arc<State>) -> Result<Requeue> {
+    if state.writer.is_stale(cc.as_ref()) || cc.metadata.deletion_timestamp.is_some() {
+        return Ok(Requeue::await_change());
+    }
+    let now = state.ctx.clock().condition_time();
+    let mut want = (*cc).clone();
+    let paused = pause::set_condition_unowned(&mut want, &cc.metadata, now.clone());
+    if !paused {
+        variables::set_status(&mut want, &now);
+        let versions = refs::versions(&cc, &state.ctx.contracts).await;
+        want.set_v1beta2(refs::condition(&versions), &now);
+    }
+    let namespace = cc.namespace().unwrap_or_default();
+    let api = state.ctx.api::<ClusterClass>(&namespace);
+    state.writer.write(&api, &cc, &want, Status::observing(!paused)).await?;
+    if paused {
+        return Ok(Requeue::await_change());
+    }
+    let mut missing = Vec::new();
+    for r in refs::template_refs(&cc) {
+        let found = state
+            .templates
+            .ensure(&state.ctx.client, CONTROLLER, &namespace, &refs::object_ref(r, &namespace), cc.as_ref())
+            .await?;
+        if !found {
+            missing.push(format!("{} {namespace}/{}", r.kind, r.name));
+        }
+    }
+    // Templates are not watched: one created later is found on a retry.
+    if !missing.is_empty() {
+        return Err(Error::Missing(missing.join(", ")));
+    }
+    Ok(Requeue::await_change())
+}
