@@ -108,9 +108,6 @@ pub struct Registry {
     by_kind: HashMap<(String, String), Arc<Resource>>,
     /// The resource objects of an id are read and written as (storage version of a CRD).
     by_id: HashMap<ResId, Arc<Resource>>,
-    /// Groups whose preferred version is not their highest (drydock's kinds, see
-    /// [`Registries::native_preferred`]).
-    pinned: Arc<HashMap<String, String>>,
 }
 
 impl Registry {
@@ -148,7 +145,7 @@ impl Registry {
 
     /// The groups served, in registration order, each with its versions in Kubernetes
     /// version priority across all its kinds (as kube-apiserver orders them), so the first is
-    /// the preferred one, unless the group's preferred version is pinned.
+    /// the preferred one.
     pub fn groups(&self) -> Vec<(String, Vec<String>)> {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
         for r in &self.resources {
@@ -162,26 +159,20 @@ impl Registry {
                 None => out.push((g.clone(), vec![r.def.version.clone()])),
             }
         }
-        for (group, versions) in &mut out {
+        for (_, versions) in &mut out {
             crate::crd::sort_by_priority(versions);
-            if let Some(i) = self.pinned.get(group).and_then(|p| versions.iter().position(|v| v == p)) {
-                let pinned = versions.remove(i);
-                versions.insert(0, pinned);
-            }
         }
         out
     }
 
-    /// A snapshot serving this registry's resources and then `extra`, the groups of
-    /// `pinned` preferring the version it names.
-    pub fn with(&self, extra: Vec<Resource>, pinned: &Arc<HashMap<String, String>>) -> Registry {
+    /// A snapshot serving this registry's resources and then `extra`.
+    pub fn with(&self, extra: Vec<Resource>) -> Registry {
         let mut reg = Registry {
             ids: self.ids.clone(),
             resources: self.resources.clone(),
             by_path: self.by_path.clone(),
             by_kind: self.by_kind.clone(),
             by_id: self.by_id.clone(),
-            pinned: pinned.clone(),
         };
         for r in extra {
             let path = (r.def.group.clone(), r.def.version.clone(), r.def.plural.clone());
@@ -253,7 +244,6 @@ impl RegistryBuilder {
             by_path: HashMap::new(),
             by_kind: HashMap::new(),
             by_id: HashMap::new(),
-            pinned: Arc::default(),
         };
         for (def, conv) in self.defs {
             let path = (def.group.clone(), def.version.clone(), def.plural.clone());
@@ -277,10 +267,6 @@ pub struct Registries {
     /// Native admission and conversion of drydock's own kinds, attached by (group, kind)
     /// to the resources their CRDs serve.
     natives: HashMap<(String, String), NativeHooks>,
-    /// The version drydock's kinds served in several versions prefer, by group: the oldest
-    /// storage version among them, so that while some kinds of a group are still stored
-    /// (and their controllers speak) in it, the whole group answers in it.
-    native_preferred: Arc<HashMap<String, String>>,
 }
 
 struct NativeHooks {
@@ -290,15 +276,6 @@ struct NativeHooks {
 
 impl Registries {
     pub fn new(builtin: Arc<Registry>, natives: &[NativeKind]) -> Self {
-        let mut native_preferred: HashMap<String, String> = HashMap::new();
-        for k in natives.iter().filter(|k| k.conversion.is_some()) {
-            let Some(storage) = k.crd.spec.versions.iter().find(|v| v.storage) else { continue };
-            let preferred = native_preferred.entry(k.group().to_string()).or_insert_with(|| storage.name.clone());
-            let mut both = [preferred.clone(), storage.name.clone()];
-            crate::crd::sort_by_priority(&mut both);
-            let [_, oldest] = both;
-            *preferred = oldest;
-        }
         let natives = natives
             .iter()
             .map(|k| {
@@ -306,7 +283,7 @@ impl Registries {
                 ((k.group().to_string(), k.kind().to_string()), hooks)
             })
             .collect();
-        Self { builtin, clusters: RwLock::new(HashMap::new()), natives, native_preferred: Arc::new(native_preferred) }
+        Self { builtin, clusters: RwLock::new(HashMap::new()), natives }
     }
 
     /// The built-in kinds, served in every logical cluster.
@@ -330,17 +307,12 @@ impl Registries {
         if extra.is_empty() {
             clusters.remove(cluster);
         } else {
-            clusters.insert(Arc::from(cluster), Arc::new(self.builtin.with(extra, &self.native_preferred)));
+            clusters.insert(Arc::from(cluster), Arc::new(self.builtin.with(extra)));
         }
     }
 
     pub fn native_admission(&self, group: &str, kind: &str) -> Option<Arc<dyn Admission>> {
         self.natives.get(&(group.to_string(), kind.to_string()))?.admission.clone()
-    }
-
-    /// The version drydock's multi-version kinds of `group` prefer in discovery.
-    pub fn native_preferred(&self, group: &str) -> Option<&str> {
-        self.native_preferred.get(group).map(String::as_str)
     }
 
     /// drydock's own conversion of a kind it serves in several versions.

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Env, SAMPLE, kubectl, kubectl_ok};
+use common::{Env, SAMPLE, kubectl, kubectl_ok, v1beta1};
 use serde_json::Value;
 
 fn get_json(kc: &std::path::Path, what: &str) -> Value {
@@ -72,7 +72,7 @@ async fn manifests_apply_and_read_back_with_defaults() {
     assert_eq!(out.lines().count(), 8, "{out}");
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(UPSTREAM_STYLE));
 
-    let md = get_json(&kc, "machinedeployment/sample-workers");
+    let md = get_json(&kc, &v1beta1("machinedeployment/sample-workers"));
     assert_eq!(md["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"], "sample");
     assert_eq!(md["spec"]["selector"]["matchLabels"]["cluster.x-k8s.io/deployment-name"], "sample-workers");
     assert_eq!(md["spec"]["template"]["metadata"]["labels"]["cluster.x-k8s.io/deployment-name"], "sample-workers");
@@ -80,31 +80,50 @@ async fn manifests_apply_and_read_back_with_defaults() {
     assert_eq!(md["spec"]["minReadySeconds"], 0);
     assert_eq!(md["spec"]["template"]["spec"]["bootstrap"]["configRef"]["namespace"], "default");
 
-    let pct = get_json(&kc, "machinedeployment/md-percent");
+    let pct = get_json(&kc, &v1beta1("machinedeployment/md-percent"));
     assert_eq!(pct["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
     assert_eq!(pct["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], "50%");
     assert_eq!(pct["spec"]["selector"]["matchLabels"]["cluster.x-k8s.io/deployment-name"], "md-percent");
 
-    let ms = get_json(&kc, "machineset/ms-autoscaled");
+    let ms = get_json(&kc, &v1beta1("machineset/ms-autoscaled"));
     assert_eq!(ms["spec"]["replicas"], 2, "replicas default to the autoscaler min size");
     assert_eq!(ms["spec"]["deletePolicy"], "Random");
 
-    let kcp = get_json(&kc, "kubeadmcontrolplane/sample-control-plane");
+    let kcp = get_json(&kc, &v1beta1("kubeadmcontrolplane/sample-control-plane"));
     assert_eq!(kcp["spec"]["rolloutStrategy"]["type"], "RollingUpdate");
     assert_eq!(kcp["spec"]["rolloutStrategy"]["rollingUpdate"]["maxSurge"], 1);
     assert_eq!(kcp["spec"]["kubeadmConfigSpec"]["format"], "cloud-config");
 
-    let mhc = get_json(&kc, "machinehealthcheck/sample-workers");
+    let mhc = get_json(&kc, &v1beta1("machinehealthcheck/sample-workers"));
     assert_eq!(mhc["spec"]["maxUnhealthy"], "40%");
     assert_eq!(mhc["spec"]["nodeStartupTimeout"], "10m");
     assert_eq!(mhc["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"], "sample");
 
-    // Printer columns as upstream shows them.
-    let table = kubectl_ok(&kc, &["get", "machinedeployments"], None);
-    let header = table.lines().next().unwrap_or_default();
-    for col in ["NAME", "CLUSTER", "REPLICAS", "READY", "UPDATED", "UNAVAILABLE", "PHASE", "AGE", "VERSION"] {
-        assert!(header.contains(col), "{col} missing from {header}");
-    }
+    // Printer columns as upstream shows them, in the preferred version (v1beta2) and in v1beta1.
+    let header = |resource: &str| {
+        let table = kubectl_ok(&kc, &["get", resource], None);
+        table.lines().next().unwrap_or_default().split_whitespace().map(str::to_string).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        header("machinedeployments"),
+        [
+            "NAME",
+            "CLUSTER",
+            "AVAILABLE",
+            "DESIRED",
+            "CURRENT",
+            "READY",
+            "AVAILABLE",
+            "UP-TO-DATE",
+            "PHASE",
+            "AGE",
+            "VERSION"
+        ]
+    );
+    assert_eq!(
+        header(&v1beta1("machinedeployments")),
+        ["NAME", "CLUSTER", "REPLICAS", "READY", "UPDATED", "UNAVAILABLE", "PHASE", "AGE", "VERSION"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -151,7 +170,7 @@ async fn invalid_objects_and_forbidden_updates_are_refused() {
 
     let (ok, _, err) = kubectl(
         &kc,
-        &["patch", "mhc", "sample-workers", "--type", "merge", "-p", r#"{"spec":{"maxUnhealthy":"lots"}}"#],
+        &["patch", &v1beta1("mhc"), "sample-workers", "--type", "merge", "-p", r#"{"spec":{"maxUnhealthy":"lots"}}"#],
         None,
     );
     assert!(!ok);

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Env, eventually, kubectl, kubectl_ok};
+use common::{Env, eventually, kubectl, kubectl_ok, v1beta1};
 use serde_json::Value;
 
 /// Runs drydock with `kc` as KUBECONFIG (commands that take no connection flags run too).
@@ -182,10 +182,10 @@ async fn cli_against_a_provisioned_cluster() {
     let (ok, _, err) = drydock(&kc, &["get", "clusters", "--kubeconfig", &unreachable.to_string_lossy()]);
     assert!(!ok && err.contains("cannot reach the API server"), "--kubeconfig wins over KUBECONFIG: {err}");
 
-    // history / undo round trip: templates A, B, A, C.
+    // history / undo round trip: templates A, B, A, C (the history limit is a v1beta1 field).
     kubectl_ok(
         &kc,
-        &["patch", "md", "c1-md-0", "--type", "merge", "-p", r#"{"spec":{"revisionHistoryLimit":10}}"#],
+        &["patch", &v1beta1("md"), "c1-md-0", "--type", "merge", "-p", r#"{"spec":{"revisionHistoryLimit":10}}"#],
         None,
     );
     let tpl: Value =
@@ -303,7 +303,8 @@ async fn cli_against_a_provisioned_cluster() {
     let table = drydock_ok(&kc, &["get", "machinedeployments"]);
     let header: Vec<&str> = table.lines().next().unwrap_or_default().split_whitespace().collect();
     assert_eq!(header[0], "NAME");
-    assert!(header.contains(&"REPLICAS") && header.contains(&"PHASE"), "{table}");
+    // The preferred version's columns: v1beta2's.
+    assert!(["DESIRED", "UP-TO-DATE", "PHASE"].iter().all(|c| header.contains(c)), "{table}");
     let json: Value = serde_json::from_str(&drydock_ok(&kc, &["get", "md", "c1-md-0", "-o", "json"])).expect("json");
     assert_eq!(json["metadata"]["name"], "c1-md-0");
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     Env, SAMPLE, eventually, generated_fleet, json, kubectl, kubectl_ok, machines, ready_nodes, running, spawn_drydock,
-    wait, workload_kubeconfig,
+    v1beta1, wait, workload_kubeconfig,
 };
 use serde_json::Value;
 
@@ -27,8 +27,8 @@ async fn sample_provisions_scales_and_deletes() {
 
     wait("3 control plane machines and 3 workers Running", 2 * MINUTE, || running(&kc, "sample") == 6).await;
     wait("Cluster Provisioned and KubeadmControlPlane ready with 3 replicas", MINUTE, || {
-        let c = json(&kc, &["get", "cluster", "sample"]);
-        let kcp = json(&kc, &["get", "kcp", "sample-control-plane"]);
+        let c = json(&kc, &["get", &v1beta1("cluster"), "sample"]);
+        let kcp = json(&kc, &["get", &v1beta1("kcp"), "sample-control-plane"]);
         c["status"]["phase"] == "Provisioned" && kcp["status"]["readyReplicas"] == 3 && kcp["status"]["ready"] == true
     })
     .await;
@@ -50,7 +50,7 @@ async fn sample_provisions_scales_and_deletes() {
         None,
     );
     wait("5 control plane machines Running", 2 * MINUTE, || {
-        let kcp = json(&kc, &["get", "kcp", "sample-control-plane"]);
+        let kcp = json(&kc, &["get", &v1beta1("kcp"), "sample-control-plane"]);
         kcp["status"]["readyReplicas"] == 5 && running(&kc, "sample") == 6
     })
     .await;
@@ -60,7 +60,7 @@ async fn sample_provisions_scales_and_deletes() {
         None,
     );
     wait("back to 3 control plane machines", 2 * MINUTE, || {
-        let kcp = json(&kc, &["get", "kcp", "sample-control-plane"]);
+        let kcp = json(&kc, &["get", &v1beta1("kcp"), "sample-control-plane"]);
         kcp["status"]["replicas"] == 3 && kcp["status"]["readyReplicas"] == 3 && machines(&kc, "sample").len() == 4
     })
     .await;

@@ -15,7 +15,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Env, eventually, json, kubectl, kubectl_ok, ready_nodes, running, wait, workload_kubeconfig};
+use common::{Env, eventually, json, kubectl, kubectl_ok, ready_nodes, running, v1beta1, wait, workload_kubeconfig};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::dev::v1beta1::DevMachine;
 use drydock_provider_inmemory::machine::STARTED_ANNOTATION;
@@ -109,8 +109,8 @@ impl Variant {
         let machines = (self.control_plane + self.workers) as usize;
         wait("every Machine Running", WAIT, || running(&kc, cluster) == machines).await;
         wait("Cluster Provisioned and its control plane ready", WAIT, || {
-            let c = json(&kc, &["get", "cluster", cluster]);
-            let kcp = json(&kc, &["get", "kcp", &format!("{cluster}-control-plane")]);
+            let c = json(&kc, &["get", &v1beta1("cluster"), cluster]);
+            let kcp = json(&kc, &["get", &v1beta1("kcp"), &format!("{cluster}-control-plane")]);
             c["status"]["phase"] == "Provisioned"
                 && c["status"]["infrastructureReady"] == true
                 && kcp["status"]["ready"] == true
@@ -158,7 +158,7 @@ fn check_dev_objects(kc: &Path, cluster: &str, machines: usize) {
 /// The docker backend's failure domains reach the Cluster, and its control plane Machines
 /// are placed in them.
 fn check_failure_domains(kc: &Path, cluster: &str) {
-    let c = json(kc, &["get", "cluster", cluster]);
+    let c = json(kc, &["get", &v1beta1("cluster"), cluster]);
     let offered: Vec<&String> =
         c["status"]["failureDomains"].as_object().map(|m| m.keys().collect()).unwrap_or_default();
     assert_eq!(offered, ["fd-a", "fd-b"], "{c:#}");

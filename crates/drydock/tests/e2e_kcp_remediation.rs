@@ -15,7 +15,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::{Env, eventually, kubectl_ok, logs};
+use common::{Env, eventually, kubectl_ok, logs, v1beta1};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
@@ -291,7 +291,7 @@ async fn first_machine_that_never_comes_up_is_replaced() {
     let p = json!({"spec": {"machineTemplate": {"infrastructureRef": {"name": format!("{cluster}-cp-fast")}}}});
     kubectl_ok(
         &kc,
-        &["patch", "kubeadmcontrolplane", &format!("{cluster}-cp"), "--type", "merge", "-p", &p.to_string()],
+        &["patch", &v1beta1("kcp"), &format!("{cluster}-cp"), "--type", "merge", "-p", &p.to_string()],
         None,
     );
     let kcp = control_plane(&mgmt, cluster).await.expect("control plane");

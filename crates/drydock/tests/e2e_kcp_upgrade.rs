@@ -16,7 +16,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Env, eventually, kubectl, kubectl_ok, logs};
+use common::{Env, eventually, kubectl, kubectl_ok, logs, v1beta1};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
@@ -227,7 +227,7 @@ impl Watchers {
 fn patch_kcp(kc: &Path, cluster: &str, patch: serde_json::Value) -> (bool, String, String) {
     kubectl(
         kc,
-        &["patch", "kubeadmcontrolplane", &format!("{cluster}-cp"), "--type", "merge", "-p", &patch.to_string()],
+        &["patch", &v1beta1("kcp"), &format!("{cluster}-cp"), "--type", "merge", "-p", &patch.to_string()],
         None,
     )
 }

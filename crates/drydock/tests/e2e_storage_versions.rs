@@ -178,11 +178,11 @@ async fn ipam_claims_read_and_write_in_v1alpha1_v1beta1_and_v1beta2() {
     assert_eq!(stored_in, r#"["v1beta2"]"#);
 }
 
-/// Discovery prefers the version drydock's controllers speak: a group whose kinds have all
-/// moved to v1beta2 storage prefers v1beta2, one with kinds still stored in v1beta1 prefers
-/// v1beta1 for all its kinds (so a plain `kubectl get` shows what their controllers write).
+/// Discovery prefers a group's newest version, as kube-apiserver does, whatever version
+/// its kinds are stored in: a plain `kubectl get` answers in v1beta2 without a deprecation
+/// warning, and v1beta1 stays one qualified name away.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn discovery_prefers_the_version_a_group_is_stored_in() {
+async fn discovery_prefers_the_newest_version() {
     let env = Env::start(false).await;
     let kc = env.kubeconfig(None);
     let preferred = |group: &str| -> Value {
@@ -190,15 +190,22 @@ async fn discovery_prefers_the_version_a_group_is_stored_in() {
             .expect("APIGroup");
         doc["preferredVersion"]["version"].clone()
     };
-    assert_eq!(preferred("ipam.cluster.x-k8s.io"), "v1beta2", "every IPAM kind is stored in v1beta2");
-    assert_eq!(preferred("cluster.x-k8s.io"), "v1beta1", "Clusters and Machines are still stored in v1beta1");
-    // ClusterClass is stored in v1beta2, yet answers in its group's preferred version.
-    let cc = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata: {name: cc, namespace: default}\n\
-              spec:\n  infrastructure: {templateRef: {apiVersion: x.example/v1, kind: T, name: t}}\n  \
-              controlPlane: {templateRef: {apiVersion: x.example/v1, kind: T, name: t}}\n";
-    kubectl_ok(&kc, &["apply", "-f", "-"], Some(cc));
-    let read: Value = serde_json::from_str(&kubectl_ok(&kc, &["get", "clusterclass", "cc", "-o", "json"], None))
-        .expect("ClusterClass");
-    assert_eq!(read["apiVersion"], "cluster.x-k8s.io/v1beta1");
-    assert_eq!(read["spec"]["infrastructure"]["ref"]["kind"], "T", "{read}");
+    for group in
+        ["cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "ipam.cluster.x-k8s.io"]
+    {
+        assert_eq!(preferred(group), "v1beta2", "{group}");
+    }
+    let cluster = "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata: {name: c, namespace: default}\n\
+                   spec: {paused: true}\n";
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(cluster));
+    let (ok, out, stderr) = kubectl(&kc, &["get", "cluster", "c", "-o", "json"], None);
+    assert!(ok, "{stderr}");
+    let read: Value = serde_json::from_str(&out).expect("Cluster");
+    assert_eq!(read["apiVersion"], "cluster.x-k8s.io/v1beta2");
+    assert_eq!(read["spec"]["paused"], true, "{read}");
+    assert!(!stderr.contains("deprecated"), "no warning for the preferred version: {stderr}");
+    let (ok, out, stderr) = kubectl(&kc, &["get", "clusters.v1beta1.cluster.x-k8s.io", "c", "-o", "json"], None);
+    assert!(ok, "{stderr}");
+    assert_eq!(serde_json::from_str::<Value>(&out).expect("Cluster")["apiVersion"], "cluster.x-k8s.io/v1beta1");
+    assert!(stderr.contains("cluster.x-k8s.io/v1beta1 Cluster is deprecated"), "{stderr}");
 }

@@ -68,7 +68,6 @@ pub fn resources(
     let storage = spec.versions.iter().find(|v| v.storage).ok_or(drydock_api::resource::CrdError::NoVersion)?;
     let native_conversion =
         registries.native_conversion(&spec.group, &spec.names.kind).map(|c| (c, RefLookup::new(registries, cluster)));
-    let converts_natively = native_conversion.is_some();
     let converter = Arc::new(Converter::new(crd, native_conversion)?);
     let contract_version = contract_version(crd);
     // Objects written before the storage version changed stay in their version until
@@ -82,16 +81,8 @@ pub fn resources(
     let native = registries.native_admission(&spec.group, &spec.names.kind);
     let mut served: Vec<_> = spec.versions.iter().filter(|v| v.served).collect();
     let mut names: Vec<String> = served.iter().map(|v| v.name.clone()).collect();
+    // Versions in kube-apiserver's priority: the first is the preferred one.
     sort_by_priority(&mut names);
-    // drydock's own kinds prefer the version their controllers speak (the storage version,
-    // or the group's older one while some of its kinds are still stored there), so that
-    // `kubectl get` shows the status those controllers write.
-    let native_preferred = registries.native_preferred(&spec.group).filter(|v| names.iter().any(|n| n == v));
-    let preferred = native_preferred.unwrap_or(&storage.name).to_string();
-    if converts_natively && let Some(i) = names.iter().position(|n| *n == preferred) {
-        let preferred = names.remove(i);
-        names.insert(0, preferred);
-    }
     served.sort_by_key(|v| names.iter().position(|n| *n == v.name));
     let storage_selectable: Vec<String> =
         storage.selectable_fields.iter().flatten().map(|f| f.json_path.trim_start_matches('.').to_string()).collect();

@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Map, Value, json};
 
-use super::resolve::{gvk_of, resolve};
+use super::resolve::{gvk_of, resolve_gvk};
 use super::{Global, connect, print_objects, with_type};
 
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -69,7 +69,7 @@ pub async fn apply(g: &Global, file: &str) -> anyhow::Result<String> {
     let mut written: Vec<Value> = Vec::new();
     for mut doc in docs {
         let gvk = gvk_of(&doc)?;
-        let r = resolve(&client, &gvk.kind, &server).await?;
+        let r = resolve_gvk(&client, &gvk, &server).await?;
         let name = doc["metadata"]["name"].as_str().context("object has no metadata.name")?.to_string();
         let ns = doc["metadata"]["namespace"]
             .as_str()

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use super::resolve::resolve;
 use super::table;
 use super::{Global, OutputFormat, connect, print_objects};
+use drydock_controllers::framework::contract::ContractVersions;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct DescribeArgs {
@@ -97,9 +98,15 @@ async fn list_by_cluster(
     Ok(out)
 }
 
+/// Reads a referenced object; a v1beta2 reference names only the API group, and the
+/// version comes from the CRD's contract labels, as core looks it up.
 async fn get_ref(client: &kube::Client, ns: &str, r: &Value) -> Option<Value> {
-    let (av, kind, name) = (r["apiVersion"].as_str()?, r["kind"].as_str()?, r["name"].as_str()?);
-    let ar = drydock_controllers::external::api_resource(av, kind);
+    let (kind, name) = (r["kind"].as_str()?, r["name"].as_str()?);
+    let av = match r["apiVersion"].as_str() {
+        Some(av) => av.to_string(),
+        None => ContractVersions::new(client.clone()).api_version(r["apiGroup"].as_str()?, kind).await.ok()?,
+    };
+    let ar = drydock_controllers::external::api_resource(&av, kind);
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
     let obj = api.get_opt(name).await.ok()??;
     let mut v = serde_json::to_value(obj).ok()?;

@@ -30,6 +30,23 @@ pub async fn resolve(client: &kube::Client, name: &str, server: &str) -> anyhow:
     bail!("the server doesn't have a resource type \"{name}\" (try `drydock get crds` or `kubectl api-resources`)")
 }
 
+/// Looks up the resource serving exactly `gvk` (what a manifest's apiVersion and kind name).
+pub async fn resolve_gvk(client: &kube::Client, gvk: &GroupVersionKind, server: &str) -> anyhow::Result<Resolved> {
+    let discovery = Discovery::new(client.clone())
+        .filter(&[gvk.group.as_str()])
+        .run_aggregated()
+        .await
+        .map_err(|e| super::connect::explain(e, server))?;
+    match discovery.resolve_gvk(gvk) {
+        Some((resource, caps)) => Ok(Resolved { namespaced: caps.scope == Scope::Namespaced, resource }),
+        None => bail!(
+            "no matches for kind \"{}\" in version \"{}\" (is its CRD installed?)",
+            gvk.kind,
+            if gvk.group.is_empty() { gvk.version.clone() } else { format!("{}/{}", gvk.group, gvk.version) }
+        ),
+    }
+}
+
 fn matches(ar: &ApiResource, _caps: &ApiCapabilities, want: &str) -> bool {
     ar.plural == want || ar.kind.to_ascii_lowercase() == want || short_names(&ar.kind).contains(&want)
 }

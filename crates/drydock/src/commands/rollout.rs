@@ -55,7 +55,8 @@ pub enum RolloutCommand {
         #[command(flatten)]
         output: ObjectOutput,
     },
-    /// Replace every machine (sets spec.rolloutAfter to the next whole second).
+    /// Replace every machine (sets spec.rollout.after, v1beta1's spec.rolloutAfter, to the
+    /// next whole second).
     Restart {
         /// machinedeployment/NAME or kubeadmcontrolplane/NAME (md/, kcp/ accepted).
         target: String,
@@ -344,7 +345,7 @@ async fn run_restart(g: &Global, t: &str) -> anyhow::Result<(String, bool)> {
     let next_second =
         jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 1).context("computing the restart time")?;
     let after = next_second.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-    let written = tg.patch(&json!({"spec": {"rolloutAfter": after}})).await?;
+    let written = tg.patch(&super::rollout_status::rollout_after_patch(&obj, &after)).await?;
     tg.done(g, &written, "restarted")
 }
 

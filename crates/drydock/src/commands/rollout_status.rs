@@ -12,7 +12,7 @@ use anyhow::Context;
 use drydock_api::capi::keys::REVISION_ANNOTATION;
 use jiff::Timestamp;
 use kube::api::{Api, DynamicObject, ListParams};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::rollout::{Kind, Target, target};
 use super::{Global, connect};
@@ -51,8 +51,28 @@ fn observed(o: &Value) -> bool {
     int(&o["status"]["observedGeneration"]) >= int(&o["metadata"]["generation"])
 }
 
+/// `spec.rollout.after` (v1beta2) or `spec.rolloutAfter` (v1beta1): the CLI reads whichever
+/// version discovery prefers.
 fn rollout_after(o: &Value) -> Option<Timestamp> {
-    o["spec"]["rolloutAfter"].as_str()?.parse().ok()
+    o["spec"]["rollout"]["after"].as_str().or(o["spec"]["rolloutAfter"].as_str())?.parse().ok()
+}
+
+/// The merge patch setting the rollout-after time of `o`, in `o`'s version.
+pub fn rollout_after_patch(o: &Value, after: &str) -> Value {
+    if is_v1beta1(o) {
+        json!({"spec": {"rolloutAfter": after}})
+    } else {
+        json!({"spec": {"rollout": {"after": after}}})
+    }
+}
+
+fn is_v1beta1(o: &Value) -> bool {
+    o["apiVersion"].as_str().is_some_and(|v| v.ends_with("/v1beta1"))
+}
+
+/// Replicas with the latest spec: `upToDateReplicas` (v1beta2), `updatedReplicas` (v1beta1).
+fn up_to_date(status: &Value) -> i64 {
+    int(if status.get("upToDateReplicas").is_some() { &status["upToDateReplicas"] } else { &status["updatedReplicas"] })
 }
 
 fn revision(ms: &Value) -> u64 {
@@ -63,7 +83,7 @@ fn revision(ms: &Value) -> u64 {
 pub fn machine_deployment(md: &Value, sets: &[Value]) -> State {
     let wanted = md["spec"]["replicas"].as_i64().unwrap_or(1);
     let st = &md["status"];
-    let (updated, available) = (int(&st["updatedReplicas"]), int(&st["availableReplicas"]));
+    let (updated, available) = (up_to_date(st), int(&st["availableReplicas"]));
     let live: Vec<&Value> = sets.iter().filter(|s| !deleting(s)).collect();
     let current = live.iter().copied().max_by_key(|s| (revision(s), created(s)));
     let mut state = State {
@@ -101,7 +121,7 @@ pub fn machine_deployment(md: &Value, sets: &[Value]) -> State {
 pub fn control_plane(kcp: &Value, machines: &[Value]) -> State {
     let wanted = kcp["spec"]["replicas"].as_i64().unwrap_or(1);
     let st = &kcp["status"];
-    let (updated, available) = (int(&st["updatedReplicas"]), int(&st["readyReplicas"]));
+    let (updated, available) = (up_to_date(st), int(&st["readyReplicas"]));
     let mut current: Vec<String> = machines.iter().filter(|m| !deleting(m)).map(name).collect();
     current.sort();
     // Creation times have whole seconds: a Machine created within rolloutAfter's second

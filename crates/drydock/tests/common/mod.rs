@@ -325,6 +325,25 @@ pub fn json(kc: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&kubectl_ok(kc, &a, None)).unwrap_or(Value::Null)
 }
 
+/// The v1beta1 resource for what a user types (`kcp`, `md/NAME`, `cluster`...): a plain
+/// name gets the preferred version, v1beta2, so tests of v1beta1 fields name v1beta1.
+pub fn v1beta1(what: &str) -> String {
+    let (kind, name) = what.split_once('/').map_or((what, None), |(k, n)| (k, Some(n)));
+    let resource = match kind {
+        "cluster" | "clusters" => "clusters.v1beta1.cluster.x-k8s.io",
+        "machine" | "machines" => "machines.v1beta1.cluster.x-k8s.io",
+        "md" | "machinedeployment" | "machinedeployments" => "machinedeployments.v1beta1.cluster.x-k8s.io",
+        "ms" | "machineset" | "machinesets" => "machinesets.v1beta1.cluster.x-k8s.io",
+        "mhc" | "machinehealthcheck" | "machinehealthchecks" => "machinehealthchecks.v1beta1.cluster.x-k8s.io",
+        "kcp" | "kubeadmcontrolplane" | "kubeadmcontrolplanes" => {
+            "kubeadmcontrolplanes.v1beta1.controlplane.cluster.x-k8s.io"
+        }
+        "kubeadmconfig" | "kubeadmconfigs" => "kubeadmconfigs.v1beta1.bootstrap.cluster.x-k8s.io",
+        other => panic!("no v1beta1 resource known for {other:?}"),
+    };
+    name.map_or_else(|| resource.to_string(), |n| format!("{resource}/{n}"))
+}
+
 /// Machines of a cluster: name → phase.
 pub fn machines(kc: &Path, cluster: &str) -> HashMap<String, String> {
     let v = json(kc, &["get", "machines", "-l", &format!("cluster.x-k8s.io/cluster-name={cluster}")]);
