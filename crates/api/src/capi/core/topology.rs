@@ -1,13 +1,5 @@
 //! `Cluster.spec.topology`: a Cluster shaped by a ClusterClass.
 
-/// What a Cluster with `spec.topology` is told, at admission and in its
-/// `TopologyReconciled` condition, while drydock has no topology controller.
-pub const TOPOLOGY_NOT_RECONCILED_MESSAGE: &str = "drydock has no topology controller yet: nothing creates \
-     this Cluster's infrastructure cluster, control plane and workers from its ClusterClass";
-/// What a ClusterClass is told at admission while drydock has no topology controller.
-pub const CLUSTER_CLASS_NOT_RECONCILED_MESSAGE: &str = "drydock has no topology controller yet: ClusterClasses \
-     are stored and validated, but Clusters using them are not provisioned";
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -16,6 +8,14 @@ use serde_json::Value;
 use super::clusterclass::{MachineHealthCheckClass, MachineTimeouts, WorkerMachineLimits, Workers};
 use super::machinedeployment::MachineDeploymentStrategy;
 use crate::capi::common::ObjectMeta;
+
+/// What a Cluster with `spec.topology` is told, at admission and in its
+/// `TopologyReconciled` condition, while drydock has no topology controller.
+pub const TOPOLOGY_NOT_RECONCILED_MESSAGE: &str = "drydock has no topology controller yet: nothing creates \
+     this Cluster's infrastructure cluster, control plane and workers from its ClusterClass";
+/// What a ClusterClass is told at admission while drydock has no topology controller.
+pub const CLUSTER_CLASS_NOT_RECONCILED_MESSAGE: &str = "drydock has no topology controller yet: ClusterClasses \
+     are stored and validated, but Clusters using them are not provisioned";
 
 /// The ClusterClass a Cluster uses and the values it fills in.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
