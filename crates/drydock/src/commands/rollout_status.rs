@@ -1,7 +1,8 @@
 //! `drydock rollout status`: waits for the rollout the object asks for, including one that
 //! has not started yet. A rollout is pending while the controller has not observed the
-//! latest generation, and while `spec.rolloutAfter` (set by `rollout restart`, possibly by
-//! another client a moment ago) has not been acted on: for a MachineDeployment, until a
+//! latest generation, and while `spec.rollout.after` (v1beta1: `spec.rolloutAfter`; set by
+//! `rollout restart`, possibly by another client a moment ago) has not been acted on: for a
+//! MachineDeployment, until a
 //! MachineSet created at or after it holds every replica; for a KubeadmControlPlane, until
 //! every control plane Machine was created after it (the controllers' rules).
 
@@ -57,6 +58,11 @@ fn rollout_after(o: &Value) -> Option<Timestamp> {
     o["spec"]["rollout"]["after"].as_str().or(o["spec"]["rolloutAfter"].as_str())?.parse().ok()
 }
 
+/// The path of the rollout-after time in `o`'s version, for messages.
+fn rollout_after_field(o: &Value) -> &'static str {
+    if o["spec"]["rolloutAfter"].is_string() { "spec.rolloutAfter" } else { "spec.rollout.after" }
+}
+
 /// The merge patch setting the rollout-after time of `o`, in `o`'s version.
 pub fn rollout_after_patch(o: &Value, after: &str) -> Value {
     if is_v1beta1(o) {
@@ -98,7 +104,7 @@ pub fn machine_deployment(md: &Value, sets: &[Value]) -> State {
     state.waiting_for = if !observed(md) {
         "the controller to observe the latest spec".into()
     } else if let Some(after) = after.filter(|a| current.is_none_or(|c| created(c).is_none_or(|t| t < *a))) {
-        format!("a MachineSet created at or after spec.rolloutAfter ({after})")
+        format!("a MachineSet created at or after {} ({after})", rollout_after_field(md))
     } else if let Some(c) = current.filter(|c| {
         !observed(c)
             || int(&c["spec"]["replicas"]) != wanted
@@ -131,7 +137,7 @@ pub fn control_plane(kcp: &Value, machines: &[Value]) -> State {
     let waiting_for = if !observed(kcp) {
         "the controller to observe the latest spec".into()
     } else if let (Some(after), Some(m)) = (after, older) {
-        format!("Machine {} (created before spec.rolloutAfter {after}) to be replaced", name(m))
+        format!("Machine {} (created before {} {after}) to be replaced", name(m), rollout_after_field(kcp))
     } else if let Some(m) = machines.iter().find(|m| deleting(m)) {
         format!("Machine {} to be deleted", name(m))
     } else if updated != wanted
@@ -244,6 +250,20 @@ mod tests {
                 "annotations": {REVISION_ANNOTATION: rev}},
             "spec": {"replicas": replicas},
             "status": {"observedGeneration": 1, "replicas": replicas, "availableReplicas": replicas}})
+    }
+
+    #[test]
+    fn v1beta2_objects_are_read_in_their_own_fields() {
+        let md = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "metadata": {"name": "md", "generation": 2},
+            "spec": {"replicas": 2, "rollout": {"after": "2026-01-01T00:10:00Z"}},
+            "status": {"observedGeneration": 2, "replicas": 2, "upToDateReplicas": 1, "availableReplicas": 2}});
+        let old = ms("old", "1", "2026-01-01T00:00:00Z", 2);
+        let s = machine_deployment(&md, std::slice::from_ref(&old));
+        assert_eq!(s.updated, 1, "upToDateReplicas");
+        assert!(!s.done && s.waiting_for.contains("spec.rollout.after (2026-01-01T00:10:00Z)"), "{s:?}");
+        assert_eq!(rollout_after_patch(&md, "t"), json!({"spec": {"rollout": {"after": "t"}}}));
+        let v1 = json!({"apiVersion": "cluster.x-k8s.io/v1beta1"});
+        assert_eq!(rollout_after_patch(&v1, "t"), json!({"spec": {"rolloutAfter": "t"}}));
     }
 
     #[test]
