@@ -311,7 +311,14 @@ async fn provider_simulates_clusters_and_machines() {
     assert_eq!(membership.members.len(), 2);
     assert_eq!(membership.leader.as_deref(), Some("cp-0"));
 
-    // Idle: no controller writes at all.
+    // Idle: once the join's last writes have landed (they may trail its readiness), no
+    // controller writes at all.
+    eventually("the controllers to settle after the join", wait, || async {
+        let before = controller_writes();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        (controller_writes() == before).then_some(())
+    })
+    .await;
     let before = controller_writes();
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(controller_writes(), before, "an idle fleet writes nothing");
