@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{SAMPLE, eventually, free_port, process_client, spawn_drydock};
+use common::{SAMPLE, eventually, free_port, process_client, quiet, spawn_drydock};
 use drydock::instance::{Instance, Options};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::{Cluster, Machine};
@@ -255,7 +255,7 @@ async fn sample_cluster_provisions_and_scales_its_control_plane() {
 
     // Idle: the control plane and the provider write nothing.
     let mine = ["kubeadmcontrolplane", "inmemorymachine", "inmemorycluster"];
-    let before = writes_of(&mine);
+    let before = quiet("the last writes to land", Duration::from_secs(30), || async { writes_of(&mine) }).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert_eq!(writes_of(&mine), before, "an idle control plane writes nothing");
 

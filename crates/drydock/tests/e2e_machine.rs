@@ -428,7 +428,7 @@ async fn standalone_machines_run_and_delete() {
         }
         v
     };
-    let before = versions().await;
+    let before = common::quiet("the last writes to land", WAIT, versions).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(versions().await, before, "an idle cluster was written to");
 

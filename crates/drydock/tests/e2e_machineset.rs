@@ -30,7 +30,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use serde_json::{Value, json};
 
-use common::{Env, eventually};
+use common::{Env, eventually, quiet};
 
 const NS: &str = "default";
 const WAIT: Duration = Duration::from_secs(60);
@@ -410,13 +410,7 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
     // Settled (the last status changes have rippled from Machines to the set to the
     // deployment), an idle deployment makes no writes at all.
     let counts = || (writes("machineset"), writes("machinedeployment"));
-    eventually("the controllers to go quiet", WAIT, || async {
-        let seen = counts();
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        (counts() == seen).then_some(())
-    })
-    .await;
-    let before = counts();
+    let before = quiet("the controllers to go quiet", WAIT, || async { counts() }).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert_eq!(counts(), before, "idle controllers wrote");
 

@@ -133,6 +133,28 @@ where
     }
 }
 
+/// Waits (up to `timeout`) until what `read` returns stays the same for half a second, and
+/// returns it: the baseline of an idle check, taken once the last writes of what the test
+/// just caused have landed.
+pub async fn quiet<T, F, Fut>(what: &str, timeout: Duration, mut read: F) -> T
+where
+    T: PartialEq,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut last = read().await;
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = read().await;
+        if now == last {
+            return now;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
+        last = now;
+    }
+}
+
 pub const SAMPLE: &str = include_str!("../data/cluster-in-memory.yaml");
 
 /// `drydock generate cluster NAME --startup-duration 0s ARGS...` without its
