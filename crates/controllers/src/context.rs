@@ -159,7 +159,7 @@ impl Context {
         informers.nodes = all_workload_clusters.map(WorkloadNodes::new);
         Arc::new(Self {
             events: Events::new(client.clone()),
-            contracts: ContractVersions::new(client.clone()),
+            contracts: ContractVersions::new(client.clone(), settings.clock.clone()),
             client,
             informers,
             workload,

@@ -361,11 +361,12 @@ fn class_manifest(dev: &str, acme: &str) -> String {
 }
 
 /// A class's template references are checked against the versions their providers'
-/// contract labels list (drydock's own kinds and a provider CRD the user installed), and
-/// every template it references gets the class as an owner.
+/// contract labels list (drydock's own kinds and a provider CRD the user installed), again
+/// when the provider is upgraded, and every template it references gets the class as an
+/// owner.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clusterclass_flags_outdated_template_versions_and_owns_its_templates() {
-    let env = Env::start(true).await;
+    let env = Env::start_paused().await;
     let kc = env.kubeconfig(None);
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(THIRD_PARTY_PROVIDER));
     kubectl_ok(
@@ -417,4 +418,18 @@ async fn a_clusterclass_flags_outdated_template_versions_and_owns_its_templates(
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&class_manifest("v1beta2", "v1beta1")));
     let current = eventually("RefVersionsUpToDate True", WAIT, ref_versions("True")).await;
     assert_eq!(current["reason"], "RefVersionsUpToDate");
+
+    // The provider is upgraded to the v1beta2 contract; CRDs are not watched, and the class
+    // is looked at again within the resync period.
+    let upgraded = THIRD_PARTY_PROVIDER
+        .replace("labels: {cluster.x-k8s.io/v1beta1: v1alpha1_v1beta1}", "labels: {cluster.x-k8s.io/v1beta1: v1alpha1_v1beta1, cluster.x-k8s.io/v1beta2: v1beta2}")
+        .replace("  - {name: v1beta1, served: true, storage: true,", "  - {name: v1beta2, served: true, storage: false, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}\n  - {name: v1beta1, served: true, storage: true,");
+    assert_ne!(upgraded, THIRD_PARTY_PROVIDER);
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&upgraded));
+    env.clock.advance(Duration::from_secs(600));
+    let behind = eventually("RefVersionsUpToDate False after the upgrade", WAIT, ref_versions("False")).await;
+    assert_eq!(
+        behind["message"],
+        "* AcmeMachineTemplate acme: apiVersion infrastructure.acme.example/v1beta1 should be infrastructure.acme.example/v1beta2"
+    );
 }

@@ -7,6 +7,7 @@ mod refs;
 mod variables;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use drydock_api::capi::core::v1beta2::ClusterClass;
 use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
@@ -21,6 +22,9 @@ use crate::framework::{Error, Result};
 use crate::{Context, Running};
 
 const CONTROLLER: &str = "clusterclass";
+/// CRDs are not watched: a provider upgrade that moves a contract label is seen this often
+/// (controller-runtime's default resync period).
+const RECHECK: Duration = Duration::from_secs(600);
 
 struct State {
     ctx: Arc<Context>,
@@ -70,5 +74,5 @@ async fn reconcile(cc: Arc<ClusterClass>, state: Arc<State>) -> Result<Requeue> 
     if !missing.is_empty() {
         return Err(Error::Missing(missing.join(", ")));
     }
-    Ok(Requeue::await_change())
+    Ok(Requeue::after(RECHECK))
 }

@@ -4,27 +4,31 @@
 //! here, against whatever API server the controllers run on.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use drydock_api::capi::contract;
+use jiff::Timestamp;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use parking_lot::Mutex;
 
+use crate::framework::clock::Clock;
 use crate::framework::{Error, Result};
 
 /// How long a CRD's answer is reused: providers are upgraded rarely, reconciles are many.
 const TTL: Duration = Duration::from_secs(10);
 
-/// The contract versions of provider kinds, cached per `(group, kind)`.
+/// The contract versions of provider kinds, cached per `(group, kind)` on the controllers'
+/// clock.
 pub struct ContractVersions {
     client: kube::Client,
-    cache: Mutex<HashMap<(String, String), (String, Instant)>>,
+    clock: Clock,
+    cache: Mutex<HashMap<(String, String), (String, Timestamp)>>,
 }
 
 impl ContractVersions {
-    pub fn new(client: kube::Client) -> Self {
-        Self { client, cache: Mutex::default() }
+    pub fn new(client: kube::Client, clock: Clock) -> Self {
+        Self { client, clock, cache: Mutex::default() }
     }
 
     /// The `group/version` to use for `kind` of `group`: the newest version its CRD's
@@ -32,7 +36,7 @@ impl ContractVersions {
     pub async fn api_version(&self, group: &str, kind: &str) -> Result<String> {
         let key = (group.to_string(), kind.to_string());
         if let Some((v, at)) = self.cache.lock().get(&key)
-            && at.elapsed() < TTL
+            && self.clock.since(*at) < TTL
         {
             return Ok(v.clone());
         }
@@ -48,7 +52,7 @@ impl ContractVersions {
             )
         })?;
         let api_version = format!("{group}/{version}");
-        self.cache.lock().insert(key, (api_version.clone(), Instant::now()));
+        self.cache.lock().insert(key, (api_version.clone(), self.clock.now()));
         Ok(api_version)
     }
 }

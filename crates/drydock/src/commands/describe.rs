@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use super::resolve::resolve;
 use super::table;
 use super::{Global, OutputFormat, connect, print_objects};
+use drydock_controllers::framework::clock::Clock;
 use drydock_controllers::framework::contract::ContractVersions;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -104,7 +105,10 @@ async fn get_ref(client: &kube::Client, ns: &str, r: &Value) -> Option<Value> {
     let (kind, name) = (r["kind"].as_str()?, r["name"].as_str()?);
     let av = match r["apiVersion"].as_str() {
         Some(av) => av.to_string(),
-        None => ContractVersions::new(client.clone()).api_version(r["apiGroup"].as_str()?, kind).await.ok()?,
+        None => ContractVersions::new(client.clone(), Clock::system())
+            .api_version(r["apiGroup"].as_str()?, kind)
+            .await
+            .ok()?,
     };
     let ar = drydock_controllers::external::api_resource(&av, kind);
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
