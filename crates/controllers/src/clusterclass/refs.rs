@@ -15,20 +15,12 @@ use crate::framework::contract::ContractVersions;
 
 /// Every template the class references, each once, in spec order.
 pub fn template_refs(cc: &ClusterClass) -> Vec<&VersionedTemplateReference> {
-    let spec = &cc.spec;
-    let workers = spec.workers.as_ref();
-    let deployments = workers.and_then(|w| w.machine_deployments.as_ref()).into_iter().flatten();
-    let pools = workers.and_then(|w| w.machine_pools.as_ref()).into_iter().flatten();
-    let mut refs = vec![&spec.infrastructure.template_ref, &spec.control_plane.template_ref];
-    refs.extend(spec.control_plane.machine_infrastructure.as_ref().map(|m| &m.template_ref));
-    refs.extend(deployments.flat_map(|d| [&d.bootstrap.template_ref, &d.infrastructure.template_ref]));
-    refs.extend(pools.flat_map(|p| [&p.bootstrap.template_ref, &p.infrastructure.template_ref]));
-    let mut seen = Vec::with_capacity(refs.len());
-    refs.retain(|r| {
-        let new = !seen.contains(r);
-        seen.push(*r);
-        new
-    });
+    let mut refs: Vec<&VersionedTemplateReference> = Vec::new();
+    for (r, _) in cc.template_refs() {
+        if !refs.contains(&r) {
+            refs.push(r);
+        }
+    }
     refs
 }
 

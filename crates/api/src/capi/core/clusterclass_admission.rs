@@ -33,7 +33,7 @@ impl KindAdmission for ClusterClassAdmission {
     fn validate(&self, cc: &ClusterClass, _old: Option<&ClusterClass>) -> Vec<FieldError> {
         let spec = FieldPath::new("spec");
         let mut errs = Vec::new();
-        for (r, path) in template_refs(cc, &spec) {
+        for (r, path) in cc.template_refs() {
             errs.extend(validate_template_ref(r, &path));
         }
         if let Some(h) = &cc.spec.control_plane.health_check {
@@ -85,33 +85,6 @@ fn validate_rollout_strategy(s: &TopologyRolloutStrategy, path: &FieldPath) -> V
     let fields: [(&str, Option<&IntOrString>); 2] =
         [("maxSurge", ru.max_surge.as_ref()), ("maxUnavailable", ru.max_unavailable.as_ref())];
     fields.into_iter().filter_map(|(name, v)| intstr::validate_field(v, &p.child(name))).collect()
-}
-
-/// The template references of a class, with their field paths.
-fn template_refs<'a>(cc: &'a ClusterClass, spec: &FieldPath) -> Vec<(&'a VersionedTemplateReference, FieldPath)> {
-    let template_ref = |p: FieldPath| p.child("templateRef");
-    let mut out = vec![(&cc.spec.infrastructure.template_ref, template_ref(spec.child("infrastructure")))];
-    let cp = &cc.spec.control_plane;
-    let cp_path = spec.child("controlPlane");
-    out.push((&cp.template_ref, template_ref(cp_path.clone())));
-    if let Some(mi) = &cp.machine_infrastructure {
-        out.push((&mi.template_ref, template_ref(cp_path.child("machineInfrastructure"))));
-    }
-    let workers = spec.child("workers");
-    if let Some(w) = &cc.spec.workers {
-        let deployments = w.machine_deployments.iter().flatten().map(|m| (&m.bootstrap, &m.infrastructure));
-        let pools = w.machine_pools.iter().flatten().map(|m| (&m.bootstrap, &m.infrastructure));
-        for (kind, templates) in
-            [("machineDeployments", deployments.collect::<Vec<_>>()), ("machinePools", pools.collect())]
-        {
-            for (i, (bootstrap, infrastructure)) in templates.into_iter().enumerate() {
-                let p = workers.child(kind).index(i);
-                out.push((&bootstrap.template_ref, template_ref(p.child("bootstrap"))));
-                out.push((&infrastructure.template_ref, template_ref(p.child("infrastructure"))));
-            }
-        }
-    }
-    out
 }
 
 fn validate_template_ref(r: &VersionedTemplateReference, path: &FieldPath) -> Vec<FieldError> {

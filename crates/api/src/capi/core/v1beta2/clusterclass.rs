@@ -13,6 +13,7 @@ use super::topology::{
     ControlPlaneHealthCheckRemediation, TopologyHealthCheckChecks, TopologyMachineDeploymentDeletion,
     TopologyRolloutStrategy, WorkerHealthCheckRemediation,
 };
+use crate::admission::FieldPath;
 use crate::capi::common::{MachineTaint, ObjectMeta, VersionedTemplateReference};
 
 /// Desired state of a ClusterClass.
@@ -263,6 +264,37 @@ pub struct ClusterClassUpgradeExternal {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 512))]
     pub generate_upgrade_plan_extension: Option<String>,
+}
+
+impl ClusterClass {
+    /// Every template reference of the class, in spec order, with its field path (a
+    /// template used twice is listed twice).
+    pub fn template_refs(&self) -> Vec<(&VersionedTemplateReference, FieldPath)> {
+        let spec = FieldPath::new("spec");
+        let template_ref = |p: FieldPath| p.child("templateRef");
+        let mut out = vec![(&self.spec.infrastructure.template_ref, template_ref(spec.child("infrastructure")))];
+        let cp = &self.spec.control_plane;
+        let cp_path = spec.child("controlPlane");
+        out.push((&cp.template_ref, template_ref(cp_path.clone())));
+        if let Some(mi) = &cp.machine_infrastructure {
+            out.push((&mi.template_ref, template_ref(cp_path.child("machineInfrastructure"))));
+        }
+        let workers = spec.child("workers");
+        if let Some(w) = &self.spec.workers {
+            let deployments = w.machine_deployments.iter().flatten().map(|m| (&m.bootstrap, &m.infrastructure));
+            let pools = w.machine_pools.iter().flatten().map(|m| (&m.bootstrap, &m.infrastructure));
+            for (kind, templates) in
+                [("machineDeployments", deployments.collect::<Vec<_>>()), ("machinePools", pools.collect())]
+            {
+                for (i, (bootstrap, infrastructure)) in templates.into_iter().enumerate() {
+                    let p = workers.child(kind).index(i);
+                    out.push((&bootstrap.template_ref, template_ref(p.child("bootstrap"))));
+                    out.push((&infrastructure.template_ref, template_ref(p.child("infrastructure"))));
+                }
+            }
+        }
+        out
+    }
 }
 
 crate::capi::conditions::impl_has_deprecated_conditions!(ClusterClass);
