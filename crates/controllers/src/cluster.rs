@@ -23,7 +23,7 @@ use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet, c
 use drydock_api::capi::dev::v1beta2::DevCluster;
 use drydock_api::capi::inmemory::InMemoryCluster;
 use drydock_api::capi::keys::{CLUSTER_FINALIZER, PAUSED_ANNOTATION, has_annotation};
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner;
 use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, names as v2names};
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -81,7 +81,6 @@ struct State {
 
 #[derive(Clone, Debug, PartialEq)]
 struct ControlPlaneGate {
-    ready: bool,
     initialized: bool,
     deleting: bool,
     failed: bool,
@@ -179,16 +178,22 @@ impl State {
     /// Control planes update their status often; only what the Cluster mirrors matters.
     fn cluster_of_changed_control_plane(&self, o: &KubeadmControlPlane) -> Vec<ObjectRef<Cluster>> {
         let s = o.status.as_ref();
+        let failure = s.and_then(|s| s.deprecated.as_ref()).and_then(|d| d.v1beta1.as_ref());
         let gate = ControlPlaneGate {
-            ready: s.and_then(|s| s.ready).unwrap_or(false),
-            initialized: s.and_then(|s| s.initialized).unwrap_or(false),
+            initialized: s.and_then(|s| s.initialization.as_ref()?.control_plane_initialized).unwrap_or(false),
             deleting: o.metadata.deletion_timestamp.is_some(),
-            failed: s.is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some()),
+            failed: failure.is_some_and(|f| f.failure_reason.is_some() || f.failure_message.is_some()),
             owner: owner::find_owner(&o.metadata, "cluster.x-k8s.io", "Cluster").map(|r| r.name.clone()),
             ready_condition: o.get_condition(conditions::READY).cloned(),
             v1beta2: (
                 gate_conditions(o.v1beta2_conditions(), ROLLUP_TYPES),
-                replica_gate(o.spec.replicas, s.and_then(|s| s.replicas), s.and_then(|s| s.v1beta2.as_ref())),
+                [
+                    o.spec.replicas,
+                    s.and_then(|s| s.replicas),
+                    s.and_then(|s| s.ready_replicas),
+                    s.and_then(|s| s.available_replicas),
+                    s.and_then(|s| s.up_to_date_replicas),
+                ],
             ),
         };
         let ns = o.metadata.namespace.as_deref().unwrap_or_default();

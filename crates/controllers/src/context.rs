@@ -7,7 +7,7 @@ use drydock_api::capi::core::v1beta2::MachineHealthCheck;
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
-use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
+use drydock_api::capi::kubeadm::v1beta2::{KubeadmConfig, KubeadmControlPlane};
 use kube::api::Api;
 
 use crate::framework::Error;

@@ -9,6 +9,7 @@ use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::{Value, json};
 
+use crate::context::Context;
 use crate::framework::{Error, Result, write};
 
 /// The API resource of a referenced kind (plural by the Kubernetes convention).
@@ -21,16 +22,19 @@ pub fn api_resource(api_version: &str, kind: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), &plural)
 }
 
-/// API handle for objects of a reference's kind in `namespace`.
-pub fn api_for(client: &kube::Client, namespace: &str, r: &ObjectReference) -> Api<DynamicObject> {
+/// API handle for objects of a reference's kind in `namespace`, in the version its
+/// provider's CRD lists for the contract: a reference written in an older version keeps
+/// working once that version is no longer served (upstream's reference contract update).
+pub async fn api_for(ctx: &Context, namespace: &str, r: &ObjectReference) -> Api<DynamicObject> {
+    let r = ctx.contracts.current(r).await;
     let ar = api_resource(r.api_version.as_deref().unwrap_or_default(), r.kind.as_deref().unwrap_or_default());
-    Api::namespaced_with(client.clone(), namespace, &ar)
+    Api::namespaced_with(ctx.client.clone(), namespace, &ar)
 }
 
 /// Reads a referenced object; `None` when it does not exist.
-pub async fn get(client: &kube::Client, namespace: &str, r: &ObjectReference) -> Result<Option<DynamicObject>> {
+pub async fn get(ctx: &Context, namespace: &str, r: &ObjectReference) -> Result<Option<DynamicObject>> {
     let name = r.name.as_deref().unwrap_or_default();
-    Ok(api_for(client, namespace, r).get_opt(name).await?)
+    Ok(api_for(ctx, namespace, r).await.get_opt(name).await?)
 }
 
 /// A reference to a dynamic object.
@@ -58,13 +62,11 @@ pub struct CloneSpec<'a> {
 
 /// Creates an object from `<Kind>Template.spec.template` (kind without the `Template`
 /// suffix), as upstream's external.CreateFromTemplate does. Returns its reference.
-/// An object of that name that already exists is reused (idempotent across retries).
-pub async fn clone_from_template(
-    client: &kube::Client,
-    controller: &str,
-    spec: CloneSpec<'_>,
-) -> Result<ObjectReference> {
-    let tpl = get(client, spec.namespace, spec.template).await?.ok_or_else(|| {
+/// An object of that name that already exists is reused (idempotent across retries). The
+/// clone is made in the template kind's current contract version.
+pub async fn clone_from_template(ctx: &Context, controller: &str, spec: CloneSpec<'_>) -> Result<ObjectReference> {
+    let template = ctx.contracts.current(spec.template).await;
+    let tpl = get(ctx, spec.namespace, &template).await?.ok_or_else(|| {
         Error::Missing(format!(
             "template {} {}/{}",
             spec.template.kind.as_deref().unwrap_or_default(),
@@ -74,7 +76,7 @@ pub async fn clone_from_template(
     })?;
     let tpl_kind = spec.template.kind.as_deref().unwrap_or_default();
     let kind = tpl_kind.strip_suffix("Template").unwrap_or(tpl_kind).to_string();
-    let api_version = spec.template.api_version.clone().unwrap_or_default();
+    let api_version = template.api_version.clone().unwrap_or_default();
     let inner = &tpl.data["spec"]["template"];
     let mut labels: BTreeMap<String, String> =
         serde_json::from_value(inner["metadata"]["labels"].clone()).unwrap_or_default();
@@ -103,7 +105,8 @@ pub async fn clone_from_template(
         "spec": inner.get("spec").cloned().unwrap_or(Value::Object(Default::default())),
     });
     let obj: DynamicObject = serde_json::from_value(obj)?;
-    let api = Api::<DynamicObject>::namespaced_with(client.clone(), spec.namespace, &api_resource(&api_version, &kind));
+    let api =
+        Api::<DynamicObject>::namespaced_with(ctx.client.clone(), spec.namespace, &api_resource(&api_version, &kind));
     let created = match write::create(&api, controller, &obj).await {
         Ok(o) => o,
         Err(kube::Error::Api(s)) if s.code == 409 => api.get(spec.name).await?,

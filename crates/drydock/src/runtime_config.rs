@@ -86,15 +86,15 @@ mod tests {
     #[test]
     fn switches_versions_off_and_on_as_kube_apiserver_spells_them() {
         let mut kinds = drydock_api::capi::kinds();
-        let rc = RuntimeConfig::parse(&["bootstrap.cluster.x-k8s.io/v1beta2=false"]).expect("parse");
+        let rc = RuntimeConfig::parse(&["bootstrap.cluster.x-k8s.io/v1beta1=false"]).expect("parse");
         rc.apply(&mut kinds).expect("apply");
-        assert!(!served(&kinds, "KubeadmConfig", "v1beta2"));
-        assert!(served(&kinds, "KubeadmConfig", "v1beta1"));
+        assert!(!served(&kinds, "KubeadmConfig", "v1beta1"));
+        assert!(served(&kinds, "KubeadmConfig", "v1beta2"));
         let rc =
-            RuntimeConfig::parse(&["bootstrap.cluster.x-k8s.io/v1beta2=false, bootstrap.cluster.x-k8s.io/v1beta2"])
+            RuntimeConfig::parse(&["bootstrap.cluster.x-k8s.io/v1beta1=false, bootstrap.cluster.x-k8s.io/v1beta1"])
                 .expect("parse");
         rc.apply(&mut kinds).expect("apply");
-        assert!(served(&kinds, "KubeadmConfig", "v1beta2"), "a later entry wins");
+        assert!(served(&kinds, "KubeadmConfig", "v1beta1"), "a later entry wins");
     }
 
     #[test]
@@ -108,5 +108,8 @@ mod tests {
         let storage = RuntimeConfig::parse(&["cluster.x-k8s.io/v1beta1=false"]).expect("parse");
         let err = storage.apply(&mut kinds).expect_err("storage version");
         assert!(err.to_string().contains("storage version of Cluster"), "{err}");
+        let storage = RuntimeConfig::parse(&["controlplane.cluster.x-k8s.io/v1beta2=false"]).expect("parse");
+        let err = storage.apply(&mut kinds).expect_err("storage version");
+        assert!(err.to_string().contains("storage version of KubeadmControlPlane"), "{err}");
     }
 }

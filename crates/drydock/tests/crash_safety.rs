@@ -10,7 +10,6 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,7 +20,7 @@ use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
 use parking_lot::Mutex;
 use serde_json::json;
 
-fn start(dir: &Path) -> Child {
+fn start(dir: &Path) -> common::Process {
     common::spawn_drydock(dir, "127.0.0.1:0")
 }
 

@@ -7,13 +7,12 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{
-    Env, SAMPLE, eventually, generated_fleet, json, kubectl, kubectl_ok, machines, ready_nodes, running, spawn_drydock,
-    v1beta1, wait, workload_kubeconfig,
+    Env, SAMPLE, generated_fleet, json, kubeconfig_of, kubectl, kubectl_ok, machines, ready_nodes, running,
+    spawn_drydock, v1beta1, wait, workload_kubeconfig,
 };
 use serde_json::Value;
 
@@ -124,16 +123,6 @@ async fn startup_durations_are_honoured_and_zero_is_fast() {
             at.as_second() - created.as_second()
         );
     }
-}
-
-async fn kubeconfig_of(dir: &Path) -> std::path::PathBuf {
-    let path = dir.join("kubeconfig");
-    eventually("drydock to listen", MINUTE, || {
-        let ok = path.exists() && kubectl(&path, &["get", "ns", "default"], None).0;
-        async move { ok.then_some(()) }
-    })
-    .await;
-    path
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -301,7 +301,9 @@ async fn template_rotation_restart_and_certificates_roll_machines() {
     // maxSurge 0: a Machine goes before its replacement comes.
     let watchers = Watchers::start(&mgmt, &workload, cluster, 3, 2).await;
 
-    // Template metadata and timeouts propagate in place: same Machines.
+    // Template metadata and timeouts propagate in place: same Machines. The control plane
+    // keeps the timeout in v1beta2's whole seconds, so its Machines show it as a Go
+    // duration, as upstream's do.
     let (ok, _, err) = patch_kcp(
         &kc,
         cluster,
@@ -313,7 +315,7 @@ async fn template_rotation_restart_and_certificates_roll_machines() {
         (names(&ms) == names(&first)
             && ms.iter().all(|m| {
                 m.labels().get("tier").map(String::as_str) == Some("gold")
-                    && m.spec.node_drain_timeout.as_deref() == Some("5m")
+                    && m.spec.node_drain_timeout.as_deref() == Some("5m0s")
             }))
         .then_some(())
     })

@@ -6,6 +6,7 @@
 #![cfg(unix)]
 
 mod common;
+use common::Process;
 
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -37,35 +38,9 @@ async fn client(addr: &str) -> kube::Client {
     common::process_client(port).await
 }
 
-/// A drydock process, killed when dropped unless it already exited: a failing test
-/// leaves no server behind.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-impl std::ops::Deref for Process {
-    type Target = Child;
-    fn deref(&self) -> &Child {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Process {
-    fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
-    }
-}
-
 /// Starts `drydock up` on `dir` and returns the process, its address and a client.
-async fn start(dir: &Path) -> (Process, String, kube::Client) {
-    let child = Process(common::spawn_drydock(dir, "127.0.0.1:0"));
+async fn start(dir: &Path) -> (common::Process, String, kube::Client) {
+    let child = common::spawn_drydock(dir, "127.0.0.1:0");
     let addr = server_address(dir).await;
     let client = client(&addr).await;
     (child, addr, client)

@@ -1,7 +1,8 @@
 //! Changing which version stores and serves a kind, as a user does it: a CRD moves its
 //! storage to a new version, `drydock migrate storage` rewrites what was stored in the old
 //! one, and the old version can then go; `--runtime-config` switches versions of drydock's
-//! own kinds off (never the one objects are stored in).
+//! own kinds off (never the one objects are stored in), and what is stored keeps working
+//! without them.
 
 mod common;
 
@@ -9,8 +10,12 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Env, eventually, kubectl, kubectl_ok};
+use common::{
+    Env, SAMPLE, eventually, json, kubeconfig_of, kubectl, kubectl_ok, running, spawn_drydock, spawn_drydock_with, wait,
+};
 use serde_json::Value;
+
+const MINUTE: Duration = Duration::from_secs(60);
 
 fn crd(versions: &[(&str, bool)]) -> String {
     let versions: Vec<Value> = versions
@@ -101,18 +106,18 @@ async fn migrate_storage_rewrites_objects_so_the_old_version_can_go() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runtime_config_switches_a_version_off() {
     let mut env = Env::start_with_runtime_config(&[
-        "bootstrap.cluster.x-k8s.io/v1beta2=false",
+        "bootstrap.cluster.x-k8s.io/v1beta1=false",
         "ipam.cluster.x-k8s.io/v1alpha1=false",
     ])
     .await;
     let kc = env.kubeconfig(None);
-    let (ok, _, err) = kubectl(&kc, &["get", "kubeadmconfigs.v1beta2.bootstrap.cluster.x-k8s.io"], None);
-    assert!(!ok, "v1beta2 is switched off");
+    let (ok, _, err) = kubectl(&kc, &["get", "kubeadmconfigs.v1beta1.bootstrap.cluster.x-k8s.io"], None);
+    assert!(!ok, "v1beta1 is switched off");
     assert!(err.contains("the server doesn't have a resource type") || err.contains("NotFound"), "{err}");
-    kubectl_ok(&kc, &["get", "kubeadmconfigs.v1beta1.bootstrap.cluster.x-k8s.io"], None);
+    kubectl_ok(&kc, &["get", "kubeadmconfigs.v1beta2.bootstrap.cluster.x-k8s.io"], None);
     let groups = kubectl_ok(&kc, &["api-versions"], None);
     let served = |v: &str| groups.lines().any(|l| l == v);
-    assert!(served("bootstrap.cluster.x-k8s.io/v1beta1") && !served("bootstrap.cluster.x-k8s.io/v1beta2"), "{groups}");
+    assert!(!served("bootstrap.cluster.x-k8s.io/v1beta1") && served("bootstrap.cluster.x-k8s.io/v1beta2"), "{groups}");
     assert!(served("cluster.x-k8s.io/v1beta2"), "other groups keep v1beta2: {groups}");
     assert!(!served("ipam.cluster.x-k8s.io/v1alpha1") && served("ipam.cluster.x-k8s.io/v1beta1"), "{groups}");
     env.instance.stop_controllers().await;
@@ -122,6 +127,10 @@ async fn runtime_config_switches_a_version_off() {
     for (flag, stores) in [
         ("cluster.x-k8s.io/v1beta1=false", "v1beta1 is the storage version of Cluster"),
         ("cluster.x-k8s.io/v1beta2=false", "v1beta2 is the storage version of ClusterClass, MachineHealthCheck"),
+        (
+            "bootstrap.cluster.x-k8s.io/v1beta2=false",
+            "v1beta2 is the storage version of KubeadmConfig, KubeadmConfigTemplate",
+        ),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
         let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
@@ -208,4 +217,49 @@ async fn discovery_prefers_the_newest_version() {
     assert!(ok, "{stderr}");
     assert_eq!(serde_json::from_str::<Value>(&out).expect("Cluster")["apiVersion"], "cluster.x-k8s.io/v1beta1");
     assert!(stderr.contains("cluster.x-k8s.io/v1beta1 Cluster is deprecated"), "{stderr}");
+}
+
+/// The kubeadm kinds are stored in v1beta2, so their v1beta1 can be switched off: a cluster
+/// applied from v1beta1 manifests (its references naming v1beta1) keeps working after a
+/// restart without v1beta1, and grows: new control plane Machines and workers get their
+/// KubeadmConfigs through v1beta2, the references resolved by the CRDs' contract labels.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubeadm_v1beta1_switched_off_after_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = spawn_drydock(dir.path(), "127.0.0.1:0");
+    let kc = kubeconfig_of(dir.path()).await;
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(SAMPLE));
+    wait("6 machines Running", 3 * MINUTE, || running(&kc, "sample") == 6).await;
+    let (ok, out, err) = drydock(&kc, &["migrate", "storage"]);
+    assert!(ok, "{out}{err}");
+    child.kill().expect("kill");
+    child.wait().expect("reap");
+
+    let off = "bootstrap.cluster.x-k8s.io/v1beta1=false,controlplane.cluster.x-k8s.io/v1beta1=false";
+    let mut child = spawn_drydock_with(dir.path(), "127.0.0.1:0", &["--runtime-config", off]);
+    let kc = kubeconfig_of(dir.path()).await;
+    for old in [
+        "/apis/bootstrap.cluster.x-k8s.io/v1beta1/namespaces/default/kubeadmconfigs",
+        "/apis/controlplane.cluster.x-k8s.io/v1beta1/namespaces/default/kubeadmcontrolplanes",
+    ] {
+        let (ok, _, err) = kubectl(&kc, &["get", "--raw", old], None);
+        assert!(!ok && err.contains("NotFound"), "{old} is switched off: {err}");
+    }
+    let configs = kubectl_ok(&kc, &["get", "kubeadmconfigs.v1beta2.bootstrap.cluster.x-k8s.io", "-o", "name"], None);
+    assert_eq!(configs.lines().count(), 6, "every KubeadmConfig stays: {configs}");
+    let kcp = kubectl_ok(&kc, &["get", "kcp", "sample-control-plane", "-o", "jsonpath={.status.readyReplicas}"], None);
+    assert_eq!(kcp, "3");
+
+    kubectl_ok(&kc, &["scale", "md", "sample-workers", "--replicas=4"], None);
+    kubectl_ok(&kc, &["scale", "kcp", "sample-control-plane", "--replicas=5"], None);
+    wait("9 machines Running", 3 * MINUTE, || running(&kc, "sample") == 9).await;
+    let configs = json(&kc, &["get", "kubeadmconfigs"]);
+    let items = configs["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 9);
+    assert!(
+        items.iter().all(|c| c["status"]["initialization"]["dataSecretCreated"] == true),
+        "every config rendered: {configs}"
+    );
+    child.kill().expect("kill");
+    child.wait().expect("reap");
 }

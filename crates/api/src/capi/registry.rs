@@ -209,14 +209,12 @@ fn listed() -> Vec<NativeKind> {
         hub_stored::<core::conversion::MachineHealthCheckConversion, _>(core::MachineHealthCheckAdmission),
         hub_stored::<core::conversion::MachinePoolConversion, _>(core::MachinePoolAdmission),
         hub_stored::<core::conversion::MachineDrainRuleConversion, _>(core::MachineDrainRuleAdmission),
-        spoke_stored::<kubeadm::conversion::KubeadmControlPlaneConversion, _>(kubeadm::KubeadmControlPlaneAdmission),
-        spoke_stored::<kubeadm::conversion::KubeadmControlPlaneTemplateConversion, _>(
+        hub_stored::<kubeadm::conversion::KubeadmControlPlaneConversion, _>(kubeadm::KubeadmControlPlaneAdmission),
+        hub_stored::<kubeadm::conversion::KubeadmControlPlaneTemplateConversion, _>(
             kubeadm::KubeadmControlPlaneTemplateAdmission,
         ),
-        spoke_stored::<kubeadm::conversion::KubeadmConfigConversion, _>(kubeadm::KubeadmConfigAdmission),
-        spoke_stored::<kubeadm::conversion::KubeadmConfigTemplateConversion, _>(
-            kubeadm::KubeadmConfigTemplateAdmission,
-        ),
+        hub_stored::<kubeadm::conversion::KubeadmConfigConversion, _>(kubeadm::KubeadmConfigAdmission),
+        hub_stored::<kubeadm::conversion::KubeadmConfigTemplateConversion, _>(kubeadm::KubeadmConfigTemplateAdmission),
         entry::<inmemory::InMemoryCluster>(typed(inmemory::InMemoryClusterAdmission)),
         entry::<inmemory::InMemoryClusterTemplate>(typed(inmemory::InMemoryClusterTemplateAdmission)),
         entry::<inmemory::InMemoryMachine>(typed(inmemory::InMemoryMachineAdmission)),
@@ -293,6 +291,36 @@ mod tests {
                 .map(|(v, storage, deprecated)| (v.to_string(), storage, deprecated));
             assert_eq!(versions, want, "{plural}");
         }
+    }
+
+    #[test]
+    fn kubeadm_kinds_are_stored_and_admitted_in_v1beta2() {
+        let crds = crds();
+        for plural in
+            ["kubeadmconfigs", "kubeadmconfigtemplates", "kubeadmcontrolplanes", "kubeadmcontrolplanetemplates"]
+        {
+            let crd = crds.iter().find(|c| c.spec.names.plural == plural).expect(plural);
+            let versions: Vec<(&str, bool, bool)> =
+                crd.spec.versions.iter().map(|v| (v.name.as_str(), v.storage, v.deprecated == Some(true))).collect();
+            assert_eq!(versions, [("v1beta1", false, true), ("v1beta2", true, false)], "{plural}");
+        }
+        // A v1beta1 write is admitted as its v1beta2 form: errors name v1beta2 paths.
+        let defs = resources();
+        let def = defs.iter().find(|d| d.kind == "KubeadmControlPlane" && d.version == "v1beta1").expect("kcp");
+        let mut kcp = serde_json::json!({
+            "apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane",
+            "metadata": { "name": "cp", "namespace": "ns" },
+            "spec": {
+                "replicas": 3, "version": "v1.30.2",
+                "machineTemplate": { "infrastructureRef": { "apiVersion": "infrastructure.example/v1", "kind": "M", "name": "m" } },
+                "kubeadmConfigSpec": {},
+                "rolloutStrategy": { "rollingUpdate": { "maxSurge": 2 } }
+            }
+        });
+        let admission = def.admission.as_ref().expect("admission");
+        let errs = admission.admit(&mut kcp, None, crate::admission::Operation::Create).expect("converted");
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["spec.rollout.strategy.rollingUpdate.maxSurge"]);
     }
 
     #[test]

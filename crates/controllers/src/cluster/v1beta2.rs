@@ -386,13 +386,12 @@ fn control_plane_counters(obj: &Referenced) -> ClusterReplicaCounters {
     match obj {
         Referenced::KubeadmControlPlane(o) => {
             let s = o.status.as_ref();
-            let v = s.and_then(|s| s.v1beta2.as_ref());
             ClusterReplicaCounters {
                 desired_replicas: Some(o.spec.replicas.unwrap_or(1)),
                 replicas: s.and_then(|s| s.replicas),
-                ready_replicas: v.and_then(|v| v.ready_replicas),
-                available_replicas: v.and_then(|v| v.available_replicas),
-                up_to_date_replicas: v.and_then(|v| v.up_to_date_replicas),
+                ready_replicas: s.and_then(|s| s.ready_replicas),
+                available_replicas: s.and_then(|s| s.available_replicas),
+                up_to_date_replicas: s.and_then(|s| s.up_to_date_replicas),
             }
         }
         Referenced::Dynamic(o) => {

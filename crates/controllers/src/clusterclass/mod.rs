@@ -64,7 +64,7 @@ async fn reconcile(cc: Arc<ClusterClass>, state: Arc<State>) -> Result<Requeue> 
     for r in refs::template_refs(&cc) {
         let found = state
             .templates
-            .ensure(&state.ctx.client, CONTROLLER, &namespace, &refs::object_ref(r, &namespace), cc.as_ref())
+            .ensure(&state.ctx, CONTROLLER, &namespace, &refs::object_ref(r, &namespace), cc.as_ref())
             .await?;
         if !found {
             missing.push(format!("{} {namespace}/{}", r.kind, r.name));

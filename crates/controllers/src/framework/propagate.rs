@@ -5,8 +5,11 @@
 //! manager ([`super::apply`]): keys the owner stops propagating are removed, keys other
 //! actors set are left alone.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use drydock_api::capi::conversion::seconds_to_duration;
+use drydock_api::capi::core::v1beta2::MachineDeletionSpec;
 use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, Machine, MachineSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -19,27 +22,42 @@ use crate::framework::referenced;
 
 /// The node timeouts a template gives its Machines (MachineSets and control planes alike).
 pub struct NodeTimeouts<'a> {
-    pub drain: Option<&'a str>,
-    pub volume_detach: Option<&'a str>,
-    pub deletion: &'a str,
+    pub drain: Option<Cow<'a, str>>,
+    pub volume_detach: Option<Cow<'a, str>>,
+    pub deletion: Cow<'a, str>,
 }
 
 impl<'a> NodeTimeouts<'a> {
     pub fn new(drain: Option<&'a str>, volume_detach: Option<&'a str>, deletion: Option<&'a str>) -> Self {
         // Machine admission defaults an unset deletion timeout; wanting the default keeps
         // the two from undoing each other on every reconcile.
-        Self { drain, volume_detach, deletion: deletion.unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT) }
+        Self {
+            drain: drain.map(Cow::Borrowed),
+            volume_detach: volume_detach.map(Cow::Borrowed),
+            deletion: Cow::Borrowed(deletion.unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT)),
+        }
+    }
+
+    /// From v1beta2's whole seconds, as the Go durations v1beta1 Machines hold.
+    pub fn from_seconds(deletion: Option<&MachineDeletionSpec>) -> NodeTimeouts<'static> {
+        let d = deletion.cloned().unwrap_or_default();
+        NodeTimeouts {
+            drain: seconds_to_duration(d.node_drain_timeout_seconds).map(Cow::Owned),
+            volume_detach: seconds_to_duration(d.node_volume_detach_timeout_seconds).map(Cow::Owned),
+            deletion: seconds_to_duration(d.node_deletion_timeout_seconds)
+                .map_or(Cow::Borrowed(DEFAULT_NODE_DELETION_TIMEOUT), Cow::Owned),
+        }
     }
 
     pub fn is_applied(&self, spec: &MachineSpec) -> bool {
-        spec.node_drain_timeout.as_deref() == self.drain
-            && spec.node_volume_detach_timeout.as_deref() == self.volume_detach
-            && spec.node_deletion_timeout.as_deref() == Some(self.deletion)
+        spec.node_drain_timeout.as_deref() == self.drain.as_deref()
+            && spec.node_volume_detach_timeout.as_deref() == self.volume_detach.as_deref()
+            && spec.node_deletion_timeout.as_deref() == Some(&*self.deletion)
     }
 
     pub fn apply(&self, spec: &mut MachineSpec) {
-        spec.node_drain_timeout = self.drain.map(str::to_string);
-        spec.node_volume_detach_timeout = self.volume_detach.map(str::to_string);
+        spec.node_drain_timeout = self.drain.as_deref().map(str::to_string);
+        spec.node_volume_detach_timeout = self.volume_detach.as_deref().map(str::to_string);
         spec.node_deletion_timeout = Some(self.deletion.to_string());
     }
 }
@@ -83,7 +101,7 @@ impl MachineFields<'_> {
             ApplyConfig::for_object(m),
             &self.labels,
             &self.annotations,
-            [t.drain, t.volume_detach, Some(t.deletion)],
+            [t.drain.as_deref(), t.volume_detach.as_deref(), Some(&*t.deletion)],
         )
     }
 
@@ -208,12 +226,12 @@ pub async fn sync_referenced(
         Cached::Stale(meta) => *meta,
         Cached::Settled => return Ok(()),
         Cached::Unknown if !changed => return Ok(()),
-        Cached::Unknown => match external::get(&ctx.client, namespace, r).await? {
+        Cached::Unknown => match external::get(ctx, namespace, r).await? {
             Some(obj) if obj.metadata.deletion_timestamp.is_none() && stale(&obj.metadata) => obj.metadata,
             _ => return Ok(()),
         },
     };
-    let api = external::api_for(&ctx.client, namespace, r);
+    let api = external::api_for(ctx, namespace, r).await;
     match apply::apply(&api, who.controller, &meta, who.manager, &config()).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),

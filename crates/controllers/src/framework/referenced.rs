@@ -22,7 +22,7 @@ use drydock_api::capi::conditions::{Condition, HasConditions};
 use drydock_api::capi::core::{FailureDomainSpec, MachineAddress};
 use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
-use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
+use drydock_api::capi::kubeadm::v1beta2::{KubeadmConfig, KubeadmControlPlane};
 use drydock_api::capi::owner::api_group;
 use drydock_api::capi::v1beta2_conditions::{Condition as MetaCondition, HasV1Beta2Conditions};
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -122,7 +122,7 @@ pub(crate) fn cached(ctx: &Context, namespace: &str, r: &ObjectReference) -> Opt
 pub(crate) async fn read(ctx: &Context, namespace: &str, r: &ObjectReference) -> Result<Option<Referenced>> {
     match cached(ctx, namespace, r) {
         Some(obj) => Ok(obj),
-        None => Ok(external::get(&ctx.client, namespace, r).await?.map(|o| Referenced::Dynamic(Box::new(o)))),
+        None => Ok(external::get(ctx, namespace, r).await?.map(|o| Referenced::Dynamic(Box::new(o)))),
     }
 }
 
@@ -157,6 +157,12 @@ impl Referenced {
         match self {
             Self::DevMachine(o) if flag == "provisioned" => o.status.as_ref()?.initialization.as_ref()?.provisioned,
             Self::DevCluster(o) if flag == "provisioned" => o.status.as_ref()?.initialization.as_ref()?.provisioned,
+            Self::KubeadmConfig(o) if flag == "dataSecretCreated" => {
+                o.status.as_ref()?.initialization.as_ref()?.data_secret_created
+            }
+            Self::KubeadmControlPlane(o) if flag == "controlPlaneInitialized" => {
+                o.status.as_ref()?.initialization.as_ref()?.control_plane_initialized
+            }
             _ => self.dynamic_flag(&["status", "initialization", flag]),
         }
     }
@@ -171,9 +177,7 @@ impl Referenced {
             Self::InMemoryMachine(o) => o.status.as_ref().and_then(|s| s.ready),
             Self::InMemoryCluster(o) => o.status.as_ref().and_then(|s| s.ready),
             // On the v1beta2 contract: no `status.ready`.
-            Self::DevMachine(_) | Self::DevCluster(_) => None,
-            Self::KubeadmConfig(o) => o.status.as_ref().and_then(|s| s.ready),
-            Self::KubeadmControlPlane(o) => o.status.as_ref().and_then(|s| s.ready),
+            Self::DevMachine(_) | Self::DevCluster(_) | Self::KubeadmConfig(_) | Self::KubeadmControlPlane(_) => None,
             Self::Dynamic(_) => self.dynamic_flag(&["status", "ready"]),
         }
     }
@@ -193,11 +197,8 @@ impl Referenced {
     /// The control plane contract's `status.initialization.controlPlaneInitialized` (v1beta2)
     /// or `status.initialized` (v1beta1).
     pub fn control_plane_initialized(&self) -> bool {
-        let v1beta1 = match self {
-            Self::KubeadmControlPlane(o) => o.status.as_ref().and_then(|s| s.initialized),
-            _ => self.dynamic_flag(&["status", "initialized"]),
-        };
-        self.initialization("controlPlaneInitialized").or(v1beta1).unwrap_or(false)
+        let v1beta1 = || self.dynamic_flag(&["status", "initialized"]);
+        self.initialization("controlPlaneInitialized").or_else(v1beta1).unwrap_or(false)
     }
 
     /// Whether a control plane is ready: `status.ready` (v1beta1). The v1beta2 contract has
@@ -261,10 +262,12 @@ impl Referenced {
         let pick = |r: Option<&String>, m: Option<&String>| (r.cloned(), m.cloned());
         match self {
             Self::KubeadmConfig(o) => {
-                o.status.as_ref().map_or((None, None), |s| pick(s.failure_reason.as_ref(), s.failure_message.as_ref()))
+                let d = o.status.as_ref().and_then(|s| s.deprecated.as_ref()).and_then(|d| d.v1beta1.as_ref());
+                d.map_or((None, None), |s| pick(s.failure_reason.as_ref(), s.failure_message.as_ref()))
             }
             Self::KubeadmControlPlane(o) => {
-                o.status.as_ref().map_or((None, None), |s| pick(s.failure_reason.as_ref(), s.failure_message.as_ref()))
+                let d = o.status.as_ref().and_then(|s| s.deprecated.as_ref()).and_then(|d| d.v1beta1.as_ref());
+                d.map_or((None, None), |s| pick(s.failure_reason.as_ref(), s.failure_message.as_ref()))
             }
             _ => {
                 (field(self.dynamic(&["status", "failureReason"])), field(self.dynamic(&["status", "failureMessage"])))
@@ -376,7 +379,7 @@ pub(crate) async fn adopt(
     };
     let namespace = obj.meta().namespace.as_deref().unwrap_or_default();
     let name = obj.meta().name.as_deref().unwrap_or_default();
-    merge_patch(&dynamic_api(ctx, namespace, r), controller, name, &patch).await?;
+    merge_patch(&dynamic_api(ctx, namespace, r).await, controller, name, &patch).await?;
     Ok(true)
 }
 
@@ -394,7 +397,7 @@ pub(crate) async fn delete(
         return Ok(false);
     }
     let name = r.name.as_deref().unwrap_or_default();
-    match dynamic_api(ctx, namespace, r).delete(name, &DeleteParams::default()).await {
+    match dynamic_api(ctx, namespace, r).await.delete(name, &DeleteParams::default()).await {
         Ok(answer) => {
             metrics::write(controller);
             // The answer is the object as it stood (still there while finalizers remain) or a
@@ -406,8 +409,8 @@ pub(crate) async fn delete(
     }
 }
 
-fn dynamic_api(ctx: &Context, namespace: &str, r: &ObjectReference) -> Api<DynamicObject> {
-    external::api_for(&ctx.client, namespace, r)
+async fn dynamic_api(ctx: &Context, namespace: &str, r: &ObjectReference) -> Api<DynamicObject> {
+    external::api_for(ctx, namespace, r).await
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use kube::ResourceExt;
 use parking_lot::Mutex;
 use serde_json::json;
 
+use crate::context::Context;
 use crate::external;
 use crate::framework::Result;
 use crate::framework::write::merge_patch;
@@ -32,7 +33,7 @@ impl TemplateOwners {
     /// Cluster, a ClusterClass). Returns false when the template does not exist.
     pub async fn ensure<K: kube::Resource<DynamicType = ()>>(
         &self,
-        client: &kube::Client,
+        ctx: &Context,
         controller: &str,
         namespace: &str,
         r: &ObjectReference,
@@ -50,7 +51,7 @@ impl TemplateOwners {
         if self.done.lock().contains(&key) {
             return Ok(true);
         }
-        let Some(tpl) = external::get(client, namespace, r).await? else {
+        let Some(tpl) = external::get(ctx, namespace, r).await? else {
             return Ok(false);
         };
         let mut meta = tpl.metadata.clone();
@@ -59,7 +60,7 @@ impl TemplateOwners {
                 "ownerReferences": meta.owner_references,
                 "resourceVersion": tpl.resource_version(),
             }});
-            merge_patch(&external::api_for(client, namespace, r), controller, &tpl.name_any(), &patch).await?;
+            merge_patch(&external::api_for(ctx, namespace, r).await, controller, &tpl.name_any(), &patch).await?;
         }
         self.done.lock().insert(key);
         Ok(true)

@@ -11,16 +11,17 @@ use drydock_api::capi::keys::{
     KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION, MACHINE_FINALIZER, REMEDIATION_FOR_ANNOTATION,
     REMEDIATION_IN_PROGRESS_ANNOTATION,
 };
-use drydock_api::capi::kubeadm::{KubeadmConfig, KubeadmControlPlane};
+use drydock_api::capi::kubeadm::v1beta2::{KubeadmConfig, KubeadmConfigSpec, KubeadmControlPlane};
 use drydock_api::capi::owner::controller_ref;
 use drydock_api::capi::validation::format_label_value;
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::ResourceExt;
 use kube::api::{Api, DynamicObject};
+use kube::{Resource, ResourceExt};
 
 use crate::Context;
 use crate::external::{self, CloneSpec};
 use crate::framework::names::{generated_name, random_suffix};
+use crate::framework::propagate::NodeTimeouts;
 use crate::framework::write::{self, delete_if_present};
 use crate::framework::{Error, Result};
 
@@ -45,7 +46,7 @@ pub fn machine_name(kcp: &str) -> String {
 
 /// The KubeadmConfig spec of a new Machine: the KCP's, with InitConfiguration for the
 /// Machine that runs `kubeadm init` and JoinConfiguration for the others.
-pub fn bootstrap_spec(kcp: &KubeadmControlPlane, init: bool) -> drydock_api::capi::kubeadm::KubeadmConfigSpec {
+pub fn bootstrap_spec(kcp: &KubeadmControlPlane, init: bool) -> KubeadmConfigSpec {
     let mut spec = kcp.spec.kubeadm_config_spec.clone();
     if init {
         spec.join_configuration = None;
@@ -70,11 +71,16 @@ pub async fn create_machine(
     let labels = machine_labels(kcp, cluster);
     let annotations = machine_annotations(kcp);
 
+    let template = ctx
+        .contracts
+        .object_ref(&kcp.spec.machine_template.spec.infrastructure_ref, &ns)
+        .await
+        .map_err(Error::during("resolving spec.machineTemplate.spec.infrastructureRef"))?;
     let infra_ref = external::clone_from_template(
-        &ctx.client,
+        ctx,
         controller,
         CloneSpec {
-            template: &kcp.spec.machine_template.infrastructure_ref,
+            template: &template,
             namespace: &ns,
             name: &name,
             cluster_name: cluster,
@@ -108,14 +114,14 @@ pub async fn create_machine(
     if let Some(r) = kcp.annotations().get(REMEDIATION_IN_PROGRESS_ANNOTATION) {
         own_annotations.insert(REMEDIATION_FOR_ANNOTATION.into(), r.clone());
     }
-    let t = &kcp.spec.machine_template;
+    let timeouts = NodeTimeouts::from_seconds(kcp.spec.machine_template.spec.deletion.as_ref());
     let mut machine = Machine::new(
         &name,
         MachineSpec {
             cluster_name: cluster.to_string(),
             bootstrap: Bootstrap {
                 config_ref: Some(ObjectReference {
-                    api_version: Some("bootstrap.cluster.x-k8s.io/v1beta1".into()),
+                    api_version: Some(KubeadmConfig::api_version(&()).into_owned()),
                     kind: Some("KubeadmConfig".into()),
                     name: Some(name.clone()),
                     namespace: Some(ns.clone()),
@@ -126,12 +132,10 @@ pub async fn create_machine(
             infrastructure_ref: infra_ref.clone(),
             version: Some(kcp.spec.version.clone()),
             failure_domain,
-            node_drain_timeout: t.timeouts.node_drain_timeout.clone(),
-            node_volume_detach_timeout: t.timeouts.node_volume_detach_timeout.clone(),
-            node_deletion_timeout: t.timeouts.node_deletion_timeout.clone(),
             ..Default::default()
         },
     );
+    timeouts.apply(&mut machine.spec);
     machine.metadata.namespace = Some(ns.clone());
     machine.metadata.labels = Some(labels);
     machine.metadata.annotations = Some(own_annotations);
@@ -147,7 +151,7 @@ pub async fn create_machine(
 
 /// Best-effort removal of what a failed creation left behind.
 async fn cleanup(ctx: &Context, controller: &str, ns: &str, infra: &ObjectReference, config: Option<&str>) {
-    let api: Api<DynamicObject> = external::api_for(&ctx.client, ns, infra);
+    let api: Api<DynamicObject> = external::api_for(ctx, ns, infra).await;
     let name = infra.name.as_deref().unwrap_or_default();
     if let Err(e) = delete_if_present(&api, controller, name).await {
         tracing::warn!(error = %e, name, "could not delete the infrastructure machine of a failed creation");

@@ -11,7 +11,7 @@ use drydock_api::capi::core::Machine;
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, KCP_CLEANUP_HOOK_ANNOTATION, KUBEADM_CONTROL_PLANE_FINALIZER,
 };
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use kube::ResourceExt;
 use kube::api::Api;
 

@@ -15,7 +15,7 @@ use drydock_api::capi::condition_types::{PRE_TERMINATE_HOOK_SUCCEEDED, WAITING_E
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::keys::{KCP_CLEANUP_HOOK_ANNOTATION, PRE_TERMINATE_DELETE_HOOK_PREFIX};
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::version;
 use kube::ResourceExt;
 use kube::api::Api;

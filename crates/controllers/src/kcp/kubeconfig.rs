@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use drydock_api::capi::core::Cluster;
 use drydock_api::capi::keys::CLUSTER_NAME_LABEL;
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner::controller_ref;
 use drydock_api::tenancy::KubeconfigFor;
 use k8s_openapi::ByteString;

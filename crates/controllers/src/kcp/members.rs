@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use drydock_api::capi::core::Machine;
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use kube::ResourceExt;
 
 use super::health::{self, Observed};

@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER};
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner::{api_group, find_owner, get_controller, is_controlled_by};
 use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
 use futures::StreamExt;
@@ -404,7 +404,7 @@ struct ControlPlane<'a> {
 /// Deletion hooks, remediation, then one scaling or rollout step, then the status.
 async fn reconcile_machines(s: &State, api: &Api<KubeadmControlPlane>, cp: ControlPlane<'_>) -> Result<Requeue> {
     let ControlPlane { kcp: mut current, cluster, cluster_name, machines } = cp;
-    let initialized = current.status.as_ref().and_then(|s| s.initialized) == Some(true);
+    let initialized = status::is_initialized(&current);
     let observed = observe(s, &current, cluster_name, machines, initialized).await;
     if hook::reconcile(s, &current, cluster_name, machines, observed.as_ref()).await? {
         // The Machine's deletion goes on; its update brings the next reconcile.
@@ -454,7 +454,7 @@ async fn reconcile_machines(s: &State, api: &Api<KubeadmControlPlane>, cp: Contr
     };
     v1beta2::update(&mut want, &v2);
     pause::set_condition(&mut want, None, cluster, now);
-    let became_initialized = !initialized && want.status.as_ref().and_then(|s| s.initialized) == Some(true);
+    let became_initialized = !initialized && status::is_initialized(&want);
     s.write(api, &current, &want).await?;
     if became_initialized {
         let note = "kubeadm init finished on the first control plane Machine".into();

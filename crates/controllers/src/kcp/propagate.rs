@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::keys::KCP_CLEANUP_HOOK_ANNOTATION;
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use kube::ResourceExt;
 
 use super::create::{machine_annotations, machine_labels};
@@ -25,15 +25,10 @@ use crate::framework::propagate::{MachineFields, Managers, NodeTimeouts, sync_re
 
 /// What every Machine of the control plane carries.
 pub fn propagated<'a>(kcp: &'a KubeadmControlPlane, cluster: &str) -> MachineFields<'a> {
-    let t = &kcp.spec.machine_template;
     MachineFields {
         labels: machine_labels(kcp, cluster),
         annotations: machine_annotations(kcp),
-        timeouts: NodeTimeouts::new(
-            t.timeouts.node_drain_timeout.as_deref(),
-            t.timeouts.node_volume_detach_timeout.as_deref(),
-            t.timeouts.node_deletion_timeout.as_deref(),
-        ),
+        timeouts: NodeTimeouts::from_seconds(kcp.spec.machine_template.spec.deletion.as_ref()),
     }
 }
 
@@ -78,6 +73,7 @@ pub async fn sync(ctx: &Context, kcp: &KubeadmControlPlane, cluster: &str, machi
 mod tests {
     use super::*;
     use drydock_api::capi::common::ObjectMeta;
+    use drydock_api::capi::core::v1beta2::MachineDeletionSpec;
     use drydock_api::capi::keys::{CONTROL_PLANE_LABEL, KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION};
 
     #[test]
@@ -87,7 +83,8 @@ mod tests {
             labels: Some([("tier".to_string(), "gold".to_string())].into()),
             annotations: Some([("note".to_string(), "hi".to_string())].into()),
         });
-        kcp.spec.machine_template.timeouts.node_drain_timeout = Some("5m".into());
+        kcp.spec.machine_template.spec.deletion =
+            Some(MachineDeletionSpec { node_drain_timeout_seconds: Some(300), ..Default::default() });
         let mut m = Machine::new("m", Default::default());
         m.metadata.namespace = Some("ns".into());
         m.labels_mut().insert("mine".into(), "x".into());
@@ -100,12 +97,12 @@ mod tests {
         assert_eq!(body["metadata"]["labels"][CONTROL_PLANE_LABEL], "");
         assert!(body["metadata"]["labels"].get("mine").is_none());
         assert_eq!(body["metadata"]["annotations"], serde_json::json!({"note": "hi"}));
-        assert_eq!(body["spec"], serde_json::json!({"nodeDrainTimeout": "5m", "nodeDeletionTimeout": "10s"}));
+        assert_eq!(body["spec"], serde_json::json!({"nodeDrainTimeout": "5m0s", "nodeDeletionTimeout": "10s"}));
         // Once applied, nothing more to do; the hook is merged separately.
         let mut applied = m.clone();
         applied.labels_mut().extend(p.labels.clone());
         applied.annotations_mut().extend(p.annotations.clone());
-        applied.spec.node_drain_timeout = Some("5m".into());
+        applied.spec.node_drain_timeout = Some("5m0s".into());
         assert!(!p.would_change(&applied, MANAGER));
         let hooked = with_hook(&applied).expect("hook missing");
         assert!(hooked.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION));

@@ -8,9 +8,9 @@
 //! 3. one remediation at a time: while the control plane carries the
 //!    `remediation-in-progress` annotation (until the replacement is created) nothing else
 //!    is remediated;
-//! 4. retry limits of `spec.remediationStrategy` for a Machine that is itself a
+//! 4. retry limits of `spec.remediation` for a Machine that is itself a
 //!    replacement (`remediation-for` annotation): within `minHealthyPeriod` of the last
-//!    remediation it is a retry, which waits `retryPeriod` and stops after `maxRetry`;
+//!    remediation it is a retry, which waits `retryPeriodSeconds` and stops after `maxRetry`;
 //! 5. once initialized, safety gates: more than one Machine, none provisioning or
 //!    deleting, and etcd keeps quorum without this member (members without a Machine, or
 //!    unhealthy, count against it);
@@ -31,9 +31,8 @@ use drydock_api::capi::condition_types::{
 };
 use drydock_api::capi::conditions::{Condition, HasConditions, Severity};
 use drydock_api::capi::core::Machine;
-use drydock_api::capi::duration;
 use drydock_api::capi::keys::{REMEDIATION_FOR_ANNOTATION, REMEDIATION_IN_PROGRESS_ANNOTATION};
-use drydock_api::capi::kubeadm::{KubeadmControlPlane, LastRemediationStatus};
+use drydock_api::capi::kubeadm::v1beta2::{KubeadmControlPlane, LastRemediationStatus};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
@@ -112,11 +111,10 @@ pub fn retry_count(kcp: &KubeadmControlPlane, m: &Machine, now: Timestamp) -> st
     let Some(last) = m.annotations().get(REMEDIATION_FOR_ANNOTATION).and_then(|v| RemediationData::parse(v)) else {
         return Ok(0);
     };
-    let strategy = kcp.spec.remediation_strategy.as_ref();
-    let period =
-        |v: Option<&String>, default: SignedDuration| v.and_then(|s| duration::parse(s).ok()).unwrap_or(default);
-    let min_healthy = period(strategy.and_then(|s| s.min_healthy_period.as_ref()), DEFAULT_MIN_HEALTHY_PERIOD);
-    let retry_period = period(strategy.and_then(|s| s.retry_period.as_ref()), SignedDuration::ZERO);
+    let strategy = kcp.spec.remediation.as_ref();
+    let period = |v: Option<i32>, default: SignedDuration| v.map_or(default, |s| SignedDuration::from_secs(s.into()));
+    let min_healthy = period(strategy.and_then(|s| s.min_healthy_period_seconds), DEFAULT_MIN_HEALTHY_PERIOD);
+    let retry_period = period(strategy.and_then(|s| s.retry_period_seconds), SignedDuration::ZERO);
     let at = last.timestamp.0;
     if at + min_healthy <= now {
         // Healthy long enough since the last remediation: a new sequence.
@@ -127,7 +125,7 @@ pub fn retry_count(kcp: &KubeadmControlPlane, m: &Machine, now: Timestamp) -> st
         let left = Duration::try_from(now.duration_until(at + retry_period)).unwrap_or_default();
         return Err(Held {
             message: format!(
-                "Machine {name} replaces {}, remediated at {at}; waiting for spec.remediationStrategy.retryPeriod \
+                "Machine {name} replaces {}, remediated at {at}; waiting for spec.remediation.retryPeriodSeconds \
                  ({retry_period:#}) before remediating again",
                 last.machine
             ),
@@ -140,8 +138,8 @@ pub fn retry_count(kcp: &KubeadmControlPlane, m: &Machine, now: Timestamp) -> st
         return Err(Held {
             message: format!(
                 "Machine {name} is not remediated: its predecessors were already remediated {} times within \
-                 spec.remediationStrategy.minHealthyPeriod ({min_healthy:#}), the limit of \
-                 spec.remediationStrategy.maxRetry ({max})",
+                 spec.remediation.minHealthyPeriodSeconds ({min_healthy:#}), the limit of \
+                 spec.remediation.maxRetry ({max})",
                 last.retry_count
             ),
             recheck: None,
@@ -259,7 +257,7 @@ pub fn last_remediation(kcp: &KubeadmControlPlane, machines: &[Arc<Machine>]) ->
             .filter_map(|m| RemediationData::parse(m.annotations().get(REMEDIATION_FOR_ANNOTATION)?))
             .max_by_key(|d| d.timestamp.0)
     })?;
-    Some(LastRemediationStatus { machine: data.machine, timestamp: data.timestamp, retry_count: data.retry_count })
+    Some(LastRemediationStatus { machine: data.machine, time: data.timestamp, retry_count: data.retry_count })
 }
 
 /// One remediation step; see the module documentation. `kcp` is updated when its
@@ -317,8 +315,7 @@ pub(super) async fn reconcile(
             Err(held) => return hold(s, kcp, &api, victim, held).await,
         },
     };
-    let initialized =
-        kcp.status.as_ref().and_then(|s| s.initialized) == Some(true) || observed.is_some_and(|o| o.kubeadm_config);
+    let initialized = super::status::is_initialized(kcp) || observed.is_some_and(|o| o.kubeadm_config);
     if initialized && let Err(held) = gates(machines, observed, victim) {
         return hold(s, kcp, &api, victim, held).await;
     }
@@ -366,7 +363,7 @@ mod tests {
     fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
         drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
     }
-    use drydock_api::capi::kubeadm::RemediationStrategy;
+    use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlaneRemediation;
     use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod};
     use serde_json::json;
 
@@ -448,14 +445,14 @@ mod tests {
         m.annotations_mut().insert(REMEDIATION_FOR_ANNOTATION.into(), data(7200, 2));
         assert_eq!(retry_count(&kcp, &m, t0), Ok(0), "healthy long enough: a new sequence");
 
-        kcp.spec.remediation_strategy = Some(RemediationStrategy {
+        kcp.spec.remediation = Some(KubeadmControlPlaneRemediation {
             max_retry: Some(2),
-            retry_period: Some("5m".into()),
-            min_healthy_period: Some("30m".into()),
+            retry_period_seconds: Some(300),
+            min_healthy_period_seconds: Some(1800),
         });
         m.annotations_mut().insert(REMEDIATION_FOR_ANNOTATION.into(), data(60, 0));
         let held = retry_count(&kcp, &m, t0).unwrap_err();
-        assert!(held.message.contains("retryPeriod"), "{}", held.message);
+        assert!(held.message.contains("retryPeriodSeconds"), "{}", held.message);
         assert_eq!(held.recheck, Some(Duration::from_secs(241)));
         m.annotations_mut().insert(REMEDIATION_FOR_ANNOTATION.into(), data(600, 1));
         assert_eq!(retry_count(&kcp, &m, t0), Ok(2));

@@ -27,10 +27,10 @@ use drydock_api::capi::keys::{
     CERTIFICATES_EXPIRY_ANNOTATION, CLONED_FROM_GROUP_KIND_ANNOTATION, CLONED_FROM_NAME_ANNOTATION,
     KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION,
 };
-use drydock_api::capi::kubeadm::{KubeadmConfigSpec, KubeadmControlPlane};
-use drydock_api::capi::owner::api_group;
+use drydock_api::capi::kubeadm::ClusterConfiguration as V1Beta1ClusterConfiguration;
+use drydock_api::capi::kubeadm::conversion::cluster_configuration_up;
+use drydock_api::capi::kubeadm::v1beta2::{ClusterConfiguration, KubeadmConfigSpec, KubeadmControlPlane};
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::api::core::v1::ObjectReference;
 use kube::ResourceExt;
 use kube::runtime::reflector::ObjectRef;
 use serde_json::Value;
@@ -123,7 +123,8 @@ pub fn needs_rollout(kcp: &KubeadmControlPlane, m: &Machine, f: &Facts, now: Tim
     let mut soonest: Option<SignedDuration> = None;
     let created = m.metadata.creation_timestamp.as_ref().map(|t| t.0);
 
-    if let Some(days) = spec.rollout_before.as_ref().and_then(|r| r.certificates_expiry_days)
+    let rollout = spec.rollout.as_ref();
+    if let Some(days) = rollout.and_then(|r| r.before.as_ref()).and_then(|r| r.certificates_expiry_days)
         && let Some(expiry) = certificates_expiry(m)
     {
         let renew_from = expiry - SignedDuration::from_hours(24 * i64::from(days));
@@ -136,12 +137,13 @@ pub fn needs_rollout(kcp: &KubeadmControlPlane, m: &Machine, f: &Facts, now: Tim
     // seconds too: a Machine created within the second of rolloutAfter counts as created
     // before it, and the rollout starts once that second is over, so that every Machine
     // it creates is younger and not replaced again.
-    if let Some(after) = spec.rollout_after.as_ref().and_then(|t| Timestamp::from_second(t.0.as_second()).ok())
+    if let Some(after) =
+        rollout.and_then(|r| r.after.as_ref()).and_then(|t| Timestamp::from_second(t.0.as_second()).ok())
         && created.is_some_and(|c| c <= after)
     {
         let start = after + SignedDuration::from_secs(1);
         if now >= start {
-            return Verdict::Outdated(format!("it was created before spec.rolloutAfter ({after})"));
+            return Verdict::Outdated(format!("it was created before spec.rollout.after ({after})"));
         }
         let left = now.duration_until(start);
         soonest = Some(soonest.map_or(left, |s| s.min(left)));
@@ -159,10 +161,11 @@ pub fn needs_rollout(kcp: &KubeadmControlPlane, m: &Machine, f: &Facts, now: Tim
         return Verdict::Outdated("its KubeadmConfig differs from spec.kubeadmConfigSpec".into());
     }
     if let Some((name, group_kind)) = &f.cloned_from {
-        let want = &spec.machine_template.infrastructure_ref;
-        if want.name.as_deref() != Some(name.as_str()) || template_group_kind(want) != *group_kind {
+        let want = &spec.machine_template.spec.infrastructure_ref;
+        if want.name != *name || format!("{}.{}", want.kind, want.api_group) != *group_kind {
             return Verdict::Outdated(format!(
-                "its infrastructure was cloned from {group_kind} {name}, not from spec.machineTemplate.infrastructureRef"
+                "its infrastructure was cloned from {group_kind} {name}, not from \
+                 spec.machineTemplate.spec.infrastructureRef"
             ));
         }
     }
@@ -183,11 +186,6 @@ fn certificates_expiry(m: &Machine) -> Option<Timestamp> {
     }
     let created = m.metadata.creation_timestamp.as_ref()?.0;
     created.checked_add(DEFAULT_CERTIFICATE_LIFETIME).ok()
-}
-
-/// `Kind.group` of a template reference, as the cloned-from annotation records it.
-fn template_group_kind(r: &ObjectReference) -> String {
-    format!("{}.{}", r.kind.as_deref().unwrap_or_default(), api_group(r.api_version.as_deref().unwrap_or_default()))
 }
 
 /// Drops nulls and empty objects and lists, so that an absent field, `null`, `{}` and `[]`
@@ -230,15 +228,26 @@ fn is_absent(v: &Value, path: &[&str]) -> bool {
     cur.is_null() || cur.as_object().is_some_and(|o| o.is_empty())
 }
 
+/// A recorded ClusterConfiguration: v1beta2's shape, or v1beta1's (Machines created before
+/// the kubeadm kinds moved to v1beta2 recorded that), read as v1beta2. `None` if unreadable.
+fn recorded_cluster_configuration(recorded: &str) -> Option<Option<ClusterConfiguration>> {
+    if let Ok(c) = serde_json::from_str::<Option<ClusterConfiguration>>(recorded) {
+        return Some(c);
+    }
+    let old = serde_json::from_str::<Option<V1Beta1ClusterConfiguration>>(recorded).ok()?;
+    Some(old.and_then(cluster_configuration_up))
+}
+
 /// The Machine's recorded ClusterConfiguration against the control plane's. A missing
-/// annotation compares equal (`rolloutAfter` is the remedy); an unreadable one differs.
+/// annotation compares equal (`rollout.after` is the remedy); an unreadable one differs.
 fn cluster_configuration_differs(kcp: &KubeadmControlPlane, m: &Machine) -> bool {
     let Some(recorded) = m.annotations().get(KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION) else {
         return false;
     };
-    let Ok(mut have) = serde_json::from_str::<Value>(recorded) else {
+    let Some(have) = recorded_cluster_configuration(recorded) else {
         return true;
     };
+    let mut have = serde_json::to_value(&have).unwrap_or(Value::Null);
     let mut want = serde_json::to_value(&kcp.spec.kubeadm_config_spec.cluster_configuration).unwrap_or(Value::Null);
     for v in [&mut have, &mut want] {
         if v.is_null() {
@@ -297,7 +306,7 @@ pub async fn facts(ctx: &Context, m: &Machine) -> Facts {
     let annotations = if let Some(cached) = referenced::cached(ctx, &ns, infra) {
         cached.map(|o| o.meta().annotations.clone().unwrap_or_default())
     } else {
-        match external::get(&ctx.client, &ns, infra).await {
+        match external::get(ctx, &ns, infra).await {
             Ok(o) => o.map(|o| o.metadata.annotations.unwrap_or_default()),
             Err(e) => {
                 tracing::debug!(machine = %m.name_any(), error = %e, "could not read the infrastructure machine");
@@ -314,7 +323,9 @@ pub async fn facts(ctx: &Context, m: &Machine) -> Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::kubeadm::{ClusterConfiguration, RolloutBefore};
+    use drydock_api::capi::common::ContractVersionedObjectReference;
+    use drydock_api::capi::core::v1beta2::MachineDeletionSpec;
+    use drydock_api::capi::kubeadm::v1beta2::{KubeadmControlPlaneRollout, KubeadmControlPlaneRolloutBefore};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use serde_json::json;
 
@@ -323,11 +334,10 @@ mod tests {
     fn kcp() -> KubeadmControlPlane {
         let mut k = KubeadmControlPlane::new("cp", Default::default());
         k.spec.version = "v1.30.2".into();
-        k.spec.machine_template.infrastructure_ref = ObjectReference {
-            api_version: Some("infrastructure.cluster.x-k8s.io/v1alpha1".into()),
-            kind: Some("InMemoryMachineTemplate".into()),
-            name: Some("cp-v1".into()),
-            ..Default::default()
+        k.spec.machine_template.spec.infrastructure_ref = ContractVersionedObjectReference {
+            api_group: "infrastructure.cluster.x-k8s.io".into(),
+            kind: "InMemoryMachineTemplate".into(),
+            name: "cp-v1".into(),
         };
         k.spec.kubeadm_config_spec = serde_json::from_value(json!({
             "clusterConfiguration": {"apiServer": {"certSANs": ["a"]}, "dns": {"imageTag": "v1.11.1"}},
@@ -383,15 +393,16 @@ mod tests {
         newer.spec.version = "v1.31.0".into();
         assert!(outdated(needs_rollout(&newer, &m, &joined(&k), now())));
         let mut rotated = k.clone();
-        rotated.spec.machine_template.infrastructure_ref.name = Some("cp-v2".into());
+        rotated.spec.machine_template.spec.infrastructure_ref.name = "cp-v2".into();
         assert!(outdated(needs_rollout(&rotated, &m, &joined(&k), now())));
         let mut other_kind = k.clone();
-        other_kind.spec.machine_template.infrastructure_ref.kind = Some("DockerMachineTemplate".into());
+        other_kind.spec.machine_template.spec.infrastructure_ref.kind = "DockerMachineTemplate".into();
         assert!(outdated(needs_rollout(&other_kind, &m, &joined(&k), now())));
         // Metadata of the template is propagated in place, not rolled.
         let mut labelled = k.clone();
         labelled.spec.machine_template.metadata = Some(Default::default());
-        labelled.spec.machine_template.timeouts.node_drain_timeout = Some("5m".into());
+        labelled.spec.machine_template.spec.deletion =
+            Some(MachineDeletionSpec { node_drain_timeout_seconds: Some(300), ..Default::default() });
         assert_eq!(needs_rollout(&labelled, &m, &joined(&k), now()), Verdict::UpToDate);
     }
 
@@ -424,6 +435,28 @@ mod tests {
     }
 
     #[test]
+    fn a_cluster_configuration_recorded_in_v1beta1_shape_reads_as_v1beta2() {
+        let mut k = kcp();
+        let cc = k.spec.kubeadm_config_spec.cluster_configuration.get_or_insert_with(Default::default);
+        cc.api_server.get_or_insert_with(Default::default).component.extra_args =
+            Some(vec![serde_json::from_value(json!({"name": "v", "value": "2"})).unwrap()]);
+        let mut m = machine(&k, 60);
+        // What a Machine created while the kubeadm kinds were stored in v1beta1 carries:
+        // flags as a map, fields v1beta2 dropped.
+        let v1beta1 = json!({
+            "apiServer": {"certSANs": ["a"], "extraArgs": {"v": "2"}, "timeoutForControlPlane": "4m0s"},
+            "dns": {"imageTag": "v1.11.1"},
+            "kubernetesVersion": "v1.30.2",
+        });
+        m.annotations_mut().insert(KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION.into(), v1beta1.to_string());
+        assert_eq!(needs_rollout(&k, &m, &joined(&k), now()), Verdict::UpToDate);
+        let mut other = v1beta1;
+        other["apiServer"]["extraArgs"]["v"] = json!("4");
+        m.annotations_mut().insert(KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION.into(), other.to_string());
+        assert!(outdated(needs_rollout(&k, &m, &joined(&k), now())));
+    }
+
+    #[test]
     fn kubeadm_config_rules() {
         let k = kcp();
         let spec = |v: Value| -> KubeadmConfigSpec { serde_json::from_value(v).unwrap() };
@@ -446,7 +479,7 @@ mod tests {
         let mut args = want.clone();
         args.join_configuration = Some(
             serde_json::from_value(json!({"nodeRegistration": {"imagePullPolicy": "IfNotPresent",
-                "kubeletExtraArgs": {"v": "4"}}}))
+                "kubeletExtraArgs": [{"name": "v", "value": "4"}]}}))
             .unwrap(),
         );
         assert!(kubeadm_config_differs(&args, &joined(&k).config.unwrap()));
@@ -462,25 +495,31 @@ mod tests {
         let mut k = kcp();
         let m = machine(&k, 3600);
         // In the future: up to date until its second is over.
-        k.spec.rollout_after = Some(Time(Timestamp::from_second(NOW + 100).unwrap()));
+        k.spec.rollout.get_or_insert_with(Default::default).after =
+            Some(Time(Timestamp::from_second(NOW + 100).unwrap()));
         assert_eq!(needs_rollout(&k, &m, &joined(&k), now()), Verdict::UpToDateFor(Duration::from_secs(102)));
         // Passed, for a Machine created before it.
-        k.spec.rollout_after = Some(Time(Timestamp::from_second(NOW - 100).unwrap()));
+        k.spec.rollout.get_or_insert_with(Default::default).after =
+            Some(Time(Timestamp::from_second(NOW - 100).unwrap()));
         assert!(outdated(needs_rollout(&k, &m, &joined(&k), now())));
         // A Machine created after it is not touched; one created in its second is.
         assert_eq!(needs_rollout(&k, &machine(&k, 50), &joined(&k), now()), Verdict::UpToDate);
-        k.spec.rollout_after = Some(Time(Timestamp::from_millisecond((NOW - 100) * 1000 + 700).unwrap()));
+        k.spec.rollout.get_or_insert_with(Default::default).after =
+            Some(Time(Timestamp::from_millisecond((NOW - 100) * 1000 + 700).unwrap()));
         assert!(outdated(needs_rollout(&k, &machine(&k, 100), &joined(&k), now())));
         // The rollout starts once the second of rolloutAfter is over.
-        k.spec.rollout_after = Some(Time(Timestamp::from_second(NOW).unwrap()));
+        k.spec.rollout.get_or_insert_with(Default::default).after = Some(Time(Timestamp::from_second(NOW).unwrap()));
         assert_eq!(
             needs_rollout(&k, &machine(&k, 0), &joined(&k), now()),
             Verdict::UpToDateFor(Duration::from_secs(2))
         );
-        k.spec.rollout_after = None;
+        k.spec.rollout = None;
 
         // Certificates: a year after creation by default.
-        k.spec.rollout_before = Some(RolloutBefore { certificates_expiry_days: Some(30) });
+        k.spec.rollout = Some(KubeadmControlPlaneRollout {
+            before: Some(KubeadmControlPlaneRolloutBefore { certificates_expiry_days: Some(30) }),
+            ..Default::default()
+        });
         let young = needs_rollout(&k, &m, &joined(&k), now());
         assert!(matches!(young, Verdict::UpToDateFor(d) if d > Duration::from_secs(300 * 86400)), "{young:?}");
         assert!(outdated(needs_rollout(&k, &machine(&k, 340 * 86400), &joined(&k), now())));
@@ -496,7 +535,8 @@ mod tests {
     #[test]
     fn judging_skips_deleting_machines_and_keeps_the_soonest_check() {
         let mut k = kcp();
-        k.spec.rollout_after = Some(Time(Timestamp::from_second(NOW + 100).unwrap()));
+        k.spec.rollout.get_or_insert_with(Default::default).after =
+            Some(Time(Timestamp::from_second(NOW + 100).unwrap()));
         let f = joined(&k);
         let mut a = machine(&k, 10);
         a.metadata.name = Some("a".into());

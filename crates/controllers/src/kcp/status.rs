@@ -13,7 +13,9 @@ use drydock_api::capi::condition_types::{
 use drydock_api::capi::conditions::{Condition, HasConditions, READY, STATUS_FALSE, STATUS_TRUE, Severity};
 use drydock_api::capi::core::Machine;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::{
+    KubeadmControlPlane, KubeadmControlPlaneStatus, KubeadmControlPlaneV1Beta1DeprecatedStatus,
+};
 use drydock_api::capi::version;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
@@ -110,6 +112,20 @@ fn with_blocked(message: String, blocked: Option<&str>) -> String {
     }
 }
 
+/// `status.initialization.controlPlaneInitialized`: kubeadm init has completed (never reset).
+pub fn is_initialized(kcp: &KubeadmControlPlane) -> bool {
+    kcp.status.as_ref().is_some_and(is_initialized_status)
+}
+
+fn is_initialized_status(s: &KubeadmControlPlaneStatus) -> bool {
+    s.initialization.as_ref().and_then(|i| i.control_plane_initialized) == Some(true)
+}
+
+/// The v1beta1 status fields kept for v1beta1 readers (`status.deprecated.v1beta1`).
+pub fn deprecated(s: &mut KubeadmControlPlaneStatus) -> &mut KubeadmControlPlaneV1Beta1DeprecatedStatus {
+    s.deprecated.get_or_insert_with(Default::default).v1beta1.get_or_insert_with(Default::default)
+}
+
 /// Writes the status of `kcp` (a copy that will be diffed against the stored object).
 pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
     let desired = kcp.spec.replicas.unwrap_or(1);
@@ -128,27 +144,25 @@ pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
     let s = kcp.status.get_or_insert_with(Default::default);
     s.selector = Some(selector(i.cluster));
     s.replicas = Some(replicas);
-    s.updated_replicas = Some(updated);
     s.version = lowest_version(i.machines);
     s.observed_generation = generation;
     s.last_remediation = last;
-    if let Some(o) = i.observed {
-        let ready = i32::try_from(o.ready_nodes()).unwrap_or(i32::MAX);
-        s.ready_replicas = Some(ready);
-        s.unavailable_replicas = Some((replicas - ready).max(0));
-        if ready > 0 {
-            s.ready = Some(true);
-        }
-        if o.kubeadm_config {
-            s.initialized = Some(true);
-        }
-    } else {
-        // Not read: keep the last count (no Machines, no Nodes).
-        let ready = if i.machines.is_empty() { 0 } else { s.ready_replicas.unwrap_or(0) };
-        s.ready_replicas = Some(ready);
-        s.unavailable_replicas = Some((replicas - ready).max(0));
+    let newly_initialized = i.observed.is_some_and(|o| o.kubeadm_config);
+    let initialized = newly_initialized || is_initialized_status(s);
+    if newly_initialized {
+        s.initialization.get_or_insert_with(Default::default).control_plane_initialized = Some(true);
     }
-    let initialized = s.initialized == Some(true);
+    // The v1beta1 counters, with their old meaning (ready = the Node is ready).
+    let d = deprecated(s);
+    d.updated_replicas = Some(updated);
+    let ready = match i.observed {
+        Some(o) => i32::try_from(o.ready_nodes()).unwrap_or(i32::MAX),
+        // Not read: keep the last count (no Machines, no Nodes).
+        None if i.machines.is_empty() => 0,
+        None => d.ready_replicas.unwrap_or(0),
+    };
+    d.ready_replicas = Some(ready);
+    d.unavailable_replicas = Some((replicas - ready).max(0));
 
     if initialized {
         kcp.mark_true(AVAILABLE, now.clone());
@@ -337,9 +351,11 @@ mod tests {
             now: conditions::time_at(jiff::Timestamp::now()),
         };
         update(&mut kcp, &inputs(None));
-        let s = kcp.status.clone().unwrap();
-        assert_eq!((s.replicas, s.updated_replicas, s.ready_replicas), (Some(1), Some(1), Some(0)));
-        assert_eq!(s.initialized, None);
+        let mut s = kcp.status.clone().unwrap();
+        assert_eq!(s.replicas, Some(1));
+        let d = deprecated(&mut s);
+        assert_eq!((d.updated_replicas, d.ready_replicas), (Some(1), Some(0)));
+        assert!(!is_initialized(&kcp));
         let resized = kcp.get_condition(RESIZED).unwrap();
         assert_eq!(resized.reason.as_deref(), Some(SCALING_UP));
         assert!(resized.message.as_deref().unwrap().ends_with("; waiting: Machine a is not ready"));
@@ -349,12 +365,11 @@ mod tests {
         observed.kubeadm_config = true;
         let observed: &'static Observed = Box::leak(Box::new(observed));
         update(&mut kcp, &inputs(Some(observed)));
-        let s = kcp.status.clone().unwrap();
-        assert_eq!(s.initialized, Some(true));
+        assert!(is_initialized(&kcp));
         assert!(kcp.is_condition_true(AVAILABLE));
         // Not read this time: initialized stays.
         update(&mut kcp, &inputs(None));
-        assert_eq!(kcp.status.as_ref().unwrap().initialized, Some(true));
+        assert!(is_initialized(&kcp));
     }
 }
 
@@ -390,8 +405,8 @@ mod rollout_tests {
                 now: conditions::time_at(jiff::Timestamp::now()),
             },
         );
-        let s = kcp.status.clone().unwrap();
-        assert_eq!((s.replicas, s.updated_replicas), (Some(4), Some(1)));
+        let mut s = kcp.status.clone().unwrap();
+        assert_eq!((s.replicas, deprecated(&mut s).updated_replicas), (Some(4), Some(1)));
         let c = kcp.get_condition(MACHINES_SPEC_UP_TO_DATE).unwrap();
         assert_eq!(c.reason.as_deref(), Some(ROLLING_UPDATE_IN_PROGRESS));
         assert_eq!(

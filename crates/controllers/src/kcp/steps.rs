@@ -16,7 +16,7 @@ use crate::framework::requeue::Requeue;
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::intstr;
 use drydock_api::capi::keys::REMEDIATION_IN_PROGRESS_ANNOTATION;
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::ResourceExt;
 use kube::api::Api;
@@ -66,10 +66,11 @@ fn unstable(machines: &[Arc<Machine>], observed: Option<&Observed>, except: Opti
     machines.iter().filter(|m| Some(m.name_any().as_str()) != except).find_map(|m| o.health(m).problem(m))
 }
 
-/// Extra Machines a rollout may add: `rolloutStrategy.rollingUpdate.maxSurge`, default 1.
+/// Extra Machines a rollout may add: `rollout.strategy.rollingUpdate.maxSurge`, default 1.
 pub fn max_surge(kcp: &KubeadmControlPlane) -> usize {
     let desired = kcp.spec.replicas.unwrap_or(1);
-    let surge = kcp.spec.rollout_strategy.as_ref().and_then(|s| s.rolling_update.as_ref()?.max_surge.clone());
+    let strategy = kcp.spec.rollout.as_ref().and_then(|r| r.strategy.as_ref());
+    let surge = strategy.and_then(|s| s.rolling_update.as_ref()?.max_surge.clone());
     let v = surge.unwrap_or(IntOrString::Int(1));
     usize::try_from(intstr::scaled_value(&v, desired, true).unwrap_or(1)).unwrap_or(0)
 }
@@ -117,8 +118,7 @@ async fn scale_up(s: &State, api: &Api<KubeadmControlPlane>, i: &Inputs<'_>, why
     let n = i.machines.len();
     let init = n == 0;
     if !init {
-        let initialized = kcp.status.as_ref().and_then(|s| s.initialized) == Some(true)
-            || i.observed.is_some_and(|o| o.kubeadm_config);
+        let initialized = super::status::is_initialized(kcp) || i.observed.is_some_and(|o| o.kubeadm_config);
         let problem = if initialized {
             unstable(i.machines, i.observed, None)
         } else {

@@ -16,7 +16,7 @@ use drydock_api::capi::condition_types::{
 };
 use drydock_api::capi::conditions::{HasConditions, STATUS_FALSE, STATUS_TRUE};
 use drydock_api::capi::core::Machine;
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::v1beta2_conditions::names::*;
 use drydock_api::capi::v1beta2_conditions::{
     self as v2, Condition, HasV1Beta2Conditions, Observed as Cond, Polarity, Reasons,
@@ -135,7 +135,7 @@ pub struct Inputs<'a> {
 /// Sets the v1beta2 conditions and counters of `kcp` (its v1beta1 status already updated).
 pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
     let now = i.now;
-    let initialized = kcp.status.as_ref().and_then(|s| s.initialized) == Some(true);
+    let initialized = super::status::is_initialized(kcp);
     let conditions = [
         Cond::when(INITIALIZED, initialized, INITIALIZED_REASON, NOT_INITIALIZED_REASON, ""),
         certificates(i.certificates),
@@ -332,12 +332,12 @@ fn available(kcp: &KubeadmControlPlane, initialized: bool, i: &Inputs<'_>) -> Co
     Cond::false_(AVAILABLE, NOT_AVAILABLE_REASON, lines.join("\n"))
 }
 
-/// `status.v1beta2.{ready,available,upToDate}Replicas`: Machines whose v1beta2 `Ready`,
+/// `status.{ready,available,upToDate}Replicas`: Machines whose v1beta2 `Ready`,
 /// `Available`, `UpToDate` are True.
 fn set_counters(kcp: &mut KubeadmControlPlane, machines: &[Arc<Machine>]) {
     let count = |t: &str| i32::try_from(machines.iter().filter(|m| m.is_v1beta2_true(t)).count()).unwrap_or(i32::MAX);
     let (ready, available, up_to_date) = (count(READY), count(AVAILABLE), count(UP_TO_DATE));
-    let v = kcp.status.get_or_insert_with(Default::default).v1beta2.get_or_insert_with(Default::default);
+    let v = kcp.status.get_or_insert_with(Default::default);
     v.ready_replicas = Some(ready);
     v.available_replicas = Some(available);
     v.up_to_date_replicas = Some(up_to_date);
@@ -348,6 +348,7 @@ mod tests {
     use super::*;
     use crate::etcd;
     use drydock_api::capi::conditions::{Severity, time_at};
+    use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlaneInitializationStatus;
     use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod};
     use serde_json::json;
 
@@ -410,7 +411,8 @@ mod tests {
     fn initialized_kcp(replicas: i32) -> KubeadmControlPlane {
         let mut kcp = KubeadmControlPlane::new("cp", Default::default());
         kcp.spec.replicas = Some(replicas);
-        kcp.status.get_or_insert_with(Default::default).initialized = Some(true);
+        kcp.status.get_or_insert_with(Default::default).initialization =
+            Some(KubeadmControlPlaneInitializationStatus { control_plane_initialized: Some(true) });
         kcp
     }
 
@@ -459,7 +461,7 @@ mod tests {
         for t in [ROLLING_OUT, SCALING_UP, SCALING_DOWN, REMEDIATING, DELETING] {
             assert_eq!(condition(&kcp, t).0, "False", "{t}");
         }
-        let v = kcp.status.as_ref().unwrap().v1beta2.clone().unwrap();
+        let v = kcp.status.clone().unwrap();
         assert_eq!((v.ready_replicas, v.available_replicas, v.up_to_date_replicas), (Some(3), Some(0), Some(3)));
         let before = kcp.clone();
         update(&mut kcp, &i);
@@ -499,7 +501,7 @@ mod tests {
         );
         assert_eq!(condition(&kcp, MACHINES_READY), ("False", NOT_READY_REASON, "* Machine b: booting"));
         assert_eq!(condition(&kcp, MACHINES_UP_TO_DATE).0, "False");
-        let v = kcp.status.as_ref().unwrap().v1beta2.clone().unwrap();
+        let v = kcp.status.clone().unwrap();
         assert_eq!((v.ready_replicas, v.up_to_date_replicas), (Some(2), Some(1)));
     }
 

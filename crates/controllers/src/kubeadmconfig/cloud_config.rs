@@ -1,6 +1,7 @@
 //! cloud-init user data (`#cloud-config`) for a [`NodeSetup`].
 
-use drydock_api::capi::kubeadm::{DiskSetup, Encoding, User};
+use drydock_api::capi::kubeadm::v1beta2::{DiskSetup, PartitionSpec};
+use drydock_api::capi::kubeadm::{Encoding, User};
 use serde_json::{Map, Value, json};
 
 use super::setup::{NodeSetup, SetupFile};
@@ -8,10 +9,11 @@ use super::yaml;
 
 /// The `#cloud-config` document.
 pub(crate) fn render(setup: &NodeSetup) -> String {
-    let mut sections: Vec<(&str, Value)> = vec![
-        ("write_files", Value::Array(setup.files.iter().map(file).collect())),
-        ("runcmd", Value::Array(setup.commands().map(|c| json!(c)).collect())),
-    ];
+    let mut sections: Vec<(&str, Value)> = vec![("write_files", Value::Array(setup.files.iter().map(file).collect()))];
+    if !setup.boot_commands.is_empty() {
+        sections.push(("bootcmd", json!(setup.boot_commands)));
+    }
+    sections.push(("runcmd", Value::Array(setup.commands().map(|c| json!(c)).collect())));
     if !setup.users.is_empty() {
         sections.push(("users", Value::Array(setup.users.iter().map(user).collect())));
     }
@@ -89,12 +91,16 @@ fn user(u: &User) -> Value {
 fn disks(d: &DiskSetup) -> (Map<String, Value>, Vec<Value>) {
     let mut disks = Map::new();
     for p in d.partitions.iter().flatten() {
-        let mut v = json!({"layout": p.layout});
+        let layout = match p.disk_layout.as_deref() {
+            Some(parts) if !parts.is_empty() => Value::Array(parts.iter().map(partition).collect()),
+            _ => json!(p.layout.unwrap_or(false)),
+        };
+        let mut v = json!({ "layout": layout });
         if let Some(o) = p.overwrite {
             v["overwrite"] = json!(o);
         }
-        if let Some(t) = &p.table_type {
-            v["table_type"] = json!(t);
+        if let Some(t) = p.table_type {
+            v["table_type"] = json!(t.as_str());
         }
         disks.insert(p.device.clone(), v);
     }
@@ -103,7 +109,10 @@ fn disks(d: &DiskSetup) -> (Map<String, Value>, Vec<Value>) {
         .iter()
         .flatten()
         .map(|f| {
-            let mut v = json!({"device": f.device, "filesystem": f.filesystem, "label": f.label});
+            let mut v = json!({"device": f.device, "filesystem": f.filesystem});
+            if let Some(l) = &f.label {
+                v["label"] = json!(l);
+            }
             if let Some(p) = &f.partition {
                 v["partition"] = json!(p);
             }
@@ -122,6 +131,25 @@ fn disks(d: &DiskSetup) -> (Map<String, Value>, Vec<Value>) {
     (disks, filesystems)
 }
 
+/// One entry of a cloud-init partition layout: a share of the device, with the partition
+/// type when given (by name, translated to its type code, or as a GPT GUID, kept as is).
+fn partition(p: &PartitionSpec) -> Value {
+    let Some(t) = p.partition_type.as_deref() else {
+        return json!(p.percentage);
+    };
+    let code = match t {
+        "Linux" => "83",
+        "LinuxSwap" => "82",
+        "LinuxRAID" => "fd",
+        "LVM" => "8e",
+        "Fat32" => "0c",
+        "NTFS" => "07",
+        "LinuxExtended" => "85",
+        other => other,
+    };
+    json!([p.percentage, code])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +162,7 @@ mod tests {
                 SetupFile { encoding: Some(Encoding::Base64), ..SetupFile::new("/etc/x", "0600", "aGk=".into()) },
                 SetupFile::new("/run/kubeadm/kubeadm.yaml", "0640", "---\nkind: InitConfiguration\n".into()),
             ],
+            boot_commands: vec![],
             pre_commands: vec!["echo pre".into()],
             kubeadm_command: "kubeadm init --config /run/kubeadm/kubeadm.yaml".into(),
             post_commands: vec!["echo post".into()],
@@ -171,6 +200,47 @@ mounts:
 -
   - /dev/sdb
   - /data
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn renders_boot_commands_and_disks() {
+        let disk_setup: DiskSetup = serde_json::from_value(json!({
+            "partitions": [
+                {"device": "/dev/sdb", "layout": true, "tableType": "gpt"},
+                {"device": "/dev/sdc", "diskLayout": [{"percentage": 30, "partitionType": "LinuxSwap"}, {"percentage": 70}]},
+            ],
+            "filesystems": [{"device": "/dev/sdb", "filesystem": "ext4", "partition": "1"}],
+        }))
+        .unwrap();
+        let setup = NodeSetup {
+            boot_commands: vec!["echo boot".into()],
+            kubeadm_command: "kubeadm join".into(),
+            disk_setup: Some(disk_setup),
+            ..Default::default()
+        };
+        let text = render(&setup);
+        let expected = "#cloud-config
+write_files: []
+bootcmd:
+- \"echo boot\"
+runcmd:
+- \"kubeadm join\"
+disk_setup:
+  /dev/sdb:
+    layout: true
+    table_type: gpt
+  /dev/sdc:
+    layout:
+    -
+      - 30
+      - \"82\"
+    - 70
+fs_setup:
+- device: /dev/sdb
+  filesystem: ext4
+  partition: \"1\"
 ";
         assert_eq!(text, expected);
     }

@@ -4,7 +4,8 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use drydock_api::capi::kubeadm::{DiskSetup, Encoding, User};
+use drydock_api::capi::kubeadm::v1beta2::DiskSetup;
+use drydock_api::capi::kubeadm::{Encoding, User};
 use serde_json::{Map, Value, json};
 
 use super::setup::{NodeSetup, SetupFile};
@@ -172,8 +173,24 @@ fn disks(d: &DiskSetup) -> (Vec<Value>, Vec<Value>) {
         .flatten()
         .map(|p| {
             let mut v = json!({"device": p.device, "wipeTable": p.overwrite.unwrap_or(false)});
-            if p.layout {
-                v["partitions"] = json!([{"number": 1}]);
+            match p.disk_layout.as_deref() {
+                // Ignition sizes partitions in MiB, not in shares of the device: the partitions
+                // are declared, in order, with their GPT type when one is given.
+                Some(parts) if !parts.is_empty() => {
+                    let parts: Vec<Value> = (1..)
+                        .zip(parts)
+                        .map(|(number, s)| {
+                            let mut part = json!({ "number": number });
+                            if let Some(guid) = s.partition_type.as_deref().filter(|t| t.contains('-')) {
+                                part["typeGuid"] = json!(guid);
+                            }
+                            part
+                        })
+                        .collect();
+                    v["partitions"] = Value::Array(parts);
+                }
+                _ if p.layout == Some(true) => v["partitions"] = json!([{"number": 1}]),
+                _ => {}
             }
             v
         })
@@ -189,8 +206,11 @@ fn disks(d: &DiskSetup) -> (Vec<Value>, Vec<Value>) {
                 }
                 _ => f.device.clone(),
             };
-            let mut v = json!({"device": device, "format": f.filesystem, "label": f.label,
-                               "wipeFilesystem": f.overwrite.unwrap_or(false)});
+            let mut v =
+                json!({"device": device, "format": f.filesystem, "wipeFilesystem": f.overwrite.unwrap_or(false)});
+            if let Some(l) = &f.label {
+                v["label"] = json!(l);
+            }
             if let Some(o) = &f.extra_opts {
                 v["options"] = json!(o);
             }
@@ -230,6 +250,7 @@ mod tests {
                 SetupFile { owner: Some("core:core".into()), ..SetupFile::new("/etc/a", "0600", "hello".into()) },
                 SetupFile::new("/run/kubeadm/kubeadm-join-config.yaml", "0640", "kind: JoinConfiguration\n".into()),
             ],
+            boot_commands: vec![],
             pre_commands: vec!["echo pre".into()],
             kubeadm_command: "kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml".into(),
             post_commands: vec![],

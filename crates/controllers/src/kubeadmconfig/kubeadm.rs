@@ -2,11 +2,19 @@
 //! InitConfiguration) for the first control plane node, `kubeadm join` (JoinConfiguration)
 //! for every other node, with what the KubeadmConfig leaves empty filled from the Cluster and
 //! the Machine, as upstream's bootstrap provider does.
+//!
+//! The KubeadmConfig (v1beta2) is shaped like kubeadm's v1beta4 API: flags as `{name, value}`
+//! lists, timeouts in whole seconds under `timeouts`. For Kubernetes 1.31+ the document is
+//! kubeadm v1beta4 (durations instead of seconds, validity periods instead of days); before,
+//! kubeadm v1beta3, which takes flags as maps and has no `timeouts` (the control plane health
+//! check is `apiServer.timeoutForControlPlane` there, the TLS bootstrap timeout
+//! `discovery.timeout`) nor any other v1beta4 addition (those are left out).
 
+use drydock_api::capi::conversion::seconds_to_duration;
 use drydock_api::capi::core::ClusterNetwork;
-use drydock_api::capi::kubeadm::{
-    BootstrapTokenDiscovery, ClusterConfiguration, Discovery, JoinConfiguration, JoinControlPlane, KubeadmConfigSpec,
-    Networking,
+use drydock_api::capi::kubeadm::JoinControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::{
+    BootstrapTokenDiscovery, ClusterConfiguration, InitConfiguration, JoinConfiguration, KubeadmConfigSpec, Timeouts,
 };
 use serde_json::{Map, Value, json};
 
@@ -18,6 +26,9 @@ pub(crate) const INIT_CONFIG_PATH: &str = "/run/kubeadm/kubeadm.yaml";
 pub(crate) const JOIN_CONFIG_PATH: &str = "/run/kubeadm/kubeadm-join-config.yaml";
 /// Written once kubeadm succeeded (what upstream's providers look for on the node).
 pub(crate) const SENTINEL_PATH: &str = "/run/cluster-api/bootstrap-success.complete";
+
+const V1BETA3: &str = "kubeadm.k8s.io/v1beta3";
+const V1BETA4: &str = "kubeadm.k8s.io/v1beta4";
 
 /// What a node does with kubeadm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,45 +56,42 @@ pub(crate) struct ClusterFacts {
 pub(crate) fn api_version(version: Option<&str>) -> &'static str {
     let minor = version.and_then(|v| drydock_api::capi::version::parse(v).ok()).map(|v| (v.major, v.minor));
     match minor {
-        Some((1, m)) if m >= 31 => "kubeadm.k8s.io/v1beta4",
-        Some((major, _)) if major > 1 => "kubeadm.k8s.io/v1beta4",
-        _ => "kubeadm.k8s.io/v1beta3",
+        Some((1, m)) if m >= 31 => V1BETA4,
+        Some((major, _)) if major > 1 => V1BETA4,
+        _ => V1BETA3,
     }
 }
 
 /// The configuration file's path and content, and the command running it.
 pub(crate) fn document(spec: &KubeadmConfigSpec, mode: Mode, facts: &ClusterFacts) -> Result<(String, String, String)> {
     let api = api_version(facts.version.as_deref());
+    let v1beta4 = api == V1BETA4;
     let (path, content) = match mode {
         Mode::Init => {
-            let cluster = cluster_configuration(spec.cluster_configuration.clone().unwrap_or_default(), facts);
-            let init = spec.init_configuration.clone().unwrap_or_default();
-            let mut cluster = typed(serde_json::to_value(cluster)?, api, "ClusterConfiguration");
-            let mut init = typed(serde_json::to_value(init)?, api, "InitConfiguration");
-            if api.ends_with("v1beta4") {
-                // v1beta4 moved the API server start timeout into InitConfiguration.timeouts.
-                if let Some(t) = cluster
-                    .pointer_mut("/apiServer")
-                    .and_then(Value::as_object_mut)
-                    .and_then(|a| a.remove("timeoutForControlPlane"))
-                {
-                    init["timeouts"]["controlPlaneComponentHealthCheck"] = t;
-                }
-                to_v1beta4(&mut cluster);
-                to_v1beta4(&mut init);
+            let mut init = spec.init_configuration.clone().unwrap_or_default();
+            let timeouts = init.timeouts.take().unwrap_or_default();
+            let cluster = spec.cluster_configuration.clone().unwrap_or_default();
+            let mut cluster = typed(cluster_configuration(cluster, facts, v1beta4)?, api, "ClusterConfiguration");
+            let mut init = typed(init_configuration(init, v1beta4)?, api, "InitConfiguration");
+            if v1beta4 {
+                put_timeouts(&mut init, &timeouts);
+            } else if let Some(t) = seconds_to_duration(timeouts.control_plane_component_health_check_seconds) {
+                // kubeadm v1beta3 has the API server's start-up timeout in ClusterConfiguration.
+                cluster["apiServer"]["timeoutForControlPlane"] = json!(t);
             }
             (INIT_CONFIG_PATH, format!("---\n{}---\n{}", yaml::to_string(&cluster), yaml::to_string(&init)))
         }
         Mode::Join { control_plane } => {
-            let join = join_configuration(spec.join_configuration.clone().unwrap_or_default(), control_plane, facts);
+            let mut join = spec.join_configuration.clone().unwrap_or_default();
+            let timeouts = join.timeouts.take().unwrap_or_default();
+            let join = join_configuration(join, control_plane, facts);
             let mut join = typed(serde_json::to_value(join)?, api, "JoinConfiguration");
-            if api.ends_with("v1beta4") {
-                if let Some(t) =
-                    join.pointer_mut("/discovery").and_then(Value::as_object_mut).and_then(|d| d.remove("timeout"))
-                {
-                    join["timeouts"]["discovery"] = t;
-                }
-                to_v1beta4(&mut join);
+            node_registration(&mut join, v1beta4);
+            if v1beta4 {
+                put_timeouts(&mut join, &timeouts);
+            } else if let Some(t) = seconds_to_duration(timeouts.tls_bootstrap_seconds) {
+                // kubeadm v1beta3's discovery timeout also bounds the TLS bootstrap.
+                join["discovery"]["timeout"] = json!(t);
             }
             (JOIN_CONFIG_PATH, format!("---\n{}", yaml::to_string(&join)))
         }
@@ -105,47 +113,136 @@ fn typed(mut v: Value, api_version: &str, kind: &str) -> Value {
     v
 }
 
-/// Fills the cluster-wide fields the user left empty from the Cluster and Machine.
-fn cluster_configuration(mut c: ClusterConfiguration, facts: &ClusterFacts) -> ClusterConfiguration {
-    if c.control_plane_endpoint.as_deref().is_none_or(str::is_empty) {
-        c.control_plane_endpoint = facts.endpoint.clone();
+/// The ClusterConfiguration document: the spec's settings plus what v1beta2 always takes
+/// from the Cluster and Machine (name, version, networking; the endpoint when unset).
+fn cluster_configuration(c: ClusterConfiguration, facts: &ClusterFacts, v1beta4: bool) -> Result<Value> {
+    let endpoint = c.control_plane_endpoint.clone().filter(|e| !e.is_empty()).or_else(|| facts.endpoint.clone());
+    let validity = [
+        ("certificateValidityPeriod", c.certificate_validity_period_days),
+        ("caCertificateValidityPeriod", c.ca_certificate_validity_period_days),
+    ];
+    let mut v = serde_json::to_value(c)?;
+    if let Value::Object(m) = &mut v {
+        for k in ["certificateValidityPeriodDays", "caCertificateValidityPeriodDays"] {
+            m.remove(k);
+        }
+        if !v1beta4 {
+            m.remove("encryptionAlgorithm");
+        }
     }
-    if c.cluster_name.as_deref().is_none_or(str::is_empty) {
-        c.cluster_name = Some(facts.cluster_name.clone());
+    if let Some(e) = endpoint {
+        v["controlPlaneEndpoint"] = json!(e);
     }
-    if c.kubernetes_version.as_deref().is_none_or(str::is_empty) {
-        c.kubernetes_version = facts.version.clone();
+    v["clusterName"] = json!(facts.cluster_name);
+    if let Some(version) = &facts.version {
+        v["kubernetesVersion"] = json!(version);
     }
     if let Some(n) = &facts.network {
-        let net = c.networking.get_or_insert_with(Networking::default);
-        let join = |r: Option<&drydock_api::capi::core::NetworkRanges>| {
+        let mut net = Map::new();
+        let ranges = |r: Option<&drydock_api::capi::core::NetworkRanges>| {
             r.map(|r| r.cidr_blocks.join(",")).filter(|s| !s.is_empty())
         };
-        if net.dns_domain.is_none() {
-            net.dns_domain = n.service_domain.clone();
+        let fields = [
+            ("dnsDomain", n.service_domain.clone()),
+            ("serviceSubnet", ranges(n.services.as_ref())),
+            ("podSubnet", ranges(n.pods.as_ref())),
+        ];
+        for (k, val) in fields {
+            if let Some(val) = val {
+                net.insert(k.into(), json!(val));
+            }
         }
-        if net.service_subnet.is_none() {
-            net.service_subnet = join(n.services.as_ref());
+        v["networking"] = Value::Object(net);
+    }
+    if v1beta4 {
+        for (k, days) in validity {
+            if let Some(d) = days.filter(|d| *d > 0) {
+                // A Go duration, as kubeadm reads it: days in hours.
+                v[k] = json!(format!("{}h0m0s", i64::from(d) * 24));
+            }
         }
-        if net.pod_subnet.is_none() {
-            net.pod_subnet = join(n.pods.as_ref());
+    } else {
+        for component in ["/apiServer", "/controllerManager", "/scheduler", "/etcd/local"] {
+            if let Some(Value::Object(c)) = v.pointer_mut(component) {
+                args_to_map(c, "extraArgs");
+                // kubeadm v1beta3 has no extra environment variables.
+                c.remove("extraEnvs");
+            }
         }
     }
-    c.api_version = None;
-    c.kind = None;
-    c
+    Ok(v)
 }
 
-/// Fills discovery (the control plane endpoint) and, for control plane nodes, the
-/// controlPlane section.
+fn init_configuration(i: InitConfiguration, v1beta4: bool) -> Result<Value> {
+    let mut v = serde_json::to_value(i)?;
+    if let Some(Value::Array(tokens)) = v.get_mut("bootstrapTokens") {
+        for t in tokens.iter_mut().filter_map(Value::as_object_mut) {
+            // kubeadm takes the lifetime as a Go duration.
+            let ttl = t.remove("ttlSeconds").and_then(|s| s.as_i64()).and_then(|s| i32::try_from(s).ok());
+            if let Some(d) = seconds_to_duration(ttl) {
+                t.insert("ttl".into(), json!(d));
+            }
+        }
+    }
+    node_registration(&mut v, v1beta4);
+    Ok(v)
+}
+
+/// `nodeRegistration` of an init or join document as the API version takes it.
+fn node_registration(v: &mut Value, v1beta4: bool) {
+    if v1beta4 {
+        return;
+    }
+    if let Some(Value::Object(n)) = v.get_mut("nodeRegistration") {
+        args_to_map(n, "kubeletExtraArgs");
+        n.remove("imagePullSerial");
+    }
+}
+
+/// A `[{name, value}]` flag list as the map kubeadm v1beta3 takes: of repeated names the
+/// last wins (a map has each name once).
+fn args_to_map(m: &mut Map<String, Value>, key: &str) {
+    let Some(Value::Array(list)) = m.get(key) else {
+        return;
+    };
+    let mut args = Map::new();
+    for a in list {
+        if let Some(name) = a.get("name").and_then(Value::as_str) {
+            args.insert(name.to_string(), a.get("value").cloned().unwrap_or_else(|| json!("")));
+        }
+    }
+    m.insert(key.to_string(), Value::Object(args));
+}
+
+/// kubeadm v1beta4's `timeouts`, as Go durations, when any is set.
+fn put_timeouts(v: &mut Value, t: &Timeouts) {
+    let fields = [
+        ("controlPlaneComponentHealthCheck", t.control_plane_component_health_check_seconds),
+        ("kubeletHealthCheck", t.kubelet_health_check_seconds),
+        ("kubernetesAPICall", t.kubernetes_api_call_seconds),
+        ("etcdAPICall", t.etcd_api_call_seconds),
+        ("tlsBootstrap", t.tls_bootstrap_seconds),
+        ("discovery", t.discovery_seconds),
+    ];
+    let timeouts: Map<String, Value> =
+        fields.into_iter().filter_map(|(k, s)| seconds_to_duration(s).map(|d| (k.to_string(), json!(d)))).collect();
+    if !timeouts.is_empty() {
+        v["timeouts"] = Value::Object(timeouts);
+    }
+}
+
+/// Fills discovery (the control plane endpoint and a token) and, for control plane nodes,
+/// the controlPlane section.
 fn join_configuration(mut j: JoinConfiguration, control_plane: bool, facts: &ClusterFacts) -> JoinConfiguration {
-    let d = j.discovery.get_or_insert_with(Discovery::default);
+    let d = j.discovery.get_or_insert_default();
     if d.file.is_none() {
         let t = d.bootstrap_token.get_or_insert_with(|| BootstrapTokenDiscovery {
-            token: facts.token.clone(),
             unsafe_skip_ca_verification: Some(true),
             ..Default::default()
         });
+        if t.token.as_deref().is_none_or(str::is_empty) {
+            t.token = Some(facts.token.clone());
+        }
         if t.api_server_endpoint.as_deref().is_none_or(str::is_empty) {
             t.api_server_endpoint = facts.endpoint.clone();
         }
@@ -153,11 +250,8 @@ fn join_configuration(mut j: JoinConfiguration, control_plane: bool, facts: &Clu
     if control_plane && j.control_plane.is_none() {
         j.control_plane = Some(JoinControlPlane::default());
     }
-    j.api_version = None;
-    j.kind = None;
     j
 }
-
 /// A stable bootstrap-token-shaped value (`[a-z0-9]{6}.[a-z0-9]{16}`) derived from the
 /// Cluster's uid. drydock's simulated nodes never present it to an API server; a stable value
 /// keeps the join document well-formed without minting and storing a token per machine (the
@@ -188,26 +282,6 @@ fn fnv1a(a: &[u8], b: &[u8]) -> u64 {
     h
 }
 
-/// v1beta4 lists extra arguments as `[{name, value}]` instead of a map.
-fn to_v1beta4(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            for (k, child) in m.iter_mut() {
-                if (k == "extraArgs" || k == "kubeletExtraArgs")
-                    && let Value::Object(args) = child
-                {
-                    let list: Vec<Value> = args.iter().map(|(n, val)| json!({"name": n, "value": val})).collect();
-                    *child = Value::Array(list);
-                } else {
-                    to_v1beta4(child);
-                }
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(to_v1beta4),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +302,10 @@ mod tests {
         }
     }
 
+    fn spec(v: Value) -> KubeadmConfigSpec {
+        serde_json::from_value(v).unwrap()
+    }
+
     #[test]
     fn api_versions() {
         assert_eq!(api_version(Some("v1.30.2")), "kubeadm.k8s.io/v1beta3");
@@ -237,11 +315,10 @@ mod tests {
 
     #[test]
     fn init_fills_cluster_facts() {
-        let spec: KubeadmConfigSpec = serde_json::from_value(json!({
+        let spec = spec(json!({
             "clusterConfiguration": {"apiServer": {"certSANs": ["localhost"]}},
-            "initConfiguration": {"nodeRegistration": {"kubeletExtraArgs": {"eviction-hard": "nodefs.available<0%"}}},
-        }))
-        .unwrap();
+            "initConfiguration": {"nodeRegistration": {"kubeletExtraArgs": [{"name": "eviction-hard", "value": "nodefs.available<0%"}]}},
+        }));
         let (path, doc, cmd) = document(&spec, Mode::Init, &facts("v1.30.2")).unwrap();
         assert_eq!(path, INIT_CONFIG_PATH);
         assert!(cmd.starts_with("kubeadm init --config /run/kubeadm/kubeadm.yaml"), "{cmd}");
@@ -278,16 +355,81 @@ mod tests {
     }
 
     #[test]
+    fn join_fills_a_missing_token_only() {
+        let spec =
+            spec(json!({"joinConfiguration": {"discovery": {"bootstrapToken": {"caCertHashes": ["sha256:x"]}}}}));
+        let (_, doc, _) = document(&spec, Mode::Join { control_plane: false }, &facts("v1.30.2")).unwrap();
+        assert!(doc.contains(&format!("    token: {}\n", placeholder_token("uid-1"))), "{doc}");
+        assert!(!doc.contains("unsafeSkipCAVerification"), "{doc}");
+    }
+
+    #[test]
     fn v1beta4_lists_extra_args() {
-        let spec: KubeadmConfigSpec = serde_json::from_value(json!({
-            "clusterConfiguration": {"apiServer": {"extraArgs": {"a": "1"}, "timeoutForControlPlane": "4m0s"}},
-        }))
-        .unwrap();
+        let spec = spec(json!({
+            "clusterConfiguration": {"apiServer": {"extraArgs": [{"name": "a", "value": "1"}]}},
+            "initConfiguration": {"timeouts": {"controlPlaneComponentHealthCheckSeconds": 240}},
+        }));
         let (_, doc, _) = document(&spec, Mode::Init, &facts("v1.31.1")).unwrap();
         assert!(doc.contains("apiVersion: kubeadm.k8s.io/v1beta4\n"));
         assert!(doc.contains("  extraArgs:\n  - name: a\n    value: \"1\"\n"), "{doc}");
         assert!(doc.contains("timeouts:\n  controlPlaneComponentHealthCheck: \"4m0s\"\n"), "{doc}");
         assert!(!doc.contains("timeoutForControlPlane"));
+    }
+
+    #[test]
+    fn v1beta4_durations_and_additions() {
+        let spec = spec(json!({
+            "clusterConfiguration": {
+                "certificateValidityPeriodDays": 365,
+                "encryptionAlgorithm": "ECDSA-P256",
+                "etcd": {"local": {"extraEnvs": [{"name": "E", "value": "1"}]}},
+            },
+            "initConfiguration": {"bootstrapTokens": [{"token": "abcdef.0123456789abcdef", "ttlSeconds": 900}]},
+            "joinConfiguration": {"timeouts": {"tlsBootstrapSeconds": 90, "discoverySeconds": 300}},
+        }));
+        let (_, init, _) = document(&spec, Mode::Init, &facts("v1.31.1")).unwrap();
+        for want in [
+            "certificateValidityPeriod: \"8760h0m0s\"\n",
+            "encryptionAlgorithm: ECDSA-P256\n",
+            "    extraEnvs:\n    - name: E\n",
+            "  ttl: \"15m0s\"\n",
+        ] {
+            assert!(init.contains(want), "missing {want:?} in\n{init}");
+        }
+        assert!(!init.contains("Days") && !init.contains("ttlSeconds"), "{init}");
+        let (_, join, _) = document(&spec, Mode::Join { control_plane: false }, &facts("v1.31.1")).unwrap();
+        assert!(join.contains("timeouts:\n  discovery: \"5m0s\"\n  tlsBootstrap: \"1m30s\"\n"), "{join}");
+    }
+
+    #[test]
+    fn v1beta3_maps_args_and_moves_timeouts() {
+        let spec = spec(json!({
+            "clusterConfiguration": {
+                "certificateValidityPeriodDays": 365,
+                "encryptionAlgorithm": "ECDSA-P256",
+                "controllerManager": {"extraArgs": [{"name": "x", "value": "1"}, {"name": "x", "value": "2"}],
+                                      "extraEnvs": [{"name": "E", "value": "1"}]},
+            },
+            "initConfiguration": {
+                "timeouts": {"controlPlaneComponentHealthCheckSeconds": 240, "kubeletHealthCheckSeconds": 60},
+                "nodeRegistration": {"imagePullSerial": true, "imagePullPolicy": "Never"},
+            },
+            "joinConfiguration": {"timeouts": {"tlsBootstrapSeconds": 90, "discoverySeconds": 300}},
+        }));
+        let (_, init, _) = document(&spec, Mode::Init, &facts("v1.30.2")).unwrap();
+        for want in [
+            "controllerManager:\n  extraArgs:\n    x: \"2\"\n",
+            "apiServer:\n  timeoutForControlPlane: \"4m0s\"\n",
+            "  imagePullPolicy: Never\n",
+        ] {
+            assert!(init.contains(want), "missing {want:?} in\n{init}");
+        }
+        for absent in ["timeouts", "Validity", "encryptionAlgorithm", "extraEnvs", "imagePullSerial"] {
+            assert!(!init.contains(absent), "{absent} in\n{init}");
+        }
+        let (_, join, _) = document(&spec, Mode::Join { control_plane: false }, &facts("v1.30.2")).unwrap();
+        assert!(join.contains("  timeout: \"1m30s\"\n"), "{join}");
+        assert!(!join.contains("timeouts"), "{join}");
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //! `kubeadm init` data; every other Machine waits until the Cluster reports
 //! ControlPlaneInitialized and then gets `kubeadm join` data (as a control plane node or a
 //! worker). The data is cloud-config by default, Ignition with `spec.format: ignition`. It is
-//! written once into a Secret named like the config, and the config reports it ready.
+//! written once into a Secret named like the config, and the config reports it as the
+//! bootstrap contract (v1beta2) asks: `status.initialization.dataSecretCreated` and
+//! `status.dataSecretName`, with the v1beta2 conditions in `status.conditions` and the
+//! v1beta1 ones under `status.deprecated.v1beta1`.
 //!
 //! No bootstrap tokens or keys are generated: drydock's simulated nodes do not use them, and
 //! minting them on every reconcile was upstream's CPU sink at scale.
@@ -15,6 +18,7 @@ mod ignition;
 mod kubeadm;
 mod render;
 mod setup;
+mod template;
 mod yaml;
 
 use std::collections::BTreeMap;
@@ -27,7 +31,7 @@ use drydock_api::capi::condition_types::{
 use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::CLUSTER_NAME_LABEL;
-use drydock_api::capi::kubeadm::KubeadmConfig;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmConfig;
 use drydock_api::capi::owner;
 use drydock_api::capi::v1beta2_conditions::{self, HasV1Beta2Conditions, Input, Observed, Reasons, names};
 use k8s_openapi::ByteString;
@@ -189,8 +193,11 @@ fn config_name(m: &Machine) -> Option<&str> {
         .flatten()
 }
 
+/// Whether the config's data secret exists (the bootstrap contract's flag, and its name).
 fn is_ready(c: &KubeadmConfig) -> bool {
-    c.status.as_ref().is_some_and(|s| s.ready == Some(true) && s.data_secret_name.is_some())
+    c.status.as_ref().is_some_and(|s| {
+        s.initialization.as_ref().and_then(|i| i.data_secret_created) == Some(true) && s.data_secret_name.is_some()
+    })
 }
 
 /// What to do with a config, from what the stores say.
@@ -333,9 +340,9 @@ fn v1beta1_detail(c: &KubeadmConfig, type_: &str) -> String {
     }
 }
 
-fn set_ready(c: &mut KubeadmConfig, secret: String, now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time) {
+fn set_ready(c: &mut KubeadmConfig, secret: String, now: &Time) {
     let s = c.status.get_or_insert_with(Default::default);
-    s.ready = Some(true);
+    s.initialization.get_or_insert_default().data_secret_created = Some(true);
     s.data_secret_name = Some(secret);
     c.mark_true(DATA_SECRET_AVAILABLE, now.clone());
 }
@@ -354,7 +361,7 @@ async fn generate(
     mode: Mode,
     c: &mut KubeadmConfig,
     events: &mut PendingEvents,
-    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+    now: &Time,
 ) -> Result<()> {
     let Subject { config, machine, cluster } = *subject;
     let rendered = match render::render(state, subject, mode).await {
@@ -421,7 +428,7 @@ mod tests {
         drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
     }
     use drydock_api::capi::keys::CONTROL_PLANE_LABEL;
-    use drydock_api::capi::kubeadm::KubeadmConfigStatus;
+    use drydock_api::capi::kubeadm::v1beta2::{KubeadmConfigInitializationStatus, KubeadmConfigStatus};
 
     fn cluster(infra: bool, initialized: bool) -> Cluster {
         let mut c = Cluster::new("c1", Default::default());
@@ -468,8 +475,11 @@ mod tests {
         let mut m = machine(false);
         m.spec.bootstrap.data_secret_name = Some("own".into());
         assert_eq!(next(&cfg, &m, &cluster(false, false), false), Next::UseMachineSecret("own".into()));
-        cfg.status =
-            Some(KubeadmConfigStatus { ready: Some(true), data_secret_name: Some("m1".into()), ..Default::default() });
+        cfg.status = Some(KubeadmConfigStatus {
+            initialization: Some(KubeadmConfigInitializationStatus { data_secret_created: Some(true) }),
+            data_secret_name: Some("m1".into()),
+            ..Default::default()
+        });
         assert_eq!(next(&cfg, &m, &cluster(false, false), false), Next::Done);
     }
 
@@ -500,6 +510,11 @@ mod tests {
                 ("Paused", "False")
             ]
         );
+        // The v1beta2 status shape: the contract flag, and the v1beta1 conditions kept apart.
+        let s = cfg.status.as_ref().unwrap();
+        assert_eq!(s.initialization.as_ref().and_then(|i| i.data_secret_created), Some(true));
+        let old = s.deprecated.as_ref().and_then(|d| d.v1beta1.as_ref()).and_then(|v| v.conditions.as_ref()).unwrap();
+        assert!(old.iter().any(|c| c.type_ == DATA_SECRET_AVAILABLE && c.is_true()), "{old:?}");
         let before = cfg.clone();
         set_v1beta2(&mut cfg, &now());
         assert_eq!(cfg, before, "recomputing changes nothing");

@@ -1,6 +1,8 @@
-//! Rendering a config into bootstrap data: files and passwords read from their secrets, the
-//! cluster CAs for control plane nodes, the kubeadm document, then cloud-config or Ignition.
+//! Rendering a config into bootstrap data: files and passwords read from their secrets (and
+//! file templates rendered), the cluster CAs for control plane nodes, the kubeadm document,
+//! then cloud-config or Ignition.
 
+use drydock_api::capi::kubeadm::v1beta2::FileContentFormat;
 use drydock_api::capi::kubeadm::{Format, User};
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
@@ -8,7 +10,8 @@ use kube::api::Api;
 
 use super::kubeadm::{self, ClusterFacts, Mode};
 use super::setup::{NodeSetup, SetupFile};
-use super::{State, Subject, cloud_config, ignition};
+use super::{State, Subject, cloud_config, ignition, template};
+use crate::framework::referenced::{self, Referenced};
 use crate::framework::{Error, Result};
 
 /// Bootstrap data ready to store.
@@ -24,11 +27,22 @@ pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode) -> 
     let ns = config.namespace().unwrap_or_default();
     let secrets: Api<Secret> = state.ctx.api(&ns);
     let mut files = Vec::new();
-    for f in spec.files.iter().flatten() {
-        let resolved = match &f.content_from {
+    // Read once, and only when a file is a template.
+    let mut control_plane_version = None;
+    for (i, f) in spec.files.iter().flatten().enumerate() {
+        let mut resolved = match &f.content_from {
             Some(src) => Some(secret_value(&secrets, &src.secret.name, &src.secret.key).await?),
             None => None,
         };
+        if f.content_format == Some(FileContentFormat::Template) {
+            if control_plane_version.is_none() {
+                control_plane_version = Some(control_plane_version_of(state, &ns, cluster).await?);
+            }
+            let text = resolved.as_deref().or(f.content.as_deref()).unwrap_or_default();
+            let rendered = template::render(text, control_plane_version.as_ref().and_then(|v| v.as_deref()))
+                .map_err(|e| Error::InvalidSpec(format!("spec.files[{i}] ({}): {e}", f.path)))?;
+            resolved = Some(rendered);
+        }
         files.push(SetupFile::from_spec(f, resolved));
     }
     let mut users: Vec<User> = Vec::new();
@@ -66,6 +80,23 @@ pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode) -> 
             Rendered { value, format: "ignition", note }
         }
     })
+}
+
+/// `spec.version` of the Cluster's control plane object, when it has one.
+async fn control_plane_version_of(
+    state: &State,
+    ns: &str,
+    cluster: &drydock_api::capi::core::Cluster,
+) -> Result<Option<String>> {
+    let Some(r) = cluster.spec.control_plane_ref.as_ref() else {
+        return Ok(None);
+    };
+    Ok(match referenced::read(&state.ctx, ns, r).await? {
+        Some(Referenced::KubeadmControlPlane(kcp)) => Some(kcp.spec.version.clone()),
+        Some(Referenced::Dynamic(o)) => o.data.pointer("/spec/version").and_then(|v| v.as_str()).map(String::from),
+        _ => None,
+    }
+    .filter(|v| !v.is_empty()))
 }
 
 async fn secret_value(secrets: &Api<Secret>, name: &str, key: &str) -> Result<String> {

@@ -2,7 +2,8 @@
 //! write, commands to run around kubeadm, users, NTP, disks and mounts. [`super::cloud_config`]
 //! and [`super::ignition`] render it.
 
-use drydock_api::capi::kubeadm::{DiskSetup, Encoding, File, KubeadmConfigSpec, NTP, User};
+use drydock_api::capi::kubeadm::v1beta2::{DiskSetup, File, KubeadmConfigSpec};
+use drydock_api::capi::kubeadm::{Encoding, NTP, User};
 
 /// A file with its content resolved (inline or read from a secret).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -26,7 +27,8 @@ impl SetupFile {
         }
     }
 
-    /// A KubeadmConfig file, with the content read from its secret when it has one.
+    /// A KubeadmConfig file, with its content resolved: read from its secret when it has one,
+    /// and rendered when it is a template.
     pub fn from_spec(f: &File, resolved: Option<String>) -> Self {
         Self {
             path: f.path.clone(),
@@ -44,6 +46,8 @@ impl SetupFile {
 pub(crate) struct NodeSetup {
     /// In write order: the config's files, certificates, then the kubeadm configuration.
     pub files: Vec<SetupFile>,
+    /// Run very early on every boot (cloud-init `bootcmd`; Ignition has no such stage).
+    pub boot_commands: Vec<String>,
     pub pre_commands: Vec<String>,
     /// `kubeadm init` or `kubeadm join`.
     pub kubeadm_command: String,
@@ -60,6 +64,7 @@ impl NodeSetup {
     pub fn new(spec: &KubeadmConfigSpec, files: Vec<SetupFile>, users: Vec<User>, kubeadm_command: String) -> Self {
         Self {
             files,
+            boot_commands: spec.boot_commands.clone().unwrap_or_default(),
             pre_commands: spec.pre_kubeadm_commands.clone().unwrap_or_default(),
             kubeadm_command,
             post_commands: spec.post_kubeadm_commands.clone().unwrap_or_default(),

@@ -42,7 +42,7 @@ use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, CONTROL_PLANE_NAME_LABEL, MACHINE_FINALIZER, POOL_NAME_LABEL, SET_NAME_LABEL,
 };
-use drydock_api::capi::kubeadm::KubeadmConfig;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmConfig;
 use drydock_api::capi::owner::{self, api_group};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;

@@ -345,7 +345,7 @@ async fn ensure_templates(st: &State, md: &MachineDeployment, cluster: &Cluster)
     let tpl = &md.spec.template.spec;
     let mut missing = Vec::new();
     for r in [Some(&tpl.infrastructure_ref), tpl.bootstrap.config_ref.as_ref()].into_iter().flatten() {
-        if templates::is_template(r) && !st.templates.ensure(&st.ctx.client, NAME, ns, r, cluster).await? {
+        if templates::is_template(r) && !st.templates.ensure(&st.ctx, NAME, ns, r, cluster).await? {
             missing.push(format!(
                 "{} {ns}/{}",
                 r.kind.as_deref().unwrap_or_default(),

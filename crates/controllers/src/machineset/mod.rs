@@ -26,7 +26,7 @@ use std::time::Duration;
 use drydock_api::capi::conditions::{HasConditions, time_at};
 use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_SET_FINALIZER, REVISION_ANNOTATION};
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner;
 use drydock_api::capi::v1beta2_conditions::Observed;
 use futures::StreamExt;
@@ -296,7 +296,7 @@ async fn ensure_templates(st: &State, ms: &MachineSet, cluster: &Cluster) -> Res
         if !templates::is_template(r) {
             continue;
         }
-        let found = st.templates.ensure(&st.ctx.client, NAME, ns, r, cluster).await?;
+        let found = st.templates.ensure(&st.ctx, NAME, ns, r, cluster).await?;
         if !found && !is_old_revision(st, ms) {
             return Err(Error::Missing(format!(
                 "{} {ns}/{}",

@@ -270,7 +270,7 @@ async fn control_plane(st: &State, cluster: &Cluster) -> Result<Option<ControlPl
             display,
         }));
     }
-    let obj = crate::external::get(&st.ctx.client, ns, r)
+    let obj = crate::external::get(&st.ctx, ns, r)
         .await
         .map_err(|e| format!("cannot run preflight checks: reading {display}: {e}"))?
         .ok_or_else(|| format!("cannot run preflight checks: {display} not found"))?;

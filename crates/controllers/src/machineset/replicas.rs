@@ -27,6 +27,7 @@ use super::machines::{machine_annotations, machine_labels, machine_name, new_mac
 use super::preflight::{self, Verdict};
 use crate::framework::names::random_suffix;
 
+use crate::context::Context;
 use crate::external::{self, CloneSpec};
 use crate::framework::expectations::Outstanding;
 use crate::framework::{Error, Result, write};
@@ -172,7 +173,7 @@ async fn create_one(st: &State, ms: &MachineSet) -> Result<String, CreateFailure
 
 async fn clone_and_create(st: &State, ms: &MachineSet, ns: &str, name: &str) -> Result<(), CreateFailure> {
     let fail = |reason, error| CreateFailure { reason, error };
-    let client = &st.ctx.client;
+    let ctx = &st.ctx;
     let tpl = &ms.spec.template.spec;
     let clone = |template| CloneSpec {
         template,
@@ -185,36 +186,32 @@ async fn clone_and_create(st: &State, ms: &MachineSet, ns: &str, name: &str) -> 
     };
     let bootstrap = match tpl.bootstrap.config_ref.as_ref() {
         Some(t) => Some(
-            external::clone_from_template(client, super::NAME, clone(t))
+            external::clone_from_template(ctx, super::NAME, clone(t))
                 .await
                 .map_err(|e| fail(BOOTSTRAP_TEMPLATE_CLONING_FAILED, e))?,
         ),
         None => None,
     };
-    let infra = match external::clone_from_template(client, super::NAME, clone(&tpl.infrastructure_ref)).await {
+    let infra = match external::clone_from_template(ctx, super::NAME, clone(&tpl.infrastructure_ref)).await {
         Ok(r) => r,
         Err(e) => {
-            delete_clones(client, ns, [bootstrap.as_ref()]).await;
+            delete_clones(ctx, ns, [bootstrap.as_ref()]).await;
             return Err(fail(INFRASTRUCTURE_TEMPLATE_CLONING_FAILED, e));
         }
     };
     let machine = new_machine(ms, name, infra.clone(), bootstrap.clone());
     let api: Api<Machine> = st.ctx.api(ns);
     if let Err(e) = write::create_if_absent(&api, super::NAME, &machine).await {
-        delete_clones(client, ns, [bootstrap.as_ref(), Some(&infra)]).await;
+        delete_clones(ctx, ns, [bootstrap.as_ref(), Some(&infra)]).await;
         return Err(fail(MACHINE_CREATION_FAILED, e));
     }
     Ok(())
 }
 
-async fn delete_clones<'a>(
-    client: &kube::Client,
-    ns: &str,
-    refs: impl IntoIterator<Item = Option<&'a ObjectReference>>,
-) {
+async fn delete_clones<'a>(ctx: &Context, ns: &str, refs: impl IntoIterator<Item = Option<&'a ObjectReference>>) {
     for r in refs.into_iter().flatten() {
         let name = r.name.as_deref().unwrap_or_default();
-        if let Err(e) = external::api_for(client, ns, r).delete(name, &Default::default()).await {
+        if let Err(e) = external::api_for(ctx, ns, r).await.delete(name, &Default::default()).await {
             tracing::debug!(object = name, error = %e, "could not delete the clone of a failed machine creation");
         }
     }

@@ -80,14 +80,14 @@ pub(crate) fn newly_unhealthy(before: &Machine, verdict: &Verdict) -> bool {
 }
 
 /// The kind and API of remediation requests made from `template` (its kind minus `Template`).
-fn request_api(ctx: &crate::Context, template: &ObjectReference, namespace: &str) -> Api<DynamicObject> {
+async fn request_api(ctx: &crate::Context, template: &ObjectReference, namespace: &str) -> Api<DynamicObject> {
     let kind = template.kind.as_deref().unwrap_or_default();
     let request = ObjectReference {
         api_version: template.api_version.clone(),
         kind: Some(kind.strip_suffix("Template").unwrap_or(kind).to_string()),
         ..Default::default()
     };
-    external::api_for(&ctx.client, namespace, &request)
+    external::api_for(ctx, namespace, &request).await
 }
 
 /// Why an external remediation request could not be made.
@@ -106,17 +106,13 @@ pub(crate) async fn ensure_request(
 ) -> std::result::Result<bool, RequestError> {
     let ns = m.namespace().unwrap_or_default();
     let name = m.name_any();
-    let api = request_api(ctx, template, &ns);
+    let api = request_api(ctx, template, &ns).await;
     match api.get_opt(&name).await {
         Ok(Some(_)) => return Ok(false),
         Ok(None) => {}
         Err(e) => return Err(RequestError::CreationFailed(e.to_string())),
     }
-    if external::get(&ctx.client, &ns, template)
-        .await
-        .map_err(|e| RequestError::CreationFailed(e.to_string()))?
-        .is_none()
-    {
+    if external::get(ctx, &ns, template).await.map_err(|e| RequestError::CreationFailed(e.to_string()))?.is_none() {
         let t = format!(
             "{} {ns}/{}",
             template.kind.as_deref().unwrap_or_default(),
@@ -134,7 +130,7 @@ pub(crate) async fn ensure_request(
         annotations: Default::default(),
         owner: Some(owner),
     };
-    external::clone_from_template(&ctx.client, CONTROLLER, spec)
+    external::clone_from_template(ctx, CONTROLLER, spec)
         .await
         .map(|_| true)
         .map_err(|e| RequestError::CreationFailed(e.to_string()))
@@ -142,7 +138,7 @@ pub(crate) async fn ensure_request(
 
 /// Deletes the remediation request for `m`, if any. Returns true when one was deleted.
 pub(crate) async fn delete_request(ctx: &crate::Context, template: &ObjectReference, m: &Machine) -> Result<bool> {
-    let api = request_api(ctx, template, &m.namespace().unwrap_or_default());
+    let api = request_api(ctx, template, &m.namespace().unwrap_or_default()).await;
     delete_if_present(&api, CONTROLLER, &m.name_any())
         .await
         .map_err(Error::during(format!("deleting the remediation request of Machine {}", m.name_any())))

@@ -202,19 +202,64 @@ pub fn logs() {
         .try_init();
 }
 
+/// A drydock process, killed when dropped unless it already exited: a failing test
+/// leaves no server behind.
+pub struct Process(pub Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+impl std::ops::Deref for Process {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Process {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
 /// Starts `drydock up` as a separate process on `dir`, listening on `listen`
 /// (`127.0.0.1:0` for any port). A stale kubeconfig is removed first, so that waiting for
 /// the file waits for this process.
-pub fn spawn_drydock(dir: &Path, listen: &str) -> Child {
+pub fn spawn_drydock(dir: &Path, listen: &str) -> Process {
+    spawn_drydock_with(dir, listen, &[])
+}
+
+/// [`spawn_drydock`] with more `drydock up` flags.
+pub fn spawn_drydock_with(dir: &Path, listen: &str, flags: &[&str]) -> Process {
     let _ = std::fs::remove_file(dir.join("kubeconfig"));
     Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .args(["up", "--listen", listen, "--data-dir"])
+        .args(["up", "--listen", listen])
+        .args(flags)
+        .arg("--data-dir")
         .arg(dir)
         .env("DRYDOCK_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
+        .map(Process)
         .expect("spawn drydock")
+}
+
+/// The kubeconfig `drydock up` writes into `dir`, once the server it names answers.
+pub async fn kubeconfig_of(dir: &Path) -> PathBuf {
+    let path = dir.join("kubeconfig");
+    eventually("drydock to listen", Duration::from_secs(60), || {
+        let ok = path.exists() && kubectl(&path, &["get", "ns", "default"], None).0;
+        async move { ok.then_some(()) }
+    })
+    .await;
+    path
 }
 
 /// `drydock generate cluster` output for `count` clusters, the i-th named `name(i)`, with

@@ -1,8 +1,8 @@
-//! KubeadmConfig and KubeadmConfigTemplate admission: spec defaults and checks.
+//! KubeadmConfig and KubeadmConfigTemplate admission, on the v1beta2 types (the stored
+//! version; objects written in v1beta1 are converted first): spec defaults and checks.
 
-use super::config::KubeadmConfig;
-use super::config_template::KubeadmConfigTemplate;
 use super::spec_checks::{default_config_spec, validate_config_spec};
+use super::v1beta2::{KubeadmConfig, KubeadmConfigTemplate};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::typed::KindAdmission;
 
@@ -51,7 +51,7 @@ mod tests {
     #[test]
     fn config_and_template() {
         let cfg = json!({
-            "apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfig",
+            "apiVersion": "bootstrap.cluster.x-k8s.io/v1beta2", "kind": "KubeadmConfig",
             "metadata": { "name": "c", "namespace": "ns" },
             "spec": { "joinConfiguration": { "nodeRegistration": {} } }
         });
@@ -60,7 +60,7 @@ mod tests {
         assert_eq!(out["spec"]["joinConfiguration"]["nodeRegistration"]["imagePullPolicy"], "IfNotPresent");
 
         let tpl = json!({
-            "apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfigTemplate",
+            "apiVersion": "bootstrap.cluster.x-k8s.io/v1beta2", "kind": "KubeadmConfigTemplate",
             "metadata": { "name": "t", "namespace": "ns" },
             "spec": { "template": { "spec": { "ignition": {} } } }
         });

@@ -190,15 +190,3 @@ pub struct LastRemediationStatus {
 
 impl_has_conditions!(KubeadmControlPlane);
 crate::capi::v1beta2_conditions::impl_has_v1beta2_conditions!(KubeadmControlPlane);
-
-impl KubeadmControlPlaneSpec {
-    /// Whether etcd runs outside the control plane Machines (no stacked members to keep in
-    /// quorum, any replica count allowed).
-    pub fn has_external_etcd(&self) -> bool {
-        self.kubeadm_config_spec
-            .cluster_configuration
-            .as_ref()
-            .and_then(|c| c.etcd.as_ref())
-            .is_some_and(|e| e.external.is_some())
-    }
-}

@@ -1,20 +1,19 @@
-//! KubeadmControlPlane and KubeadmControlPlaneTemplate admission: replicas, version,
-//! rollout strategy, infrastructure namespace and kubeadm defaults; replica, version,
-//! template, rollout and kubeadm checks, and the update rules of `control_plane_update`.
+//! KubeadmControlPlane and KubeadmControlPlaneTemplate admission, on the v1beta2 types (the
+//! stored version; objects written in v1beta1 are converted first): replicas, version,
+//! rollout strategy and kubeadm defaults; replica, version, infrastructure reference,
+//! template, rollout, remediation and kubeadm checks, and the update rules of
+//! `control_plane_update`.
 
-use super::control_plane::KubeadmControlPlane;
-use super::control_plane_template::KubeadmControlPlaneTemplate;
 use super::control_plane_update::validate_update;
-use super::rollout_checks::{
-    default_rollout_strategy, validate_remediation_strategy, validate_rollout_before, validate_rollout_strategy,
-};
+use super::rollout_checks::{default_rollout, validate_remediation, validate_rollout};
 use super::spec_checks::{default_config_spec, validate_config_spec};
+use super::v1beta2::{KubeadmControlPlane, KubeadmControlPlaneTemplate};
 use crate::admission::{FieldError, FieldPath};
-use crate::capi::common::{MachineNamingStrategy, ObjectMeta};
+use crate::capi::common::{ContractVersionedObjectReference, MachineNamingStrategy, ObjectMeta};
 use crate::capi::keys::CLUSTER_NAME_LABEL;
 use crate::capi::typed::KindAdmission;
 use crate::capi::validation::{validate_annotations, validate_labels};
-use crate::capi::{duration, naming, refs, version};
+use crate::capi::{naming, version};
 
 pub(crate) struct KubeadmControlPlaneAdmission;
 
@@ -29,8 +28,7 @@ impl KindAdmission for KubeadmControlPlaneAdmission {
         let spec = &mut kcp.spec;
         spec.replicas.get_or_insert(1);
         spec.version = version::with_v_prefix(&spec.version);
-        default_rollout_strategy(&mut spec.rollout_strategy);
-        refs::default_namespace(Some(&mut spec.machine_template.infrastructure_ref), kcp.metadata.namespace.as_deref());
+        default_rollout(&mut spec.rollout);
         default_config_spec(&mut spec.kubeadm_config_spec);
         Ok(())
     }
@@ -49,38 +47,20 @@ impl KindAdmission for KubeadmControlPlaneAdmission {
             ));
         }
         let mt = path.child("machineTemplate");
-        let infra = &spec.machine_template.infrastructure_ref;
-        errs.extend(refs::validate_complete(infra, &mt.child("infrastructureRef")));
-        errs.extend(refs::validate_namespace(
-            Some(infra),
-            kcp.metadata.namespace.as_deref(),
-            &mt.child("infrastructureRef"),
+        errs.extend(validate_infrastructure_ref(
+            &spec.machine_template.spec.infrastructure_ref,
+            &mt.child("spec").child("infrastructureRef"),
         ));
         errs.extend(validate_template_metadata(spec.machine_template.metadata.as_ref(), &mt.child("metadata")));
-        for (field, value) in [
-            ("nodeDrainTimeout", &spec.machine_template.timeouts.node_drain_timeout),
-            ("nodeVolumeDetachTimeout", &spec.machine_template.timeouts.node_volume_detach_timeout),
-            ("nodeDeletionTimeout", &spec.machine_template.timeouts.node_deletion_timeout),
-        ] {
-            errs.extend(duration::validate_field(value.as_deref(), &mt.child(field)));
+        if let Some(r) = &spec.rollout {
+            errs.extend(validate_rollout(r, spec.replicas, &path.child("rollout")));
         }
-        if let Some(r) = &spec.rollout_before {
-            errs.extend(validate_rollout_before(r, &path.child("rolloutBefore")));
-        }
-        if let Some(s) = &spec.rollout_strategy {
-            errs.extend(validate_rollout_strategy(s, spec.replicas, &path.child("rolloutStrategy")));
-        }
-        if let Some(r) = &spec.remediation_strategy {
-            errs.extend(validate_remediation_strategy(r, &path.child("remediationStrategy")));
+        if let Some(r) = &spec.remediation {
+            errs.extend(validate_remediation(r, &path.child("remediation")));
         }
         let cluster =
             kcp.metadata.labels.as_ref().and_then(|l| l.get(CLUSTER_NAME_LABEL)).map_or("cluster", String::as_str);
-        errs.extend(validate_naming(
-            spec.machine_naming_strategy.as_ref(),
-            cluster,
-            kcp.metadata.name.as_deref(),
-            &path,
-        ));
+        errs.extend(validate_naming(spec.machine_naming.as_ref(), cluster, kcp.metadata.name.as_deref(), &path));
         errs.extend(validate_config_spec(&spec.kubeadm_config_spec, &path.child("kubeadmConfigSpec")));
         if let Some(old) = old {
             errs.extend(validate_update(spec, &old.spec));
@@ -96,11 +76,20 @@ fn validate_replicas(kcp: &KubeadmControlPlane) -> Vec<FieldError> {
     if replicas <= 0 {
         return vec![FieldError::forbidden(path, "cannot be less than or equal to 0")];
     }
-    let external_etcd = kcp.spec.has_external_etcd();
-    if !external_etcd && replicas % 2 == 0 {
+    if !kcp.spec.has_external_etcd() && replicas % 2 == 0 {
         return vec![FieldError::forbidden(path, "cannot be an even number when etcd is stacked")];
     }
     Vec::new()
+}
+
+/// The infrastructure template must be named completely. A v1beta2 reference has no
+/// namespace: it is always the control plane's own.
+fn validate_infrastructure_ref(r: &ContractVersionedObjectReference, path: &FieldPath) -> Vec<FieldError> {
+    [("apiGroup", &r.api_group), ("kind", &r.kind), ("name", &r.name)]
+        .into_iter()
+        .filter(|(_, v)| v.is_empty())
+        .map(|(field, _)| FieldError::invalid(path.child(field), "", "cannot be empty"))
+        .collect()
 }
 
 fn validate_template_metadata(meta: Option<&ObjectMeta>, path: &FieldPath) -> Vec<FieldError> {
@@ -118,7 +107,7 @@ fn validate_naming(
 ) -> Vec<FieldError> {
     let Some(t) = s.and_then(|s| s.template.as_deref()) else { return Vec::new() };
     let vars = [("cluster.name", cluster), ("kubeadmControlPlane.name", name.unwrap_or("control-plane"))];
-    naming::validate_template(t, &vars, &spec.child("machineNamingStrategy").child("template"))
+    naming::validate_template(t, &vars, &spec.child("machineNaming").child("template"))
 }
 
 pub(crate) struct KubeadmControlPlaneTemplateAdmission;
@@ -132,7 +121,7 @@ impl KindAdmission for KubeadmControlPlaneTemplateAdmission {
         _old: Option<&KubeadmControlPlaneTemplate>,
     ) -> Result<(), Vec<FieldError>> {
         let spec = &mut t.spec.template.spec;
-        default_rollout_strategy(&mut spec.rollout_strategy);
+        default_rollout(&mut spec.rollout);
         default_config_spec(&mut spec.kubeadm_config_spec);
         Ok(())
     }
@@ -141,14 +130,11 @@ impl KindAdmission for KubeadmControlPlaneTemplateAdmission {
         let path = FieldPath::new("spec").child("template").child("spec");
         let spec = &t.spec.template.spec;
         let mut errs = validate_config_spec(&spec.kubeadm_config_spec, &path.child("kubeadmConfigSpec"));
-        if let Some(r) = &spec.rollout_before {
-            errs.extend(validate_rollout_before(r, &path.child("rolloutBefore")));
+        if let Some(r) = &spec.rollout {
+            errs.extend(validate_rollout(r, None, &path.child("rollout")));
         }
-        if let Some(s) = &spec.rollout_strategy {
-            errs.extend(validate_rollout_strategy(s, None, &path.child("rolloutStrategy")));
-        }
-        if let Some(r) = &spec.remediation_strategy {
-            errs.extend(validate_remediation_strategy(r, &path.child("remediationStrategy")));
+        if let Some(r) = &spec.remediation {
+            errs.extend(validate_remediation(r, &path.child("remediation")));
         }
         if let Some(mt) = &spec.machine_template {
             errs.extend(validate_template_metadata(
@@ -156,7 +142,7 @@ impl KindAdmission for KubeadmControlPlaneTemplateAdmission {
                 &path.child("machineTemplate").child("metadata"),
             ));
         }
-        errs.extend(validate_naming(spec.machine_naming_strategy.as_ref(), "cluster", Some("control-plane"), &path));
+        errs.extend(validate_naming(spec.machine_naming.as_ref(), "cluster", Some("control-plane"), &path));
         errs
     }
 }

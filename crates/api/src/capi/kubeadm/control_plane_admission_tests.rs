@@ -6,21 +6,26 @@ use crate::capi::typed::Typed;
 
 fn kcp() -> Value {
     json!({
-        "apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane",
+        "apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlane",
         "metadata": { "name": "cp", "namespace": "ns", "labels": { "cluster.x-k8s.io/cluster-name": "c1" } },
         "spec": {
             "replicas": 3,
             "version": "1.30.2",
-            "machineTemplate": {
-                "infrastructureRef": { "apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "kind": "InMemoryMachineTemplate", "name": "cp" }
-            },
+            "machineTemplate": { "spec": {
+                "infrastructureRef": { "apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "InMemoryMachineTemplate", "name": "cp" }
+            } },
             "kubeadmConfigSpec": {
-                "clusterConfiguration": { "apiServer": { "certSANs": ["localhost"] }, "networking": { "podSubnet": "192.168.0.0/16" } },
+                "clusterConfiguration": { "apiServer": { "certSANs": ["localhost"] }, "certificatesDir": "/etc/kubernetes/pki" },
                 "initConfiguration": { "nodeRegistration": {} },
                 "joinConfiguration": { "nodeRegistration": {} }
             }
         }
     })
+}
+
+/// A rollout strategy patch (v1beta2 requires the type whenever a strategy is given).
+fn strategy(max_surge: Value) -> Value {
+    json!({ "type": "RollingUpdate", "rollingUpdate": { "maxSurge": max_surge } })
 }
 
 #[test]
@@ -30,10 +35,12 @@ fn defaults() {
     let spec = &out["spec"];
     assert_eq!(spec["replicas"], 1);
     assert_eq!(spec["version"], "v1.30.2");
-    assert_eq!(spec["rolloutStrategy"], json!({ "type": "RollingUpdate", "rollingUpdate": { "maxSurge": 1 } }));
-    assert_eq!(spec["machineTemplate"]["infrastructureRef"]["namespace"], "ns");
+    assert_eq!(spec["rollout"], json!({ "strategy": strategy(json!(1)) }));
+    // A v1beta2 reference names no namespace: nothing to default.
+    assert_eq!(spec["machineTemplate"], kcp()["spec"]["machineTemplate"]);
     assert_eq!(spec["kubeadmConfigSpec"]["format"], "cloud-config");
     assert_eq!(spec["kubeadmConfigSpec"]["initConfiguration"]["nodeRegistration"]["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(spec["kubeadmConfigSpec"]["joinConfiguration"]["nodeRegistration"]["imagePullPolicy"], "IfNotPresent");
 }
 
 #[test]
@@ -43,37 +50,42 @@ fn invalid_objects_are_rejected_at_the_right_field() {
         (json!({ "spec": { "replicas": 2 } }), vec!["spec.replicas"]),
         (json!({ "spec": { "version": "1.30" } }), vec!["spec.version"]),
         (
-            json!({ "spec": { "machineTemplate": { "infrastructureRef": { "name": "" } } } }),
-            vec!["spec.machineTemplate.infrastructureRef.name"],
+            json!({ "spec": { "machineTemplate": { "spec": { "infrastructureRef": { "name": "" } } } } }),
+            vec!["spec.machineTemplate.spec.infrastructureRef.name"],
         ),
         (
-            json!({ "spec": { "machineTemplate": { "infrastructureRef": { "namespace": "other" } } } }),
-            vec!["spec.machineTemplate.infrastructureRef.namespace"],
+            json!({ "spec": { "machineTemplate": { "spec": { "infrastructureRef": { "apiGroup": "", "kind": "" } } } } }),
+            vec![
+                "spec.machineTemplate.spec.infrastructureRef.apiGroup",
+                "spec.machineTemplate.spec.infrastructureRef.kind",
+            ],
         ),
         (
-            json!({ "spec": { "machineTemplate": { "nodeDrainTimeout": "1 hour" } } }),
-            vec!["spec.machineTemplate.nodeDrainTimeout"],
+            json!({ "spec": { "machineTemplate": { "metadata": { "labels": { "a": "not a value" } } } } }),
+            vec!["spec.machineTemplate.metadata.labels[a]"],
+        ),
+        // Shapes the types cannot hold are reported where they are.
+        (
+            json!({ "spec": { "machineTemplate": { "spec": { "deletion": { "nodeDrainTimeoutSeconds": "1 hour" } } } } }),
+            vec!["spec.machineTemplate.spec.deletion.nodeDrainTimeoutSeconds"],
+        ),
+        (json!({ "spec": { "rollout": { "strategy": { "type": "Recreate" } } } }), vec!["spec.rollout.strategy.type"]),
+        (
+            json!({ "spec": { "rollout": { "before": { "certificatesExpiryDays": 3 } } } }),
+            vec!["spec.rollout.before.certificatesExpiryDays"],
         ),
         (
-            json!({ "spec": { "rolloutBefore": { "certificatesExpiryDays": 3 } } }),
-            vec!["spec.rolloutBefore.certificatesExpiryDays"],
-        ),
-        (json!({ "spec": { "rolloutStrategy": { "type": "Recreate" } } }), vec!["spec.rolloutStrategy.type"]),
-        (
-            json!({ "spec": { "rolloutStrategy": { "rollingUpdate": { "maxSurge": 2 } } } }),
-            vec!["spec.rolloutStrategy.rollingUpdate.maxSurge"],
+            json!({ "spec": { "rollout": { "strategy": strategy(json!(2)) } } }),
+            vec!["spec.rollout.strategy.rollingUpdate.maxSurge"],
         ),
         (
-            json!({ "spec": { "replicas": 1, "rolloutStrategy": { "rollingUpdate": { "maxSurge": 0 } } } }),
-            vec!["spec.rolloutStrategy.rollingUpdate.maxSurge"],
+            json!({ "spec": { "replicas": 1, "rollout": { "strategy": strategy(json!(0)) } } }),
+            vec!["spec.rollout.strategy.rollingUpdate.maxSurge"],
         ),
+        (json!({ "spec": { "remediation": { "maxRetry": -1 } } }), vec!["spec.remediation.maxRetry"]),
         (
-            json!({ "spec": { "remediationStrategy": { "retryPeriod": "often" } } }),
-            vec!["spec.remediationStrategy.retryPeriod"],
-        ),
-        (
-            json!({ "spec": { "machineNamingStrategy": { "template": "{{ .kubeadmControlPlane.name }}" } } }),
-            vec!["spec.machineNamingStrategy.template"],
+            json!({ "spec": { "machineNaming": { "template": "{{ .kubeadmControlPlane.name }}" } } }),
+            vec!["spec.machineNaming.template"],
         ),
         (json!({ "spec": { "kubeadmConfigSpec": { "ignition": {} } } }), vec!["spec.kubeadmConfigSpec.ignition"]),
     ];
@@ -99,12 +111,32 @@ fn allowed_updates() {
         json!({ "spec": { "version": "v1.30.9" } }),
         json!({ "spec": { "version": "v1.31.0" } }),
         json!({ "spec": { "replicas": 5 } }),
-        json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": { "apiServer": { "certSANs": ["localhost", "10.0.0.1"] } } } } }),
-        json!({ "spec": { "kubeadmConfigSpec": { "files": [ { "path": "/etc/motd", "content": "hi" } ], "preKubeadmCommands": ["true"] } } }),
-        json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": { "etcd": { "local": { "imageTag": "3.5.15-0" } }, "dns": { "imageTag": "v1.11.3" } } } } }),
-        json!({ "spec": { "kubeadmConfigSpec": { "joinConfiguration": { "nodeRegistration": { "kubeletExtraArgs": { "v": "4" } } } } } }),
-        json!({ "spec": { "machineTemplate": { "infrastructureRef": { "name": "cp-v2" }, "metadata": { "labels": { "a": "b" } }, "nodeDrainTimeout": "5m" } } }),
-        json!({ "spec": { "rolloutAfter": "2030-01-01T00:00:00Z", "remediationStrategy": { "maxRetry": 3 } } }),
+        json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": { "apiServer": {
+            "certSANs": ["localhost", "10.0.0.1"], "extraArgs": [ { "name": "v", "value": "2" } ]
+        } } } } }),
+        json!({ "spec": { "kubeadmConfigSpec": {
+            "files": [ { "path": "/etc/motd", "content": "hi" } ], "preKubeadmCommands": ["true"], "bootCommands": ["true"]
+        } } }),
+        json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": {
+            "etcd": { "local": { "imageTag": "3.5.15-0" } }, "dns": { "imageTag": "v1.11.3" }, "certificateValidityPeriodDays": 365
+        } } } }),
+        json!({ "spec": { "kubeadmConfigSpec": { "joinConfiguration": {
+            "nodeRegistration": { "kubeletExtraArgs": [ { "name": "v", "value": "4" } ] }, "timeouts": { "discoverySeconds": 60 }
+        } } } }),
+        json!({ "spec": { "kubeadmConfigSpec": { "initConfiguration": {
+            "timeouts": { "controlPlaneComponentHealthCheckSeconds": 300 }
+        } } } }),
+        json!({ "spec": { "machineTemplate": {
+            "metadata": { "labels": { "a": "b" } },
+            "spec": {
+                "infrastructureRef": { "name": "cp-v2" },
+                "deletion": { "nodeDrainTimeoutSeconds": 300 },
+                "readinessGates": [ { "conditionType": "Extra" } ],
+                "taints": [ { "key": "k", "effect": "NoSchedule", "propagation": "Always" } ]
+            }
+        } } }),
+        json!({ "spec": { "rollout": { "after": "2030-01-01T00:00:00Z" }, "remediation": { "maxRetry": 3, "retryPeriodSeconds": 60 } } }),
+        json!({ "spec": { "machineNaming": { "template": "{{ .kubeadmControlPlane.name }}-{{ .random }}" } } }),
         json!({ "metadata": { "annotations": { "cluster.x-k8s.io/paused": "" } } }),
     ];
     for patch in allowed {
@@ -117,39 +149,38 @@ fn allowed_updates() {
 fn refused_updates() {
     let a = Typed(KubeadmControlPlaneAdmission);
     let old = admit(&a, kcp(), None).unwrap();
+    let cluster_configuration = "spec.kubeadmConfigSpec.clusterConfiguration";
     let refused = [
-        (json!({ "spec": { "version": "v1.32.0" } }), vec!["spec.version"]),
-        (json!({ "spec": { "version": "v1.19.0" } }), vec!["spec.version"]),
+        (json!({ "spec": { "version": "v1.32.0" } }), vec!["spec.version".to_string()]),
+        (json!({ "spec": { "version": "v1.19.0" } }), vec!["spec.version".to_string()]),
         // Unlike upstream, downgrades are refused too (minor or patch).
-        (json!({ "spec": { "version": "v1.29.4" } }), vec!["spec.version"]),
-        (json!({ "spec": { "version": "v1.30.1" } }), vec!["spec.version"]),
-        (
-            json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": { "networking": { "podSubnet": "10.0.0.0/8" } } } } }),
-            vec!["spec.kubeadmConfigSpec.clusterConfiguration.networking.podSubnet"],
-        ),
+        (json!({ "spec": { "version": "v1.29.4" } }), vec!["spec.version".to_string()]),
+        (json!({ "spec": { "version": "v1.30.1" } }), vec!["spec.version".to_string()]),
         (
             json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": { "controlPlaneEndpoint": "x:6443", "certificatesDir": "/c" } } } }),
             vec![
-                "spec.kubeadmConfigSpec.clusterConfiguration.certificatesDir",
-                "spec.kubeadmConfigSpec.clusterConfiguration.controlPlaneEndpoint",
+                format!("{cluster_configuration}.certificatesDir"),
+                format!("{cluster_configuration}.controlPlaneEndpoint"),
             ],
         ),
         (
-            json!({ "spec": { "machineTemplate": { "infrastructureRef": { "namespace": "ns2" } } } }),
+            json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": {
+                "caCertificateValidityPeriodDays": 365, "encryptionAlgorithm": "ECDSA-P256"
+            } } } }),
             vec![
-                "spec.machineTemplate.infrastructureRef.namespace",
-                "spec.machineTemplate.infrastructureRef.namespace",
+                format!("{cluster_configuration}.caCertificateValidityPeriodDays"),
+                format!("{cluster_configuration}.encryptionAlgorithm"),
             ],
         ),
         (
             json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": { "etcd": { "external": {
                 "endpoints": ["https://e:2379"], "caFile": "/ca", "certFile": "/c", "keyFile": "/k"
             } } } } } }),
-            vec!["spec.kubeadmConfigSpec.clusterConfiguration.etcd"],
+            vec![format!("{cluster_configuration}.etcd")],
         ),
         (
             json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": { "dns": { "imageTag": "latest" } } } } }),
-            vec!["spec.kubeadmConfigSpec.clusterConfiguration.dns.imageTag"],
+            vec![format!("{cluster_configuration}.dns.imageTag")],
         ),
     ];
     for (patch, want) in refused {
@@ -161,19 +192,30 @@ fn refused_updates() {
 #[test]
 fn template() {
     let t = json!({
-        "apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlaneTemplate",
+        "apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlaneTemplate",
         "metadata": { "name": "t", "namespace": "ns" },
         "spec": { "template": { "spec": { "kubeadmConfigSpec": {} } } }
     });
     let a = Typed(KubeadmControlPlaneTemplateAdmission);
     let out = admit(&a, t.clone(), None).unwrap();
-    assert_eq!(out["spec"]["template"]["spec"]["rolloutStrategy"]["rollingUpdate"]["maxSurge"], 1);
+    assert_eq!(out["spec"]["template"]["spec"]["rollout"], json!({ "strategy": strategy(json!(1)) }));
     assert_eq!(out["spec"]["template"]["spec"]["kubeadmConfigSpec"]["format"], "cloud-config");
-    let bad = merged(
-        &t,
-        &json!({ "spec": { "template": { "spec": { "rolloutStrategy": { "rollingUpdate": { "maxSurge": "50%" } } } } } }),
-    );
-    assert_eq!(error_fields(&admit(&a, bad, None)), ["spec.template.spec.rolloutStrategy.rollingUpdate.maxSurge"]);
+    let cases = [
+        (
+            json!({ "rollout": { "strategy": strategy(json!("50%")) } }),
+            "spec.template.spec.rollout.strategy.rollingUpdate.maxSurge",
+        ),
+        (json!({ "remediation": { "maxRetry": -2 } }), "spec.template.spec.remediation.maxRetry"),
+        (
+            json!({ "machineTemplate": { "metadata": { "annotations": { "-bad": "" } } } }),
+            "spec.template.spec.machineTemplate.metadata.annotations",
+        ),
+        (json!({ "machineNaming": { "template": "fixed" } }), "spec.template.spec.machineNaming.template"),
+    ];
+    for (patch, field) in cases {
+        let bad = merged(&t, &json!({ "spec": { "template": { "spec": patch } } }));
+        assert_eq!(error_fields(&admit(&a, bad, None)), [field], "{patch}");
+    }
 }
 
 #[test]

@@ -1,46 +1,44 @@
-//! What may change in a KubeadmControlPlane spec after creation. Control-plane nodes are
-//! configured once by kubeadm, so most of the kubeadm configuration is fixed; changes to the
-//! allowed parts trigger a rollout or are applied in place.
+//! What may change in a KubeadmControlPlane spec (v1beta2) after creation. Control-plane
+//! nodes are configured once by kubeadm, so most of the kubeadm configuration is fixed;
+//! changes to the allowed parts trigger a rollout or are applied in place.
 
 use serde_json::Value;
 
-use super::control_plane::KubeadmControlPlaneSpec;
+use super::v1beta2::KubeadmControlPlaneSpec;
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::validation::to_value;
 use crate::capi::version;
 
 /// Spec paths (dot-separated) whose contents may change; anything below them is allowed.
+/// Fixed are the cluster's identity as kubeadm set it up: `controlPlaneEndpoint`,
+/// `certificatesDir`, `caCertificateValidityPeriodDays` (the CA is generated once) and
+/// `encryptionAlgorithm`.
 const MUTABLE_PATHS: &[&str] = &[
-    "kubeadmConfigSpec.clusterConfiguration.etcd.local.imageRepository",
-    "kubeadmConfigSpec.clusterConfiguration.etcd.local.imageTag",
-    "kubeadmConfigSpec.clusterConfiguration.etcd.local.extraArgs",
-    // Kept consistent with extraArgs (same restart semantics).
-    "kubeadmConfigSpec.clusterConfiguration.etcd.local.extraEnvs",
-    "kubeadmConfigSpec.clusterConfiguration.etcd.local.dataDir",
-    "kubeadmConfigSpec.clusterConfiguration.etcd.local.peerCertSANs",
-    "kubeadmConfigSpec.clusterConfiguration.etcd.local.serverCertSANs",
-    "kubeadmConfigSpec.clusterConfiguration.etcd.external.endpoints",
-    "kubeadmConfigSpec.clusterConfiguration.etcd.external.caFile",
-    "kubeadmConfigSpec.clusterConfiguration.etcd.external.certFile",
-    "kubeadmConfigSpec.clusterConfiguration.etcd.external.keyFile",
-    "kubeadmConfigSpec.clusterConfiguration.dns.imageRepository",
-    "kubeadmConfigSpec.clusterConfiguration.dns.imageTag",
+    // Every etcd setting (local image, flags, environment, data dir and SANs; external
+    // endpoints and client certificates); switching between local and external is refused
+    // on its own.
+    "kubeadmConfigSpec.clusterConfiguration.etcd",
+    "kubeadmConfigSpec.clusterConfiguration.dns",
     "kubeadmConfigSpec.clusterConfiguration.imageRepository",
     "kubeadmConfigSpec.clusterConfiguration.featureGates",
     "kubeadmConfigSpec.clusterConfiguration.apiServer",
     "kubeadmConfigSpec.clusterConfiguration.controllerManager",
     "kubeadmConfigSpec.clusterConfiguration.scheduler",
+    "kubeadmConfigSpec.clusterConfiguration.certificateValidityPeriodDays",
     "kubeadmConfigSpec.initConfiguration.nodeRegistration",
     "kubeadmConfigSpec.initConfiguration.patches",
     "kubeadmConfigSpec.initConfiguration.skipPhases",
     "kubeadmConfigSpec.initConfiguration.bootstrapTokens",
     "kubeadmConfigSpec.initConfiguration.localAPIEndpoint",
+    "kubeadmConfigSpec.initConfiguration.timeouts",
     "kubeadmConfigSpec.joinConfiguration.nodeRegistration",
     "kubeadmConfigSpec.joinConfiguration.patches",
     "kubeadmConfigSpec.joinConfiguration.skipPhases",
     "kubeadmConfigSpec.joinConfiguration.caCertPath",
     "kubeadmConfigSpec.joinConfiguration.controlPlane",
     "kubeadmConfigSpec.joinConfiguration.discovery",
+    "kubeadmConfigSpec.joinConfiguration.timeouts",
+    "kubeadmConfigSpec.bootCommands",
     "kubeadmConfigSpec.preKubeadmCommands",
     "kubeadmConfigSpec.postKubeadmCommands",
     "kubeadmConfigSpec.files",
@@ -51,21 +49,15 @@ const MUTABLE_PATHS: &[&str] = &[
     "kubeadmConfigSpec.diskSetup",
     "kubeadmConfigSpec.format",
     "kubeadmConfigSpec.mounts",
-    "kubeadmConfigSpec.useExperimentalRetryJoin",
     "machineTemplate.metadata",
-    "machineTemplate.infrastructureRef.apiVersion",
-    "machineTemplate.infrastructureRef.name",
-    "machineTemplate.infrastructureRef.kind",
-    "machineTemplate.nodeDrainTimeout",
-    "machineTemplate.nodeVolumeDetachTimeout",
-    "machineTemplate.nodeDeletionTimeout",
+    // The infrastructure reference (any of apiGroup, kind, name: there is no namespace to
+    // keep), readiness gates, deletion timeouts and taints.
+    "machineTemplate.spec",
     "replicas",
     "version",
-    "remediationStrategy",
-    "rolloutAfter",
-    "rolloutBefore",
-    "rolloutStrategy",
-    "machineNamingStrategy",
+    "remediation",
+    "rollout",
+    "machineNaming",
 ];
 
 /// Collects the paths of leaves that differ between `old` and `new` (null and absent are
@@ -197,6 +189,9 @@ mod tests {
         assert!(is_mutable("kubeadmConfigSpec.files"));
         assert!(is_mutable("kubeadmConfigSpec.clusterConfiguration.apiServer.certSANs"));
         assert!(!is_mutable("kubeadmConfigSpec.clusterConfiguration.apiServerX"));
-        assert!(!is_mutable("machineTemplate.infrastructureRef.namespace"));
+        assert!(is_mutable("kubeadmConfigSpec.joinConfiguration.timeouts.discoverySeconds"));
+        assert!(is_mutable("machineTemplate.spec.infrastructureRef.apiGroup"));
+        assert!(!is_mutable("kubeadmConfigSpec.clusterConfiguration.caCertificateValidityPeriodDays"));
+        assert!(!is_mutable("kubeadmConfigSpec.clusterConfiguration.controlPlaneEndpoint"));
     }
 }

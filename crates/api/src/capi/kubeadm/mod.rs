@@ -1,6 +1,8 @@
-//! Kubeadm-based bootstrap (`bootstrap.cluster.x-k8s.io/v1beta1`) and control plane
-//! (`controlplane.cluster.x-k8s.io/v1beta1`). Both embed [`KubeadmConfigSpec`]. [`v1beta2`]
-//! holds the v1beta2 types of both groups, [`conversion`] converts between the versions.
+//! Kubeadm-based bootstrap (`bootstrap.cluster.x-k8s.io`) and control plane
+//! (`controlplane.cluster.x-k8s.io`). Both embed a `KubeadmConfigSpec`. The types here are
+//! v1beta1 (still served, deprecated); [`v1beta2`] holds the v1beta2 types of both groups,
+//! the stored version, which the admission of all four kinds is written for;
+//! [`conversion`] converts between the versions.
 
 mod cloud_init;
 mod cluster_configuration;

@@ -1,13 +1,13 @@
-//! Defaulting and validation of [`KubeadmConfigSpec`], shared by KubeadmConfig,
-//! KubeadmConfigTemplate, KubeadmControlPlane and KubeadmControlPlaneTemplate.
+//! Defaulting and validation of the v1beta2 [`KubeadmConfigSpec`], shared by KubeadmConfig,
+//! KubeadmConfigTemplate, KubeadmControlPlane and KubeadmControlPlaneTemplate. Timeouts are
+//! whole seconds in v1beta2, bounded by the schema, so no duration is parsed here.
 
 use std::collections::BTreeSet;
 
 use super::cloud_init::{Encoding, Format, SecretKeySource};
-use super::config::KubeadmConfigSpec;
-use super::node_configuration::{ImagePullPolicy, NodeRegistrationOptions};
+use super::node_configuration::ImagePullPolicy;
+use super::v1beta2::{KubeadmConfigSpec, NodeRegistrationOptions, PartitionTableType};
 use crate::admission::{FieldError, FieldPath};
-use crate::capi::duration;
 
 /// Format cloud-config, and image pull policy IfNotPresent on the init and join
 /// configurations that are present.
@@ -28,7 +28,6 @@ pub(crate) fn default_config_spec(spec: &mut KubeadmConfigSpec) {
 pub(crate) fn validate_config_spec(spec: &KubeadmConfigSpec, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = validate_files(spec, path);
     errs.extend(validate_users(spec, path));
-    errs.extend(validate_durations(spec, path));
     errs.extend(validate_format(spec, path));
     errs
 }
@@ -88,25 +87,6 @@ fn validate_users(spec: &KubeadmConfigSpec, path: &FieldPath) -> Vec<FieldError>
     errs
 }
 
-fn validate_durations(spec: &KubeadmConfigSpec, path: &FieldPath) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    if let Some(api) = spec.cluster_configuration.as_ref().and_then(|c| c.api_server.as_ref()) {
-        let p = path.child("clusterConfiguration").child("apiServer").child("timeoutForControlPlane");
-        errs.extend(duration::validate_field(api.timeout_for_control_plane.as_deref(), &p));
-    }
-    if let Some(init) = &spec.init_configuration {
-        for (i, t) in init.bootstrap_tokens.iter().flatten().enumerate() {
-            let p = path.child("initConfiguration").child("bootstrapTokens").index(i).child("ttl");
-            errs.extend(duration::validate_field(t.ttl.as_deref(), &p));
-        }
-    }
-    if let Some(d) = spec.join_configuration.as_ref().and_then(|j| j.discovery.as_ref()) {
-        let p = path.child("joinConfiguration").child("discovery").child("timeout");
-        errs.extend(duration::validate_field(d.timeout.as_deref(), &p));
-    }
-    errs
-}
-
 /// Ignition can express less than cloud-init: some fields are refused with it, and the
 /// Ignition settings are refused without it.
 fn validate_format(spec: &KubeadmConfigSpec, path: &FieldPath) -> Vec<FieldError> {
@@ -126,9 +106,6 @@ fn validate_format(spec: &KubeadmConfigSpec, path: &FieldPath) -> Vec<FieldError
             errs.push(FieldError::forbidden(path.child("users").index(i).child("inactive"), NOT_WITH_IGNITION));
         }
     }
-    if spec.use_experimental_retry_join == Some(true) {
-        errs.push(FieldError::forbidden(path.child("useExperimentalRetryJoin"), NOT_WITH_IGNITION));
-    }
     for (i, f) in spec.files.iter().flatten().enumerate() {
         if matches!(f.encoding, Some(Encoding::Gzip | Encoding::GzipBase64)) {
             errs.push(FieldError::forbidden(path.child("files").index(i).child("encoding"), NOT_WITH_IGNITION));
@@ -137,10 +114,10 @@ fn validate_format(spec: &KubeadmConfigSpec, path: &FieldPath) -> Vec<FieldError
     if let Some(disks) = &spec.disk_setup {
         let p = path.child("diskSetup");
         for (i, part) in disks.partitions.iter().flatten().enumerate() {
-            if let Some(t) = part.table_type.as_deref().filter(|t| *t != "gpt") {
+            if let Some(t) = part.table_type.filter(|t| *t != PartitionTableType::Gpt) {
                 errs.push(FieldError::invalid(
                     p.child("partitions").index(i).child("tableType"),
-                    t,
+                    t.as_str(),
                     "only partition type \"gpt\" is supported when spec.format is set to \"ignition\"",
                 ));
             }
@@ -174,9 +151,11 @@ mod tests {
 
     #[test]
     fn defaults() {
-        let mut s = spec(
-            json!({ "initConfiguration": {}, "joinConfiguration": { "nodeRegistration": { "imagePullPolicy": "Always" } } }),
-        );
+        let s = json!({
+            "initConfiguration": {},
+            "joinConfiguration": { "nodeRegistration": { "imagePullPolicy": "Always" } },
+        });
+        let mut s = spec(s);
         default_config_spec(&mut s);
         assert_eq!(s.format, Some(Format::CloudConfig));
         let init = s.init_configuration.unwrap().node_registration.unwrap();
@@ -204,17 +183,12 @@ mod tests {
             ),
             (json!({ "ignition": {} }), vec!["spec.ignition"]),
             (
-                json!({ "joinConfiguration": { "discovery": { "timeout": "5 min" } } }),
-                vec!["spec.joinConfiguration.discovery.timeout"],
-            ),
-            (
-                json!({ "format": "ignition", "useExperimentalRetryJoin": true, "users": [ { "name": "u", "inactive": true } ],
+                json!({ "format": "ignition", "users": [ { "name": "u", "inactive": true } ],
                         "files": [ { "path": "/a", "encoding": "gzip" } ],
                         "diskSetup": { "partitions": [ { "device": "/dev/sda", "layout": true, "tableType": "mbr" } ],
                                        "filesystems": [ { "device": "/dev/sda1", "filesystem": "ext4", "label": "d", "partition": "auto", "replaceFS": "ntfs" } ] } }),
                 vec![
                     "spec.users[0].inactive",
-                    "spec.useExperimentalRetryJoin",
                     "spec.files[0].encoding",
                     "spec.diskSetup.partitions[0].tableType",
                     "spec.diskSetup.filesystems[0].replaceFS",
@@ -227,5 +201,7 @@ mod tests {
         }
         let ok = spec(json!({ "format": "ignition", "ignition": { "containerLinuxConfig": { "strict": true } } }));
         assert!(validate_config_spec(&ok, &p).is_empty());
+        let gpt = json!({ "format": "ignition", "diskSetup": { "partitions": [ { "device": "/dev/sda", "tableType": "gpt" } ] } });
+        assert!(validate_config_spec(&spec(gpt), &p).is_empty());
     }
 }

@@ -1,7 +1,7 @@
 use super::*;
 use drydock_api::capi::conditions::time_at;
 use drydock_api::capi::core::ClusterAvailabilityGate;
-use drydock_api::capi::kubeadm::KubeadmControlPlane;
+use drydock_api::capi::kubeadm::v1beta2::{KubeadmControlPlane, KubeadmControlPlaneInitializationStatus};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::DynamicObject;
 use serde_json::json;
@@ -66,13 +66,11 @@ fn kcp(conditions: &[Cond]) -> Referenced {
     k.spec.replicas = Some(3);
     let s = k.status.get_or_insert_with(Default::default);
     s.replicas = Some(3);
-    s.initialized = Some(true);
-    s.v1beta2 = Some(drydock_api::capi::common::V1Beta2ReplicaStatus {
-        conditions: Some(with(conditions)),
-        ready_replicas: Some(3),
-        available_replicas: Some(3),
-        up_to_date_replicas: Some(2),
-    });
+    s.initialization = Some(KubeadmControlPlaneInitializationStatus { control_plane_initialized: Some(true) });
+    s.conditions = Some(with(conditions));
+    s.ready_replicas = Some(3);
+    s.available_replicas = Some(3);
+    s.up_to_date_replicas = Some(2);
     Referenced::KubeadmControlPlane(Arc::new(k))
 }
 

@@ -31,7 +31,8 @@ fn args_down(a: Option<Vec<v2::Arg>>) -> Option<BTreeMap<String, String>> {
     Some(a?.into_iter().map(|a| (a.name, a.value)).collect())
 }
 
-pub(super) fn cluster_configuration_up(c: v1::ClusterConfiguration) -> Option<v2::ClusterConfiguration> {
+/// A v1beta1 ClusterConfiguration in v1beta2's shape (`None` when it sets nothing).
+pub fn cluster_configuration_up(c: v1::ClusterConfiguration) -> Option<v2::ClusterConfiguration> {
     let v1::ClusterConfiguration {
         api_version: _,
         kind: _,

@@ -14,3 +14,4 @@ mod control_plane_tests;
 pub use config::{KubeadmConfigConversion, KubeadmConfigTemplateConversion};
 pub use control_plane::KubeadmControlPlaneConversion;
 pub use control_plane_template::KubeadmControlPlaneTemplateConversion;
+pub use kubeadm_spec::cluster_configuration_up;

@@ -88,6 +88,9 @@ impl KubeadmConfigSpec {
     }
 }
 
+crate::capi::conditions::impl_has_deprecated_conditions!(KubeadmConfig);
+crate::capi::v1beta2_conditions::impl_has_hub_conditions!(KubeadmConfig);
+
 /// Observed state of a KubeadmConfig.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]

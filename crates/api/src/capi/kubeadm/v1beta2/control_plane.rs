@@ -69,6 +69,21 @@ pub struct KubeadmControlPlaneSpec {
     pub machine_naming: Option<MachineNamingStrategy>,
 }
 
+crate::capi::conditions::impl_has_deprecated_conditions!(KubeadmControlPlane);
+crate::capi::v1beta2_conditions::impl_has_hub_conditions!(KubeadmControlPlane);
+
+impl KubeadmControlPlaneSpec {
+    /// Whether etcd runs outside the control plane Machines (no stacked members to keep in
+    /// quorum, any replica count allowed).
+    pub fn has_external_etcd(&self) -> bool {
+        self.kubeadm_config_spec
+            .cluster_configuration
+            .as_ref()
+            .and_then(|c| c.etcd.as_ref())
+            .is_some_and(|e| e.external.is_some())
+    }
+}
+
 /// Template of control-plane Machines.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
