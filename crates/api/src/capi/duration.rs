@@ -76,9 +76,61 @@ pub fn validate_field(value: Option<&str>, path: &crate::admission::FieldPath) -
     parse(v).err().map(|e| crate::admission::FieldError::invalid(path.as_str(), v, e.to_string()))
 }
 
+/// The unparsable durations of `obj` at `paths`: dotted field paths where a segment
+/// ending in `[]` walks every item of a list (`spec.initConfiguration.bootstrapTokens[].ttl`).
+/// Missing fields are skipped.
+pub fn invalid_at(obj: &serde_json::Value, paths: &[String]) -> Vec<crate::admission::FieldError> {
+    let mut errs = Vec::new();
+    for path in paths {
+        let segments: Vec<&str> = path.split('.').collect();
+        walk(obj, &segments, crate::admission::FieldPath::default(), &mut errs);
+    }
+    errs
+}
+
+fn walk(
+    value: &serde_json::Value,
+    segments: &[&str],
+    at: crate::admission::FieldPath,
+    errs: &mut Vec<crate::admission::FieldError>,
+) {
+    let Some((first, rest)) = segments.split_first() else {
+        if let Some(e) = validate_field(value.as_str(), &at) {
+            errs.push(e);
+        }
+        return;
+    };
+    match first.strip_suffix("[]") {
+        Some(list) => {
+            for (i, item) in value.get(list).and_then(serde_json::Value::as_array).into_iter().flatten().enumerate() {
+                walk(item, rest, at.child(list).index(i), errs);
+            }
+        }
+        None => {
+            if let Some(next) = value.get(*first) {
+                walk(next, rest, at.child(first), errs);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_unparsable_durations_at_paths_through_lists() {
+        let obj = serde_json::json!({"spec": {
+            "timeout": "5m",
+            "tokens": [{"ttl": "24h"}, {"ttl": "a day"}],
+            "other": {"timeout": "soon"},
+        }});
+        let paths =
+            ["spec.timeout", "spec.tokens[].ttl", "spec.other.timeout", "spec.missing.timeout"].map(String::from);
+        let errs = invalid_at(&obj, &paths);
+        let at: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(at, ["spec.tokens[1].ttl", "spec.other.timeout"]);
+    }
 
     #[test]
     fn parses_go_durations() {

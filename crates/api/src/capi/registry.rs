@@ -83,8 +83,13 @@ where
         Stored::Hub => <C::Hub as kube::Resource>::api_version(&()).into_owned(),
     };
     let storage_version = stored_api_version.rsplit('/').next().unwrap_or_default().to_string();
+    // A kind stored in its spoke validates the spoke's durations in its own admission.
+    let durations = match stored {
+        Stored::Spoke => Vec::new(),
+        Stored::Hub => vec![(<C::Spoke as kube::Resource>::api_version(&()).into_owned(), C::spoke_durations())],
+    };
     let admission = admission.map(|inner| -> Arc<dyn Admission> {
-        Arc::new(AdmitAt { api_version: stored_api_version, inner, conversion: conversion.clone() })
+        Arc::new(AdmitAt { api_version: stored_api_version, inner, conversion: conversion.clone(), durations })
     });
     let (mut spoke, mut hub) = (entry::<C::Spoke>(None).crd, entry::<C::Hub>(None).crd);
     versions.append(&mut spoke.spec.versions);
@@ -321,6 +326,88 @@ mod tests {
         let errs = admission.admit(&mut kcp, None, crate::admission::Operation::Create).expect("converted");
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["spec.rollout.strategy.rollingUpdate.maxSurge"]);
+    }
+
+    /// A v1beta1 duration that does not parse has no v1beta2 form (whole seconds): the write
+    /// is refused with the v1beta1 paths, instead of the value being lost in conversion.
+    #[test]
+    fn unparsable_v1beta1_durations_of_hub_stored_kinds_are_refused_with_their_paths() {
+        let defs = resources();
+        let admission = |kind: &str| {
+            let def = defs.iter().find(|d| d.kind == kind && d.version == "v1beta1").expect(kind);
+            def.admission.clone().expect("admission")
+        };
+        let mut kcp = serde_json::json!({
+            "apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane",
+            "metadata": { "name": "cp", "namespace": "ns" },
+            "spec": {
+                "replicas": 3, "version": "v1.30.2",
+                "machineTemplate": {
+                    "infrastructureRef": { "apiVersion": "infrastructure.example/v1", "kind": "M", "name": "m" },
+                    "nodeDrainTimeout": "10m", "nodeDeletionTimeout": "a while"
+                },
+                "kubeadmConfigSpec": { "initConfiguration": { "bootstrapTokens": [{ "ttl": "24h" }, { "ttl": "1 day" }] } },
+                "remediationStrategy": { "retryPeriod": "30 seconds" }
+            }
+        });
+        let errs = admission("KubeadmControlPlane").admit(&mut kcp, None, crate::admission::Operation::Create);
+        let errs = errs.expect("validation errors, not a failed conversion");
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.machineTemplate.nodeDeletionTimeout",
+                "spec.remediationStrategy.retryPeriod",
+                "spec.kubeadmConfigSpec.initConfiguration.bootstrapTokens[1].ttl"
+            ]
+        );
+        assert!(errs[0].detail.contains("invalid duration"), "{:?}", errs[0]);
+
+        let template = serde_json::json!({
+            "apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfigTemplate",
+            "metadata": { "name": "t", "namespace": "ns" },
+            "spec": { "template": { "spec": { "joinConfiguration": { "discovery": { "timeout": "5 minutes" } } } } }
+        });
+        let errs = admission("KubeadmConfigTemplate").validate(&template, None);
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["spec.template.spec.joinConfiguration.discovery.timeout"]);
+
+        // The same object with parsable durations is admitted.
+        let mut ok = template.clone();
+        ok["spec"]["template"]["spec"]["joinConfiguration"]["discovery"]["timeout"] = "5m".into();
+        assert_eq!(admission("KubeadmConfigTemplate").validate(&ok, None), []);
+
+        let mhc = serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineHealthCheck",
+            "metadata": { "name": "h", "namespace": "ns" },
+            "spec": { "clusterName": "c", "selector": {}, "nodeStartupTimeout": "ten minutes",
+                      "unhealthyConditions": [{ "type": "Ready", "status": "False", "timeout": "5m" }] }
+        });
+        let fields: Vec<String> =
+            admission("MachineHealthCheck").validate(&mhc, None).into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["spec.nodeStartupTimeout"]);
+
+        let class = serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "ClusterClass",
+            "metadata": { "name": "cc", "namespace": "ns" },
+            "spec": {
+                "controlPlane": { "ref": { "apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlaneTemplate", "name": "cp" },
+                                  "nodeDrainTimeout": "forever" },
+                "workers": { "machineDeployments": [{ "class": "w", "template": {
+                    "bootstrap": { "ref": { "apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfigTemplate", "name": "b" } },
+                    "infrastructure": { "ref": { "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DevMachineTemplate", "name": "i" } } },
+                    "machineHealthCheck": { "unhealthyConditions": [{ "type": "Ready", "status": "Unknown", "timeout": "5 min" }] } }] }
+            }
+        });
+        let fields: Vec<String> =
+            admission("ClusterClass").validate(&class, None).into_iter().map(|e| e.field).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.controlPlane.nodeDrainTimeout",
+                "spec.workers.machineDeployments[0].machineHealthCheck.unhealthyConditions[0].timeout"
+            ]
+        );
     }
 
     #[test]

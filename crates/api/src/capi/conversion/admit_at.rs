@@ -15,6 +15,9 @@ pub struct AdmitAt {
     pub api_version: String,
     pub inner: Arc<dyn Admission>,
     pub conversion: Arc<dyn Conversion>,
+    /// Per other served `apiVersion`, where it holds Go durations that must parse to be
+    /// converted ([`HubSpoke::spoke_durations`](super::HubSpoke::spoke_durations)).
+    pub durations: Vec<(String, Vec<String>)>,
 }
 
 impl AdmitAt {
@@ -22,6 +25,15 @@ impl AdmitAt {
         self.conversion
             .convert(obj.clone(), api_version, refs)
             .map_err(|e| vec![FieldError::new(FieldErrorKind::Invalid, "", e.to_string())])
+    }
+
+    /// The durations of `obj`, written in `api_version`, that cannot be converted.
+    fn unconvertible(&self, obj: &Value, api_version: &str) -> Vec<FieldError> {
+        self.durations
+            .iter()
+            .filter(|(v, _)| v == api_version)
+            .flat_map(|(_, paths)| crate::capi::duration::invalid_at(obj, paths))
+            .collect()
     }
 
     fn requested_version(obj: &Value) -> Option<String> {
@@ -59,6 +71,10 @@ impl Admission for AdmitAt {
         if requested.as_deref().is_none_or(|v| v == self.api_version) {
             return self.inner.admit_with_refs(obj, old.as_deref(), op, refs, warnings);
         }
+        let unconvertible = self.unconvertible(obj, requested.as_deref().unwrap_or_default());
+        if !unconvertible.is_empty() {
+            return Ok(unconvertible);
+        }
         let mut converted = self.to(obj, &self.api_version, refs)?;
         let errors = self.inner.admit_with_refs(&mut converted, old.as_deref(), op, refs, warnings)?;
         if let Some(v) = requested {
@@ -82,6 +98,10 @@ impl Admission for AdmitAt {
     }
 
     fn validate(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let unconvertible = Self::requested_version(obj).map(|v| self.unconvertible(obj, &v)).unwrap_or_default();
+        if !unconvertible.is_empty() {
+            return unconvertible;
+        }
         let converted = match self.at(obj, &NoRefVersions) {
             Ok(c) => c,
             Err(e) => return e,

@@ -41,6 +41,14 @@ pub trait HubSpoke: Send + Sync + 'static {
 
     fn up(spoke: Self::Spoke, ctx: &Ctx<'_>) -> Self::Hub;
     fn down(hub: Self::Hub, ctx: &Ctx<'_>) -> Self::Spoke;
+
+    /// Where the spoke holds Go durations that the hub keeps as whole seconds (paths as
+    /// [`duration::invalid_at`](crate::capi::duration::invalid_at) reads them). A value that
+    /// does not parse has no hub form, so a write in the spoke carrying one is refused with
+    /// its path instead of losing the value.
+    fn spoke_durations() -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A v1beta1 reference as v1beta2 names it: its API group (from `apiVersion`), kind and name.
@@ -77,7 +85,7 @@ fn fallback_version(group: &str) -> String {
 }
 
 /// A Go duration as whole seconds: truncated, capped at `i32::MAX` (upstream's rule); an
-/// unparsable value is dropped (admission refuses those).
+/// unparsable value is dropped (admission refuses those: [`HubSpoke::spoke_durations`]).
 pub fn duration_to_seconds(d: Option<&str>) -> Option<i32> {
     let d = super::duration::parse(d?).ok()?;
     Some(i32::try_from(d.as_secs()).unwrap_or(if d.is_negative() { i32::MIN } else { i32::MAX }))

@@ -5,8 +5,9 @@
 //! and the status conditions swap places as for every kind.
 
 use super::topology::{
-    HealthParts, deletion_down, deletion_up, health_up, is_unset, md_deletion_down, md_deletion_up, meta_up,
-    naming_down, naming_up, non_empty_list, non_zero, strategy_down, strategy_up, template_ref_down, template_ref_up,
+    HealthParts, deletion_down, deletion_up, health_check_durations, health_up, is_unset, md_deletion_down,
+    md_deletion_up, meta_up, naming_down, naming_up, non_empty_list, non_zero, strategy_down, strategy_up,
+    template_ref_down, template_ref_up, timeout_durations,
 };
 use crate::capi::common::V1Beta2Conditions;
 use crate::capi::conversion::{Ctx, HubSpoke, non_empty};
@@ -24,6 +25,16 @@ impl HubSpoke for ClusterClassConversion {
 
     fn down(h: v2::ClusterClass, ctx: &Ctx<'_>) -> v1::ClusterClass {
         v1::ClusterClass { metadata: h.metadata, spec: spec_down(h.spec, ctx), status: h.status.map(status_down) }
+    }
+
+    fn spoke_durations() -> Vec<String> {
+        let (cp, mds) = ("spec.controlPlane", "spec.workers.machineDeployments[]");
+        let mut paths = timeout_durations(cp);
+        paths.extend(health_check_durations(&format!("{cp}.machineHealthCheck")));
+        paths.extend(timeout_durations(mds));
+        paths.extend(health_check_durations(&format!("{mds}.machineHealthCheck")));
+        paths.extend(timeout_durations("spec.workers.machinePools[]"));
+        paths
     }
 }
 

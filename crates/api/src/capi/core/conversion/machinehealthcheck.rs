@@ -6,6 +6,7 @@
 use k8s_openapi::api::core::v1::ObjectReference;
 
 use super::machine::{non_default, non_empty_list};
+use super::topology::health_check_durations;
 use crate::capi::common::{UnhealthyNodeCondition, V1Beta2Conditions, VersionedTemplateReference};
 use crate::capi::conversion::{Ctx, HubSpoke, duration_to_seconds, non_empty, seconds_to_duration};
 use crate::capi::core::{
@@ -17,6 +18,10 @@ pub struct MachineHealthCheckConversion;
 impl HubSpoke for MachineHealthCheckConversion {
     type Hub = v1beta2::MachineHealthCheck;
     type Spoke = MachineHealthCheck;
+
+    fn spoke_durations() -> Vec<String> {
+        health_check_durations("spec")
+    }
 
     fn up(s: MachineHealthCheck, _ctx: &Ctx<'_>) -> v1beta2::MachineHealthCheck {
         let MachineHealthCheckSpec {

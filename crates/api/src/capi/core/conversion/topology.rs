@@ -57,6 +57,17 @@ pub(super) fn naming_down(n: Option<v2::ClassNaming>) -> Option<NamingStrategy> 
     n.map(|n| NamingStrategy { template: n.template })
 }
 
+/// The Go durations of v1beta1's `MachineTimeouts` (flattened into the object at `prefix`).
+pub(super) fn timeout_durations(prefix: &str) -> Vec<String> {
+    ["nodeDrainTimeout", "nodeVolumeDetachTimeout", "nodeDeletionTimeout"].map(|f| format!("{prefix}.{f}")).to_vec()
+}
+
+/// The Go durations of a v1beta1 health check at `prefix` (MachineHealthCheck's `spec`, a
+/// class's `machineHealthCheck`).
+pub(super) fn health_check_durations(prefix: &str) -> Vec<String> {
+    ["nodeStartupTimeout", "unhealthyConditions[].timeout"].map(|f| format!("{prefix}.{f}")).to_vec()
+}
+
 pub(super) fn deletion_up(t: MachineTimeouts) -> Option<v2::MachineDeletionSpec> {
     non_zero(v2::MachineDeletionSpec {
         node_drain_timeout_seconds: duration_to_seconds(t.node_drain_timeout.as_deref()),

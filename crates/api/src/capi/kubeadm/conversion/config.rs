@@ -3,7 +3,7 @@
 //! failure fields move under `deprecated.v1beta1`, and the conditions v1beta1 carried in
 //! `status.v1beta2` become `status.conditions`.
 
-use super::config_spec::{spec_down, spec_up};
+use super::config_spec::{spec_down, spec_durations, spec_up};
 use super::kubeadm_spec::set;
 use crate::capi::common::{ObjectMeta, V1Beta2Conditions};
 use crate::capi::conversion::{Ctx, HubSpoke, non_empty};
@@ -22,6 +22,10 @@ impl HubSpoke for KubeadmConfigConversion {
     fn down(h: v2::KubeadmConfig, _ctx: &Ctx<'_>) -> v1::KubeadmConfig {
         v1::KubeadmConfig { metadata: h.metadata, spec: spec_down(h.spec), status: h.status.and_then(status_down) }
     }
+
+    fn spoke_durations() -> Vec<String> {
+        spec_durations("spec")
+    }
 }
 
 pub struct KubeadmConfigTemplateConversion;
@@ -34,6 +38,10 @@ impl HubSpoke for KubeadmConfigTemplateConversion {
         let v1::KubeadmConfigTemplateResource { metadata, spec } = s.spec.template;
         let template = v2::KubeadmConfigTemplateResource { metadata: metadata_up(metadata), spec: spec_up(spec) };
         v2::KubeadmConfigTemplate { metadata: s.metadata, spec: v2::KubeadmConfigTemplateSpec { template } }
+    }
+
+    fn spoke_durations() -> Vec<String> {
+        spec_durations("spec.template.spec")
     }
 
     fn down(h: v2::KubeadmConfigTemplate, _ctx: &Ctx<'_>) -> v1::KubeadmConfigTemplate {

@@ -15,6 +15,19 @@ use super::kubeadm_spec::{
 use crate::capi::conversion::{duration_to_seconds, non_empty, seconds_to_duration};
 use crate::capi::kubeadm::{self as v1, v1beta2 as v2};
 
+/// The Go durations of a v1beta1 KubeadmConfigSpec at `prefix` (see
+/// [`HubSpoke::spoke_durations`](crate::capi::conversion::HubSpoke::spoke_durations)).
+pub(super) fn spec_durations(prefix: &str) -> Vec<String> {
+    [
+        "clusterConfiguration.apiServer.timeoutForControlPlane",
+        "initConfiguration.bootstrapTokens[].ttl",
+        "joinConfiguration.discovery.timeout",
+    ]
+    .iter()
+    .map(|p| format!("{prefix}.{p}"))
+    .collect()
+}
+
 pub(crate) fn spec_up(s: v1::KubeadmConfigSpec) -> v2::KubeadmConfigSpec {
     let v1::KubeadmConfigSpec {
         cluster_configuration,

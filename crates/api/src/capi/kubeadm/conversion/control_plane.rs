@@ -10,7 +10,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::config::metadata_up;
-use super::config_spec::{spec_down, spec_up};
+use super::config_spec::{spec_down, spec_durations, spec_up};
 use super::kubeadm_spec::set;
 use crate::capi::common::{MachineNamingStrategy, V1Beta2ReplicaStatus};
 use crate::capi::conversion::{Ctx, HubSpoke, duration_to_seconds, non_empty, ref_down, ref_up, seconds_to_duration};
@@ -57,6 +57,10 @@ impl HubSpoke for KubeadmControlPlaneConversion {
         v2::KubeadmControlPlane { metadata: s.metadata, spec, status: s.status.and_then(status_up) }
     }
 
+    fn spoke_durations() -> Vec<String> {
+        control_plane_durations("spec")
+    }
+
     fn down(h: v2::KubeadmControlPlane, ctx: &Ctx<'_>) -> v1::KubeadmControlPlane {
         let v2::KubeadmControlPlaneSpec {
             replicas,
@@ -87,6 +91,21 @@ impl HubSpoke for KubeadmControlPlaneConversion {
         };
         v1::KubeadmControlPlane { metadata: h.metadata, spec, status: h.status.and_then(status_down) }
     }
+}
+
+/// The Go durations of a v1beta1 control-plane spec at `prefix` (KubeadmControlPlane's
+/// `spec`, its template's `spec.template.spec`).
+pub(super) fn control_plane_durations(prefix: &str) -> Vec<String> {
+    let own = [
+        "machineTemplate.nodeDrainTimeout",
+        "machineTemplate.nodeVolumeDetachTimeout",
+        "machineTemplate.nodeDeletionTimeout",
+        "remediationStrategy.retryPeriod",
+        "remediationStrategy.minHealthyPeriod",
+    ];
+    let mut paths: Vec<String> = own.iter().map(|p| format!("{prefix}.{p}")).collect();
+    paths.extend(spec_durations(&format!("{prefix}.kubeadmConfigSpec")));
+    paths
 }
 
 /// Machine deletion timeouts as whole seconds.

@@ -5,7 +5,8 @@
 use super::config::metadata_up;
 use super::config_spec::{spec_down, spec_up};
 use super::control_plane::{
-    deletion_down, deletion_up, naming, remediation_down, remediation_up, rollout_down, rollout_up,
+    control_plane_durations, deletion_down, deletion_up, naming, remediation_down, remediation_up, rollout_down,
+    rollout_up,
 };
 use super::kubeadm_spec::set;
 use crate::capi::common::TemplateResource;
@@ -23,6 +24,10 @@ impl HubSpoke for KubeadmControlPlaneTemplateConversion {
         let template =
             v2::KubeadmControlPlaneTemplateResource { metadata: metadata_up(metadata), spec: resource_spec_up(spec) };
         v2::KubeadmControlPlaneTemplate { metadata: s.metadata, spec: v2::KubeadmControlPlaneTemplateSpec { template } }
+    }
+
+    fn spoke_durations() -> Vec<String> {
+        control_plane_durations("spec.template.spec")
     }
 
     fn down(h: v2::KubeadmControlPlaneTemplate, _ctx: &Ctx<'_>) -> v1::KubeadmControlPlaneTemplate {
