@@ -83,11 +83,7 @@ where
         Stored::Hub => <C::Hub as kube::Resource>::api_version(&()).into_owned(),
     };
     let storage_version = stored_api_version.rsplit('/').next().unwrap_or_default().to_string();
-    // A kind stored in its spoke validates the spoke's durations in its own admission.
-    let durations = match stored {
-        Stored::Spoke => Vec::new(),
-        Stored::Hub => vec![(<C::Spoke as kube::Resource>::api_version(&()).into_owned(), C::spoke_durations())],
-    };
+    let durations = vec![(<C::Spoke as kube::Resource>::api_version(&()).into_owned(), C::spoke_durations())];
     let admission = admission.map(|inner| -> Arc<dyn Admission> {
         Arc::new(AdmitAt { api_version: stored_api_version, inner, conversion: conversion.clone(), durations })
     });
@@ -328,15 +324,17 @@ mod tests {
         assert_eq!(fields, ["spec.rollout.strategy.rollingUpdate.maxSurge"]);
     }
 
+    /// The admission of `kind`'s v1beta1 as the server runs it.
+    fn v1beta1_admission(kind: &str) -> Arc<dyn Admission> {
+        let def = resources().into_iter().find(|d| d.kind == kind && d.version == "v1beta1").expect(kind);
+        def.admission.expect("admission")
+    }
+
     /// A v1beta1 duration that does not parse has no v1beta2 form (whole seconds): the write
     /// is refused with the v1beta1 paths, instead of the value being lost in conversion.
     #[test]
-    fn unparsable_v1beta1_durations_of_hub_stored_kinds_are_refused_with_their_paths() {
-        let defs = resources();
-        let admission = |kind: &str| {
-            let def = defs.iter().find(|d| d.kind == kind && d.version == "v1beta1").expect(kind);
-            def.admission.clone().expect("admission")
-        };
+    fn unparsable_v1beta1_durations_of_kubeadm_kinds_are_refused_with_their_paths() {
+        let admission = v1beta1_admission;
         let mut kcp = serde_json::json!({
             "apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane",
             "metadata": { "name": "cp", "namespace": "ns" },
@@ -376,7 +374,13 @@ mod tests {
         let mut ok = template.clone();
         ok["spec"]["template"]["spec"]["joinConfiguration"]["discovery"]["timeout"] = "5m".into();
         assert_eq!(admission("KubeadmConfigTemplate").validate(&ok, None), []);
+    }
 
+    /// The same for the core kinds, whether stored in v1beta2 (MachineHealthCheck,
+    /// ClusterClass) or still in v1beta1 (where the value would be stored and fail later).
+    #[test]
+    fn unparsable_v1beta1_durations_of_core_kinds_are_refused_with_their_paths() {
+        let admission = v1beta1_admission;
         let mhc = serde_json::json!({
             "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineHealthCheck",
             "metadata": { "name": "h", "namespace": "ns" },
@@ -408,6 +412,28 @@ mod tests {
                 "spec.workers.machineDeployments[0].machineHealthCheck.unhealthyConditions[0].timeout"
             ]
         );
+
+        // Kinds still stored in v1beta1 refuse them alike.
+        let machine = serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine",
+            "metadata": { "name": "m", "namespace": "ns" },
+            "spec": { "clusterName": "c", "bootstrap": { "dataSecretName": "s" },
+                      "infrastructureRef": { "apiVersion": "infrastructure.example/v1", "kind": "M", "name": "m" },
+                      "nodeDrainTimeout": "ten minutes" }
+        });
+        let fields: Vec<String> = admission("Machine").validate(&machine, None).into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["spec.nodeDrainTimeout"]);
+        let mut md = serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
+            "metadata": { "name": "md", "namespace": "ns" },
+            "spec": { "clusterName": "c", "template": { "spec": {
+                "clusterName": "c", "bootstrap": { "dataSecretName": "s" },
+                "infrastructureRef": { "apiVersion": "infrastructure.example/v1", "kind": "M", "name": "m" },
+                "nodeDeletionTimeout": "1 hour" } } }
+        });
+        let errs = admission("MachineDeployment").admit(&mut md, None, crate::admission::Operation::Create);
+        let fields: Vec<String> = errs.expect("validation errors").into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["spec.template.spec.nodeDeletionTimeout"]);
     }
 
     #[test]

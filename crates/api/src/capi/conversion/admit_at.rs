@@ -15,8 +15,9 @@ pub struct AdmitAt {
     pub api_version: String,
     pub inner: Arc<dyn Admission>,
     pub conversion: Arc<dyn Conversion>,
-    /// Per other served `apiVersion`, where it holds Go durations that must parse to be
-    /// converted ([`HubSpoke::spoke_durations`](super::HubSpoke::spoke_durations)).
+    /// Per served `apiVersion`, where it holds Go durations that must parse to be converted
+    /// ([`HubSpoke::spoke_durations`](super::HubSpoke::spoke_durations)); checked first,
+    /// whatever version the admission speaks, so every kind refuses them alike.
     pub durations: Vec<(String, Vec<String>)>,
 }
 
@@ -67,13 +68,13 @@ impl Admission for AdmitAt {
         warnings: &mut Vec<String>,
     ) -> Result<Vec<FieldError>, Vec<FieldError>> {
         let requested = Self::requested_version(obj);
+        let unconvertible = requested.as_deref().map(|v| self.unconvertible(obj, v)).unwrap_or_default();
+        if !unconvertible.is_empty() {
+            return Ok(unconvertible);
+        }
         let old = old.map(|o| self.at(o, refs)).transpose()?;
         if requested.as_deref().is_none_or(|v| v == self.api_version) {
             return self.inner.admit_with_refs(obj, old.as_deref(), op, refs, warnings);
-        }
-        let unconvertible = self.unconvertible(obj, requested.as_deref().unwrap_or_default());
-        if !unconvertible.is_empty() {
-            return Ok(unconvertible);
         }
         let mut converted = self.to(obj, &self.api_version, refs)?;
         let errors = self.inner.admit_with_refs(&mut converted, old.as_deref(), op, refs, warnings)?;

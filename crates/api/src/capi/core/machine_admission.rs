@@ -7,8 +7,8 @@ use super::checks::{
 };
 use super::machine::Machine;
 use crate::admission::{FieldError, FieldPath};
+use crate::capi::refs;
 use crate::capi::typed::KindAdmission;
-use crate::capi::{duration, refs};
 
 /// Default wait for the Node to be deleted once the infrastructure is gone.
 pub const DEFAULT_NODE_DELETION_TIMEOUT: &str = "10s";
@@ -38,13 +38,6 @@ impl KindAdmission for MachineAdmission {
             errs.extend(validate_bootstrap_present(&m.spec, &spec));
         }
         errs.extend(validate_machine_spec(&m.spec, m.metadata.namespace.as_deref(), &spec));
-        for (field, value) in [
-            ("nodeDrainTimeout", &m.spec.node_drain_timeout),
-            ("nodeVolumeDetachTimeout", &m.spec.node_volume_detach_timeout),
-            ("nodeDeletionTimeout", &m.spec.node_deletion_timeout),
-        ] {
-            errs.extend(duration::validate_field(value.as_deref(), &spec.child(field)));
-        }
         let mut seen = std::collections::BTreeSet::new();
         for (i, gate) in m.spec.readiness_gates.iter().flatten().enumerate() {
             if !seen.insert(gate.condition_type.as_str()) {
@@ -115,7 +108,6 @@ mod tests {
                 json!({ "spec": { "bootstrap": { "configRef": { "namespace": "other" } } } }),
                 vec!["spec.bootstrap.configRef.namespace"],
             ),
-            (json!({ "spec": { "nodeDrainTimeout": "ten minutes" } }), vec!["spec.nodeDrainTimeout"]),
             (
                 json!({ "spec": { "readinessGates": [ { "conditionType": "A" }, { "conditionType": "A" } ] } }),
                 vec!["spec.readinessGates[1].conditionType"],

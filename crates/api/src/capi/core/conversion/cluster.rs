@@ -6,7 +6,7 @@
 
 use super::topology::{
     HealthParts, deletion_down, deletion_up, health_up, md_deletion_down, md_deletion_up, meta_up, non_empty_list,
-    non_zero, overrides_down, overrides_up, strategy_down, strategy_up, variable_down, variable_up,
+    non_zero, overrides_down, overrides_up, strategy_down, strategy_up, topology_durations, variable_down, variable_up,
 };
 use crate::capi::common::APIEndpoint;
 use crate::capi::conversion::{Ctx, HubSpoke, non_empty, ref_down, ref_up};
@@ -17,6 +17,10 @@ pub struct ClusterConversion;
 impl HubSpoke for ClusterConversion {
     type Hub = v2::Cluster;
     type Spoke = v1::Cluster;
+
+    fn spoke_durations() -> Vec<String> {
+        topology_durations("spec.topology.controlPlane", "spec.topology.workers")
+    }
 
     fn up(s: v1::Cluster, _ctx: &Ctx<'_>) -> v2::Cluster {
         v2::Cluster { metadata: s.metadata, spec: spec_up(s.spec), status: s.status.map(status_up) }

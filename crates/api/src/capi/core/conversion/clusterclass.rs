@@ -5,9 +5,9 @@
 //! and the status conditions swap places as for every kind.
 
 use super::topology::{
-    HealthParts, deletion_down, deletion_up, health_check_durations, health_up, is_unset, md_deletion_down,
-    md_deletion_up, meta_up, naming_down, naming_up, non_empty_list, non_zero, strategy_down, strategy_up,
-    template_ref_down, template_ref_up, timeout_durations,
+    HealthParts, deletion_down, deletion_up, health_up, is_unset, md_deletion_down, md_deletion_up, meta_up,
+    naming_down, naming_up, non_empty_list, non_zero, strategy_down, strategy_up, template_ref_down, template_ref_up,
+    topology_durations,
 };
 use crate::capi::common::V1Beta2Conditions;
 use crate::capi::conversion::{Ctx, HubSpoke, non_empty};
@@ -28,13 +28,7 @@ impl HubSpoke for ClusterClassConversion {
     }
 
     fn spoke_durations() -> Vec<String> {
-        let (cp, mds) = ("spec.controlPlane", "spec.workers.machineDeployments[]");
-        let mut paths = timeout_durations(cp);
-        paths.extend(health_check_durations(&format!("{cp}.machineHealthCheck")));
-        paths.extend(timeout_durations(mds));
-        paths.extend(health_check_durations(&format!("{mds}.machineHealthCheck")));
-        paths.extend(timeout_durations("spec.workers.machinePools[]"));
-        paths
+        topology_durations("spec.controlPlane", "spec.workers")
     }
 }
 

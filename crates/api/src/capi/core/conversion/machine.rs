@@ -4,6 +4,7 @@
 
 use k8s_openapi::api::core::v1::ObjectReference;
 
+use super::topology::timeout_durations;
 use crate::capi::common::V1Beta2Conditions;
 use crate::capi::conversion::{Ctx, HubSpoke, duration_to_seconds, non_empty, ref_down, ref_up, seconds_to_duration};
 use crate::capi::core::{
@@ -16,6 +17,10 @@ pub struct MachineConversion;
 impl HubSpoke for MachineConversion {
     type Hub = v1beta2::Machine;
     type Spoke = Machine;
+
+    fn spoke_durations() -> Vec<String> {
+        timeout_durations("spec")
+    }
 
     fn up(s: Machine, _ctx: &Ctx<'_>) -> v1beta2::Machine {
         v1beta2::Machine { metadata: s.metadata, spec: spec_up(s.spec), status: s.status.map(status_up) }

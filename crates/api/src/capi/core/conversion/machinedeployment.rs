@@ -6,6 +6,7 @@
 
 use super::machine::{non_default, template_down, template_up};
 use super::machineset::naming_up;
+use super::topology::timeout_durations;
 use crate::capi::common::V1Beta2ReplicaStatus;
 use crate::capi::conversion::{Ctx, HubSpoke, non_empty};
 use crate::capi::core::{
@@ -18,6 +19,10 @@ pub struct MachineDeploymentConversion;
 impl HubSpoke for MachineDeploymentConversion {
     type Hub = v1beta2::MachineDeployment;
     type Spoke = MachineDeployment;
+
+    fn spoke_durations() -> Vec<String> {
+        timeout_durations("spec.template.spec")
+    }
 
     fn up(s: MachineDeployment, _ctx: &Ctx<'_>) -> v1beta2::MachineDeployment {
         let MachineDeploymentSpec {

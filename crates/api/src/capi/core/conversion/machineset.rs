@@ -3,6 +3,7 @@
 //! counters move under `deprecated.v1beta1`, its `status.v1beta2` block to the top.
 
 use super::machine::{non_default, template_down, template_up};
+use super::topology::timeout_durations;
 use crate::capi::common::{MachineNamingStrategy, V1Beta2ReplicaStatus};
 use crate::capi::conversion::{Ctx, HubSpoke, non_empty};
 use crate::capi::core::{MachineSet, MachineSetSpec, MachineSetStatus, v1beta2};
@@ -12,6 +13,10 @@ pub struct MachineSetConversion;
 impl HubSpoke for MachineSetConversion {
     type Hub = v1beta2::MachineSet;
     type Spoke = MachineSet;
+
+    fn spoke_durations() -> Vec<String> {
+        timeout_durations("spec.template.spec")
+    }
 
     fn up(s: MachineSet, _ctx: &Ctx<'_>) -> v1beta2::MachineSet {
         let MachineSetSpec {

@@ -68,6 +68,18 @@ pub(super) fn health_check_durations(prefix: &str) -> Vec<String> {
     ["nodeStartupTimeout", "unhealthyConditions[].timeout"].map(|f| format!("{prefix}.{f}")).to_vec()
 }
 
+/// The Go durations of a v1beta1 class or topology: the control plane's at `control_plane`,
+/// the MachineDeployments' and MachinePools' under `workers`.
+pub(super) fn topology_durations(control_plane: &str, workers: &str) -> Vec<String> {
+    let mds = format!("{workers}.machineDeployments[]");
+    let mut paths = timeout_durations(control_plane);
+    paths.extend(health_check_durations(&format!("{control_plane}.machineHealthCheck")));
+    paths.extend(timeout_durations(&mds));
+    paths.extend(health_check_durations(&format!("{mds}.machineHealthCheck")));
+    paths.extend(timeout_durations(&format!("{workers}.machinePools[]")));
+    paths
+}
+
 pub(super) fn deletion_up(t: MachineTimeouts) -> Option<v2::MachineDeletionSpec> {
     non_zero(v2::MachineDeletionSpec {
         node_drain_timeout_seconds: duration_to_seconds(t.node_drain_timeout.as_deref()),
