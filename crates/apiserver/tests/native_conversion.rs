@@ -82,6 +82,41 @@ async fn admission_runs_on_writes_of_either_version() {
     assert!(status["message"].as_str().unwrap_or_default().contains("spec.drain.order"), "{status}");
 }
 
+/// v1beta2 holds durations as whole seconds: a v1beta1 duration that does not parse has no
+/// v1beta2 form, so the write is refused (naming the field as the client wrote it) and
+/// nothing is stored, instead of the value being dropped on the way to storage.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unconvertible_v1beta1_duration_is_refused_and_nothing_stored() {
+    let s = common::start_with_capi().await;
+    let router = s.server.router();
+    let mhcs = "/apis/cluster.x-k8s.io/v1beta1/namespaces/default/machinehealthchecks";
+    let mhc = |timeout: &str| {
+        json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineHealthCheck",
+            "metadata": {"name": "workers"},
+            "spec": {"clusterName": "c", "selector": {"matchLabels": {"pool": "a"}},
+                     "unhealthyConditions": [{"type": "Ready", "status": "False", "timeout": timeout}]},
+        })
+    };
+    let (code, status) = send(&router, "POST", mhcs, Some(&mhc("five minutes"))).await;
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(status["reason"], "Invalid");
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("spec.unhealthyConditions[0].timeout") && message.contains("invalid duration"),
+        "{status}"
+    );
+    let (code, _) = send(&router, "GET", &format!("{mhcs}/workers"), None).await;
+    assert_eq!(code, 404, "nothing was stored");
+
+    let (code, created) = send(&router, "POST", mhcs, Some(&mhc("5m"))).await;
+    assert_eq!(code, 201, "{created}");
+    let (_, read) =
+        send(&router, "GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machinehealthchecks/workers", None)
+            .await;
+    assert_eq!(read["spec"]["checks"]["unhealthyNodeConditions"][0]["timeoutSeconds"], 300, "{read}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_deprecated_version_warns() {
     let s = common::start_with_capi().await;
