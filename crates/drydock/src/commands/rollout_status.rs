@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use drydock_api::capi::keys::REVISION_ANNOTATION;
+use drydock_api::capi::owner::api_group;
 use jiff::Timestamp;
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::{Value, json};
@@ -81,6 +82,26 @@ fn up_to_date(status: &Value) -> i64 {
     int(if status.get("upToDateReplicas").is_some() { &status["upToDateReplicas"] } else { &status["updatedReplicas"] })
 }
 
+/// The parts of a Machine template that take new Machines to change, in either version's
+/// JSON (references by group, kind and name): the controllers' rule for which MachineSet
+/// runs the deployment's template. The status counters follow it only once the Machines'
+/// `UpToDate` conditions were rewritten, so a finished rollout is also checked here.
+fn rollout_fields(template: &Value) -> Value {
+    let s = &template["spec"];
+    let reference = |r: &Value| {
+        let group = r["apiGroup"].as_str().or_else(|| r["apiVersion"].as_str().map(api_group));
+        json!([group, r["kind"], r["name"]])
+    };
+    let b = &s["bootstrap"];
+    json!([
+        s["version"],
+        reference(&b["configRef"]),
+        b["dataSecretName"],
+        reference(&s["infrastructureRef"]),
+        s["failureDomain"]
+    ])
+}
+
 fn revision(ms: &Value) -> u64 {
     ms["metadata"]["annotations"][REVISION_ANNOTATION].as_str().and_then(|s| s.parse().ok()).unwrap_or(0)
 }
@@ -105,6 +126,10 @@ pub fn machine_deployment(md: &Value, sets: &[Value]) -> State {
         "the controller to observe the latest spec".into()
     } else if let Some(after) = after.filter(|a| current.is_none_or(|c| created(c).is_none_or(|t| t < *a))) {
         format!("a MachineSet created at or after {} ({after})", rollout_after_field(md))
+    } else if let Some(c) =
+        current.filter(|c| rollout_fields(&c["spec"]["template"]) != rollout_fields(&md["spec"]["template"]))
+    {
+        format!("a MachineSet with the current template (MachineSet {} runs an older one)", name(c))
     } else if let Some(c) = current.filter(|c| {
         !observed(c)
             || int(&c["spec"]["replicas"]) != wanted
@@ -287,6 +312,23 @@ mod tests {
         let s = machine_deployment(&md(Some("2026-01-01T00:10:00Z"), 2, 2), &[old_gone, new]);
         assert!(s.done, "{s:?}");
         assert_eq!(s.current, vec!["new".to_string()]);
+    }
+
+    #[test]
+    fn a_template_change_waits_for_a_set_running_it_whatever_the_counters_say() {
+        // Paused after a template change: observed, counters not yet moved by the Machines'
+        // UpToDate conditions, no new set.
+        let mut md = md(None, 3, 3);
+        md["spec"]["template"] = json!({"spec": {"infrastructureRef":
+            {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "M", "name": "b"}}});
+        let mut old = ms("old", "1", "2026-01-01T00:00:00Z", 2);
+        old["spec"]["template"] = json!({"spec": {"infrastructureRef":
+            {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "M", "name": "a"}}});
+        let s = machine_deployment(&md, std::slice::from_ref(&old));
+        assert!(!s.done && s.waiting_for.contains("MachineSet old runs an older one"), "{s:?}");
+        // The same template read in the other version (group from apiVersion) is current.
+        old["spec"]["template"]["spec"]["infrastructureRef"]["name"] = json!("b");
+        assert!(machine_deployment(&md, std::slice::from_ref(&old)).done);
     }
 
     fn machine(name: &str, created: &str) -> Value {
