@@ -32,13 +32,21 @@ pub fn validate_namespace(
 
 /// apiVersion, kind and name must be set.
 pub fn validate_complete(r: &ObjectReference, path: &FieldPath) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    for (field, value) in [("apiVersion", &r.api_version), ("kind", &r.kind), ("name", &r.name)] {
-        if value.as_deref().is_none_or(str::is_empty) {
-            errs.push(FieldError::invalid(path.child(field), "", "cannot be empty"));
-        }
-    }
-    errs
+    let field = |o: &Option<String>| o.as_deref().unwrap_or_default().to_string();
+    let fields = [("apiVersion", field(&r.api_version)), ("kind", field(&r.kind)), ("name", field(&r.name))];
+    validate_fields_set(fields.iter().map(|(f, v)| (*f, v.as_str())), path)
+}
+
+/// Every named field of a reference at `path` must be non-empty.
+pub fn validate_fields_set<'a>(
+    fields: impl IntoIterator<Item = (&'a str, &'a str)>,
+    path: &FieldPath,
+) -> Vec<FieldError> {
+    fields
+        .into_iter()
+        .filter(|(_, v)| v.is_empty())
+        .map(|(field, _)| FieldError::invalid(path.child(field), "", "cannot be empty"))
+        .collect()
 }
 
 /// What a reference points at, ignoring the API version (which providers may bump).

@@ -88,11 +88,10 @@ fn validate_rollout_strategy(s: &TopologyRolloutStrategy, path: &FieldPath) -> V
 }
 
 fn validate_template_ref(r: &VersionedTemplateReference, path: &FieldPath) -> Vec<FieldError> {
-    [("apiVersion", &r.api_version), ("kind", &r.kind), ("name", &r.name)]
-        .into_iter()
-        .filter(|(_, v)| v.is_empty())
-        .map(|(field, _)| FieldError::invalid(path.child(field), "", "cannot be empty"))
-        .collect()
+    crate::capi::refs::validate_fields_set(
+        [("apiVersion", &*r.api_version), ("kind", &r.kind), ("name", &r.name)],
+        path,
+    )
 }
 
 fn unique_name<'a>(name: &'a str, seen: &mut BTreeSet<&'a str>, path: &FieldPath) -> Option<FieldError> {

@@ -85,11 +85,7 @@ fn validate_replicas(kcp: &KubeadmControlPlane) -> Vec<FieldError> {
 /// The infrastructure template must be named completely. A v1beta2 reference has no
 /// namespace: it is always the control plane's own.
 fn validate_infrastructure_ref(r: &ContractVersionedObjectReference, path: &FieldPath) -> Vec<FieldError> {
-    [("apiGroup", &r.api_group), ("kind", &r.kind), ("name", &r.name)]
-        .into_iter()
-        .filter(|(_, v)| v.is_empty())
-        .map(|(field, _)| FieldError::invalid(path.child(field), "", "cannot be empty"))
-        .collect()
+    crate::capi::refs::validate_fields_set([("apiGroup", &*r.api_group), ("kind", &r.kind), ("name", &r.name)], path)
 }
 
 fn validate_template_metadata(meta: Option<&ObjectMeta>, path: &FieldPath) -> Vec<FieldError> {
