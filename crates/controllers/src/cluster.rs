@@ -17,9 +17,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use drydock_api::capi::common::ContractVersionedObjectReference;
 use drydock_api::capi::condition_types::CONTROL_PLANE_READY;
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
-use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet, cluster_phase};
+use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::{Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::dev::v1beta2::DevCluster;
 use drydock_api::capi::inmemory::InMemoryCluster;
 use drydock_api::capi::keys::{CLUSTER_FINALIZER, PAUSED_ANNOTATION, has_annotation};
@@ -32,12 +34,12 @@ use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
-use crate::framework::Result;
 use crate::framework::events::PendingEvents;
 use crate::framework::index::{Changes, Index, ref_key};
 use crate::framework::pause::{self, Pause};
 use crate::framework::referenced::{self, Referenced, Source};
 use crate::framework::requeue::Requeue;
+use crate::framework::{Error, Result};
 
 use crate::framework::requeue::sooner;
 use crate::framework::runner::{self, Queue};
@@ -148,9 +150,7 @@ impl State {
     fn record(&self, c: &Cluster) {
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
         for r in [c.spec.infrastructure_ref.as_ref(), c.spec.control_plane_ref.as_ref()].into_iter().flatten() {
-            if let (Some(kind), Some(name)) = (r.kind.as_deref(), r.name.as_deref()) {
-                self.referrers.record(ns, &ref_key(kind, name), &c.name_any());
-            }
+            self.referrers.record(ns, &ref_key(&r.kind, &r.name), &c.name_any());
         }
     }
 
@@ -170,7 +170,7 @@ impl State {
             [c.spec.infrastructure_ref.as_ref(), c.spec.control_plane_ref.as_ref()]
                 .into_iter()
                 .flatten()
-                .any(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
+                .any(|r| r.kind == kind && r.name == name)
         };
         self.referrers.refs(ns, &ref_key(kind, name), |c| self.cluster(ns, c).is_some_and(|c| refers(&c)))
     }
@@ -216,7 +216,7 @@ impl State {
         };
         let control_plane = crate::framework::objects::is_control_plane(m);
         let waits_for_node = c.spec.control_plane_ref.is_none()
-            && !c.is_condition_true(CONTROL_PLANE_INITIALIZED)
+            && !c.control_plane_initialized()
             && control_plane
             && m.status.as_ref().is_some_and(|s| s.node_ref.is_some());
         // Control plane Machines are aggregated directly; workers through their
@@ -355,6 +355,18 @@ fn namespace(c: &Cluster) -> String {
     c.namespace().unwrap_or_default()
 }
 
+/// The full reference of `field` (`infrastructureRef`, `controlPlaneRef`), in the version
+/// its CRD names for the contract.
+async fn resolve(
+    state: &State,
+    cluster: &Cluster,
+    r: &ContractVersionedObjectReference,
+    field: &str,
+) -> Result<ObjectReference> {
+    let during = format!("resolving spec.{field}");
+    state.ctx.contracts.object_ref(r, &namespace(cluster)).await.map_err(Error::during(during))
+}
+
 /// Reads and adopts a referenced object; `None` when missing or paused. `seen` gets what
 /// was read, paused or not.
 async fn adopt(
@@ -382,7 +394,10 @@ fn unwatched(r: &ObjectReference) -> Option<Duration> {
 
 fn copy_failure(c: &mut Cluster, obj: &Referenced) {
     let (reason, message) = obj.failure();
-    let s = c.status.get_or_insert_with(Default::default);
+    if reason.is_none() && message.is_none() {
+        return;
+    }
+    let s = c.deprecated_v1beta1_mut();
     if reason.is_some() {
         s.failure_reason = reason;
     }
@@ -404,7 +419,7 @@ fn mirror_ready(c: &mut Cluster, obj: &Referenced, condition: &str, ready: bool,
 fn take_endpoint(c: &mut Cluster, obj: &Referenced) {
     let valid = c.spec.control_plane_endpoint.as_ref().is_some_and(|e| e.is_valid());
     if !valid && let Some(e) = obj.control_plane_endpoint() {
-        c.spec.control_plane_endpoint = Some(e);
+        c.spec.control_plane_endpoint = Some((&e).into());
     }
     if let Some(path) = obj.annotation(ENDPOINT_PATH_ANNOTATION)
         && c.annotations().get(ENDPOINT_PATH_ANNOTATION).map(String::as_str) != Some(path)
@@ -421,27 +436,29 @@ async fn reconcile_infrastructure(
     seen: &mut Option<Referenced>,
     now: &Time,
 ) -> Result<Option<Duration>> {
-    let Some(r) = c.spec.infrastructure_ref.clone() else {
+    let Some(cref) = c.spec.infrastructure_ref.clone() else {
         // No infrastructure cluster (managed control planes): nothing to wait for.
-        c.status.get_or_insert_with(Default::default).infrastructure_ready = Some(true);
+        c.initialization_mut().infrastructure_provisioned = Some(true);
         c.mark_true(INFRASTRUCTURE_READY, now.clone());
         return Ok(None);
     };
+    let r = resolve(state, cluster, &cref, "infrastructureRef").await?;
     let Some(infra) = adopt(state, cluster, &r, seen).await? else {
-        let msg =
-            format!("Waiting for {} {}", r.kind.as_deref().unwrap_or_default(), r.name.as_deref().unwrap_or_default());
+        let msg = format!("Waiting for {} {}", cref.kind, cref.name);
         c.mark_false(INFRASTRUCTURE_READY, "WaitingForInfrastructure", Severity::Info, &msg, now.clone());
         return Ok(unwatched(&r));
     };
     copy_failure(c, &infra);
     let ready = infra.provisioned();
-    c.status.get_or_insert_with(Default::default).infrastructure_ready = Some(ready);
+    // Once provisioned, always provisioned: readiness later is the conditions' business.
+    let provisioned = &mut c.initialization_mut().infrastructure_provisioned;
+    *provisioned = Some(ready || provisioned.unwrap_or(false));
     mirror_ready(c, &infra, INFRASTRUCTURE_READY, ready, "WaitingForInfrastructure", now);
     if !ready {
         return Ok(unwatched(&r));
     }
     take_endpoint(c, &infra);
-    if let Some(fd) = infra.failure_domains() {
+    if let Some(fd) = infra.failure_domains().filter(|f| !f.is_empty()) {
         c.status.get_or_insert_with(Default::default).failure_domains = Some(fd);
     }
     Ok(None)
@@ -454,23 +471,23 @@ async fn reconcile_control_plane(
     seen: &mut Option<Referenced>,
     now: &Time,
 ) -> Result<Option<Duration>> {
-    let Some(r) = c.spec.control_plane_ref.clone() else {
+    let Some(cref) = c.spec.control_plane_ref.clone() else {
         return Ok(None);
     };
+    let r = resolve(state, cluster, &cref, "controlPlaneRef").await?;
     let Some(cp) = adopt(state, cluster, &r, seen).await? else {
-        let msg =
-            format!("Waiting for {} {}", r.kind.as_deref().unwrap_or_default(), r.name.as_deref().unwrap_or_default());
+        let msg = format!("Waiting for {} {}", cref.kind, cref.name);
         c.mark_false(CONTROL_PLANE_READY, "WaitingForControlPlane", Severity::Info, &msg, now.clone());
         return Ok(unwatched(&r));
     };
     copy_failure(c, &cp);
     let ready = cp.control_plane_ready();
-    c.status.get_or_insert_with(Default::default).control_plane_ready = Some(ready);
     mirror_ready(c, &cp, CONTROL_PLANE_READY, ready, "WaitingForControlPlane", now);
-    if !c.is_condition_true(CONTROL_PLANE_INITIALIZED) {
+    if !c.control_plane_initialized() {
         if cp.control_plane_initialized() {
-            c.mark_true(CONTROL_PLANE_INITIALIZED, now.clone());
+            mark_control_plane_initialized(c, now);
         } else {
+            c.initialization_mut().control_plane_initialized = Some(false);
             let reason = "WaitingForControlPlaneProviderInitialized";
             c.mark_false(
                 CONTROL_PLANE_INITIALIZED,
@@ -490,7 +507,7 @@ async fn reconcile_control_plane(
 /// Without a control plane object the first control plane Machine with a Node initializes
 /// the cluster. Once True it stays True.
 fn control_plane_initialized_from_machines(state: &State, c: &mut Cluster, now: &Time) {
-    if c.is_condition_true(CONTROL_PLANE_INITIALIZED) {
+    if c.control_plane_initialized() {
         return;
     }
     let ns = namespace(c);
@@ -507,88 +524,25 @@ fn control_plane_initialized_from_machines(state: &State, c: &mut Cluster, now: 
                 && m.status.as_ref().is_some_and(|s| s.node_ref.is_some())
         });
     if initialized {
-        c.mark_true(CONTROL_PLANE_INITIALIZED, now.clone());
+        mark_control_plane_initialized(c, now);
     } else {
+        c.initialization_mut().control_plane_initialized = Some(false);
         let msg = "Waiting for the first control plane machine to have its status.nodeRef set";
         c.mark_false(CONTROL_PLANE_INITIALIZED, "MissingNodeRef", Severity::Info, msg, now.clone());
     }
 }
 
-/// What the phase of a Cluster is computed from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct PhaseInputs {
-    has_refs: bool,
-    infrastructure_ready: bool,
-    endpoint_valid: bool,
-    failed: bool,
-    deleting: bool,
-}
-
-impl PhaseInputs {
-    fn of(c: &Cluster) -> Self {
-        let s = c.status.as_ref();
-        Self {
-            has_refs: c.spec.infrastructure_ref.is_some() || c.spec.control_plane_ref.is_some(),
-            infrastructure_ready: s.and_then(|s| s.infrastructure_ready).unwrap_or(false),
-            endpoint_valid: c.spec.control_plane_endpoint.as_ref().is_some_and(|e| e.is_valid()),
-            failed: s.is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some()),
-            deleting: c.metadata.deletion_timestamp.is_some(),
-        }
-    }
-}
-
-/// The phase after `previous`: rules in order, later ones overriding earlier ones.
-/// Control plane readiness is not required for Provisioned (as upstream).
-fn phase(previous: Option<&str>, i: PhaseInputs) -> &str {
-    let mut p = match previous {
-        None | Some("") => cluster_phase::PENDING,
-        Some(p) => p,
-    };
-    if i.has_refs {
-        p = cluster_phase::PROVISIONING;
-    }
-    if i.infrastructure_ready && i.endpoint_valid {
-        p = cluster_phase::PROVISIONED;
-    }
-    if i.failed {
-        p = cluster_phase::FAILED;
-    }
-    if i.deleting {
-        p = cluster_phase::DELETING;
-    }
-    p
-}
-
-/// Phase (with an event when it changes) and Ready; observedGeneration is set when writing.
-fn finish(before: &Cluster, c: &mut Cluster, now: Time, events: &mut PendingEvents) {
-    let previous = before.status.as_ref().and_then(|s| s.phase.clone());
-    let next = phase(previous.as_deref(), PhaseInputs::of(c)).to_string();
-    c.set_ready_summary(READY_SUMMARY, now);
-    let s = c.status.get_or_insert_with(Default::default);
-    if previous.as_deref() != Some(next.as_str()) {
-        let note = format!("Cluster {} is {next}", before.name_any());
-        if next == cluster_phase::FAILED {
-            let reason = s.failure_message.clone().unwrap_or_default();
-            events.warning("Failed", format!("{note}: {reason}"));
-        } else {
-            events.normal(phase_reason(&next), note);
-        }
-        s.phase = Some(next);
-    }
-}
-
-fn phase_reason(phase: &str) -> &'static str {
-    match phase {
-        cluster_phase::PENDING => "Pending",
-        cluster_phase::PROVISIONING => "Provisioning",
-        cluster_phase::PROVISIONED => "Provisioned",
-        cluster_phase::DELETING => "Deleting",
-        _ => "PhaseChanged",
-    }
+/// `status.initialization.controlPlaneInitialized` and its v1beta1 condition; once set,
+/// they stay.
+fn mark_control_plane_initialized(c: &mut Cluster, now: &Time) {
+    c.initialization_mut().control_plane_initialized = Some(true);
+    c.mark_true(CONTROL_PLANE_INITIALIZED, now.clone());
 }
 
 mod delete;
+mod phase;
 mod v1beta2;
+use phase::finish;
 use v1beta2::{Gate, GateCondition, ROLLUP_TYPES, gate_conditions, replica_gate};
 
 #[cfg(test)]

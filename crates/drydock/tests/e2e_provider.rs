@@ -284,13 +284,8 @@ async fn provider_simulates_clusters_and_machines() {
     })
     .await;
     let t1 = Instant::now();
-    patch_cluster_status(
-        &mgmt,
-        "c1",
-        json!({"conditions": [{"type": "ControlPlaneInitialized", "status": "True",
-                               "lastTransitionTime": "2024-01-01T00:00:00Z"}]}),
-    )
-    .await;
+    // v1beta1's `controlPlaneReady` is v1beta2's `initialization.controlPlaneInitialized`.
+    patch_cluster_status(&mgmt, "c1", json!({"controlPlaneReady": true})).await;
     let w0 = eventually("w-0 ready", wait, || ready_machine(&imms, "w-0")).await;
     println!("worker with zero durations ready {:?} after the control plane was initialized", t1.elapsed());
     assert!(t1.elapsed() < Duration::from_secs(2));
@@ -350,14 +345,7 @@ async fn provider_zero_durations_are_fast() {
     for i in 0..clusters {
         let name = format!("z{i}");
         create_cluster(&mgmt, &name).await;
-        patch_cluster_status(
-            &mgmt,
-            &name,
-            json!({"infrastructureReady": true,
-                   "conditions": [{"type": "ControlPlaneInitialized", "status": "True",
-                                   "lastTransitionTime": "2024-01-01T00:00:00Z"}]}),
-        )
-        .await;
+        patch_cluster_status(&mgmt, &name, json!({"infrastructureReady": true, "controlPlaneReady": true})).await;
         create_machine(&mgmt, &name, &format!("{name}-cp"), true, json!({})).await;
         for w in 0..3 {
             create_machine(&mgmt, &name, &format!("{name}-w{w}"), false, json!({})).await;

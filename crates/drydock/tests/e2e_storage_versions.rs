@@ -125,8 +125,11 @@ async fn runtime_config_switches_a_version_off() {
     // The version objects are stored in cannot be switched off: while kinds move to the hub
     // one at a time, each of the core group's versions stores some.
     for (flag, stores) in [
-        ("cluster.x-k8s.io/v1beta1=false", "v1beta1 is the storage version of Cluster"),
-        ("cluster.x-k8s.io/v1beta2=false", "v1beta2 is the storage version of ClusterClass, MachineHealthCheck"),
+        ("cluster.x-k8s.io/v1beta1=false", "v1beta1 is the storage version of Machine, MachineSet"),
+        (
+            "cluster.x-k8s.io/v1beta2=false",
+            "v1beta2 is the storage version of Cluster, ClusterClass, MachineHealthCheck",
+        ),
         (
             "bootstrap.cluster.x-k8s.io/v1beta2=false",
             "v1beta2 is the storage version of KubeadmConfig, KubeadmConfigTemplate",
@@ -249,6 +252,14 @@ async fn kubeadm_v1beta1_switched_off_after_a_restart() {
     assert_eq!(configs.lines().count(), 6, "every KubeadmConfig stays: {configs}");
     let kcp = kubectl_ok(&kc, &["get", "kcp", "sample-control-plane", "-o", "jsonpath={.status.readyReplicas}"], None);
     assert_eq!(kcp, "3");
+    // The Cluster (stored in v1beta2) follows its group-only control plane reference
+    // through the contract labels, v1beta1 of the control plane group being off.
+    let cluster = json(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "sample"]);
+    assert_eq!(cluster["status"]["initialization"]["controlPlaneInitialized"], true, "{cluster:#}");
+    assert_eq!(cluster["spec"]["controlPlaneRef"]["apiGroup"], "controlplane.cluster.x-k8s.io");
+    let old = json(&kc, &["get", "clusters.v1beta1.cluster.x-k8s.io", "sample"]);
+    let fields = (&old["status"]["infrastructureReady"], &old["status"]["controlPlaneReady"]);
+    assert_eq!(fields, (&Value::Bool(true), &Value::Bool(true)), "v1beta1 readers see the flags: {old:#}");
 
     kubectl_ok(&kc, &["scale", "md", "sample-workers", "--replicas=4"], None);
     kubectl_ok(&kc, &["scale", "kcp", "sample-control-plane", "--replicas=5"], None);

@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use drydock_api::capi::conditions::READY;
-use drydock_api::capi::core::Cluster;
-use drydock_api::capi::owner::{api_group, find_owner};
+use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::owner::find_owner;
 use drydock_api::capi::{common::APIEndpoint, keys::CLUSTER_NAME_LABEL};
 use drydock_api::tenancy::{
     LOGICAL_CLUSTER_KIND, LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_GROUP, TENANCY_VERSION,
@@ -75,11 +75,8 @@ fn infra_of<K: SimulatedCluster>(c: &Cluster) -> Vec<ObjectRef<K>> {
     c.spec
         .infrastructure_ref
         .as_ref()
-        .filter(|r| {
-            r.kind.as_deref() == Some(K::kind(&()).as_ref())
-                && r.api_version.as_deref().is_some_and(|v| api_group(v) == K::group(&()))
-        })
-        .and_then(|r| r.name.as_deref())
+        .filter(|r| r.is_kind(&K::group(&()), &K::kind(&())))
+        .map(|r| r.name.as_str())
         .map(|n| ObjectRef::new(n).within(&c.namespace().unwrap_or_default()))
         .into_iter()
         .collect()

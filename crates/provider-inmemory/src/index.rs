@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use drydock_api::capi::core::Cluster;
+use drydock_api::capi::core::v1beta2::Cluster;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 use parking_lot::Mutex;
@@ -20,10 +20,9 @@ pub struct Gate {
 
 impl Gate {
     pub fn of(c: &Cluster) -> Self {
-        use drydock_api::capi::conditions::HasConditions;
         Self {
-            infrastructure_ready: c.status.as_ref().and_then(|s| s.infrastructure_ready).unwrap_or(false),
-            control_plane_initialized: c.is_condition_true("ControlPlaneInitialized"),
+            infrastructure_ready: c.infrastructure_provisioned(),
+            control_plane_initialized: c.control_plane_initialized(),
             paused: crate::cluster_paused(c),
         }
     }
@@ -93,8 +92,7 @@ mod tests {
     fn cluster(infra: bool) -> Cluster {
         let mut c = Cluster::new("c", Default::default());
         c.metadata.namespace = Some("ns".into());
-        c.status =
-            Some(drydock_api::capi::core::ClusterStatus { infrastructure_ready: Some(infra), ..Default::default() });
+        c.initialization_mut().infrastructure_provisioned = Some(infra);
         c
     }
 

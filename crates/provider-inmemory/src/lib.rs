@@ -57,7 +57,7 @@ pub(crate) fn is_paused<K: kube::Resource>(obj: &K) -> bool {
 
 /// Whether reconciling an object of `cluster` is paused: `spec.paused` pauses every object
 /// of the cluster (the paused annotation on the Cluster pauses the Cluster object only).
-pub(crate) fn cluster_paused(cluster: &drydock_api::capi::core::Cluster) -> bool {
+pub(crate) fn cluster_paused(cluster: &drydock_api::capi::core::v1beta2::Cluster) -> bool {
     cluster.spec.paused == Some(true)
 }
 

@@ -165,6 +165,11 @@ impl ContractVersionedObjectReference {
     pub fn is_empty(&self) -> bool {
         self.api_group.is_empty() && self.kind.is_empty() && self.name.is_empty()
     }
+
+    /// Whether the reference points at `kind` of `api_group`.
+    pub fn is_kind(&self, api_group: &str, kind: &str) -> bool {
+        self.api_group == api_group && self.kind == kind
+    }
 }
 
 /// A taint a Machine puts on its Node (v1beta2).

@@ -202,7 +202,7 @@ pub fn kinds() -> Vec<NativeKind> {
 
 fn listed() -> Vec<NativeKind> {
     vec![
-        spoke_stored::<core::conversion::ClusterConversion, _>(core::ClusterAdmission),
+        hub_stored::<core::conversion::ClusterConversion, _>(core::ClusterAdmission),
         hub_stored::<core::conversion::ClusterClassConversion, _>(core::ClusterClassAdmission),
         spoke_stored::<core::conversion::MachineConversion, _>(core::MachineAdmission),
         spoke_stored::<core::conversion::MachineSetConversion, _>(core::MachineSetAdmission),
@@ -322,6 +322,22 @@ mod tests {
         let errs = admission.admit(&mut kcp, None, crate::admission::Operation::Create).expect("converted");
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["spec.rollout.strategy.rollingUpdate.maxSurge"]);
+    }
+
+    #[test]
+    fn clusters_are_stored_and_admitted_in_v1beta2() {
+        let crd = crds().into_iter().find(|c| c.spec.names.plural == "clusters").expect("clusters");
+        let storage: Vec<&str> = crd.spec.versions.iter().filter(|v| v.storage).map(|v| v.name.as_str()).collect();
+        assert_eq!(storage, ["v1beta2"]);
+        // A v1beta1 topology is checked at its v1beta2 paths (`class` became `classRef.name`).
+        let cluster = serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+            "metadata": { "name": "c", "namespace": "ns" },
+            "spec": { "topology": { "class": "", "version": "v1.33.0" } }
+        });
+        let fields: Vec<String> =
+            v1beta1_admission("Cluster").validate(&cluster, None).into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["spec.topology.classRef.name"]);
     }
 
     /// The admission of `kind`'s v1beta1 as the server runs it.

@@ -5,9 +5,11 @@
 use std::sync::Arc;
 
 use crate::framework::requeue::Requeue;
+use drydock_api::capi::common::ContractVersionedObjectReference;
 use drydock_api::capi::conditions::{HasConditions, Severity};
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::core::v1beta2::MachinePool;
-use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet, cluster_phase};
+use drydock_api::capi::core::{Machine, MachineDeployment, MachineSet, cluster_phase};
 use drydock_api::capi::keys::{CLUSTER_FINALIZER, CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::owner;
 use k8s_openapi::api::core::v1::Secret;
@@ -18,7 +20,7 @@ use kube::api::{Api, ListParams};
 use super::{CONTROL_PLANE_READY, CONTROLLER, GONE_RECHECK, Seen, State, finish, in_store, mirror_ready, namespace};
 use crate::framework::Result;
 use crate::framework::events::PendingEvents;
-use crate::framework::referenced;
+use crate::framework::referenced::{self, Referenced};
 use crate::framework::runner;
 use crate::framework::write::{Status, delete_if_present, remove_finalizer};
 use crate::workload::kubeconfig_secret_name;
@@ -162,11 +164,8 @@ fn waiting_for_descendants(descendants: &[Descendant]) -> String {
 
 /// The `Deleting` message while the control plane or infrastructure cluster goes.
 fn waiting_for(r: &ObjectReference) -> String {
-    format!(
-        "* {} {}: deletion in progress",
-        r.kind.as_deref().unwrap_or_default(),
-        r.name.as_deref().unwrap_or_default()
-    )
+    let (kind, name) = (r.kind.as_deref().unwrap_or_default(), r.name.as_deref().unwrap_or_default());
+    format!("* {kind} {name}: deletion in progress")
 }
 
 async fn delete_descendant(state: &State, ns: &str, d: &Descendant) -> Result<()> {
@@ -190,15 +189,10 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<R
     let mut c = (**cluster).clone();
     crate::framework::pause::set_condition(&mut c, None, cluster, now.clone());
     let descendants = descendants(state, cluster).await?;
-    let mut cp = match &c.spec.control_plane_ref {
-        Some(r) => referenced::read(ctx, &ns, r).await?,
-        None => None,
-    };
-    let mut infra = match &c.spec.infrastructure_ref {
-        Some(r) => referenced::read(ctx, &ns, r).await?,
-        None => None,
-    };
-    let seen = Seen { infra: infra.clone(), control_plane: cp.clone() };
+    let mut cp = read_ref(state, cluster, c.spec.control_plane_ref.as_ref(), "controlPlaneRef").await?;
+    let mut infra = read_ref(state, cluster, c.spec.infrastructure_ref.as_ref(), "infrastructureRef").await?;
+    let seen =
+        Seen { infra: infra.as_ref().map(|(_, o)| o.clone()), control_plane: cp.as_ref().map(|(_, o)| o.clone()) };
     let mut why: Option<(&str, String)> = None;
     // Each stage that finishes at once (an object without finalizers) moves on to the next.
     loop {
@@ -218,7 +212,7 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<R
                 break;
             }
             Stage::ControlPlane => {
-                let (Some(r), Some(obj)) = (c.spec.control_plane_ref.clone(), cp.take()) else {
+                let Some((r, obj)) = cp.take() else {
                     break;
                 };
                 if referenced::delete(ctx, CONTROLLER, &ns, &r, &obj).await? {
@@ -229,7 +223,7 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<R
                 break;
             }
             Stage::Infrastructure => {
-                let (Some(r), Some(obj)) = (c.spec.infrastructure_ref.clone(), infra.take()) else {
+                let Some((r, obj)) = infra.take() else {
                     break;
                 };
                 if referenced::delete(ctx, CONTROLLER, &ns, &r, &obj).await? {
@@ -249,6 +243,23 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<R
     state.writer.write(&ctx.api::<Cluster>(&ns), cluster, &c, Status::observing(true)).await?;
     events.publish(ctx, cluster.as_ref()).await;
     Ok(Requeue::after(GONE_RECHECK))
+}
+
+/// The object a reference points at, with the reference resolved; none when it is gone,
+/// or its kind's CRD is (nothing of that kind can be left to delete).
+async fn read_ref(
+    state: &State,
+    cluster: &Cluster,
+    r: Option<&ContractVersionedObjectReference>,
+    field: &str,
+) -> Result<Option<(ObjectReference, Referenced)>> {
+    let Some(r) = r else { return Ok(None) };
+    let r = match super::resolve(state, cluster, r, field).await {
+        Ok(r) => r,
+        Err(e) if e.is_missing() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(referenced::read(&state.ctx, &namespace(cluster), &r).await?.map(|obj| (r, obj)))
 }
 
 /// Everything else is gone: the kubeconfig (secrets owned by the Cluster follow it through

@@ -1,5 +1,7 @@
 use super::delete::{Stage, stage};
+use super::phase::{PhaseInputs, phase};
 use super::*;
+use drydock_api::capi::common::ContractVersionedObjectReference;
 
 #[test]
 fn phases() {
@@ -34,17 +36,18 @@ fn endpoint_and_path_are_taken_once() {
     let infra = Referenced::InMemoryCluster(Arc::new(ic));
     let mut c = Cluster::new("c", Default::default());
     take_endpoint(&mut c, &infra);
-    assert_eq!(c.spec.control_plane_endpoint.as_ref().unwrap().host, "h");
+    assert_eq!(c.spec.control_plane_endpoint.as_ref().unwrap().host(), "h");
     assert_eq!(c.annotations()[ENDPOINT_PATH_ANNOTATION], "/clusters/ns.c");
-    c.spec.control_plane_endpoint = Some(drydock_api::capi::common::APIEndpoint { host: "mine".into(), port: 2 });
+    let mine = drydock_api::capi::core::v1beta2::APIEndpoint { host: Some("mine".into()), port: Some(2) };
+    c.spec.control_plane_endpoint = Some(mine);
     take_endpoint(&mut c, &infra);
-    assert_eq!(c.spec.control_plane_endpoint.as_ref().unwrap().host, "mine");
+    assert_eq!(c.spec.control_plane_endpoint.as_ref().unwrap().host(), "mine");
 }
 
 #[test]
 fn finish_emits_an_event_per_phase_change() {
     let mut before = Cluster::new("c", Default::default());
-    before.spec.infrastructure_ref = Some(ObjectReference::default());
+    before.spec.infrastructure_ref = Some(ContractVersionedObjectReference::default());
     let mut c = before.clone();
     let mut events = PendingEvents::default();
     finish(&before, &mut c, conditions::time_at(jiff::Timestamp::now()), &mut events);

@@ -9,9 +9,8 @@ use std::sync::Arc;
 use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED as V1_CONTROL_PLANE_INITIALIZED;
 use drydock_api::capi::condition_types::NOT_RECONCILED;
 use drydock_api::capi::conditions::{HasConditions, READY as V1_READY, STATUS_TRUE, STATUS_UNKNOWN};
-use drydock_api::capi::core::{
-    Cluster, ClusterReplicaCounters, Machine, MachineDeployment, MachineSet, TOPOLOGY_NOT_RECONCILED_MESSAGE,
-};
+use drydock_api::capi::core::v1beta2::{Cluster, ClusterReplicasStatus as ClusterReplicaCounters};
+use drydock_api::capi::core::{Machine, MachineDeployment, MachineSet, TOPOLOGY_NOT_RECONCILED_MESSAGE};
 use drydock_api::capi::v1beta2_conditions::names::*;
 use drydock_api::capi::v1beta2_conditions::{
     self as v2, Condition, HasV1Beta2Conditions, Input, Observed as Cond, Polarity, Reasons, Status,
@@ -84,8 +83,8 @@ fn topology_reconciled(c: &Cluster) -> Option<Cond> {
     Some(Cond::false_(TOPOLOGY_RECONCILED, NOT_RECONCILED, TOPOLOGY_NOT_RECONCILED_MESSAGE))
 }
 
-fn kind_of(r: Option<&k8s_openapi::api::core::v1::ObjectReference>) -> String {
-    r.and_then(|r| r.kind.clone()).unwrap_or_default()
+fn kind_of(r: Option<&drydock_api::capi::common::ContractVersionedObjectReference>) -> String {
+    r.map(|r| r.kind.clone()).unwrap_or_default()
 }
 
 /// The v1beta2 conditions an object reports, if it reports any: a KubeadmControlPlane's
@@ -160,7 +159,7 @@ fn infrastructure_ready(c: &Cluster, infra: Option<&Referenced>) -> Cond {
         return Cond::true_(INFRASTRUCTURE_READY, READY_REASON);
     };
     let kind = kind_of(Some(r));
-    let was_ready = c.status.as_ref().and_then(|s| s.infrastructure_ready) == Some(true);
+    let was_ready = c.infrastructure_provisioned();
     let Some(obj) = infra else {
         return missing(INFRASTRUCTURE_READY, c, &kind, was_ready);
     };
@@ -185,12 +184,12 @@ fn control_plane_available(c: &Cluster, cp: Option<&Referenced>, reported: Optio
         }
         // Stand-alone control plane Machines: the control plane serves once the first of
         // them has a Node (what initializes it).
-        let initialized = c.is_condition_true(V1_CONTROL_PLANE_INITIALIZED);
+        let initialized = c.control_plane_initialized();
         let msg = if initialized { "" } else { "Waiting for the first control plane Machine to have a Node" };
         return Cond::when(CONTROL_PLANE_AVAILABLE, initialized, AVAILABLE_REASON, NOT_AVAILABLE_REASON, msg);
     };
     let kind = kind_of(Some(r));
-    let was_ready = c.status.as_ref().and_then(|s| s.control_plane_ready) == Some(true);
+    let was_ready = c.control_plane_initialized();
     let Some(obj) = cp else {
         return missing(CONTROL_PLANE_AVAILABLE, c, &kind, was_ready);
     };
@@ -206,7 +205,7 @@ fn control_plane_available(c: &Cluster, cp: Option<&Referenced>, reported: Optio
 /// Mirrors the v1beta1 `ControlPlaneInitialized` the reconcile computed (from the control
 /// plane object, or from the first control plane Node); sticky once True.
 fn control_plane_initialized(c: &Cluster, control_plane_missing: bool) -> Cond {
-    if c.is_v1beta2_true(CONTROL_PLANE_INITIALIZED) || c.is_condition_true(V1_CONTROL_PLANE_INITIALIZED) {
+    if c.control_plane_initialized() {
         return Cond::true_(CONTROL_PLANE_INITIALIZED, INITIALIZED_REASON);
     }
     if let Some(r) = c.spec.control_plane_ref.as_ref().filter(|_| control_plane_missing) {
@@ -255,7 +254,7 @@ fn machines(type_: &str, source: &str, machines: &[Arc<Machine>], reasons: Reaso
 /// (or one reached through the kubeconfig the control plane writes), and it answers once
 /// the control plane is initialized. So the probe follows `ControlPlaneInitialized`.
 fn remote_connection_probe(c: &Cluster) -> Cond {
-    let up = c.is_condition_true(V1_CONTROL_PLANE_INITIALIZED) || c.is_v1beta2_true(CONTROL_PLANE_INITIALIZED);
+    let up = c.control_plane_initialized();
     let msg = if up { "" } else { "Remote connection not established yet" };
     Cond::when(REMOTE_CONNECTION_PROBE, up, PROBE_SUCCEEDED_REASON, PROBE_FAILED_REASON, msg)
 }
@@ -366,6 +365,7 @@ fn machine_counters(machines: &[&Arc<Machine>]) -> ClusterReplicaCounters {
         ready_replicas: with(READY),
         available_replicas: with(AVAILABLE),
         up_to_date_replicas: with(UP_TO_DATE),
+        ..Default::default()
     }
 }
 
@@ -392,6 +392,7 @@ fn control_plane_counters(obj: &Referenced) -> ClusterReplicaCounters {
                 ready_replicas: s.and_then(|s| s.ready_replicas),
                 available_replicas: s.and_then(|s| s.available_replicas),
                 up_to_date_replicas: s.and_then(|s| s.up_to_date_replicas),
+                ..Default::default()
             }
         }
         Referenced::Dynamic(o) => {
@@ -407,13 +408,14 @@ fn control_plane_counters(obj: &Referenced) -> ClusterReplicaCounters {
                 ready_replicas: at("readyReplicas"),
                 available_replicas: at("availableReplicas"),
                 up_to_date_replicas: at("upToDateReplicas"),
+                ..Default::default()
             }
         }
         _ => ClusterReplicaCounters::default(),
     }
 }
 
-/// `status.v1beta2.controlPlane` and `.workers`.
+/// `status.controlPlane` and `.workers`.
 fn set_counters(c: &mut Cluster, i: &Inputs<'_>) {
     let control_plane = if c.spec.control_plane_ref.is_some() {
         i.control_plane.map(control_plane_counters).unwrap_or_default()
@@ -431,6 +433,7 @@ fn set_counters(c: &mut Cluster, i: &Inputs<'_>) {
                 ready_replicas: v.and_then(|v| v.ready_replicas),
                 available_replicas: v.and_then(|v| v.available_replicas),
                 up_to_date_replicas: v.and_then(|v| v.up_to_date_replicas),
+                ..Default::default()
             },
         );
     }
@@ -444,6 +447,7 @@ fn set_counters(c: &mut Cluster, i: &Inputs<'_>) {
                 ready_replicas: v.and_then(|v| v.ready_replicas),
                 available_replicas: v.and_then(|v| v.available_replicas),
                 up_to_date_replicas: v.and_then(|v| v.up_to_date_replicas),
+                ..Default::default()
             },
         );
     }
@@ -452,9 +456,9 @@ fn set_counters(c: &mut Cluster, i: &Inputs<'_>) {
     if !standalone.is_empty() {
         add(&mut workers, &machine_counters(&standalone));
     }
-    let v = c.status.get_or_insert_with(Default::default).v1beta2.get_or_insert_with(Default::default);
-    v.control_plane = Some(control_plane);
-    v.workers = Some(workers);
+    let s = c.status.get_or_insert_with(Default::default);
+    s.control_plane = Some(control_plane);
+    s.workers = Some(workers);
 }
 
 /// A condition as far as it wakes a Cluster: type, status, reason.

@@ -65,6 +65,16 @@ impl Error {
     pub fn is_not_found(&self) -> bool {
         matches!(self, Self::Kube(kube::Error::Api(s)) if s.code == 404)
     }
+
+    /// True when something the reconcile needs does not exist ([`Error::Missing`]), at
+    /// whatever step.
+    pub fn is_missing(&self) -> bool {
+        match self {
+            Self::Missing(_) => true,
+            Self::Step { source, .. } => source.is_missing(),
+            _ => false,
+        }
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -22,7 +22,7 @@ use drydock_api::capi::condition_types::{
     ANNOTATION_PAUSED_REASON, CLUSTER_PAUSED_REASON, PAUSED, ROLLOUT_PAUSED_REASON,
 };
 use drydock_api::capi::conditions::{Condition, HasConditions, STATUS_TRUE};
-use drydock_api::capi::core::Cluster;
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::keys::{PAUSED_ANNOTATION, has_annotation};
 use drydock_api::capi::v1beta2_conditions::names::{NOT_PAUSED_REASON, PAUSED as V1BETA2_PAUSED, PAUSED_REASON};
 use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
@@ -178,7 +178,8 @@ mod tests {
     fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
         drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
     }
-    use drydock_api::capi::core::{ClusterSpec, MachineSet, MachineSetSpec};
+    use drydock_api::capi::core::v1beta2::ClusterSpec;
+    use drydock_api::capi::core::{MachineSet, MachineSetSpec};
 
     fn annotated() -> ObjectMeta {
         ObjectMeta { annotations: Some([(PAUSED_ANNOTATION.to_string(), String::new())].into()), ..Default::default() }

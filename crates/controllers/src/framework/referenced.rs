@@ -17,8 +17,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use drydock_api::capi::common::{APIEndpoint, V1Beta2Conditions};
+use drydock_api::capi::common::{APIEndpoint, ContractVersionedObjectReference, V1Beta2Conditions};
 use drydock_api::capi::conditions::{Condition, HasConditions};
+use drydock_api::capi::core::v1beta2::FailureDomain;
 use drydock_api::capi::core::{FailureDomainSpec, MachineAddress};
 use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
@@ -115,6 +116,20 @@ pub(crate) fn cached(ctx: &Context, namespace: &str, r: &ObjectReference) -> Opt
         }
         Source::Api => return None,
     })
+}
+
+/// Reads the object a v1beta2 reference (group only) points at in `namespace`, in the
+/// version its CRD names for the contract; `None` when it does not exist, nor its CRD.
+pub(crate) async fn read_versioned(
+    ctx: &Context,
+    namespace: &str,
+    r: &ContractVersionedObjectReference,
+) -> Result<Option<Referenced>> {
+    match ctx.contracts.object_ref(r, namespace).await {
+        Ok(r) => read(ctx, namespace, &r).await,
+        Err(e) if e.is_missing() => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Reads the object `r` points at in `namespace`; `None` when it does not exist (or, for
@@ -325,22 +340,35 @@ impl Referenced {
         .filter(APIEndpoint::is_valid)
     }
 
-    /// `status.failureDomains` of an infrastructure cluster, by name (v1beta1 has them by
-    /// name already, v1beta2 as a list of named entries).
-    pub fn failure_domains(&self) -> Option<BTreeMap<String, FailureDomainSpec>> {
-        if let Self::DevCluster(o) = self {
+    /// `status.failureDomains` of an infrastructure cluster as the v1beta2 list, sorted by
+    /// name (v1beta1 providers report a map by name, v1beta2 ones a list).
+    pub fn failure_domains(&self) -> Option<Vec<FailureDomain>> {
+        let mut list: Vec<FailureDomain> = if let Self::DevCluster(o) = self {
             let list = o.status.as_ref().and_then(|s| s.failure_domains.as_ref())?;
-            let spec = |d: &drydock_api::capi::dev::v1beta2::FailureDomain| FailureDomainSpec {
+            let up = |d: &drydock_api::capi::dev::v1beta2::FailureDomain| FailureDomain {
+                name: d.name.clone(),
                 control_plane: d.control_plane,
                 attributes: d.attributes.clone(),
             };
-            return Some(list.iter().filter(|d| !d.name.is_empty()).map(|d| (d.name.clone(), spec(d))).collect());
-        }
-        let v = self.dynamic(&["status", "failureDomains"])?;
-        if let Some(list) = v.as_array() {
-            return Some(list.iter().filter_map(named_failure_domain).collect());
-        }
-        field(Some(v))
+            list.iter().map(up).collect()
+        } else {
+            let v = self.dynamic(&["status", "failureDomains"])?;
+            match v.as_array() {
+                Some(list) => list.iter().filter_map(|d| serde_json::from_value(d.clone()).ok()).collect(),
+                None => {
+                    let by_name: BTreeMap<String, FailureDomainSpec> = field(Some(v))?;
+                    let up = |(name, d): (String, FailureDomainSpec)| FailureDomain {
+                        name,
+                        control_plane: d.control_plane,
+                        attributes: d.attributes,
+                    };
+                    by_name.into_iter().map(up).collect()
+                }
+            }
+        };
+        list.retain(|d| !d.name.is_empty());
+        list.sort_by(|a, b| a.name.cmp(&b.name));
+        Some(list)
     }
 
     /// `status.dataSecretName` of a bootstrap config.
@@ -358,11 +386,6 @@ impl Referenced {
 }
 
 /// A v1beta2 failure domain (`{name, controlPlane, attributes}`) as v1beta1 keys it.
-fn named_failure_domain(v: &Value) -> Option<(String, FailureDomainSpec)> {
-    let name = v.get("name")?.as_str().filter(|n| !n.is_empty())?.to_string();
-    Some((name, serde_json::from_value(v.clone()).ok()?))
-}
-
 /// Makes `owner` an owner of `obj`, which `r` points at (see [`external::adoption_patch`]).
 /// Returns true when a write was issued.
 pub(crate) async fn adopt(
@@ -479,9 +502,9 @@ mod tests {
         }));
         assert!(infra.provisioned());
         let fds = infra.failure_domains().unwrap();
-        assert_eq!(fds.keys().collect::<Vec<_>>(), ["fd-a", "fd-b"]);
-        assert_eq!(fds["fd-a"].control_plane, Some(true));
-        assert_eq!(fds["fd-a"].attributes.as_ref().unwrap()["zone"], "a");
+        assert_eq!(fds.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["fd-a", "fd-b"], "sorted by name");
+        assert_eq!(fds[0].control_plane, Some(true));
+        assert_eq!(fds[0].attributes.as_ref().unwrap()["zone"], "a");
         let conditions = infra.conditions();
         assert_eq!(conditions[0].reason.as_deref(), Some("Old"), "the deprecated v1beta1 conditions win");
 
@@ -522,7 +545,8 @@ mod tests {
             "status": {"ready": false, "initialized": true, "failureDomains": {"fd1": {"controlPlane": true}}}
         }));
         assert!(cp.control_plane_initialized() && !cp.control_plane_ready());
-        assert_eq!(cp.failure_domains().unwrap()["fd1"].control_plane, Some(true));
+        let fds = cp.failure_domains().unwrap();
+        assert_eq!((fds[0].name.as_str(), fds[0].control_plane), ("fd1", Some(true)), "the map becomes the list");
         let config = dynamic(json!({
             "apiVersion": "bootstrap.example.io/v1beta1", "kind": "FooConfig", "metadata": {"name": "b"},
             "status": {"ready": true}
@@ -550,7 +574,7 @@ mod tests {
         let c = Referenced::DevCluster(Arc::new(c));
         assert!(c.provisioned());
         assert_eq!(c.control_plane_endpoint().map(|e| (e.host, e.port)), Some(("h".to_string(), 6443)));
-        assert_eq!(c.failure_domains().unwrap()["fd1"].control_plane, Some(true));
+        assert_eq!(c.failure_domains().unwrap()[0].control_plane, Some(true));
         let mut m = DevMachine::new("m", Default::default());
         m.spec.provider_id = Some("in-memory://m".into());
         m.status = Some(DevMachineStatus {

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use drydock_api::capi::core::Cluster;
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::keys::CLUSTER_NAME_LABEL;
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner::controller_ref;
@@ -32,9 +32,9 @@ pub fn server_url(cluster: &Cluster) -> Option<String> {
         return None;
     }
     let path = cluster.annotations().get(ENDPOINT_PATH_ANNOTATION).map(String::as_str).unwrap_or_default();
-    let host =
-        if ep.host.contains(':') && !ep.host.starts_with('[') { format!("[{}]", ep.host) } else { ep.host.clone() };
-    Some(format!("http://{host}:{}{path}", ep.port))
+    let host = ep.host();
+    let host = if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.to_string() };
+    Some(format!("http://{host}:{}{path}", ep.port()))
 }
 
 /// A kubeconfig for `cluster` at `server`.
@@ -108,20 +108,20 @@ pub fn forget(servers: &Servers, namespace: &str, cluster: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::common::APIEndpoint;
+    use drydock_api::capi::core::v1beta2::APIEndpoint;
     use kube::config::Kubeconfig;
 
     #[test]
     fn urls_and_rendering() {
         let mut c = Cluster::new("c", Default::default());
         assert_eq!(server_url(&c), None);
-        c.spec.control_plane_endpoint = Some(APIEndpoint { host: "10.0.0.1".into(), port: 0 });
-        assert_eq!(server_url(&c), None, "port 0 is not an endpoint yet");
-        c.spec.control_plane_endpoint = Some(APIEndpoint { host: "127.0.0.1".into(), port: 6443 });
+        c.spec.control_plane_endpoint = Some(APIEndpoint { host: Some("10.0.0.1".into()), port: None });
+        assert_eq!(server_url(&c), None, "no port: not an endpoint yet");
+        c.spec.control_plane_endpoint = Some(APIEndpoint { host: Some("127.0.0.1".into()), port: Some(6443) });
         assert_eq!(server_url(&c).as_deref(), Some("http://127.0.0.1:6443"));
         c.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.into(), "/clusters/ns.c".into());
         assert_eq!(server_url(&c).as_deref(), Some("http://127.0.0.1:6443/clusters/ns.c"));
-        c.spec.control_plane_endpoint = Some(APIEndpoint { host: "::1".into(), port: 80 });
+        c.spec.control_plane_endpoint = Some(APIEndpoint { host: Some("::1".into()), port: Some(80) });
         assert_eq!(server_url(&c).as_deref(), Some("http://[::1]:80/clusters/ns.c"));
 
         let kc = Kubeconfig::from_yaml(&render("c", "http://127.0.0.1:6443/clusters/ns.c")).unwrap();

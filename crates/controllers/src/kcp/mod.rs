@@ -39,7 +39,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER};
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner::{api_group, find_owner, get_controller, is_controlled_by};
@@ -132,7 +133,7 @@ impl ClusterGate {
         Self {
             generation: c.metadata.generation,
             deleting: c.metadata.deletion_timestamp.is_some(),
-            infrastructure_ready: status.and_then(|s| s.infrastructure_ready).unwrap_or(false),
+            infrastructure_ready: c.infrastructure_provisioned(),
             digest: h.finish(),
         }
     }
@@ -203,8 +204,8 @@ fn control_plane_of(c: &Cluster) -> Vec<ObjectRef<KubeadmControlPlane>> {
     c.spec
         .control_plane_ref
         .as_ref()
-        .filter(|r| is_kcp_ref(r.api_version.as_deref().unwrap_or_default(), r.kind.as_deref().unwrap_or_default()))
-        .and_then(|r| r.name.as_deref())
+        .filter(|r| r.kind == "KubeadmControlPlane" && r.api_group == "controlplane.cluster.x-k8s.io")
+        .map(|r| r.name.as_str())
         .map(|n| ObjectRef::new(n).within(&c.namespace().unwrap_or_default()))
         .into_iter()
         .collect()
@@ -376,7 +377,7 @@ async fn server_or_wait(
     cluster: &Cluster,
     cluster_name: &str,
 ) -> Result<Option<String>> {
-    let infra_ready = cluster.status.as_ref().and_then(|s| s.infrastructure_ready).unwrap_or(false);
+    let infra_ready = cluster.infrastructure_provisioned();
     if let Some(server) = kubeconfig::server_url(cluster).filter(|_| infra_ready) {
         return Ok(Some(server));
     }
@@ -554,11 +555,10 @@ mod tests {
 
         let mut c = Cluster::new("c", Default::default());
         c.metadata.namespace = Some("ns".into());
-        c.spec.control_plane_ref = Some(k8s_openapi::api::core::v1::ObjectReference {
-            api_version: Some("controlplane.cluster.x-k8s.io/v1beta1".into()),
-            kind: Some("KubeadmControlPlane".into()),
-            name: Some("cp".into()),
-            ..Default::default()
+        c.spec.control_plane_ref = Some(drydock_api::capi::common::ContractVersionedObjectReference {
+            api_group: "controlplane.cluster.x-k8s.io".into(),
+            kind: "KubeadmControlPlane".into(),
+            name: "cp".into(),
         });
         assert_eq!(control_plane_of(&c), vec![ObjectRef::new("cp").within("ns")]);
     }

@@ -5,7 +5,8 @@
 
 use std::cmp::Ordering;
 
-use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::keys::{DELETE_MACHINE_ANNOTATION, has_annotation};
 use kube::ResourceExt;
 
@@ -15,7 +16,12 @@ pub fn control_plane_failure_domains(cluster: &Cluster) -> Vec<String> {
         .status
         .as_ref()
         .and_then(|s| s.failure_domains.as_ref())
-        .map(|fds| fds.iter().filter(|(_, fd)| fd.control_plane == Some(true)).map(|(name, _)| name.clone()).collect())
+        .map(|fds| {
+            let mut names: Vec<String> =
+                fds.iter().filter(|fd| fd.control_plane == Some(true)).map(|fd| fd.name.clone()).collect();
+            names.sort();
+            names
+        })
         .unwrap_or_default()
 }
 
@@ -163,12 +169,12 @@ mod tests {
 
     #[test]
     fn failure_domains_of_a_cluster() {
-        use drydock_api::capi::core::{ClusterStatus, FailureDomainSpec};
+        use drydock_api::capi::core::v1beta2::{ClusterStatus, FailureDomain};
         let mut c = Cluster::new("c", Default::default());
         assert!(control_plane_failure_domains(&c).is_empty());
-        let fd = |cp: bool| FailureDomainSpec { control_plane: Some(cp), attributes: None };
+        let fd = |name: &str, cp: bool| FailureDomain { name: name.into(), control_plane: Some(cp), attributes: None };
         c.status = Some(ClusterStatus {
-            failure_domains: Some([("z".into(), fd(true)), ("w".into(), fd(false)), ("a".into(), fd(true))].into()),
+            failure_domains: Some(vec![fd("z", true), fd("w", false), fd("a", true)]),
             ..Default::default()
         });
         assert_eq!(control_plane_failure_domains(&c), ["a", "z"]);

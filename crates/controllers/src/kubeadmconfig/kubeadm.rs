@@ -11,7 +11,7 @@
 //! `discovery.timeout`) nor any other v1beta4 addition (those are left out).
 
 use drydock_api::capi::conversion::seconds_to_duration;
-use drydock_api::capi::core::ClusterNetwork;
+use drydock_api::capi::core::v1beta2::ClusterNetwork;
 use drydock_api::capi::kubeadm::JoinControlPlane;
 use drydock_api::capi::kubeadm::v1beta2::{
     BootstrapTokenDiscovery, ClusterConfiguration, InitConfiguration, JoinConfiguration, KubeadmConfigSpec, Timeouts,
@@ -139,7 +139,7 @@ fn cluster_configuration(c: ClusterConfiguration, facts: &ClusterFacts, v1beta4:
     }
     if let Some(n) = &facts.network {
         let mut net = Map::new();
-        let ranges = |r: Option<&drydock_api::capi::core::NetworkRanges>| {
+        let ranges = |r: Option<&drydock_api::capi::core::v1beta2::NetworkRanges>| {
             r.map(|r| r.cidr_blocks.join(",")).filter(|s| !s.is_empty())
         };
         let fields = [
@@ -285,7 +285,7 @@ fn fnv1a(a: &[u8], b: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::NetworkRanges;
+    use drydock_api::capi::core::v1beta2::NetworkRanges;
 
     fn facts(version: &str) -> ClusterFacts {
         ClusterFacts {

@@ -29,7 +29,8 @@ use drydock_api::capi::condition_types::{
     WAITING_FOR_CONTROL_PLANE_AVAILABLE,
 };
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::keys::CLUSTER_NAME_LABEL;
 use drydock_api::capi::kubeadm::v1beta2::KubeadmConfig;
 use drydock_api::capi::owner;
@@ -51,7 +52,6 @@ use crate::framework::runner::{self, Queue};
 use crate::framework::write::Writer;
 use crate::framework::write::controller_ref_of;
 use crate::{Context, Running};
-use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
 use kubeadm::Mode;
 
 /// Name of the controller in metrics and logs.
@@ -83,8 +83,8 @@ impl ClusterGate {
     fn of(c: &Cluster) -> Self {
         Self {
             paused: cluster_paused(c),
-            infrastructure_ready: c.status.as_ref().and_then(|s| s.infrastructure_ready).unwrap_or(false),
-            control_plane_initialized: c.is_condition_true(CONTROL_PLANE_INITIALIZED),
+            infrastructure_ready: c.infrastructure_provisioned(),
+            control_plane_initialized: c.control_plane_initialized(),
             endpoint_valid: c.spec.control_plane_endpoint.as_ref().is_some_and(|e| e.is_valid()),
         }
     }
@@ -421,8 +421,7 @@ async fn generate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::common::APIEndpoint;
-    use drydock_api::capi::conditions::Condition;
+    use drydock_api::capi::core::v1beta2::APIEndpoint;
 
     fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
         drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
@@ -432,12 +431,10 @@ mod tests {
 
     fn cluster(infra: bool, initialized: bool) -> Cluster {
         let mut c = Cluster::new("c1", Default::default());
-        c.spec.control_plane_endpoint = Some(APIEndpoint { host: "h".into(), port: 6443 });
-        let s = c.status.get_or_insert_with(Default::default);
-        s.infrastructure_ready = Some(infra);
-        if initialized {
-            s.conditions = Some(vec![Condition::true_(CONTROL_PLANE_INITIALIZED, now())]);
-        }
+        c.spec.control_plane_endpoint = Some(APIEndpoint { host: Some("h".into()), port: Some(6443) });
+        let init = c.initialization_mut();
+        init.infrastructure_provisioned = Some(infra);
+        init.control_plane_initialized = Some(initialized);
         c
     }
 

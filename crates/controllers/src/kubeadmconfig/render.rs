@@ -56,8 +56,12 @@ pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode) -> 
     if matches!(mode, Mode::Init | Mode::Join { control_plane: true }) {
         files.extend(certificates(&secrets, &cluster.name_any()).await?);
     }
-    let endpoint =
-        cluster.spec.control_plane_endpoint.as_ref().filter(|e| e.is_valid()).map(|e| format!("{}:{}", e.host, e.port));
+    let endpoint = cluster
+        .spec
+        .control_plane_endpoint
+        .as_ref()
+        .filter(|e| e.is_valid())
+        .map(|e| format!("{}:{}", e.host(), e.port()));
     let facts = ClusterFacts {
         cluster_name: cluster.name_any(),
         endpoint,
@@ -86,12 +90,12 @@ pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode) -> 
 async fn control_plane_version_of(
     state: &State,
     ns: &str,
-    cluster: &drydock_api::capi::core::Cluster,
+    cluster: &drydock_api::capi::core::v1beta2::Cluster,
 ) -> Result<Option<String>> {
     let Some(r) = cluster.spec.control_plane_ref.as_ref() else {
         return Ok(None);
     };
-    Ok(match referenced::read(&state.ctx, ns, r).await? {
+    Ok(match referenced::read_versioned(&state.ctx, ns, r).await? {
         Some(Referenced::KubeadmControlPlane(kcp)) => Some(kcp.spec.version.clone()),
         Some(Referenced::Dynamic(o)) => o.data.pointer("/spec/version").and_then(|v| v.as_str()).map(String::from),
         _ => None,

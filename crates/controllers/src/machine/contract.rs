@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use drydock_api::capi::condition_types::{WAITING_FOR_DATA_SECRET, WAITING_FOR_INFRASTRUCTURE};
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
-use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::keys::{PAUSED_ANNOTATION, has_annotation};
 use drydock_api::capi::v1beta2_conditions::names::{
     BOOTSTRAP_CONFIG_READY, DATA_SECRET_PROVIDED_REASON, INFRASTRUCTURE_READY as V1BETA2_INFRASTRUCTURE_READY,

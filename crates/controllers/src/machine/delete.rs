@@ -16,7 +16,8 @@ use drydock_api::capi::condition_types::{
     DELETED, DELETING, PRE_DRAIN_HOOK_SUCCEEDED, PRE_TERMINATE_HOOK_SUCCEEDED, WAITING_EXTERNAL_HOOK,
 };
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
-use drydock_api::capi::core::{Cluster, DEFAULT_NODE_DELETION_TIMEOUT, Machine};
+use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, Machine};
 use drydock_api::capi::duration;
 use drydock_api::capi::keys::{CONTROL_PLANE_LABEL, has_annotation_prefix};
 use drydock_api::capi::keys::{MACHINE_FINALIZER, PRE_DRAIN_DELETE_HOOK_PREFIX, PRE_TERMINATE_DELETE_HOOK_PREFIX};
@@ -297,7 +298,7 @@ async fn control_plane_deleting(state: &State, ns: &str, cluster: Option<&Cluste
     let Some(r) = cluster.and_then(|c| c.spec.control_plane_ref.as_ref()) else {
         return Ok(false);
     };
-    Ok(referenced::read(&state.ctx, ns, r).await?.as_ref().is_some_and(Referenced::is_deleting))
+    Ok(referenced::read_versioned(&state.ctx, ns, r).await?.as_ref().is_some_and(Referenced::is_deleting))
 }
 
 /// Control plane Machines of the cluster that are not being deleted.

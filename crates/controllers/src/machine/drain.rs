@@ -19,8 +19,9 @@ use std::time::Duration;
 
 use drydock_api::capi::condition_types::{DRAINING, DRAINING_FAILED, DRAINING_SUCCEEDED};
 use drydock_api::capi::conditions::{HasConditions, Severity};
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::core::v1beta2::MachineDrainRule;
-use drydock_api::capi::core::{Cluster, Machine, MachineDeletionStatus};
+use drydock_api::capi::core::{Machine, MachineDeletionStatus};
 use drydock_api::capi::duration;
 use drydock_api::capi::keys::{EXCLUDE_NODE_DRAINING_ANNOTATION, has_annotation};
 use jiff::Timestamp;

@@ -34,9 +34,8 @@ mod volume_detach;
 use std::sync::Arc;
 use std::time::Duration;
 
-use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
-use drydock_api::capi::conditions;
-use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::dev::v1beta2::DevMachine;
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{
@@ -195,13 +194,8 @@ impl State {
     fn machines_of_changed_cluster(&self, c: &Cluster) -> Vec<ObjectRef<Machine>> {
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
         let name = c.name_any();
-        let gate = ClusterGate {
-            paused: pause::cluster_paused(c),
-            control_plane_initialized: conditions::is_true(
-                c.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default(),
-                CONTROL_PLANE_INITIALIZED,
-            ),
-        };
+        let gate =
+            ClusterGate { paused: pause::cluster_paused(c), control_plane_initialized: c.control_plane_initialized() };
         if !self.cluster_gates.changed_in(&self.ctx.informers.clusters.store, c, gate) {
             return Vec::new();
         }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::keys::{
     INTERRUPTIBLE_LABEL, NODE_CLUSTER_NAME_ANNOTATION, NODE_CLUSTER_NAMESPACE_ANNOTATION,
     NODE_LABELS_FROM_MACHINE_ANNOTATION, NODE_MACHINE_ANNOTATION, NODE_OWNER_KIND_ANNOTATION,

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use drydock_api::capi::condition_types::{VOLUME_DETACH_SUCCEEDED, WAITING_FOR_VOLUME_DETACH};
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::{Cluster, Machine, MachineDeletionStatus};
+use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::{Machine, MachineDeletionStatus};
 use drydock_api::capi::keys::{EXCLUDE_WAIT_FOR_NODE_VOLUME_DETACH_ANNOTATION, has_annotation};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};

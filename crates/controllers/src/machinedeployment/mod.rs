@@ -29,7 +29,8 @@ use std::time::Duration;
 
 use crate::framework::requeue::Requeue;
 use drydock_api::capi::conditions::time_at;
-use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineDeploymentStrategyType, MachineSet};
+use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::{Machine, MachineDeployment, MachineDeploymentStrategyType, MachineSet};
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_DEPLOYMENT_FINALIZER, REVISION_ANNOTATION,
 };

@@ -24,7 +24,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use drydock_api::capi::conditions::{HasConditions, time_at};
-use drydock_api::capi::core::{Cluster, Machine, MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::{Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_SET_FINALIZER, REVISION_ANNOTATION};
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner;
@@ -250,10 +251,11 @@ fn is_deleting(m: &Machine, pending: &Outstanding) -> bool {
 /// True when the Cluster's control plane is a KubeadmControlPlane, whose changes wake the
 /// sets waiting on it.
 fn kcp_managed(cluster: &Cluster) -> bool {
-    cluster.spec.control_plane_ref.as_ref().is_some_and(|r| {
-        r.kind.as_deref() == Some("KubeadmControlPlane")
-            && owner::api_group(r.api_version.as_deref().unwrap_or_default()) == "controlplane.cluster.x-k8s.io"
-    })
+    cluster
+        .spec
+        .control_plane_ref
+        .as_ref()
+        .is_some_and(|r| r.is_kind("controlplane.cluster.x-k8s.io", "KubeadmControlPlane"))
 }
 
 /// The cluster-name label, the Cluster owner of a standalone set, and the cluster-name in

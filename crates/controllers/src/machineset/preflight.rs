@@ -22,7 +22,8 @@
 use std::collections::BTreeSet;
 
 use drydock_api::capi::condition_types::CONTROL_PLANE_VERSION_SKEW;
-use drydock_api::capi::core::{Cluster, MachineSet};
+use drydock_api::capi::core::MachineSet;
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::keys::{
     PREFLIGHT_CHECK_ALL, PREFLIGHT_CHECK_CONTROL_PLANE_IS_STABLE, PREFLIGHT_CHECK_KUBEADM_VERSION_SKEW,
     PREFLIGHT_CHECK_KUBERNETES_VERSION_SKEW, SKIP_PREFLIGHT_CHECKS_ANNOTATION,
@@ -251,12 +252,10 @@ async fn control_plane(st: &State, cluster: &Cluster) -> Result<Option<ControlPl
     let Some(r) = cluster.spec.control_plane_ref.as_ref() else {
         return Ok(None);
     };
-    let ns = r.namespace.as_deref().or(cluster.metadata.namespace.as_deref()).unwrap_or_default();
-    let kind = r.kind.as_deref().unwrap_or_default();
-    let name = r.name.as_deref().unwrap_or_default();
+    let ns = cluster.metadata.namespace.as_deref().unwrap_or_default();
+    let (kind, name) = (r.kind.as_str(), r.name.as_str());
     let display = format!("{kind} {ns}/{name}");
-    let group = api_group(r.api_version.as_deref().unwrap_or_default());
-    if kind == KCP_KIND && group == KCP_GROUP {
+    if r.is_kind(KCP_GROUP, KCP_KIND) {
         let kcp = st
             .ctx
             .informers
@@ -270,7 +269,9 @@ async fn control_plane(st: &State, cluster: &Cluster) -> Result<Option<ControlPl
             display,
         }));
     }
-    let obj = crate::external::get(&st.ctx, ns, r)
+    let r = st.ctx.contracts.object_ref(r, ns).await;
+    let r = r.map_err(|e| format!("cannot run preflight checks: resolving {display}: {e}"))?;
+    let obj = crate::external::get(&st.ctx, ns, &r)
         .await
         .map_err(|e| format!("cannot run preflight checks: reading {display}: {e}"))?
         .ok_or_else(|| format!("cannot run preflight checks: {display} not found"))?;

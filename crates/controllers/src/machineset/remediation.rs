@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
 use drydock_api::capi::conditions::{Condition, HasConditions, Severity};
-use drydock_api::capi::core::{Cluster, Machine, MachineSet};
+use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::{Machine, MachineSet};
 use drydock_api::capi::intstr;
 use drydock_api::capi::keys::REVISION_ANNOTATION;
 use drydock_api::capi::v1beta2_conditions::{self as v1beta2, HasV1Beta2Conditions, Observed, names};

@@ -33,8 +33,9 @@ use drydock_api::capi::condition_types::{
     TOO_MANY_UNHEALTHY,
 };
 use drydock_api::capi::conditions::{HasConditions, Severity};
+use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::core::v1beta2::MachineHealthCheck;
-use drydock_api::capi::core::{Cluster, Machine};
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, REMEDIATE_MACHINE_ANNOTATION, SKIP_REMEDIATION_ANNOTATION, has_annotation,
 };

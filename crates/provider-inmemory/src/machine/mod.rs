@@ -22,7 +22,8 @@ use std::sync::Arc;
 
 use drydock_api::capi::condition_types::WAITING_FOR_CLUSTER_INFRASTRUCTURE;
 use drydock_api::capi::conditions::{Condition, Severity, time_at};
-use drydock_api::capi::core::{Cluster, Machine};
+use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::owner::{api_group, find_owner};
 use drydock_api::tenancy::LogicalClusterName;

@@ -1,17 +1,19 @@
-//! Cluster admission: ref namespace and topology version defaults; name, network, ref,
-//! topology and update (immutable refs, no topology removal, one minor at a time) checks.
+//! Cluster admission, on v1beta2 whatever version a client writes: topology version
+//! default; name, network, reference, topology and update (references keep their target, no
+//! topology removal, one minor at a time) checks.
 
 use std::collections::BTreeSet;
 
 use super::checks::{validate_name_is_label_value, validate_replicas, validate_version};
-use super::cluster::{Cluster, ClusterNetwork};
-use super::healthcheck_checks::validate_generated_health_check;
-use super::machinedeployment_admission::validate_strategy;
-use super::topology::{ClusterVariable, TOPOLOGY_NOT_RECONCILED_MESSAGE, Topology};
+use super::clusterclass_admission::{settings, validate_rollout_strategy};
+use super::healthcheck_checks::validate_health_check_v1beta2;
+use super::topology::TOPOLOGY_NOT_RECONCILED_MESSAGE;
+use super::v1beta2::{Cluster, ClusterNetwork, ClusterVariable, Topology};
 use crate::admission::{FieldError, FieldPath};
+use crate::capi::common::ContractVersionedObjectReference;
 use crate::capi::keys::{DISABLE_UPDATE_VERSION_CHECK_ANNOTATION, has_annotation};
 use crate::capi::typed::KindAdmission;
-use crate::capi::{refs, version};
+use crate::capi::{intstr, refs, version};
 use crate::names::dns1123_subdomain_errors;
 
 pub(crate) struct ClusterAdmission;
@@ -20,9 +22,6 @@ impl KindAdmission for ClusterAdmission {
     type Object = Cluster;
 
     fn default(&self, c: &mut Cluster, _old: Option<&Cluster>) -> Result<(), Vec<FieldError>> {
-        let ns = c.metadata.namespace.clone();
-        refs::default_namespace(c.spec.infrastructure_ref.as_mut(), ns.as_deref());
-        refs::default_namespace(c.spec.control_plane_ref.as_mut(), ns.as_deref());
         if let Some(t) = c.spec.topology.as_mut() {
             t.version = version::with_v_prefix(&t.version);
         }
@@ -35,10 +34,12 @@ impl KindAdmission for ClusterAdmission {
 
     fn validate(&self, c: &Cluster, old: Option<&Cluster>) -> Vec<FieldError> {
         let spec = FieldPath::new("spec");
-        let ns = c.metadata.namespace.as_deref();
         let mut errs = validate_name_is_label_value(&c.metadata);
-        errs.extend(refs::validate_namespace(c.spec.infrastructure_ref.as_ref(), ns, &spec.child("infrastructureRef")));
-        errs.extend(refs::validate_namespace(c.spec.control_plane_ref.as_ref(), ns, &spec.child("controlPlaneRef")));
+        for (field, r) in
+            [("infrastructureRef", &c.spec.infrastructure_ref), ("controlPlaneRef", &c.spec.control_plane_ref)]
+        {
+            errs.extend(r.as_ref().into_iter().flat_map(|r| validate_ref(r, &spec.child(field))));
+        }
         if let Some(net) = &c.spec.cluster_network {
             errs.extend(validate_network(net, &spec.child("clusterNetwork")));
         }
@@ -50,13 +51,18 @@ impl KindAdmission for ClusterAdmission {
             }
         }
         if let Some(t) = &c.spec.topology {
-            errs.extend(validate_topology(t, ns, &spec.child("topology")));
+            errs.extend(validate_topology(t, &spec.child("topology")));
         }
         if let Some(old) = old {
             errs.extend(validate_update(c, old, &spec));
         }
         errs
     }
+}
+
+/// A v1beta2 reference names a group, kind and name, in the Cluster's namespace.
+fn validate_ref(r: &ContractVersionedObjectReference, path: &FieldPath) -> Vec<FieldError> {
+    refs::validate_fields_set([("apiGroup", &*r.api_group), ("kind", &r.kind), ("name", &r.name)], path)
 }
 
 fn validate_network(net: &ClusterNetwork, path: &FieldPath) -> Vec<FieldError> {
@@ -75,16 +81,17 @@ fn validate_network(net: &ClusterNetwork, path: &FieldPath) -> Vec<FieldError> {
     errs
 }
 
-fn validate_topology(t: &Topology, ns: Option<&str>, path: &FieldPath) -> Vec<FieldError> {
+fn validate_topology(t: &Topology, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    if t.class.is_empty() {
-        errs.push(FieldError::required(path.child("class"), "must be set"));
+    let class = path.child("classRef");
+    if t.class_ref.name.is_empty() {
+        errs.push(FieldError::required(class.child("name"), "must be set"));
     }
-    if let Some(cns) = &t.class_namespace {
+    if let Some(cns) = &t.class_ref.namespace {
         errs.extend(
             dns1123_subdomain_errors(cns)
                 .into_iter()
-                .map(|e| FieldError::invalid(path.child("classNamespace"), cns.as_str(), e)),
+                .map(|e| FieldError::invalid(class.child("namespace"), cns.as_str(), e)),
         );
     }
     if t.version.is_empty() {
@@ -96,11 +103,10 @@ fn validate_topology(t: &Topology, ns: Option<&str>, path: &FieldPath) -> Vec<Fi
     if let Some(cp) = &t.control_plane {
         let p = path.child("controlPlane");
         errs.extend(validate_replicas(cp.replicas, &p.child("replicas")));
-        errs.extend(validate_generated_health_check(
-            cp.machine_health_check.as_ref().map(|m| &m.checks),
-            ns,
-            &p.child("machineHealthCheck"),
-        ));
+        if let Some(h) = &cp.health_check {
+            let trigger = h.remediation.as_ref().and_then(|r| r.trigger_if.as_ref());
+            errs.extend(validate_health_check_v1beta2(&settings(h.checks.as_ref(), trigger), &p.child("healthCheck")));
+        }
         errs.extend(validate_variables(
             cp.variables.as_ref().and_then(|v| v.overrides.as_deref()),
             &p.child("variables").child("overrides"),
@@ -112,13 +118,15 @@ fn validate_topology(t: &Topology, ns: Option<&str>, path: &FieldPath) -> Vec<Fi
         let p = workers.child("machineDeployments").index(i);
         errs.extend(validate_worker_identity(&md.name, &md.class, &mut names, &p));
         errs.extend(validate_replicas(md.replicas, &p.child("replicas")));
-        errs.extend(validate_generated_health_check(
-            md.machine_health_check.as_ref().map(|m| &m.checks),
-            ns,
-            &p.child("machineHealthCheck"),
-        ));
-        if let Some(s) = &md.strategy {
-            errs.extend(validate_strategy(s, &p.child("strategy")));
+        if let Some(h) = &md.health_check {
+            let trigger = h.remediation.as_ref().and_then(|r| r.trigger_if.as_ref());
+            let hp = p.child("healthCheck");
+            errs.extend(validate_health_check_v1beta2(&settings(h.checks.as_ref(), trigger), &hp));
+            let in_flight = h.remediation.as_ref().and_then(|r| r.max_in_flight.as_ref());
+            errs.extend(intstr::validate_field(in_flight, &hp.child("remediation").child("maxInFlight")));
+        }
+        if let Some(s) = md.rollout.as_ref().and_then(|r| r.strategy.as_ref()) {
+            errs.extend(validate_rollout_strategy(s, &p.child("rollout").child("strategy")));
         }
         errs.extend(validate_variables(
             md.variables.as_ref().and_then(|v| v.overrides.as_deref()),
@@ -157,7 +165,7 @@ fn validate_worker_identity<'a>(
     errs
 }
 
-/// Variable values need a name and may appear once per (name, definitionFrom).
+/// Variable values need a name and may appear once.
 fn validate_variables(vars: Option<&[ClusterVariable]>, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let mut seen = BTreeSet::new();
@@ -165,7 +173,7 @@ fn validate_variables(vars: Option<&[ClusterVariable]>, path: &FieldPath) -> Vec
         let p = path.index(i).child("name");
         if v.name.is_empty() {
             errs.push(FieldError::required(p, "must be set"));
-        } else if !seen.insert((v.name.as_str(), v.definition_from.as_deref().unwrap_or_default())) {
+        } else if !seen.insert(v.name.as_str()) {
             errs.push(FieldError::duplicate(p, v.name.as_str()));
         }
     }
@@ -178,8 +186,10 @@ fn validate_update(c: &Cluster, old: &Cluster, spec: &FieldPath) -> Vec<FieldErr
         ("infrastructureRef", &c.spec.infrastructure_ref, &old.spec.infrastructure_ref),
         ("controlPlaneRef", &c.spec.control_plane_ref, &old.spec.control_plane_ref),
     ] {
-        if let (Some(new), Some(prev)) = (new, prev) {
-            errs.extend(refs::validate_same_target(new, prev, &spec.child(field)));
+        if let (Some(new), Some(prev)) = (new, prev)
+            && new != prev
+        {
+            errs.push(FieldError::forbidden(spec.child(field), "cannot point to another object"));
         }
     }
     match (&c.spec.topology, &old.spec.topology) {
@@ -220,19 +230,19 @@ mod tests {
 
     fn cluster() -> Value {
         json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
             "metadata": { "name": "c1", "namespace": "ns" },
             "spec": {
                 "clusterNetwork": { "pods": { "cidrBlocks": ["192.168.0.0/16"] }, "services": { "cidrBlocks": ["10.128.0.0/12"] } },
-                "infrastructureRef": { "apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "kind": "InMemoryCluster", "name": "c1" },
-                "controlPlaneRef": { "apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane", "name": "c1" }
+                "infrastructureRef": { "apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "InMemoryCluster", "name": "c1" },
+                "controlPlaneRef": { "apiGroup": "controlplane.cluster.x-k8s.io", "kind": "KubeadmControlPlane", "name": "c1" }
             }
         })
     }
 
     fn topology() -> Value {
         json!({ "spec": { "topology": {
-            "class": "quick-start",
+            "classRef": { "name": "quick-start" },
             "version": "1.30.2",
             "workers": { "machineDeployments": [ { "class": "default-worker", "name": "md-0", "replicas": 3 } ] }
         } } })
@@ -241,8 +251,6 @@ mod tests {
     #[test]
     fn defaults() {
         let out = admit(&Typed(ClusterAdmission), merged(&cluster(), &topology()), None).unwrap();
-        assert_eq!(out["spec"]["infrastructureRef"]["namespace"], "ns");
-        assert_eq!(out["spec"]["controlPlaneRef"]["namespace"], "ns");
         assert_eq!(out["spec"]["topology"]["version"], "v1.30.2");
     }
 
@@ -262,16 +270,17 @@ mod tests {
                 json!({ "spec": { "clusterNetwork": { "apiServerPort": 70000 } } }),
                 vec!["spec.clusterNetwork.apiServerPort"],
             ),
-            (
-                json!({ "spec": { "controlPlaneRef": { "namespace": "other" } } }),
-                vec!["spec.controlPlaneRef.namespace"],
-            ),
+            (json!({ "spec": { "controlPlaneRef": { "name": "" } } }), vec!["spec.controlPlaneRef.name"]),
             (
                 json!({ "spec": { "availabilityGates": [ { "conditionType": "A" }, { "conditionType": "A" } ] } }),
                 vec!["spec.availabilityGates[1].conditionType"],
             ),
             (json!({ "spec": { "topology": { "version": "one.thirty" } } }), vec!["spec.topology.version"]),
-            (json!({ "spec": { "topology": { "class": "" } } }), vec!["spec.topology.class"]),
+            (json!({ "spec": { "topology": { "classRef": { "name": "" } } } }), vec!["spec.topology.classRef.name"]),
+            (
+                json!({ "spec": { "topology": { "classRef": { "namespace": "Not_A_Namespace" } } } }),
+                vec!["spec.topology.classRef.namespace"],
+            ),
             (
                 json!({ "spec": { "topology": { "workers": { "machineDeployments": [
                     { "class": "a", "name": "md-0" }, { "class": "a", "name": "md-0" }, { "class": "", "name": "" }
@@ -283,8 +292,13 @@ mod tests {
                 ],
             ),
             (
-                json!({ "spec": { "topology": { "controlPlane": { "machineHealthCheck": { "nodeStartupTimeout": "1s" } } } } }),
-                vec!["spec.topology.controlPlane.machineHealthCheck.nodeStartupTimeout"],
+                json!({ "spec": { "topology": { "controlPlane": { "healthCheck": { "checks": { "nodeStartupTimeoutSeconds": 1 } } } } } }),
+                vec!["spec.topology.controlPlane.healthCheck.checks.nodeStartupTimeoutSeconds"],
+            ),
+            (
+                json!({ "spec": { "topology": { "workers": { "machineDeployments": [ { "class": "a", "name": "md-0",
+                    "rollout": { "strategy": { "type": "RollingUpdate", "rollingUpdate": { "maxSurge": "ten" } } } } ] } } } }),
+                vec!["spec.topology.workers.machineDeployments[0].rollout.strategy.rollingUpdate.maxSurge"],
             ),
             (
                 json!({ "spec": { "topology": { "variables": [ { "name": "a", "value": 1 }, { "name": "a", "value": 2 } ] } } }),
@@ -334,10 +348,7 @@ mod tests {
     fn refs_keep_their_target() {
         let a = Typed(ClusterAdmission);
         let old = admit(&a, cluster(), None).unwrap();
-        let bumped = merged(
-            &old,
-            &json!({ "spec": { "infrastructureRef": { "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1" }, "paused": true } }),
-        );
+        let bumped = merged(&old, &json!({ "spec": { "paused": true } }));
         assert!(admit(&a, bumped, Some(old.clone())).is_ok());
         let swapped = merged(&old, &json!({ "spec": { "controlPlaneRef": { "name": "other" } } }));
         assert_eq!(error_fields(&admit(&a, swapped, Some(old))), ["spec.controlPlaneRef"]);

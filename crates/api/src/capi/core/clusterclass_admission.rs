@@ -67,7 +67,7 @@ impl KindAdmission for ClusterClassAdmission {
     }
 }
 
-fn settings<'a>(
+pub(super) fn settings<'a>(
     checks: Option<&TopologyHealthCheckChecks>,
     trigger: Option<&'a TopologyRemediationTriggerIf>,
 ) -> HealthCheckV1Beta2<'a> {
@@ -79,7 +79,7 @@ fn settings<'a>(
 }
 
 /// Int-or-percent fields of a rolling update.
-fn validate_rollout_strategy(s: &TopologyRolloutStrategy, path: &FieldPath) -> Vec<FieldError> {
+pub(super) fn validate_rollout_strategy(s: &TopologyRolloutStrategy, path: &FieldPath) -> Vec<FieldError> {
     let Some(ru) = &s.rolling_update else { return Vec::new() };
     let p = path.child("rollingUpdate");
     let fields: [(&str, Option<&IntOrString>); 2] =

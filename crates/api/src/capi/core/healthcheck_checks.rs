@@ -2,13 +2,10 @@
 //! ClusterClass or Cluster topology declares.
 
 use jiff::SignedDuration;
-use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::clusterclass::MachineHealthCheckClass;
-use super::machinehealthcheck::UnhealthyCondition;
 use crate::admission::{FieldError, FieldPath};
-use crate::capi::{duration, intstr, refs};
+use crate::capi::intstr;
 
 /// Shortest node start-up timeout accepted (0 disables the check instead).
 pub const MIN_NODE_STARTUP_TIMEOUT: SignedDuration = SignedDuration::from_secs(30);
@@ -22,71 +19,6 @@ pub fn parse_unhealthy_range(s: &str) -> Option<(u32, u32)> {
         return None;
     }
     Some((min.parse().ok()?, max.parse().ok()?))
-}
-
-/// The health-check fields of one object, borrowed.
-pub(crate) struct HealthCheckFields<'a> {
-    /// Node conditions that make a Machine unhealthy once held for their timeout (ORed).
-    pub unhealthy_conditions: Option<&'a [UnhealthyCondition]>,
-    /// Remediation stops when more Machines than this are unhealthy (int or percent).
-    pub max_unhealthy: Option<&'a IntOrString>,
-    /// Remediation happens only while the unhealthy count is within `[min-max]`.
-    pub unhealthy_range: Option<&'a str>,
-    /// How long a Machine may go without a Node (0 disables the check).
-    pub node_startup_timeout: Option<&'a str>,
-    /// Template for external remediation requests, instead of owner remediation.
-    pub remediation_template: Option<&'a ObjectReference>,
-}
-
-impl<'a> From<&'a MachineHealthCheckClass> for HealthCheckFields<'a> {
-    fn from(m: &'a MachineHealthCheckClass) -> Self {
-        Self {
-            unhealthy_conditions: m.unhealthy_conditions.as_deref(),
-            max_unhealthy: m.max_unhealthy.as_ref(),
-            unhealthy_range: m.unhealthy_range.as_deref(),
-            node_startup_timeout: m.node_startup_timeout.as_deref(),
-            remediation_template: m.remediation_template.as_ref(),
-        }
-    }
-}
-
-/// Validates the health check a ClusterClass or a Cluster topology generates, if any.
-pub(crate) fn validate_generated_health_check(
-    m: Option<&MachineHealthCheckClass>,
-    namespace: Option<&str>,
-    path: &FieldPath,
-) -> Vec<FieldError> {
-    m.map(|m| validate_health_check(&m.into(), namespace, path)).unwrap_or_default()
-}
-
-/// Validates health-check settings under `path` (fields named as in MachineHealthCheck's spec).
-pub(crate) fn validate_health_check(
-    f: &HealthCheckFields<'_>,
-    namespace: Option<&str>,
-    path: &FieldPath,
-) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    errs.extend(f.max_unhealthy.and_then(|v| check_max_unhealthy(v, path.child("maxUnhealthy"))));
-    errs.extend(f.unhealthy_range.and_then(|r| check_unhealthy_range(r, path.child("unhealthyRange"))));
-    if let Some(t) = f.node_startup_timeout {
-        let p = path.child("nodeStartupTimeout");
-        match duration::parse(t) {
-            Err(e) => errs.push(FieldError::invalid(p, t, e.to_string())),
-            Ok(d) => errs.extend(check_node_startup_timeout(d, t, p)),
-        }
-    }
-    for (i, c) in f.unhealthy_conditions.into_iter().flatten().enumerate() {
-        let p = path.child("unhealthyConditions").index(i);
-        if c.type_.is_empty() {
-            errs.push(FieldError::required(p.child("type"), "must be set"));
-        }
-        if c.status.is_empty() {
-            errs.push(FieldError::required(p.child("status"), "must be set"));
-        }
-        errs.extend(duration::validate_field(Some(&c.timeout), &p.child("timeout")));
-    }
-    errs.extend(refs::validate_namespace(f.remediation_template, namespace, &path.child("remediationTemplate")));
-    errs
 }
 
 /// A maximum of unhealthy Machines must be an int or a percentage.

@@ -1,8 +1,8 @@
 use super::*;
+use drydock_api::capi::common::ContractVersionedObjectReference;
 use drydock_api::capi::conditions::time_at;
-use drydock_api::capi::core::ClusterAvailabilityGate;
+use drydock_api::capi::core::v1beta2::ClusterAvailabilityGate;
 use drydock_api::capi::kubeadm::v1beta2::{KubeadmControlPlane, KubeadmControlPlaneInitializationStatus};
-use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::DynamicObject;
 use serde_json::json;
 
@@ -40,17 +40,15 @@ fn machine(name: &str, conditions: &[Cond]) -> Arc<Machine> {
 
 fn cluster() -> Cluster {
     let mut c = Cluster::new("c1", Default::default());
-    c.spec.infrastructure_ref = Some(ObjectReference {
-        api_version: Some("infrastructure.cluster.x-k8s.io/v1beta2".into()),
-        kind: Some("GenericCluster".into()),
-        name: Some("c1".into()),
-        ..Default::default()
+    c.spec.infrastructure_ref = Some(ContractVersionedObjectReference {
+        api_group: "infrastructure.cluster.x-k8s.io".into(),
+        kind: "GenericCluster".into(),
+        name: "c1".into(),
     });
-    c.spec.control_plane_ref = Some(ObjectReference {
-        api_version: Some("controlplane.cluster.x-k8s.io/v1beta1".into()),
-        kind: Some("KubeadmControlPlane".into()),
-        name: Some("cp".into()),
-        ..Default::default()
+    c.spec.control_plane_ref = Some(ContractVersionedObjectReference {
+        api_group: "controlplane.cluster.x-k8s.io".into(),
+        kind: "KubeadmControlPlane".into(),
+        name: "cp".into(),
     });
     c
 }
@@ -106,7 +104,8 @@ fn available_summarises_its_inputs_and_gates() {
         c.set_v1beta2(f.clone(), &now());
     }
     assert_eq!(available(&c).status, Status::True, "TopologyReconciled counts only when present");
-    c.spec.availability_gates = Some(vec![ClusterAvailabilityGate { condition_type: "NetworkReady".into() }]);
+    c.spec.availability_gates =
+        Some(vec![ClusterAvailabilityGate { condition_type: "NetworkReady".into(), polarity: None }]);
     let a = available(&c);
     assert_eq!((a.status, a.message.as_str()), (Status::Unknown, "* NetworkReady: Condition not yet reported"));
     c.set_v1beta2(Cond::true_("NetworkReady", "Ready"), &now());
@@ -141,7 +140,7 @@ fn mirrors_v1beta2_conditions_or_falls_back_on_the_contract() {
 #[test]
 fn update_rolls_up_and_counts() {
     let mut c = cluster();
-    c.mark_true(V1_CONTROL_PLANE_INITIALIZED, now());
+    c.initialization_mut().control_plane_initialized = Some(true);
     let cp = kcp(&[
         Cond::true_(AVAILABLE, AVAILABLE_REASON),
         Cond::new(ROLLING_OUT, Status::True, ROLLING_OUT_REASON, "Rolling out 1 not up-to-date replicas\n* Test"),
@@ -196,7 +195,7 @@ fn update_rolls_up_and_counts() {
     assert_eq!(condition(&c, REMOTE_CONNECTION_PROBE), ("True", PROBE_SUCCEEDED_REASON, ""));
     assert_eq!(condition(&c, CONTROL_PLANE_INITIALIZED).0, "True");
     assert_eq!(condition(&c, AVAILABLE), ("True", AVAILABLE_REASON, ""));
-    let v = c.status.as_ref().unwrap().v1beta2.clone().unwrap();
+    let v = c.status.clone().unwrap();
     let cpc = v.control_plane.unwrap();
     assert_eq!((cpc.desired_replicas, cpc.replicas, cpc.up_to_date_replicas), (Some(3), Some(3), Some(2)));
     let w = v.workers.unwrap();
@@ -212,7 +211,8 @@ fn update_rolls_up_and_counts() {
 #[test]
 fn a_topology_cluster_says_that_nothing_reconciles_its_topology() {
     let mut c = Cluster::new("c1", Default::default());
-    c.spec.topology = Some(serde_json::from_value(json!({"class": "quick-start", "version": "v1.33.0"})).unwrap());
+    c.spec.topology =
+        Some(serde_json::from_value(json!({"classRef": {"name": "quick-start"}, "version": "v1.33.0"})).unwrap());
     let i = Inputs {
         infra: None,
         control_plane: None,

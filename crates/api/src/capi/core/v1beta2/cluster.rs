@@ -118,6 +118,29 @@ pub struct APIEndpoint {
     pub port: Option<i32>,
 }
 
+impl APIEndpoint {
+    /// An endpoint is usable once both host and port are set.
+    pub fn is_valid(&self) -> bool {
+        self.host.as_deref().is_some_and(|h| !h.is_empty()) && self.port.is_some_and(|p| p != 0)
+    }
+
+    /// The host, empty while unknown.
+    pub fn host(&self) -> &str {
+        self.host.as_deref().unwrap_or_default()
+    }
+
+    /// The port, 0 while unknown.
+    pub fn port(&self) -> i32 {
+        self.port.unwrap_or_default()
+    }
+}
+
+impl From<&crate::capi::common::APIEndpoint> for APIEndpoint {
+    fn from(e: &crate::capi::common::APIEndpoint) -> Self {
+        Self { host: (!e.host.is_empty()).then(|| e.host.clone()), port: (e.port != 0).then_some(e.port) }
+    }
+}
+
 /// An additional condition the Cluster's availability depends on.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -253,4 +276,44 @@ pub struct ClusterV1Beta1DeprecatedStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 10240))]
     pub failure_message: Option<String>,
+}
+
+crate::capi::conditions::impl_has_deprecated_conditions!(Cluster);
+crate::capi::v1beta2_conditions::impl_has_hub_conditions!(Cluster);
+
+impl Cluster {
+    /// `status.initialization.infrastructureProvisioned`.
+    pub fn infrastructure_provisioned(&self) -> bool {
+        self.initialization().and_then(|i| i.infrastructure_provisioned).unwrap_or(false)
+    }
+
+    /// `status.initialization.controlPlaneInitialized`: the control plane takes API requests.
+    pub fn control_plane_initialized(&self) -> bool {
+        self.initialization().and_then(|i| i.control_plane_initialized).unwrap_or(false)
+    }
+
+    fn initialization(&self) -> Option<&ClusterInitializationStatus> {
+        self.status.as_ref()?.initialization.as_ref()
+    }
+
+    /// `status.initialization`, created when missing.
+    pub fn initialization_mut(&mut self) -> &mut ClusterInitializationStatus {
+        self.status.get_or_insert_with(Default::default).initialization.get_or_insert_with(Default::default)
+    }
+
+    /// The v1beta1 failure fields (`status.deprecated.v1beta1`), if any is set.
+    pub fn failure(&self) -> Option<&ClusterV1Beta1DeprecatedStatus> {
+        let d = self.status.as_ref()?.deprecated.as_ref()?.v1beta1.as_ref()?;
+        (d.failure_reason.is_some() || d.failure_message.is_some()).then_some(d)
+    }
+
+    /// `status.deprecated.v1beta1`, created when missing.
+    pub fn deprecated_v1beta1_mut(&mut self) -> &mut ClusterV1Beta1DeprecatedStatus {
+        self.status
+            .get_or_insert_with(Default::default)
+            .deprecated
+            .get_or_insert_with(Default::default)
+            .v1beta1
+            .get_or_insert_with(Default::default)
+    }
 }
