@@ -6,8 +6,8 @@
 
 use super::control_plane_update::validate_update;
 use super::rollout_checks::{default_rollout, validate_remediation, validate_rollout};
-use super::spec_checks::{default_config_spec, validate_config_spec};
-use super::v1beta2::{KubeadmControlPlane, KubeadmControlPlaneTemplate};
+use super::spec_checks::{certificate_validity_days, default_config_spec, validate_config_spec};
+use super::v1beta2::{KubeadmControlPlane, KubeadmControlPlaneSpec, KubeadmControlPlaneTemplate};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::common::{ContractVersionedObjectReference, MachineNamingStrategy, ObjectMeta};
 use crate::capi::keys::CLUSTER_NAME_LABEL;
@@ -53,7 +53,8 @@ impl KindAdmission for KubeadmControlPlaneAdmission {
         ));
         errs.extend(validate_template_metadata(spec.machine_template.metadata.as_ref(), &mt.child("metadata")));
         if let Some(r) = &spec.rollout {
-            errs.extend(validate_rollout(r, spec.replicas, &path.child("rollout")));
+            let validity = certificate_validity_days(&spec.kubeadm_config_spec);
+            errs.extend(validate_rollout(r, spec.replicas, validity, &path.child("rollout")));
         }
         if let Some(r) = &spec.remediation {
             errs.extend(validate_remediation(r, &path.child("remediation")));
@@ -62,11 +63,27 @@ impl KindAdmission for KubeadmControlPlaneAdmission {
             kcp.metadata.labels.as_ref().and_then(|l| l.get(CLUSTER_NAME_LABEL)).map_or("cluster", String::as_str);
         errs.extend(validate_naming(spec.machine_naming.as_ref(), cluster, kcp.metadata.name.as_deref(), &path));
         errs.extend(validate_config_spec(&spec.kubeadm_config_spec, &path.child("kubeadmConfigSpec")));
+        errs.extend(validate_validity_supported(spec, &path));
         if let Some(old) = old {
             errs.extend(validate_update(spec, &old.spec));
         }
         errs
     }
+}
+
+/// kubeadm reads `certificateValidityPeriodDays` from v1.31 on (its v1beta4 configuration);
+/// an older control plane would silently sign certificates for the default year.
+fn validate_validity_supported(spec: &KubeadmControlPlaneSpec, path: &FieldPath) -> Option<FieldError> {
+    let cc = spec.kubeadm_config_spec.cluster_configuration.as_ref()?;
+    cc.certificate_validity_period_days?;
+    let v = version::parse(&spec.version).ok()?;
+    ((v.major, v.minor) < (1, 31)).then(|| {
+        let p = path.child("kubeadmConfigSpec").child("clusterConfiguration").child("certificateValidityPeriodDays");
+        FieldError::forbidden(
+            p,
+            format!("is only supported with Kubernetes v1.31 or above (version is {})", spec.version),
+        )
+    })
 }
 
 /// At least one replica, and an odd number with stacked etcd (quorum).
@@ -127,7 +144,8 @@ impl KindAdmission for KubeadmControlPlaneTemplateAdmission {
         let spec = &t.spec.template.spec;
         let mut errs = validate_config_spec(&spec.kubeadm_config_spec, &path.child("kubeadmConfigSpec"));
         if let Some(r) = &spec.rollout {
-            errs.extend(validate_rollout(r, None, &path.child("rollout")));
+            let validity = certificate_validity_days(&spec.kubeadm_config_spec);
+            errs.extend(validate_rollout(r, None, validity, &path.child("rollout")));
         }
         if let Some(r) = &spec.remediation {
             errs.extend(validate_remediation(r, &path.child("remediation")));

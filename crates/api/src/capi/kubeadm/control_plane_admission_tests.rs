@@ -118,7 +118,10 @@ fn allowed_updates() {
             "files": [ { "path": "/etc/motd", "content": "hi" } ], "preKubeadmCommands": ["true"], "bootCommands": ["true"]
         } } }),
         json!({ "spec": { "kubeadmConfigSpec": { "clusterConfiguration": {
-            "etcd": { "local": { "imageTag": "3.5.15-0" } }, "dns": { "imageTag": "v1.11.3" }, "certificateValidityPeriodDays": 365
+            "etcd": { "local": { "imageTag": "3.5.15-0" } }, "dns": { "imageTag": "v1.11.3" }
+        } } } }),
+        json!({ "spec": { "version": "v1.31.0", "kubeadmConfigSpec": { "clusterConfiguration": {
+            "certificateValidityPeriodDays": 365
         } } } }),
         json!({ "spec": { "kubeadmConfigSpec": { "joinConfiguration": {
             "nodeRegistration": { "kubeletExtraArgs": [ { "name": "v", "value": "4" } ] }, "timeouts": { "discoverySeconds": 60 }
@@ -234,5 +237,38 @@ fn refused_version_changes_say_what_to_do() {
     let jump = message("v1.32.1");
     for part in ["spec.version", "from v1.30.2 to v1.32.1", "one minor version at a time", "v1.31.x"] {
         assert!(jump.contains(part), "{jump}");
+    }
+}
+
+/// Certificate validity: kubeadm v1.31+ only, no longer than the CA's, and longer than the
+/// renewal horizon (else every Machine would be replaced as soon as it is created).
+#[test]
+fn certificate_validity_checks() {
+    let a = Typed(KubeadmControlPlaneAdmission);
+    let with = |version: &str, validity: Value, ca: Value, expiry: Value| {
+        merged(
+            &kcp(),
+            &json!({ "spec": {
+                "version": version,
+                "rollout": { "before": { "certificatesExpiryDays": expiry } },
+                "kubeadmConfigSpec": { "clusterConfiguration": {
+                    "certificateValidityPeriodDays": validity, "caCertificateValidityPeriodDays": ca
+                } }
+            } }),
+        )
+    };
+    let validity = "spec.kubeadmConfigSpec.clusterConfiguration.certificateValidityPeriodDays";
+    let expiry = "spec.rollout.before.certificatesExpiryDays";
+    let cases = [
+        (with("v1.31.0", json!(90), Value::Null, json!(30)), vec![]),
+        (with("v1.30.2", json!(90), Value::Null, json!(30)), vec![validity]),
+        (with("v1.31.0", json!(900), json!(365), json!(30)), vec![validity]),
+        (with("v1.31.0", json!(90), Value::Null, json!(90)), vec![expiry]),
+        // Unset: kubeadm's year, on any version.
+        (with("v1.30.2", Value::Null, Value::Null, json!(364)), vec![]),
+        (with("v1.30.2", Value::Null, Value::Null, json!(365)), vec![expiry]),
+    ];
+    for (obj, want) in cases {
+        assert_eq!(error_fields(&admit(&a, obj.clone(), None)), want, "{obj}");
     }
 }

@@ -26,15 +26,18 @@ pub(crate) fn default_rollout(r: &mut Option<KubeadmControlPlaneRollout>) {
         .get_or_insert(IntOrString::Int(1));
 }
 
-/// Checks of `rollout` at `path`; `replicas` is unknown for templates.
+/// Checks of `rollout` at `path`; `replicas` is unknown for templates, `validity_days` is how
+/// long the control plane's certificates are valid.
 pub(crate) fn validate_rollout(
     r: &KubeadmControlPlaneRollout,
     replicas: Option<i32>,
+    validity_days: i32,
     path: &FieldPath,
 ) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(days) = r.before.as_ref().and_then(|b| b.certificates_expiry_days) {
-        errs.extend(validate_certificates_expiry_days(days, &path.child("before").child("certificatesExpiryDays")));
+        let p = path.child("before").child("certificatesExpiryDays");
+        errs.extend(validate_certificates_expiry_days(days, validity_days, &p));
     }
     if let Some(s) = &r.strategy {
         errs.extend(validate_rollout_strategy(s, replicas, &path.child("strategy")));
@@ -65,14 +68,16 @@ fn validate_rollout_strategy(
     }
 }
 
-/// Certificates must be renewed at least a week before they expire.
-fn validate_certificates_expiry_days(days: i32, path: &FieldPath) -> Option<FieldError> {
-    (days < MIN_CERTIFICATES_EXPIRY_DAYS).then(|| {
-        FieldError::invalid(
-            path.as_str(),
-            days,
-            format!("must be greater than or equal to {MIN_CERTIFICATES_EXPIRY_DAYS}"),
-        )
+/// Certificates must be renewed at least a week before they expire, and a horizon as long
+/// as their validity would replace every Machine as soon as it is created.
+fn validate_certificates_expiry_days(days: i32, validity_days: i32, path: &FieldPath) -> Option<FieldError> {
+    if days < MIN_CERTIFICATES_EXPIRY_DAYS {
+        let msg = format!("must be greater than or equal to {MIN_CERTIFICATES_EXPIRY_DAYS}");
+        return Some(FieldError::invalid(path.as_str(), days, msg));
+    }
+    (days >= validity_days).then(|| {
+        let msg = format!("must be less than certificateValidityPeriodDays ({validity_days})");
+        FieldError::invalid(path.as_str(), days, msg)
     })
 }
 
@@ -107,19 +112,26 @@ mod tests {
             serde_json::json!({ "strategy": { "type": ROLLING_UPDATE, "rollingUpdate": { "maxSurge": 1 } } })
         );
         let p = FieldPath::new("spec").child("rollout");
-        assert!(validate_rollout(&r, Some(1), &p).is_empty());
+        assert!(validate_rollout(&r, Some(1), 365, &p).is_empty());
         let scale_in = surge(IntOrString::Int(0));
-        assert!(validate_rollout(&scale_in, Some(3), &p).is_empty());
-        assert!(validate_rollout(&scale_in, None, &p).is_empty());
-        assert_eq!(validate_rollout(&scale_in, Some(1), &p)[0].field, "spec.rollout.strategy.rollingUpdate.maxSurge");
-        assert_eq!(validate_rollout(&surge(IntOrString::Int(2)), Some(3), &p).len(), 1);
-        assert_eq!(validate_rollout(&surge(IntOrString::String("1".into())), Some(3), &p).len(), 1);
+        assert!(validate_rollout(&scale_in, Some(3), 365, &p).is_empty());
+        assert!(validate_rollout(&scale_in, None, 365, &p).is_empty());
+        assert_eq!(
+            validate_rollout(&scale_in, Some(1), 365, &p)[0].field,
+            "spec.rollout.strategy.rollingUpdate.maxSurge"
+        );
+        assert_eq!(validate_rollout(&surge(IntOrString::Int(2)), Some(3), 365, &p).len(), 1);
+        assert_eq!(validate_rollout(&surge(IntOrString::String("1".into())), Some(3), 365, &p).len(), 1);
         let before = |days| KubeadmControlPlaneRollout {
             before: Some(KubeadmControlPlaneRolloutBefore { certificates_expiry_days: Some(days) }),
             ..Default::default()
         };
-        assert_eq!(validate_rollout(&before(6), None, &p)[0].field, "spec.rollout.before.certificatesExpiryDays");
-        assert!(validate_rollout(&before(7), None, &p).is_empty());
+        assert_eq!(validate_rollout(&before(6), None, 365, &p)[0].field, "spec.rollout.before.certificatesExpiryDays");
+        assert!(validate_rollout(&before(7), None, 365, &p).is_empty());
+        // A horizon as long as the certificates' validity would replace Machines at once.
+        let too_long = validate_rollout(&before(30), None, 30, &p);
+        assert_eq!(too_long[0].detail, "must be less than certificateValidityPeriodDays (30)", "{too_long:?}");
+        assert!(validate_rollout(&before(29), None, 30, &p).is_empty());
         let retry = |n| KubeadmControlPlaneRemediation { max_retry: Some(n), ..Default::default() };
         let rp = FieldPath::new("spec").child("remediation");
         assert_eq!(validate_remediation(&retry(-1), &rp).map(|e| e.field), Some("spec.remediation.maxRetry".into()));

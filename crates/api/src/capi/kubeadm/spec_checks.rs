@@ -24,12 +24,39 @@ pub(crate) fn default_config_spec(spec: &mut KubeadmConfigSpec) {
     }
 }
 
+/// How long kubeadm's certificates are valid when `certificateValidityPeriodDays` is unset.
+pub const DEFAULT_CERTIFICATE_VALIDITY_DAYS: i32 = 365;
+/// How long the CAs Cluster API generates are valid when `caCertificateValidityPeriodDays`
+/// is unset.
+pub const DEFAULT_CA_CERTIFICATE_VALIDITY_DAYS: i32 = 3650;
+
+/// Days the certificates kubeadm signs for `spec` are valid.
+pub(crate) fn certificate_validity_days(spec: &KubeadmConfigSpec) -> i32 {
+    let cc = spec.cluster_configuration.as_ref();
+    cc.and_then(|c| c.certificate_validity_period_days).unwrap_or(DEFAULT_CERTIFICATE_VALIDITY_DAYS)
+}
+
 /// Checks of a kubeadm config spec at `path`.
 pub(crate) fn validate_config_spec(spec: &KubeadmConfigSpec, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = validate_files(spec, path);
     errs.extend(validate_users(spec, path));
     errs.extend(validate_format(spec, path));
+    errs.extend(validate_certificate_validity(spec, path));
     errs
+}
+
+/// A certificate cannot outlive the CA that signs it.
+fn validate_certificate_validity(spec: &KubeadmConfigSpec, path: &FieldPath) -> Option<FieldError> {
+    let cc = spec.cluster_configuration.as_ref()?;
+    let days = cc.certificate_validity_period_days?;
+    let ca = cc.ca_certificate_validity_period_days.unwrap_or(DEFAULT_CA_CERTIFICATE_VALIDITY_DAYS);
+    (days > ca).then(|| {
+        FieldError::invalid(
+            path.child("clusterConfiguration").child("certificateValidityPeriodDays"),
+            days,
+            format!("must be less than or equal to caCertificateValidityPeriodDays ({ca})"),
+        )
+    })
 }
 
 fn validate_secret_source(s: &SecretKeySource, path: &FieldPath) -> Vec<FieldError> {
@@ -183,6 +210,10 @@ mod tests {
             ),
             (json!({ "ignition": {} }), vec!["spec.ignition"]),
             (
+                json!({ "clusterConfiguration": { "certificateValidityPeriodDays": 1000, "caCertificateValidityPeriodDays": 365 } }),
+                vec!["spec.clusterConfiguration.certificateValidityPeriodDays"],
+            ),
+            (
                 json!({ "format": "ignition", "users": [ { "name": "u", "inactive": true } ],
                         "files": [ { "path": "/a", "encoding": "gzip" } ],
                         "diskSetup": { "partitions": [ { "device": "/dev/sda", "layout": true, "tableType": "mbr" } ],
@@ -201,6 +232,9 @@ mod tests {
         }
         let ok = spec(json!({ "format": "ignition", "ignition": { "containerLinuxConfig": { "strict": true } } }));
         assert!(validate_config_spec(&ok, &p).is_empty());
+        // The CA's default validity is ten years.
+        let long = spec(json!({ "clusterConfiguration": { "certificateValidityPeriodDays": 1095 } }));
+        assert!(validate_config_spec(&long, &p).is_empty());
         let gpt = json!({ "format": "ignition", "diskSetup": { "partitions": [ { "device": "/dev/sda", "tableType": "gpt" } ] } });
         assert!(validate_config_spec(&spec(gpt), &p).is_empty());
     }
