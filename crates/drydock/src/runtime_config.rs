@@ -107,7 +107,7 @@ mod tests {
         assert!(matches!(unknown.apply(&mut kinds), Err(RuntimeConfigError::Unknown { .. })));
         let storage = RuntimeConfig::parse(&["cluster.x-k8s.io/v1beta1=false"]).expect("parse");
         let err = storage.apply(&mut kinds).expect_err("storage version");
-        assert!(err.to_string().contains("storage version of Machine"), "{err}");
+        assert!(err.to_string().contains("storage version of MachineSet"), "{err}");
         let storage = RuntimeConfig::parse(&["controlplane.cluster.x-k8s.io/v1beta2=false"]).expect("parse");
         let err = storage.apply(&mut kinds).expect_err("storage version");
         assert!(err.to_string().contains("storage version of KubeadmControlPlane"), "{err}");

@@ -383,7 +383,9 @@ async fn deployment_creates_scales_propagates_and_is_collected() {
             && machines.iter().all(|m| {
                 label(&m.metadata, "tier") == Some("gold")
                     && annotation(&m.metadata, "example.com/note") == Some("b")
-                    && m.spec.node_drain_timeout.as_deref() == Some("5m")
+                    // Machines are stored in v1beta2 (whole seconds): read in v1beta1,
+                    // the timeout is spelt as Go prints a duration.
+                    && m.spec.node_drain_timeout.as_deref() == Some("5m0s")
             }))
         .then_some(())
     })

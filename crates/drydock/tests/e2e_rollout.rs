@@ -710,7 +710,8 @@ async fn template_metadata_propagates_in_place_to_machines_and_nodes() {
                 label(&m.metadata, "tier") == Some("gold")
                     && label(&m.metadata, "node-role.kubernetes.io/gpu") == Some("")
                     && annotation(&m.metadata, "example.com/note") == Some("in place")
-                    && m.spec.node_drain_timeout.as_deref() == Some("5m")
+                    // Stored in v1beta2 (whole seconds), spelt as Go prints a duration.
+                    && m.spec.node_drain_timeout.as_deref() == Some("5m0s")
                     && m.spec.node_deletion_timeout.as_deref() == Some("30s")
             })
             .then_some(())

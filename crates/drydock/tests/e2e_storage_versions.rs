@@ -125,10 +125,10 @@ async fn runtime_config_switches_a_version_off() {
     // The version objects are stored in cannot be switched off: while kinds move to the hub
     // one at a time, each of the core group's versions stores some.
     for (flag, stores) in [
-        ("cluster.x-k8s.io/v1beta1=false", "v1beta1 is the storage version of Machine, MachineSet"),
+        ("cluster.x-k8s.io/v1beta1=false", "v1beta1 is the storage version of MachineSet, MachineDeployment"),
         (
             "cluster.x-k8s.io/v1beta2=false",
-            "v1beta2 is the storage version of Cluster, ClusterClass, MachineHealthCheck",
+            "v1beta2 is the storage version of Cluster, ClusterClass, Machine, MachineHealthCheck",
         ),
         (
             "bootstrap.cluster.x-k8s.io/v1beta2=false",

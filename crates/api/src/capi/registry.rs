@@ -204,7 +204,7 @@ fn listed() -> Vec<NativeKind> {
     vec![
         hub_stored::<core::conversion::ClusterConversion, _>(core::ClusterAdmission),
         hub_stored::<core::conversion::ClusterClassConversion, _>(core::ClusterClassAdmission),
-        spoke_stored::<core::conversion::MachineConversion, _>(core::MachineAdmission),
+        hub_stored::<core::conversion::MachineConversion, _>(core::MachineAdmission),
         spoke_stored::<core::conversion::MachineSetConversion, _>(core::MachineSetAdmission),
         spoke_stored::<core::conversion::MachineDeploymentConversion, _>(core::MachineDeploymentAdmission),
         hub_stored::<core::conversion::MachineHealthCheckConversion, _>(core::MachineHealthCheckAdmission),
@@ -338,6 +338,32 @@ mod tests {
         let fields: Vec<String> =
             v1beta1_admission("Cluster").validate(&cluster, None).into_iter().map(|e| e.field).collect();
         assert_eq!(fields, ["spec.topology.classRef.name"]);
+    }
+
+    #[test]
+    fn machines_are_stored_and_admitted_in_v1beta2() {
+        let crd = crds().into_iter().find(|c| c.spec.names.plural == "machines").expect("machines");
+        let storage: Vec<&str> = crd.spec.versions.iter().filter(|v| v.storage).map(|v| v.name.as_str()).collect();
+        assert_eq!(storage, ["v1beta2"]);
+        // A v1beta1 write is defaulted in v1beta2 and converted back: the node deletion
+        // timeout default (10 seconds) reads as Go prints it.
+        let mut machine = serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine",
+            "metadata": { "name": "m", "namespace": "ns" },
+            "spec": {
+                "clusterName": "c", "bootstrap": { "dataSecretName": "s" },
+                "infrastructureRef": { "apiVersion": "infrastructure.example/v1", "kind": "M", "name": "m" }
+            }
+        });
+        let admission = v1beta1_admission("Machine");
+        let errs = admission.admit(&mut machine, None, crate::admission::Operation::Create).expect("admitted");
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(machine["apiVersion"], "cluster.x-k8s.io/v1beta1");
+        assert_eq!(machine["spec"]["nodeDeletionTimeout"], "10s");
+        // Checked at the v1beta2 path of the reference.
+        machine["spec"]["infrastructureRef"]["name"] = "".into();
+        let fields: Vec<String> = admission.validate(&machine, None).into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["spec.infrastructureRef.name"]);
     }
 
     /// The admission of `kind`'s v1beta1 as the server runs it.

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED as V1_CONTROL_PLANE_INITIALIZED;
 use drydock_api::capi::condition_types::NOT_RECONCILED;
 use drydock_api::capi::conditions::{HasConditions, READY as V1_READY, STATUS_TRUE, STATUS_UNKNOWN};
-use drydock_api::capi::core::v1beta2::{Cluster, ClusterReplicasStatus as ClusterReplicaCounters};
-use drydock_api::capi::core::{Machine, MachineDeployment, MachineSet, TOPOLOGY_NOT_RECONCILED_MESSAGE};
+use drydock_api::capi::core::v1beta2::{Cluster, ClusterReplicasStatus as ClusterReplicaCounters, Machine};
+use drydock_api::capi::core::{MachineDeployment, MachineSet, TOPOLOGY_NOT_RECONCILED_MESSAGE};
 use drydock_api::capi::v1beta2_conditions::names::*;
 use drydock_api::capi::v1beta2_conditions::{
     self as v2, Condition, HasV1Beta2Conditions, Input, Observed as Cond, Polarity, Reasons, Status,

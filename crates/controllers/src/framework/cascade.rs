@@ -109,7 +109,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{Machine, MachineSet};
+    use drydock_api::capi::core::MachineSet;
+    use drydock_api::capi::core::v1beta2::Machine;
 
     fn set(finalizers: &[&str]) -> MachineSet {
         let mut ms = MachineSet::new("ms", Default::default());

@@ -21,7 +21,7 @@ pub trait ClusterScoped {
     fn cluster_name(&self) -> &str;
 }
 
-impl ClusterScoped for drydock_api::capi::core::Machine {
+impl ClusterScoped for drydock_api::capi::core::v1beta2::Machine {
     fn cluster_name(&self) -> &str {
         &self.spec.cluster_name
     }
@@ -123,12 +123,15 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{Machine, MachineSpec};
+    use drydock_api::capi::core::v1beta2::Machine;
     use kube::runtime::reflector::store::Writer;
     use kube::runtime::watcher::Event;
 
     fn machine(ns: &str, name: &str, cluster: &str) -> Machine {
-        let mut m = Machine::new(name, MachineSpec { cluster_name: cluster.into(), ..Default::default() });
+        let mut m = Machine::new(
+            name,
+            drydock_api::capi::core::v1beta2::MachineSpec { cluster_name: cluster.into(), ..Default::default() },
+        );
         m.metadata.namespace = Some(ns.into());
         m
     }

@@ -11,7 +11,8 @@
 
 use std::sync::Arc;
 
-use drydock_api::capi::core::{Bootstrap, Machine, MachineDeployment, MachineSet, MachineTemplateSpec};
+use drydock_api::capi::core::v1beta2::Machine;
+use drydock_api::capi::core::{Bootstrap, MachineDeployment, MachineSet, MachineTemplateSpec};
 use drydock_api::capi::keys::DEPLOYMENT_NAME_LABEL;
 use drydock_api::capi::owner::{self, api_group};
 use drydock_api::capi::v1beta2_conditions::{Observed, names};

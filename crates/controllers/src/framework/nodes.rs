@@ -17,8 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use drydock_api::capi::core::Machine;
-use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::keys::{NODE_CLUSTER_NAMESPACE_ANNOTATION, NODE_MACHINE_ANNOTATION};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Node;

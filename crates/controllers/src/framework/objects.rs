@@ -1,6 +1,6 @@
 //! Small facts about Cluster API objects that several controllers read.
 
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::keys::CONTROL_PLANE_LABEL;
 
 /// The API group of Cluster API's core kinds.

@@ -5,12 +5,12 @@
 //! manager ([`super::apply`]): keys the owner stops propagating are removed, keys other
 //! actors set are left alone.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use drydock_api::capi::conversion::seconds_to_duration;
-use drydock_api::capi::core::v1beta2::MachineDeletionSpec;
-use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, Machine, MachineSpec};
+use drydock_api::capi::common::ContractVersionedObjectReference;
+use drydock_api::capi::conversion::duration_to_seconds;
+use drydock_api::capi::core::DEFAULT_NODE_DELETION_TIMEOUT_SECONDS;
+use drydock_api::capi::core::v1beta2::{Machine, MachineDeletionSpec, MachineSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -20,57 +20,63 @@ use crate::framework::Result;
 use crate::framework::apply::{self, ApplyConfig};
 use crate::framework::referenced;
 
-/// The node timeouts a template gives its Machines (MachineSets and control planes alike).
-pub struct NodeTimeouts<'a> {
-    pub drain: Option<Cow<'a, str>>,
-    pub volume_detach: Option<Cow<'a, str>>,
-    pub deletion: Cow<'a, str>,
+/// The node timeouts, in whole seconds, a template gives its Machines (MachineSets and
+/// control planes alike).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeTimeouts {
+    pub drain: Option<i32>,
+    pub volume_detach: Option<i32>,
+    pub deletion: i32,
 }
 
-impl<'a> NodeTimeouts<'a> {
-    pub fn new(drain: Option<&'a str>, volume_detach: Option<&'a str>, deletion: Option<&'a str>) -> Self {
-        // Machine admission defaults an unset deletion timeout; wanting the default keeps
-        // the two from undoing each other on every reconcile.
+impl NodeTimeouts {
+    /// From a v1beta1 template's Go durations (admission refuses unparsable ones).
+    pub fn from_durations(drain: Option<&str>, volume_detach: Option<&str>, deletion: Option<&str>) -> Self {
         Self {
-            drain: drain.map(Cow::Borrowed),
-            volume_detach: volume_detach.map(Cow::Borrowed),
-            deletion: Cow::Borrowed(deletion.unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT)),
+            drain: duration_to_seconds(drain),
+            volume_detach: duration_to_seconds(volume_detach),
+            deletion: duration_to_seconds(deletion).unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT_SECONDS),
         }
     }
 
-    /// From v1beta2's whole seconds, as the Go durations v1beta1 Machines hold.
-    pub fn from_seconds(deletion: Option<&MachineDeletionSpec>) -> NodeTimeouts<'static> {
+    /// From a v1beta2 template's `deletion`. Machine admission defaults an unset deletion
+    /// timeout; wanting the default keeps the two from undoing each other on every reconcile.
+    pub fn from_seconds(deletion: Option<&MachineDeletionSpec>) -> Self {
         let d = deletion.cloned().unwrap_or_default();
-        NodeTimeouts {
-            drain: seconds_to_duration(d.node_drain_timeout_seconds).map(Cow::Owned),
-            volume_detach: seconds_to_duration(d.node_volume_detach_timeout_seconds).map(Cow::Owned),
-            deletion: seconds_to_duration(d.node_deletion_timeout_seconds)
-                .map_or(Cow::Borrowed(DEFAULT_NODE_DELETION_TIMEOUT), Cow::Owned),
+        Self {
+            drain: d.node_drain_timeout_seconds,
+            volume_detach: d.node_volume_detach_timeout_seconds,
+            deletion: d.node_deletion_timeout_seconds.unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT_SECONDS),
+        }
+    }
+
+    /// As a Machine's `spec.deletion`.
+    pub fn spec(&self) -> MachineDeletionSpec {
+        MachineDeletionSpec {
+            node_drain_timeout_seconds: self.drain,
+            node_volume_detach_timeout_seconds: self.volume_detach,
+            node_deletion_timeout_seconds: Some(self.deletion),
         }
     }
 
     pub fn is_applied(&self, spec: &MachineSpec) -> bool {
-        spec.node_drain_timeout.as_deref() == self.drain.as_deref()
-            && spec.node_volume_detach_timeout.as_deref() == self.volume_detach.as_deref()
-            && spec.node_deletion_timeout.as_deref() == Some(&*self.deletion)
+        spec.deletion.as_ref().is_some_and(|d| *d == self.spec())
     }
 
     pub fn apply(&self, spec: &mut MachineSpec) {
-        spec.node_drain_timeout = self.drain.as_deref().map(str::to_string);
-        spec.node_volume_detach_timeout = self.volume_detach.as_deref().map(str::to_string);
-        spec.node_deletion_timeout = Some(self.deletion.to_string());
+        spec.deletion = Some(self.spec());
     }
 }
 
 /// What an owner (a MachineSet, a control plane) applies to each of its Machines: labels,
 /// annotations and node timeouts.
-pub struct MachineFields<'a> {
+pub struct MachineFields {
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
-    pub timeouts: NodeTimeouts<'a>,
+    pub timeouts: NodeTimeouts,
 }
 
-impl MachineFields<'_> {
+impl MachineFields {
     /// A deleting Machine as its owner wants it: only its timeouts (they govern its
     /// deletion), merged rather than applied so nothing the owner owned is given up while
     /// the Machine goes.
@@ -84,14 +90,14 @@ impl MachineFields<'_> {
         base: ApplyConfig,
         labels: &BTreeMap<String, String>,
         annotations: &BTreeMap<String, String>,
-        timeouts: [Option<&str>; 3],
+        timeouts: [Option<i32>; 3],
     ) -> ApplyConfig {
         let [drain, volume_detach, deletion] = timeouts;
         base.labels(labels)
             .annotations(annotations)
-            .opt(&["spec", "nodeDrainTimeout"], drain.as_ref())
-            .opt(&["spec", "nodeVolumeDetachTimeout"], volume_detach.as_ref())
-            .opt(&["spec", "nodeDeletionTimeout"], deletion.as_ref())
+            .opt(&["spec", "deletion", "nodeDrainTimeoutSeconds"], drain.as_ref())
+            .opt(&["spec", "deletion", "nodeVolumeDetachTimeoutSeconds"], volume_detach.as_ref())
+            .opt(&["spec", "deletion", "nodeDeletionTimeoutSeconds"], deletion.as_ref())
     }
 
     /// The apply configuration of these fields on `m`.
@@ -101,7 +107,7 @@ impl MachineFields<'_> {
             ApplyConfig::for_object(m),
             &self.labels,
             &self.annotations,
-            [t.drain.as_deref(), t.volume_detach.as_deref(), Some(&*t.deletion)],
+            [t.drain, t.volume_detach, Some(t.deletion)],
         )
     }
 
@@ -118,16 +124,12 @@ impl MachineFields<'_> {
             return false;
         }
         let empty = BTreeMap::new();
-        let s = &m.spec;
+        let d = m.spec.deletion.clone().unwrap_or_default();
         let current = Self::build(
             ApplyConfig::new("", "", "", None),
             meta.labels.as_ref().unwrap_or(&empty),
             meta.annotations.as_ref().unwrap_or(&empty),
-            [
-                s.node_drain_timeout.as_deref(),
-                s.node_volume_detach_timeout.as_deref(),
-                s.node_deletion_timeout.as_deref(),
-            ],
+            [d.node_drain_timeout_seconds, d.node_volume_detach_timeout_seconds, d.node_deletion_timeout_seconds],
         );
         apply::would_change(&current, meta, manager, &self.config(m))
     }
@@ -215,11 +217,13 @@ pub async fn sync_referenced(
     ctx: &Context,
     who: Managers<'_>,
     namespace: &str,
-    r: &ObjectReference,
+    r: &ContractVersionedObjectReference,
     labels: &BTreeMap<String, String>,
     annotations: &BTreeMap<String, String>,
     changed: bool,
 ) -> Result<()> {
+    // A kind whose CRD is gone has no object to label.
+    let Some(r) = &referenced::resolve(ctx, namespace, r).await? else { return Ok(()) };
     let config = || metadata_config(namespace, r, labels, annotations);
     let stale = |meta: &ObjectMeta| metadata_would_change(meta, who.manager, config, labels, annotations);
     let meta = match from_cache(ctx, namespace, r, stale) {

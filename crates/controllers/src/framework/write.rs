@@ -230,9 +230,12 @@ fn observe(status: &mut Value, generation: Option<i64>) {
 
 /// The v1beta2 conditions computed as of `old` observed the spec this write just gave
 /// generation `new` (the controller's own change): recording `old` would make the next
-/// reconcile rewrite every condition only to catch the generation up.
+/// reconcile rewrite every condition only to catch the generation up. They are in
+/// `status.conditions` of a v1beta2 kind, `status.v1beta2.conditions` of a v1beta1 one
+/// (whose `status.conditions`, v1beta1's, carry no generation).
 fn observe_conditions(status: &mut Value, old: Option<i64>, new: Option<i64>) {
-    let Some(conditions) = status.pointer_mut("/v1beta2/conditions").and_then(Value::as_array_mut) else {
+    let pointer = if status.pointer("/v1beta2/conditions").is_some() { "/v1beta2/conditions" } else { "/conditions" };
+    let Some(conditions) = status.pointer_mut(pointer).and_then(Value::as_array_mut) else {
         return;
     };
     for c in conditions {
@@ -350,5 +353,9 @@ mod tests {
         let mut none = json!({"phase": "Running"});
         observe_conditions(&mut none, Some(3), Some(4));
         assert_eq!(none, json!({"phase": "Running"}));
+        // A v1beta2 kind keeps them in status.conditions.
+        let mut hub = json!({"conditions": [{"type": "Ready", "observedGeneration": 3}]});
+        observe_conditions(&mut hub, Some(3), Some(4));
+        assert_eq!(hub["conditions"][0]["observedGeneration"], 4);
     }
 }

@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use drydock_api::capi::core::{Bootstrap, Machine, MachineSpec};
+use drydock_api::capi::common::ContractVersionedObjectReference;
+use drydock_api::capi::conversion::ref_up;
+use drydock_api::capi::core::v1beta2::{Bootstrap, Machine, MachineSpec};
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, CONTROL_PLANE_NAME_LABEL, KCP_CLEANUP_HOOK_ANNOTATION,
     KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION, MACHINE_FINALIZER, REMEDIATION_FOR_ANNOTATION,
@@ -120,16 +122,14 @@ pub async fn create_machine(
         MachineSpec {
             cluster_name: cluster.to_string(),
             bootstrap: Bootstrap {
-                config_ref: Some(ObjectReference {
-                    api_version: Some(KubeadmConfig::api_version(&()).into_owned()),
-                    kind: Some("KubeadmConfig".into()),
-                    name: Some(name.clone()),
-                    namespace: Some(ns.clone()),
-                    ..Default::default()
+                config_ref: Some(ContractVersionedObjectReference {
+                    api_group: KubeadmConfig::group(&()).into_owned(),
+                    kind: KubeadmConfig::kind(&()).into_owned(),
+                    name: name.clone(),
                 }),
                 data_secret_name: None,
             },
-            infrastructure_ref: infra_ref.clone(),
+            infrastructure_ref: ref_up(&infra_ref),
             version: Some(kcp.spec.version.clone()),
             failure_domain,
             ..Default::default()

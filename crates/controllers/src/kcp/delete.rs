@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::framework::requeue::Requeue;
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, KCP_CLEANUP_HOOK_ANNOTATION, KUBEADM_CONTROL_PLANE_FINALIZER,
 };

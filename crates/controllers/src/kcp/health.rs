@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use drydock_api::capi::conditions::{HasConditions, READY};
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
@@ -85,7 +85,7 @@ impl Observed {
 
     /// The Node of a Machine: by `status.nodeRef`, else by provider ID.
     pub fn node_of(&self, m: &Machine) -> Option<&Node> {
-        if let Some(name) = m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.as_deref()) {
+        if let Some(name) = m.node_name() {
             return self.nodes.iter().find(|n| n.name_any() == name);
         }
         let pid = m.spec.provider_id.as_deref()?;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use drydock_api::capi::condition_types::{PRE_TERMINATE_HOOK_SUCCEEDED, WAITING_EXTERNAL_HOOK};
 use drydock_api::capi::conditions::HasConditions;
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::keys::{KCP_CLEANUP_HOOK_ANNOTATION, PRE_TERMINATE_DELETE_HOOK_PREFIX};
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::version;

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
 use parking_lot::Mutex;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use kube::ResourceExt;
 
@@ -90,11 +90,8 @@ mod tests {
         let machine = |name: &str, age: i64| {
             let mut m = Machine::new(name, Default::default());
             m.metadata.creation_timestamp = Some(Time(jiff::Timestamp::from_second(10_000 - age).unwrap()));
-            m.status = Some(drydock_api::capi::core::MachineStatus {
-                node_ref: Some(k8s_openapi::api::core::v1::ObjectReference {
-                    name: Some(name.into()),
-                    ..Default::default()
-                }),
+            m.status = Some(drydock_api::capi::core::v1beta2::MachineStatus {
+                node_ref: Some(drydock_api::capi::core::v1beta2::MachineNodeReference { name: name.into() }),
                 ..Default::default()
             });
             Arc::new(m)

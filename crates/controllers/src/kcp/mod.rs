@@ -39,8 +39,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use drydock_api::capi::core::Machine;
-use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, KUBEADM_CONTROL_PLANE_FINALIZER};
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner::{api_group, find_owner, get_controller, is_controlled_by};

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::keys::KCP_CLEANUP_HOOK_ANNOTATION;
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use kube::ResourceExt;
@@ -24,7 +24,7 @@ use crate::framework::apply;
 use crate::framework::propagate::{MachineFields, Managers, NodeTimeouts, sync_referenced};
 
 /// What every Machine of the control plane carries.
-pub fn propagated<'a>(kcp: &'a KubeadmControlPlane, cluster: &str) -> MachineFields<'a> {
+pub fn propagated(kcp: &KubeadmControlPlane, cluster: &str) -> MachineFields {
     MachineFields {
         labels: machine_labels(kcp, cluster),
         annotations: machine_annotations(kcp),
@@ -89,7 +89,7 @@ mod tests {
         m.metadata.namespace = Some("ns".into());
         m.labels_mut().insert("mine".into(), "x".into());
         m.annotations_mut().insert(KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION.into(), "{}".into());
-        m.spec.node_deletion_timeout = Some("10s".into());
+        m.spec.deletion = Some(MachineDeletionSpec { node_deletion_timeout_seconds: Some(10), ..Default::default() });
         let p = propagated(&kcp, "c1");
         assert!(p.would_change(&m, MANAGER));
         let body = p.config(&m).body().clone();
@@ -97,12 +97,21 @@ mod tests {
         assert_eq!(body["metadata"]["labels"][CONTROL_PLANE_LABEL], "");
         assert!(body["metadata"]["labels"].get("mine").is_none());
         assert_eq!(body["metadata"]["annotations"], serde_json::json!({"note": "hi"}));
-        assert_eq!(body["spec"], serde_json::json!({"nodeDrainTimeout": "5m0s", "nodeDeletionTimeout": "10s"}));
+        assert_eq!(
+            body["spec"],
+            serde_json::json!({"deletion": {"nodeDrainTimeoutSeconds": 300, "nodeDeletionTimeoutSeconds": 10}})
+        );
         // Once applied, nothing more to do; the hook is merged separately.
         let mut applied = m.clone();
         applied.labels_mut().extend(p.labels.clone());
         applied.annotations_mut().extend(p.annotations.clone());
-        applied.spec.node_drain_timeout = Some("5m0s".into());
+        applied.spec.deletion = kcp
+            .spec
+            .machine_template
+            .spec
+            .deletion
+            .clone()
+            .map(|d| MachineDeletionSpec { node_deletion_timeout_seconds: Some(10), ..d });
         assert!(!p.would_change(&applied, MANAGER));
         let hooked = with_hook(&applied).expect("hook missing");
         assert!(hooked.annotations().contains_key(KCP_CLEANUP_HOOK_ANNOTATION));

@@ -30,7 +30,7 @@ use drydock_api::capi::condition_types::{
     HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, REMEDIATION_FAILED, REMEDIATION_IN_PROGRESS, WAITING_FOR_REMEDIATION,
 };
 use drydock_api::capi::conditions::{Condition, HasConditions, Severity};
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::keys::{REMEDIATION_FOR_ANNOTATION, REMEDIATION_IN_PROGRESS_ANNOTATION};
 use drydock_api::capi::kubeadm::v1beta2::{KubeadmControlPlane, LastRemediationStatus};
 use jiff::{SignedDuration, Timestamp};
@@ -364,15 +364,15 @@ mod tests {
         drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
     }
     use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlaneRemediation;
-    use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod};
+    use k8s_openapi::api::core::v1::{Node, Pod};
     use serde_json::json;
 
     fn machine(name: &str, age: i64, node: bool) -> Arc<Machine> {
         let mut m = Machine::new(name, Default::default());
         m.metadata.creation_timestamp = Some(Time(Timestamp::from_second(1_000_000 - age).unwrap()));
         if node {
-            m.status = Some(drydock_api::capi::core::MachineStatus {
-                node_ref: Some(ObjectReference { name: Some(name.into()), ..Default::default() }),
+            m.status = Some(drydock_api::capi::core::v1beta2::MachineStatus {
+                node_ref: Some(drydock_api::capi::core::v1beta2::MachineNodeReference { name: name.into() }),
                 ..Default::default()
             });
         }

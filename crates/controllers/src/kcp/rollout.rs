@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::keys::{
     CERTIFICATES_EXPIRY_ANNOTATION, CLONED_FROM_GROUP_KIND_ANNOTATION, CLONED_FROM_NAME_ANNOTATION,
     KUBEADM_CLUSTER_CONFIGURATION_ANNOTATION,
@@ -36,7 +36,6 @@ use kube::runtime::reflector::ObjectRef;
 use serde_json::Value;
 
 use crate::Context;
-use crate::external;
 use crate::framework::referenced;
 
 /// kubeadm's certificate lifetime, assumed when a Machine reports no expiry.
@@ -298,16 +297,15 @@ pub async fn facts(ctx: &Context, m: &Machine) -> Facts {
         .bootstrap
         .config_ref
         .as_ref()
-        .filter(|r| r.kind.as_deref() == Some("KubeadmConfig"))
-        .and_then(|r| r.name.as_deref())
-        .and_then(|n| ctx.informers.kubeadm_configs.store.get(&ObjectRef::new(n).within(&ns)))
+        .filter(|r| r.kind == "KubeadmConfig")
+        .and_then(|r| ctx.informers.kubeadm_configs.store.get(&ObjectRef::new(&r.name).within(&ns)))
         .map(|c| c.spec.clone());
     let infra = &m.spec.infrastructure_ref;
-    let annotations = if let Some(cached) = referenced::cached(ctx, &ns, infra) {
+    let annotations = if let Some(cached) = referenced::cached_versioned(ctx, &ns, infra) {
         cached.map(|o| o.meta().annotations.clone().unwrap_or_default())
     } else {
-        match external::get(ctx, &ns, infra).await {
-            Ok(o) => o.map(|o| o.metadata.annotations.unwrap_or_default()),
+        match referenced::read_versioned(ctx, &ns, infra).await {
+            Ok(o) => o.map(|o| o.meta().annotations.clone().unwrap_or_default()),
             Err(e) => {
                 tracing::debug!(machine = %m.name_any(), error = %e, "could not read the infrastructure machine");
                 None

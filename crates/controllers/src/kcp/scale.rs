@@ -5,8 +5,7 @@
 
 use std::cmp::Ordering;
 
-use drydock_api::capi::core::Machine;
-use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::keys::{DELETE_MACHINE_ANNOTATION, has_annotation};
 use kube::ResourceExt;
 

@@ -11,7 +11,7 @@ use drydock_api::capi::condition_types::{
     RESIZED, ROLLING_UPDATE_IN_PROGRESS, SCALING_DOWN, SCALING_UP, WAITING_FOR_KUBEADM_INIT,
 };
 use drydock_api::capi::conditions::{Condition, HasConditions, READY, STATUS_FALSE, STATUS_TRUE, Severity};
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::kubeadm::v1beta2::{
     KubeadmControlPlane, KubeadmControlPlaneStatus, KubeadmControlPlaneV1Beta1DeprecatedStatus,

@@ -13,8 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::framework::requeue::Requeue;
-use drydock_api::capi::core::Machine;
-use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::intstr;
 use drydock_api::capi::keys::REMEDIATION_IN_PROGRESS_ANNOTATION;
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;

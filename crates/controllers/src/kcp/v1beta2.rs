@@ -15,7 +15,7 @@ use drydock_api::capi::condition_types::{
     OWNER_REMEDIATED as V1_OWNER_REMEDIATED,
 };
 use drydock_api::capi::conditions::{HasConditions, STATUS_FALSE, STATUS_TRUE};
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::v1beta2_conditions::names::*;
 use drydock_api::capi::v1beta2_conditions::{
@@ -349,7 +349,7 @@ mod tests {
     use crate::etcd;
     use drydock_api::capi::conditions::{Severity, time_at};
     use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlaneInitializationStatus;
-    use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod};
+    use k8s_openapi::api::core::v1::{Node, Pod};
     use serde_json::json;
 
     fn now() -> Time {
@@ -359,8 +359,8 @@ mod tests {
     fn machine(name: &str) -> Machine {
         let mut m = Machine::new(name, Default::default());
         m.spec.provider_id = Some(format!("inmemory://{name}"));
-        m.status = Some(drydock_api::capi::core::MachineStatus {
-            node_ref: Some(ObjectReference { name: Some(name.into()), ..Default::default() }),
+        m.status = Some(drydock_api::capi::core::v1beta2::MachineStatus {
+            node_ref: Some(drydock_api::capi::core::v1beta2::MachineNodeReference { name: name.into() }),
             ..Default::default()
         });
         m

@@ -29,8 +29,7 @@ use drydock_api::capi::condition_types::{
     WAITING_FOR_CONTROL_PLANE_AVAILABLE,
 };
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::Machine;
-use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::keys::CLUSTER_NAME_LABEL;
 use drydock_api::capi::kubeadm::v1beta2::KubeadmConfig;
 use drydock_api::capi::owner;
@@ -187,10 +186,7 @@ impl State {
 /// The name of the KubeadmConfig a Machine references, if it references one.
 fn config_name(m: &Machine) -> Option<&str> {
     let r = m.spec.bootstrap.config_ref.as_ref()?;
-    let group = owner::api_group(r.api_version.as_deref().unwrap_or_default());
-    (r.kind.as_deref() == Some("KubeadmConfig") && group == "bootstrap.cluster.x-k8s.io")
-        .then_some(r.name.as_deref())
-        .flatten()
+    r.is_kind("bootstrap.cluster.x-k8s.io", "KubeadmConfig").then_some(r.name.as_str())
 }
 
 /// Whether the config's data secret exists (the bootstrap contract's flag, and its name).

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
+use drydock_api::capi::common::ContractVersionedObjectReference;
 use drydock_api::capi::condition_types::{WAITING_FOR_DATA_SECRET, WAITING_FOR_INFRASTRUCTURE};
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
-use drydock_api::capi::core::Machine;
-use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::keys::{PAUSED_ANNOTATION, has_annotation};
 use drydock_api::capi::v1beta2_conditions::names::{
     BOOTSTRAP_CONFIG_READY, DATA_SECRET_PROVIDED_REASON, INFRASTRUCTURE_READY as V1BETA2_INFRASTRUCTURE_READY,
@@ -57,20 +57,28 @@ impl<'a> Steps<'a> {
         Ok(sooner(sooner(bootstrap_recheck, infra_recheck), node_recheck))
     }
 
-    /// Reads and adopts a referenced object. `None` when it is missing or paused (then the
-    /// recheck to return is given).
-    async fn adopt(&self, r: &ObjectReference, m: &mut Machine) -> Result<Result<Referenced, Option<Duration>>> {
+    /// Reads and adopts a referenced object, returned with the full reference it was read
+    /// through. `None` when it (or its CRD) is missing, or it is paused (then the recheck to
+    /// return is given).
+    async fn adopt(
+        &self,
+        r: &ContractVersionedObjectReference,
+        m: &mut Machine,
+    ) -> Result<Result<(Referenced, ObjectReference), Option<Duration>>> {
         let ctx = &self.state.ctx;
-        let Some(obj) = referenced::read(ctx, &self.namespace, r).await? else {
+        let Some(full) = referenced::resolve(ctx, &self.namespace, r).await? else {
+            return Ok(Err(Some(NOT_FOUND_RECHECK)));
+        };
+        let Some(obj) = referenced::read(ctx, &self.namespace, &full).await? else {
             return Ok(Err(Some(NOT_FOUND_RECHECK)));
         };
         if has_annotation(obj.meta().annotations.as_ref(), PAUSED_ANNOTATION) {
             return Ok(Err(None));
         }
         let owner = controller_ref_of(self.machine)?;
-        referenced::adopt(ctx, super::CONTROLLER, r, &obj, &owner, &m.spec.cluster_name, CREATOR_KINDS).await?;
-        copy_failure(m, r, &obj);
-        Ok(Ok(obj))
+        referenced::adopt(ctx, super::CONTROLLER, &full, &obj, &owner, &m.spec.cluster_name, CREATOR_KINDS).await?;
+        copy_failure(m, &full, &obj);
+        Ok(Ok((obj, full)))
     }
 
     async fn bootstrap(&self, m: &mut Machine) -> Result<(Option<Duration>, Option<Referenced>)> {
@@ -84,13 +92,13 @@ impl<'a> Steps<'a> {
             }
             return Ok((None, None));
         };
-        let config = match self.adopt(&r, m).await? {
+        let (config, r) = match self.adopt(&r, m).await? {
             Ok(c) => c,
             Err(recheck) => {
                 if recheck.is_some() {
-                    let msg = format!("Waiting for bootstrap config {} to exist", ref_name(&r));
+                    let msg = format!("Waiting for bootstrap config {} to exist", versioned_name(&r));
                     m.mark_false(BOOTSTRAP_READY, WAITING_FOR_DATA_SECRET, Severity::Info, &msg, self.now.clone());
-                    let missing = format!("{} does not exist", ref_name(&r));
+                    let missing = format!("{} does not exist", versioned_name(&r));
                     let observed = Observed::false_(BOOTSTRAP_CONFIG_READY, OBJECT_DOES_NOT_EXIST_REASON, missing);
                     m.set_v1beta2(observed, &self.now);
                 }
@@ -127,36 +135,34 @@ impl<'a> Steps<'a> {
 
     async fn infrastructure(&self, m: &mut Machine) -> Result<(Option<Duration>, Option<Referenced>)> {
         let r = m.spec.infrastructure_ref.clone();
-        let infra = match self.adopt(&r, m).await? {
+        let (infra, r) = match self.adopt(&r, m).await? {
             Ok(i) => i,
             Err(None) => return Ok((None, None)),
             Err(Some(recheck)) => {
-                let was_ready = m.status.as_ref().and_then(|s| s.infrastructure_ready) == Some(true);
-                if was_ready {
-                    let s = m.status.get_or_insert_with(Default::default);
+                if m.infrastructure_provisioned() {
+                    let s = m.deprecated_v1beta1_mut();
                     s.failure_reason = Some("InvalidConfiguration".into());
                     s.failure_message = Some(format!(
                         "Machine infrastructure resource {} with name {:?} has been deleted after being ready",
-                        r.kind.as_deref().unwrap_or_default(),
-                        r.name.as_deref().unwrap_or_default()
+                        r.kind, r.name
                     ));
-                    let gone = format!("{} has been deleted", ref_name(&r));
+                    let gone = format!("{} has been deleted", versioned_name(&r));
                     m.set_v1beta2(
                         Observed::false_(V1BETA2_INFRASTRUCTURE_READY, OBJECT_DELETED_REASON, gone),
                         &self.now,
                     );
-                    return Err(Error::Missing(format!("infrastructure machine {}", ref_name(&r))));
+                    return Err(Error::Missing(format!("infrastructure machine {}", versioned_name(&r))));
                 }
-                let msg = format!("Waiting for infrastructure machine {} to exist", ref_name(&r));
+                let msg = format!("Waiting for infrastructure machine {} to exist", versioned_name(&r));
                 m.mark_false(INFRASTRUCTURE_READY, WAITING_FOR_INFRASTRUCTURE, Severity::Info, &msg, self.now.clone());
-                let missing = format!("{} does not exist", ref_name(&r));
+                let missing = format!("{} does not exist", versioned_name(&r));
                 let observed = Observed::false_(V1BETA2_INFRASTRUCTURE_READY, OBJECT_DOES_NOT_EXIST_REASON, missing);
                 m.set_v1beta2(observed, &self.now);
                 return Ok((Some(recheck), None));
             }
         };
         let ready = infra.provisioned();
-        m.status.get_or_insert_with(Default::default).infrastructure_ready = Some(ready);
+        set_provisioned(m, ready);
         m.set_v1beta2(mirror_ready(V1BETA2_INFRASTRUCTURE_READY, &infra, &r, ready), &self.now);
         let fallback = if ready {
             MirrorFallback::True
@@ -164,7 +170,8 @@ impl<'a> Steps<'a> {
             MirrorFallback::False { reason: WAITING_FOR_INFRASTRUCTURE, severity: Severity::Info, message: "" }
         };
         m.set_condition(conditions::mirror(&infra.conditions(), INFRASTRUCTURE_READY, fallback, self.now.clone()));
-        if !ready {
+        // Once provisioned, a Machine goes on with what its infrastructure reported.
+        if !m.infrastructure_provisioned() {
             return Ok((unwatched(&r), Some(infra)));
         }
         let provider_id = infra.provider_id().ok_or_else(|| {
@@ -193,8 +200,17 @@ pub(super) fn mirror_ready(type_: &str, obj: &Referenced, r: &ObjectReference, r
     v1beta2_conditions::mirror(type_, v1beta2_conditions::get(&conditions, V1BETA2_READY), fallback)
 }
 
+/// `status.initialization.bootstrapDataSecretCreated`: once true, it stays (initial
+/// provisioning is done once).
 fn set_bootstrap_ready(m: &mut Machine, ready: bool) {
-    m.status.get_or_insert_with(Default::default).bootstrap_ready = Some(ready);
+    let i = m.initialization_mut();
+    i.bootstrap_data_secret_created = Some(ready || i.bootstrap_data_secret_created == Some(true));
+}
+
+/// `status.initialization.infrastructureProvisioned`: once true, it stays.
+fn set_provisioned(m: &mut Machine, ready: bool) {
+    let i = m.initialization_mut();
+    i.infrastructure_provisioned = Some(ready || i.infrastructure_provisioned == Some(true));
 }
 
 /// Kinds nothing watches are rechecked on a timer while not ready.
@@ -206,6 +222,10 @@ fn ref_name(r: &ObjectReference) -> String {
     format!("{} {}", r.kind.as_deref().unwrap_or_default(), r.name.as_deref().unwrap_or_default())
 }
 
+fn versioned_name(r: &ContractVersionedObjectReference) -> String {
+    format!("{} {}", r.kind, r.name)
+}
+
 /// Copies a provider's terminal failure into the Machine (never cleared: a failed machine
 /// is replaced, not repaired).
 fn copy_failure(m: &mut Machine, r: &ObjectReference, obj: &Referenced) {
@@ -213,7 +233,7 @@ fn copy_failure(m: &mut Machine, r: &ObjectReference, obj: &Referenced) {
     if reason.is_none() && message.is_none() {
         return;
     }
-    let s = m.status.get_or_insert_with(Default::default);
+    let s = m.deprecated_v1beta1_mut();
     if reason.is_some() {
         s.failure_reason = reason;
     }

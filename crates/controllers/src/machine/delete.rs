@@ -1,7 +1,7 @@
 //! Deleting a Machine (upstream's §4.6): pre-drain hooks, the drain (`drain.rs`), the wait
 //! for volumes to detach (`volume_detach.rs`), pre-terminate hooks, then the infrastructure machine and the
 //! bootstrap config (each waited for until gone), then the Node (waited for until gone, at
-//! most `nodeDeletionTimeout`), then the finalizer.
+//! most `deletion.nodeDeletionTimeoutSeconds`), then the finalizer.
 //!
 //! Hooks are annotations with the prefixes `pre-drain.delete.hook.machine.cluster.x-k8s.io`
 //! and `pre-terminate.delete.hook.machine.cluster.x-k8s.io`; their owners remove them, which
@@ -12,20 +12,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use drydock_api::capi::common::ContractVersionedObjectReference;
 use drydock_api::capi::condition_types::{
     DELETED, DELETING, PRE_DRAIN_HOOK_SUCCEEDED, PRE_TERMINATE_HOOK_SUCCEEDED, WAITING_EXTERNAL_HOOK,
 };
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
-use drydock_api::capi::core::v1beta2::Cluster;
-use drydock_api::capi::core::{DEFAULT_NODE_DELETION_TIMEOUT, Machine};
-use drydock_api::capi::duration;
+use drydock_api::capi::core::DEFAULT_NODE_DELETION_TIMEOUT_SECONDS;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::keys::{CONTROL_PLANE_LABEL, has_annotation_prefix};
 use drydock_api::capi::keys::{MACHINE_FINALIZER, PRE_DRAIN_DELETE_HOOK_PREFIX, PRE_TERMINATE_DELETE_HOOK_PREFIX};
 use drydock_api::capi::v1beta2_conditions::names::{
     BOOTSTRAP_CONFIG_READY, INFRASTRUCTURE_READY as V1BETA2_INFRASTRUCTURE_READY, OBJECT_DELETED_REASON,
 };
 use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
-use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::api::DeleteParams;
@@ -46,7 +45,7 @@ use drydock_api::capi::condition_types::NODE_HEALTHY;
 
 /// How often a Node that is not gone yet is looked at again when no watch reports it.
 const NODE_DELETION_RETRY: Duration = Duration::from_secs(2);
-/// How often a Node deletion without deadline (`nodeDeletionTimeout: 0s`) is looked at
+/// How often a Node deletion without deadline (`nodeDeletionTimeoutSeconds: 0`) is looked at
 /// again when nothing else triggers the Machine.
 const NODE_DELETION_RECHECK: Duration = Duration::from_secs(60);
 
@@ -203,27 +202,29 @@ async fn write_status(
 async fn delete_and_wait(
     state: &State,
     ns: &str,
-    r: &ObjectReference,
+    r: &ContractVersionedObjectReference,
     m: &mut Machine,
     condition: &str,
     now: &Time,
 ) -> Result<bool> {
     let v1beta2_type = if condition == BOOTSTRAP_READY { BOOTSTRAP_CONFIG_READY } else { V1BETA2_INFRASTRUCTURE_READY };
-    match referenced::read(&state.ctx, ns, r).await? {
-        Some(obj) if !referenced::delete(&state.ctx, CONTROLLER, ns, r, &obj).await? => {
+    // A kind whose CRD is gone has no objects left to wait for.
+    let full = referenced::resolve(&state.ctx, ns, r).await?;
+    let obj = match &full {
+        Some(full) => referenced::read(&state.ctx, ns, full).await?.map(|o| (o, full)),
+        None => None,
+    };
+    match obj {
+        Some((obj, full)) if !referenced::delete(&state.ctx, CONTROLLER, ns, full, &obj).await? => {
             let fallback = MirrorFallback::False { reason: DELETING, severity: Severity::Info, message: "" };
             m.set_condition(conditions::mirror(&obj.conditions(), condition, fallback, now.clone()));
-            m.set_v1beta2(super::contract::mirror_ready(v1beta2_type, &obj, r, false), now);
+            m.set_v1beta2(super::contract::mirror_ready(v1beta2_type, &obj, full, false), now);
             Ok(false)
         }
         // Gone, or deleted just now (nothing held it).
         _ => {
             m.mark_false(condition, DELETED, Severity::Info, "", now.clone());
-            let gone = format!(
-                "{} {} has been deleted",
-                r.kind.as_deref().unwrap_or_default(),
-                r.name.as_deref().unwrap_or_default()
-            );
+            let gone = format!("{} {} has been deleted", r.kind, r.name);
             m.set_v1beta2(Observed::false_(v1beta2_type, OBJECT_DELETED_REASON, gone), now);
             Ok(true)
         }
@@ -244,7 +245,7 @@ enum NodeDeletion {
 
 /// Deletes the Machine's Node (found by nodeRef, else by providerID) and reports whether it
 /// is gone. Unlike upstream, a Node held by a finalizer is waited for (within
-/// nodeDeletionTimeout) rather than taken as deleted.
+/// nodeDeletionTimeoutSeconds) rather than taken as deleted.
 async fn delete_node(state: &State, m: &Machine, cluster: &Cluster) -> NodeDeletion {
     if node_ref_name(m).is_none() && m.spec.provider_id.is_none() {
         return NodeDeletion::Gone;
@@ -278,17 +279,21 @@ async fn delete_node(state: &State, m: &Machine, cluster: &Cluster) -> NodeDelet
     }
 }
 
-/// Time left to keep retrying Node deletion: `nodeDeletionTimeout` (default 10s) from the
-/// deletion timestamp. `None` once it has elapsed. A zero timeout retries forever, as
-/// upstream's does: the answer is then always [`NODE_DELETION_RECHECK`].
+/// Time left to keep retrying Node deletion: `deletion.nodeDeletionTimeoutSeconds` (default
+/// 10) from the deletion timestamp. `None` once it has elapsed. A zero timeout retries
+/// forever, as upstream's does: the answer is then always [`NODE_DELETION_RECHECK`].
 fn node_deletion_time_left(m: &Machine, now: &Time) -> Option<Duration> {
-    let timeout = match m.spec.node_deletion_timeout.as_deref().and_then(|t| duration::parse(t).ok()) {
-        Some(t) if t.is_zero() => return Some(NODE_DELETION_RECHECK),
-        Some(t) => t,
-        None => duration::parse(DEFAULT_NODE_DELETION_TIMEOUT).ok()?,
-    };
+    let seconds = m
+        .spec
+        .deletion
+        .as_ref()
+        .and_then(|d| d.node_deletion_timeout_seconds)
+        .unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT_SECONDS);
+    if seconds <= 0 {
+        return Some(NODE_DELETION_RECHECK);
+    }
     let since = m.metadata.deletion_timestamp.as_ref()?;
-    let deadline = since.0.checked_add(timeout).ok()?;
+    let deadline = since.0.checked_add(jiff::SignedDuration::from_secs(i64::from(seconds))).ok()?;
     let left = now.0.duration_until(deadline);
     (left.is_positive()).then(|| left.unsigned_abs())
 }
@@ -331,16 +336,18 @@ mod tests {
 
     #[test]
     fn node_deletion_timeout() {
+        use drydock_api::capi::core::v1beta2::MachineDeletionSpec;
         let mut m = Machine::new("m", Default::default());
         let start = Time(jiff::Timestamp::from_second(1_000).unwrap());
         m.metadata.deletion_timestamp = Some(start);
         let at = |s| Time(jiff::Timestamp::from_second(s).unwrap());
         assert_eq!(node_deletion_time_left(&m, &at(1_004)), Some(Duration::from_secs(6)));
         assert_eq!(node_deletion_time_left(&m, &at(1_010)), None);
-        m.spec.node_deletion_timeout = Some("1m".into());
+        let timeout = |s| Some(MachineDeletionSpec { node_deletion_timeout_seconds: Some(s), ..Default::default() });
+        m.spec.deletion = timeout(60);
         assert_eq!(node_deletion_time_left(&m, &at(1_010)), Some(Duration::from_secs(50)));
         // Zero: never given up, however long ago the deletion started.
-        m.spec.node_deletion_timeout = Some("0s".into());
+        m.spec.deletion = timeout(0);
         assert_eq!(node_deletion_time_left(&m, &at(1_011)), Some(NODE_DELETION_RECHECK));
         assert_eq!(node_deletion_time_left(&m, &at(1_000_000)), Some(NODE_DELETION_RECHECK));
     }

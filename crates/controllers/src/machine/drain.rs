@@ -19,10 +19,7 @@ use std::time::Duration;
 
 use drydock_api::capi::condition_types::{DRAINING, DRAINING_FAILED, DRAINING_SUCCEEDED};
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::v1beta2::Cluster;
-use drydock_api::capi::core::v1beta2::MachineDrainRule;
-use drydock_api::capi::core::{Machine, MachineDeletionStatus};
-use drydock_api::capi::duration;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineDeletionStatus, MachineDrainRule};
 use drydock_api::capi::keys::{EXCLUDE_NODE_DRAINING_ANNOTATION, has_annotation};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
@@ -97,19 +94,18 @@ pub(crate) fn classify(p: &Pod, behavior: &Behavior, node_unreachable: bool, now
     }
 }
 
-/// Time left of a positive `timeout` (a duration string) started at `started`; `None`
-/// without a timeout (unset or zero: wait forever) or before it started.
-pub(super) fn timeout_left(timeout: Option<&str>, started: Option<&Time>, now: Timestamp) -> Option<Duration> {
-    let t = duration::parse(timeout?).ok()?;
-    let timeout = t.is_positive().then(|| t.unsigned_abs())?;
-    let deadline = started?.0.checked_add(timeout).ok()?;
+/// Time left of a positive `timeout` (whole seconds) started at `started`; `None` without a
+/// timeout (unset or zero: wait forever) or before it started.
+pub(super) fn timeout_left(timeout: Option<i32>, started: Option<&Time>, now: Timestamp) -> Option<Duration> {
+    let seconds = u64::try_from(timeout?).ok().filter(|s| *s > 0)?;
+    let deadline = started?.0.checked_add(Duration::from_secs(seconds)).ok()?;
     Some(if deadline > now { now.duration_until(deadline).unsigned_abs() } else { Duration::ZERO })
 }
 
 /// Time left before the drain gives up, `None` without a timeout.
 fn time_left(m: &Machine, now: Timestamp) -> Option<Duration> {
     let started = m.status.as_ref()?.deletion.as_ref()?.node_drain_start_time.as_ref();
-    timeout_left(m.spec.node_drain_timeout.as_deref(), started, now)
+    timeout_left(m.spec.deletion.as_ref()?.node_drain_timeout_seconds, started, now)
 }
 
 /// Drains the Machine's Node; see the module documentation.
@@ -299,6 +295,7 @@ async fn evict(api: &Api<Pod>, name: &str) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use drydock_api::capi::core::v1beta2::MachineDeletionSpec;
     use serde_json::Value;
 
     fn pod(v: Value) -> Pod {
@@ -342,13 +339,14 @@ mod tests {
         let mut m = Machine::new("m", Default::default());
         let at = |s| Timestamp::from_second(s).expect("ts");
         assert_eq!(time_left(&m, at(10)), None);
-        m.spec.node_drain_timeout = Some("30s".into());
+        m.spec.deletion = Some(MachineDeletionSpec { node_drain_timeout_seconds: Some(30), ..Default::default() });
         assert_eq!(time_left(&m, at(10)), None, "not started");
         let deletion = MachineDeletionStatus { node_drain_start_time: Some(Time(at(100))), ..Default::default() };
-        m.status = Some(drydock_api::capi::core::MachineStatus { deletion: Some(deletion), ..Default::default() });
+        m.status =
+            Some(drydock_api::capi::core::v1beta2::MachineStatus { deletion: Some(deletion), ..Default::default() });
         assert_eq!(time_left(&m, at(110)), Some(Duration::from_secs(20)));
         assert_eq!(time_left(&m, at(200)), Some(Duration::ZERO));
-        m.spec.node_drain_timeout = Some("0s".into());
+        m.spec.deletion = Some(MachineDeletionSpec { node_drain_timeout_seconds: Some(0), ..Default::default() });
         assert_eq!(time_left(&m, at(200)), None, "zero waits forever");
     }
 }

@@ -34,8 +34,7 @@ mod volume_detach;
 use std::sync::Arc;
 use std::time::Duration;
 
-use drydock_api::capi::core::Machine;
-use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::dev::v1beta2::DevMachine;
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{
@@ -57,7 +56,7 @@ use crate::framework::index::{Changes, Index, ref_key};
 use crate::framework::machine_template;
 use crate::framework::nodes::{machine_of_node, record_provider_id};
 use crate::framework::pause::{self, Pause};
-use crate::framework::requeue::Requeue;
+use crate::framework::requeue::{Requeue, sooner};
 
 use crate::framework::runner::{self, Queue};
 use crate::framework::write::{Status, Writer, add_finalizer};
@@ -153,9 +152,7 @@ impl State {
         self.by_cluster.record(ns, &m.spec.cluster_name, &name);
         let refs = [Some(&m.spec.infrastructure_ref), m.spec.bootstrap.config_ref.as_ref()];
         for r in refs.into_iter().flatten() {
-            if let (Some(kind), Some(target)) = (r.kind.as_deref(), r.name.as_deref()) {
-                self.referrers.record(ns, &ref_key(kind, target), &name);
-            }
+            self.referrers.record(ns, &ref_key(&r.kind, &r.name), &name);
         }
         record_provider_id(&self.by_provider, m);
     }
@@ -185,7 +182,7 @@ impl State {
         let name = meta.name.as_deref().unwrap_or_default();
         let refers = |m: &Machine| {
             let refs = [Some(&m.spec.infrastructure_ref), m.spec.bootstrap.config_ref.as_ref()];
-            refs.into_iter().flatten().any(|r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name))
+            refs.into_iter().flatten().any(|r| r.kind == kind && r.name == name)
         };
         self.referrers.refs(ns, &ref_key(kind, name), |m| self.machine(ns, m).is_some_and(|m| refers(&m)))
     }
@@ -259,10 +256,10 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Requeue> 
     let mut steps = contract::Steps::new(&state, &machine, &cluster, now.clone());
     let result = steps.run(&mut m, &mut events).await;
     let up_to_date = machine_template::machine_up_to_date_in(ctx, &m, ctx.clock().now());
-    status::finish(&machine, &mut m, up_to_date, now);
+    let available_due = status::finish(&machine, &mut m, up_to_date, now);
     state.writer.write(&ctx.api::<Machine>(&ns), &machine, &m, Status::observing(result.is_ok())).await?;
     events.publish(ctx, machine.as_ref()).await;
-    result.map(Requeue::after_opt)
+    result.map(|recheck| Requeue::after_opt(sooner(recheck, available_due)))
 }
 
 /// When the Machine is paused, records that in its `Paused` condition (the only write a

@@ -8,8 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::Machine;
-use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineNodeReference};
 use drydock_api::capi::keys::{
     INTERRUPTIBLE_LABEL, NODE_CLUSTER_NAME_ANNOTATION, NODE_CLUSTER_NAMESPACE_ANNOTATION,
     NODE_LABELS_FROM_MACHINE_ANNOTATION, NODE_MACHINE_ANNOTATION, NODE_OWNER_KIND_ANNOTATION,
@@ -22,7 +21,7 @@ use drydock_api::capi::v1beta2_conditions::names::{
     NODE_NOT_READY_REASON, NODE_READY, NODE_READY_REASON, NODE_READY_UNKNOWN_REASON,
 };
 use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
-use k8s_openapi::api::core::v1::{Node, NodeCondition, ObjectReference};
+use k8s_openapi::api::core::v1::{Node, NodeCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
@@ -116,7 +115,7 @@ pub(crate) async fn workload_nodes(ctx: &Context, cluster: &Cluster) -> Result<A
 }
 
 pub(crate) fn node_ref_name(m: &Machine) -> Option<&str> {
-    m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.as_deref())
+    m.node_name()
 }
 
 /// Finds, references, checks and labels the Machine's Node. Returns when to look again.
@@ -168,13 +167,7 @@ pub(super) async fn reconcile(
     };
     let status = m.status.get_or_insert_with(Default::default);
     if status.node_ref.is_none() {
-        status.node_ref = Some(ObjectReference {
-            api_version: Some("v1".into()),
-            kind: Some("Node".into()),
-            name: node.metadata.name.clone(),
-            uid: node.metadata.uid.clone(),
-            ..Default::default()
-        });
+        status.node_ref = Some(MachineNodeReference { name: node.name_any() });
         events.normal("SuccessfulSetNodeRef", node.name_any());
     }
     status.node_info = node.status.as_ref().and_then(|s| s.node_info.clone());

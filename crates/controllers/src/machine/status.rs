@@ -2,7 +2,8 @@
 //! gates) and observedGeneration, plus the certificate expiry of control plane Machines.
 
 use drydock_api::capi::conditions::{self, Condition, HasConditions, READY, Severity};
-use drydock_api::capi::core::{Machine, machine_phase};
+use drydock_api::capi::core::machine_phase;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::keys::CERTIFICATES_EXPIRY_ANNOTATION;
 use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -30,13 +31,12 @@ pub(crate) struct PhaseInputs {
 
 impl PhaseInputs {
     pub fn of(m: &Machine) -> Self {
-        let s = m.status.as_ref();
         Self {
-            bootstrap_ready: s.and_then(|s| s.bootstrap_ready).unwrap_or(false),
-            infrastructure_ready: s.and_then(|s| s.infrastructure_ready).unwrap_or(false),
+            bootstrap_ready: m.bootstrap_data_secret_created(),
+            infrastructure_ready: m.infrastructure_provisioned(),
             has_provider_id: m.spec.provider_id.is_some(),
-            has_node_ref: s.is_some_and(|s| s.node_ref.is_some()),
-            failed: s.is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some()),
+            has_node_ref: m.node_name().is_some(),
+            failed: m.failure().is_some(),
             deleting: m.metadata.deletion_timestamp.is_some(),
         }
     }
@@ -76,8 +76,7 @@ const GATE_NOT_REPORTED: &str = "ReadinessGateNotReported";
 /// reported yet, counts as False (v1beta1 summaries rank Unknown below True).
 fn gate_conditions(m: &Machine, now: &Time) -> Vec<Condition> {
     let gates = m.spec.readiness_gates.iter().flatten();
-    let v1beta2 =
-        m.status.as_ref().and_then(|s| s.v1beta2.as_ref()).and_then(|v| v.conditions.as_deref()).unwrap_or(&[]);
+    let v1beta2 = m.v1beta2_conditions();
     let own = m.conditions();
     gates
         .map(|g| {
@@ -129,22 +128,28 @@ fn set_ready(m: &mut Machine, now: &Time) {
     }
 }
 
-/// Sets phase (and lastUpdated when it changes) and Ready. observedGeneration is set when
-/// writing (see [`crate::framework::write::Status`]).
-pub(crate) fn finish(before: &Machine, m: &mut Machine, up_to_date: Option<Observed>, now: Time) {
+/// Sets phase (and lastUpdated when it changes) and Ready; returns when `Available` is due.
+/// observedGeneration is set when writing (see [`crate::framework::write::Status`]).
+pub(crate) fn finish(
+    before: &Machine,
+    m: &mut Machine,
+    up_to_date: Option<Observed>,
+    now: Time,
+) -> Option<std::time::Duration> {
     let previous = before.status.as_ref().and_then(|s| s.phase.as_deref());
     let next = phase(previous, PhaseInputs::of(m));
     set_ready(m, &now);
     if let Some(u) = up_to_date {
         m.set_v1beta2(u, &now);
     }
-    super::v1beta2::finish(m, &now);
+    let available_due = super::v1beta2::finish(m, &now);
     let s = m.status.get_or_insert_with(Default::default);
     if previous != Some(next.as_str()) {
         s.phase = Some(next);
         s.last_updated = Some(now);
     }
     debug_assert!(m.get_condition(READY).is_none() || m.conditions()[0].type_ == READY);
+    available_due
 }
 
 /// `status.certificatesExpiryDate` of control plane Machines: from the Machine's
@@ -188,9 +193,6 @@ mod tests {
         assert_eq!(phase(Some("Provisioning"), provisioned), "Provisioned");
         let running = PhaseInputs { has_node_ref: true, ..provisioned };
         assert_eq!(phase(Some("Provisioned"), running), "Running");
-        // Infrastructure readiness lost after Running: back to Provisioned.
-        let lost = PhaseInputs { infrastructure_ready: false, ..running };
-        assert_eq!(phase(Some("Running"), lost), "Provisioned");
         assert_eq!(phase(Some("Running"), PhaseInputs { failed: true, ..running }), "Failed");
         assert_eq!(phase(Some("Failed"), PhaseInputs { deleting: true, failed: true, ..running }), "Deleting");
         // No rule applies: the previous phase stays.
@@ -232,12 +234,12 @@ mod tests {
 
     #[test]
     fn readiness_gates_hold_ready_back_until_their_conditions_are_true() {
-        use drydock_api::capi::common::V1Beta2Conditions;
-        use drydock_api::capi::core::MachineReadinessGate;
+        use drydock_api::capi::core::v1beta2::MachineReadinessGate;
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition as MetaCondition;
         let now = Time(jiff::Timestamp::from_second(100).unwrap());
         let mut m = Machine::new("m", Default::default());
-        m.spec.readiness_gates = Some(vec![MachineReadinessGate { condition_type: "example.com/Attached".into() }]);
+        m.spec.readiness_gates =
+            Some(vec![MachineReadinessGate { condition_type: "example.com/Attached".into(), polarity: None }]);
         for t in READY_SUMMARY.iter().take(2) {
             conditions::mark_true(m.conditions_mut(), t, now.clone());
         }
@@ -255,8 +257,7 @@ mod tests {
             observed_generation: None,
         };
         let report = |m: &mut Machine, status: &str| {
-            m.status.get_or_insert_with(Default::default).v1beta2 =
-                Some(V1Beta2Conditions { conditions: Some(vec![gate(status)]) });
+            m.status.get_or_insert_with(Default::default).conditions = Some(vec![gate(status)]);
         };
         report(&mut m, "False");
         set_ready(&mut m, &now);
@@ -267,7 +268,7 @@ mod tests {
         assert!(ready(&m).is_true());
         // Without gates Ready is the plain summary.
         m.spec.readiness_gates = None;
-        m.status.as_mut().unwrap().v1beta2 = None;
+        m.status.as_mut().unwrap().conditions = None;
         set_ready(&mut m, &now);
         assert!(ready(&m).is_true());
     }

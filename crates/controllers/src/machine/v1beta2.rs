@@ -8,21 +8,24 @@
 //! set with them in each status write for Machines of a MachineDeployment
 //! (`framework::machine_template`), by the KubeadmControlPlane for its own.
 
+use std::time::Duration;
+
 use drydock_api::capi::condition_types::{
     BOOTSTRAP_READY, DELETED, DRAINING_SUCCEEDED, INFRASTRUCTURE_READY, NODE_HEALTHY, PRE_DRAIN_HOOK_SUCCEEDED,
     PRE_TERMINATE_HOOK_SUCCEEDED, VOLUME_DETACH_SUCCEEDED,
 };
 use drydock_api::capi::conditions::{self, HasConditions};
-use drydock_api::capi::core::Machine;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::v1beta2_conditions::names::{
     AVAILABLE, AVAILABLE_REASON, BOOTSTRAP_CONFIG_READY, DELETING, DELETING_NODE_REASON, DELETING_REASON,
     DRAINING_NODE_REASON, HEALTH_CHECK_SUCCEEDED, INFRASTRUCTURE_READY as V1BETA2_INFRASTRUCTURE_READY,
     NODE_HEALTHY as V1BETA2_NODE_HEALTHY, NOT_DELETING_REASON, NOT_READY_REASON, NOT_UPDATING_REASON, READY, UPDATING,
     WAITING_FOR_BOOTSTRAP_DELETION_REASON, WAITING_FOR_INFRASTRUCTURE_DELETION_REASON,
-    WAITING_FOR_PRE_DRAIN_HOOK_REASON, WAITING_FOR_PRE_TERMINATE_HOOK_REASON, WAITING_FOR_VOLUME_DETACH_REASON,
+    WAITING_FOR_MIN_READY_SECONDS_REASON, WAITING_FOR_PRE_DRAIN_HOOK_REASON, WAITING_FOR_PRE_TERMINATE_HOOK_REASON,
+    WAITING_FOR_VOLUME_DETACH_REASON,
 };
 use drydock_api::capi::v1beta2_conditions::{
-    self as v1beta2, Condition, HasV1Beta2Conditions, Input, Observed, Reasons, Status,
+    self as v1beta2, Condition, HasV1Beta2Conditions, Input, Observed, Reasons,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
@@ -36,20 +39,34 @@ const READY_INPUTS: &[Input<'static>] = &[
     Input::positive(HEALTH_CHECK_SUCCEEDED).optional(),
 ];
 
-/// Sets `Deleting`, `Updating`, `Ready` and `Available`.
-pub(crate) fn finish(m: &mut Machine, now: &Time) {
+/// Sets `Deleting`, `Updating`, `Ready` and `Available`. Returns when `Available` is due
+/// (a Ready Machine waiting out `spec.minReadySeconds`).
+pub(crate) fn finish(m: &mut Machine, now: &Time) -> Option<Duration> {
     m.set_v1beta2(deleting(m), now);
     // drydock updates Machines by replacing them, never in place.
     m.set_v1beta2(Observed::false_(UPDATING, NOT_UPDATING_REASON, ""), now);
     let ready = ready(m);
-    let available = if ready.status == Status::True {
-        // v1beta1 Machines carry no minReadySeconds: available as soon as ready.
-        Observed::true_(AVAILABLE, AVAILABLE_REASON)
-    } else {
-        Observed::false_(AVAILABLE, NOT_READY_REASON, "")
-    };
     m.set_v1beta2(ready, now);
+    let (available, due) = available(m, now);
     m.set_v1beta2(available, now);
+    due
+}
+
+/// `Available`: Ready for at least `spec.minReadySeconds`, and when that is still to come,
+/// how long until it is.
+fn available(m: &Machine, now: &Time) -> (Observed, Option<Duration>) {
+    let Some(ready) = m.v1beta2_condition(READY).filter(|c| c.status == conditions::STATUS_TRUE) else {
+        return (Observed::false_(AVAILABLE, NOT_READY_REASON, ""), None);
+    };
+    let min_ready = u64::try_from(m.spec.min_ready_seconds.unwrap_or(0)).unwrap_or(0);
+    let due = ready.last_transition_time.0.checked_add(Duration::from_secs(min_ready)).ok();
+    match due.filter(|due| *due > now.0) {
+        Some(due) => (
+            Observed::false_(AVAILABLE, WAITING_FOR_MIN_READY_SECONDS_REASON, ""),
+            Some(now.0.duration_until(due).unsigned_abs()),
+        ),
+        None => (Observed::true_(AVAILABLE, AVAILABLE_REASON), None),
+    }
 }
 
 /// `Ready`: the summary of [`READY_INPUTS`] and `spec.readinessGates`. A gate's condition is
@@ -178,10 +195,22 @@ mod tests {
     }
 
     #[test]
-    fn readiness_gates_count_from_either_condition_list() {
-        use drydock_api::capi::core::MachineReadinessGate;
+    fn available_waits_out_min_ready_seconds() {
         let mut m = provisioned();
-        m.spec.readiness_gates = Some(vec![MachineReadinessGate { condition_type: "example.com/Attached".into() }]);
+        m.spec.min_ready_seconds = Some(30);
+        assert_eq!(finish(&mut m, &at(2)), Some(std::time::Duration::from_secs(30)));
+        assert_eq!(get(&m, AVAILABLE), ("False", WAITING_FOR_MIN_READY_SECONDS_REASON, ""));
+        assert_eq!(finish(&mut m, &at(22)), Some(std::time::Duration::from_secs(10)), "Ready since 2");
+        assert_eq!(finish(&mut m, &at(32)), None);
+        assert_eq!(get(&m, AVAILABLE), ("True", "Available", ""));
+    }
+
+    #[test]
+    fn readiness_gates_count_from_either_condition_list() {
+        use drydock_api::capi::core::v1beta2::MachineReadinessGate;
+        let mut m = provisioned();
+        m.spec.readiness_gates =
+            Some(vec![MachineReadinessGate { condition_type: "example.com/Attached".into(), polarity: None }]);
         finish(&mut m, &at(2));
         assert_eq!(get(&m, READY), ("Unknown", "ReadyUnknown", "* example.com/Attached: Condition not yet reported"));
         m.mark_false("example.com/Attached", "Waiting", Severity::Info, "volume not attached", at(2));

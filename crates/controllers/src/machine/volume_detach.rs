@@ -13,8 +13,7 @@ use std::time::Duration;
 
 use drydock_api::capi::condition_types::{VOLUME_DETACH_SUCCEEDED, WAITING_FOR_VOLUME_DETACH};
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::v1beta2::Cluster;
-use drydock_api::capi::core::{Machine, MachineDeletionStatus};
+use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineDeletionStatus};
 use drydock_api::capi::keys::{EXCLUDE_WAIT_FOR_NODE_VOLUME_DETACH_ANNOTATION, has_annotation};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
@@ -43,7 +42,7 @@ pub(super) enum Detach {
 /// Time left before the wait gives up, `None` without a timeout.
 fn time_left(m: &Machine, now: Timestamp) -> Option<Duration> {
     let started = m.status.as_ref()?.deletion.as_ref()?.wait_for_node_volume_detach_start_time.as_ref();
-    timeout_left(m.spec.node_volume_detach_timeout.as_deref(), started, now)
+    timeout_left(m.spec.deletion.as_ref()?.node_volume_detach_timeout_seconds, started, now)
 }
 
 /// Waits for the Node's volumes; see the module documentation.
@@ -165,21 +164,23 @@ fn claims(p: &Pod) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::MachineStatus;
+    use drydock_api::capi::core::v1beta2::{MachineDeletionSpec, MachineStatus};
     use serde_json::json;
 
     #[test]
     fn detach_deadline() {
         let mut m = Machine::new("m", Default::default());
         let at = |s| Timestamp::from_second(s).expect("ts");
-        m.spec.node_volume_detach_timeout = Some("30s".into());
+        m.spec.deletion =
+            Some(MachineDeletionSpec { node_volume_detach_timeout_seconds: Some(30), ..Default::default() });
         assert_eq!(time_left(&m, at(10)), None, "not started");
         let deletion =
             MachineDeletionStatus { wait_for_node_volume_detach_start_time: Some(Time(at(100))), ..Default::default() };
         m.status = Some(MachineStatus { deletion: Some(deletion), ..Default::default() });
         assert_eq!(time_left(&m, at(110)), Some(Duration::from_secs(20)));
         assert_eq!(time_left(&m, at(200)), Some(Duration::ZERO));
-        m.spec.node_volume_detach_timeout = Some("0s".into());
+        m.spec.deletion =
+            Some(MachineDeletionSpec { node_volume_detach_timeout_seconds: Some(0), ..Default::default() });
         assert_eq!(time_left(&m, at(200)), None, "zero waits forever");
     }
 

@@ -29,8 +29,8 @@ use std::time::Duration;
 
 use crate::framework::requeue::Requeue;
 use drydock_api::capi::conditions::time_at;
-use drydock_api::capi::core::v1beta2::Cluster;
-use drydock_api::capi::core::{Machine, MachineDeployment, MachineDeploymentStrategyType, MachineSet};
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
+use drydock_api::capi::core::{MachineDeployment, MachineDeploymentStrategyType, MachineSet};
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_DEPLOYMENT_FINALIZER, REVISION_ANNOTATION,
 };
@@ -403,7 +403,7 @@ fn update_current(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{MachineDeploymentSpec, MachineDeploymentStrategy, MachineSpec};
+    use drydock_api::capi::core::{MachineDeploymentSpec, MachineDeploymentStrategy};
     use kube::runtime::reflector::store::Writer;
     use kube::runtime::watcher::Event;
 
@@ -425,7 +425,7 @@ mod tests {
         writer.apply_watcher_event(&Event::Apply(md("rolling", MachineDeploymentStrategyType::RollingUpdate)));
         let store = writer.as_reader();
         let machine = |deployment: &str, deleting: bool| {
-            let mut m = Machine::new("m", MachineSpec::default());
+            let mut m = Machine::new("m", Default::default());
             m.metadata.namespace = Some("ns".into());
             m.metadata.labels = Some([(DEPLOYMENT_NAME_LABEL.to_string(), deployment.to_string())].into());
             if deleting {

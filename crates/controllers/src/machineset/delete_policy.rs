@@ -10,7 +10,8 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use drydock_api::capi::conditions::HasConditions;
-use drydock_api::capi::core::{Machine, MachineSetDeletePolicy};
+use drydock_api::capi::core::MachineSetDeletePolicy;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::keys::{DELETE_MACHINE_ANNOTATION, has_annotation};
 use jiff::Timestamp;
 
@@ -26,12 +27,8 @@ const AGE_SCALE_SECONDS: f64 = 864_000.0;
 /// False when the Machine has no Node yet, reports a failure, or its Node or health check
 /// is known bad (Unknown does not count as bad).
 pub fn is_healthy(m: &Machine) -> bool {
-    let Some(status) = m.status.as_ref() else {
-        return false;
-    };
-    status.node_ref.is_some()
-        && status.failure_reason.is_none()
-        && status.failure_message.is_none()
+    m.node_name().is_some()
+        && m.failure().is_none()
         && !m.is_condition_false(NODE_HEALTHY)
         && !m.is_condition_false(HEALTH_CHECK_SUCCEEDED)
 }
@@ -91,8 +88,7 @@ mod tests {
     fn cond_now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
         drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
     }
-    use drydock_api::capi::core::{MachineSpec, MachineStatus};
-    use k8s_openapi::api::core::v1::ObjectReference;
+    use drydock_api::capi::core::v1beta2::MachineStatus;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     fn at(secs: i64) -> Timestamp {
@@ -100,9 +96,12 @@ mod tests {
     }
 
     fn machine(name: &str, created: i64) -> Arc<Machine> {
-        let mut m = Machine::new(name, MachineSpec::default());
+        let mut m = Machine::new(name, Default::default());
         m.metadata.creation_timestamp = Some(Time(at(created)));
-        m.status = Some(MachineStatus { node_ref: Some(ObjectReference::default()), ..Default::default() });
+        m.status = Some(MachineStatus {
+            node_ref: Some(drydock_api::capi::core::v1beta2::MachineNodeReference { name: "n".into() }),
+            ..Default::default()
+        });
         Arc::new(m)
     }
 
@@ -156,9 +155,7 @@ mod tests {
         let mut m = (*machine("m", 1)).clone();
         m.mark_unknown(NODE_HEALTHY, "NodeInspectionFailed", "", cond_now());
         assert!(is_healthy(&m));
-        if let Some(s) = m.status.as_mut() {
-            s.failure_reason = Some("x".into());
-        }
+        m.deprecated_v1beta1_mut().failure_reason = Some("x".into());
         assert!(!is_healthy(&m));
         let mut fresh = (*machine("n", 10)).clone();
         fresh.metadata.creation_timestamp = None;

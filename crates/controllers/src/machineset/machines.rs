@@ -4,7 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use drydock_api::capi::core::{Bootstrap, Machine, MachineSet};
+use drydock_api::capi::conversion::ref_up;
+use drydock_api::capi::core::MachineSet;
+use drydock_api::capi::core::conversion::machine_spec_up;
+use drydock_api::capi::core::v1beta2::{Bootstrap, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_FINALIZER, SET_NAME_LABEL};
 use drydock_api::capi::naming;
 use drydock_api::capi::owner;
@@ -53,11 +56,12 @@ pub fn new_machine(
     infrastructure_ref: ObjectReference,
     bootstrap_ref: Option<ObjectReference>,
 ) -> Machine {
-    let mut spec = ms.spec.template.spec.clone();
+    let mut spec = machine_spec_up(ms.spec.template.spec.clone());
     spec.cluster_name = ms.spec.cluster_name.clone();
-    spec.infrastructure_ref = infrastructure_ref;
+    spec.min_ready_seconds = ms.spec.min_ready_seconds;
+    spec.infrastructure_ref = ref_up(&infrastructure_ref);
     spec.bootstrap = match bootstrap_ref {
-        Some(r) => Bootstrap { config_ref: Some(r), data_secret_name: None },
+        Some(r) => Bootstrap { config_ref: Some(ref_up(&r)), data_secret_name: None },
         None => Bootstrap { config_ref: None, data_secret_name: spec.bootstrap.data_secret_name.take() },
     };
     let mut m = Machine::new(name, spec);
@@ -112,7 +116,7 @@ mod tests {
     use super::*;
     use drydock_api::admission::FieldPath;
     use drydock_api::capi::common::MachineNamingStrategy;
-    use drydock_api::capi::core::{MachineSetSpec, MachineSpec};
+    use drydock_api::capi::core::MachineSetSpec;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
     fn ms() -> MachineSet {
@@ -154,7 +158,7 @@ mod tests {
         assert_eq!(m.metadata.finalizers, Some(vec![MACHINE_FINALIZER.to_string()]));
         assert!(owner::is_controlled_by(&m.metadata, &ms));
         assert_eq!(m.spec.cluster_name, "c1");
-        assert_eq!(m.spec.infrastructure_ref, infra);
+        assert_eq!(m.spec.infrastructure_ref, ref_up(&infra));
         assert_eq!(m.spec.bootstrap.data_secret_name.as_deref(), Some("secret"));
         assert_eq!(m.spec.version.as_deref(), Some("v1.30.2"));
         let with_config = new_machine(&ms, "m1", infra, Some(ObjectReference::default()));
@@ -174,7 +178,7 @@ mod tests {
         )
         .expect("selector");
         let mk = |name: &str, role: &str, controller: Option<&str>| {
-            let mut m = Machine::new(name, MachineSpec::default());
+            let mut m = Machine::new(name, Default::default());
             m.metadata.labels = Some([("role".to_string(), role.to_string())].into());
             if let Some(uid) = controller {
                 let mut r = owner::controller_ref(&ms).expect("owner ref");

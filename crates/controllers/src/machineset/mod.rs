@@ -24,8 +24,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use drydock_api::capi::conditions::{HasConditions, time_at};
-use drydock_api::capi::core::v1beta2::Cluster;
-use drydock_api::capi::core::{Machine, MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
+use drydock_api::capi::core::{MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_SET_FINALIZER, REVISION_ANNOTATION};
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner;
@@ -447,7 +447,7 @@ async fn sync_machines(
 mod tests {
     use super::*;
     use crate::framework::select::owners_of;
-    use drydock_api::capi::core::{MachineSetSpec, MachineSpec};
+    use drydock_api::capi::core::MachineSetSpec;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
     use kube::runtime::reflector::store::Writer;
     use kube::runtime::watcher::Event;
@@ -470,7 +470,10 @@ mod tests {
     }
 
     fn machine(pool: &str) -> Machine {
-        let mut m = Machine::new("m", MachineSpec { cluster_name: "c1".into(), ..Default::default() });
+        let mut m = Machine::new(
+            "m",
+            drydock_api::capi::core::v1beta2::MachineSpec { cluster_name: "c1".into(), ..Default::default() },
+        );
         m.metadata.namespace = Some("ns".into());
         m.metadata.labels = Some([("pool".to_string(), pool.to_string())].into());
         m

@@ -4,7 +4,8 @@
 //! [`crate::framework::apply`]) under upstream's field managers, so what the set stops
 //! propagating is removed and what others set is kept.
 
-use drydock_api::capi::core::{Machine, MachineSet};
+use drydock_api::capi::core::MachineSet;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::keys::MACHINE_FINALIZER;
 
 use crate::framework::propagate::{MachineFields, NodeTimeouts};
@@ -17,12 +18,12 @@ pub const MANAGER: &str = "capi-machineset";
 pub const METADATA_MANAGER: &str = "capi-machineset-metadata";
 
 /// What the set propagates to each of its Machines, computed once per reconcile.
-pub fn propagated(ms: &MachineSet) -> MachineFields<'_> {
+pub fn propagated(ms: &MachineSet) -> MachineFields {
     let tpl = &ms.spec.template.spec;
     MachineFields {
         labels: super::machines::machine_labels(ms),
         annotations: super::machines::machine_annotations(ms),
-        timeouts: NodeTimeouts::new(
+        timeouts: NodeTimeouts::from_durations(
             tpl.node_drain_timeout.as_deref(),
             tpl.node_volume_detach_timeout.as_deref(),
             tpl.node_deletion_timeout.as_deref(),
@@ -45,7 +46,8 @@ pub fn with_finalizer(m: &Machine) -> Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{MachineSetSpec, MachineSpec};
+    use drydock_api::capi::core::MachineSetSpec;
+    use drydock_api::capi::core::v1beta2::MachineDeletionSpec;
     use drydock_api::capi::keys::SET_NAME_LABEL;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
     use serde_json::json;
@@ -57,8 +59,16 @@ mod tests {
         ms
     }
 
+    fn deletion(drain: Option<i32>, volume_detach: Option<i32>, node: Option<i32>) -> MachineDeletionSpec {
+        MachineDeletionSpec {
+            node_drain_timeout_seconds: drain,
+            node_volume_detach_timeout_seconds: volume_detach,
+            node_deletion_timeout_seconds: node,
+        }
+    }
+
     fn machine() -> Machine {
-        let mut m = Machine::new("m", MachineSpec::default());
+        let mut m = Machine::new("m", Default::default());
         m.metadata.namespace = Some("ns".into());
         m
     }
@@ -68,17 +78,17 @@ mod tests {
         let ms = ms();
         let mut m = machine();
         m.metadata.labels = Some([("user".to_string(), "mine".to_string())].into());
-        m.spec.node_volume_detach_timeout = Some("1m".into());
+        m.spec.deletion = Some(deletion(None, Some(60), None));
         m.spec.version = Some("v1.30.2".into());
         let p = propagated(&ms);
         assert_eq!(
             p.config(&m).body(),
             &json!({
-                "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine",
+                "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
                 "metadata": {"name": "m", "namespace": "ns", "labels": {
                     "role": "worker", SET_NAME_LABEL: "ms", "cluster.x-k8s.io/cluster-name": "c1",
                 }},
-                "spec": {"nodeDrainTimeout": "5m", "nodeDeletionTimeout": "10s"},
+                "spec": {"deletion": {"nodeDrainTimeoutSeconds": 300, "nodeDeletionTimeoutSeconds": 10}},
             })
         );
         assert!(p.would_change(&m, MANAGER));
@@ -91,14 +101,13 @@ mod tests {
         let mut m = machine();
         m.metadata.labels = Some(p.labels.clone());
         m.metadata.labels.as_mut().expect("labels").insert("user".into(), "mine".into());
-        m.spec.node_drain_timeout = Some("5m".into());
-        m.spec.node_deletion_timeout = Some("10s".into());
+        m.spec.deletion = Some(deletion(Some(300), None, Some(10)));
         assert!(!p.would_change(&m, MANAGER));
         // A timeout the set never applied is left alone...
-        m.spec.node_volume_detach_timeout = Some("1m".into());
+        m.spec.deletion = Some(deletion(Some(300), Some(60), Some(10)));
         assert!(!p.would_change(&m, MANAGER));
         // ...one it applied before is given up (removed) by the next apply.
-        let owned = json!({"f:metadata": {"f:labels": {"f:role": {}}}, "f:spec": {"f:nodeVolumeDetachTimeout": {}}});
+        let owned = json!({"f:metadata": {"f:labels": {"f:role": {}}}, "f:spec": {"f:deletion": {"f:nodeVolumeDetachTimeoutSeconds": {}}}});
         m.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
             manager: Some(MANAGER.into()),
             operation: Some("Apply".into()),
@@ -106,7 +115,7 @@ mod tests {
             ..Default::default()
         }]);
         assert!(p.would_change(&m, MANAGER));
-        m.spec.node_volume_detach_timeout = None;
+        m.spec.deletion = Some(deletion(Some(300), None, Some(10)));
         assert!(!p.would_change(&m, MANAGER));
         // A template label removed: the set applied it, so it goes.
         let mut fewer = ms.clone();
@@ -121,7 +130,7 @@ mod tests {
         let p = propagated(&ms);
         let want = p.deleting(&m);
         assert_eq!(want.metadata.labels, None);
-        assert_eq!(want.spec.node_drain_timeout.as_deref(), Some("5m"));
+        assert_eq!(want.spec.deletion.and_then(|d| d.node_drain_timeout_seconds), Some(300));
         assert!(needs_finalizer(&m));
         let f = with_finalizer(&m);
         assert_eq!(f.metadata.finalizers, Some(vec![MACHINE_FINALIZER.to_string()]));

@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
 use drydock_api::capi::conditions::{Condition, HasConditions, Severity};
-use drydock_api::capi::core::v1beta2::Cluster;
-use drydock_api::capi::core::{Machine, MachineSet};
+use drydock_api::capi::core::MachineSet;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::intstr;
 use drydock_api::capi::keys::REVISION_ANNOTATION;
 use drydock_api::capi::v1beta2_conditions::{self as v1beta2, HasV1Beta2Conditions, Observed, names};
@@ -238,12 +238,11 @@ async fn delete(st: &State, ms: &MachineSet, api: &Api<Machine>, m: &Machine) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::MachineSpec;
     use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     fn machine(name: &str, created: i64, owner: Option<bool>, healthy: Option<bool>) -> Arc<Machine> {
-        let mut m = Machine::new(name, MachineSpec::default());
+        let mut m = Machine::new(name, Default::default());
         m.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
         let now = drydock_api::capi::conditions::time_at(jiff::Timestamp::now());
         match owner {

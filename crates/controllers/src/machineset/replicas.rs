@@ -12,8 +12,8 @@ use drydock_api::capi::condition_types::{
     MACHINES_CREATED, PREFLIGHT_CHECK_FAILED,
 };
 use drydock_api::capi::conditions::{HasConditions, Severity, time_at};
-use drydock_api::capi::core::v1beta2::Cluster;
-use drydock_api::capi::core::{Machine, MachineSet, MachineSetDeletePolicy};
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
+use drydock_api::capi::core::{MachineSet, MachineSetDeletePolicy};
 use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
 use drydock_api::capi::owner;
 use futures::StreamExt;

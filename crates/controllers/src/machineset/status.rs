@@ -19,7 +19,8 @@ use drydock_api::capi::condition_types::{
     MACHINES_CREATED, MACHINES_READY, NODE_HEALTHY, RESIZED, SCALING_DOWN, SCALING_UP,
 };
 use drydock_api::capi::conditions::{self, Condition, HasConditions, READY, Severity};
-use drydock_api::capi::core::{Machine, MachineSet, MachineSetStatus};
+use drydock_api::capi::core::v1beta2::Machine;
+use drydock_api::capi::core::{MachineSet, MachineSetStatus};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
@@ -180,18 +181,21 @@ pub fn set_machines_ready(ms: &mut MachineSet, machines: &[Arc<Machine>], now: T
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{MachineSetSpec, MachineSpec, MachineStatus};
-    use k8s_openapi::api::core::v1::ObjectReference;
+    use drydock_api::capi::core::MachineSetSpec;
+    use drydock_api::capi::core::v1beta2::MachineStatus;
 
     fn at(secs: i64) -> Timestamp {
         Timestamp::from_second(secs).expect("valid timestamp")
     }
 
     fn machine(name: &str, healthy_since: Option<i64>) -> Arc<Machine> {
-        let mut m = Machine::new(name, MachineSpec::default());
+        let mut m = Machine::new(name, Default::default());
         m.metadata.labels = Some([("role".to_string(), "worker".to_string())].into());
         if let Some(t) = healthy_since {
-            m.status = Some(MachineStatus { node_ref: Some(ObjectReference::default()), ..Default::default() });
+            m.status = Some(MachineStatus {
+                node_ref: Some(drydock_api::capi::core::v1beta2::MachineNodeReference { name: "n".into() }),
+                ..Default::default()
+            });
             m.mark_true(NODE_HEALTHY, Time(at(t)));
         }
         Arc::new(m)

@@ -9,7 +9,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use drydock_api::capi::core::{Machine, MachineSet};
+use drydock_api::capi::core::MachineSet;
+use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
 use drydock_api::capi::v1beta2_conditions::{
     self as v1beta2, Condition, HasV1Beta2Conditions, Observed, Polarity, Reasons, Status, names,
@@ -181,7 +182,7 @@ mod tests {
     use drydock_api::capi::condition_types::{OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
     use drydock_api::capi::conditions::HasConditions;
     use drydock_api::capi::conditions::Severity;
-    use drydock_api::capi::core::{MachineDeployment, MachineDeploymentSpec, MachineSetSpec, MachineSpec};
+    use drydock_api::capi::core::{MachineDeployment, MachineDeploymentSpec, MachineSetSpec};
 
     use crate::framework::machine_template as template;
 
@@ -194,7 +195,7 @@ mod tests {
     }
 
     fn machine(name: &str, ready_since: Option<i64>, up_to_date: Option<bool>) -> Machine {
-        let mut m = Machine::new(name, MachineSpec::default());
+        let mut m = Machine::new(name, Default::default());
         if let Some(s) = ready_since {
             m.set_v1beta2(Observed::true_(names::READY, names::READY_REASON), &t(s));
         } else {
@@ -331,7 +332,7 @@ mod tests {
         assert_eq!(expired.message, "* MachineDeployment spec.rolloutAfter passed");
 
         // Left to the Machine controller's first status write, then written only on change.
-        let m = Machine::new("m", MachineSpec::default());
+        let m = Machine::new("m", Default::default());
         assert!(with_up_to_date(&m, &expired, &t(60)).is_none(), "not reported on yet");
         let m = machine("m", None, None);
         let written = with_up_to_date(&m, &expired, &t(60)).expect("changed");

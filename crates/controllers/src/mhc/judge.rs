@@ -13,9 +13,8 @@ use crate::framework::objects::is_control_plane;
 use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
 use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
 use drydock_api::capi::conditions::HasConditions;
-use drydock_api::capi::core::v1beta2::Cluster;
-use drydock_api::capi::core::v1beta2::MachineHealthCheckSpec;
-use drydock_api::capi::core::{DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS, Machine};
+use drydock_api::capi::core::DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineHealthCheckSpec};
 use drydock_api::capi::keys::{REMEDIATE_MACHINE_ANNOTATION, has_annotation};
 use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
 use jiff::Timestamp;
@@ -182,15 +181,15 @@ pub(crate) fn judge(t: &Target<'_>, cluster: &ClusterFacts, rules: &Rules, now: 
             "Marked for remediation via remediate-machine annotation".into(),
         );
     }
-    let status = m.status.as_ref();
-    if let Some(r) = status.and_then(|s| s.failure_reason.as_deref()) {
+    let failure = m.failure();
+    if let Some(r) = failure.and_then(|f| f.failure_reason.as_deref()) {
         return unhealthy("MachineHasFailure", format!("FailureReason: {r}"));
     }
-    if let Some(msg) = status.and_then(|s| s.failure_message.as_deref()) {
+    if let Some(msg) = failure.and_then(|f| f.failure_message.as_deref()) {
         return unhealthy("MachineHasFailure", format!("FailureMessage: {msg}"));
     }
     if t.node_missing {
-        let name = status.and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.as_deref()).unwrap_or_default();
+        let name = m.node_name().unwrap_or_default();
         return unhealthy("NodeNotFound", format!("Node {name} not found"));
     }
     // Workers cannot have Nodes before the control plane is up; nothing runs before the
@@ -384,8 +383,7 @@ mod tests {
             Verdict::Unhealthy { reason: "HasRemediateMachineAnnotation", .. }
         ));
         let mut m = machine(0);
-        m.status =
-            Some(drydock_api::capi::core::MachineStatus { failure_message: Some("boom".into()), ..Default::default() });
+        m.deprecated_v1beta1_mut().failure_message = Some("boom".into());
         let t = Target { machine: &m, node: Some(&n), node_missing: false };
         assert!(
             matches!(judge(&t, &c, &r, at(100)), Verdict::Unhealthy { reason: "MachineHasFailure", message } if message == "FailureMessage: boom")

@@ -33,9 +33,7 @@ use drydock_api::capi::condition_types::{
     TOO_MANY_UNHEALTHY,
 };
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::Machine;
-use drydock_api::capi::core::v1beta2::Cluster;
-use drydock_api::capi::core::v1beta2::MachineHealthCheck;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineHealthCheck};
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, REMEDIATE_MACHINE_ANNOTATION, SKIP_REMEDIATION_ANNOTATION, has_annotation,
 };
@@ -145,10 +143,9 @@ fn machine_digest(m: &Machine, gone: bool, condition_types: &[String]) -> u64 {
         }
         m.metadata.deletion_timestamp.is_some().hash(h);
         m.metadata.resource_version.is_some().hash(h);
-        let s = m.status.as_ref();
-        s.and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.as_ref()).hash(h);
-        s.and_then(|s| s.failure_reason.as_ref()).hash(h);
-        s.and_then(|s| s.failure_message.as_ref()).hash(h);
+        m.node_name().hash(h);
+        let failure = m.failure();
+        failure.map(|f| (&f.failure_reason, &f.failure_message)).hash(h);
         for t in [INFRASTRUCTURE_READY, HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED] {
             m.get_condition(t).map(|c| (&c.status, &c.reason, c.last_transition_time.0.as_second())).hash(h);
         }
@@ -336,7 +333,7 @@ async fn judge_targets(
     let judged = targets
         .into_iter()
         .map(|m| {
-            let node_ref = m.status.as_ref().and_then(|s| s.node_ref.as_ref()).and_then(|r| r.name.as_deref());
+            let node_ref = m.node_name();
             let node = match (&nodes, node_ref) {
                 (Some(n), Some(name)) => n.get(name),
                 _ => None,

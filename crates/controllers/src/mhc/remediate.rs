@@ -11,8 +11,7 @@
 
 use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::Machine;
-use drydock_api::capi::core::v1beta2::MachineHealthCheck;
+use drydock_api::capi::core::v1beta2::{Machine, MachineHealthCheck};
 use drydock_api::capi::owner;
 use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed, names};
 use k8s_openapi::api::core::v1::ObjectReference;

@@ -22,10 +22,9 @@ use std::sync::Arc;
 
 use drydock_api::capi::condition_types::WAITING_FOR_CLUSTER_INFRASTRUCTURE;
 use drydock_api::capi::conditions::{Condition, Severity, time_at};
-use drydock_api::capi::core::Machine;
-use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
-use drydock_api::capi::owner::{api_group, find_owner};
+use drydock_api::capi::owner::find_owner;
 use drydock_api::tenancy::LogicalClusterName;
 use drydock_controllers::Running;
 use drydock_controllers::framework::Requeue;
@@ -144,11 +143,10 @@ pub fn controller<K: SimulatedMachine>(pctx: &Arc<ProviderContext>) -> Running {
 /// The machine of kind `K` a Machine points at (any version of the kind).
 fn infra_of<K: SimulatedMachine>(m: &Machine) -> Vec<ObjectRef<K>> {
     let r = &m.spec.infrastructure_ref;
-    let ours = r.kind.as_deref() == Some(K::kind(&()).as_ref())
-        && r.api_version.as_deref().is_some_and(|v| api_group(v) == K::group(&()));
-    match (ours, r.name.as_deref()) {
-        (true, Some(n)) => vec![ObjectRef::new(n).within(&m.namespace().unwrap_or_default())],
-        _ => Vec::new(),
+    if r.is_kind(&K::group(&()), &K::kind(&())) && !r.name.is_empty() {
+        vec![ObjectRef::new(&r.name).within(&m.namespace().unwrap_or_default())]
+    } else {
+        Vec::new()
     }
 }
 

@@ -1,17 +1,15 @@
-//! Machine admission: cluster-name label, ref namespaces, version prefix and node deletion
-//! timeout defaults; bootstrap, version, ref and immutability checks.
+//! Machine admission (v1beta2, the stored version): cluster-name label, version prefix and
+//! node deletion timeout defaults; bootstrap, version, reference and immutability checks.
 
-use super::checks::{
-    default_machine_spec, set_cluster_name_label, validate_bootstrap_present, validate_cluster_name,
-    validate_machine_spec,
-};
-use super::machine::Machine;
+use super::checks::{default_machine_spec_v1beta2, set_cluster_name_label, validate_cluster_name, validate_version};
+use super::v1beta2::{Machine, MachineDeletionSpec};
 use crate::admission::{FieldError, FieldPath};
+use crate::capi::common::ContractVersionedObjectReference;
 use crate::capi::refs;
 use crate::capi::typed::KindAdmission;
 
-/// Default wait for the Node to be deleted once the infrastructure is gone.
-pub const DEFAULT_NODE_DELETION_TIMEOUT: &str = "10s";
+/// Default wait, in seconds, for the Node to be deleted once the infrastructure is gone.
+pub const DEFAULT_NODE_DELETION_TIMEOUT_SECONDS: i32 = 10;
 
 pub(crate) struct MachineAdmission;
 
@@ -20,8 +18,9 @@ impl KindAdmission for MachineAdmission {
 
     fn default(&self, m: &mut Machine, _old: Option<&Machine>) -> Result<(), Vec<FieldError>> {
         set_cluster_name_label(&mut m.metadata, &m.spec.cluster_name);
-        default_machine_spec(&mut m.spec, m.metadata.namespace.as_deref());
-        m.spec.node_deletion_timeout.get_or_insert_with(|| DEFAULT_NODE_DELETION_TIMEOUT.to_string());
+        default_machine_spec_v1beta2(&mut m.spec);
+        let deletion = m.spec.deletion.get_or_insert_with(MachineDeletionSpec::default);
+        deletion.node_deletion_timeout_seconds.get_or_insert(DEFAULT_NODE_DELETION_TIMEOUT_SECONDS);
         Ok(())
     }
 
@@ -34,10 +33,18 @@ impl KindAdmission for MachineAdmission {
         );
         // MachinePool Machines get their bootstrap data from the pool.
         let in_pool = m.metadata.owner_references.iter().flatten().any(|r| r.kind == "MachinePool");
-        if !in_pool {
-            errs.extend(validate_bootstrap_present(&m.spec, &spec));
+        let b = &m.spec.bootstrap;
+        if !in_pool && b.config_ref.is_none() && b.data_secret_name.is_none() {
+            errs.push(FieldError::required(
+                spec.child("bootstrap").child("data"),
+                "expected either spec.bootstrap.dataSecretName or spec.bootstrap.configRef to be populated",
+            ));
         }
-        errs.extend(validate_machine_spec(&m.spec, m.metadata.namespace.as_deref(), &spec));
+        errs.extend(validate_version(m.spec.version.as_deref(), &spec.child("version")));
+        let infra = spec.child("infrastructureRef");
+        errs.extend(validate_ref(&m.spec.infrastructure_ref, &infra));
+        let config = spec.child("bootstrap").child("configRef");
+        errs.extend(b.config_ref.iter().flat_map(|r| validate_ref(r, &config)));
         let mut seen = std::collections::BTreeSet::new();
         for (i, gate) in m.spec.readiness_gates.iter().flatten().enumerate() {
             if !seen.insert(gate.condition_type.as_str()) {
@@ -50,17 +57,26 @@ impl KindAdmission for MachineAdmission {
         if let Some(old) = old {
             // The infrastructure machine and bootstrap config are fixed for a Machine's life;
             // a different one needs a new Machine.
-            errs.extend(refs::validate_same_target(
-                &m.spec.infrastructure_ref,
-                &old.spec.infrastructure_ref,
-                &spec.child("infrastructureRef"),
-            ));
-            if let (Some(new), Some(prev)) = (&m.spec.bootstrap.config_ref, &old.spec.bootstrap.config_ref) {
-                errs.extend(refs::validate_same_target(new, prev, &spec.child("bootstrap").child("configRef")));
+            errs.extend(same_target(&m.spec.infrastructure_ref, &old.spec.infrastructure_ref, &infra));
+            if let (Some(new), Some(prev)) = (&b.config_ref, &old.spec.bootstrap.config_ref) {
+                errs.extend(same_target(new, prev, &config));
             }
         }
         errs
     }
+}
+
+/// A v1beta2 reference names a group, kind and name, in the Machine's namespace.
+fn validate_ref(r: &ContractVersionedObjectReference, path: &FieldPath) -> Vec<FieldError> {
+    refs::validate_fields_set([("apiGroup", &*r.api_group), ("kind", &r.kind), ("name", &r.name)], path)
+}
+
+fn same_target(
+    new: &ContractVersionedObjectReference,
+    old: &ContractVersionedObjectReference,
+    path: &FieldPath,
+) -> Option<FieldError> {
+    (new != old).then(|| FieldError::forbidden(path.as_str(), "cannot point to another object"))
 }
 
 #[cfg(test)]
@@ -73,13 +89,13 @@ mod tests {
 
     fn machine() -> Value {
         json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine",
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
             "metadata": { "name": "m1", "namespace": "ns" },
             "spec": {
                 "clusterName": "c1",
                 "version": "1.30.2",
-                "bootstrap": { "configRef": { "apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfig", "name": "m1" } },
-                "infrastructureRef": { "apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "kind": "InMemoryMachine", "name": "m1" }
+                "bootstrap": { "configRef": { "apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "KubeadmConfig", "name": "m1" } },
+                "infrastructureRef": { "apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DevMachine", "name": "m1" }
             }
         })
     }
@@ -89,9 +105,10 @@ mod tests {
         let out = admit(&Typed(MachineAdmission), machine(), None).unwrap();
         assert_eq!(out["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"], "c1");
         assert_eq!(out["spec"]["version"], "v1.30.2");
-        assert_eq!(out["spec"]["bootstrap"]["configRef"]["namespace"], "ns");
-        assert_eq!(out["spec"]["infrastructureRef"]["namespace"], "ns");
-        assert_eq!(out["spec"]["nodeDeletionTimeout"], "10s");
+        assert_eq!(out["spec"]["deletion"]["nodeDeletionTimeoutSeconds"], DEFAULT_NODE_DELETION_TIMEOUT_SECONDS);
+        let zero = merged(&machine(), &json!({ "spec": { "deletion": { "nodeDeletionTimeoutSeconds": 0 } } }));
+        let out = admit(&Typed(MachineAdmission), zero, None).unwrap();
+        assert_eq!(out["spec"]["deletion"]["nodeDeletionTimeoutSeconds"], 0, "0 (retry forever) is kept");
     }
 
     #[test]
@@ -100,13 +117,10 @@ mod tests {
             (json!({ "spec": { "bootstrap": { "configRef": null } } }), vec!["spec.bootstrap.data"]),
             (json!({ "spec": { "version": "1.30" } }), vec!["spec.version"]),
             (json!({ "spec": { "clusterName": "" } }), vec!["spec.clusterName"]),
+            (json!({ "spec": { "infrastructureRef": { "name": "" } } }), vec!["spec.infrastructureRef.name"]),
             (
-                json!({ "spec": { "infrastructureRef": { "namespace": "other" } } }),
-                vec!["spec.infrastructureRef.namespace"],
-            ),
-            (
-                json!({ "spec": { "bootstrap": { "configRef": { "namespace": "other" } } } }),
-                vec!["spec.bootstrap.configRef.namespace"],
+                json!({ "spec": { "bootstrap": { "configRef": { "apiGroup": "" } } } }),
+                vec!["spec.bootstrap.configRef.apiGroup"],
             ),
             (
                 json!({ "spec": { "readinessGates": [ { "conditionType": "A" }, { "conditionType": "A" } ] } }),
@@ -128,7 +142,7 @@ mod tests {
         let pool_machine = merged(
             &machine(),
             &json!({
-                "metadata": { "ownerReferences": [ { "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachinePool", "name": "p", "uid": "u" } ] },
+                "metadata": { "ownerReferences": [ { "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachinePool", "name": "p", "uid": "u" } ] },
                 "spec": { "bootstrap": { "configRef": null } }
             }),
         );
@@ -141,7 +155,6 @@ mod tests {
         let old = admit(&a, machine(), None).unwrap();
         let allowed = [
             json!({ "spec": { "providerID": "in-memory://m1", "bootstrap": { "dataSecretName": "m1" } } }),
-            json!({ "spec": { "infrastructureRef": { "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1" } } }),
             json!({ "metadata": { "labels": { "extra": "x" } } }),
         ];
         for patch in allowed {

@@ -30,7 +30,7 @@ pub use clusterclass::*;
 pub(crate) use clusterclass_admission::ClusterClassAdmission;
 pub use healthcheck_checks::{MIN_NODE_STARTUP_TIMEOUT, parse_unhealthy_range};
 pub use machine::*;
-pub use machine_admission::DEFAULT_NODE_DELETION_TIMEOUT;
+pub use machine_admission::DEFAULT_NODE_DELETION_TIMEOUT_SECONDS;
 pub(crate) use machine_admission::MachineAdmission;
 pub use machinedeployment::*;
 pub(crate) use machinedeployment_admission::MachineDeploymentAdmission;

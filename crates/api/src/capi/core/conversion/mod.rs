@@ -14,7 +14,7 @@ mod topology;
 
 pub use cluster::ClusterConversion;
 pub use clusterclass::ClusterClassConversion;
-pub use machine::MachineConversion;
+pub use machine::{MachineConversion, spec_up as machine_spec_up};
 pub use machinedeployment::MachineDeploymentConversion;
 pub use machinedrainrule::MachineDrainRuleConversion;
 pub use machinehealthcheck::MachineHealthCheckConversion;

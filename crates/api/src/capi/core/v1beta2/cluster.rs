@@ -278,8 +278,7 @@ pub struct ClusterV1Beta1DeprecatedStatus {
     pub failure_message: Option<String>,
 }
 
-crate::capi::conditions::impl_has_deprecated_conditions!(Cluster);
-crate::capi::v1beta2_conditions::impl_has_hub_conditions!(Cluster);
+impl_hub_status!(Cluster, ClusterInitializationStatus, ClusterV1Beta1DeprecatedStatus);
 
 impl Cluster {
     /// `status.initialization.infrastructureProvisioned`.
@@ -290,30 +289,5 @@ impl Cluster {
     /// `status.initialization.controlPlaneInitialized`: the control plane takes API requests.
     pub fn control_plane_initialized(&self) -> bool {
         self.initialization().and_then(|i| i.control_plane_initialized).unwrap_or(false)
-    }
-
-    fn initialization(&self) -> Option<&ClusterInitializationStatus> {
-        self.status.as_ref()?.initialization.as_ref()
-    }
-
-    /// `status.initialization`, created when missing.
-    pub fn initialization_mut(&mut self) -> &mut ClusterInitializationStatus {
-        self.status.get_or_insert_with(Default::default).initialization.get_or_insert_with(Default::default)
-    }
-
-    /// The v1beta1 failure fields (`status.deprecated.v1beta1`), if any is set.
-    pub fn failure(&self) -> Option<&ClusterV1Beta1DeprecatedStatus> {
-        let d = self.status.as_ref()?.deprecated.as_ref()?.v1beta1.as_ref()?;
-        (d.failure_reason.is_some() || d.failure_message.is_some()).then_some(d)
-    }
-
-    /// `status.deprecated.v1beta1`, created when missing.
-    pub fn deprecated_v1beta1_mut(&mut self) -> &mut ClusterV1Beta1DeprecatedStatus {
-        self.status
-            .get_or_insert_with(Default::default)
-            .deprecated
-            .get_or_insert_with(Default::default)
-            .v1beta1
-            .get_or_insert_with(Default::default)
     }
 }

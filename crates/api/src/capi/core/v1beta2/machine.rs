@@ -253,3 +253,22 @@ pub struct MachineTemplateSpec {
     /// Spec of created Machines.
     pub spec: MachineSpec,
 }
+
+impl_hub_status!(Machine, MachineInitializationStatus, MachineV1Beta1DeprecatedStatus);
+
+impl Machine {
+    /// `status.initialization.infrastructureProvisioned`.
+    pub fn infrastructure_provisioned(&self) -> bool {
+        self.initialization().and_then(|i| i.infrastructure_provisioned).unwrap_or(false)
+    }
+
+    /// `status.initialization.bootstrapDataSecretCreated`.
+    pub fn bootstrap_data_secret_created(&self) -> bool {
+        self.initialization().and_then(|i| i.bootstrap_data_secret_created).unwrap_or(false)
+    }
+
+    /// The name of the Machine's Node, once found.
+    pub fn node_name(&self) -> Option<&str> {
+        self.status.as_ref()?.node_ref.as_ref().map(|n| n.name.as_str()).filter(|n| !n.is_empty())
+    }
+}

@@ -1,6 +1,43 @@
 //! `cluster.x-k8s.io/v1beta2`: the core kinds as Cluster API v1.11+ serves and stores them
 //! (the hub of conversion; [`super::conversion`] converts to and from v1beta1).
 
+/// The status plumbing Cluster and Machine share: v1beta1 conditions under
+/// `status.deprecated.v1beta1`, v1beta2 ones in `status.conditions`, accessors of
+/// `status.initialization` (`$init`) and of the v1beta1 failure fields (`$deprecated`).
+macro_rules! impl_hub_status {
+    ($kind:ty, $init:ty, $deprecated:ty) => {
+        crate::capi::conditions::impl_has_deprecated_conditions!($kind);
+        crate::capi::v1beta2_conditions::impl_has_hub_conditions!($kind);
+
+        impl $kind {
+            fn initialization(&self) -> Option<&$init> {
+                self.status.as_ref()?.initialization.as_ref()
+            }
+
+            /// `status.initialization`, created when missing.
+            pub fn initialization_mut(&mut self) -> &mut $init {
+                self.status.get_or_insert_with(Default::default).initialization.get_or_insert_with(Default::default)
+            }
+
+            /// The v1beta1 failure fields (`status.deprecated.v1beta1`), if any is set.
+            pub fn failure(&self) -> Option<&$deprecated> {
+                let d = self.status.as_ref()?.deprecated.as_ref()?.v1beta1.as_ref()?;
+                (d.failure_reason.is_some() || d.failure_message.is_some()).then_some(d)
+            }
+
+            /// `status.deprecated.v1beta1`, created when missing.
+            pub fn deprecated_v1beta1_mut(&mut self) -> &mut $deprecated {
+                self.status
+                    .get_or_insert_with(Default::default)
+                    .deprecated
+                    .get_or_insert_with(Default::default)
+                    .v1beta1
+                    .get_or_insert_with(Default::default)
+            }
+        }
+    };
+}
+
 mod cluster;
 mod clusterclass;
 mod clusterclass_variables;
