@@ -10,13 +10,12 @@
 use std::time::Duration;
 
 use crate::framework::objects::is_control_plane;
-use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
-use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
-use drydock_api::capi::conditions::HasConditions;
+use drydock_api::capi::conditions::STATUS_TRUE;
 use drydock_api::capi::core::DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS;
 use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineHealthCheckSpec};
 use drydock_api::capi::keys::{REMEDIATE_MACHINE_ANNOTATION, has_annotation};
 use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
+use drydock_api::capi::v1beta2_conditions::names::{CONTROL_PLANE_INITIALIZED, INFRASTRUCTURE_READY};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
 /// Timers fire a little after a deadline so the comparison at wake-up sees it passed.
@@ -68,8 +67,9 @@ pub(crate) struct ClusterFacts {
     pub infrastructure_ready: Option<Timestamp>,
 }
 
-fn true_since<K: HasConditions>(obj: &K, type_: &str) -> Option<Timestamp> {
-    obj.get_condition(type_).filter(|c| c.is_true()).map(|c| c.last_transition_time.0)
+/// When the v1beta2 condition `type_` became True (as upstream v1.14 reads it).
+fn true_since<K: HasV1Beta2Conditions>(obj: &K, type_: &str) -> Option<Timestamp> {
+    obj.v1beta2_condition(type_).filter(|c| c.status == STATUS_TRUE).map(|c| c.last_transition_time.0)
 }
 
 impl ClusterFacts {
@@ -254,8 +254,8 @@ pub(crate) fn show(d: Duration) -> String {
 mod tests {
     use super::*;
     use drydock_api::capi::common::{ConditionStatus, UnhealthyMachineCondition, UnhealthyNodeCondition};
-    use drydock_api::capi::conditions::Condition;
     use drydock_api::capi::core::v1beta2::MachineHealthCheckChecks;
+    use drydock_api::capi::v1beta2_conditions::Observed;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use serde_json::json;
 
@@ -338,7 +338,7 @@ mod tests {
             if message == "Node failed to report startup in 30s"),
             "{v:?}"
         );
-        m.set_condition(Condition::true_(INFRASTRUCTURE_READY, Time(at(75))));
+        m.set_v1beta2(Observed::true_(INFRASTRUCTURE_READY, "Ready"), &Time(at(75)));
         let t = Target { machine: &m, node: None, node_missing: false };
         assert!(matches!(judge(&t, &c, &r, at(81)), Verdict::Pending { next: Some(_) }));
         // Disabled: waits forever.
@@ -354,7 +354,7 @@ mod tests {
 
     #[test]
     fn machine_conditions_with_timeouts() {
-        use drydock_api::capi::v1beta2_conditions::{Observed, Status};
+        use drydock_api::capi::v1beta2_conditions::Status;
         let mut m = machine(0);
         let r = rules(600);
         let c = ready_cluster();

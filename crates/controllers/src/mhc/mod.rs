@@ -60,9 +60,11 @@ use crate::framework::select::parse_selector;
 use crate::framework::write::{Status, Writer};
 use crate::framework::{Error, Result};
 use crate::{Context, Running};
-use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED;
-use drydock_api::capi::condition_types::INFRASTRUCTURE_READY;
 use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED};
+use drydock_api::capi::v1beta2_conditions::names::{
+    CONTROL_PLANE_INITIALIZED as V1BETA2_CONTROL_PLANE_INITIALIZED,
+    INFRASTRUCTURE_READY as V1BETA2_INFRASTRUCTURE_READY,
+};
 use judge::{ClusterFacts, Rules, Target, Verdict};
 use remediate::RequestError;
 
@@ -146,9 +148,11 @@ fn machine_digest(m: &Machine, gone: bool, condition_types: &[String]) -> u64 {
         m.node_name().hash(h);
         let failure = m.failure();
         failure.map(|f| (&f.failure_reason, &f.failure_message)).hash(h);
-        for t in [INFRASTRUCTURE_READY, HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED] {
+        for t in [HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED] {
             m.get_condition(t).map(|c| (&c.status, &c.reason, c.last_transition_time.0.as_second())).hash(h);
         }
+        let infra = m.v1beta2_condition(V1BETA2_INFRASTRUCTURE_READY);
+        infra.map(|c| (&c.status, c.last_transition_time.0.as_second())).hash(h);
         for t in condition_types {
             m.v1beta2_condition(t).map(|c| (&c.status, c.last_transition_time.0.as_second())).hash(h);
         }
@@ -160,8 +164,8 @@ fn cluster_digest(c: &Cluster, gone: bool) -> u64 {
         gone.hash(h);
         c.spec.paused.hash(h);
         logical_cluster(c).hash(h);
-        for t in [CONTROL_PLANE_INITIALIZED, INFRASTRUCTURE_READY] {
-            c.get_condition(t).map(|c| (&c.status, c.last_transition_time.0.as_second())).hash(h);
+        for t in [V1BETA2_CONTROL_PLANE_INITIALIZED, V1BETA2_INFRASTRUCTURE_READY] {
+            c.v1beta2_condition(t).map(|c| (&c.status, c.last_transition_time.0.as_second())).hash(h);
         }
     })
 }
