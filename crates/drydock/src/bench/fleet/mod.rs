@@ -309,8 +309,9 @@ impl Fleet {
     }
 }
 
-/// Keeps `progress.machines` current from a watch of the fleet's Machines.
-async fn watch_machines(machines: Api<drydock_api::capi::core::Machine>, progress: Arc<Mutex<Progress>>) {
+/// Keeps `progress.machines` current from a watch of the fleet's Machines, in the version they
+/// are stored in (a watch in another version would charge its conversion to the fleet).
+async fn watch_machines(machines: Api<drydock_api::capi::core::v1beta2::Machine>, progress: Arc<Mutex<Progress>>) {
     watcher(machines, watcher::Config::default())
         .for_each(|ev| {
             let mut p = progress.lock();
