@@ -140,8 +140,8 @@ fn machine_deployment_defaults() {
         json!({ "type": "RollingUpdate", "rollingUpdate": { "maxSurge": 1, "maxUnavailable": 0 } })
     );
     assert_eq!(spec["minReadySeconds"], 0);
-    assert_eq!(spec["revisionHistoryLimit"], 1);
-    assert_eq!(spec["progressDeadlineSeconds"], 600);
+    // Stored in v1beta2, which has neither: as upstream v1.14, nothing defaults them.
+    assert!(spec.get("revisionHistoryLimit").is_none() && spec.get("progressDeadlineSeconds").is_none());
     assert_eq!(spec["template"]["spec"]["version"], "v1.30.2");
     assert_eq!(spec["template"]["spec"]["bootstrap"]["configRef"]["namespace"], "default");
     assert_eq!(spec["template"]["spec"]["infrastructureRef"]["namespace"], "default");

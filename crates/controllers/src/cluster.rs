@@ -21,7 +21,7 @@ use drydock_api::capi::common::ContractVersionedObjectReference;
 use drydock_api::capi::condition_types::CONTROL_PLANE_READY;
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::v1beta2::{Cluster, Machine};
-use drydock_api::capi::core::{MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
 use drydock_api::capi::dev::v1beta2::DevCluster;
 use drydock_api::capi::inmemory::InMemoryCluster;
 use drydock_api::capi::keys::{CLUSTER_FINALIZER, PAUSED_ANNOTATION, has_annotation};
@@ -242,13 +242,12 @@ impl State {
             return deleting;
         }
         let ns = o.metadata.namespace.as_deref().unwrap_or_default();
-        let s = o.status.as_ref();
         let gate = (
             gate_conditions(
                 o.v1beta2_conditions(),
                 &[ROLLUP_TYPES, &[v2names::MACHINES_READY, v2names::MACHINES_UP_TO_DATE]].concat(),
             ),
-            replica_gate(o.spec.replicas, s.and_then(|s| s.replicas), s.and_then(|s| s.v1beta2.as_ref())),
+            replica_gate(o),
         );
         let store = &self.ctx.informers.machine_deployments.store;
         let exists = |k: &str| k.split_once('/').is_some_and(|(n, m)| in_store(store, n, m).is_some());

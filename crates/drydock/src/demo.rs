@@ -29,7 +29,7 @@ pub async fn run(kubeconfig: &Path, data_dir: &Path) -> anyhow::Result<()> {
     let machines: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
         "default",
-        &drydock_controllers::external::api_resource("cluster.x-k8s.io/v1beta1", "Machine"),
+        &drydock_controllers::external::api_resource("cluster.x-k8s.io/v1beta2", "Machine"),
     );
     let want = (args.control_plane_machine_count + args.worker_machine_count) as u64;
     let bar = indicatif::ProgressBar::new(want);

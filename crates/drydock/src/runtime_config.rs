@@ -105,9 +105,9 @@ mod tests {
         }
         let unknown = RuntimeConfig::parse(&["example.com/v9=false"]).expect("parse");
         assert!(matches!(unknown.apply(&mut kinds), Err(RuntimeConfigError::Unknown { .. })));
-        let storage = RuntimeConfig::parse(&["cluster.x-k8s.io/v1beta1=false"]).expect("parse");
+        let storage = RuntimeConfig::parse(&["cluster.x-k8s.io/v1beta2=false"]).expect("parse");
         let err = storage.apply(&mut kinds).expect_err("storage version");
-        assert!(err.to_string().contains("storage version of MachineSet"), "{err}");
+        assert!(err.to_string().contains("storage version of Cluster, ClusterClass, Machine, MachineSet"), "{err}");
         let storage = RuntimeConfig::parse(&["controlplane.cluster.x-k8s.io/v1beta2=false"]).expect("parse");
         let err = storage.apply(&mut kinds).expect_err("storage version");
         assert!(err.to_string().contains("storage version of KubeadmControlPlane"), "{err}");

@@ -122,13 +122,12 @@ async fn runtime_config_switches_a_version_off() {
     assert!(!served("ipam.cluster.x-k8s.io/v1alpha1") && served("ipam.cluster.x-k8s.io/v1beta1"), "{groups}");
     env.instance.stop_controllers().await;
 
-    // The version objects are stored in cannot be switched off: while kinds move to the hub
-    // one at a time, each of the core group's versions stores some.
+    // The version objects are stored in cannot be switched off.
     for (flag, stores) in [
-        ("cluster.x-k8s.io/v1beta1=false", "v1beta1 is the storage version of MachineSet, MachineDeployment"),
         (
             "cluster.x-k8s.io/v1beta2=false",
-            "v1beta2 is the storage version of Cluster, ClusterClass, Machine, MachineHealthCheck",
+            "v1beta2 is the storage version of Cluster, ClusterClass, Machine, MachineSet, MachineDeployment, \
+             MachineHealthCheck",
         ),
         (
             "bootstrap.cluster.x-k8s.io/v1beta2=false",
@@ -222,12 +221,13 @@ async fn discovery_prefers_the_newest_version() {
     assert!(stderr.contains("cluster.x-k8s.io/v1beta1 Cluster is deprecated"), "{stderr}");
 }
 
-/// The kubeadm kinds are stored in v1beta2, so their v1beta1 can be switched off: a cluster
-/// applied from v1beta1 manifests (its references naming v1beta1) keeps working after a
-/// restart without v1beta1, and grows: new control plane Machines and workers get their
-/// KubeadmConfigs through v1beta2, the references resolved by the CRDs' contract labels.
+/// Every kind is stored in v1beta2, so v1beta1 can be switched off: a cluster applied from
+/// v1beta1 manifests (its references naming v1beta1), its objects rewritten by `drydock
+/// migrate storage`, keeps working after a restart without any v1beta1, and grows: new
+/// Machines of its MachineDeployment and control plane get their bootstrap configs and
+/// infrastructure through v1beta2, the references resolved by the CRDs' contract labels.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kubeadm_v1beta1_switched_off_after_a_restart() {
+async fn v1beta1_switched_off_after_migrating_storage() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = spawn_drydock(dir.path(), "127.0.0.1:0");
     let kc = kubeconfig_of(dir.path()).await;
@@ -238,28 +238,33 @@ async fn kubeadm_v1beta1_switched_off_after_a_restart() {
     child.kill().expect("kill");
     child.wait().expect("reap");
 
-    let off = "bootstrap.cluster.x-k8s.io/v1beta1=false,controlplane.cluster.x-k8s.io/v1beta1=false";
+    let off = "cluster.x-k8s.io/v1beta1=false,bootstrap.cluster.x-k8s.io/v1beta1=false,\
+               controlplane.cluster.x-k8s.io/v1beta1=false";
     let mut child = spawn_drydock_with(dir.path(), "127.0.0.1:0", &["--runtime-config", off]);
     let kc = kubeconfig_of(dir.path()).await;
     for old in [
+        "/apis/cluster.x-k8s.io/v1beta1/namespaces/default/machinedeployments",
+        "/apis/cluster.x-k8s.io/v1beta1/namespaces/default/machines",
         "/apis/bootstrap.cluster.x-k8s.io/v1beta1/namespaces/default/kubeadmconfigs",
         "/apis/controlplane.cluster.x-k8s.io/v1beta1/namespaces/default/kubeadmcontrolplanes",
     ] {
         let (ok, _, err) = kubectl(&kc, &["get", "--raw", old], None);
         assert!(!ok && err.contains("NotFound"), "{old} is switched off: {err}");
     }
+    let groups = kubectl_ok(&kc, &["api-versions"], None);
+    assert!(!groups.lines().any(|l| l == "cluster.x-k8s.io/v1beta1"), "{groups}");
     let configs = kubectl_ok(&kc, &["get", "kubeadmconfigs.v1beta2.bootstrap.cluster.x-k8s.io", "-o", "name"], None);
     assert_eq!(configs.lines().count(), 6, "every KubeadmConfig stays: {configs}");
+    let sets = json(&kc, &["get", "machinesets"]);
+    assert_eq!(sets["items"].as_array().map(Vec::len), Some(1), "the MachineSet stays: {sets:#}");
+    assert_eq!(sets["items"][0]["apiVersion"], "cluster.x-k8s.io/v1beta2");
     let kcp = kubectl_ok(&kc, &["get", "kcp", "sample-control-plane", "-o", "jsonpath={.status.readyReplicas}"], None);
     assert_eq!(kcp, "3");
-    // The Cluster (stored in v1beta2) follows its group-only control plane reference
-    // through the contract labels, v1beta1 of the control plane group being off.
-    let cluster = json(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "sample"]);
+    // The Cluster follows its group-only control plane reference through the contract
+    // labels, v1beta1 of the control plane group being off.
+    let cluster = json(&kc, &["get", "clusters", "sample"]);
     assert_eq!(cluster["status"]["initialization"]["controlPlaneInitialized"], true, "{cluster:#}");
     assert_eq!(cluster["spec"]["controlPlaneRef"]["apiGroup"], "controlplane.cluster.x-k8s.io");
-    let old = json(&kc, &["get", "clusters.v1beta1.cluster.x-k8s.io", "sample"]);
-    let fields = (&old["status"]["infrastructureReady"], &old["status"]["controlPlaneReady"]);
-    assert_eq!(fields, (&Value::Bool(true), &Value::Bool(true)), "v1beta1 readers see the flags: {old:#}");
 
     kubectl_ok(&kc, &["scale", "md", "sample-workers", "--replicas=4"], None);
     kubectl_ok(&kc, &["scale", "kcp", "sample-control-plane", "--replicas=5"], None);

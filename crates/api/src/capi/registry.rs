@@ -18,15 +18,6 @@ use crate::admission::Admission;
 use crate::conversion::Conversion;
 use crate::resource::{NativeKind, ResourceDef};
 
-/// Which version of a kind served in v1beta1 and v1beta2 is stored, and so the version its
-/// admission is written for and its controllers speak. Kinds move to the hub one at a time,
-/// with their admission and controllers.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Stored {
-    Spoke,
-    Hub,
-}
-
 fn entry<K: CustomResourceExt>(admission: Option<Arc<dyn Admission>>) -> NativeKind {
     let mut crd = K::crd();
     add_type_meta_to_schema(&mut crd);
@@ -42,16 +33,7 @@ where
     C::Hub: CustomResourceExt,
     C::Spoke: CustomResourceExt,
 {
-    served::<C>(Stored::Hub, Arc::new(Native::of::<C>()), Vec::new(), typed(admission))
-}
-
-/// Like [`hub_stored`], for a kind still stored in v1beta1, where its admission runs.
-fn spoke_stored<C: HubSpoke, A: KindAdmission<Object = C::Spoke>>(admission: A) -> NativeKind
-where
-    C::Hub: CustomResourceExt,
-    C::Spoke: CustomResourceExt,
-{
-    served::<C>(Stored::Spoke, Arc::new(Native::of::<C>()), Vec::new(), typed(admission))
+    served::<C>(Arc::new(Native::of::<C>()), Vec::new(), typed(admission))
 }
 
 /// Like [`hub_stored`], and also served in an older version converted by `Older` (IPAM's
@@ -65,11 +47,10 @@ where
     Older::Spoke: CustomResourceExt,
 {
     let conversion = Arc::new(Native::of::<C>().with_spoke::<Older>());
-    served::<C>(Stored::Hub, conversion, entry::<Older::Spoke>(None).crd.spec.versions, typed(admission))
+    served::<C>(conversion, entry::<Older::Spoke>(None).crd.spec.versions, typed(admission))
 }
 
 fn served<C: HubSpoke>(
-    stored: Stored,
     conversion: Arc<dyn Conversion>,
     mut versions: Vec<CustomResourceDefinitionVersion>,
     admission: Option<Arc<dyn Admission>>,
@@ -78,10 +59,7 @@ where
     C::Hub: CustomResourceExt,
     C::Spoke: CustomResourceExt,
 {
-    let stored_api_version = match stored {
-        Stored::Spoke => <C::Spoke as kube::Resource>::api_version(&()).into_owned(),
-        Stored::Hub => <C::Hub as kube::Resource>::api_version(&()).into_owned(),
-    };
+    let stored_api_version = <C::Hub as kube::Resource>::api_version(&()).into_owned();
     let storage_version = stored_api_version.rsplit('/').next().unwrap_or_default().to_string();
     let durations = vec![(<C::Spoke as kube::Resource>::api_version(&()).into_owned(), C::spoke_durations())];
     let admission = admission.map(|inner| -> Arc<dyn Admission> {
@@ -205,8 +183,8 @@ fn listed() -> Vec<NativeKind> {
         hub_stored::<core::conversion::ClusterConversion, _>(core::ClusterAdmission),
         hub_stored::<core::conversion::ClusterClassConversion, _>(core::ClusterClassAdmission),
         hub_stored::<core::conversion::MachineConversion, _>(core::MachineAdmission),
-        spoke_stored::<core::conversion::MachineSetConversion, _>(core::MachineSetAdmission),
-        spoke_stored::<core::conversion::MachineDeploymentConversion, _>(core::MachineDeploymentAdmission),
+        hub_stored::<core::conversion::MachineSetConversion, _>(core::MachineSetAdmission),
+        hub_stored::<core::conversion::MachineDeploymentConversion, _>(core::MachineDeploymentAdmission),
         hub_stored::<core::conversion::MachineHealthCheckConversion, _>(core::MachineHealthCheckAdmission),
         hub_stored::<core::conversion::MachinePoolConversion, _>(core::MachinePoolAdmission),
         hub_stored::<core::conversion::MachineDrainRuleConversion, _>(core::MachineDrainRuleAdmission),
@@ -455,7 +433,7 @@ mod tests {
             ]
         );
 
-        // Kinds still stored in v1beta1 refuse them alike.
+        // Machine and MachineDeployment refuse them alike.
         let machine = serde_json::json!({
             "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine",
             "metadata": { "name": "m", "namespace": "ns" },

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED as V1_CONTROL_PLANE_INITIALIZED;
 use drydock_api::capi::condition_types::NOT_RECONCILED;
 use drydock_api::capi::conditions::{HasConditions, READY as V1_READY, STATUS_TRUE, STATUS_UNKNOWN};
+use drydock_api::capi::core::TOPOLOGY_NOT_RECONCILED_MESSAGE;
 use drydock_api::capi::core::v1beta2::{Cluster, ClusterReplicasStatus as ClusterReplicaCounters, Machine};
-use drydock_api::capi::core::{MachineDeployment, MachineSet, TOPOLOGY_NOT_RECONCILED_MESSAGE};
+use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
 use drydock_api::capi::v1beta2_conditions::names::*;
 use drydock_api::capi::v1beta2_conditions::{
     self as v2, Condition, HasV1Beta2Conditions, Input, Observed as Cond, Polarity, Reasons, Status,
@@ -424,7 +425,7 @@ fn set_counters(c: &mut Cluster, i: &Inputs<'_>) {
     };
     let mut workers = ClusterReplicaCounters::default();
     for md in i.machine_deployments {
-        let v = md.status.as_ref().and_then(|s| s.v1beta2.as_ref());
+        let v = md.status.as_ref();
         add(
             &mut workers,
             &ClusterReplicaCounters {
@@ -438,7 +439,7 @@ fn set_counters(c: &mut Cluster, i: &Inputs<'_>) {
         );
     }
     for ms in i.machine_sets {
-        let v = ms.status.as_ref().and_then(|s| s.v1beta2.as_ref());
+        let v = ms.status.as_ref();
         add(
             &mut workers,
             &ClusterReplicaCounters {
@@ -486,17 +487,14 @@ pub(super) fn gate_conditions(
 /// What a Cluster reads of its control plane's and MachineDeployments' v1beta2 status.
 pub(super) const ROLLUP_TYPES: &[&str] = &[AVAILABLE, ROLLING_OUT, SCALING_UP, SCALING_DOWN, REMEDIATING];
 
-pub(super) fn replica_gate(
-    desired: Option<i32>,
-    replicas: Option<i32>,
-    v: Option<&drydock_api::capi::common::V1Beta2ReplicaStatus>,
-) -> [Option<i32>; 5] {
+pub(super) fn replica_gate(md: &MachineDeployment) -> [Option<i32>; 5] {
+    let s = md.status.as_ref();
     [
-        desired,
-        replicas,
-        v.and_then(|v| v.ready_replicas),
-        v.and_then(|v| v.available_replicas),
-        v.and_then(|v| v.up_to_date_replicas),
+        md.spec.replicas,
+        s.and_then(|s| s.replicas),
+        s.and_then(|s| s.ready_replicas),
+        s.and_then(|s| s.available_replicas),
+        s.and_then(|s| s.up_to_date_replicas),
     ]
 }
 

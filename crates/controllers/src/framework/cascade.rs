@@ -109,8 +109,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::MachineSet;
     use drydock_api::capi::core::v1beta2::Machine;
+    use drydock_api::capi::core::v1beta2::MachineSet;
 
     fn set(finalizers: &[&str]) -> MachineSet {
         let mut ms = MachineSet::new("ms", Default::default());

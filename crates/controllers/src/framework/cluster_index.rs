@@ -27,13 +27,13 @@ impl ClusterScoped for drydock_api::capi::core::v1beta2::Machine {
     }
 }
 
-impl ClusterScoped for drydock_api::capi::core::MachineSet {
+impl ClusterScoped for drydock_api::capi::core::v1beta2::MachineSet {
     fn cluster_name(&self) -> &str {
         &self.spec.cluster_name
     }
 }
 
-impl ClusterScoped for drydock_api::capi::core::MachineDeployment {
+impl ClusterScoped for drydock_api::capi::core::v1beta2::MachineDeployment {
     fn cluster_name(&self) -> &str {
         &self.spec.cluster_name
     }

@@ -2,22 +2,21 @@
 //!
 //! Only what a Machine cannot change in place counts: the Kubernetes version, the
 //! bootstrap source, the infrastructure reference and the failure domain. Labels,
-//! annotations and node timeouts are propagated in place and never cause a rollout; the
-//! version part of a reference's apiVersion is ignored, so a provider's API bump does not
-//! replace every Machine either.
+//! annotations and node timeouts are propagated in place and never cause a rollout; v1beta2
+//! references name an API group, not a version, so a provider's API bump does not replace
+//! every Machine either.
 //!
 //! The same comparison decides which set is current (the MachineDeployment's plan) and whether a
 //! Machine is up to date (its v1beta2 `UpToDate`), so the two never disagree.
 
 use std::sync::Arc;
 
-use drydock_api::capi::core::v1beta2::Machine;
-use drydock_api::capi::core::{Bootstrap, MachineDeployment, MachineSet, MachineTemplateSpec};
+use drydock_api::capi::common::ContractVersionedObjectReference;
+use drydock_api::capi::core::v1beta2::{Bootstrap, Machine, MachineDeployment, MachineSet, MachineTemplateSpec};
 use drydock_api::capi::keys::DEPLOYMENT_NAME_LABEL;
 use drydock_api::capi::owner::{self, api_group};
 use drydock_api::capi::v1beta2_conditions::{Observed, names};
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::reflector::ObjectRef;
 use serde::Serialize;
 
@@ -26,33 +25,26 @@ use super::objects::CAPI_GROUP;
 /// The parts of a Machine template that need new Machines to change.
 #[derive(Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RolloutFields {
-    version: Option<String>,
-    bootstrap: Bootstrap,
-    infrastructure_ref: ObjectReference,
-    failure_domain: Option<String>,
+pub struct RolloutFields<'a> {
+    version: Option<&'a str>,
+    bootstrap: &'a Bootstrap,
+    infrastructure_ref: &'a ContractVersionedObjectReference,
+    failure_domain: Option<&'a str>,
 }
 
-fn group_only(r: &ObjectReference) -> ObjectReference {
-    ObjectReference { api_version: r.api_version.as_deref().map(|v| api_group(v).to_string()), ..r.clone() }
-}
-
-pub fn rollout_fields(t: &MachineTemplateSpec) -> RolloutFields {
+pub fn rollout_fields(t: &MachineTemplateSpec) -> RolloutFields<'_> {
     let s = &t.spec;
     RolloutFields {
-        version: s.version.clone(),
-        bootstrap: Bootstrap {
-            config_ref: s.bootstrap.config_ref.as_ref().map(group_only),
-            data_secret_name: s.bootstrap.data_secret_name.clone(),
-        },
-        infrastructure_ref: group_only(&s.infrastructure_ref),
-        failure_domain: s.failure_domain.clone(),
+        version: s.version.as_deref(),
+        bootstrap: &s.bootstrap,
+        infrastructure_ref: &s.infrastructure_ref,
+        failure_domain: s.failure_domain.as_deref(),
     }
 }
 
 /// True when Machines of template `a` also satisfy template `b` (no rollout needed).
 pub fn equal(a: &MachineTemplateSpec, b: &MachineTemplateSpec) -> bool {
-    differences(a, b).is_empty()
+    rollout_fields(a) == rollout_fields(b)
 }
 
 /// What Machines of template `have` lack to satisfy template `want`, one line per rollout
@@ -65,16 +57,16 @@ pub fn differences(have: &MachineTemplateSpec, want: &MachineTemplateSpec) -> Ve
             out.push(format!("{what} {h} ({w} wanted)"));
         }
     };
-    differs("Version", opt(h.version.as_deref()), opt(w.version.as_deref()));
+    differs("Version", opt(h.version), opt(w.version));
     differs("Bootstrap config", opt_ref(h.bootstrap.config_ref.as_ref()), opt_ref(w.bootstrap.config_ref.as_ref()));
     differs(
         "Bootstrap data secret",
         opt(h.bootstrap.data_secret_name.as_deref()),
         opt(w.bootstrap.data_secret_name.as_deref()),
     );
-    differs("Infrastructure", show_ref(&h.infrastructure_ref), show_ref(&w.infrastructure_ref));
-    differs("Failure domain", opt(h.failure_domain.as_deref()), opt(w.failure_domain.as_deref()));
-    // Fields that render alike but differ (namespace, uid of a reference) still count.
+    differs("Infrastructure", show_ref(h.infrastructure_ref), show_ref(w.infrastructure_ref));
+    differs("Failure domain", opt(h.failure_domain), opt(w.failure_domain));
+    // Fields that render alike but differ (the API group of a reference) still count.
     if out.is_empty() && h != w {
         out.push("Machine template differs from the MachineDeployment's".to_string());
     }
@@ -85,11 +77,11 @@ fn opt(v: Option<&str>) -> String {
     v.map_or_else(|| "unset".to_string(), str::to_string)
 }
 
-fn show_ref(r: &ObjectReference) -> String {
-    format!("{}/{}", r.kind.as_deref().unwrap_or_default(), r.name.as_deref().unwrap_or_default())
+fn show_ref(r: &ContractVersionedObjectReference) -> String {
+    format!("{}/{}", r.kind, r.name)
 }
 
-fn opt_ref(r: Option<&ObjectReference>) -> String {
+fn opt_ref(r: Option<&ContractVersionedObjectReference>) -> String {
     r.map_or_else(|| "unset".to_string(), show_ref)
 }
 
@@ -97,7 +89,7 @@ fn opt_ref(r: Option<&ObjectReference>) -> String {
 /// differences, or a passed `rolloutAfter` that the set predates.
 pub fn outdated(ms: &MachineSet, md: &MachineDeployment, now: Timestamp) -> Vec<String> {
     let mut out = differences(&ms.spec.template, &md.spec.template);
-    let after = md.spec.rollout_after.as_ref().map(|t| t.0).filter(|t| now >= *t);
+    let after = md.spec.rollout.as_ref().and_then(|r| r.after.as_ref()).map(|t| t.0).filter(|t| now >= *t);
     if after.is_some_and(|after| ms.metadata.creation_timestamp.as_ref().is_none_or(|c| c.0 < after)) {
         out.push("MachineDeployment spec.rolloutAfter passed".to_string());
     }
@@ -146,36 +138,37 @@ pub fn hash(t: &MachineTemplateSpec) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use drydock_api::capi::core::v1beta2::MachineDeletionSpec;
 
     fn template() -> MachineTemplateSpec {
         let mut t = MachineTemplateSpec::default();
         t.spec.version = Some("v1.30.2".into());
-        t.spec.infrastructure_ref = ObjectReference {
-            api_version: Some("infrastructure.cluster.x-k8s.io/v1alpha1".into()),
-            kind: Some("InMemoryMachineTemplate".into()),
-            name: Some("workers".into()),
-            ..Default::default()
+        t.spec.infrastructure_ref = ContractVersionedObjectReference {
+            api_group: "infrastructure.cluster.x-k8s.io".into(),
+            kind: "DevMachineTemplate".into(),
+            name: "workers".into(),
         };
-        t.spec.bootstrap.config_ref = Some(ObjectReference {
-            api_version: Some("bootstrap.cluster.x-k8s.io/v1beta1".into()),
-            kind: Some("KubeadmConfigTemplate".into()),
-            name: Some("workers".into()),
-            ..Default::default()
+        t.spec.bootstrap.config_ref = Some(ContractVersionedObjectReference {
+            api_group: "bootstrap.cluster.x-k8s.io".into(),
+            kind: "KubeadmConfigTemplate".into(),
+            name: "workers".into(),
         });
         t
     }
 
     #[test]
-    fn in_place_fields_and_api_versions_do_not_count() {
+    fn in_place_fields_do_not_count() {
         let a = template();
         let mut b = template();
         b.metadata.labels = Some([("x".to_string(), "y".to_string())].into());
         b.metadata.annotations = Some([("x".to_string(), "y".to_string())].into());
-        b.spec.node_drain_timeout = Some("5m".into());
-        b.spec.node_deletion_timeout = Some("1m".into());
-        b.spec.node_volume_detach_timeout = Some("1m".into());
+        b.spec.deletion = Some(MachineDeletionSpec {
+            node_drain_timeout_seconds: Some(300),
+            node_deletion_timeout_seconds: Some(60),
+            node_volume_detach_timeout_seconds: Some(60),
+        });
+        b.spec.min_ready_seconds = Some(30);
         b.spec.cluster_name = "renamed".into();
-        b.spec.infrastructure_ref.api_version = Some("infrastructure.cluster.x-k8s.io/v1beta1".into());
         assert!(equal(&a, &b));
         assert_eq!(hash(&a), hash(&b));
     }
@@ -185,7 +178,7 @@ mod tests {
         let a = template();
         let changes: [fn(&mut MachineTemplateSpec); 4] = [
             |t| t.spec.version = Some("v1.31.0".into()),
-            |t| t.spec.infrastructure_ref.name = Some("workers-v2".into()),
+            |t| t.spec.infrastructure_ref.name = "workers-v2".into(),
             |t| t.spec.bootstrap.data_secret_name = Some("s".into()),
             |t| t.spec.failure_domain = Some("fd1".into()),
         ];
@@ -200,18 +193,18 @@ mod tests {
     #[test]
     fn differences_say_what_a_rollout_changes() {
         let mut have = template();
-        have.spec.infrastructure_ref.name = Some("workers-v1".into());
+        have.spec.infrastructure_ref.name = "workers-v1".into();
         have.spec.failure_domain = Some("fd1".into());
         assert_eq!(
             differences(&have, &template()),
             [
-                "Infrastructure InMemoryMachineTemplate/workers-v1 (InMemoryMachineTemplate/workers wanted)",
+                "Infrastructure DevMachineTemplate/workers-v1 (DevMachineTemplate/workers wanted)",
                 "Failure domain fd1 (unset wanted)",
             ]
         );
-        let mut other_ns = template();
-        other_ns.spec.infrastructure_ref.namespace = Some("elsewhere".into());
-        assert_eq!(differences(&other_ns, &template()), ["Machine template differs from the MachineDeployment's"]);
+        let mut other_group = template();
+        other_group.spec.infrastructure_ref.api_group = "infrastructure.example.com".into();
+        assert_eq!(differences(&other_group, &template()), ["Machine template differs from the MachineDeployment's"]);
         assert!(differences(&template(), &template()).is_empty());
     }
 }

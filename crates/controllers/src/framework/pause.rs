@@ -179,7 +179,7 @@ mod tests {
         drydock_api::capi::conditions::time_at(jiff::Timestamp::now())
     }
     use drydock_api::capi::core::v1beta2::ClusterSpec;
-    use drydock_api::capi::core::{MachineSet, MachineSetSpec};
+    use drydock_api::capi::core::v1beta2::{MachineSet, MachineSetSpec};
 
     fn annotated() -> ObjectMeta {
         ObjectMeta { annotations: Some([(PAUSED_ANNOTATION.to_string(), String::new())].into()), ..Default::default() }

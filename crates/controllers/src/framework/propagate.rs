@@ -8,7 +8,6 @@
 use std::collections::BTreeMap;
 
 use drydock_api::capi::common::ContractVersionedObjectReference;
-use drydock_api::capi::conversion::duration_to_seconds;
 use drydock_api::capi::core::DEFAULT_NODE_DELETION_TIMEOUT_SECONDS;
 use drydock_api::capi::core::v1beta2::{Machine, MachineDeletionSpec, MachineSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -30,15 +29,6 @@ pub struct NodeTimeouts {
 }
 
 impl NodeTimeouts {
-    /// From a v1beta1 template's Go durations (admission refuses unparsable ones).
-    pub fn from_durations(drain: Option<&str>, volume_detach: Option<&str>, deletion: Option<&str>) -> Self {
-        Self {
-            drain: duration_to_seconds(drain),
-            volume_detach: duration_to_seconds(volume_detach),
-            deletion: duration_to_seconds(deletion).unwrap_or(DEFAULT_NODE_DELETION_TIMEOUT_SECONDS),
-        }
-    }
-
     /// From a v1beta2 template's `deletion`. Machine admission defaults an unset deletion
     /// timeout; wanting the default keeps the two from undoing each other on every reconcile.
     pub fn from_seconds(deletion: Option<&MachineDeletionSpec>) -> Self {

@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 
+use drydock_api::capi::common::ContractVersionedObjectReference;
 use drydock_api::capi::owner;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::ResourceExt;
@@ -18,8 +19,8 @@ use crate::framework::write::merge_patch;
 
 /// True for references to templates (kinds ending in `Template`); other references point
 /// at objects that are not shared and are owned elsewhere.
-pub fn is_template(r: &ObjectReference) -> bool {
-    r.kind.as_deref().is_some_and(|k| k.ends_with("Template"))
+pub fn is_template(r: &ContractVersionedObjectReference) -> bool {
+    r.kind.ends_with("Template")
 }
 
 /// Templates already known to be owned by their owner.
@@ -29,6 +30,28 @@ pub struct TemplateOwners {
 }
 
 impl TemplateOwners {
+    /// [`Self::ensure`] for a v1beta2 reference (group only), read in the version its CRD
+    /// names for the contract; false when the template or its CRD does not exist.
+    pub async fn ensure_versioned<K: kube::Resource<DynamicType = ()>>(
+        &self,
+        ctx: &Context,
+        controller: &str,
+        namespace: &str,
+        r: &ContractVersionedObjectReference,
+        owner: &K,
+    ) -> Result<bool> {
+        let Some(uid) = owner.meta().uid.as_deref() else {
+            return Ok(true);
+        };
+        if self.done.lock().contains(&(namespace.to_string(), r.kind.clone(), r.name.clone(), uid.to_string())) {
+            return Ok(true);
+        }
+        match crate::framework::referenced::resolve(ctx, namespace, r).await? {
+            Some(r) => self.ensure(ctx, controller, namespace, &r, owner).await,
+            None => Ok(false),
+        }
+    }
+
     /// Ensures the template `r` in `namespace` has an owner reference to `owner` (a
     /// Cluster, a ClusterClass). Returns false when the template does not exist.
     pub async fn ensure<K: kube::Resource<DynamicType = ()>>(

@@ -2,7 +2,8 @@
 
 use std::borrow::Cow;
 
-use drydock_api::capi::core::{MachineDeployment, MachineSet};
+use drydock_api::capi::core::conversion::revision_history_limit;
+use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
 use kube::api::Api;
 
 use super::plan::{Plan, Planned, Write};
@@ -109,7 +110,7 @@ async fn create(st: &State, md: &MachineDeployment, ms: &MachineSet, key: &str) 
 pub(super) async fn cleanup(st: &State, md: &MachineDeployment, plan: &Plan) -> Result<()> {
     let ns = md.metadata.namespace.as_deref().unwrap_or_default();
     let api: Api<MachineSet> = st.ctx.api(ns);
-    for name in cleanup::to_delete(plan, md.spec.revision_history_limit) {
+    for name in cleanup::to_delete(plan, revision_history_limit(md)) {
         match delete_if_present(&api, NAME, &name).await {
             Ok(_) => {
                 st.ctx.events.normal(md, "SuccessfulDelete", format!("Deleted MachineSet {ns}/{name}")).await;

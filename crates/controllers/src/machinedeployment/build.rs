@@ -1,10 +1,12 @@
 //! MachineSets built from a MachineDeployment: a new set for a new template, and the
 //! fields propagated in place to the current set (labels, annotations, node timeouts,
-//! minReadySeconds, delete policy) without replacing its Machines.
+//! minReadySeconds, readiness gates, deletion order, Machine naming) without replacing its
+//! Machines.
 
 use std::collections::BTreeMap;
 
-use drydock_api::capi::core::{MachineDeployment, MachineSet, MachineSetDeletePolicy, MachineSetSpec};
+use drydock_api::capi::core::MachineSetDeletePolicy;
+use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet, MachineSetDeletionSpec, MachineSetSpec};
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, DESIRED_REPLICAS_ANNOTATION, MACHINE_TEMPLATE_HASH_LABEL,
     MAX_REPLICAS_ANNOTATION, PAUSED_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
@@ -110,16 +112,26 @@ fn in_place_fields(
 ) -> ApplyConfig {
     let empty = BTreeMap::new();
     let (tm, ts) = (&spec.template.metadata, &spec.template.spec);
+    let deletion = ts.deletion.clone().unwrap_or_default();
     base.labels(labels)
         .annotations(annotations)
         .map(&["spec", "template", "metadata", "labels"], tm.labels.as_ref().unwrap_or(&empty))
         .map(&["spec", "template", "metadata", "annotations"], tm.annotations.as_ref().unwrap_or(&empty))
-        .opt(&["spec", "minReadySeconds"], spec.min_ready_seconds.as_ref())
-        .opt(&["spec", "deletePolicy"], spec.delete_policy.as_ref())
-        .opt(&["spec", "machineNamingStrategy"], spec.machine_naming_strategy.as_ref())
-        .opt(&["spec", "template", "spec", "nodeDrainTimeout"], ts.node_drain_timeout.as_ref())
-        .opt(&["spec", "template", "spec", "nodeDeletionTimeout"], ts.node_deletion_timeout.as_ref())
-        .opt(&["spec", "template", "spec", "nodeVolumeDetachTimeout"], ts.node_volume_detach_timeout.as_ref())
+        .opt(&["spec", "template", "spec", "minReadySeconds"], ts.min_ready_seconds.as_ref())
+        .opt(&["spec", "deletion", "order"], spec.deletion.as_ref().and_then(|d| d.order.as_ref()))
+        .opt(&["spec", "machineNaming"], spec.machine_naming.as_ref())
+        .opt(
+            &["spec", "template", "spec", "deletion", "nodeDrainTimeoutSeconds"],
+            deletion.node_drain_timeout_seconds.as_ref(),
+        )
+        .opt(
+            &["spec", "template", "spec", "deletion", "nodeDeletionTimeoutSeconds"],
+            deletion.node_deletion_timeout_seconds.as_ref(),
+        )
+        .opt(
+            &["spec", "template", "spec", "deletion", "nodeVolumeDetachTimeoutSeconds"],
+            deletion.node_volume_detach_timeout_seconds.as_ref(),
+        )
         .opt(&["spec", "template", "spec", "readinessGates"], ts.readiness_gates.as_ref())
 }
 
@@ -171,29 +183,21 @@ pub fn apply_in_place(md: &MachineDeployment, ms: &mut MachineSet, hash: &str) {
     ms.spec.selector = selector;
     ms.spec.template.metadata.labels = Some(labels);
     ms.spec.template.metadata.annotations = md.spec.template.metadata.annotations.clone();
-    ms.spec.min_ready_seconds = Some(md.spec.min_ready_seconds.unwrap_or(0));
-    // Unset means Random, which set admission writes; writing it here keeps the two
-    // from undoing each other.
-    ms.spec.delete_policy = Some(
-        md.spec
-            .strategy
-            .as_ref()
-            .and_then(|s| s.rolling_update.as_ref())
-            .and_then(|r| r.delete_policy)
-            .unwrap_or(MachineSetDeletePolicy::Random),
-    );
+    // Unset means Random (and no minReadySeconds 0), which set admission writes; writing
+    // them here keeps the two from undoing each other.
+    let order = md.spec.deletion.as_ref().and_then(|d| d.order).unwrap_or(MachineSetDeletePolicy::Random);
+    ms.spec.deletion = Some(MachineSetDeletionSpec { order: Some(order) });
     let (to, from) = (&mut ms.spec.template.spec, &md.spec.template.spec);
-    to.node_drain_timeout = from.node_drain_timeout.clone();
-    to.node_deletion_timeout = from.node_deletion_timeout.clone();
-    to.node_volume_detach_timeout = from.node_volume_detach_timeout.clone();
+    to.min_ready_seconds = Some(from.min_ready_seconds.unwrap_or(0));
+    to.deletion = from.deletion.clone();
     to.readiness_gates = from.readiness_gates.clone();
-    ms.spec.machine_naming_strategy = md.spec.machine_naming_strategy.clone();
+    ms.spec.machine_naming = md.spec.machine_naming.clone();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{MachineDeploymentSpec, MachineDeploymentStrategy, MachineRollingUpdateDeployment};
+    use drydock_api::capi::core::v1beta2::{MachineDeletionSpec, MachineDeploymentSpec};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
     fn md() -> MachineDeployment {
@@ -222,8 +226,12 @@ mod tests {
         md.spec.template.metadata.labels = Some([("role".to_string(), "worker".to_string())].into());
         md.spec.template.metadata.annotations = Some([("t".to_string(), "1".to_string())].into());
         md.spec.template.spec.version = Some("v1.30.2".into());
-        md.spec.template.spec.node_drain_timeout = Some("5m".into());
+        md.spec.template.spec.deletion = Some(drain(300));
         md
+    }
+
+    fn drain(seconds: i32) -> MachineDeletionSpec {
+        MachineDeletionSpec { node_drain_timeout_seconds: Some(seconds), ..Default::default() }
     }
 
     #[test]
@@ -251,8 +259,8 @@ mod tests {
         assert_eq!(tl[MACHINE_TEMPLATE_HASH_LABEL], hash);
         assert!(!tl.contains_key(DEPLOYMENT_NAME_LABEL));
         assert_eq!(ms.spec.replicas, Some(1));
-        assert_eq!(ms.spec.delete_policy, Some(MachineSetDeletePolicy::Random));
-        assert_eq!(ms.spec.min_ready_seconds, Some(0));
+        assert_eq!(ms.spec.deletion.as_ref().and_then(|d| d.order), Some(MachineSetDeletePolicy::Random));
+        assert_eq!(ms.spec.template.spec.min_ready_seconds, Some(0));
         assert_eq!(ms.spec.template.spec.version.as_deref(), Some("v1.30.2"));
     }
 
@@ -263,24 +271,18 @@ mod tests {
         ms.metadata.labels.get_or_insert_with(Default::default).insert("someone".into(), "else".into());
         let before_spec_template = ms.spec.template.spec.clone();
         md.spec.template.metadata.labels = Some([("role".to_string(), "db".to_string())].into());
-        md.spec.template.spec.node_drain_timeout = Some("1m".into());
-        md.spec.min_ready_seconds = Some(10);
-        md.spec.strategy = Some(MachineDeploymentStrategy {
-            rolling_update: Some(MachineRollingUpdateDeployment {
-                delete_policy: Some(MachineSetDeletePolicy::Oldest),
-                ..Default::default()
-            }),
-            ..Default::default()
-        });
+        md.spec.template.spec.deletion = Some(drain(60));
+        md.spec.template.spec.min_ready_seconds = Some(10);
+        md.spec.deletion = Some(MachineSetDeletionSpec { order: Some(MachineSetDeletePolicy::Oldest) });
         let hash = existing_hash(&ms).expect("hash");
         apply_in_place(&md, &mut ms, &hash);
         let labels = ms.metadata.labels.clone().unwrap_or_default();
         assert_eq!(labels["role"], "db");
         assert_eq!(labels["someone"], "else");
         assert_eq!(labels[MACHINE_TEMPLATE_HASH_LABEL], hash);
-        assert_eq!(ms.spec.template.spec.node_drain_timeout.as_deref(), Some("1m"));
-        assert_eq!(ms.spec.min_ready_seconds, Some(10));
-        assert_eq!(ms.spec.delete_policy, Some(MachineSetDeletePolicy::Oldest));
+        assert_eq!(ms.spec.template.spec.deletion, Some(drain(60)));
+        assert_eq!(ms.spec.template.spec.min_ready_seconds, Some(10));
+        assert_eq!(ms.spec.deletion.as_ref().and_then(|d| d.order), Some(MachineSetDeletePolicy::Oldest));
         assert_eq!(ms.spec.replicas, Some(3));
         assert_eq!(ms.spec.template.spec.version, before_spec_template.version);
         // Mirrored annotations follow the deployment exactly; others stay.
@@ -315,7 +317,7 @@ mod tests {
         let hash = existing_hash(&ms).expect("hash");
         let c = in_place_config(&md, &ms, &hash);
         let body = c.body();
-        assert_eq!(body["apiVersion"], "cluster.x-k8s.io/v1beta1");
+        assert_eq!(body["apiVersion"], "cluster.x-k8s.io/v1beta2");
         assert_eq!(body["kind"], "MachineSet");
         assert_eq!(body["metadata"]["name"], "workers-x2b4c");
         assert_eq!(body["metadata"]["namespace"], "ns");
@@ -329,13 +331,15 @@ mod tests {
         // The deployment's own annotations (revision, replicas) are not propagated.
         assert_eq!(body["metadata"]["annotations"], serde_json::json!({"team": "a"}));
         assert_eq!(body["spec"]["template"]["metadata"]["annotations"], serde_json::json!({"t": "1"}));
-        assert_eq!(body["spec"]["template"]["spec"], serde_json::json!({"nodeDrainTimeout": "5m"}));
-        assert_eq!(body["spec"]["minReadySeconds"], 0);
-        assert_eq!(body["spec"]["deletePolicy"], "Random");
+        assert_eq!(
+            body["spec"]["template"]["spec"],
+            serde_json::json!({"deletion": {"nodeDrainTimeoutSeconds": 300}, "minReadySeconds": 0})
+        );
+        assert_eq!(body["spec"]["deletion"]["order"], "Random");
         // Nothing that is not in place: no replicas, selector, version or references.
         let spec = body["spec"].as_object().expect("spec");
         let keys: Vec<&str> = spec.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["deletePolicy", "minReadySeconds", "template"]);
+        assert_eq!(keys, ["deletion", "template"]);
         // The new set already has it all; a label removed from the template is given up.
         assert!(!crate::framework::apply::would_change(&in_place_current(&ms), &ms.metadata, "m", &c));
         let mut fewer = md.clone();

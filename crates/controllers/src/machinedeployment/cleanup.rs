@@ -1,8 +1,11 @@
-//! Old MachineSets beyond `revisionHistoryLimit` are deleted once a deployment is
-//! complete, oldest first, and only when they are empty and settled. An ineligible set is
-//! skipped, not replaced by a newer one, so fewer may go than the limit allows.
+//! Old MachineSets beyond the revision history limit (v1beta1's `revisionHistoryLimit`, kept
+//! for rollback; see [`revision_history_limit`]) are deleted once a deployment is complete,
+//! oldest first, and only when they are empty and settled. An ineligible set is skipped, not
+//! replaced by a newer one, so fewer may go than the limit allows.
+//!
+//! [`revision_history_limit`]: drydock_api::capi::core::conversion::revision_history_limit
 
-use drydock_api::capi::core::MachineSet;
+use drydock_api::capi::core::v1beta2::MachineSet;
 
 use super::plan::Plan;
 
@@ -14,11 +17,8 @@ fn eligible(ms: &MachineSet) -> bool {
         && ms.metadata.generation.unwrap_or(0) <= status.and_then(|s| s.observed_generation).unwrap_or(0)
 }
 
-/// Names of the old sets to delete, given the history limit (`None`: keep everything).
-pub fn to_delete(plan: &Plan, limit: Option<i32>) -> Vec<String> {
-    let Some(limit) = limit else {
-        return Vec::new();
-    };
+/// Names of the old sets to delete, given the history limit.
+pub fn to_delete(plan: &Plan, limit: i32) -> Vec<String> {
     let mut candidates: Vec<&MachineSet> = plan.old().filter(|ms| ms.metadata.deletion_timestamp.is_none()).collect();
     let excess = candidates.len() as i64 - i64::from(limit.max(0));
     if excess <= 0 {
@@ -41,7 +41,9 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use drydock_api::capi::core::{MachineDeployment, MachineDeploymentSpec, MachineSetSpec, MachineSetStatus};
+    use drydock_api::capi::core::v1beta2::{
+        MachineDeployment, MachineDeploymentSpec, MachineSetSpec, MachineSetStatus,
+    };
     use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
@@ -67,15 +69,14 @@ mod tests {
         ];
         let plan = Plan::new(&md, sets.clone(), Timestamp::from_second(100).expect("ts"));
         // Limit 1: three old sets, the two oldest are candidates; r2 is not empty yet.
-        assert_eq!(to_delete(&plan, Some(1)), ["r1"]);
-        assert_eq!(to_delete(&plan, Some(0)), ["r1", "r3"]);
-        assert!(to_delete(&plan, Some(3)).is_empty());
-        assert!(to_delete(&plan, None).is_empty());
+        assert_eq!(to_delete(&plan, 1), ["r1"]);
+        assert_eq!(to_delete(&plan, 0), ["r1", "r3"]);
+        assert!(to_delete(&plan, 3).is_empty());
         // A set whose latest spec was not observed yet stays.
         let mut unobserved = (*sets[1]).clone();
         unobserved.metadata.generation = Some(3);
         let plan =
             Plan::new(&md, vec![sets[0].clone(), Arc::new(unobserved)], Timestamp::from_second(100).expect("ts"));
-        assert!(to_delete(&plan, Some(0)).is_empty());
+        assert!(to_delete(&plan, 0).is_empty());
     }
 }

@@ -29,8 +29,9 @@ use std::time::Duration;
 
 use crate::framework::requeue::Requeue;
 use drydock_api::capi::conditions::time_at;
+use drydock_api::capi::core::MachineDeploymentStrategyType;
 use drydock_api::capi::core::v1beta2::{Cluster, Machine};
-use drydock_api::capi::core::{MachineDeployment, MachineDeploymentStrategyType, MachineSet};
+use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_DEPLOYMENT_FINALIZER, REVISION_ANNOTATION,
 };
@@ -251,7 +252,8 @@ fn decide(md: &mut MachineDeployment, read: Read) -> Result<Decided> {
     let owner = owner::controller_ref(md);
     let mut plan = Plan::adopting(md, read.owned, read.orphans, owner.as_ref(), read.now);
     let desired = rollout::replicas(md);
-    let max_replicas = desired + rollout::max_surge(md).map_err(invalid("spec.strategy.rollingUpdate.maxSurge"))?;
+    let max_replicas =
+        desired + rollout::max_surge(md).map_err(invalid("spec.rollout.strategy.rollingUpdate.maxSurge"))?;
     let strategy = rollout::strategy_type(md);
     let md_name = md.metadata.name.clone().unwrap_or_default();
     for p in plan.iter_mut() {
@@ -272,7 +274,7 @@ fn decide(md: &mut MachineDeployment, read: Read) -> Result<Decided> {
     } else {
         let revision = revision::next_revision(plan.old().map(|ms| ms.metadata.annotations.as_ref()));
         let replicas = rollout::new_set_replicas(md, plan.old(), 0)
-            .map_err(invalid("spec.strategy (replicas of a new MachineSet)"))?;
+            .map_err(invalid("spec.rollout.strategy (replicas of a new MachineSet)"))?;
         plan.push_new(build::new_machine_set(md, &random_suffix(), revision, replicas, max_replicas));
     }
     if let Some(rev) = plan.current().and_then(|ms| ms.metadata.annotations.as_ref()?.get(REVISION_ANNOTATION).cloned())
@@ -280,7 +282,7 @@ fn decide(md: &mut MachineDeployment, read: Read) -> Result<Decided> {
         md.metadata.annotations.get_or_insert_with(Default::default).insert(REVISION_ANNOTATION.into(), rev);
     }
     let max_unavailable =
-        rollout::max_unavailable(md).map_err(invalid("spec.strategy.rollingUpdate.maxUnavailable"))?;
+        rollout::max_unavailable(md).map_err(invalid("spec.rollout.strategy.rollingUpdate.maxUnavailable"))?;
     // The current set must always be able to create Machines (an earlier OnDelete
     // rollout may have frozen it while it was old).
     if let Some(current) = plan.current_mut() {
@@ -291,7 +293,7 @@ fn decide(md: &mut MachineDeployment, read: Read) -> Result<Decided> {
     if read.rollout_paused {
         sync::scale(md, &mut plan, max_replicas);
     } else {
-        rollout::reconcile_new(md, &mut plan, max_replicas).map_err(invalid("spec.strategy (rollout)"))?;
+        rollout::reconcile_new(md, &mut plan, max_replicas).map_err(invalid("spec.rollout.strategy (rollout)"))?;
         match strategy {
             MachineDeploymentStrategyType::RollingUpdate => {
                 rolling::reconcile_old(md, &mut plan, max_unavailable, max_replicas);
@@ -331,8 +333,9 @@ fn count_machines(ms: &MachineSet, machines: &[Arc<Machine>]) -> Counted {
 fn requeue(md: &MachineDeployment, expires_in: Option<Duration>, now: Timestamp) -> Requeue {
     let rollout_after = md
         .spec
-        .rollout_after
+        .rollout
         .as_ref()
+        .and_then(|r| r.after.as_ref())
         .filter(|t| t.0 > now)
         .and_then(|t| Duration::try_from(t.0.duration_since(now)).ok())
         .map(|d| d + Duration::from_millis(100));
@@ -346,12 +349,8 @@ async fn ensure_templates(st: &State, md: &MachineDeployment, cluster: &Cluster)
     let tpl = &md.spec.template.spec;
     let mut missing = Vec::new();
     for r in [Some(&tpl.infrastructure_ref), tpl.bootstrap.config_ref.as_ref()].into_iter().flatten() {
-        if templates::is_template(r) && !st.templates.ensure(&st.ctx, NAME, ns, r, cluster).await? {
-            missing.push(format!(
-                "{} {ns}/{}",
-                r.kind.as_deref().unwrap_or_default(),
-                r.name.as_deref().unwrap_or_default()
-            ));
+        if templates::is_template(r) && !st.templates.ensure_versioned(&st.ctx, NAME, ns, r, cluster).await? {
+            missing.push(format!("{} {ns}/{}", r.kind, r.name));
         }
     }
     Ok(missing)
@@ -403,7 +402,9 @@ fn update_current(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{MachineDeploymentSpec, MachineDeploymentStrategy};
+    use drydock_api::capi::core::v1beta2::{
+        MachineDeploymentRolloutSpec, MachineDeploymentRolloutStrategy, MachineDeploymentSpec,
+    };
     use kube::runtime::reflector::store::Writer;
     use kube::runtime::watcher::Event;
 
@@ -414,7 +415,10 @@ mod tests {
             let mut md = MachineDeployment::new(
                 name,
                 MachineDeploymentSpec {
-                    strategy: Some(MachineDeploymentStrategy { type_: Some(strategy), ..Default::default() }),
+                    rollout: Some(MachineDeploymentRolloutSpec {
+                        after: None,
+                        strategy: Some(MachineDeploymentRolloutStrategy { type_: strategy, rolling_update: None }),
+                    }),
                     ..Default::default()
                 },
             );

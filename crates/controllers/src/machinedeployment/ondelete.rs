@@ -7,7 +7,7 @@
 //! not being deleted; and when the deployment was scaled down, old sets (in plan order)
 //! give up what is still too much.
 
-use drydock_api::capi::core::{MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
 use drydock_api::capi::keys::DISABLE_MACHINE_CREATE_ANNOTATION;
 
 use super::plan::{Plan, scale, scale_down_in_order, spec};
@@ -67,28 +67,17 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use drydock_api::capi::core::{
-        MachineDeploymentSpec, MachineDeploymentStrategy, MachineDeploymentStrategyType, MachineSetSpec,
-        MachineSetStatus,
-    };
+    use drydock_api::capi::core::v1beta2::{MachineDeploymentSpec, MachineSetSpec, MachineSetStatus};
     use drydock_api::capi::keys::has_annotation;
     use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-    use crate::machinedeployment::rollout::reconcile_new;
+    use crate::machinedeployment::rollout::{reconcile_new, set_on_delete};
 
     fn md(replicas: i32) -> MachineDeployment {
-        let mut md = MachineDeployment::new(
-            "md",
-            MachineDeploymentSpec {
-                replicas: Some(replicas),
-                strategy: Some(MachineDeploymentStrategy {
-                    type_: Some(MachineDeploymentStrategyType::OnDelete),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
-        );
+        let mut md =
+            MachineDeployment::new("md", MachineDeploymentSpec { replicas: Some(replicas), ..Default::default() });
+        set_on_delete(&mut md);
         md.spec.template.spec.version = Some("v2".into());
         md
     }

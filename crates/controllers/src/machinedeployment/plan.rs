@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use drydock_api::capi::core::{MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION};
 use drydock_api::capi::owner;
 use jiff::Timestamp;
@@ -172,9 +172,10 @@ pub fn spec(ms: &MachineSet) -> i32 {
 }
 
 /// A set's available Machines as last reported, never more than it is to keep: a set just
-/// scaled down still reports Machines it is about to delete.
+/// scaled down still reports Machines it is about to delete. The rollout budgets with the
+/// v1beta1 count (Machines whose Node has been healthy for minReadySeconds).
 pub fn available(ms: &MachineSet) -> i32 {
-    let reported = ms.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0);
+    let reported = ms.deprecated_v1beta1().and_then(|s| s.available_replicas).unwrap_or(0);
     reported.min(spec(ms)).max(0)
 }
 
@@ -227,7 +228,7 @@ pub fn set_replica_annotations(ms: &mut MachineSet, md_replicas: i32, max_replic
 /// planners' tests.
 #[cfg(test)]
 pub(crate) fn test_set(name: &str, replicas: i32, created: i64, version: &str) -> Arc<MachineSet> {
-    let spec = drydock_api::capi::core::MachineSetSpec { replicas: Some(replicas), ..Default::default() };
+    let spec = drydock_api::capi::core::v1beta2::MachineSetSpec { replicas: Some(replicas), ..Default::default() };
     let mut ms = MachineSet::new(name, spec);
     let created = Timestamp::from_second(created).expect("a representable instant");
     ms.metadata.creation_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(created));
@@ -238,7 +239,7 @@ pub(crate) fn test_set(name: &str, replicas: i32, created: i64, version: &str) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::MachineDeploymentSpec;
+    use drydock_api::capi::core::v1beta2::MachineDeploymentSpec;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     fn ms(name: &str, replicas: i32, created: i64, version: &str) -> Arc<MachineSet> {
@@ -276,7 +277,8 @@ mod tests {
     fn rollout_after_skips_older_sets_once_passed() {
         let sets = vec![ms("old", 3, 10, "v1"), ms("newer", 1, 50, "v1")];
         let mut d = md("v1");
-        d.spec.rollout_after = Some(Time(Timestamp::from_second(40).expect("ts")));
+        let after = Some(Time(Timestamp::from_second(40).expect("ts")));
+        d.spec.rollout = Some(drydock_api::capi::core::v1beta2::MachineDeploymentRolloutSpec { after, strategy: None });
         let before = Plan::new(&d, sets.clone(), Timestamp::from_second(30).expect("ts"));
         assert_eq!(before.current().and_then(|m| m.metadata.name.as_deref()), Some("old"));
         let after = Plan::new(&d, sets.clone(), Timestamp::from_second(60).expect("ts"));

@@ -14,7 +14,7 @@
 //! beyond it are about to be deleted, and counting them would let the budget take down
 //! more than `maxUnavailable` allows (upstream errors out in step 2 in that case).
 
-use drydock_api::capi::core::MachineDeployment;
+use drydock_api::capi::core::v1beta2::MachineDeployment;
 
 use super::plan::{Plan, available, scale_down_in_order, spec};
 use super::rollout::replicas;
@@ -58,7 +58,7 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use drydock_api::capi::core::{MachineSet, MachineSetSpec, MachineSetStatus};
+    use drydock_api::capi::core::v1beta2::{MachineSet, MachineSetSpec, MachineSetStatus};
     use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -76,7 +76,8 @@ mod tests {
         let mut ms = MachineSet::new(name, MachineSetSpec { replicas: Some(s.0), ..Default::default() });
         ms.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
         ms.spec.template.spec.version = Some(version.into());
-        ms.status = Some(MachineSetStatus { replicas: Some(s.1), available_replicas: Some(s.2), ..Default::default() });
+        ms.status = Some(MachineSetStatus { replicas: Some(s.1), ..Default::default() });
+        ms.deprecated_v1beta1_mut().available_replicas = Some(s.2);
         Arc::new(ms)
     }
 

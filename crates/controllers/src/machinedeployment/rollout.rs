@@ -3,14 +3,25 @@
 //! Machines. The old sets' side is in [`super::rolling`] (RollingUpdate) and
 //! [`super::ondelete`] (OnDelete).
 
-use drydock_api::capi::core::{MachineDeployment, MachineDeploymentStrategyType, MachineSet};
+use drydock_api::capi::core::MachineDeploymentStrategyType;
+use drydock_api::capi::core::v1beta2::{
+    MachineDeployment, MachineDeploymentRolloutStrategy, MachineDeploymentRolloutStrategyRollingUpdate, MachineSet,
+};
 use drydock_api::capi::intstr::{self, IntOrPercentError};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::plan::{Plan, scale};
 
+fn strategy(md: &MachineDeployment) -> Option<&MachineDeploymentRolloutStrategy> {
+    md.spec.rollout.as_ref()?.strategy.as_ref()
+}
+
+fn rolling_update(md: &MachineDeployment) -> Option<&MachineDeploymentRolloutStrategyRollingUpdate> {
+    strategy(md)?.rolling_update.as_ref()
+}
+
 pub fn strategy_type(md: &MachineDeployment) -> MachineDeploymentStrategyType {
-    md.spec.strategy.as_ref().and_then(|s| s.type_).unwrap_or(MachineDeploymentStrategyType::RollingUpdate)
+    strategy(md).map_or(MachineDeploymentStrategyType::RollingUpdate, |s| s.type_)
 }
 
 pub fn replicas(md: &MachineDeployment) -> i32 {
@@ -20,7 +31,7 @@ pub fn replicas(md: &MachineDeployment) -> i32 {
 /// `(surge, unavailable)` for the deployment's replicas: maxSurge rounded up,
 /// maxUnavailable rounded down, and at least one of them non-zero so a rollout can move.
 pub fn fenceposts(md: &MachineDeployment) -> Result<(i32, i32), IntOrPercentError> {
-    let ru = md.spec.strategy.as_ref().and_then(|s| s.rolling_update.as_ref());
+    let ru = rolling_update(md);
     let desired = replicas(md);
     let surge = intstr::scaled_value_or(
         ru.and_then(|r| r.max_surge.as_ref()),
@@ -76,11 +87,7 @@ pub fn new_set_replicas<'a>(
         MachineDeploymentStrategyType::RollingUpdate => {
             let max_total = desired
                 + intstr::scaled_value_or(
-                    md.spec
-                        .strategy
-                        .as_ref()
-                        .and_then(|s| s.rolling_update.as_ref())
-                        .and_then(|r| r.max_surge.as_ref()),
+                    rolling_update(md).and_then(|r| r.max_surge.as_ref()),
                     IntOrString::Int(drydock_api::capi::core::DEFAULT_MAX_SURGE),
                     desired,
                     true,
@@ -121,31 +128,38 @@ pub fn reconcile_new(md: &MachineDeployment, plan: &mut Plan, max_replicas: i32)
 /// A RollingUpdate deployment named `md`, for the planners' tests.
 #[cfg(test)]
 pub(crate) fn rolling_md(replicas: i32, surge: IntOrString, unavailable: IntOrString) -> MachineDeployment {
-    use drydock_api::capi::core::{MachineDeploymentSpec, MachineDeploymentStrategy, MachineRollingUpdateDeployment};
-    let rolling_update = MachineRollingUpdateDeployment {
-        max_surge: Some(surge),
-        max_unavailable: Some(unavailable),
-        delete_policy: None,
-    };
-    let strategy = MachineDeploymentStrategy {
-        type_: Some(MachineDeploymentStrategyType::RollingUpdate),
+    use drydock_api::capi::core::v1beta2::{MachineDeploymentRolloutSpec, MachineDeploymentSpec};
+    let rolling_update =
+        MachineDeploymentRolloutStrategyRollingUpdate { max_surge: Some(surge), max_unavailable: Some(unavailable) };
+    let strategy = MachineDeploymentRolloutStrategy {
+        type_: MachineDeploymentStrategyType::RollingUpdate,
         rolling_update: Some(rolling_update),
-        remediation: None,
     };
     MachineDeployment::new(
         "md",
         MachineDeploymentSpec {
             replicas: Some(replicas),
-            strategy: Some(strategy),
+            rollout: Some(MachineDeploymentRolloutSpec { after: None, strategy: Some(strategy) }),
             ..MachineDeploymentSpec::default()
         },
     )
 }
 
+/// Makes a test deployment OnDelete.
+#[cfg(test)]
+pub(crate) fn set_on_delete(md: &mut MachineDeployment) {
+    let rollout = md.spec.rollout.get_or_insert_with(Default::default);
+    let strategy = rollout.strategy.get_or_insert(MachineDeploymentRolloutStrategy {
+        type_: MachineDeploymentStrategyType::OnDelete,
+        rolling_update: None,
+    });
+    strategy.type_ = MachineDeploymentStrategyType::OnDelete;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::{MachineSetSpec, MachineSetStatus};
+    use drydock_api::capi::core::v1beta2::{MachineSetSpec, MachineSetStatus};
 
     fn md(replicas: i32, surge: IntOrString, unavailable: IntOrString) -> MachineDeployment {
         rolling_md(replicas, surge, unavailable)
@@ -172,9 +186,7 @@ mod tests {
         let m = md(0, IntOrString::Int(1), IntOrString::Int(5));
         assert_eq!(max_unavailable(&m), Ok(0));
         let mut on_delete = md(3, IntOrString::Int(2), IntOrString::Int(1));
-        if let Some(s) = on_delete.spec.strategy.as_mut() {
-            s.type_ = Some(MachineDeploymentStrategyType::OnDelete);
-        }
+        set_on_delete(&mut on_delete);
         assert_eq!((max_surge(&on_delete), max_unavailable(&on_delete)), (Ok(0), Ok(0)));
         assert!(fenceposts(&md(3, pct("x"), IntOrString::Int(0))).is_err());
     }
@@ -196,9 +208,7 @@ mod tests {
     #[test]
     fn on_delete_fills_the_gap() {
         let mut m = md(3, IntOrString::Int(1), IntOrString::Int(0));
-        if let Some(s) = m.spec.strategy.as_mut() {
-            s.type_ = Some(MachineDeploymentStrategyType::OnDelete);
-        }
+        set_on_delete(&mut m);
         assert_eq!(new_set_replicas(&m, [&ms(3, 3)], 0), Ok(0));
         assert_eq!(new_set_replicas(&m, [&ms(2, 2)], 0), Ok(1));
     }

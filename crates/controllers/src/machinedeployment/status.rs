@@ -6,7 +6,10 @@ use drydock_api::capi::condition_types::{
     AVAILABLE, MACHINE_SET_READY, MACHINES_CREATED, WAITING_FOR_AVAILABLE_MACHINES, WAITING_FOR_MACHINE_SET,
 };
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
-use drydock_api::capi::core::{MachineDeployment, MachineDeploymentStatus, MachineSet};
+use drydock_api::capi::core::v1beta2::{
+    MachineDeployment, MachineDeploymentDeprecatedStatus, MachineDeploymentStatus,
+    MachineDeploymentV1Beta1DeprecatedStatus, MachineSet, MachineSetV1Beta1DeprecatedStatus,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::plan::Plan;
@@ -16,8 +19,20 @@ pub const PHASE_SCALING_UP: &str = "ScalingUp";
 pub const PHASE_SCALING_DOWN: &str = "ScalingDown";
 pub const PHASE_FAILED: &str = "Failed";
 
-fn status_of(ms: &MachineSet, f: impl Fn(&drydock_api::capi::core::MachineSetStatus) -> Option<i32>) -> i32 {
-    ms.status.as_ref().and_then(f).unwrap_or(0)
+/// A v1beta1 counter of a set (under `status.deprecated.v1beta1`; the rollout budgets with
+/// their meaning, see [`crate::machineset::status`]).
+fn v1beta1_of(ms: &MachineSet, f: impl Fn(&MachineSetV1Beta1DeprecatedStatus) -> Option<i32>) -> i32 {
+    ms.deprecated_v1beta1().and_then(f).unwrap_or(0)
+}
+
+fn replicas_of(ms: &MachineSet) -> i32 {
+    ms.status.as_ref().and_then(|s| s.replicas).unwrap_or(0)
+}
+
+/// `status.deprecated.v1beta1.availableReplicas` of a deployment: Machines ready for
+/// minReadySeconds, as the rollout counts them.
+pub fn available(md: &MachineDeployment) -> i32 {
+    md.deprecated_v1beta1().and_then(|d| d.available_replicas).unwrap_or(0)
 }
 
 /// Counters and phase from the sets (as wanted after this reconcile's scaling).
@@ -26,13 +41,13 @@ pub fn compute(md: &MachineDeployment, plan: &Plan, selector: String) -> Machine
     let (mut replicas, mut ready, mut available, mut spec_total) = (0, 0, 0, 0);
     let mut failed = false;
     for ms in plan.wanted() {
-        replicas += status_of(ms, |s| s.replicas);
-        ready += status_of(ms, |s| s.ready_replicas);
-        available += status_of(ms, |s| s.available_replicas);
+        replicas += replicas_of(ms);
+        ready += v1beta1_of(ms, |s| s.ready_replicas);
+        available += v1beta1_of(ms, |s| s.available_replicas);
         spec_total += ms.spec.replicas.unwrap_or(0);
-        failed |= ms.status.as_ref().is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some());
+        failed |= ms.deprecated_v1beta1().is_some_and(|s| s.failure_reason.is_some() || s.failure_message.is_some());
     }
-    let updated = plan.current().map_or(0, |ms| status_of(ms, |s| s.replicas));
+    let updated = plan.current().map_or(0, replicas_of);
     // Later rules win, as upstream applies them in this order.
     let mut phase = None;
     if desired == ready {
@@ -47,17 +62,23 @@ pub fn compute(md: &MachineDeployment, plan: &Plan, selector: String) -> Machine
     if failed {
         phase = Some(PHASE_FAILED);
     }
+    let mut had = md.status.clone().unwrap_or_default();
+    let old = had.deprecated.take().and_then(|d| d.v1beta1).unwrap_or_default();
     MachineDeploymentStatus {
         observed_generation: md.metadata.generation,
         selector: Some(selector),
         replicas: Some(replicas),
-        updated_replicas: Some(updated),
-        ready_replicas: Some(ready),
-        available_replicas: Some(available),
-        unavailable_replicas: Some((spec_total - available).max(0)),
         phase: phase.map(str::to_string),
-        conditions: md.status.as_ref().and_then(|s| s.conditions.clone()),
-        v1beta2: md.status.as_ref().and_then(|s| s.v1beta2.clone()),
+        deprecated: Some(MachineDeploymentDeprecatedStatus {
+            v1beta1: Some(MachineDeploymentV1Beta1DeprecatedStatus {
+                updated_replicas: Some(updated),
+                ready_replicas: Some(ready),
+                available_replicas: Some(available),
+                unavailable_replicas: Some((spec_total - available).max(0)),
+                ..old
+            }),
+        }),
+        ..had
     }
 }
 
@@ -65,7 +86,7 @@ pub fn compute(md: &MachineDeployment, plan: &Plan, selector: String) -> Machine
 /// (the current set's Ready) and Ready (a summary of Available).
 pub fn set_conditions(md: &mut MachineDeployment, plan: &Plan, max_unavailable: i32, now: Time) {
     let desired = md.spec.replicas.unwrap_or(1);
-    let available = md.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0);
+    let available = available(md);
     let needed = desired - max_unavailable;
     if available >= needed {
         md.mark_true(AVAILABLE, now.clone());
@@ -129,9 +150,10 @@ pub fn is_complete(md: &MachineDeployment) -> bool {
     let Some(s) = md.status.as_ref() else {
         return false;
     };
-    s.updated_replicas == Some(desired)
+    let old = md.deprecated_v1beta1();
+    old.and_then(|o| o.updated_replicas) == Some(desired)
         && s.replicas == Some(desired)
-        && s.available_replicas == Some(desired)
+        && old.and_then(|o| o.available_replicas) == Some(desired)
         && s.observed_generation >= md.metadata.generation
 }
 
@@ -140,7 +162,9 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use drydock_api::capi::core::{MachineDeploymentSpec, MachineSetSpec, MachineSetStatus};
+    use drydock_api::capi::core::v1beta2::{
+        MachineDeploymentSpec, MachineSetDeprecatedStatus, MachineSetSpec, MachineSetStatus,
+    };
     use jiff::Timestamp;
 
     fn ms(name: &str, version: &str, spec: i32, replicas: i32, ready: i32, available: i32) -> Arc<MachineSet> {
@@ -148,11 +172,21 @@ mod tests {
         ms.spec.template.spec.version = Some(version.into());
         ms.status = Some(MachineSetStatus {
             replicas: Some(replicas),
-            ready_replicas: Some(ready),
-            available_replicas: Some(available),
+            deprecated: Some(MachineSetDeprecatedStatus {
+                v1beta1: Some(MachineSetV1Beta1DeprecatedStatus {
+                    ready_replicas: Some(ready),
+                    available_replicas: Some(available),
+                    ..Default::default()
+                }),
+            }),
             ..Default::default()
         });
         Arc::new(ms)
+    }
+
+    /// The v1beta1 counters of a computed status.
+    fn old(s: &MachineDeploymentStatus) -> MachineDeploymentV1Beta1DeprecatedStatus {
+        s.deprecated.clone().and_then(|d| d.v1beta1).unwrap_or_default()
     }
 
     fn md(replicas: i32) -> MachineDeployment {
@@ -173,17 +207,17 @@ mod tests {
         let plan = Plan::new(&d, vec![ms("new", "v2", 2, 2, 1, 1), ms("old", "v1", 1, 2, 2, 2)], now());
         let s = compute(&d, &plan, "a=b".into());
         assert_eq!(s.replicas, Some(4));
-        assert_eq!(s.updated_replicas, Some(2));
-        assert_eq!(s.ready_replicas, Some(3));
-        assert_eq!(s.available_replicas, Some(3));
-        assert_eq!(s.unavailable_replicas, Some(0));
+        assert_eq!(old(&s).updated_replicas, Some(2));
+        assert_eq!(old(&s).ready_replicas, Some(3));
+        assert_eq!(old(&s).available_replicas, Some(3));
+        assert_eq!(old(&s).unavailable_replicas, Some(0));
         assert_eq!(s.observed_generation, Some(3));
         assert_eq!(s.phase.as_deref(), Some(PHASE_RUNNING));
 
         let plan = Plan::new(&d, vec![ms("new", "v2", 3, 1, 0, 0)], now());
         let s = compute(&d, &plan, String::new());
         assert_eq!(s.phase.as_deref(), Some(PHASE_SCALING_UP));
-        assert_eq!(s.unavailable_replicas, Some(3));
+        assert_eq!(old(&s).unavailable_replicas, Some(3));
 
         let d1 = md(1);
         let plan = Plan::new(&d1, vec![ms("new", "v2", 1, 5, 5, 5)], now());
@@ -191,7 +225,7 @@ mod tests {
 
         let plan = Plan::new(&d, vec![ms("old", "v1", 3, 3, 3, 3)], now());
         let s = compute(&d, &plan, String::new());
-        assert_eq!(s.updated_replicas, Some(0));
+        assert_eq!(old(&s).updated_replicas, Some(0));
     }
 
     #[test]

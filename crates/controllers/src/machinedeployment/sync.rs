@@ -5,10 +5,10 @@
 //! An unpaused deployment whose replicas change mid-rollout is not scaled here: the
 //! rollout step grows the new set, as upstream does.
 
-use drydock_api::capi::core::{MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION};
 
-use super::plan::{Plan, annotation_i32, scale as scale_set, spec};
+use super::plan::{Plan, annotation_i32, available, scale as scale_set, spec};
 use super::rollout::{self, replicas};
 
 fn created(ms: &MachineSet) -> Option<jiff::Timestamp> {
@@ -37,7 +37,7 @@ fn saturated(md: &MachineDeployment, plan: &Plan) -> bool {
     plan.current().is_some_and(|new| {
         spec(new) == desired
             && annotation_i32(new, DESIRED_REPLICAS_ANNOTATION) == Some(desired)
-            && new.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0) == desired
+            && available(new) == desired
     })
 }
 
@@ -127,7 +127,6 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use drydock_api::capi::core::MachineSetStatus;
     use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
@@ -212,7 +211,7 @@ mod tests {
     fn a_saturated_new_set_retires_the_old_ones() {
         let d = md("v2", 3);
         let mut new = (*sized("new", 3, 2, "v2", 3, 6)).clone();
-        new.status = Some(MachineSetStatus { available_replicas: Some(3), ..Default::default() });
+        new.deprecated_v1beta1_mut().available_replicas = Some(3);
         let mut plan = Plan::new(&d, vec![sized("old", 1, 1, "v1", 3, 6), Arc::new(new)], now());
         scale(&d, &mut plan, 6);
         assert_eq!(specs(&plan), [("new".into(), 3), ("old".into(), 0)]);

@@ -5,7 +5,8 @@
 //! remediation from the sets' own v1beta2 conditions, which their controller computes from
 //! the Machines. A set's status changes wake the deployment, so nothing here reads Machines.
 
-use drydock_api::capi::core::{MachineDeployment, MachineDeploymentStrategyType, MachineSet};
+use drydock_api::capi::core::MachineDeploymentStrategyType;
+use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
 use drydock_api::capi::v1beta2_conditions::{
     self as v1beta2, Condition, HasV1Beta2Conditions, Observed, Polarity, Reasons, Status, names,
 };
@@ -36,7 +37,7 @@ fn add(sum: Option<i32>, v: Option<i32>) -> Option<i32> {
 
 pub fn count<'a>(sets: impl IntoIterator<Item = &'a MachineSet>) -> Counters {
     let mut c = Counters::default();
-    for v in sets.into_iter().filter_map(|ms| ms.status.as_ref()?.v1beta2.as_ref()) {
+    for v in sets.into_iter().filter_map(|ms| ms.status.as_ref()) {
         c.ready = add(c.ready, v.ready_replicas);
         c.available = add(c.available, v.available_replicas);
         c.up_to_date = add(c.up_to_date, v.up_to_date_replicas);
@@ -173,7 +174,7 @@ pub fn deleting(left: usize) -> Observed {
 /// says what holds creation).
 pub fn set(md: &mut MachineDeployment, plan: &Plan, max_unavailable: i32, now: Timestamp, at: &Time) {
     let c = count(plan.wanted());
-    let v = md.status.get_or_insert_with(Default::default).v1beta2.get_or_insert_with(Default::default);
+    let v = md.status.get_or_insert_with(Default::default);
     v.ready_replicas = c.ready;
     v.available_replicas = c.available;
     v.up_to_date_replicas = c.up_to_date;
@@ -199,8 +200,7 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use drydock_api::capi::common::V1Beta2ReplicaStatus;
-    use drydock_api::capi::core::{MachineDeploymentSpec, MachineDeploymentStrategy, MachineSetSpec, MachineSetStatus};
+    use drydock_api::capi::core::v1beta2::{MachineDeploymentSpec, MachineSetSpec, MachineSetStatus};
 
     fn at(s: i64) -> Timestamp {
         Timestamp::from_second(s).expect("ts")
@@ -218,12 +218,9 @@ mod tests {
         ms.spec.template.spec.version = Some(version.into());
         ms.status = Some(MachineSetStatus {
             replicas: Some(replicas),
-            v1beta2: Some(V1Beta2ReplicaStatus {
-                ready_replicas: Some(available),
-                available_replicas: Some(available),
-                up_to_date_replicas: Some(available),
-                conditions: None,
-            }),
+            ready_replicas: Some(available),
+            available_replicas: Some(available),
+            up_to_date_replicas: Some(available),
             ..Default::default()
         });
         Arc::new(ms)
@@ -249,10 +246,7 @@ mod tests {
         assert_eq!(available(&md(None), Some(3), 0).reason, names::WAITING_FOR_REPLICAS_SET_REASON);
 
         let mut on_delete = md(Some(1));
-        on_delete.spec.strategy = Some(MachineDeploymentStrategy {
-            type_: Some(MachineDeploymentStrategyType::OnDelete),
-            ..Default::default()
-        });
+        crate::machinedeployment::rollout::set_on_delete(&mut on_delete);
         assert_eq!(
             available(&on_delete, Some(0), 0).message,
             "0 available replicas, at least 1 required (spec.replicas is 1)"
@@ -281,7 +275,7 @@ mod tests {
         let plan = Plan::new(&d, vec![Arc::new(new), ms("old", "v1", 2, 2)], at(100));
         set(&mut d, &plan, 1, at(100), &Time(at(100)));
         let get = |d: &MachineDeployment, t: &str| d.v1beta2_condition(t).cloned().expect("condition");
-        let v = d.status.as_ref().and_then(|s| s.v1beta2.clone()).expect("v1beta2");
+        let v = d.status.clone().expect("status");
         assert_eq!((v.ready_replicas, v.available_replicas, v.up_to_date_replicas), (Some(3), Some(3), Some(3)));
         assert_eq!(get(&d, names::AVAILABLE).status, "True");
         let ready = get(&d, names::MACHINES_READY);

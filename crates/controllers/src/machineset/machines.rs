@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use drydock_api::capi::conversion::ref_up;
-use drydock_api::capi::core::MachineSet;
-use drydock_api::capi::core::conversion::machine_spec_up;
+use drydock_api::capi::core::v1beta2::MachineSet;
 use drydock_api::capi::core::v1beta2::{Bootstrap, Machine};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_FINALIZER, SET_NAME_LABEL};
 use drydock_api::capi::naming;
@@ -22,7 +21,7 @@ use crate::framework::names::generated_name;
 /// `<machineset>-<random>`.
 pub fn machine_name(ms: &MachineSet, suffix: &str) -> Result<String, String> {
     let ms_name = ms.metadata.name.as_deref().unwrap_or_default();
-    match ms.spec.machine_naming_strategy.as_ref().and_then(|s| s.template.as_deref()) {
+    match ms.spec.machine_naming.as_ref().and_then(|s| s.template.as_deref()) {
         Some(t) => naming::render(
             t,
             &[("cluster.name", ms.spec.cluster_name.as_str()), ("machineSet.name", ms_name), ("random", suffix)],
@@ -56,9 +55,8 @@ pub fn new_machine(
     infrastructure_ref: ObjectReference,
     bootstrap_ref: Option<ObjectReference>,
 ) -> Machine {
-    let mut spec = machine_spec_up(ms.spec.template.spec.clone());
+    let mut spec = ms.spec.template.spec.clone();
     spec.cluster_name = ms.spec.cluster_name.clone();
-    spec.min_ready_seconds = ms.spec.min_ready_seconds;
     spec.infrastructure_ref = ref_up(&infrastructure_ref);
     spec.bootstrap = match bootstrap_ref {
         Some(r) => Bootstrap { config_ref: Some(ref_up(&r)), data_secret_name: None },
@@ -116,7 +114,7 @@ mod tests {
     use super::*;
     use drydock_api::admission::FieldPath;
     use drydock_api::capi::common::MachineNamingStrategy;
-    use drydock_api::capi::core::MachineSetSpec;
+    use drydock_api::capi::core::v1beta2::MachineSetSpec;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
     fn ms() -> MachineSet {
@@ -138,7 +136,7 @@ mod tests {
     fn names() {
         assert_eq!(machine_name(&ms(), "b2c4d").as_deref(), Ok("workers-abcde-b2c4d"));
         let mut named = ms();
-        named.spec.machine_naming_strategy =
+        named.spec.machine_naming =
             Some(MachineNamingStrategy { template: Some("{{ .cluster.name }}-w-{{ .random }}".into()) });
         assert_eq!(machine_name(&named, "b2c4d").as_deref(), Ok("c1-w-b2c4d"));
     }

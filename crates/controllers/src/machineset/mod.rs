@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use drydock_api::capi::conditions::{HasConditions, time_at};
 use drydock_api::capi::core::v1beta2::{Cluster, Machine};
-use drydock_api::capi::core::{MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_SET_FINALIZER, REVISION_ANNOTATION};
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner;
@@ -154,7 +154,8 @@ fn cluster_of(meta: &kube::core::ObjectMeta) -> Option<&str> {
 /// `rolloutAfter` passes). The deployment's other changes (mostly status) wake no set.
 fn rollout_digest(md: &MachineDeployment) -> (u32, Option<Timestamp>, Option<String>) {
     let revision = md.metadata.annotations.as_ref().and_then(|a| a.get(REVISION_ANNOTATION)).cloned();
-    (crate::framework::machine_template::hash(&md.spec.template), md.spec.rollout_after.as_ref().map(|t| t.0), revision)
+    let after = md.spec.rollout.as_ref().and_then(|r| r.after.as_ref()).map(|t| t.0);
+    (crate::framework::machine_template::hash(&md.spec.template), after, revision)
 }
 
 /// The name of the MachineDeployment the set belongs to (its owner, else its
@@ -221,7 +222,7 @@ async fn reconcile(ms: Arc<MachineSet>, st: Arc<State>) -> Result<Requeue> {
     let (v1beta2_counters, next_v1beta2_available) = v1beta2::count(&want, &owned, now);
     let cond_time = time_at(now);
     let generation = want.metadata.generation;
-    status::set_counters(want.status.get_or_insert_with(Default::default), counters, selector.to_query(), generation);
+    status::set_counters(&mut want, counters, selector.to_query(), generation);
     let desired = want.spec.replicas.unwrap_or(1);
     status::set_resized(&mut want, desired, counters, cond_time.clone());
     status::set_machines_ready(&mut want, &owned, cond_time.clone());
@@ -298,13 +299,9 @@ async fn ensure_templates(st: &State, ms: &MachineSet, cluster: &Cluster) -> Res
         if !templates::is_template(r) {
             continue;
         }
-        let found = st.templates.ensure(&st.ctx, NAME, ns, r, cluster).await?;
+        let found = st.templates.ensure_versioned(&st.ctx, NAME, ns, r, cluster).await?;
         if !found && !is_old_revision(st, ms) {
-            return Err(Error::Missing(format!(
-                "{} {ns}/{}",
-                r.kind.as_deref().unwrap_or_default(),
-                r.name.as_deref().unwrap_or_default()
-            )));
+            return Err(Error::Missing(format!("{} {ns}/{}", r.kind, r.name)));
         }
     }
     Ok(())
@@ -447,7 +444,7 @@ async fn sync_machines(
 mod tests {
     use super::*;
     use crate::framework::select::owners_of;
-    use drydock_api::capi::core::MachineSetSpec;
+    use drydock_api::capi::core::v1beta2::MachineSetSpec;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
     use kube::runtime::reflector::store::Writer;
     use kube::runtime::watcher::Event;

@@ -22,13 +22,12 @@
 use std::collections::BTreeSet;
 
 use drydock_api::capi::condition_types::CONTROL_PLANE_VERSION_SKEW;
-use drydock_api::capi::core::MachineSet;
 use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::v1beta2::MachineSet;
 use drydock_api::capi::keys::{
     PREFLIGHT_CHECK_ALL, PREFLIGHT_CHECK_CONTROL_PLANE_IS_STABLE, PREFLIGHT_CHECK_KUBEADM_VERSION_SKEW,
     PREFLIGHT_CHECK_KUBERNETES_VERSION_SKEW, SKIP_PREFLIGHT_CHECKS_ANNOTATION,
 };
-use drydock_api::capi::owner::api_group;
 use drydock_api::capi::version;
 use kube::runtime::reflector::ObjectRef;
 
@@ -88,10 +87,8 @@ impl Candidate {
         let bootstrap = ms.spec.template.spec.bootstrap.config_ref.as_ref();
         Self {
             version: ms.spec.template.spec.version.clone(),
-            kubeadm_bootstrap: bootstrap.is_some_and(|r| {
-                r.kind.as_deref() == Some("KubeadmConfigTemplate")
-                    && api_group(r.api_version.as_deref().unwrap_or_default()) == "bootstrap.cluster.x-k8s.io"
-            }),
+            kubeadm_bootstrap: bootstrap
+                .is_some_and(|r| r.is_kind("bootstrap.cluster.x-k8s.io", "KubeadmConfigTemplate")),
             topology_version: cluster.spec.topology.as_ref().map(|t| t.version.clone()),
         }
     }

@@ -4,8 +4,8 @@
 //! [`crate::framework::apply`]) under upstream's field managers, so what the set stops
 //! propagating is removed and what others set is kept.
 
-use drydock_api::capi::core::MachineSet;
 use drydock_api::capi::core::v1beta2::Machine;
+use drydock_api::capi::core::v1beta2::MachineSet;
 use drydock_api::capi::keys::MACHINE_FINALIZER;
 
 use crate::framework::propagate::{MachineFields, NodeTimeouts};
@@ -23,11 +23,7 @@ pub fn propagated(ms: &MachineSet) -> MachineFields {
     MachineFields {
         labels: super::machines::machine_labels(ms),
         annotations: super::machines::machine_annotations(ms),
-        timeouts: NodeTimeouts::from_durations(
-            tpl.node_drain_timeout.as_deref(),
-            tpl.node_volume_detach_timeout.as_deref(),
-            tpl.node_deletion_timeout.as_deref(),
-        ),
+        timeouts: NodeTimeouts::from_seconds(tpl.deletion.as_ref()),
     }
 }
 
@@ -46,8 +42,8 @@ pub fn with_finalizer(m: &Machine) -> Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::MachineSetSpec;
     use drydock_api::capi::core::v1beta2::MachineDeletionSpec;
+    use drydock_api::capi::core::v1beta2::MachineSetSpec;
     use drydock_api::capi::keys::SET_NAME_LABEL;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
     use serde_json::json;
@@ -55,7 +51,7 @@ mod tests {
     fn ms() -> MachineSet {
         let mut ms = MachineSet::new("ms", MachineSetSpec { cluster_name: "c1".into(), ..Default::default() });
         ms.spec.template.metadata.labels = Some([("role".to_string(), "worker".to_string())].into());
-        ms.spec.template.spec.node_drain_timeout = Some("5m".into());
+        ms.spec.template.spec.deletion = Some(deletion(Some(300), None, None));
         ms
     }
 

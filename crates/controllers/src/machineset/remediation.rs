@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
 use drydock_api::capi::conditions::{Condition, HasConditions, Severity};
-use drydock_api::capi::core::MachineSet;
+use drydock_api::capi::core::v1beta2::MachineSet;
 use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::intstr;
 use drydock_api::capi::keys::REVISION_ANNOTATION;
@@ -47,13 +47,12 @@ fn max_in_flight(ms: &MachineSet, st: &State) -> std::result::Result<Option<i32>
     let Some(md) = super::owning_deployment(st, ms) else {
         return Ok(None);
     };
-    let Some(v) = md.spec.strategy.as_ref().and_then(|s| s.remediation.as_ref()).and_then(|r| r.max_in_flight.as_ref())
-    else {
+    let Some(v) = md.spec.remediation.as_ref().and_then(|r| r.max_in_flight.as_ref()) else {
         return Ok(None);
     };
     intstr::scaled_value(v, md.spec.replicas.unwrap_or(1), true)
         .map(Some)
-        .map_err(|e| format!("spec.strategy.remediation.maxInFlight: {e}"))
+        .map_err(|e| format!("spec.remediation.maxInFlight: {e}"))
 }
 
 /// False when the set belongs to a MachineDeployment whose revision is not the set's (an

@@ -7,13 +7,15 @@
 
 use std::sync::Arc;
 
+use drydock_api::capi::common::ContractVersionedObjectReference;
 use drydock_api::capi::condition_types::{
     BOOTSTRAP_TEMPLATE_CLONING_FAILED, INFRASTRUCTURE_TEMPLATE_CLONING_FAILED, MACHINE_CREATION_FAILED,
     MACHINES_CREATED, PREFLIGHT_CHECK_FAILED,
 };
 use drydock_api::capi::conditions::{HasConditions, Severity, time_at};
+use drydock_api::capi::core::MachineSetDeletePolicy;
+use drydock_api::capi::core::v1beta2::MachineSet;
 use drydock_api::capi::core::v1beta2::{Cluster, Machine};
-use drydock_api::capi::core::{MachineSet, MachineSetDeletePolicy};
 use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
 use drydock_api::capi::owner;
 use futures::StreamExt;
@@ -31,7 +33,7 @@ use crate::framework::names::random_suffix;
 use crate::context::Context;
 use crate::external::{self, CloneSpec};
 use crate::framework::expectations::Outstanding;
-use crate::framework::{Error, Result, write};
+use crate::framework::{Error, Result, referenced, write};
 
 /// Machines created at once by one reconcile; each takes three API calls.
 const CREATE_CONCURRENCY: usize = 8;
@@ -176,24 +178,13 @@ async fn clone_and_create(st: &State, ms: &MachineSet, ns: &str, name: &str) -> 
     let fail = |reason, error| CreateFailure { reason, error };
     let ctx = &st.ctx;
     let tpl = &ms.spec.template.spec;
-    let clone = |template| CloneSpec {
-        template,
-        namespace: ns,
-        name,
-        cluster_name: &ms.spec.cluster_name,
-        labels: machine_labels(ms),
-        annotations: machine_annotations(ms),
-        owner: owner::owner_ref(ms),
-    };
     let bootstrap = match tpl.bootstrap.config_ref.as_ref() {
-        Some(t) => Some(
-            external::clone_from_template(ctx, super::NAME, clone(t))
-                .await
-                .map_err(|e| fail(BOOTSTRAP_TEMPLATE_CLONING_FAILED, e))?,
-        ),
+        Some(t) => {
+            Some(clone_versioned(ctx, ms, t, name).await.map_err(|e| fail(BOOTSTRAP_TEMPLATE_CLONING_FAILED, e))?)
+        }
         None => None,
     };
-    let infra = match external::clone_from_template(ctx, super::NAME, clone(&tpl.infrastructure_ref)).await {
+    let infra = match clone_versioned(ctx, ms, &tpl.infrastructure_ref, name).await {
         Ok(r) => r,
         Err(e) => {
             delete_clones(ctx, ns, [bootstrap.as_ref()]).await;
@@ -207,6 +198,30 @@ async fn clone_and_create(st: &State, ms: &MachineSet, ns: &str, name: &str) -> 
         return Err(fail(MACHINE_CREATION_FAILED, e));
     }
     Ok(())
+}
+
+/// Clones the template a v1beta2 reference (group only) names for the Machine `name` of the
+/// set, in the version the kind's CRD names for the contract.
+async fn clone_versioned(
+    ctx: &Context,
+    ms: &MachineSet,
+    template: &ContractVersionedObjectReference,
+    name: &str,
+) -> Result<ObjectReference> {
+    let ns = ms.metadata.namespace.as_deref().unwrap_or_default();
+    let Some(r) = referenced::resolve(ctx, ns, template).await? else {
+        return Err(Error::Missing(format!("the CustomResourceDefinition of {}", template.kind)));
+    };
+    let spec = CloneSpec {
+        template: &r,
+        namespace: ns,
+        name,
+        cluster_name: &ms.spec.cluster_name,
+        labels: machine_labels(ms),
+        annotations: machine_annotations(ms),
+        owner: owner::owner_ref(ms),
+    };
+    external::clone_from_template(ctx, super::NAME, spec).await
 }
 
 async fn delete_clones<'a>(ctx: &Context, ns: &str, refs: impl IntoIterator<Item = Option<&'a ObjectReference>>) {
@@ -226,7 +241,7 @@ async fn delete(
     count: usize,
     now: Timestamp,
 ) -> Result<()> {
-    let policy = ms.spec.delete_policy.unwrap_or(MachineSetDeletePolicy::Random);
+    let policy = ms.spec.deletion.as_ref().and_then(|d| d.order).unwrap_or(MachineSetDeletePolicy::Random);
     let deleting = |m: &Machine| {
         m.metadata.deletion_timestamp.is_some() || m.metadata.name.as_ref().is_some_and(|n| pending.deletes.contains(n))
     };

@@ -20,7 +20,7 @@ use drydock_api::capi::condition_types::{
 };
 use drydock_api::capi::conditions::{self, Condition, HasConditions, READY, Severity};
 use drydock_api::capi::core::v1beta2::Machine;
-use drydock_api::capi::core::{MachineSet, MachineSetStatus};
+use drydock_api::capi::core::v1beta2::MachineSet;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
@@ -47,7 +47,7 @@ pub struct Counters {
 /// the next ready Machine becomes available, when one is waiting for minReadySeconds.
 pub fn count(ms: &MachineSet, machines: &[Arc<Machine>], now: Timestamp) -> (Counters, Option<Duration>) {
     let template_labels = ms.spec.template.metadata.labels.as_ref();
-    let min_ready = Duration::from_secs(ms.spec.min_ready_seconds.unwrap_or(0).max(0) as u64);
+    let min_ready = Duration::from_secs(ms.spec.template.spec.min_ready_seconds.unwrap_or(0).max(0) as u64);
     let mut c = Counters::default();
     let mut next_available: Option<Duration> = None;
     for m in machines {
@@ -77,16 +77,19 @@ pub fn count(ms: &MachineSet, machines: &[Arc<Machine>], now: Timestamp) -> (Cou
     (c, next_available)
 }
 
-/// Writes the counters, selector and observed generation into the status.
-pub fn set_counters(status: &mut MachineSetStatus, c: Counters, selector: String, generation: Option<i64>) {
+/// Writes the counters, selector and observed generation into the status (the counters of
+/// v1beta1 meaning under `deprecated.v1beta1`).
+pub fn set_counters(ms: &mut MachineSet, c: Counters, selector: String, generation: Option<i64>) {
+    let status = ms.status.get_or_insert_with(Default::default);
     status.selector = Some(selector);
     status.replicas = Some(c.replicas);
-    status.fully_labeled_replicas = Some(c.fully_labeled);
-    status.ready_replicas = Some(c.ready);
-    status.available_replicas = Some(c.available);
     if generation.is_some() {
         status.observed_generation = generation;
     }
+    let old = ms.deprecated_v1beta1_mut();
+    old.fully_labeled_replicas = Some(c.fully_labeled);
+    old.ready_replicas = Some(c.ready);
+    old.available_replicas = Some(c.available);
 }
 
 /// Sets Resized (and MachinesCreated once every Machine exists) from the counters.
@@ -181,7 +184,7 @@ pub fn set_machines_ready(ms: &mut MachineSet, machines: &[Arc<Machine>], now: T
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::MachineSetSpec;
+    use drydock_api::capi::core::v1beta2::MachineSetSpec;
     use drydock_api::capi::core::v1beta2::MachineStatus;
 
     fn at(secs: i64) -> Timestamp {
@@ -202,7 +205,8 @@ mod tests {
     }
 
     fn ms(min_ready: i32) -> MachineSet {
-        let mut ms = MachineSet::new("ms", MachineSetSpec { min_ready_seconds: Some(min_ready), ..Default::default() });
+        let mut ms = MachineSet::new("ms", MachineSetSpec::default());
+        ms.spec.template.spec.min_ready_seconds = Some(min_ready);
         ms.spec.template.metadata.labels = Some([("role".to_string(), "worker".to_string())].into());
         ms
     }

@@ -9,8 +9,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use drydock_api::capi::core::MachineSet;
 use drydock_api::capi::core::v1beta2::Machine;
+use drydock_api::capi::core::v1beta2::MachineSet;
 use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
 use drydock_api::capi::v1beta2_conditions::{
     self as v1beta2, Condition, HasV1Beta2Conditions, Observed, Polarity, Reasons, Status, names,
@@ -39,7 +39,7 @@ fn ready_since(m: &Machine) -> Option<Timestamp> {
 /// Counts the Machines; also returns how long until the next ready Machine becomes
 /// available, when one is waiting for minReadySeconds.
 pub fn count(ms: &MachineSet, machines: &[Arc<Machine>], now: Timestamp) -> (Counters, Option<Duration>) {
-    let min_ready = Duration::from_secs(ms.spec.min_ready_seconds.unwrap_or(0).max(0) as u64);
+    let min_ready = Duration::from_secs(ms.spec.template.spec.min_ready_seconds.unwrap_or(0).max(0) as u64);
     let mut c = Counters::default();
     let mut next: Option<Duration> = None;
     for m in machines.iter().filter(|m| m.metadata.deletion_timestamp.is_none()) {
@@ -119,7 +119,7 @@ fn named(m: &Machine) -> (&str, &[Condition]) {
 /// that is not being deleted. `machines` carry the `UpToDate` this reconcile gave them;
 /// `remediates`: the set replaces its unhealthy Machines (see [`remediating`]).
 pub fn set(ms: &mut MachineSet, machines: &[Arc<Machine>], c: Counters, remediates: bool, now: &Time) {
-    let v = ms.status.get_or_insert_with(Default::default).v1beta2.get_or_insert_with(Default::default);
+    let v = ms.status.get_or_insert_with(Default::default);
     v.ready_replicas = Some(c.ready);
     v.available_replicas = Some(c.available);
     v.up_to_date_replicas = Some(c.up_to_date);
@@ -182,7 +182,9 @@ mod tests {
     use drydock_api::capi::condition_types::{OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
     use drydock_api::capi::conditions::HasConditions;
     use drydock_api::capi::conditions::Severity;
-    use drydock_api::capi::core::{MachineDeployment, MachineDeploymentSpec, MachineSetSpec};
+    use drydock_api::capi::core::v1beta2::{
+        MachineDeployment, MachineDeploymentRolloutSpec, MachineDeploymentSpec, MachineSetSpec,
+    };
 
     use crate::framework::machine_template as template;
 
@@ -209,7 +211,9 @@ mod tests {
     }
 
     fn ms(replicas: Option<i32>, min_ready: i32) -> MachineSet {
-        MachineSet::new("ms", MachineSetSpec { replicas, min_ready_seconds: Some(min_ready), ..Default::default() })
+        let mut ms = MachineSet::new("ms", MachineSetSpec { replicas, ..Default::default() });
+        ms.spec.template.spec.min_ready_seconds = Some(min_ready);
+        ms
     }
 
     fn get<'a>(ms: &'a MachineSet, type_: &str) -> &'a Condition {
@@ -273,7 +277,7 @@ mod tests {
         assert_eq!((up.status.as_str(), up.reason.as_str()), ("False", names::NOT_UP_TO_DATE_REASON));
         assert_eq!(get(&s, names::REMEDIATING).reason, names::NOT_REMEDIATING_REASON);
         assert_eq!(get(&s, names::DELETING).reason, names::NOT_DELETING_REASON);
-        let v = s.status.as_ref().and_then(|s| s.v1beta2.as_ref()).expect("v1beta2");
+        let v = s.status.as_ref().expect("status");
         assert_eq!((v.ready_replicas, v.available_replicas, v.up_to_date_replicas), (Some(1), Some(1), Some(1)));
         let before = s.clone();
         set(&mut s, &machines, Counters { ready: 1, available: 1, up_to_date: 1 }, true, &t(20));
@@ -326,7 +330,7 @@ mod tests {
         assert_eq!(old.message, "* Version v1.30.2 (v1.31.0 wanted)");
 
         s.spec.template.spec.version = Some("v1.31.0".into());
-        md.spec.rollout_after = Some(t(50));
+        md.spec.rollout = Some(MachineDeploymentRolloutSpec { after: Some(t(50)), strategy: None });
         assert_eq!(template::machine_up_to_date(&s, &md, at(40)).status, Status::True, "not yet passed");
         let expired = template::machine_up_to_date(&s, &md, at(60));
         assert_eq!(expired.message, "* MachineDeployment spec.rolloutAfter passed");

@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta as K8sObjectMeta};
 
-use super::machine::{MachineSpec, MachineTemplateSpec};
 use super::v1beta2;
 use crate::admission::{FieldError, FieldPath};
+use crate::capi::common::ObjectMeta;
 use crate::capi::keys::{CLUSTER_NAME_LABEL, PREFLIGHT_CHECKS, SKIP_PREFLIGHT_CHECKS_ANNOTATION};
 use crate::capi::validation::{to_value, validate_annotations, validate_labels};
-use crate::capi::{refs, version};
+use crate::capi::version;
 use crate::names::label_value_errors;
 use crate::selector::{self, Selector};
 
@@ -21,93 +21,43 @@ pub(crate) fn set_cluster_name_label(meta: &mut K8sObjectMeta, cluster_name: &st
     }
 }
 
-/// Defaults of a Machine spec: `v` prefix on the version and ref namespaces.
-pub(crate) fn default_machine_spec(spec: &mut MachineSpec, namespace: Option<&str>) {
-    if let Some(v) = spec.version.as_mut() {
-        *v = version::with_v_prefix(v);
-    }
-    refs::default_namespace(spec.bootstrap.config_ref.as_mut(), namespace);
-    refs::default_namespace(Some(&mut spec.infrastructure_ref), namespace);
-}
-
 /// `spec.version` must be a Kubernetes semantic version.
 pub(crate) fn validate_version(v: Option<&str>, path: &FieldPath) -> Option<FieldError> {
     let v = v?;
     (!version::is_kube_semver(v)).then(|| FieldError::invalid(path.as_str(), v, "must be a valid semantic version"))
 }
 
-/// Checks of a Machine spec wherever it appears: version format and same-namespace refs.
-pub(crate) fn validate_machine_spec(spec: &MachineSpec, namespace: Option<&str>, path: &FieldPath) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    errs.extend(validate_version(spec.version.as_deref(), &path.child("version")));
-    errs.extend(refs::validate_namespace(
-        spec.bootstrap.config_ref.as_ref(),
-        namespace,
-        &path.child("bootstrap").child("configRef"),
-    ));
-    errs.extend(refs::validate_namespace(Some(&spec.infrastructure_ref), namespace, &path.child("infrastructureRef")));
-    errs
-}
-
-/// A Machine needs bootstrap data: a config reference or a data secret name.
-pub(crate) fn validate_bootstrap_present(spec: &MachineSpec, path: &FieldPath) -> Option<FieldError> {
-    let b = &spec.bootstrap;
-    bootstrap_missing(b.config_ref.is_none() && b.data_secret_name.is_none(), path)
-}
-
-fn bootstrap_missing(missing: bool, path: &FieldPath) -> Option<FieldError> {
-    missing.then(|| {
-        FieldError::required(
-            path.child("bootstrap").child("data"),
-            format!(
-                "expected either {p}.bootstrap.dataSecretName or {p}.bootstrap.configRef to be populated",
-                p = path.as_str()
-            ),
-        )
-    })
-}
-
 /// Labels and annotations of a template (`metadata` under `path`).
-fn validate_template_metadata(meta: &crate::capi::common::ObjectMeta, path: &FieldPath) -> Vec<FieldError> {
+fn validate_template_metadata(meta: &ObjectMeta, path: &FieldPath) -> Vec<FieldError> {
     let p = path.child("metadata");
     let mut errs = validate_labels(meta.labels.as_ref(), &p.child("labels"));
     errs.extend(validate_annotations(meta.annotations.as_ref(), &p.child("annotations")));
     errs
 }
 
-/// Labels and annotations of a Machine template, and its spec checks.
-pub(crate) fn validate_machine_template(
-    template: &MachineTemplateSpec,
-    namespace: Option<&str>,
-    path: &FieldPath,
-) -> Vec<FieldError> {
-    let mut errs = validate_template_metadata(&template.metadata, path);
-    let spec = path.child("spec");
-    // Every Machine created from the template needs bootstrap data; catch it here rather
-    // than on each Machine create.
-    errs.extend(validate_bootstrap_present(&template.spec, &spec));
-    errs.extend(validate_machine_spec(&template.spec, namespace, &spec));
-    errs
-}
-
-/// Defaults of a v1beta2 Machine spec: the `v` prefix on the version (its references name no
+/// Defaults of a Machine spec: the `v` prefix on the version (its references name no
 /// namespace: they are always the Machine's).
-pub(crate) fn default_machine_spec_v1beta2(spec: &mut v1beta2::MachineSpec) {
+pub(crate) fn default_machine_spec(spec: &mut v1beta2::MachineSpec) {
     if let Some(v) = spec.version.as_mut() {
         *v = version::with_v_prefix(v);
     }
 }
 
-/// [`validate_machine_template`] for a v1beta2 template: labels, annotations, bootstrap
-/// data, version format.
-pub(crate) fn validate_machine_template_v1beta2(
-    template: &v1beta2::MachineTemplateSpec,
-    path: &FieldPath,
-) -> Vec<FieldError> {
+/// Checks of a Machine template: labels, annotations, bootstrap data (every Machine created
+/// from it needs some), version format.
+pub(crate) fn validate_machine_template(template: &v1beta2::MachineTemplateSpec, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = validate_template_metadata(&template.metadata, path);
     let spec = path.child("spec");
     let b = &template.spec.bootstrap;
-    errs.extend(bootstrap_missing(b.config_ref.is_none() && b.data_secret_name.is_none(), &spec));
+    if b.config_ref.is_none() && b.data_secret_name.is_none() {
+        errs.push(FieldError::required(
+            spec.child("bootstrap").child("data"),
+            format!(
+                "expected either {p}.bootstrap.dataSecretName or {p}.bootstrap.configRef to be populated",
+                p = spec.as_str()
+            ),
+        ));
+    }
     errs.extend(validate_version(template.spec.version.as_deref(), &spec.child("version")));
     errs
 }
@@ -150,30 +100,25 @@ pub(crate) fn validate_cluster_name(new: &str, old: Option<&str>, path: &FieldPa
     errs
 }
 
-/// An empty selector becomes `{key: value}`, and the template gets the same label.
-pub(crate) fn default_empty_selector(
-    selector: &mut LabelSelector,
-    template: &mut MachineTemplateSpec,
-    key: &str,
-    value: &str,
-) {
+/// An empty selector becomes `{key: value}`, and the template (its metadata) gets the same label.
+pub(crate) fn default_empty_selector(selector: &mut LabelSelector, template: &mut ObjectMeta, key: &str, value: &str) {
     if !selector::is_empty(selector) || value.is_empty() {
         return;
     }
     selector.match_labels.get_or_insert_with(BTreeMap::new).insert(key.to_string(), value.to_string());
-    template.metadata.labels.get_or_insert_with(BTreeMap::new).insert(key.to_string(), value.to_string());
+    template.labels.get_or_insert_with(BTreeMap::new).insert(key.to_string(), value.to_string());
 }
 
-/// The selector must be valid and select the template's labels.
+/// The selector must be valid and select the template's labels (`template` is its metadata).
 pub(crate) fn validate_selector_matches_template(
     sel: &LabelSelector,
-    template: &MachineTemplateSpec,
+    template: &ObjectMeta,
     spec_path: &FieldPath,
 ) -> Vec<FieldError> {
     match Selector::parse(sel, &spec_path.child("selector")) {
         Err(errs) => errs,
         Ok(parsed) => {
-            let labels = template.metadata.labels.clone().unwrap_or_default();
+            let labels = template.labels.clone().unwrap_or_default();
             if parsed.matches(&labels) {
                 Vec::new()
             } else {
@@ -204,9 +149,10 @@ mod tests {
 
     #[test]
     fn bootstrap_and_names() {
-        let spec = MachineSpec::default();
-        let e = validate_bootstrap_present(&spec, &FieldPath::new("spec")).unwrap();
-        assert_eq!(e.field, "spec.bootstrap.data");
+        let template = v1beta2::MachineTemplateSpec::default();
+        let errs = validate_machine_template(&template, &FieldPath::new("spec").child("template"));
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["spec.template.spec.bootstrap.data"]);
         let meta = K8sObjectMeta { name: Some("-bad".into()), ..Default::default() };
         assert_eq!(validate_name_is_label_value(&meta).len(), 1);
         assert_eq!(

@@ -1,7 +1,7 @@
 //! Machine admission (v1beta2, the stored version): cluster-name label, version prefix and
 //! node deletion timeout defaults; bootstrap, version, reference and immutability checks.
 
-use super::checks::{default_machine_spec_v1beta2, set_cluster_name_label, validate_cluster_name, validate_version};
+use super::checks::{default_machine_spec, set_cluster_name_label, validate_cluster_name, validate_version};
 use super::v1beta2::{Machine, MachineDeletionSpec};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::common::ContractVersionedObjectReference;
@@ -18,7 +18,7 @@ impl KindAdmission for MachineAdmission {
 
     fn default(&self, m: &mut Machine, _old: Option<&Machine>) -> Result<(), Vec<FieldError>> {
         set_cluster_name_label(&mut m.metadata, &m.spec.cluster_name);
-        default_machine_spec_v1beta2(&mut m.spec);
+        default_machine_spec(&mut m.spec);
         let deletion = m.spec.deletion.get_or_insert_with(MachineDeletionSpec::default);
         deletion.node_deletion_timeout_seconds.get_or_insert(DEFAULT_NODE_DELETION_TIMEOUT_SECONDS);
         Ok(())

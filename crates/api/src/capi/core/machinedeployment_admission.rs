@@ -1,5 +1,6 @@
-//! MachineDeployment admission: cluster-name label, replicas (autoscaler-aware), selector,
-//! strategy and counter defaults; selector, template, strategy, name and immutability checks.
+//! MachineDeployment admission (v1beta2, the stored version): cluster-name label, replicas
+//! (autoscaler-aware), selector, rollout strategy and minReadySeconds defaults; selector,
+//! template, strategy, name and immutability checks.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
@@ -8,18 +9,17 @@ use super::checks::{
     validate_machine_template, validate_name_is_label_value, validate_replicas, validate_selector_matches_template,
     validate_skip_preflight_checks,
 };
-use super::machinedeployment::{MachineDeployment, MachineDeploymentStrategy, MachineDeploymentStrategyType};
+use super::machinedeployment::MachineDeploymentStrategyType;
 use super::replicas::{OldReplicas, default_replicas};
+use super::v1beta2::{MachineDeployment, MachineDeploymentRolloutStrategy, MachineDeploymentSpec};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL};
 use crate::capi::typed::KindAdmission;
 use crate::capi::{intstr, naming};
 
-/// Defaults written into an unset MachineDeployment spec.
+/// Defaults written into an unset rolling update.
 pub const DEFAULT_MAX_SURGE: i32 = 1;
 pub const DEFAULT_MAX_UNAVAILABLE: i32 = 0;
-pub const DEFAULT_REVISION_HISTORY_LIMIT: i32 = 1;
-pub const DEFAULT_PROGRESS_DEADLINE_SECONDS: i32 = 600;
 
 pub(crate) struct MachineDeploymentAdmission;
 
@@ -34,7 +34,7 @@ impl KindAdmission for MachineDeploymentAdmission {
             md.spec.replicas = Some(default_replicas(md.metadata.annotations.as_ref(), old).map_err(|e| vec![e])?);
         }
         let name = md.metadata.name.clone().unwrap_or_default();
-        default_empty_selector(&mut md.spec.selector, &mut md.spec.template, DEPLOYMENT_NAME_LABEL, &name);
+        default_empty_selector(&mut md.spec.selector, &mut md.spec.template.metadata, DEPLOYMENT_NAME_LABEL, &name);
         // The cluster-name label is always part of the selector and the template.
         if !cluster.is_empty() {
             md.spec
@@ -49,11 +49,9 @@ impl KindAdmission for MachineDeploymentAdmission {
                 .get_or_insert_with(Default::default)
                 .insert(CLUSTER_NAME_LABEL.into(), cluster);
         }
-        default_machine_spec(&mut md.spec.template.spec, md.metadata.namespace.as_deref());
-        default_strategy(md.spec.strategy.get_or_insert_with(Default::default));
-        md.spec.min_ready_seconds.get_or_insert(0);
-        md.spec.revision_history_limit.get_or_insert(DEFAULT_REVISION_HISTORY_LIMIT);
-        md.spec.progress_deadline_seconds.get_or_insert(DEFAULT_PROGRESS_DEADLINE_SECONDS);
+        default_machine_spec(&mut md.spec.template.spec);
+        md.spec.template.spec.min_ready_seconds.get_or_insert(0);
+        default_strategy(&mut md.spec);
         Ok(())
     }
 
@@ -66,59 +64,55 @@ impl KindAdmission for MachineDeploymentAdmission {
             &spec.child("clusterName"),
         ));
         errs.extend(validate_replicas(md.spec.replicas, &spec.child("replicas")));
-        for (field, value) in [
-            ("minReadySeconds", md.spec.min_ready_seconds),
-            ("revisionHistoryLimit", md.spec.revision_history_limit),
-            ("progressDeadlineSeconds", md.spec.progress_deadline_seconds),
-        ] {
-            if let Some(v) = value.filter(|v| *v < 0) {
-                errs.push(FieldError::invalid(spec.child(field), v, "must be greater than or equal to 0"));
-            }
-        }
-        errs.extend(validate_selector_matches_template(&md.spec.selector, &md.spec.template, &spec));
-        errs.extend(validate_machine_template(
-            &md.spec.template,
-            md.metadata.namespace.as_deref(),
-            &spec.child("template"),
-        ));
-        if let Some(strategy) = &md.spec.strategy {
-            errs.extend(validate_strategy(strategy, &spec.child("strategy")));
+        errs.extend(validate_selector_matches_template(&md.spec.selector, &md.spec.template.metadata, &spec));
+        errs.extend(validate_machine_template(&md.spec.template, &spec.child("template")));
+        errs.extend(validate_strategy(&md.spec, &spec));
+        if let Some(v) = md.spec.template.spec.min_ready_seconds.filter(|v| *v < 0) {
+            let path = spec.child("template").child("spec").child("minReadySeconds");
+            errs.push(FieldError::invalid(path, v, "must be greater than or equal to 0"));
         }
         errs.extend(validate_skip_preflight_checks(md.metadata.annotations.as_ref()));
-        if let Some(t) = md.spec.machine_naming_strategy.as_ref().and_then(|s| s.template.as_deref()) {
+        if let Some(t) = md.spec.machine_naming.as_ref().and_then(|s| s.template.as_deref()) {
             // MachineSet names are `<deployment name>-<5 random characters>`.
             let ms_name = format!("{}-x7k2p", md.metadata.name.as_deref().unwrap_or("md"));
             errs.extend(naming::validate_template(
                 t,
                 &[("cluster.name", md.spec.cluster_name.as_str()), ("machineSet.name", ms_name.as_str())],
-                &spec.child("machineNamingStrategy").child("template"),
+                &spec.child("machineNaming").child("template"),
             ));
         }
         errs
     }
 }
 
-/// `{type: RollingUpdate}`; for rolling updates, maxSurge 1 and maxUnavailable 0 when unset.
-/// The delete policy is left to the MachineSet (which defaults it to Random).
-pub(crate) fn default_strategy(s: &mut MachineDeploymentStrategy) {
-    let type_ = *s.type_.get_or_insert(MachineDeploymentStrategyType::RollingUpdate);
-    if type_ == MachineDeploymentStrategyType::RollingUpdate {
-        let ru = s.rolling_update.get_or_insert_with(Default::default);
+/// `rollout.strategy` `{type: RollingUpdate}`; for rolling updates, maxSurge 1 and
+/// maxUnavailable 0 when unset. The deletion order is left to the MachineSet (which
+/// defaults it to Random).
+fn default_strategy(spec: &mut MachineDeploymentSpec) {
+    let strategy =
+        spec.rollout.get_or_insert_with(Default::default).strategy.get_or_insert(MachineDeploymentRolloutStrategy {
+            type_: MachineDeploymentStrategyType::RollingUpdate,
+            rolling_update: None,
+        });
+    if strategy.type_ == MachineDeploymentStrategyType::RollingUpdate {
+        let ru = strategy.rolling_update.get_or_insert_with(Default::default);
         ru.max_surge.get_or_insert(IntOrString::Int(DEFAULT_MAX_SURGE));
         ru.max_unavailable.get_or_insert(IntOrString::Int(DEFAULT_MAX_UNAVAILABLE));
     }
 }
 
-/// Int-or-percent fields of a strategy. maxSurge and maxUnavailable may both be 0: the
-/// rollout then treats maxUnavailable as 1, as upstream does, so such manifests keep working.
-pub(crate) fn validate_strategy(s: &MachineDeploymentStrategy, path: &FieldPath) -> Vec<FieldError> {
+/// Int-or-percent fields of the rollout and remediation. maxSurge and maxUnavailable may both
+/// be 0: the rollout then treats maxUnavailable as 1, as upstream does, so such manifests
+/// keep working.
+fn validate_strategy(spec: &MachineDeploymentSpec, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    if let Some(ru) = &s.rolling_update {
-        let p = path.child("rollingUpdate");
+    let rolling = spec.rollout.as_ref().and_then(|r| r.strategy.as_ref()).and_then(|s| s.rolling_update.as_ref());
+    if let Some(ru) = rolling {
+        let p = path.child("rollout").child("strategy").child("rollingUpdate");
         errs.extend(intstr::validate_field(ru.max_surge.as_ref(), &p.child("maxSurge")));
         errs.extend(intstr::validate_field(ru.max_unavailable.as_ref(), &p.child("maxUnavailable")));
     }
-    if let Some(r) = &s.remediation {
+    if let Some(r) = &spec.remediation {
         errs.extend(intstr::validate_field(r.max_in_flight.as_ref(), &path.child("remediation").child("maxInFlight")));
     }
     errs
@@ -134,7 +128,7 @@ mod tests {
 
     fn deployment() -> Value {
         json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
             "metadata": { "name": "md1", "namespace": "ns" },
             "spec": {
                 "clusterName": "c1",
@@ -144,8 +138,8 @@ mod tests {
                     "spec": {
                         "clusterName": "c1",
                         "version": "1.30.2",
-                        "bootstrap": { "configRef": { "apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfigTemplate", "name": "t" } },
-                        "infrastructureRef": { "apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "kind": "InMemoryMachineTemplate", "name": "t" }
+                        "bootstrap": { "configRef": { "apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "KubeadmConfigTemplate", "name": "t" } },
+                        "infrastructureRef": { "apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DevMachineTemplate", "name": "t" }
                     }
                 }
             }
@@ -167,13 +161,11 @@ mod tests {
             json!({ "cluster.x-k8s.io/cluster-name": "c1", "cluster.x-k8s.io/deployment-name": "md1", "role": "worker" })
         );
         assert_eq!(
-            spec["strategy"],
+            spec["rollout"]["strategy"],
             json!({ "type": "RollingUpdate", "rollingUpdate": { "maxSurge": 1, "maxUnavailable": 0 } })
         );
-        assert_eq!((spec["minReadySeconds"].clone(), spec["revisionHistoryLimit"].clone()), (json!(0), json!(1)));
-        assert_eq!(spec["progressDeadlineSeconds"], 600);
+        assert_eq!(spec["template"]["spec"]["minReadySeconds"], 0);
         assert_eq!(spec["template"]["spec"]["version"], "v1.30.2");
-        assert_eq!(spec["template"]["spec"]["infrastructureRef"]["namespace"], "ns");
     }
 
     #[test]
@@ -183,22 +175,27 @@ mod tests {
             &json!({ "spec": {
                 "replicas": 0,
                 "selector": { "matchLabels": { "role": "worker" } },
-                "strategy": { "type": "OnDelete" },
-                "revisionHistoryLimit": 3
+                "rollout": { "strategy": { "type": "OnDelete" } },
+                "template": { "spec": { "minReadySeconds": 30 } }
             } }),
         );
         let out = admit(&Typed(MachineDeploymentAdmission), md, None).unwrap();
         assert_eq!(out["spec"]["replicas"], 0);
-        assert_eq!(out["spec"]["strategy"], json!({ "type": "OnDelete" }));
-        assert_eq!(out["spec"]["revisionHistoryLimit"], 3);
+        assert_eq!(out["spec"]["rollout"]["strategy"], json!({ "type": "OnDelete" }));
+        assert_eq!(out["spec"]["template"]["spec"]["minReadySeconds"], 30);
         assert_eq!(
             out["spec"]["selector"]["matchLabels"],
             json!({ "cluster.x-k8s.io/cluster-name": "c1", "role": "worker" })
         );
-        let partial =
-            merged(&deployment(), &json!({ "spec": { "strategy": { "rollingUpdate": { "maxSurge": "25%" } } } }));
+        let partial = merged(
+            &deployment(),
+            &json!({ "spec": { "rollout": { "strategy": { "type": "RollingUpdate", "rollingUpdate": { "maxSurge": "25%" } } } } }),
+        );
         let out = admit(&Typed(MachineDeploymentAdmission), partial, None).unwrap();
-        assert_eq!(out["spec"]["strategy"]["rollingUpdate"], json!({ "maxSurge": "25%", "maxUnavailable": 0 }));
+        assert_eq!(
+            out["spec"]["rollout"]["strategy"]["rollingUpdate"],
+            json!({ "maxSurge": "25%", "maxUnavailable": 0 })
+        );
     }
 
     #[test]
@@ -218,30 +215,32 @@ mod tests {
                 vec!["spec.template.metadata.labels"],
             ),
             (
-                json!({ "spec": { "strategy": { "rollingUpdate": { "maxSurge": "one", "maxUnavailable": "10" } } } }),
-                vec!["spec.strategy.rollingUpdate.maxSurge", "spec.strategy.rollingUpdate.maxUnavailable"],
+                json!({ "spec": { "rollout": { "strategy": { "type": "RollingUpdate", "rollingUpdate": { "maxSurge": "one", "maxUnavailable": "10" } } } } }),
+                vec![
+                    "spec.rollout.strategy.rollingUpdate.maxSurge",
+                    "spec.rollout.strategy.rollingUpdate.maxUnavailable",
+                ],
+            ),
+            (json!({ "spec": { "remediation": { "maxInFlight": "x%" } } }), vec!["spec.remediation.maxInFlight"]),
+            (
+                json!({ "spec": { "rollout": { "strategy": { "type": "RollingUpdate", "rollingUpdate": { "maxSurge": -1 } } } } }),
+                vec!["spec.rollout.strategy.rollingUpdate.maxSurge"],
             ),
             (
-                json!({ "spec": { "strategy": { "remediation": { "maxInFlight": "x%" } } } }),
-                vec!["spec.strategy.remediation.maxInFlight"],
+                json!({ "spec": { "rollout": { "strategy": { "type": "Recreate" } } } }),
+                vec!["spec.rollout.strategy.type"],
             ),
-            (
-                json!({ "spec": { "strategy": { "rollingUpdate": { "maxSurge": -1 } } } }),
-                vec!["spec.strategy.rollingUpdate.maxSurge"],
-            ),
-            (json!({ "spec": { "strategy": { "type": "Recreate" } } }), vec!["spec.strategy.type"]),
             (
                 json!({ "spec": { "template": { "spec": { "version": "latest" } } } }),
                 vec!["spec.template.spec.version"],
             ),
-            (json!({ "spec": { "minReadySeconds": -5 } }), vec!["spec.minReadySeconds"]),
+            (
+                json!({ "spec": { "template": { "spec": { "minReadySeconds": -5 } } } }),
+                vec!["spec.template.spec.minReadySeconds"],
+            ),
             (
                 json!({ "spec": { "template": { "spec": { "bootstrap": { "configRef": null } } } } }),
                 vec!["spec.template.spec.bootstrap.data"],
-            ),
-            (
-                json!({ "spec": { "template": { "spec": { "infrastructureRef": { "namespace": "other" } } } } }),
-                vec!["spec.template.spec.infrastructureRef.namespace"],
             ),
         ];
         for (patch, want) in cases {
@@ -254,7 +253,7 @@ mod tests {
     fn surge_and_unavailable_may_both_be_zero() {
         let md = merged(
             &deployment(),
-            &json!({ "spec": { "strategy": { "rollingUpdate": { "maxSurge": 0, "maxUnavailable": "0%" } } } }),
+            &json!({ "spec": { "rollout": { "strategy": { "type": "RollingUpdate", "rollingUpdate": { "maxSurge": 0, "maxUnavailable": "0%" } } } } }),
         );
         assert!(admit(&Typed(MachineDeploymentAdmission), md, None).is_ok());
     }

@@ -2,8 +2,7 @@
 //! (autoscaler-aware) and template defaults; template and immutability checks.
 
 use super::checks::{
-    default_machine_spec_v1beta2, set_cluster_name_label, validate_cluster_name, validate_machine_template_v1beta2,
-    validate_replicas,
+    default_machine_spec, set_cluster_name_label, validate_cluster_name, validate_machine_template, validate_replicas,
 };
 use super::replicas::{OldReplicas, default_replicas};
 use super::v1beta2::MachinePool;
@@ -21,7 +20,7 @@ impl KindAdmission for MachinePoolAdmission {
             let old = old.map_or(OldReplicas::Create, |o| OldReplicas::Update(o.spec.replicas));
             mp.spec.replicas = Some(default_replicas(mp.metadata.annotations.as_ref(), old).map_err(|e| vec![e])?);
         }
-        default_machine_spec_v1beta2(&mut mp.spec.template.spec);
+        default_machine_spec(&mut mp.spec.template.spec);
         Ok(())
     }
 
@@ -33,7 +32,7 @@ impl KindAdmission for MachinePoolAdmission {
             &spec.child("clusterName"),
         );
         errs.extend(validate_replicas(mp.spec.replicas, &spec.child("replicas")));
-        errs.extend(validate_machine_template_v1beta2(&mp.spec.template, &spec.child("template")));
+        errs.extend(validate_machine_template(&mp.spec.template, &spec.child("template")));
         errs
     }
 }

@@ -1,18 +1,19 @@
-//! MachineSet admission: cluster-name label, replicas (autoscaler-aware), delete policy,
-//! selector and version defaults; selector, template, preflight-annotation and
-//! immutability checks.
+//! MachineSet admission (v1beta2, the stored version): cluster-name label, replicas
+//! (autoscaler-aware), deletion order, selector and version defaults; selector, template,
+//! preflight-annotation and immutability checks.
 
 use super::checks::{
-    default_empty_selector, set_cluster_name_label, validate_cluster_name, validate_machine_template,
-    validate_replicas, validate_selector_matches_template, validate_skip_preflight_checks,
+    default_empty_selector, default_machine_spec, set_cluster_name_label, validate_cluster_name,
+    validate_machine_template, validate_replicas, validate_selector_matches_template, validate_skip_preflight_checks,
 };
-use super::machineset::{MachineSet, MachineSetDeletePolicy};
+use super::machineset::MachineSetDeletePolicy;
 use super::replicas::{OldReplicas, default_replicas};
+use super::v1beta2::{MachineSet, MachineSetDeletionSpec};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::keys::SET_NAME_LABEL;
+use crate::capi::naming;
 use crate::capi::typed::KindAdmission;
 use crate::capi::validation::format_label_value;
-use crate::capi::{naming, version};
 
 pub(crate) struct MachineSetAdmission;
 
@@ -25,13 +26,12 @@ impl KindAdmission for MachineSetAdmission {
             let old = old.map_or(OldReplicas::Create, |o| OldReplicas::Update(o.spec.replicas));
             ms.spec.replicas = Some(default_replicas(ms.metadata.annotations.as_ref(), old).map_err(|e| vec![e])?);
         }
-        ms.spec.min_ready_seconds.get_or_insert(0);
-        ms.spec.delete_policy.get_or_insert(MachineSetDeletePolicy::Random);
+        ms.spec.template.spec.min_ready_seconds.get_or_insert(0);
+        let deletion = ms.spec.deletion.get_or_insert_with(MachineSetDeletionSpec::default);
+        deletion.order.get_or_insert(MachineSetDeletePolicy::Random);
         let set_name = format_label_value(ms.metadata.name.as_deref().unwrap_or_default());
-        default_empty_selector(&mut ms.spec.selector, &mut ms.spec.template, SET_NAME_LABEL, &set_name);
-        if let Some(v) = ms.spec.template.spec.version.as_mut() {
-            *v = version::with_v_prefix(v);
-        }
+        default_empty_selector(&mut ms.spec.selector, &mut ms.spec.template.metadata, SET_NAME_LABEL, &set_name);
+        default_machine_spec(&mut ms.spec.template.spec);
         Ok(())
     }
 
@@ -43,19 +43,15 @@ impl KindAdmission for MachineSetAdmission {
             &spec.child("clusterName"),
         );
         errs.extend(validate_replicas(ms.spec.replicas, &spec.child("replicas")));
-        errs.extend(validate_selector_matches_template(&ms.spec.selector, &ms.spec.template, &spec));
-        errs.extend(validate_machine_template(
-            &ms.spec.template,
-            ms.metadata.namespace.as_deref(),
-            &spec.child("template"),
-        ));
+        errs.extend(validate_selector_matches_template(&ms.spec.selector, &ms.spec.template.metadata, &spec));
+        errs.extend(validate_machine_template(&ms.spec.template, &spec.child("template")));
         errs.extend(validate_skip_preflight_checks(ms.metadata.annotations.as_ref()));
-        if let Some(t) = ms.spec.machine_naming_strategy.as_ref().and_then(|s| s.template.as_deref()) {
+        if let Some(t) = ms.spec.machine_naming.as_ref().and_then(|s| s.template.as_deref()) {
             let name = ms.metadata.name.as_deref().unwrap_or("machineset");
             errs.extend(naming::validate_template(
                 t,
                 &[("cluster.name", ms.spec.cluster_name.as_str()), ("machineSet.name", name)],
-                &spec.child("machineNamingStrategy").child("template"),
+                &spec.child("machineNaming").child("template"),
             ));
         }
         errs
@@ -73,7 +69,7 @@ mod tests {
 
     fn machineset() -> Value {
         json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineSet",
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
             "metadata": { "name": "ms1", "namespace": "ns" },
             "spec": {
                 "clusterName": "c1",
@@ -83,7 +79,7 @@ mod tests {
                         "clusterName": "c1",
                         "version": "1.30.2",
                         "bootstrap": { "dataSecretName": "s" },
-                        "infrastructureRef": { "apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "kind": "InMemoryMachineTemplate", "name": "t" }
+                        "infrastructureRef": { "apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DevMachineTemplate", "name": "t" }
                     }
                 }
             }
@@ -95,8 +91,8 @@ mod tests {
         let out = admit(&Typed(MachineSetAdmission), machineset(), None).unwrap();
         assert_eq!(out["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"], "c1");
         assert_eq!(out["spec"]["replicas"], 1);
-        assert_eq!(out["spec"]["minReadySeconds"], 0);
-        assert_eq!(out["spec"]["deletePolicy"], "Random");
+        assert_eq!(out["spec"]["template"]["spec"]["minReadySeconds"], 0);
+        assert_eq!(out["spec"]["deletion"]["order"], "Random");
         assert_eq!(out["spec"]["selector"]["matchLabels"]["cluster.x-k8s.io/set-name"], "ms1");
         assert_eq!(out["spec"]["template"]["metadata"]["labels"]["cluster.x-k8s.io/set-name"], "ms1");
         assert_eq!(out["spec"]["template"]["spec"]["version"], "v1.30.2");
@@ -148,10 +144,10 @@ mod tests {
                 vec!["metadata.annotations[machineset.cluster.x-k8s.io/skip-preflight-checks]"],
             ),
             (
-                json!({ "spec": { "machineNamingStrategy": { "template": "{{ .machineSet.name }}" } } }),
-                vec!["spec.machineNamingStrategy.template"],
+                json!({ "spec": { "machineNaming": { "template": "{{ .machineSet.name }}" } } }),
+                vec!["spec.machineNaming.template"],
             ),
-            (json!({ "spec": { "deletePolicy": "Largest" } }), vec!["spec.deletePolicy"]),
+            (json!({ "spec": { "deletion": { "order": "Largest" } } }), vec!["spec.deletion.order"]),
         ];
         for (patch, want) in cases {
             let r = admit(&Typed(MachineSetAdmission), merged(&machineset(), &patch), None);

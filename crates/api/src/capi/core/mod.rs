@@ -34,9 +34,7 @@ pub use machine_admission::DEFAULT_NODE_DELETION_TIMEOUT_SECONDS;
 pub(crate) use machine_admission::MachineAdmission;
 pub use machinedeployment::*;
 pub(crate) use machinedeployment_admission::MachineDeploymentAdmission;
-pub use machinedeployment_admission::{
-    DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE, DEFAULT_PROGRESS_DEADLINE_SECONDS, DEFAULT_REVISION_HISTORY_LIMIT,
-};
+pub use machinedeployment_admission::{DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE};
 pub use machinedrainrule::*;
 pub(crate) use machinedrainrule_admission::MachineDrainRuleAdmission;
 pub use machinehealthcheck::*;

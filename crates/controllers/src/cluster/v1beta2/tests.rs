@@ -23,12 +23,10 @@ fn md(name: &str, conditions: &[Cond]) -> Arc<MachineDeployment> {
     md.spec.replicas = Some(2);
     let s = md.status.get_or_insert_with(Default::default);
     s.replicas = Some(2);
-    s.v1beta2 = Some(drydock_api::capi::common::V1Beta2ReplicaStatus {
-        conditions: Some(with(conditions)),
-        ready_replicas: Some(2),
-        available_replicas: Some(1),
-        up_to_date_replicas: Some(2),
-    });
+    s.conditions = Some(with(conditions));
+    s.ready_replicas = Some(2);
+    s.available_replicas = Some(1);
+    s.up_to_date_replicas = Some(2);
     Arc::new(md)
 }
 

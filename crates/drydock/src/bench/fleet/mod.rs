@@ -260,8 +260,8 @@ impl Fleet {
         self.bar.set_position(0);
         let start = PhaseStart::now();
         self.restart_clocks();
-        let kcps = self.api("controlplane.cluster.x-k8s.io/v1beta1", "KubeadmControlPlane");
-        let mds = self.api("cluster.x-k8s.io/v1beta1", "MachineDeployment");
+        let kcps = self.api("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane");
+        let mds = self.api("cluster.x-k8s.io/v1beta2", "MachineDeployment");
         let to = |spec: Value| Patch::Merge(json!({ "spec": spec }));
         for i in 0..self.a.clusters {
             let name = format!("c{i:05}");
@@ -281,7 +281,7 @@ impl Fleet {
     async fn delete(&self) -> anyhow::Result<PhaseReport> {
         self.bar.set_message("deleting");
         let start = PhaseStart::now();
-        let clusters = self.api("cluster.x-k8s.io/v1beta1", "Cluster");
+        let clusters = self.api("cluster.x-k8s.io/v1beta2", "Cluster");
         self.restart_clocks();
         for i in 0..self.a.clusters {
             let name = format!("c{i:05}");

@@ -42,7 +42,7 @@ pub(super) fn non_empty_list<T>(v: Option<Vec<T>>) -> Option<Vec<T>> {
 }
 
 /// A v1beta1 Machine spec in v1beta2; `minReadySeconds` and `taints` are v1beta2's own.
-pub fn spec_up(s: MachineSpec) -> v1beta2::MachineSpec {
+fn spec_up(s: MachineSpec) -> v1beta2::MachineSpec {
     let MachineSpec {
         cluster_name,
         bootstrap,

@@ -113,6 +113,22 @@ impl HubSpoke for MachineDeploymentConversion {
     }
 }
 
+/// How many old MachineSets a MachineDeployment keeps for rollback when none is set.
+pub const DEFAULT_REVISION_HISTORY_LIMIT: i32 = 1;
+
+/// The v1beta1 `spec.revisionHistoryLimit` of a MachineDeployment stored in v1beta2, where it
+/// travels in the conversion-data annotation; [`DEFAULT_REVISION_HISTORY_LIMIT`] when it was
+/// never set. v1beta2 dropped the field (upstream then deletes every empty old set); drydock
+/// keeps honouring it so `rollout undo` can reach the revisions it keeps.
+pub fn revision_history_limit(md: &v1beta2::MachineDeployment) -> i32 {
+    let kept = md.metadata.annotations.as_ref().and_then(|a| a.get(crate::capi::conversion::CONVERSION_DATA));
+    kept.and_then(|raw| serde_json::from_str::<serde_json::Value>(raw).ok())
+        .filter(|v| v["apiVersion"] == "cluster.x-k8s.io/v1beta1")
+        .and_then(|v| v["spec"]["revisionHistoryLimit"].as_i64())
+        .and_then(|n| i32::try_from(n).ok())
+        .unwrap_or(DEFAULT_REVISION_HISTORY_LIMIT)
+}
+
 fn status_up(s: MachineDeploymentStatus) -> v1beta2::MachineDeploymentStatus {
     let MachineDeploymentStatus {
         observed_generation,
@@ -330,14 +346,14 @@ mod tests {
         assert_round_trips::<MachineDeploymentConversion>(&v1);
     }
     #[test]
-    fn a_v1beta2_machinedeployment_is_defaulted_by_the_v1beta1_admission() {
+    fn a_machinedeployment_is_stored_and_defaulted_in_v1beta2() {
         use crate::admission::Operation;
         let kind = crate::capi::kinds()
             .into_iter()
             .find(|k| k.crd.spec.names.kind == "MachineDeployment")
             .expect("registered");
         let versions: Vec<_> = kind.crd.spec.versions.iter().map(|v| (v.name.as_str(), v.storage)).collect();
-        assert_eq!(versions, [("v1beta1", true), ("v1beta2", false)]);
+        assert_eq!(versions, [("v1beta1", false), ("v1beta2", true)]);
         let mut md = json!({
             "apiVersion": V2,
             "kind": "MachineDeployment",
@@ -354,5 +370,19 @@ mod tests {
         );
         assert_eq!(md["spec"]["selector"]["matchLabels"]["cluster.x-k8s.io/deployment-name"], "sample-workers");
         assert_eq!(md["spec"]["template"]["spec"]["infrastructureRef"], v1beta2_machine_spec()["infrastructureRef"]);
+    }
+
+    #[test]
+    fn the_revision_history_limit_travels_in_the_conversion_data() {
+        let mut v1 = v1beta1_md();
+        let stored: v1beta2::MachineDeployment =
+            serde_json::from_value(convert::<MachineDeploymentConversion>(&v1, V2)).expect("v1beta2");
+        assert_eq!(revision_history_limit(&stored), DEFAULT_REVISION_HISTORY_LIMIT);
+        v1["spec"]["revisionHistoryLimit"] = json!(10);
+        let stored: v1beta2::MachineDeployment =
+            serde_json::from_value(convert::<MachineDeploymentConversion>(&v1, V2)).expect("v1beta2");
+        assert_eq!(revision_history_limit(&stored), 10);
+        let back = convert::<MachineDeploymentConversion>(&serde_json::to_value(&stored).expect("json"), V1);
+        assert_eq!(back["spec"]["revisionHistoryLimit"], 10);
     }
 }

@@ -14,8 +14,8 @@ mod topology;
 
 pub use cluster::ClusterConversion;
 pub use clusterclass::ClusterClassConversion;
-pub use machine::{MachineConversion, spec_up as machine_spec_up};
-pub use machinedeployment::MachineDeploymentConversion;
+pub use machine::MachineConversion;
+pub use machinedeployment::{DEFAULT_REVISION_HISTORY_LIMIT, MachineDeploymentConversion, revision_history_limit};
 pub use machinedrainrule::MachineDrainRuleConversion;
 pub use machinehealthcheck::MachineHealthCheckConversion;
 pub use machinepool::MachinePoolConversion;

@@ -188,3 +188,5 @@ pub struct MachineDeploymentV1Beta1DeprecatedStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable_replicas: Option<i32>,
 }
+
+impl_hub_conditions!(MachineDeployment, MachineDeploymentV1Beta1DeprecatedStatus);

@@ -139,3 +139,5 @@ pub struct MachineSetV1Beta1DeprecatedStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub available_replicas: Option<i32>,
 }
+
+impl_hub_conditions!(MachineSet, MachineSetV1Beta1DeprecatedStatus);
