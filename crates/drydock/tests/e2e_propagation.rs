@@ -2,7 +2,8 @@
 //! end to end (API server, every controller, the in-memory provider): labels added to the
 //! template reach the MachineSet, Machines, InMemoryMachines, KubeadmConfigs and (node
 //! prefixes only) the workload cluster's Nodes; removed from the template they are removed
-//! everywhere, while a label a user put on a Machine stays and no Machine is replaced.
+//! everywhere, while a label a user put on a Machine stays and no Machine is replaced;
+//! `minReadySeconds` reaches the Machines in place as well.
 
 mod common;
 
@@ -135,6 +136,39 @@ async fn forget_ownership(client: &kube::Client, o: &Objects) {
     }
 }
 
+/// Each object's labels are owned by upstream's field manager for its propagation.
+fn assert_labels_applied_by_upstream_managers(after: &Objects) {
+    for (kind, meta) in after.metas() {
+        let manager = match kind {
+            "MachineSet" => "capi-machinedeployment",
+            "Machine" => "capi-machineset",
+            _ => "capi-machineset-metadata",
+        };
+        let applied = meta.managed_fields.iter().flatten().any(|e| {
+            e.manager.as_deref() == Some(manager)
+                && e.operation.as_deref() == Some("Apply")
+                && e.fields_v1.as_ref().is_some_and(|f| f.0.pointer("/f:metadata/f:labels").is_some())
+        });
+        assert!(
+            applied,
+            "{kind} {:?} has no {manager} Apply entry owning labels: {:?}",
+            meta.name, meta.managed_fields
+        );
+    }
+}
+
+/// Waits until the cluster's Machines, read in v1beta2, have these minReadySeconds.
+async fn min_ready_seconds_everywhere(kubeconfig: &std::path::Path, want: &str) {
+    let selector = format!("cluster.x-k8s.io/cluster-name={CLUSTER}");
+    let args = ["get", "machines.v1beta2.cluster.x-k8s.io", "-l", &selector, "-o"];
+    let args = [&args[..], &["jsonpath={.items[*].spec.minReadySeconds}"]].concat();
+    eventually("minReadySeconds on every Machine", WAIT, || {
+        let out = kubectl_ok(kubeconfig, &args, None);
+        std::future::ready((out == want).then_some(()))
+    })
+    .await;
+}
+
 async fn scenario(legacy: bool) {
     let _serial = SERIAL.lock().await;
     let env = Env::start(true).await;
@@ -165,7 +199,10 @@ async fn scenario(legacy: bool) {
     let mds: Api<MachineDeployment> = api(&client);
     let labels: serde_json::Map<String, serde_json::Value> =
         LABELS.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
-    let add = json!({"spec": {"template": {"metadata": {"labels": labels, "annotations": {NOTE: "in place"}}}}});
+    let add = json!({"spec": {
+        "minReadySeconds": 5,
+        "template": {"metadata": {"labels": labels, "annotations": {NOTE: "in place"}}},
+    }});
     mds.patch(MD, &PatchParams::default(), &Patch::Merge(&add)).await.expect("add template labels");
     let node_labels: Vec<(&str, &str)> = LABELS.iter().copied().filter(|(k, _)| is_node_label(k)).collect();
     eventually("the template labels on every object", WAIT, || async {
@@ -176,6 +213,8 @@ async fn scenario(legacy: bool) {
         (o.machines.len() == 2 && everywhere && noted && nodes).then_some(())
     })
     .await;
+    // minReadySeconds too reaches the Machines in place (v1beta1 Machines have no such field).
+    min_ready_seconds_everywhere(&kubeconfig, "5 5").await;
 
     let removed: serde_json::Map<String, serde_json::Value> =
         LABELS.iter().map(|(k, _)| (k.to_string(), serde_json::Value::Null)).collect();
@@ -196,24 +235,7 @@ async fn scenario(legacy: bool) {
     assert_eq!(after.identities(), identities, "Machines were replaced");
     assert_eq!(after.sets.len(), 1);
     assert_eq!(after.sets[0].name_any(), set_name);
-    // Each object's labels are owned by upstream's field manager for its propagation.
-    for (kind, meta) in after.metas() {
-        let manager = match kind {
-            "MachineSet" => "capi-machinedeployment",
-            "Machine" => "capi-machineset",
-            _ => "capi-machineset-metadata",
-        };
-        let applied = meta.managed_fields.iter().flatten().any(|e| {
-            e.manager.as_deref() == Some(manager)
-                && e.operation.as_deref() == Some("Apply")
-                && e.fields_v1.as_ref().is_some_and(|f| f.0.pointer("/f:metadata/f:labels").is_some())
-        });
-        assert!(
-            applied,
-            "{kind} {:?} has no {manager} Apply entry owning labels: {:?}",
-            meta.name, meta.managed_fields
-        );
-    }
+    assert_labels_applied_by_upstream_managers(&after);
     // The labels every object had before are still there.
     for (kind, meta) in after.metas() {
         let was = before.metas().find(|(k, m)| *k == kind && m.name == meta.name).map(|(_, m)| m);

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use drydock_api::capi::common::ContractVersionedObjectReference;
 use drydock_api::capi::core::DEFAULT_NODE_DELETION_TIMEOUT_SECONDS;
-use drydock_api::capi::core::v1beta2::{Machine, MachineDeletionSpec, MachineSpec};
+use drydock_api::capi::core::v1beta2::{Machine, MachineDeletionSpec, MachineReadinessGate, MachineSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -59,11 +59,28 @@ impl NodeTimeouts {
 }
 
 /// What an owner (a MachineSet, a control plane) applies to each of its Machines: labels,
-/// annotations and node timeouts.
+/// annotations, node timeouts, and the spec fields a Machine takes in place.
 pub struct MachineFields {
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
     pub timeouts: NodeTimeouts,
+    pub in_place: InPlaceSpec,
+}
+
+/// Spec fields of a Machine its owner sets in place (a MachineSet, as upstream v1.11+:
+/// readiness gates and minReadySeconds); unset ones are not applied.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InPlaceSpec {
+    pub readiness_gates: Option<Vec<MachineReadinessGate>>,
+    pub min_ready_seconds: Option<i32>,
+}
+
+impl InPlaceSpec {
+    /// True when `spec` already has every field that is set here.
+    fn is_applied(&self, spec: &MachineSpec) -> bool {
+        (self.readiness_gates.is_none() || spec.readiness_gates == self.readiness_gates)
+            && (self.min_ready_seconds.is_none() || spec.min_ready_seconds == self.min_ready_seconds)
+    }
 }
 
 impl MachineFields {
@@ -81,6 +98,7 @@ impl MachineFields {
         labels: &BTreeMap<String, String>,
         annotations: &BTreeMap<String, String>,
         timeouts: [Option<i32>; 3],
+        in_place: &InPlaceSpec,
     ) -> ApplyConfig {
         let [drain, volume_detach, deletion] = timeouts;
         base.labels(labels)
@@ -88,6 +106,8 @@ impl MachineFields {
             .opt(&["spec", "deletion", "nodeDrainTimeoutSeconds"], drain.as_ref())
             .opt(&["spec", "deletion", "nodeVolumeDetachTimeoutSeconds"], volume_detach.as_ref())
             .opt(&["spec", "deletion", "nodeDeletionTimeoutSeconds"], deletion.as_ref())
+            .opt(&["spec", "readinessGates"], in_place.readiness_gates.as_ref())
+            .opt(&["spec", "minReadySeconds"], in_place.min_ready_seconds.as_ref())
     }
 
     /// The apply configuration of these fields on `m`.
@@ -98,6 +118,7 @@ impl MachineFields {
             &self.labels,
             &self.annotations,
             [t.drain, t.volume_detach, Some(t.deletion)],
+            &self.in_place,
         )
     }
 
@@ -110,6 +131,7 @@ impl MachineFields {
             && contains(meta.labels.as_ref(), &self.labels)
             && contains(meta.annotations.as_ref(), &self.annotations)
             && self.timeouts.is_applied(&m.spec)
+            && self.in_place.is_applied(&m.spec)
         {
             return false;
         }
@@ -120,6 +142,10 @@ impl MachineFields {
             meta.labels.as_ref().unwrap_or(&empty),
             meta.annotations.as_ref().unwrap_or(&empty),
             [d.node_drain_timeout_seconds, d.node_volume_detach_timeout_seconds, d.node_deletion_timeout_seconds],
+            &InPlaceSpec {
+                readiness_gates: m.spec.readiness_gates.clone(),
+                min_ready_seconds: m.spec.min_ready_seconds,
+            },
         );
         apply::would_change(&current, meta, manager, &self.config(m))
     }

@@ -29,6 +29,7 @@ pub fn propagated(kcp: &KubeadmControlPlane, cluster: &str) -> MachineFields {
         labels: machine_labels(kcp, cluster),
         annotations: machine_annotations(kcp),
         timeouts: NodeTimeouts::from_seconds(kcp.spec.machine_template.spec.deletion.as_ref()),
+        in_place: Default::default(),
     }
 }
 

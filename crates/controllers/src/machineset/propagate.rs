@@ -1,6 +1,6 @@
 //! In-place propagation from a MachineSet to its existing Machines and their
-//! infrastructure machines and bootstrap configs: labels, annotations and the node
-//! timeouts change without replacing anything. They are server-side applied (see
+//! infrastructure machines and bootstrap configs: labels, annotations, the node timeouts,
+//! readiness gates and minReadySeconds change without replacing anything. They are server-side applied (see
 //! [`crate::framework::apply`]) under upstream's field managers, so what the set stops
 //! propagating is removed and what others set is kept.
 
@@ -8,7 +8,7 @@ use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::core::v1beta2::MachineSet;
 use drydock_api::capi::keys::MACHINE_FINALIZER;
 
-use crate::framework::propagate::{MachineFields, NodeTimeouts};
+use crate::framework::propagate::{InPlaceSpec, MachineFields, NodeTimeouts};
 use crate::framework::write;
 
 /// The field manager of what the set applies to its Machines.
@@ -24,6 +24,10 @@ pub fn propagated(ms: &MachineSet) -> MachineFields {
         labels: super::machines::machine_labels(ms),
         annotations: super::machines::machine_annotations(ms),
         timeouts: NodeTimeouts::from_seconds(tpl.deletion.as_ref()),
+        in_place: InPlaceSpec {
+            readiness_gates: tpl.readiness_gates.clone(),
+            min_ready_seconds: tpl.min_ready_seconds,
+        },
     }
 }
 
@@ -42,8 +46,8 @@ pub fn with_finalizer(m: &Machine) -> Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drydock_api::capi::core::v1beta2::MachineDeletionSpec;
     use drydock_api::capi::core::v1beta2::MachineSetSpec;
+    use drydock_api::capi::core::v1beta2::{MachineDeletionSpec, MachineReadinessGate};
     use drydock_api::capi::keys::SET_NAME_LABEL;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
     use serde_json::json;
@@ -131,5 +135,29 @@ mod tests {
         let f = with_finalizer(&m);
         assert_eq!(f.metadata.finalizers, Some(vec![MACHINE_FINALIZER.to_string()]));
         assert!(!needs_finalizer(&f));
+    }
+
+    #[test]
+    fn readiness_gates_and_min_ready_seconds_change_in_place() {
+        let mut ms = ms();
+        let gates = vec![MachineReadinessGate { condition_type: "NetworkReady".into(), polarity: None }];
+        ms.spec.template.spec.readiness_gates = Some(gates.clone());
+        ms.spec.template.spec.min_ready_seconds = Some(30);
+        let p = propagated(&ms);
+        let mut m = machine();
+        m.metadata.labels = Some(p.labels.clone());
+        m.spec.deletion = Some(deletion(Some(300), None, Some(10)));
+        assert!(p.would_change(&m, MANAGER), "the Machine lacks the gates and minReadySeconds");
+        let body = p.config(&m).body().clone();
+        assert_eq!(body["spec"]["readinessGates"], json!([{"conditionType": "NetworkReady"}]));
+        assert_eq!(body["spec"]["minReadySeconds"], 30);
+        m.spec.readiness_gates = Some(gates);
+        m.spec.min_ready_seconds = Some(30);
+        assert!(!p.would_change(&m, MANAGER));
+        // Unset on the template: whatever the Machine has is left alone.
+        let mut plain = ms.clone();
+        plain.spec.template.spec.readiness_gates = None;
+        plain.spec.template.spec.min_ready_seconds = None;
+        assert!(!propagated(&plain).would_change(&m, MANAGER));
     }
 }
