@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineHealthCheck};
-use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSet};
 use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::kubeadm::v1beta2::{KubeadmConfig, KubeadmControlPlane};

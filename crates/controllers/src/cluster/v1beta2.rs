@@ -10,8 +10,9 @@ use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED as V1_CONTROL_
 use drydock_api::capi::condition_types::NOT_RECONCILED;
 use drydock_api::capi::conditions::{HasConditions, READY as V1_READY, STATUS_TRUE, STATUS_UNKNOWN};
 use drydock_api::capi::core::TOPOLOGY_NOT_RECONCILED_MESSAGE;
-use drydock_api::capi::core::v1beta2::{Cluster, ClusterReplicasStatus as ClusterReplicaCounters, Machine};
-use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::{
+    Cluster, ClusterReplicasStatus as ClusterReplicaCounters, Machine, MachineDeployment, MachineSet,
+};
 use drydock_api::capi::v1beta2_conditions::names::*;
 use drydock_api::capi::v1beta2_conditions::{
     self as v2, Condition, HasV1Beta2Conditions, Input, Observed as Cond, Polarity, Reasons, Status,

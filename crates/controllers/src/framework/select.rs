@@ -4,8 +4,7 @@
 use std::sync::Arc;
 
 use drydock_api::admission::FieldPath;
-use drydock_api::capi::core::v1beta2::MachineHealthCheck;
-use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineHealthCheck, MachineSet};
 use drydock_api::capi::owner;
 use drydock_api::capi::selector::Selector;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;

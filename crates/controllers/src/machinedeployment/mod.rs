@@ -30,8 +30,7 @@ use std::time::Duration;
 use crate::framework::requeue::Requeue;
 use drydock_api::capi::conditions::time_at;
 use drydock_api::capi::core::MachineDeploymentStrategyType;
-use drydock_api::capi::core::v1beta2::{Cluster, Machine};
-use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_DEPLOYMENT_FINALIZER, REVISION_ANNOTATION,
 };

@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use drydock_api::capi::conversion::ref_up;
-use drydock_api::capi::core::v1beta2::MachineSet;
-use drydock_api::capi::core::v1beta2::{Bootstrap, Machine};
+use drydock_api::capi::core::v1beta2::{Bootstrap, Machine, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_FINALIZER, SET_NAME_LABEL};
 use drydock_api::capi::naming;
 use drydock_api::capi::owner;

@@ -24,8 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use drydock_api::capi::conditions::{HasConditions, time_at};
-use drydock_api::capi::core::v1beta2::{Cluster, Machine};
-use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet};
+use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_SET_FINALIZER, REVISION_ANNOTATION};
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner;

@@ -22,8 +22,7 @@
 use std::collections::BTreeSet;
 
 use drydock_api::capi::condition_types::CONTROL_PLANE_VERSION_SKEW;
-use drydock_api::capi::core::v1beta2::Cluster;
-use drydock_api::capi::core::v1beta2::MachineSet;
+use drydock_api::capi::core::v1beta2::{Cluster, MachineSet};
 use drydock_api::capi::keys::{
     PREFLIGHT_CHECK_ALL, PREFLIGHT_CHECK_CONTROL_PLANE_IS_STABLE, PREFLIGHT_CHECK_KUBEADM_VERSION_SKEW,
     PREFLIGHT_CHECK_KUBERNETES_VERSION_SKEW, SKIP_PREFLIGHT_CHECKS_ANNOTATION,

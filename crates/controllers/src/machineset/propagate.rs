@@ -4,8 +4,7 @@
 //! [`crate::framework::apply`]) under upstream's field managers, so what the set stops
 //! propagating is removed and what others set is kept.
 
-use drydock_api::capi::core::v1beta2::Machine;
-use drydock_api::capi::core::v1beta2::MachineSet;
+use drydock_api::capi::core::v1beta2::{Machine, MachineSet};
 use drydock_api::capi::keys::MACHINE_FINALIZER;
 
 use crate::framework::propagate::{InPlaceSpec, MachineFields, NodeTimeouts};

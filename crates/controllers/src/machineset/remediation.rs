@@ -19,8 +19,7 @@ use std::sync::Arc;
 
 use drydock_api::capi::condition_types::{HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED, WAITING_FOR_REMEDIATION};
 use drydock_api::capi::conditions::{Condition, HasConditions, Severity};
-use drydock_api::capi::core::v1beta2::MachineSet;
-use drydock_api::capi::core::v1beta2::{Cluster, Machine};
+use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineSet};
 use drydock_api::capi::intstr;
 use drydock_api::capi::keys::REVISION_ANNOTATION;
 use drydock_api::capi::v1beta2_conditions::{self as v1beta2, HasV1Beta2Conditions, Observed, names};

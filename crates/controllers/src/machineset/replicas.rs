@@ -14,8 +14,7 @@ use drydock_api::capi::condition_types::{
 };
 use drydock_api::capi::conditions::{HasConditions, Severity, time_at};
 use drydock_api::capi::core::MachineSetDeletePolicy;
-use drydock_api::capi::core::v1beta2::MachineSet;
-use drydock_api::capi::core::v1beta2::{Cluster, Machine};
+use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineSet};
 use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
 use drydock_api::capi::owner;
 use futures::StreamExt;

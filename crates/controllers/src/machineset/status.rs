@@ -19,8 +19,7 @@ use drydock_api::capi::condition_types::{
     MACHINES_CREATED, MACHINES_READY, NODE_HEALTHY, RESIZED, SCALING_DOWN, SCALING_UP,
 };
 use drydock_api::capi::conditions::{self, Condition, HasConditions, READY, Severity};
-use drydock_api::capi::core::v1beta2::Machine;
-use drydock_api::capi::core::v1beta2::MachineSet;
+use drydock_api::capi::core::v1beta2::{Machine, MachineSet};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 

@@ -9,8 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use drydock_api::capi::core::v1beta2::Machine;
-use drydock_api::capi::core::v1beta2::MachineSet;
+use drydock_api::capi::core::v1beta2::{Machine, MachineSet};
 use drydock_api::capi::keys::{DISABLE_MACHINE_CREATE_ANNOTATION, has_annotation};
 use drydock_api::capi::v1beta2_conditions::{
     self as v1beta2, Condition, HasV1Beta2Conditions, Observed, Polarity, Reasons, Status, names,
