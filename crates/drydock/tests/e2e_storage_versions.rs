@@ -276,6 +276,11 @@ async fn v1beta1_switched_off_after_migrating_storage() {
         items.iter().all(|c| c["status"]["initialization"]["dataSecretCreated"] == true),
         "every config rendered: {configs}"
     );
+    // A new cluster from `drydock generate cluster` (v1beta2 manifests) provisions too.
+    let (ok, manifest, err) = drydock(&kc, &["generate", "cluster", "fresh", "--startup-duration", "0s"]);
+    assert!(ok, "{err}");
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest));
+    wait("the new cluster's 2 machines Running", 3 * MINUTE, || running(&kc, "fresh") == 2).await;
     child.kill().expect("kill");
     child.wait().expect("reap");
 }

@@ -1,6 +1,7 @@
 //! `drydock generate cluster`: a ready-to-apply manifest for the in-memory provider, in the
 //! shape of upstream's quick-start templates (KubeadmControlPlane, MachineDeployment,
-//! MachineHealthCheck).
+//! MachineHealthCheck), in the API versions upstream v1.14 writes (v1beta2; the in-memory
+//! kinds are v1alpha1, referenced by API group through their contract labels).
 
 use anyhow::Context;
 use clap::Args;
@@ -64,7 +65,7 @@ pub fn render(a: &GenerateClusterArgs) -> String {
 fn cluster(a: &GenerateClusterArgs) -> String {
     let (name, ns) = (&a.name, &a.target_namespace);
     format!(
-        r#"apiVersion: cluster.x-k8s.io/v1beta1
+        r#"apiVersion: cluster.x-k8s.io/v1beta2
 kind: Cluster
 metadata:
   name: {name}
@@ -77,11 +78,11 @@ spec:
       cidrBlocks: ["10.128.0.0/12"]
     serviceDomain: cluster.local
   infrastructureRef:
-    apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+    apiGroup: infrastructure.cluster.x-k8s.io
     kind: InMemoryCluster
     name: {name}
   controlPlaneRef:
-    apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+    apiGroup: controlplane.cluster.x-k8s.io
     kind: KubeadmControlPlane
     name: {name}-control-plane
 ---
@@ -129,7 +130,7 @@ fn control_plane(a: &GenerateClusterArgs) -> String {
     let (name, ns, version) = (&a.name, &a.target_namespace, &a.kubernetes_version);
     let cp = a.control_plane_machine_count;
     format!(
-        r#"apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+        r#"apiVersion: controlplane.cluster.x-k8s.io/v1beta2
 kind: KubeadmControlPlane
 metadata:
   name: {name}-control-plane
@@ -138,10 +139,11 @@ spec:
   replicas: {cp}
   version: {version}
   machineTemplate:
-    infrastructureRef:
-      apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
-      kind: InMemoryMachineTemplate
-      name: {name}-control-plane
+    spec:
+      infrastructureRef:
+        apiGroup: infrastructure.cluster.x-k8s.io
+        kind: InMemoryMachineTemplate
+        name: {name}-control-plane
   kubeadmConfigSpec:
     clusterConfiguration:
       apiServer:
@@ -157,7 +159,7 @@ spec:
 fn config_template(a: &GenerateClusterArgs) -> String {
     let (name, ns) = (&a.name, &a.target_namespace);
     format!(
-        r#"apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+        r#"apiVersion: bootstrap.cluster.x-k8s.io/v1beta2
 kind: KubeadmConfigTemplate
 metadata:
   name: {name}-md-0
@@ -175,7 +177,7 @@ fn machine_deployment(a: &GenerateClusterArgs) -> String {
     let (name, ns, version) = (&a.name, &a.target_namespace, &a.kubernetes_version);
     let workers = a.worker_machine_count;
     format!(
-        r#"apiVersion: cluster.x-k8s.io/v1beta1
+        r#"apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineDeployment
 metadata:
   name: {name}-md-0
@@ -191,11 +193,11 @@ spec:
       version: {version}
       bootstrap:
         configRef:
-          apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+          apiGroup: bootstrap.cluster.x-k8s.io
           kind: KubeadmConfigTemplate
           name: {name}-md-0
       infrastructureRef:
-        apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+        apiGroup: infrastructure.cluster.x-k8s.io
         kind: InMemoryMachineTemplate
         name: {name}-md-0
 "#
@@ -205,25 +207,28 @@ spec:
 fn health_check(a: &GenerateClusterArgs) -> String {
     let (name, ns) = (&a.name, &a.target_namespace);
     format!(
-        r#"apiVersion: cluster.x-k8s.io/v1beta1
+        r#"apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineHealthCheck
 metadata:
   name: {name}-md-0
   namespace: {ns}
 spec:
   clusterName: {name}
-  maxUnhealthy: 100%
-  nodeStartupTimeout: 10m
   selector:
     matchLabels:
       cluster.x-k8s.io/deployment-name: {name}-md-0
-  unhealthyConditions:
-  - type: Ready
-    status: Unknown
-    timeout: 300s
-  - type: Ready
-    status: "False"
-    timeout: 300s
+  checks:
+    nodeStartupTimeoutSeconds: 600
+    unhealthyNodeConditions:
+    - type: Ready
+      status: Unknown
+      timeoutSeconds: 300
+    - type: Ready
+      status: "False"
+      timeoutSeconds: 300
+  remediation:
+    triggerIf:
+      unhealthyLessThanOrEqualTo: 100%
 "#
     )
 }
@@ -258,6 +263,8 @@ mod tests {
                 "MachineHealthCheck"
             ]
         );
+        let versions: Vec<&str> = docs.iter().filter_map(|d| d["apiVersion"].as_str()).collect();
+        assert!(versions.iter().all(|v| v.ends_with("/v1beta2") || v.ends_with("/v1alpha1")), "{versions:?}");
         assert_eq!(docs[3]["spec"]["replicas"], 3);
         assert_eq!(docs[6]["spec"]["replicas"], 2);
         assert!(docs.iter().all(|d| d["metadata"]["namespace"] == "ns1"));
