@@ -5,8 +5,16 @@
 /// (`$deprecated`), v1beta2 ones in `status.conditions`.
 macro_rules! impl_hub_conditions {
     ($kind:ty, $deprecated:ty) => {
-        crate::capi::conditions::impl_has_deprecated_conditions!($kind);
         crate::capi::v1beta2_conditions::impl_has_hub_conditions!($kind);
+
+        impl crate::capi::conditions::HasConditions for $kind {
+            fn conditions(&self) -> &[crate::capi::conditions::Condition] {
+                self.deprecated_v1beta1().and_then(|d| d.conditions.as_deref()).unwrap_or(&[])
+            }
+            fn conditions_mut(&mut self) -> &mut Vec<crate::capi::conditions::Condition> {
+                self.deprecated_v1beta1_mut().conditions.get_or_insert_with(Vec::new)
+            }
+        }
 
         impl $kind {
             /// `status.deprecated.v1beta1`, created when missing.
