@@ -173,9 +173,10 @@ pub fn spec(ms: &MachineSet) -> i32 {
 
 /// A set's available Machines as last reported, never more than it is to keep: a set just
 /// scaled down still reports Machines it is about to delete. The rollout budgets with the
-/// v1beta1 count (Machines whose Node has been healthy for minReadySeconds).
+/// v1beta2 count (Machines whose `Available` condition is True: Ready for
+/// minReadySeconds), as upstream's rollout planner does since v1beta2.
 pub fn available(ms: &MachineSet) -> i32 {
-    let reported = ms.deprecated_v1beta1().and_then(|s| s.available_replicas).unwrap_or(0);
+    let reported = ms.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0);
     reported.min(spec(ms)).max(0)
 }
 

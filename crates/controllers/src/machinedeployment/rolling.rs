@@ -76,8 +76,7 @@ mod tests {
         let mut ms = MachineSet::new(name, MachineSetSpec { replicas: Some(s.0), ..Default::default() });
         ms.metadata.creation_timestamp = Some(Time(Timestamp::from_second(created).expect("ts")));
         ms.spec.template.spec.version = Some(version.into());
-        ms.status = Some(MachineSetStatus { replicas: Some(s.1), ..Default::default() });
-        ms.deprecated_v1beta1_mut().available_replicas = Some(s.2);
+        ms.status = Some(MachineSetStatus { replicas: Some(s.1), available_replicas: Some(s.2), ..Default::default() });
         Arc::new(ms)
     }
 

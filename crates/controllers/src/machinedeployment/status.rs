@@ -144,16 +144,16 @@ fn set_machines_created(md: &mut MachineDeployment, plan: &Plan, now: Time) {
     }
 }
 
-/// Complete: every desired Machine is updated and available, and nothing else remains.
+/// Complete: every desired Machine is up to date and available (the v1beta2 counters, as
+/// upstream's rollout judges it), and nothing else remains.
 pub fn is_complete(md: &MachineDeployment) -> bool {
     let desired = md.spec.replicas.unwrap_or(1);
     let Some(s) = md.status.as_ref() else {
         return false;
     };
-    let old = md.deprecated_v1beta1();
-    old.and_then(|o| o.updated_replicas) == Some(desired)
+    s.up_to_date_replicas == Some(desired)
         && s.replicas == Some(desired)
-        && old.and_then(|o| o.available_replicas) == Some(desired)
+        && s.available_replicas == Some(desired)
         && s.observed_generation >= md.metadata.generation
 }
 
@@ -170,8 +170,14 @@ mod tests {
     fn ms(name: &str, version: &str, spec: i32, replicas: i32, ready: i32, available: i32) -> Arc<MachineSet> {
         let mut ms = MachineSet::new(name, MachineSetSpec { replicas: Some(spec), ..Default::default() });
         ms.spec.template.spec.version = Some(version.into());
+        // The v1beta2 counters as the set's controller reports them: every Machine of a
+        // set running the deployment's version is up to date.
+        let up_to_date = if version == "v2" { replicas } else { 0 };
         ms.status = Some(MachineSetStatus {
             replicas: Some(replicas),
+            ready_replicas: Some(ready),
+            available_replicas: Some(available),
+            up_to_date_replicas: Some(up_to_date),
             deprecated: Some(MachineSetDeprecatedStatus {
                 v1beta1: Some(MachineSetV1Beta1DeprecatedStatus {
                     ready_replicas: Some(ready),
@@ -247,6 +253,8 @@ mod tests {
 
         let plan = Plan::new(&d, vec![ms("new", "v2", 3, 3, 3, 3)], now());
         d.status = Some(compute(&d, &plan, String::new()));
+        assert!(!is_complete(&d), "complete is judged on the v1beta2 counters, not yet summed");
+        super::super::v1beta2::set(&mut d, &plan, 0, now(), &t);
         assert!(is_complete(&d));
         assert!(d.is_condition_true(MACHINES_CREATED));
         let mut held = (*ms("new", "v2", 4, 3, 3, 3)).clone();

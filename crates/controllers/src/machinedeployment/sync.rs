@@ -211,7 +211,7 @@ mod tests {
     fn a_saturated_new_set_retires_the_old_ones() {
         let d = md("v2", 3);
         let mut new = (*sized("new", 3, 2, "v2", 3, 6)).clone();
-        new.deprecated_v1beta1_mut().available_replicas = Some(3);
+        new.status.get_or_insert_with(Default::default).available_replicas = Some(3);
         let mut plan = Plan::new(&d, vec![sized("old", 1, 1, "v1", 3, 6), Arc::new(new)], now());
         scale(&d, &mut plan, 6);
         assert_eq!(specs(&plan), [("new".into(), 3), ("old".into(), 0)]);
