@@ -99,6 +99,12 @@ pub(super) fn str_field<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
     cur.as_str()
 }
 
+/// The parts of `obj` a status write reads: its metadata and status.
+fn status_view(obj: &Value) -> Value {
+    let keep = |k: &str| obj.get(k).map(|v| (k.to_string(), v.clone()));
+    Value::Object(["metadata", "status"].into_iter().filter_map(keep).collect())
+}
+
 /// Whether `a` and `b` differ outside metadata and (when it is a subresource) status: such
 /// a change bumps generation. Compared in place, without copies of either.
 fn spec_changed(a: &Value, b: &Value, status_sub: bool) -> bool {
@@ -326,8 +332,11 @@ impl Api {
             return self.update_scale(t, scale, opts).await;
         }
         // A patch that changes resourceVersion makes it a precondition that cannot hold.
+        // A status write keeps only the patched status (and the resourceVersion check), so a
+        // merge patch of it needs no copy of the rest of the object.
+        let status_merge = t.sub == Some(Subresource::Status) && ptype == PatchType::Merge;
         self.write_loop(t, &name, None, opts, Track::Update, |current, live_managed| {
-            let mut doc = current.clone();
+            let mut doc = if status_merge { status_view(current) } else { current.clone() };
             // A JSON patch may address the managedFields (kubectl's client-side apply upgrade).
             if ptype == PatchType::Json
                 && let Some(m) = live_managed.and_then(|m| m.to_value())
@@ -403,13 +412,15 @@ impl Api {
     ) -> ApiResult<(Value, Option<Managers>)> {
         let sent = managed::take_sent(&mut requested);
         if t.sub == Some(Subresource::Status) {
-            let mut next = current.clone();
-            let status = requested.as_object_mut().and_then(|m| m.remove("status"));
-            let map = next.as_object_mut().ok_or_else(|| ApiError::internal("stored object is not an object"))?;
-            match status {
-                Some(s) => map.insert("status".into(), s),
-                None => map.remove("status"),
-            };
+            // Everything but the status as stored, and the requested status moved in: the
+            // current status (most of a busy object's bytes) is not copied to be replaced.
+            let stored = current.as_object().ok_or_else(|| ApiError::internal("stored object is not an object"))?;
+            let mut map: Map<String, Value> =
+                stored.iter().filter(|(k, _)| *k != "status").map(|(k, v)| (k.clone(), v.clone())).collect();
+            if let Some(s) = requested.as_object_mut().and_then(|m| m.remove("status")) {
+                map.insert("status".into(), s);
+            }
+            let mut next = Value::Object(map);
             self.apply_schema(t, &mut next, Some(current), opts, warnings)?;
             let managers = self.managers_of(t, Some((current, live_managed)), &next, sent, opts, track, "status");
             let mut errs = Vec::new();
