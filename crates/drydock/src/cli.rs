@@ -110,6 +110,8 @@ struct BenchArgs {
 enum BenchCommand {
     /// Raw API server capacity over HTTP: create, update, get, list, watch.
     Apiserver(bench::apiserver::ApiBenchArgs),
+    /// The fleet bench of this binary and another, run alternately, with the medians' ratio.
+    Compare(bench::compare::CompareArgs),
 }
 
 impl Cli {
@@ -139,6 +141,7 @@ impl Cli {
             Command::Migrate { what } => output::emit(&commands::migrate::run(&what).await?)?,
             Command::Bench(b) => match b.what {
                 Some(BenchCommand::Apiserver(args)) => bench::apiserver::main(args).await?,
+                Some(BenchCommand::Compare(args)) => bench::compare::main(args).await?,
                 None => bench::fleet::main(b.fleet).await?,
             },
         }
