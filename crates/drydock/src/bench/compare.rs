@@ -9,6 +9,8 @@ use anyhow::{Context as _, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use super::fleet::PhaseReport;
+
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
     /// The other drydock binary (a release build of another commit, say).
@@ -43,17 +45,11 @@ enum Side {
     Other,
 }
 
+/// The part of a run's `--json` results the comparison reads.
 #[derive(Deserialize)]
 struct Results {
     peak_rss_mib: f64,
-    phases: Vec<Phase>,
-}
-
-#[derive(Deserialize)]
-struct Phase {
-    seconds: f64,
-    cpu_seconds: f64,
-    writes_per_machine: f64,
+    phases: Vec<PhaseReport>,
 }
 
 pub async fn main(a: CompareArgs) -> anyhow::Result<()> {
@@ -68,7 +64,7 @@ pub async fn main(a: CompareArgs) -> anyhow::Result<()> {
         let order = if round % 2 == 1 { [Side::This, Side::Other] } else { [Side::Other, Side::This] };
         for side in order {
             let exe = if side == Side::This { this.as_path() } else { a.against.as_path() };
-            let out = dir.path().join(format!("{round}-{side:?}.json"));
+            let out = dir.path().join(format!("{round}-{}.json", side.name()));
             let run = run_once(exe, &a.bench_args, &out, side, round).await?;
             println!(
                 "round {round} {:<5} {:>6.1} s  {:>6.1} CPU s  {:>5.1} writes/machine  {:>6.0} MiB",

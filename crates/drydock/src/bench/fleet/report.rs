@@ -9,7 +9,7 @@ use serde_json::json;
 use super::FleetArgs;
 use crate::bench::stats::{Latencies, cpu_seconds, peak_rss_mib, rss_mib};
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PhaseReport {
     pub name: String,
     pub seconds: f64,
