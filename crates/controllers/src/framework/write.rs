@@ -16,9 +16,10 @@ use kube::Resource;
 use kube::api::{Api, Patch, PatchParams};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::diff::merge_diff;
+use super::diff::{Raw, raw_diff_opt};
 use super::error::{Error, Result};
 use super::fresh::Superseded;
 use super::metrics;
@@ -114,14 +115,13 @@ impl Writer {
     where
         K: Resource + Serialize + DeserializeOwned + Clone + Debug,
     {
-        let mut old = serde_json::to_value(before)?;
-        let mut new = serde_json::to_value(after)?;
-        let old_status = split(&mut old);
-        let mut new_status = split(&mut new);
+        let (old_text, new_text) = (serde_json::to_string(before)?, serde_json::to_string(after)?);
+        let (mut old, mut new) = (Raw::parse(&old_text)?, Raw::parse(&new_text)?);
+        let (old_status, new_status) = (old.take("status"), new.take("status"));
         let name = before.meta().name.clone().unwrap_or_default();
         let key = key_of(before);
         let mut out = WriteOutcome { object: None, main: false, status: false };
-        if let Some(mut patch) = merge_diff(&old, &new) {
+        if let Some(mut patch) = old.diff(&new)? {
             patch["metadata"]["resourceVersion"] = json!(before.meta().resource_version);
             let written =
                 api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.map_err(gone(&name))?;
@@ -136,14 +136,10 @@ impl Writer {
         }
         let base = out.object.as_ref().map_or(before.meta(), |o| o.meta());
         let (base_rv, generation) = (base.resource_version.clone(), base.generation);
-        if status == (Status::IfUnchanged { observe_generation: true }) {
-            observe(&mut new_status, generation);
-        }
-        if generation != before.meta().generation {
-            observe_conditions(&mut new_status, before.meta().generation, generation);
-        }
-        if let Some(diff) = merge_diff(&old_status, &new_status) {
-            let mut body = json!({"status": if new_status.is_null() { Value::Null } else { diff }});
+        let observe_generation = status == (Status::IfUnchanged { observe_generation: true });
+        let observed = observed_status(new_status, observe_generation, before.meta().generation, generation)?;
+        if let Some(diff) = raw_diff_opt(old_status, observed.as_deref().or(new_status))? {
+            let mut body = json!({ "status": diff });
             if status != Status::Merge {
                 body["metadata"] = json!({"resourceVersion": base_rv});
             }
@@ -163,14 +159,14 @@ impl Writer {
     where
         K: Resource + Serialize + DeserializeOwned + Clone + Debug,
     {
-        let status = |o: &K| -> Result<Value> { Ok(split(&mut serde_json::to_value(o)?)) };
-        let (old, new) = (status(before)?, status(after)?);
-        let Some(diff) = merge_diff(&old, &new) else {
+        let (old_text, new_text) = (serde_json::to_string(before)?, serde_json::to_string(after)?);
+        let (mut old, mut new) = (Raw::parse(&old_text)?, Raw::parse(&new_text)?);
+        let Some(diff) = raw_diff_opt(old.take("status"), new.take("status"))? else {
             return Ok(None);
         };
         let body = json!({
             "metadata": {"resourceVersion": before.meta().resource_version},
-            "status": if new.is_null() { Value::Null } else { diff },
+            "status": diff,
         });
         let name = before.meta().name.clone().unwrap_or_default();
         let written =
@@ -211,8 +207,34 @@ impl Writer {
     }
 }
 
-fn split(v: &mut Value) -> Value {
-    v.as_object_mut().and_then(|m| m.remove("status")).unwrap_or(Value::Null)
+/// The status `new` with `status.observedGeneration` set to `generation` (when
+/// `observe_generation`) and its conditions moved from generation `old` to `generation`
+/// (when the write's own spec change moved it), or `None` when neither changes anything.
+fn observed_status(
+    new: Option<&RawValue>,
+    observe_generation: bool,
+    old: Option<i64>,
+    generation: Option<i64>,
+) -> Result<Option<Box<RawValue>>> {
+    let recorded = match new {
+        Some(s) => Raw::parse(s.get())?.get("observedGeneration").map(|g| g.get().to_string()),
+        None => None,
+    };
+    let catch_up = observe_generation && (recorded != generation.map(|g| g.to_string()) || new.is_none());
+    if !catch_up && old == generation {
+        return Ok(None);
+    }
+    let mut status: Value = match new {
+        Some(s) => serde_json::from_str(s.get())?,
+        None => Value::Null,
+    };
+    if observe_generation {
+        observe(&mut status, generation);
+    }
+    if old != generation {
+        observe_conditions(&mut status, old, generation);
+    }
+    Ok(Some(serde_json::value::to_raw_value(&status)?))
 }
 
 /// Sets `observedGeneration` in a status (creating it when absent).
@@ -357,5 +379,28 @@ mod tests {
         let mut hub = json!({"conditions": [{"type": "Ready", "observedGeneration": 3}]});
         observe_conditions(&mut hub, Some(3), Some(4));
         assert_eq!(hub["conditions"][0]["observedGeneration"], 4);
+    }
+
+    fn raw(v: Value) -> Box<RawValue> {
+        serde_json::value::to_raw_value(&v).unwrap()
+    }
+
+    #[test]
+    fn observed_generation_is_caught_up_only_when_behind() {
+        let current = raw(json!({"observedGeneration": 4, "phase": "Running"}));
+        assert!(observed_status(Some(&current), true, Some(4), Some(4)).unwrap().is_none());
+        assert!(observed_status(Some(&current), false, Some(4), Some(4)).unwrap().is_none());
+        let behind = raw(json!({"observedGeneration": 3, "phase": "Running"}));
+        let caught = observed_status(Some(&behind), true, Some(4), Some(4)).unwrap().unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(caught.get()).unwrap(),
+            json!({"observedGeneration": 4, "phase": "Running"})
+        );
+        let created = observed_status(None, true, Some(1), Some(1)).unwrap().unwrap();
+        assert_eq!(created.get(), r#"{"observedGeneration":1}"#);
+        // The write's own spec change moves the conditions computed at the old generation.
+        let hub = raw(json!({"conditions": [{"type": "Ready", "observedGeneration": 3}]}));
+        let moved = observed_status(Some(&hub), false, Some(3), Some(4)).unwrap().unwrap();
+        assert_eq!(serde_json::from_str::<Value>(moved.get()).unwrap()["conditions"][0]["observedGeneration"], 4);
     }
 }
