@@ -180,6 +180,15 @@ async fn subresources(client: Client) {
     assert_eq!(after.spec.replicas, Some(4));
     assert_eq!(after.metadata.generation, Some(2), "spec change bumps generation");
     assert_eq!(after.status.and_then(|s| s.phase).as_deref(), Some("Ready"), "main writes keep status");
+    for status in [json!({"phase": "Gone", "replicas": 7}), serde_json::Value::Null] {
+        let main = api
+            .patch("w", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 5}, "status": status})))
+            .await
+            .expect("main patch");
+        assert_eq!(main.spec.replicas, Some(5));
+        let kept = main.status.expect("status kept");
+        assert_eq!((kept.phase.as_deref(), kept.replicas), (Some("Ready"), Some(1)), "main patches ignore status");
+    }
 
     let err = api
         .patch("w", &PatchParams::default(), &Patch::Merge(json!({"spec": {"color": "purple"}})))

@@ -99,10 +99,12 @@ pub(super) fn str_field<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
     cur.as_str()
 }
 
-/// The parts of `obj` a status write reads: its metadata and status.
-fn status_view(obj: &Value) -> Value {
-    let keep = |k: &str| obj.get(k).map(|v| (k.to_string(), v.clone()));
-    Value::Object(["metadata", "status"].into_iter().filter_map(keep).collect())
+/// A copy of the members of `obj` that `keep` accepts.
+fn view(obj: &Value, keep: fn(&str) -> bool) -> Value {
+    match obj.as_object() {
+        Some(m) => Value::Object(m.iter().filter(|(k, _)| keep(k)).map(|(k, v)| (k.clone(), v.clone())).collect()),
+        None => obj.clone(),
+    }
 }
 
 /// Whether `a` and `b` differ outside metadata and (when it is a subresource) status: such
@@ -333,10 +335,18 @@ impl Api {
         }
         // A patch that changes resourceVersion makes it a precondition that cannot hold.
         // A status write keeps only the patched status (and the resourceVersion check), so a
-        // merge patch of it needs no copy of the rest of the object.
-        let status_merge = t.sub == Some(Subresource::Status) && ptype == PatchType::Merge;
+        // merge patch of it needs no copy of the rest of the object; a write of the main
+        // resource keeps the stored status, so a merge patch of it needs no copy of that.
+        let copied: Option<fn(&str) -> bool> = match (t.sub, ptype) {
+            (Some(Subresource::Status), PatchType::Merge) => Some(|k| k == "metadata" || k == "status"),
+            (None, PatchType::Merge) if t.res.def.status_subresource => Some(|k| k != "status"),
+            _ => None,
+        };
         self.write_loop(t, &name, None, opts, Track::Update, |current, live_managed| {
-            let mut doc = if status_merge { status_view(current) } else { current.clone() };
+            let mut doc = match copied {
+                Some(keep) => view(current, keep),
+                None => current.clone(),
+            };
             // A JSON patch may address the managedFields (kubectl's client-side apply upgrade).
             if ptype == PatchType::Json
                 && let Some(m) = live_managed.and_then(|m| m.to_value())

@@ -170,4 +170,30 @@ mod tests {
             assert!(error_fields(&r).contains(&field.to_string()), "{patch}: {r:?}");
         }
     }
+
+    /// The status passes through admission as it came, whatever it holds, and an update is
+    /// compared with the stored object's declared fields.
+    #[test]
+    fn admission_leaves_the_status_alone() {
+        use crate::admission::{Admission, Operation};
+        let a = Typed(MachineAdmission);
+        let status = json!({ "phase": "Running", "notAField": [1, 2], "conditions": "not a list" });
+        let machine = |name: &str| {
+            json!({
+                "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+                "metadata": { "name": "m", "namespace": "default" },
+                "spec": { "clusterName": name, "bootstrap": { "dataSecretName": "s" },
+                          "infrastructureRef": { "apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DevMachine", "name": "m" } },
+                "status": status,
+            })
+        };
+        let mut obj = machine("c");
+        let errors = a.admit(&mut obj, Some(&machine("c")), Operation::Update).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(obj["status"], status);
+        assert_eq!(obj["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"], "c", "defaulted");
+        let mut renamed = machine("d");
+        let errors = a.admit(&mut renamed, Some(&machine("c")), Operation::Update).unwrap();
+        assert_eq!(errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(), ["spec.clusterName"]);
+    }
 }
