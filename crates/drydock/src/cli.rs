@@ -23,6 +23,8 @@ pub struct Cli {
 enum Command {
     /// Start the API server, controllers and in-memory provider on a durable data dir.
     Up(up::UpArgs),
+    /// Run the controllers and the in-memory provider alone, against the API server of a kubeconfig.
+    Controllers(crate::run_controllers::ControllersArgs),
     /// Print the CustomResourceDefinitions of every kind drydock serves (YAML, installable on any cluster).
     Crds(crate::crds::CrdsArgs),
     /// Generate manifests.
@@ -118,6 +120,7 @@ impl Cli {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Command::Up(args) => up::run(args).await?,
+            Command::Controllers(args) => crate::run_controllers::run(args).await?,
             Command::Crds(args) => output::emit(&crate::crds::render(&args)?)?,
             Command::Generate { what: GenerateCommand::Cluster { args, output } } => {
                 output::emit(&commands::generate::print(&args, output.format())?)?
@@ -202,6 +205,14 @@ mod tests {
     }
 
     #[test]
+    fn the_demo_needs_the_controllers() {
+        use clap::Parser;
+        assert!(Cli::try_parse_from(["drydock", "up", "--no-controllers"]).is_ok());
+        let both = Cli::try_parse_from(["drydock", "up", "--no-controllers", "--demo"]).unwrap_err();
+        assert_eq!(both.kind(), clap::error::ErrorKind::ArgumentConflict);
+    }
+
+    #[test]
     fn connection_and_output_flags_only_where_they_act() {
         let offers = |cmd: &clap::Command, long: &str| cmd.get_arguments().any(|a| a.get_long() == Some(long));
         let all = commands();
@@ -235,6 +246,7 @@ mod tests {
         ] {
             assert!(offers(find(p), "output"), "{p} lacks -o");
         }
+        assert!(offers(find("drydock controllers"), "kubeconfig"));
         // generate's -n is the namespace written into the manifest.
         assert!(offers(find("drydock generate cluster"), "target-namespace"));
     }

@@ -6,11 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use drydock_api::tenancy::LogicalClusterName;
 use drydock_apiserver::{ApiServer, Config};
-use drydock_controllers::workload::{LocalConnector, WorkloadClients};
-use drydock_controllers::{Context, Settings};
-use drydock_provider_inmemory::{Host, ProviderContext};
+use drydock_controllers::Settings;
 
 /// How to start an instance.
 #[derive(Clone, Debug)]
@@ -66,7 +63,8 @@ impl Instance {
             tokio::net::TcpListener::bind(opts.listen).await.with_context(|| format!("binding {}", opts.listen))?;
         let addr = listener.local_addr()?;
         server.record_address(addr)?;
-        let controllers = opts.controllers.then(|| start_controllers(&server, addr, opts.settings.clone()));
+        let controllers =
+            opts.controllers.then(|| crate::controllers::start_in_process(&server, addr, opts.settings.clone()));
         Ok(Self { server, addr, listener: Some(listener), controllers })
     }
 
@@ -150,27 +148,4 @@ async fn flush(store: &drydock_apiserver::store::Store) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     tracing::info!(revision = target, "shutdown: store flushed");
-}
-
-/// Starts the core controllers and the in-memory provider in-process.
-fn start_controllers(server: &Arc<ApiServer>, addr: SocketAddr, settings: Settings) -> tokio::task::JoinHandle<()> {
-    let mgmt = server.client(None);
-    let srv = server.clone();
-    // Workload clusters hosted by this very server are reached in-process. They are
-    // recognised by their logical cluster path, not the port: a restart on another port
-    // leaves older kubeconfig secrets pointing at the previous one.
-    let local: LocalConnector = Arc::new(move |url: &str| {
-        let name = LogicalClusterName::from_url(url)?;
-        srv.hosts(&name).then(|| srv.client(Some(&name)))
-    });
-    let ctx = Context::with_workload_nodes(
-        mgmt.clone(),
-        WorkloadClients::new(mgmt, Some(local)),
-        settings,
-        Some(server.client(Some(&LogicalClusterName::wildcard()))),
-    );
-    let mut controllers = drydock_controllers::controllers(&ctx);
-    let host = Host { client: server.client(None), endpoint_host: addr.ip().to_string(), endpoint_port: addr.port() };
-    controllers.extend(drydock_provider_inmemory::controllers(Arc::new(ProviderContext { ctx: ctx.clone(), host })));
-    tokio::spawn(drydock_controllers::start(ctx, controllers))
 }

@@ -1,8 +1,9 @@
 //! The drydock binary's building blocks: a running instance (API server, controllers and
-//! provider in one process), kubeconfig files, and benchmarks.
+//! provider in one process), the controllers on their own, kubeconfig files, and benchmarks.
 
 pub mod bench;
 pub mod commands;
+pub mod controllers;
 pub mod instance;
 pub mod kubeconfig;
 pub mod logging;

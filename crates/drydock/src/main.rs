@@ -5,6 +5,8 @@ mod cli;
 mod crds;
 mod demo;
 mod output;
+mod run_controllers;
+mod signals;
 mod up;
 
 pub use drydock::{bench, commands, kubeconfig};

@@ -30,13 +30,18 @@ pub fn kubeconfig_path(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// A client for the resolved kubeconfig, and the server URL it points at.
-pub async fn client(flag: Option<&Path>) -> anyhow::Result<(kube::Client, String)> {
+/// The client configuration of the resolved kubeconfig (its current context).
+pub async fn config(flag: Option<&Path>) -> anyhow::Result<kube::Config> {
     let path = kubeconfig_path(flag)?;
     let kc = Kubeconfig::read_from(&path).with_context(|| format!("reading kubeconfig {}", path.display()))?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+    kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
         .await
-        .with_context(|| format!("using kubeconfig {}", path.display()))?;
+        .with_context(|| format!("using kubeconfig {}", path.display()))
+}
+
+/// A client for the resolved kubeconfig, and the server URL it points at.
+pub async fn client(flag: Option<&Path>) -> anyhow::Result<(kube::Client, String)> {
+    let config = config(flag).await?;
     let url = config.cluster_url.to_string();
     let client = kube::Client::try_from(config).context("building the API client")?;
     Ok((client, url))

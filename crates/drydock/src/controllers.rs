@@ -1,0 +1,81 @@
+//! The Cluster API controllers and the in-memory provider, started either in-process beside
+//! drydock's API server (`drydock up`) or on their own against the API server a kubeconfig
+//! names (`drydock controllers`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use drydock_api::tenancy::{LogicalClusterName, TENANCY_GROUP};
+use drydock_apiserver::ApiServer;
+use drydock_controllers::workload::{LocalConnector, WorkloadClients};
+use drydock_controllers::{Context, Settings};
+use drydock_provider_inmemory::{Host, ProviderContext};
+use tokio::task::JoinHandle;
+
+/// Starts the controllers and the provider in-process: every client, the workload
+/// clusters' included, calls `server` without a connection.
+pub fn start_in_process(server: &Arc<ApiServer>, addr: SocketAddr, settings: Settings) -> JoinHandle<()> {
+    let mgmt = server.client(None);
+    let srv = server.clone();
+    // Workload clusters hosted by this very server are reached in-process. They are
+    // recognised by their logical cluster path, not the port: a restart on another port
+    // leaves older kubeconfig secrets pointing at the previous one.
+    let local: LocalConnector = Arc::new(move |url: &str| {
+        let name = LogicalClusterName::from_url(url)?;
+        srv.hosts(&name).then(|| srv.client(Some(&name)))
+    });
+    let ctx = Context::with_workload_nodes(
+        mgmt.clone(),
+        WorkloadClients::new(mgmt, Some(local)),
+        settings,
+        Some(server.client(Some(&LogicalClusterName::wildcard()))),
+    );
+    let host = Host { client: server.client(None), endpoint_host: addr.ip().to_string(), endpoint_port: addr.port() };
+    spawn(ctx, host)
+}
+
+/// Starts the controllers and the provider against the API server `config` names. On a
+/// drydock API server the workload clusters' Nodes are watched through `/clusters/*` and
+/// the provider hosts its workload clusters there; another API server has no logical
+/// clusters, so the provider's clusters cannot come up (said in the log).
+pub async fn start_remote(config: kube::Config, settings: Settings) -> anyhow::Result<JoinHandle<()>> {
+    let url = config.cluster_url.clone();
+    let mgmt = kube::Client::try_from(config.clone()).context("building the API client")?;
+    let hosts_clusters =
+        serves_logical_clusters(&mgmt).await.with_context(|| format!("reading the API groups of {url}"))?;
+    let nodes = if hosts_clusters {
+        let mut all = config;
+        let base = url.to_string();
+        all.cluster_url = format!("{}{}", base.trim_end_matches('/'), LogicalClusterName::wildcard().path())
+            .parse()
+            .context("the URL of every workload cluster")?;
+        Some(kube::Client::try_from(all).context("building the workload clusters' client")?)
+    } else {
+        tracing::warn!(
+            server = %url,
+            "the API server serves no logical clusters ({TENANCY_GROUP}): the in-memory provider's workload clusters need a drydock API server"
+        );
+        None
+    };
+    let ctx = Context::with_workload_nodes(mgmt.clone(), WorkloadClients::new(mgmt.clone(), None), settings, nodes);
+    let secure = url.scheme_str() == Some("https");
+    let host = Host {
+        client: mgmt,
+        endpoint_host: url.host().unwrap_or("127.0.0.1").trim_matches(['[', ']']).to_string(),
+        endpoint_port: url.port_u16().unwrap_or(if secure { 443 } else { 80 }),
+    };
+    Ok(spawn(ctx, host))
+}
+
+fn spawn(ctx: Arc<Context>, host: Host) -> JoinHandle<()> {
+    let mut controllers = drydock_controllers::controllers(&ctx);
+    controllers.extend(drydock_provider_inmemory::controllers(Arc::new(ProviderContext { ctx: ctx.clone(), host })));
+    tokio::spawn(drydock_controllers::start(ctx, controllers))
+}
+
+/// Whether the server's discovery lists drydock's tenancy group (logical clusters).
+async fn serves_logical_clusters(client: &kube::Client) -> Result<bool, kube::Error> {
+    let groups = client.list_api_groups().await?;
+    Ok(groups.groups.iter().any(|g| g.name == TENANCY_GROUP))
+}
