@@ -6,5 +6,6 @@ pub mod commands;
 pub mod controllers;
 pub mod instance;
 pub mod kubeconfig;
+pub mod leader;
 pub mod logging;
 pub mod runtime_config;

@@ -3,11 +3,13 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::routing::get;
 use clap::Args;
 use drydock::instance::CONTROLLERS_DEADLINE;
+use drydock::leader::{self, Election};
 use drydock::logging::LogLevel;
 use drydock_controllers::Settings;
 
@@ -23,6 +25,20 @@ pub struct ControllersArgs {
     /// every interface); `0` serves none.
     #[arg(long, value_name = "ADDRESS", default_value = "0")]
     pub metrics_bind_address: String,
+    /// Run the controllers only while holding the leader election Lease, so that several
+    /// `drydock controllers` stand by for one another.
+    #[arg(long)]
+    pub leader_elect: bool,
+    /// How long a leader's claim lasts unless renewed: a standby takes over at most this
+    /// long after the leader died (a Go duration: 15s, 1m).
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = go_duration)]
+    pub leader_elect_lease_duration: Duration,
+    /// Namespace of the leader election Lease.
+    #[arg(long, value_name = "NAMESPACE", default_value = "kube-system")]
+    pub leader_election_namespace: String,
+    /// Name of the leader election Lease (by default the one upstream's core manager uses).
+    #[arg(long, value_name = "NAME", default_value = leader::DEFAULT_LEASE)]
+    pub leader_election_id: String,
     #[command(flatten)]
     pub log: drydock::logging::LogArgs,
 }
@@ -30,23 +46,81 @@ pub struct ControllersArgs {
 pub async fn run(args: ControllersArgs) -> anyhow::Result<()> {
     drydock::logging::init(&args.log, LogLevel::Info)?;
     let shutdown = crate::signals::shutdown_on_signals().context("installing signal handlers")?;
+    tokio::pin!(shutdown);
     let config = crate::commands::connect::config(args.kubeconfig.as_deref()).await?;
-    let server = config.cluster_url.to_string();
     if let Some(addr) = metrics_address(&args.metrics_bind_address)? {
         serve_metrics(addr).await?;
     }
+    let leadership = if args.leader_elect {
+        let client = kube::Client::try_from(config.clone()).context("building the API client")?;
+        let election = Election {
+            lease: args.leader_election_id.clone(),
+            namespace: args.leader_election_namespace.clone(),
+            identity: Election::unique_identity(),
+            lease_duration: args.leader_elect_lease_duration,
+        };
+        tokio::select! {
+            held = leader::acquire(client, &election) => Some(held?),
+            () = &mut shutdown => {
+                tracing::info!("shutdown: complete (never led)");
+                std::process::exit(0)
+            }
+        }
+    } else {
+        None
+    };
+    lead(args, config, leadership, shutdown).await
+}
+
+/// Runs the controllers until `shutdown`, or, under leader election, until the Lease is lost.
+async fn lead(
+    args: ControllersArgs,
+    config: kube::Config,
+    mut leadership: Option<leader::Leadership>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let server = config.cluster_url.to_string();
     let settings = Settings { namespace: args.namespace.clone(), ..Settings::default() };
     let controllers = drydock::controllers::start_remote(config, settings).await?;
     tracing::info!(%server, namespace = args.namespace.as_deref().unwrap_or("(all)"), "controllers running");
-    shutdown.await;
+    let lost = async {
+        match leadership.as_mut() {
+            Some(l) => l.lost().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = shutdown => {}
+        () = lost => {
+            // Another candidate may already run the controllers: stop at once, as
+            // controller-runtime does.
+            tracing::error!("leader election lost; exiting");
+            std::process::exit(1)
+        }
+    }
     tracing::info!("shutdown: stopping controllers");
     controllers.abort();
     if tokio::time::timeout(CONTROLLERS_DEADLINE, controllers).await.is_err() {
         tracing::warn!(deadline = ?CONTROLLERS_DEADLINE, "shutdown: controllers did not stop in time");
     }
+    if let Some(l) = leadership {
+        l.release(RELEASE_DEADLINE).await;
+    }
     tracing::info!("shutdown: complete");
     // Informer watches may still be open; they hold nothing to save.
     std::process::exit(0)
+}
+
+/// How long a shutdown waits for the API server to record the Lease released.
+const RELEASE_DEADLINE: Duration = Duration::from_secs(2);
+
+/// A Go duration (`15s`, `1m30s`), as kube-apiserver's and controller-runtime's flags take.
+fn go_duration(s: &str) -> Result<Duration, String> {
+    drydock_api::capi::duration::parse(s)
+        .ok()
+        .and_then(|d| Duration::try_from(d).ok())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s:?} is not a positive duration such as 15s or 1m"))
 }
 
 /// `--metrics-bind-address` as controller-runtime reads it: `0` for none, `:PORT` for

@@ -1,19 +1,21 @@
-//! The API server and the controllers as two processes: `drydock up --no-controllers`
+//! The API server and the controllers as separate processes: `drydock up --no-controllers`
 //! serves the API alone, and `drydock controllers --kubeconfig` provisions a cluster
-//! through it over HTTP, serving its own metrics, and stops on SIGTERM.
+//! through it over HTTP, serving its own metrics, and stops on SIGTERM; with
+//! `--leader-elect`, one of two runs the controllers and the other takes over when it dies.
 
 mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 
 use common::{
-    Process, free_port, generated_cluster, json, kubeconfig_of, kubectl_ok, ready_nodes, running, spawn_drydock_with,
-    wait,
+    Process, free_port, generated_cluster, json, kubeconfig_of, kubectl_ok, machines, ready_nodes, running,
+    spawn_drydock_with, wait,
 };
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -28,37 +30,60 @@ fn total(exposition: &str, metric: &str) -> f64 {
 }
 
 /// `GET /metrics` of the process listening on localhost `port` (HTTP/1.0: the answer
-/// ends when the connection closes).
-fn scrape(port: u16) -> String {
-    let mut conn = TcpStream::connect(("127.0.0.1", port)).expect("connect to metrics");
-    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n").expect("send request");
+/// ends when the connection closes), or `None` while it does not answer.
+fn try_scrape(port: u16) -> Option<String> {
+    let mut conn = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
     let mut answer = String::new();
-    conn.read_to_string(&mut answer).expect("read metrics");
-    let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
-    assert!(head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"), "{head}");
-    body.to_string()
+    conn.read_to_string(&mut answer).ok()?;
+    let (head, body) = answer.split_once("\r\n\r\n")?;
+    (head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200")).then(|| body.to_string())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn controllers_in_their_own_process_provision_through_an_api_server_alone() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_port();
-    let _server = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{port}"), &["--no-controllers"]);
-    let kc = kubeconfig_of(dir.path()).await;
+fn scrape(port: u16) -> String {
+    try_scrape(port).unwrap_or_else(|| panic!("no metrics answer on port {port}"))
+}
 
-    let metrics_port = free_port();
-    let mut controllers = Process(
+/// `drydock controllers` against `kc`, serving metrics on `metrics_port`, with `flags`.
+fn spawn_controllers(kc: &Path, metrics_port: u16, flags: &[&str]) -> Process {
+    Process(
         Command::new(env!("CARGO_BIN_EXE_drydock"))
             .arg("controllers")
             .arg("--kubeconfig")
-            .arg(&kc)
+            .arg(kc)
             .args(["--metrics-bind-address", &format!("127.0.0.1:{metrics_port}")])
+            .args(flags)
             .env("DRYDOCK_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn drydock controllers"),
-    );
+    )
+}
+
+/// Whether the controllers serving metrics on `port` hold the leader election Lease.
+fn leads(port: u16) -> Option<bool> {
+    let m = try_scrape(port)?;
+    m.lines()
+        .any(|l| l.starts_with("leader_election_master_status{"))
+        .then(|| total(&m, "leader_election_master_status") == 1.0)
+}
+
+/// `drydock up --no-controllers` on a new data dir: the dir, the process and its kubeconfig.
+async fn api_server_alone() -> (tempfile::TempDir, Process, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let server = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{port}"), &["--no-controllers"]);
+    let kc = kubeconfig_of(dir.path()).await;
+    (dir, server, kc)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_in_their_own_process_provision_through_an_api_server_alone() {
+    let (dir, _server, kc) = api_server_alone().await;
+
+    let metrics_port = free_port();
+    let mut controllers = spawn_controllers(&kc, metrics_port, &[]);
 
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&generated_cluster("split", &["--worker-machine-count", "2"])));
     wait("1 control plane machine and 2 workers Running", 2 * MINUTE, || running(&kc, "split") == 3).await;
@@ -95,4 +120,57 @@ async fn controllers_in_their_own_process_provision_through_an_api_server_alone(
         }
     });
     assert!(status.success(), "drydock controllers exited with {status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standby_takes_over_when_the_leader_is_killed_mid_provisioning() {
+    let (_dir, _server, kc) = api_server_alone().await;
+    let lease = ["--leader-elect", "--leader-elect-lease-duration", "3s"];
+    let ports = [free_port(), free_port()];
+    let mut candidates = [spawn_controllers(&kc, ports[0], &lease), spawn_controllers(&kc, ports[1], &lease)];
+
+    let mut leader = 0;
+    wait("one candidate to lead and the other to stand by", MINUTE, || match (leads(ports[0]), leads(ports[1])) {
+        (Some(a), Some(b)) if a != b => {
+            leader = if a { 0 } else { 1 };
+            true
+        }
+        _ => false,
+    })
+    .await;
+    let standby = 1 - leader;
+    let holder = kubectl_ok(
+        &kc,
+        &[
+            "get",
+            "lease",
+            "-n",
+            "kube-system",
+            "controller-leader-election-capi",
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ],
+        None,
+    );
+    assert!(!holder.trim().is_empty(), "the Lease names its holder");
+
+    // Provisioning takes a few seconds per Machine: kill the leader once it has begun.
+    let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
+        .args(["generate", "cluster", "ha", "--worker-machine-count", "3", "--startup-duration", "2s"])
+        .output()
+        .expect("drydock generate");
+    assert!(out.status.success(), "{out:?}");
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&String::from_utf8_lossy(&out.stdout)));
+    wait("the leader to create the first Machine", MINUTE, || !machines(&kc, "ha").is_empty()).await;
+    assert!(running(&kc, "ha") < 4, "killed before provisioning completed");
+    candidates[leader].kill().expect("SIGKILL the leader");
+    let killed = Instant::now();
+    wait("the standby to take the Lease over", MINUTE, || leads(ports[standby]) == Some(true)).await;
+    let took = killed.elapsed();
+    assert!(took < Duration::from_secs(3 + 4), "the standby took {took:?} to lead (lease duration 3 s)");
+
+    wait("every Machine Running under the new leader", 2 * MINUTE, || running(&kc, "ha") == 4).await;
+    let all = machines(&kc, "ha");
+    assert_eq!(all.len(), 4, "no Machine duplicated or lost: {all:?}");
+    assert!(total(&scrape(ports[standby]), "controller_runtime_reconcile_total") > 0.0, "the new leader reconciled");
 }

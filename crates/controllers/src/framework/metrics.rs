@@ -1,7 +1,7 @@
 //! controller-runtime's metric names, so dashboards built for Cluster API work unchanged:
 //! `controller_runtime_reconcile_total`, `controller_runtime_reconcile_errors_total`,
 //! `controller_runtime_reconcile_time_seconds`, `controller_runtime_active_workers`,
-//! `workqueue_depth` and `workqueue_adds_total`.
+//! `workqueue_depth`, `workqueue_adds_total`, and client-go's `leader_election_master_status`.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -30,6 +30,11 @@ pub struct QueueLabel {
     pub name: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LeaseLabel {
+    pub name: String,
+}
+
 pub struct Metrics {
     pub reconciles: Family<ResultLabels, Counter>,
     pub errors: Family<ControllerLabel, Counter>,
@@ -38,6 +43,7 @@ pub struct Metrics {
     pub depth: Family<QueueLabel, Gauge>,
     pub adds: Family<QueueLabel, Counter>,
     pub writes: Family<ControllerLabel, Counter>,
+    pub leader: Family<LeaseLabel, Gauge>,
     registry: Mutex<Registry>,
 }
 
@@ -50,6 +56,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         depth: Family::default(),
         adds: Family::default(),
         writes: Family::default(),
+        leader: Family::default(),
         registry: Mutex::new(Registry::default()),
     };
     {
@@ -77,6 +84,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         r.register("workqueue_depth", "Current depth of workqueue", m.depth.clone());
         r.register("workqueue_adds", "Total number of adds handled by workqueue", m.adds.clone());
         r.register("drydock_controller_writes", "API writes issued by each controller", m.writes.clone());
+        r.register(
+            "leader_election_master_status",
+            "Whether this process holds the leader election lease (1) or not (0)",
+            m.leader.clone(),
+        );
     }
     m
 });
@@ -101,6 +113,11 @@ pub fn observe(name: &str, result: &str, elapsed: Duration) {
 /// Counts one API write made by a controller (write amplification).
 pub fn write(name: &str) {
     get().writes.get_or_create(&controller(name)).inc();
+}
+
+/// Records whether this process holds the leader election lease `name`.
+pub fn leader(name: &str, holds: bool) {
+    get().leader.get_or_create(&LeaseLabel { name: name.to_string() }).set(i64::from(holds));
 }
 
 /// Renders the controllers' metrics in the Prometheus text format (no `# EOF`).
