@@ -1,7 +1,8 @@
 //! Leader election: several `drydock controllers` stand by for one another, and only the
 //! holder of a coordination.k8s.io Lease runs the controllers, as controller-runtime's
 //! `--leader-elect` does. A holder that loses the Lease stops; one that shuts down
-//! releases it, so a standby takes over at once rather than after the lease duration.
+//! releases it (standbys check the Lease when the holder's claim would have run out, so
+//! they take over at most one lease duration after the holder died or stopped).
 
 use std::time::Duration;
 
