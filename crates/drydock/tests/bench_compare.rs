@@ -19,7 +19,7 @@ fn compare_runs_both_binaries_alternately_and_reports_medians() {
         .expect("run drydock");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("MEDIAN") && stdout.contains("THIS/OTHER"), "{stdout}");
+    assert!(stdout.contains("MEDIAN") && stdout.contains("THIS/OTHER") && stdout.contains("PER ROUND"), "{stdout}");
 
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).expect("results")).expect("json");
     let runs = doc["runs"].as_array().expect("runs");
@@ -39,6 +39,15 @@ fn compare_runs_both_binaries_alternately_and_reports_medians() {
         let (this, other, ratio) = (m["this"].as_f64(), m["other"].as_f64(), m["ratio"].as_f64());
         let (Some(this), Some(other), Some(ratio)) = (this, other, ratio) else { panic!("{m}") };
         assert!(this > 0.0 && other > 0.0 && (ratio - this / other).abs() < 1e-9, "{m}");
+        // The median of the rounds' own ratios, read back from the runs.
+        let of = |round: u64, side: &str| {
+            runs.iter()
+                .find(|r| r["round"] == round && r["binary"] == side)
+                .and_then(|r| r[m["figure"].as_str()?].as_f64())
+        };
+        let per_round: Vec<f64> = (1..=2).filter_map(|round| Some(of(round, "this")? / of(round, "other")?)).collect();
+        let paired = m["paired_ratio"].as_f64().expect("paired_ratio");
+        assert!((paired - (per_round[0] + per_round[1]) / 2.0).abs() < 1e-9, "{m} from {per_round:?}");
     }
 }
 

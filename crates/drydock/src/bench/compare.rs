@@ -1,7 +1,9 @@
 //! `drydock bench compare`: the fleet bench of this build and of another binary, run
 //! alternately in one session. Runs of one binary vary by 10–20% on a shared machine, and
 //! the machine itself drifts over a series; alternating (and switching which binary goes
-//! first each round) lets the ratio of the medians say what changed.
+//! first each round) lets the ratio of the medians say what changed, and the median of
+//! each round's own ratio (its two runs meet the machine in the same state) says it with
+//! the drift taken out.
 
 use std::path::{Path, PathBuf};
 
@@ -125,13 +127,15 @@ async fn run_once(exe: &Path, args: &[String], out: &Path, binary: Side, round: 
     })
 }
 
-/// One figure's medians over each binary's runs, and this binary's over the other's.
+/// One figure's medians over each binary's runs, this binary's over the other's, and the
+/// median of the rounds' ratios.
 #[derive(Debug, Serialize)]
 struct Median {
     figure: &'static str,
     this: f64,
     other: f64,
     ratio: f64,
+    paired_ratio: f64,
 }
 
 /// A figure's name and how to read it from a run.
@@ -149,9 +153,20 @@ fn summarize(runs: &[Run]) -> Vec<Median> {
         .map(|(figure, of)| {
             let median_of = |side| median(runs.iter().filter(|r| r.binary == side).map(of).collect());
             let (this, other) = (median_of(Side::This), median_of(Side::Other));
-            Median { figure, this, other, ratio: if other > 0.0 { this / other } else { f64::NAN } }
+            let of_round = |round, side| runs.iter().find(|r| r.round == round && r.binary == side).map(of);
+            let mut rounds: Vec<u32> = runs.iter().map(|r| r.round).collect();
+            rounds.dedup();
+            let paired = rounds
+                .into_iter()
+                .filter_map(|round| Some(ratio(of_round(round, Side::This)?, of_round(round, Side::Other)?)))
+                .collect();
+            Median { figure, this, other, ratio: ratio(this, other), paired_ratio: median(paired) }
         })
         .collect()
+}
+
+fn ratio(this: f64, other: f64) -> f64 {
+    if other > 0.0 { this / other } else { f64::NAN }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -166,13 +181,14 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn table(medians: &[Median]) -> comfy_table::Table {
     let mut table = comfy_table::Table::new();
     table.load_preset(comfy_table::presets::NOTHING);
-    table.set_header(["MEDIAN", "THIS", "OTHER", "THIS/OTHER"]);
+    table.set_header(["MEDIAN", "THIS", "OTHER", "THIS/OTHER", "PER ROUND"]);
     for m in medians {
         table.add_row([
             m.figure.to_string(),
             format!("{:.1}", m.this),
             format!("{:.1}", m.other),
             format!("{:.3}", m.ratio),
+            format!("{:.3}", m.paired_ratio),
         ]);
     }
     table
@@ -182,25 +198,42 @@ fn table(medians: &[Median]) -> comfy_table::Table {
 mod tests {
     use super::*;
 
-    fn run(binary: Side, seconds: f64) -> Run {
-        Run { binary, round: 1, seconds, cpu_seconds: seconds * 2.0, writes_per_machine: 30.0, peak_rss_mib: 100.0 }
+    fn run(binary: Side, round: u32, seconds: f64) -> Run {
+        Run { binary, round, seconds, cpu_seconds: seconds * 2.0, writes_per_machine: 30.0, peak_rss_mib: 100.0 }
     }
 
     #[test]
     fn medians_per_binary_and_their_ratio() {
         let runs = [
-            run(Side::This, 10.0),
-            run(Side::Other, 20.0),
-            run(Side::This, 30.0),
-            run(Side::Other, 22.0),
-            run(Side::This, 12.0),
-            run(Side::Other, 100.0),
+            run(Side::This, 1, 10.0),
+            run(Side::Other, 1, 20.0),
+            run(Side::Other, 2, 22.0),
+            run(Side::This, 2, 30.0),
+            run(Side::This, 3, 12.0),
+            run(Side::Other, 3, 100.0),
         ];
         let s = summarize(&runs);
         assert_eq!((s[0].figure, s[0].this, s[0].other), ("seconds", 12.0, 22.0));
         assert!((s[0].ratio - 12.0 / 22.0).abs() < 1e-9);
         assert_eq!((s[1].this, s[1].other), (24.0, 44.0));
         assert_eq!(s[2].ratio, 1.0);
+        // Rounds' ratios 0.5, 30/22 and 0.12: their median is the first.
+        assert!((s[0].paired_ratio - 0.5).abs() < 1e-9);
+        assert_eq!(s[2].paired_ratio, 1.0);
+    }
+
+    /// A machine that slows down over the series moves both runs of a round alike: the
+    /// rounds' ratios see through the drift that the medians' ratio mixes in.
+    #[test]
+    fn per_round_ratios_take_the_drift_out() {
+        let runs: Vec<Run> = (1..=4)
+            .flat_map(|round| {
+                let slower = 1.0 + f64::from(round);
+                [run(Side::This, round, 9.0 * slower), run(Side::Other, round, 10.0 * slower)]
+            })
+            .collect();
+        let s = summarize(&runs);
+        assert!((s[0].paired_ratio - 0.9).abs() < 1e-9);
     }
 
     #[test]
