@@ -216,11 +216,12 @@ fn observed_status(
     old: Option<i64>,
     generation: Option<i64>,
 ) -> Result<Option<Box<RawValue>>> {
-    let recorded = match new {
-        Some(s) => Raw::parse(s.get())?.get("observedGeneration").map(|g| g.get().to_string()),
-        None => None,
+    // Only a write that records observedGeneration reads the one the status holds.
+    let behind = |s: &RawValue| -> Result<bool> {
+        let recorded = Raw::parse(s.get())?.get("observedGeneration").map(|g| g.get().to_string());
+        Ok(recorded != generation.map(|g| g.to_string()))
     };
-    let catch_up = observe_generation && (recorded != generation.map(|g| g.to_string()) || new.is_none());
+    let catch_up = observe_generation && new.map_or(Ok(true), behind)?;
     if !catch_up && old == generation {
         return Ok(None);
     }
