@@ -42,9 +42,12 @@ pub use rest::Api;
 /// How to run the server.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Where the durable log lives (`<dir>/drydock.db`); `None` keeps nothing on disk.
+    /// Where the durable log lives (`<dir>/drydock.db`, unless the store is etcd); `None`
+    /// keeps nothing on disk.
     pub data_dir: Option<PathBuf>,
     pub sync: store::SyncMode,
+    /// Keep objects in etcd instead of the embedded log (several replicas may share it).
+    pub etcd: Option<store::EtcdOptions>,
     pub store: store::StoreConfig,
     /// Kubernetes minor version reported by /version.
     pub version_minor: String,
@@ -56,6 +59,7 @@ impl Default for Config {
         Self {
             data_dir: None,
             sync: store::SyncMode::Full,
+            etcd: None,
             store: store::StoreConfig::default(),
             version_minor: "33".into(),
             bookmark_interval: Duration::from_secs(30),
@@ -86,16 +90,21 @@ impl ApiServer {
         b.set_admission(crd::GROUP, crd::KIND, Arc::new(crd::validate::CrdAdmission));
         let registries = Arc::new(registry::Registries::new(Arc::new(b.build()?), &kinds));
         let mut dir_lock = None;
-        let backend: Box<dyn store::Backend> = match &config.data_dir {
-            Some(dir) => {
-                std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
-                dir_lock = Some(lock::DataDirLock::acquire(dir)?);
-                Box::new(store::SqliteBackend::open(&dir.join("drydock.db"), config.sync)?)
-            }
-            None => Box::new(store::MemoryBackend),
-        };
+        if let Some(dir) = &config.data_dir {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
+            dir_lock = Some(lock::DataDirLock::acquire(dir)?);
+        }
         let names: Arc<dyn store::ResourceNames> = ids;
-        let st = tokio::task::block_in_place(|| store::Store::open(backend, names, config.store.clone()))?;
+        let st = match (&config.etcd, &config.data_dir) {
+            (Some(etcd), _) => store::Store::open_etcd(etcd, names, config.store.clone()).await?,
+            (None, dir) => {
+                let backend: Box<dyn store::Backend> = match dir {
+                    Some(dir) => Box::new(store::SqliteBackend::open(&dir.join("drydock.db"), config.sync)?),
+                    None => Box::new(store::MemoryBackend),
+                };
+                tokio::task::block_in_place(|| store::Store::open(backend, names, config.store.clone()))?
+            }
+        };
         let api = Api::with_registries(st, registries);
         // Serve the CRDs already stored before drydock's own are written (their update
         // is then checked against what is served).

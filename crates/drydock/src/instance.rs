@@ -20,6 +20,8 @@ pub struct Options {
     pub extra_resources: Vec<drydock_api::ResourceDef>,
     /// Versions of the Cluster API kinds switched on or off (`--runtime-config`).
     pub runtime_config: crate::runtime_config::RuntimeConfig,
+    /// Run the controllers only while holding this Lease (replicas sharing one store).
+    pub election: Option<crate::leader::Election>,
 }
 
 impl Default for Options {
@@ -31,6 +33,7 @@ impl Default for Options {
             settings: Settings::default(),
             extra_resources: Vec::new(),
             runtime_config: crate::runtime_config::RuntimeConfig::default(),
+            election: None,
         }
     }
 }
@@ -63,8 +66,10 @@ impl Instance {
             tokio::net::TcpListener::bind(opts.listen).await.with_context(|| format!("binding {}", opts.listen))?;
         let addr = listener.local_addr()?;
         server.record_address(addr)?;
-        let controllers =
-            opts.controllers.then(|| crate::controllers::start_in_process(&server, addr, opts.settings.clone()));
+        let controllers = opts.controllers.then(|| match opts.election.clone() {
+            None => crate::controllers::start_in_process(&server, addr, opts.settings.clone()),
+            Some(election) => tokio::spawn(lead(server.clone(), addr, opts.settings.clone(), election)),
+        });
         Ok(Self { server, addr, listener: Some(listener), controllers })
     }
 
@@ -128,6 +133,33 @@ impl Instance {
             let _ = axum::serve(listener, router).await;
         });
         Ok(())
+    }
+}
+
+/// Runs the controllers in-process while this replica holds the leader election Lease;
+/// exits the process once it is lost, as a controller manager does, since another replica
+/// may already run them.
+async fn lead(server: Arc<ApiServer>, addr: SocketAddr, settings: Settings, election: crate::leader::Election) {
+    let mut held = match crate::leader::acquire(server.client(None), &election).await {
+        Ok(held) => held,
+        Err(e) => {
+            tracing::error!(error = %format!("{e:#}"), "leader election failed; the controllers do not run here");
+            return;
+        }
+    };
+    let controllers = AbortOnDrop(crate::controllers::start_in_process(&server, addr, settings));
+    held.lost().await;
+    drop(controllers);
+    tracing::error!("leader election lost; exiting");
+    std::process::exit(1)
+}
+
+/// Stops a task when its owner is dropped (the leader task is aborted on shutdown).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

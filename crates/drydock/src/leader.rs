@@ -90,3 +90,12 @@ impl Leadership {
         drydock_controllers::framework::metrics::leader(&self.lease, false);
     }
 }
+
+/// A Go duration (`15s`, `1m30s`), as kube-apiserver's and controller-runtime's flags take.
+pub fn go_duration(s: &str) -> Result<Duration, String> {
+    drydock_api::capi::duration::parse(s)
+        .ok()
+        .and_then(|d| Duration::try_from(d).ok())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s:?} is not a positive duration such as 15s or 1m"))
+}

@@ -31,7 +31,7 @@ pub struct ControllersArgs {
     pub leader_elect: bool,
     /// How long a leader's claim lasts unless renewed: a standby takes over at most this
     /// long after the leader died (a Go duration: 15s, 1m).
-    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = go_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = leader::go_duration)]
     pub leader_elect_lease_duration: Duration,
     /// Namespace of the leader election Lease.
     #[arg(long, value_name = "NAMESPACE", default_value = "kube-system")]
@@ -113,15 +113,6 @@ async fn lead(
 
 /// How long a shutdown waits for the API server to record the Lease released.
 const RELEASE_DEADLINE: Duration = Duration::from_secs(2);
-
-/// A Go duration (`15s`, `1m30s`), as kube-apiserver's and controller-runtime's flags take.
-fn go_duration(s: &str) -> Result<Duration, String> {
-    drydock_api::capi::duration::parse(s)
-        .ok()
-        .and_then(|d| Duration::try_from(d).ok())
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("{s:?} is not a positive duration such as 15s or 1m"))
-}
 
 /// `--metrics-bind-address` as controller-runtime reads it: `0` for none, `:PORT` for
 /// every interface, or `HOST:PORT`.

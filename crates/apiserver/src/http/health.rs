@@ -23,9 +23,7 @@ pub fn checks(storage_failure: Option<&str>) -> Vec<Check> {
             name: "storage",
             result: match storage_failure {
                 None => Ok(()),
-                Some(cause) => Err(format!(
-                    "the store is read-only since a commit to its durable log failed: {cause}; restart drydock"
-                )),
+                Some(cause) => Err(format!("the store is read-only since {cause}; restart drydock")),
             },
         },
     ]

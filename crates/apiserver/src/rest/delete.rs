@@ -113,6 +113,7 @@ impl Api {
                     return Err(ApiError::internal("unexpected store state"));
                 }
                 Err(StoreError::Failed(m)) => return Err(ApiError::internal(m)),
+                Err(StoreError::Unavailable(m)) => return Err(ApiError::unavailable(m)),
             }
         }
         Err(ApiError::conflict(&t.res.def, &name))

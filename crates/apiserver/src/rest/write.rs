@@ -247,6 +247,7 @@ impl Api {
             StoreError::NotFound => ApiError::not_found(&t.res.def, name),
             StoreError::Conflict => ApiError::conflict(&t.res.def, name),
             StoreError::Failed(msg) => ApiError::internal(msg),
+            StoreError::Unavailable(msg) => ApiError::unavailable(msg),
         }
     }
 

@@ -151,7 +151,7 @@ impl Worker {
     /// Records the failure, reverts the failed group and everything queued after it, and
     /// only then answers their writers: none of them is served again, nor told to watchers.
     fn fail(&mut self, batch: &mut Vec<Pending>, rx: &mpsc::Receiver<Pending>, error: &anyhow::Error) {
-        let cause: Arc<str> = Arc::from(format!("{error:#}"));
+        let cause: Arc<str> = Arc::from(format!("a commit to its durable log failed ({error:#})"));
         let first_failed = batch.first().map_or(0, |p| p.row.id);
         {
             let mut st = self.state.write();

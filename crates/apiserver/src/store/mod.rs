@@ -17,6 +17,7 @@
 
 mod backend;
 mod committer;
+mod etcd;
 mod ids;
 pub mod object;
 mod read;
@@ -32,6 +33,7 @@ use parking_lot::RwLock;
 use tokio::sync::oneshot;
 
 pub use backend::{Backend, LoadInfo, LogRow, MemoryBackend};
+pub use etcd::EtcdOptions;
 pub use ids::ResIds;
 pub use object::{Encoded, ObjMeta, OwnerRef, Stored};
 pub use read::{KeyFilter, ListPage, ListQuery};
@@ -144,6 +146,9 @@ pub enum StoreError {
     Conflict,
     #[error("storage failure: {0}")]
     Failed(String),
+    /// The store could not be reached (etcd members down); nothing was written.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
 }
 
 type Table = BTreeMap<(String, String), Arc<Stored>>;
@@ -185,8 +190,8 @@ impl State {
 /// The message a write gets once the store is read-only.
 fn read_only_message(cause: &str) -> String {
     format!(
-        "the store is read-only since a commit to its durable log failed ({cause}); \
-         writes that were not durable were dropped; restart drydock once the cause is fixed"
+        "the store is read-only since {cause}; writes that were not durable were dropped; \
+         restart drydock once the cause is fixed"
     )
 }
 
@@ -195,8 +200,15 @@ pub struct Store {
     state: Arc<RwLock<State>>,
     hub: Arc<WatchHub>,
     names: Arc<dyn ResourceNames>,
-    committer: Committer,
+    engine: Engine,
     future_rv_wait: Duration,
+}
+
+/// Where writes go: the durable log's committer (the store assigns revisions), or etcd
+/// (etcd assigns them; see `etcd`).
+enum Engine {
+    Log(Committer),
+    Etcd(Arc<etcd::Etcd>),
 }
 
 impl Store {
@@ -218,7 +230,7 @@ impl Store {
             if row.deleted {
                 compactable.push((row.id, row.id));
             }
-            let Some(key) = parse_log_key(&row.key, names.as_ref(), &mut state.clusters) else {
+            let Some(key) = parse_log_key(&row.key, names.as_ref(), &state.clusters) else {
                 skipped += 1;
                 return Ok(());
             };
@@ -256,7 +268,17 @@ impl Store {
         let state = Arc::new(RwLock::new(state));
         let future_rv_wait = config.future_rv_wait;
         let committer = Committer::start(backend, hub.clone(), config, compactable, state.clone())?;
-        Ok(Arc::new(Self { state, hub, names, committer, future_rv_wait }))
+        Ok(Arc::new(Self { state, hub, names, engine: Engine::Log(committer), future_rv_wait }))
+    }
+
+    /// Opens a store on etcd (see `etcd`): loads every object under the prefix and follows
+    /// etcd's watch from there. Must be called inside a Tokio runtime.
+    pub async fn open_etcd(
+        opts: &EtcdOptions,
+        names: Arc<dyn ResourceNames>,
+        config: StoreConfig,
+    ) -> anyhow::Result<Arc<Self>> {
+        etcd::open(opts, names, config).await
     }
 
     pub fn hub(&self) -> &Arc<WatchHub> {
@@ -359,8 +381,17 @@ impl Store {
 
     /// Applies one write if `expect` holds and waits until it is durable.
     pub async fn commit(&self, key: ObjKey, expect: Expect, change: Change) -> Result<Committed, StoreError> {
+        let committer = match &self.engine {
+            Engine::Log(c) => c,
+            Engine::Etcd(etcd) => {
+                if let Some(cause) = self.failure() {
+                    return Err(StoreError::Failed(read_only_message(&cause)));
+                }
+                return etcd.commit(self, key, expect, change).await;
+            }
+        };
         let (done, rx) = oneshot::channel();
-        let outcome = self.apply(key, expect, change, done)?;
+        let outcome = self.apply(committer, key, expect, change, done)?;
         if let Committed::Unchanged(_) = outcome {
             return Ok(outcome);
         }
@@ -373,6 +404,7 @@ impl Store {
 
     fn apply(
         &self,
+        committer: &Committer,
         key: ObjKey,
         expect: Expect,
         change: Change,
@@ -423,19 +455,20 @@ impl Store {
                 (EventType::Deleted, Arc::new(cur.with_rv(*rev)), cur.rv, true)
             }
         };
-        let row = LogRow {
-            id: obj.rv,
-            key: format!("{}/{}/{}/{}", key.cluster, self.names.log_prefix(key.res), key.namespace, key.name),
-            deleted,
-            prev: prev_rv,
-            value: obj.bytes.clone(),
-        };
+        let row = LogRow { id: obj.rv, key: self.log_key(&key), deleted, prev: prev_rv, value: obj.bytes.clone() };
         let event = Arc::new(WatchEvent { kind, key, obj: obj.clone(), prev: current });
         // Queued under the lock so the log receives rows in revision order, and so a failed
         // commit finds every write applied after it in the queue.
-        self.committer.send(Pending { row, event, done });
+        committer.send(Pending { row, event, done });
         drop(st);
         Ok(if deleted { Committed::Deleted(obj) } else { Committed::Written(obj) })
+    }
+}
+
+impl Store {
+    /// `<logical cluster>/<group>/<resource>/<namespace>/<name>`: the key in the log or etcd.
+    fn log_key(&self, key: &ObjKey) -> String {
+        format!("{}/{}/{}/{}", key.cluster, self.names.log_prefix(key.res), key.namespace, key.name)
     }
 }
 
@@ -447,11 +480,7 @@ fn table_mut<'a>(clusters: &'a mut HashMap<Arc<str>, ClusterTables>, key: &ObjKe
     &mut ct.tables[key.res as usize]
 }
 
-fn parse_log_key(
-    key: &str,
-    names: &dyn ResourceNames,
-    clusters: &mut HashMap<Arc<str>, ClusterTables>,
-) -> Option<ObjKey> {
+fn parse_log_key(key: &str, names: &dyn ResourceNames, clusters: &HashMap<Arc<str>, ClusterTables>) -> Option<ObjKey> {
     let mut parts = key.splitn(5, '/');
     let cluster = parts.next()?;
     let group = parts.next()?;

@@ -107,7 +107,14 @@ impl Store {
     /// to be served, and waits until that revision is. If the commit fails instead, the
     /// writes it covered are reverted and `read` runs once more: the store is read-only
     /// then, and what it serves is exactly what is durable.
+    /// On etcd, the replica first catches up with etcd's current revision, so that what is
+    /// read includes every write made through any replica before the read began.
     pub async fn read_durable<T>(&self, read: impl Fn() -> (T, u64)) -> T {
+        if let super::Engine::Etcd(etcd) = &self.engine
+            && let Err(e) = etcd.sync(self).await
+        {
+            tracing::warn!(error = %e, "etcd unreachable; serving this replica's latest state");
+        }
         let (value, rev) = read();
         match self.hub.wait_published(rev, None).await {
             Progress::Reverted => read().0,

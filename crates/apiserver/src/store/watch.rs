@@ -284,6 +284,14 @@ impl WatchHub {
         self.progress.notify_waiters();
     }
 
+    /// Records that everything up to `rev` is published although no event carried it (the
+    /// store's revision moved past writes that are not the store's).
+    pub fn advance(&self, rev: u64) {
+        if self.published.fetch_max(rev, Ordering::AcqRel) < rev {
+            self.progress.notify_waiters();
+        }
+    }
+
     /// Records that a failed commit reverted every write past `published`, and wakes the
     /// readers waiting for them.
     pub fn mark_reverted(&self) {
