@@ -114,6 +114,8 @@ enum BenchCommand {
     Apiserver(bench::apiserver::ApiBenchArgs),
     /// The fleet bench of this binary and another, run alternately, with the medians' ratio.
     Compare(bench::compare::CompareArgs),
+    /// Both benches on each store given (SQLite, etcd...), side by side.
+    Stores(bench::stores::StoresArgs),
 }
 
 impl Cli {
@@ -145,6 +147,7 @@ impl Cli {
             Command::Bench(b) => match b.what {
                 Some(BenchCommand::Apiserver(args)) => bench::apiserver::main(args).await?,
                 Some(BenchCommand::Compare(args)) => bench::compare::main(args).await?,
+                Some(BenchCommand::Stores(args)) => bench::stores::main(args).await?,
                 None => bench::fleet::main(b.fleet).await?,
             },
         }

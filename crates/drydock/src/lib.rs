@@ -9,3 +9,4 @@ pub mod kubeconfig;
 pub mod leader;
 pub mod logging;
 pub mod runtime_config;
+pub mod store_args;

@@ -10,8 +10,9 @@ use drydock::kubeconfig;
 use drydock::leader::Election;
 use drydock::logging::LogLevel;
 use drydock::runtime_config::RuntimeConfig;
+use drydock::store_args::StoreArgs;
 use drydock_apiserver::Config;
-use drydock_apiserver::store::{EtcdOptions, SyncMode};
+use drydock_apiserver::store::SyncMode;
 
 #[derive(Args, Debug, Clone)]
 pub struct UpArgs {
@@ -21,13 +22,8 @@ pub struct UpArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:6443")]
     pub listen: SocketAddr,
-    /// Where objects are kept: `sqlite` (the embedded store in the data dir) or
-    /// `etcd://HOST:PORT[,HOST:PORT...]` (an etcd v3 cluster, which several drydock replicas
-    /// may share; their controllers are then leader-elected).
-    #[arg(long, value_name = "sqlite|etcd://HOST:PORT,...", default_value = "sqlite")]
-    pub store: String,
     #[command(flatten)]
-    pub etcd: EtcdArgs,
+    pub store: StoreArgs,
     /// With several replicas: how long the controllers' leader holds its claim unless
     /// renewed, so a standby replica takes over at most this long after the leader died.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = drydock::leader::go_duration)]
@@ -50,38 +46,6 @@ pub struct UpArgs {
     pub log: drydock::logging::LogArgs,
 }
 
-/// How to reach etcd, as kube-apiserver's flags of the same names.
-#[derive(Args, Debug, Clone)]
-pub struct EtcdArgs {
-    /// Every key drydock writes in etcd starts with this.
-    #[arg(long, default_value = "/drydock")]
-    pub etcd_prefix: String,
-    /// CA bundle verifying the etcd members' certificates (then spoken to over https).
-    #[arg(long, value_name = "FILE")]
-    pub etcd_cafile: Option<PathBuf>,
-    /// Client certificate presented to etcd.
-    #[arg(long, value_name = "FILE", requires = "etcd_keyfile")]
-    pub etcd_certfile: Option<PathBuf>,
-    /// Key of the client certificate presented to etcd.
-    #[arg(long, value_name = "FILE", requires = "etcd_certfile")]
-    pub etcd_keyfile: Option<PathBuf>,
-}
-
-impl EtcdArgs {
-    /// The etcd store `--store` names, if it names one.
-    pub fn options(&self, store: &str) -> anyhow::Result<Option<EtcdOptions>> {
-        if store == "sqlite" {
-            return Ok(None);
-        }
-        let mut opts = EtcdOptions::from_url(store)?;
-        opts.prefix = self.etcd_prefix.clone();
-        opts.ca_file = self.etcd_cafile.clone();
-        opts.cert_file = self.etcd_certfile.clone();
-        opts.key_file = self.etcd_keyfile.clone();
-        Ok(Some(opts))
-    }
-}
-
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     // The demo draws a progress bar on stderr: only warnings interrupt it, unless asked.
     let level = if args.demo { LogLevel::Warn } else { LogLevel::Info };
@@ -90,14 +54,14 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
         version = env!("CARGO_PKG_VERSION"),
         data_dir = %args.data_dir.display(),
         listen = %args.listen,
-        store = %args.store,
+        store = %args.store.store,
         sync = %args.sync,
         controllers = !args.no_controllers,
         "starting drydock"
     );
     let shutdown = crate::signals::shutdown_on_signals().context("installing signal handlers")?;
     let sync = if args.sync == "normal" { SyncMode::Normal } else { SyncMode::Full };
-    let etcd = args.etcd.options(&args.store)?;
+    let etcd = args.store.etcd()?;
     // Replicas sharing etcd run the controllers one at a time.
     let election = etcd.as_ref().map(|_| Election {
         lease: drydock::leader::DEFAULT_LEASE.into(),

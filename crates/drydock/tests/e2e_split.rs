@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,35 +12,11 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 
 use common::{
-    Process, free_port, generated_cluster, json, kubeconfig_of, kubectl_ok, machines, ready_nodes, running,
-    spawn_drydock_with, wait,
+    Process, free_port, generated_cluster, json, kubeconfig_of, kubectl_ok, leads, machines, one_leader, ready_nodes,
+    running, scrape, spawn_drydock_with, total, wait,
 };
 
 const MINUTE: Duration = Duration::from_secs(60);
-
-/// The value of every sample of `metric` in a Prometheus text exposition, summed.
-fn total(exposition: &str, metric: &str) -> f64 {
-    exposition
-        .lines()
-        .filter(|l| l.starts_with(metric) && l[metric.len()..].starts_with(['{', ' ']))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
-/// `GET /metrics` of the process listening on localhost `port` (HTTP/1.0: the answer
-/// ends when the connection closes), or `None` while it does not answer.
-fn try_scrape(port: u16) -> Option<String> {
-    let mut conn = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
-    let mut answer = String::new();
-    conn.read_to_string(&mut answer).ok()?;
-    let (head, body) = answer.split_once("\r\n\r\n")?;
-    (head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200")).then(|| body.to_string())
-}
-
-fn scrape(port: u16) -> String {
-    try_scrape(port).unwrap_or_else(|| panic!("no metrics answer on port {port}"))
-}
 
 /// `drydock controllers` against `kc`, serving metrics on `metrics_port`, with `flags`.
 fn spawn_controllers(kc: &Path, metrics_port: u16, flags: &[&str]) -> Process {
@@ -59,14 +33,6 @@ fn spawn_controllers(kc: &Path, metrics_port: u16, flags: &[&str]) -> Process {
             .spawn()
             .expect("spawn drydock controllers"),
     )
-}
-
-/// Whether the controllers serving metrics on `port` hold the leader election Lease.
-fn leads(port: u16) -> Option<bool> {
-    let m = try_scrape(port)?;
-    m.lines()
-        .any(|l| l.starts_with("leader_election_master_status{"))
-        .then(|| total(&m, "leader_election_master_status") == 1.0)
 }
 
 /// `drydock up --no-controllers` on a new data dir: the dir, the process and its kubeconfig.
@@ -129,15 +95,7 @@ async fn a_standby_takes_over_when_the_leader_is_killed_mid_provisioning() {
     let ports = [free_port(), free_port()];
     let mut candidates = [spawn_controllers(&kc, ports[0], &lease), spawn_controllers(&kc, ports[1], &lease)];
 
-    let mut leader = 0;
-    wait("one candidate to lead and the other to stand by", MINUTE, || match (leads(ports[0]), leads(ports[1])) {
-        (Some(a), Some(b)) if a != b => {
-            leader = if a { 0 } else { 1 };
-            true
-        }
-        _ => false,
-    })
-    .await;
+    let leader = one_leader(ports).await;
     let standby = 1 - leader;
     let holder = kubectl_ok(
         &kc,

@@ -37,13 +37,15 @@ pub struct ApiBenchArgs {
     /// Store durability: full (fsync per group commit) or normal.
     #[arg(long, default_value = "full", value_parser = ["full", "normal"])]
     pub sync: String,
+    #[command(flatten)]
+    pub store: crate::store_args::StoreArgs,
     /// Write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
 }
 
 /// One phase's figures.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Phase {
     pub name: String,
     pub ops: usize,
@@ -162,6 +164,7 @@ async fn serve(args: &ApiBenchArgs) -> anyhow::Result<Served> {
         } else {
             drydock_apiserver::store::SyncMode::Full
         },
+        etcd: args.store.fresh_etcd()?,
         ..Default::default()
     };
     let server = drydock_apiserver::ApiServer::start(config, Vec::new(), Vec::new()).await?;
@@ -214,7 +217,9 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     let lat = list_phase(addr, lists).await?;
     phases.push(Phase::new(&format!("list ({total} objects)"), lists, started.elapsed(), lat));
     phases.extend(watch_phase(args, shape, &mut s).await?);
-    print_store_figures(&mut s).await?;
+    if args.store.store == "sqlite" {
+        print_store_figures(&mut s).await?;
+    }
     served.serving.abort();
     Ok(phases)
 }
@@ -400,8 +405,13 @@ pub async fn main(args: ApiBenchArgs) -> anyhow::Result<()> {
     let cpu0 = cpu_seconds();
     let started = Instant::now();
     println!(
-        "drydock bench apiserver: {} objects of {} B, {} writers, {} watchers, sync={}",
-        args.objects, args.payload, args.writers, args.watchers, args.sync
+        "drydock bench apiserver: {} objects of {} B, {} writers, {} watchers, store {}{}",
+        args.objects,
+        args.payload,
+        args.writers,
+        args.watchers,
+        args.store.store,
+        if args.store.store == "sqlite" { format!(" sync={}", args.sync) } else { String::new() },
     );
     let phases = run(&args).await?;
     let mut table = comfy_table::Table::new();
@@ -426,7 +436,7 @@ pub async fn main(args: ApiBenchArgs) -> anyhow::Result<()> {
     );
     let _ = ms;
     if let Some(path) = &args.json {
-        let doc = json!({"args": {"objects": args.objects, "writers": args.writers, "watchers": args.watchers, "payload": args.payload, "sync": args.sync},
+        let doc = json!({"args": {"objects": args.objects, "writers": args.writers, "watchers": args.watchers, "payload": args.payload, "sync": args.sync, "store": args.store.store},
             "phases": phases, "cpu_seconds": cpu, "peak_rss_mib": peak});
         std::fs::write(path, serde_json::to_string_pretty(&doc)?)
             .with_context(|| format!("writing {}", path.display()))?;

@@ -99,21 +99,7 @@ impl Side {
 }
 
 async fn run_once(exe: &Path, args: &[String], out: &Path, binary: Side, round: u32) -> anyhow::Result<Run> {
-    let status = tokio::process::Command::new(exe)
-        .arg("bench")
-        .args(args)
-        .arg("--json")
-        .arg(out)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .await
-        .with_context(|| format!("running {}", exe.display()))?;
-    if !status.success() {
-        bail!("{} bench {} failed: {status}", exe.display(), args.join(" "));
-    }
-    let text = std::fs::read(out).with_context(|| format!("reading {}", out.display()))?;
-    let results: Results =
-        serde_json::from_slice(&text).with_context(|| format!("{} wrote no bench results", exe.display()))?;
+    let results: Results = super::run_child(exe, args, out).await?;
     let Some(p) = results.phases.first() else {
         bail!("{} reported no phase", exe.display());
     };

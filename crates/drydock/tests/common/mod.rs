@@ -2,8 +2,11 @@
 //! data dir, kubectl invocations, and waiting with deadlines.
 #![allow(dead_code)]
 
+pub mod etcd;
+
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -474,4 +477,54 @@ pub async fn wait<F: FnMut() -> bool>(what: &str, timeout: Duration, mut f: F) {
         async move { ok.then_some(()) }
     })
     .await;
+}
+
+/// The value of every sample of `metric` in a Prometheus text exposition, summed.
+pub fn total(exposition: &str, metric: &str) -> f64 {
+    exposition
+        .lines()
+        .filter(|l| l.starts_with(metric) && l[metric.len()..].starts_with(['{', ' ']))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// `GET /metrics` of the process listening on localhost `port` (HTTP/1.0: the answer
+/// ends when the connection closes), or `None` while it does not answer.
+pub fn try_scrape(port: u16) -> Option<String> {
+    let mut conn = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).ok()?;
+    let (head, body) = answer.split_once("\r\n\r\n")?;
+    (head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200")).then(|| body.to_string())
+}
+
+pub fn scrape(port: u16) -> String {
+    try_scrape(port).unwrap_or_else(|| panic!("no metrics answer on port {port}"))
+}
+
+/// Whether the controllers whose metrics are served on `port` hold the leader election
+/// Lease (`None` while nothing answers there).
+pub fn leads(port: u16) -> Option<bool> {
+    let m = try_scrape(port)?;
+    m.lines()
+        .any(|l| l.starts_with("leader_election_master_status{"))
+        .then(|| total(&m, "leader_election_master_status") == 1.0)
+}
+
+/// Waits until exactly one of the two processes serving metrics on `ports` leads;
+/// returns which.
+pub async fn one_leader(ports: [u16; 2]) -> usize {
+    let mut leader = 0;
+    wait("one to lead and the other to stand by", Duration::from_secs(60), || {
+        match (leads(ports[0]), leads(ports[1])) {
+            (Some(a), Some(b)) if a != b => {
+                leader = if a { 0 } else { 1 };
+                true
+            }
+            _ => false,
+        }
+    })
+    .await;
+    leader
 }

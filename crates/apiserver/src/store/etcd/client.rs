@@ -61,6 +61,10 @@ impl EtcdOptions {
 /// How long one call to a member may take before the next member is tried.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Attempts of one call even when there are fewer members: a dropped connection is
+/// re-established on the next.
+const MIN_ATTEMPTS: usize = 3;
+
 /// Clients of every member; calls go to the current one and move on when it fails.
 pub struct Members {
     clients: Vec<(String, Client<TonicClient>)>,
@@ -85,8 +89,9 @@ impl Members {
                 .with_context(|| format!("etcd endpoint {url:?}"))?
                 .connect_timeout(Duration::from_secs(2))
                 .tcp_keepalive(Some(Duration::from_secs(10)))
-                .http2_keep_alive_interval(Duration::from_secs(5))
-                .keep_alive_timeout(Duration::from_secs(5));
+                // A busy machine may answer pings late: only a long silence means a dead member.
+                .http2_keep_alive_interval(Duration::from_secs(10))
+                .keep_alive_timeout(Duration::from_secs(20));
             if let Some(tls) = &tls {
                 ep = ep.tls_config(tls.clone()).with_context(|| format!("TLS for {url}"))?;
             }
@@ -96,8 +101,9 @@ impl Members {
         Ok(Self { clients, current: AtomicUsize::new(0) })
     }
 
-    /// Runs `call` against the current member, then each other one in turn while the
-    /// failure is the member's (unreachable, no leader, timed out), not the request's.
+    /// Runs `call` against the current member, then the next ones in turn while the failure
+    /// is the member's (unreachable, no leader, timed out, connection lost), not the
+    /// request's: every member once, and at least [`MIN_ATTEMPTS`] times in all.
     pub async fn call<T, F, Fut>(&self, what: &str, call: F) -> anyhow::Result<T>
     where
         F: Fn(Client<TonicClient>) -> Fut,
@@ -106,7 +112,7 @@ impl Members {
         let n = self.clients.len();
         let start = self.current.load(Ordering::Relaxed);
         let mut last = None;
-        for i in 0..n {
+        for i in 0..n.max(MIN_ATTEMPTS) {
             let idx = (start + i) % n;
             let (url, client) = &self.clients[idx];
             match tokio::time::timeout(CALL_TIMEOUT, call(client.clone())).await {

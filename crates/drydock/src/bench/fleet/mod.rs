@@ -55,6 +55,8 @@ pub struct FleetArgs {
     /// Give up after this many seconds per phase.
     #[arg(long, default_value_t = 1800)]
     pub timeout: u64,
+    #[command(flatten)]
+    pub store: crate::store_args::StoreArgs,
     /// Write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
@@ -132,23 +134,28 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
     crate::logging::init(&crate::logging::LogArgs::default(), crate::logging::LogLevel::Warn)?;
     let machines_per_cluster = (a.control_plane_machines + a.workers * a.machine_deployments) as usize;
     println!(
-        "drydock bench: {} clusters × ({} control plane + {}×{} workers) = {} machines, startup {}, concurrency {}",
+        "drydock bench: {} clusters × ({} control plane + {}×{} workers) = {} machines, startup {}, concurrency {}, store {}",
         a.clusters,
         a.control_plane_machines,
         a.machine_deployments,
         a.workers,
         a.clusters * machines_per_cluster,
         a.startup_duration,
-        a.concurrency
+        a.concurrency,
+        a.store.store
     );
-    let raw_writes = raw_capacity().await?;
+    let raw_writes = raw_capacity(&a.store).await?;
     let dir = tempfile::tempdir()?;
     let mut settings = drydock_controllers::Settings::default();
     if a.controller_workers > 0 {
         settings = settings.with_concurrency(a.controller_workers);
     }
     let opts = Options {
-        server: drydock_apiserver::Config { data_dir: Some(dir.path().to_path_buf()), ..Default::default() },
+        server: drydock_apiserver::Config {
+            data_dir: Some(dir.path().to_path_buf()),
+            etcd: a.store.fresh_etcd()?,
+            ..Default::default()
+        },
         settings,
         ..Options::default()
     };
@@ -163,7 +170,7 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
 
 /// Raw capacity of the API server on this machine, measured first on its own server:
 /// durable creates per second.
-async fn raw_capacity() -> anyhow::Result<f64> {
+async fn raw_capacity(store: &crate::store_args::StoreArgs) -> anyhow::Result<f64> {
     let raw = super::apiserver::run(&super::apiserver::ApiBenchArgs {
         objects: 10_000,
         writers: 64,
@@ -171,6 +178,7 @@ async fn raw_capacity() -> anyhow::Result<f64> {
         watch_writes: 0,
         payload: 2048,
         sync: "full".into(),
+        store: store.clone(),
         json: None,
     })
     .await?;
