@@ -120,7 +120,7 @@ impl Tls {
         ca_params.distinguished_name.push(DnType::CommonName, "etcd-ca");
         let ca = write("ca.crt", ca_params.self_signed(&ca_key).expect("CA").pem());
         let issuer = Issuer::new(ca_params, ca_key);
-        let mut sign = |names: Vec<String>, cn: &str, base: &str| {
+        let sign = |names: Vec<String>, cn: &str, base: &str| {
             let key = KeyPair::generate().expect("key");
             let mut params = CertificateParams::new(names).expect("params");
             params.distinguished_name.push(DnType::CommonName, cn);
