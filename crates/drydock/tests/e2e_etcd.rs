@@ -50,7 +50,8 @@ fn config_map(name: &str, value: &str) -> ConfigMap {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_through_one_replica_is_read_and_watched_through_another_in_order() {
     let etcd = EtcdCluster::start(3).await;
-    let (a, b) = (replica(&etcd).await, replica(&etcd).await);
+    // Started together: both write drydock's CRDs and default namespaces at once.
+    let (a, b) = tokio::join!(replica(&etcd), replica(&etcd));
     let on_a: Api<ConfigMap> = Api::namespaced(process_client(a.port).await, "default");
     let on_b: Api<ConfigMap> = Api::namespaced(process_client(b.port).await, "default");
 

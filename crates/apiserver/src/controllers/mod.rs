@@ -125,14 +125,23 @@ pub async fn bootstrap(api: &Api, custom: &[NativeKind]) -> anyhow::Result<()> {
         crd["kind"] = json!("CustomResourceDefinition");
         let name = format!("{}.{}", kind.crd.spec.names.plural, kind.crd.spec.group);
         let one = Target { name: Some(name.clone()), ..crds.clone() };
-        match api.get(&one) {
-            Err(_) => ensure(api, &crds, crd).await.map_err(|e| anyhow::anyhow!("creating CRD {name}: {e}"))?,
-            Ok(cur) => {
-                let mut cur_v = api.value(&one.res, &cur).map_err(|e| anyhow::anyhow!("{e}"))?;
-                cur_v["spec"] = crd["spec"].clone();
-                api.update(&one, cur_v, &WriteOptions::by("drydock-apiserver"))
-                    .await
-                    .map_err(|e| anyhow::anyhow!("updating CRD {name}: {e}"))?;
+        // Replicas sharing a store may start together: a conflict is another one's write
+        // of the same definition, and the next attempt reads it.
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let written = match api.get(&one) {
+                Err(_) => ensure(api, &crds, crd.clone()).await,
+                Ok(cur) => {
+                    let mut cur_v = api.value(&one.res, &cur).map_err(|e| anyhow::anyhow!("{e}"))?;
+                    cur_v["spec"] = crd["spec"].clone();
+                    api.update(&one, cur_v, &WriteOptions::by("drydock-apiserver")).await.map(|_| ())
+                }
+            };
+            match written {
+                Ok(()) => break,
+                Err(e) if e.code == 409 && attempts < 5 => continue,
+                Err(e) => anyhow::bail!("writing CRD {name}: {e}"),
             }
         }
     }
