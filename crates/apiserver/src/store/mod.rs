@@ -387,7 +387,8 @@ impl Store {
                 if let Some(cause) = self.failure() {
                     return Err(StoreError::Failed(read_only_message(&cause)));
                 }
-                return etcd.commit(self, key, expect, change).await;
+                // Boxed: the SQLite path's futures stay as small as they were.
+                return Box::pin(etcd.commit(self, key, expect, change)).await;
             }
         };
         let (done, rx) = oneshot::channel();

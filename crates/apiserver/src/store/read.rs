@@ -110,8 +110,9 @@ impl Store {
     /// On etcd, the replica first catches up with etcd's current revision, so that what is
     /// read includes every write made through any replica before the read began.
     pub async fn read_durable<T>(&self, read: impl Fn() -> (T, u64)) -> T {
+        // Boxed: the SQLite path's read futures stay as small as they were.
         if let super::Engine::Etcd(etcd) = &self.engine
-            && let Err(e) = etcd.sync(self).await
+            && let Err(e) = Box::pin(etcd.sync(self)).await
         {
             tracing::warn!(error = %e, "etcd unreachable; serving this replica's latest state");
         }

@@ -71,6 +71,15 @@ pub struct Members {
     current: AtomicUsize,
 }
 
+/// What a guarded transaction does when its guard holds.
+#[derive(Clone, Copy)]
+pub enum Op<'a> {
+    Put(&'a [u8]),
+    Delete,
+    /// Nothing: it only checks the guard (no revision is used).
+    Check,
+}
+
 /// The outcome of a guarded write.
 pub enum TxnOutcome {
     /// Done at this revision; for a deletion, the value deleted.
@@ -201,9 +210,9 @@ impl Members {
         }
     }
 
-    /// Puts `value` at `key` (or deletes it when `None`) if the key is absent
-    /// (`expect == None`) or last modified at `expect`.
-    pub async fn guarded(&self, key: &[u8], expect: Option<u64>, value: Option<&[u8]>) -> anyhow::Result<TxnOutcome> {
+    /// Does `op` on `key` if the key is absent (`expect == None`) or last modified at
+    /// `expect`.
+    pub async fn guarded(&self, key: &[u8], expect: Option<u64>, op: Op<'_>) -> anyhow::Result<TxnOutcome> {
         let guard = match expect {
             None => pb::Compare {
                 result: compare::CompareResult::Equal as i32,
@@ -220,22 +229,23 @@ impl Members {
                 ..Default::default()
             },
         };
-        let op = match value {
-            Some(v) => request_op::Request::RequestPut(pb::PutRequest {
+        let op = match op {
+            Op::Put(v) => Some(request_op::Request::RequestPut(pb::PutRequest {
                 key: key.to_vec(),
                 value: v.to_vec(),
                 ..Default::default()
-            }),
-            None => request_op::Request::RequestDeleteRange(pb::DeleteRangeRequest {
+            })),
+            Op::Delete => Some(request_op::Request::RequestDeleteRange(pb::DeleteRangeRequest {
                 key: key.to_vec(),
                 prev_kv: true,
                 ..Default::default()
-            }),
+            })),
+            Op::Check => None,
         };
         let read = request_op::Request::RequestRange(pb::RangeRequest { key: key.to_vec(), ..Default::default() });
         let req = pb::TxnRequest {
             compare: vec![guard],
-            success: vec![pb::RequestOp { request: Some(op) }],
+            success: op.into_iter().map(|op| pb::RequestOp { request: Some(op) }).collect(),
             failure: vec![pb::RequestOp { request: Some(read) }],
         };
         let resp = self

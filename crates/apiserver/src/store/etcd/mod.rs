@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 pub use client::EtcdOptions;
-use client::{Members, TxnOutcome};
+use client::{Members, Op, TxnOutcome};
 
 use super::{Change, Committed, Expect, ObjKey, Store, StoreError, Stored};
 
@@ -74,23 +74,30 @@ impl Etcd {
         change: Change,
     ) -> Result<Committed, StoreError> {
         let current = store.get(&key);
-        if let (Change::Put(enc), Expect::Revision(want), Some(cur)) = (&change, expect, &current)
-            && cur.rv == want
-            && enc.same_as(cur)
-        {
-            return Ok(Committed::Unchanged(cur.clone()));
-        }
         let ekey = self.key(store, &key);
         let guard = match expect {
             Expect::Absent => None,
             Expect::Revision(r) => Some(r),
         };
+        // An update equal to the object this replica holds at the expected revision writes
+        // nothing, once etcd confirms that revision is still the latest (the replica may
+        // be behind).
+        if let (Change::Put(enc), Expect::Revision(want), Some(cur)) = (&change, expect, &current)
+            && cur.rv == want
+            && enc.same_as(cur)
+        {
+            return match self.members.guarded(&ekey, guard, Op::Check).await.map_err(unavailable)? {
+                TxnOutcome::Done { .. } => Ok(Committed::Unchanged(cur.clone())),
+                TxnOutcome::Refused { current } => Err(refusal(expect, current)),
+            };
+        }
         // Stored with resourceVersion 0: the revision is etcd's, known once written.
         let value = match &change {
             Change::Put(enc) => Some(enc.finish(0).bytes),
             Change::Delete => None,
         };
-        let outcome = self.members.guarded(&ekey, guard, value.as_deref()).await.map_err(unavailable)?;
+        let op = value.as_deref().map_or(Op::Delete, Op::Put);
+        let outcome = self.members.guarded(&ekey, guard, op).await.map_err(unavailable)?;
         let (rev, deleted) = match outcome {
             TxnOutcome::Done { rev, deleted } => (rev, deleted),
             TxnOutcome::Refused { current } => return Err(refusal(expect, current)),
