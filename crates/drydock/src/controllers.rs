@@ -2,7 +2,6 @@
 //! drydock's API server (`drydock up`) or on their own against the API server a kubeconfig
 //! names (`drydock controllers`).
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -15,7 +14,8 @@ use tokio::task::JoinHandle;
 
 /// Starts the controllers and the provider in-process: every client, the workload
 /// clusters' included, calls `server` without a connection.
-pub fn start_in_process(server: &Arc<ApiServer>, addr: SocketAddr, settings: Settings) -> JoinHandle<()> {
+/// `endpoint` (host, port) is where the workload clusters' API endpoints are advertised.
+pub fn start_in_process(server: &Arc<ApiServer>, endpoint: (String, u16), settings: Settings) -> JoinHandle<()> {
     let mgmt = server.client(None);
     let srv = server.clone();
     // Workload clusters hosted by this very server are reached in-process. They are
@@ -31,7 +31,7 @@ pub fn start_in_process(server: &Arc<ApiServer>, addr: SocketAddr, settings: Set
         settings,
         Some(server.client(Some(&LogicalClusterName::wildcard()))),
     );
-    let host = Host { client: server.client(None), endpoint_host: addr.ip().to_string(), endpoint_port: addr.port() };
+    let host = Host { client: server.client(None), endpoint_host: endpoint.0, endpoint_port: endpoint.1 };
     spawn(ctx, host)
 }
 

@@ -22,6 +22,9 @@ pub struct Options {
     pub runtime_config: crate::runtime_config::RuntimeConfig,
     /// Run the controllers only while holding this Lease (replicas sharing one store).
     pub election: Option<crate::leader::Election>,
+    /// Where the workload clusters' API endpoints are advertised (host, port): a load
+    /// balancer in front of several replicas, say. The listen address when absent.
+    pub external_endpoint: Option<(String, u16)>,
 }
 
 impl Default for Options {
@@ -34,6 +37,7 @@ impl Default for Options {
             extra_resources: Vec::new(),
             runtime_config: crate::runtime_config::RuntimeConfig::default(),
             election: None,
+            external_endpoint: None,
         }
     }
 }
@@ -66,9 +70,10 @@ impl Instance {
             tokio::net::TcpListener::bind(opts.listen).await.with_context(|| format!("binding {}", opts.listen))?;
         let addr = listener.local_addr()?;
         server.record_address(addr)?;
+        let endpoint = opts.external_endpoint.clone().unwrap_or_else(|| (addr.ip().to_string(), addr.port()));
         let controllers = opts.controllers.then(|| match opts.election.clone() {
-            None => crate::controllers::start_in_process(&server, addr, opts.settings.clone()),
-            Some(election) => tokio::spawn(lead(server.clone(), addr, opts.settings.clone(), election)),
+            None => crate::controllers::start_in_process(&server, endpoint, opts.settings.clone()),
+            Some(election) => tokio::spawn(lead(server.clone(), endpoint, opts.settings.clone(), election)),
         });
         Ok(Self { server, addr, listener: Some(listener), controllers })
     }
@@ -139,7 +144,7 @@ impl Instance {
 /// Runs the controllers in-process while this replica holds the leader election Lease;
 /// exits the process once it is lost, as a controller manager does, since another replica
 /// may already run them.
-async fn lead(server: Arc<ApiServer>, addr: SocketAddr, settings: Settings, election: crate::leader::Election) {
+async fn lead(server: Arc<ApiServer>, endpoint: (String, u16), settings: Settings, election: crate::leader::Election) {
     let mut held = match crate::leader::acquire(server.client(None), &election).await {
         Ok(held) => held,
         Err(e) => {
@@ -147,7 +152,7 @@ async fn lead(server: Arc<ApiServer>, addr: SocketAddr, settings: Settings, elec
             return;
         }
     };
-    let controllers = AbortOnDrop(crate::controllers::start_in_process(&server, addr, settings));
+    let controllers = AbortOnDrop(crate::controllers::start_in_process(&server, endpoint, settings));
     held.lost().await;
     drop(controllers);
     tracing::error!("leader election lost; exiting");

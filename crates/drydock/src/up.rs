@@ -28,6 +28,11 @@ pub struct UpArgs {
     /// renewed, so a standby replica takes over at most this long after the leader died.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = drydock::leader::go_duration)]
     pub leader_elect_lease_duration: std::time::Duration,
+    /// The host (and port, else the listen port) advertised as the workload clusters' API
+    /// endpoint: a load balancer in front of several replicas, say. The listen address when
+    /// absent.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub external_hostname: Option<String>,
     /// Durability of commits: `full` fsyncs each group commit, `normal` survives process crashes only.
     #[arg(long, default_value = "full", value_parser = ["full", "normal"])]
     pub sync: String,
@@ -72,6 +77,7 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     let opts = Options {
         server: Config { data_dir: Some(args.data_dir.clone()), sync, etcd, ..Config::default() },
         election,
+        external_endpoint: args.external_hostname.as_deref().map(|h| external_endpoint(h, args.listen.port())),
         listen: args.listen,
         runtime_config: RuntimeConfig::parse(&args.runtime_config)?,
         controllers: !args.no_controllers,
@@ -97,4 +103,38 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     // that is not already durable. Exit here rather than have the runtime tear those tasks
     // down one by one, which wakes some of them to log errors about the others being gone.
     std::process::exit(0)
+}
+
+/// `HOST[:PORT]` (an IPv6 address in brackets when it has a port), the port `listen_port`
+/// when not given.
+fn external_endpoint(hostname: &str, listen_port: u16) -> (String, u16) {
+    if let Some(rest) = hostname.strip_prefix('[')
+        && let Some((host, after)) = rest.split_once(']')
+    {
+        let port = after.strip_prefix(':').and_then(|p| p.parse().ok()).unwrap_or(listen_port);
+        return (host.to_string(), port);
+    }
+    match hostname.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') => match port.parse() {
+            Ok(port) => (host.to_string(), port),
+            Err(_) => (hostname.to_string(), listen_port),
+        },
+        _ => (hostname.to_string(), listen_port),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::external_endpoint;
+
+    #[test]
+    fn external_hostnames_with_and_without_ports() {
+        let e = |s| external_endpoint(s, 6443);
+        assert_eq!(e("lb.example.com"), ("lb.example.com".into(), 6443));
+        assert_eq!(e("lb.example.com:443"), ("lb.example.com".into(), 443));
+        assert_eq!(e("10.0.0.9:7000"), ("10.0.0.9".into(), 7000));
+        assert_eq!(e("[fd00::1]:7000"), ("fd00::1".into(), 7000));
+        assert_eq!(e("[fd00::1]"), ("fd00::1".into(), 6443));
+        assert_eq!(e("fd00::1"), ("fd00::1".into(), 6443));
+    }
 }

@@ -20,6 +20,8 @@ use common::{
 
 const MINUTE: Duration = Duration::from_secs(60);
 const LEASE: &str = "3s";
+/// The load balancer the replicas stand behind, as far as workload cluster endpoints go.
+const EXTERNAL: &str = "drydock.example:7443";
 
 /// A `drydock up` replica on `etcd`: its data dir (kubeconfig only), process, kubeconfig
 /// and port.
@@ -33,7 +35,7 @@ struct Replica {
 async fn replica(etcd: &EtcdCluster) -> Replica {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
-    let flags = ["--store", &etcd.store_url(), "--leader-elect-lease-duration", LEASE];
+    let flags = ["--store", &etcd.store_url(), "--leader-elect-lease-duration", LEASE, "--external-hostname", EXTERNAL];
     let process = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{port}"), &flags);
     let kc = kubeconfig_of(dir.path()).await;
     Replica { _dir: dir, process, kc, port }
@@ -161,6 +163,19 @@ async fn the_fleet_completes_when_the_leading_replica_and_an_etcd_member_are_kil
     for i in 0..CLUSTERS {
         let cluster = format!("fleet-{i}");
         assert_eq!(all.values().filter(|(c, _)| *c == cluster).count(), 2, "{cluster}: {all:?}");
+    }
+
+    // Every cluster's endpoint is the replicas' external one, on the infrastructure
+    // cluster and on the Cluster that copied it, whichever replica provisioned it.
+    for i in 0..CLUSTERS {
+        let name = format!("fleet-{i}");
+        let endpoint = |kind: &str| {
+            let o = json(&kc, &["get", kind, &name]);
+            let e = &o["spec"]["controlPlaneEndpoint"];
+            format!("{}:{}", e["host"].as_str().unwrap_or_default(), e["port"])
+        };
+        assert_eq!(endpoint("inmemorycluster"), EXTERNAL, "{name}");
+        assert_eq!(endpoint("cluster"), EXTERNAL, "{name}");
     }
 
     // A replica that joins now serves the same state, resourceVersions included.

@@ -123,7 +123,7 @@ async fn reconcile_cluster<K: SimulatedCluster>(ic: Arc<K>, c: &ClusterCtx) -> R
     // The finalizer is persisted before the logical cluster exists, so it cannot leak.
     let mut want = (*ic).clone();
     add_finalizer(&mut want, K::FINALIZER);
-    want.set_endpoint(APIEndpoint { host: p.host.endpoint_host.clone(), port: i32::from(p.host.endpoint_port) });
+    want.default_endpoint(APIEndpoint { host: p.host.endpoint_host.clone(), port: i32::from(p.host.endpoint_port) });
     want.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.into(), format!("/clusters/{lc}"));
     let current = c.writer.apply(&api, &ic, &want).await?.or_wanted(&want);
 

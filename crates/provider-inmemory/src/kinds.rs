@@ -75,7 +75,10 @@ fn set_dev_provisioned(init: &mut Option<InitializationStatus>) {
 
 /// An infrastructure cluster kind.
 pub trait SimulatedCluster: Simulated {
-    fn set_endpoint(&mut self, endpoint: APIEndpoint);
+    /// Sets the control plane endpoint unless one is set: an endpoint, once given (by the
+    /// user or by the replica that first provisioned the cluster), stays, as the Cluster's
+    /// copy of it does.
+    fn default_endpoint(&mut self, endpoint: APIEndpoint);
     /// Reports in the status the failure domains the spec offers, if the kind has any
     /// (they are names only: every simulated machine runs in the same place).
     fn report_failure_domains(&mut self);
@@ -111,8 +114,11 @@ impl Simulated for InMemoryCluster {
 }
 
 impl SimulatedCluster for InMemoryCluster {
-    fn set_endpoint(&mut self, endpoint: APIEndpoint) {
-        self.spec.control_plane_endpoint = Some(endpoint);
+    fn default_endpoint(&mut self, endpoint: APIEndpoint) {
+        let set = self.spec.control_plane_endpoint.as_ref().is_some_and(|e| !e.host.is_empty() && e.port > 0);
+        if !set {
+            self.spec.control_plane_endpoint = Some(endpoint);
+        }
     }
 
     fn report_failure_domains(&mut self) {}
@@ -144,9 +150,16 @@ impl Simulated for DevCluster {
 }
 
 impl SimulatedCluster for DevCluster {
-    fn set_endpoint(&mut self, endpoint: APIEndpoint) {
-        self.spec.control_plane_endpoint =
-            Some(DevAPIEndpoint { host: Some(endpoint.host), port: Some(endpoint.port) });
+    fn default_endpoint(&mut self, endpoint: APIEndpoint) {
+        let set = self
+            .spec
+            .control_plane_endpoint
+            .as_ref()
+            .is_some_and(|e| e.host.as_deref().is_some_and(|h| !h.is_empty()) && e.port.is_some_and(|p| p > 0));
+        if !set {
+            self.spec.control_plane_endpoint =
+                Some(DevAPIEndpoint { host: Some(endpoint.host), port: Some(endpoint.port) });
+        }
     }
 
     /// The docker backend's `failureDomains`, as upstream's docker backend reports them (so
