@@ -28,7 +28,16 @@ pub struct LatencyLabels {
     pub resource: String,
 }
 
+/// kube-apiserver labels its etcd metrics with the operation and the resource; drydock's
+/// store calls etcd below the resources, so only the operation is known.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EtcdLabels {
+    pub operation: String,
+}
+
 pub struct Metrics {
+    pub etcd_latency: Family<EtcdLabels, Histogram>,
+    pub etcd_errors: Family<EtcdLabels, Counter>,
     pub requests: Family<RequestLabels, Counter>,
     pub latency: Family<LatencyLabels, Histogram>,
     pub commit_batch: Histogram,
@@ -45,6 +54,9 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     let latency = Family::<LatencyLabels, Histogram>::new_with_constructor(|| {
         Histogram::new(exponential_buckets(0.000_1, 2.0, 18))
     });
+    let etcd_latency =
+        Family::<EtcdLabels, Histogram>::new_with_constructor(|| Histogram::new(exponential_buckets(0.000_1, 2.0, 18)));
+    let etcd_errors = Family::<EtcdLabels, Counter>::default();
     let commit_batch = Histogram::new(exponential_buckets(1.0, 2.0, 14));
     let commit_latency = Histogram::new(exponential_buckets(0.000_05, 2.0, 16));
     let commits = Counter::default();
@@ -62,6 +74,12 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         "Response latency distribution in seconds for each verb, group and resource",
         latency.clone(),
     );
+    r.register(
+        "etcd_request_duration_seconds",
+        "Etcd request latency in seconds for each operation (the store on etcd)",
+        etcd_latency.clone(),
+    );
+    r.register("etcd_request_errors", "Etcd requests that failed, by operation", etcd_errors.clone());
     r.register("drydock_store_commit_batch_size", "Writes committed per transaction", commit_batch.clone());
     r.register(
         "drydock_store_commit_duration_seconds",
@@ -73,6 +91,8 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     r.register("apiserver_registered_watchers", "Watchers currently connected", watchers.clone());
     r.register("drydock_store_revision", "Latest revision handed out by the store", objects.clone());
     Metrics {
+        etcd_latency,
+        etcd_errors,
         requests,
         latency,
         commit_batch,
@@ -87,6 +107,16 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
 
 pub fn get() -> &'static Metrics {
     &METRICS
+}
+
+/// One call to an etcd member (`operation`: range, txn, compaction), and whether it failed.
+pub fn etcd_request(operation: &str, elapsed: Duration, failed: bool) {
+    let m = get();
+    let labels = EtcdLabels { operation: operation.to_string() };
+    m.etcd_latency.get_or_create(&labels).observe(elapsed.as_secs_f64());
+    if failed {
+        m.etcd_errors.get_or_create(&labels).inc();
+    }
 }
 
 pub fn store_commit(rows: usize, elapsed: Duration) {

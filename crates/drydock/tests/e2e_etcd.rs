@@ -15,7 +15,8 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, W
 
 use common::etcd::EtcdCluster;
 use common::{
-    Process, free_port, json, kubeconfig_of, kubectl_ok, leads, one_leader, process_client, spawn_drydock_with, wait,
+    Process, free_port, json, kubeconfig_of, kubectl_ok, leads, one_leader, process_client, scrape, spawn_drydock_with,
+    wait,
 };
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -107,6 +108,15 @@ async fn a_write_through_one_replica_is_read_and_watched_through_another_in_orde
         }
     }
     assert_eq!(seen, written, "the watch through b shows a's writes in order");
+
+    // Each replica reports its etcd calls as kube-apiserver does.
+    let metrics = tokio::task::block_in_place(|| scrape(a.port));
+    let txns = metrics
+        .lines()
+        .filter(|l| l.starts_with("etcd_request_duration_seconds_count{") && l.contains("operation=\"txn\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>();
+    assert!(txns >= 22.0, "a's writes were etcd transactions: {txns}");
 }
 
 /// Each Machine of the fleet `fleet-*`: name → (cluster, phase).

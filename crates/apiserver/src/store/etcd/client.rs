@@ -124,7 +124,10 @@ impl Members {
         for i in 0..n.max(MIN_ATTEMPTS) {
             let idx = (start + i) % n;
             let (url, client) = &self.clients[idx];
-            match tokio::time::timeout(CALL_TIMEOUT, call(client.clone())).await {
+            let started = std::time::Instant::now();
+            let result = tokio::time::timeout(CALL_TIMEOUT, call(client.clone())).await;
+            crate::metrics::etcd_request(what, started.elapsed(), !matches!(result, Ok(Ok(_))));
+            match result {
                 Ok(Ok(v)) => {
                     self.current.store(idx, Ordering::Relaxed);
                     return Ok(v);
@@ -249,7 +252,7 @@ impl Members {
             failure: vec![pb::RequestOp { request: Some(read) }],
         };
         let resp = self
-            .call("transaction", |mut c| {
+            .call("txn", |mut c| {
                 let req = req.clone();
                 async move { c.kv.txn(req).await }
             })
