@@ -6,6 +6,8 @@ use std::sync::Arc;
 use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSet};
 use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
+use drydock_api::capi::ipam::v1beta2::{IPAddress, IPAddressClaim};
+use drydock_api::capi::ipam::{GlobalInClusterIPPool, InClusterIPPool};
 use drydock_api::capi::kubeadm::v1beta2::{KubeadmConfig, KubeadmControlPlane};
 use kube::api::Api;
 
@@ -27,6 +29,10 @@ pub struct Settings {
     pub kcp_concurrency: u16,
     pub kubeadmconfig_concurrency: u16,
     pub mhc_concurrency: u16,
+    /// Workers of each IPAM pool controller. The IPAddressClaim controller always runs one
+    /// worker: allocation reads the addresses in use from the store, and two allocations at
+    /// once could hand out the same address.
+    pub ipam_pool_concurrency: u16,
     /// Only objects in this namespace (all when `None`).
     pub namespace: Option<String>,
     /// The time every controller and provider reads (tests pause it).
@@ -43,6 +49,7 @@ impl Default for Settings {
             kcp_concurrency: 32,
             kubeadmconfig_concurrency: 64,
             mhc_concurrency: 16,
+            ipam_pool_concurrency: 4,
             namespace: None,
             clock: Clock::system(),
         }
@@ -60,6 +67,7 @@ impl Settings {
         self.kcp_concurrency = n;
         self.kubeadmconfig_concurrency = n;
         self.mhc_concurrency = n;
+        self.ipam_pool_concurrency = n;
         self
     }
 }
@@ -78,6 +86,12 @@ pub struct Informers {
     /// Dev kinds, watched in the version drydock stores them in.
     pub dev_clusters: Arc<Informer<DevCluster>>,
     pub dev_machines: Arc<Informer<DevMachine>>,
+    /// IPAM kinds, claims and addresses in the version drydock stores them in.
+    pub ip_address_claims: Arc<Informer<IPAddressClaim>>,
+    pub ip_addresses: Arc<Informer<IPAddress>>,
+    pub ip_pools: Arc<Informer<InClusterIPPool>>,
+    /// Cluster-scoped: watched whole even when the controllers watch one namespace.
+    pub global_ip_pools: Arc<Informer<GlobalInClusterIPPool>>,
     /// Nodes of every workload cluster through one cross-cluster watch, when the API server
     /// hosting the workload clusters offers one (otherwise Nodes are read per reconcile).
     pub nodes: Option<Arc<WorkloadNodes>>,
@@ -106,6 +120,10 @@ impl Informers {
             inmemory_machines: Informer::new(api(client, namespace)),
             dev_clusters: Informer::new(api(client, namespace)),
             dev_machines: Informer::new(api(client, namespace)),
+            ip_address_claims: Informer::new(api(client, namespace)),
+            ip_addresses: Informer::new(api(client, namespace)),
+            ip_pools: Informer::new(api(client, namespace)),
+            global_ip_pools: Informer::new(Api::all(client.clone())),
             nodes: None,
         }
     }
@@ -123,6 +141,10 @@ impl Informers {
         self.inmemory_machines.start();
         self.dev_clusters.start();
         self.dev_machines.start();
+        self.ip_address_claims.start();
+        self.ip_addresses.start();
+        self.ip_pools.start();
+        self.global_ip_pools.start();
         if let Some(n) = &self.nodes {
             n.start();
         }

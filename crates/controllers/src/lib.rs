@@ -10,6 +10,7 @@ pub mod context;
 pub mod etcd;
 pub mod external;
 pub mod framework;
+pub mod ipam;
 pub mod kcp;
 pub mod kubeadmconfig;
 pub mod machine;
@@ -28,7 +29,7 @@ pub type Running = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send
 /// Builds every core controller; the caller adds provider controllers, then calls
 /// [`start`] once all have subscribed.
 pub fn controllers(ctx: &Arc<Context>) -> Vec<Running> {
-    vec![
+    let mut all = vec![
         cluster::controller(ctx),
         clusterclass::controller(ctx),
         machine::controller(ctx),
@@ -37,7 +38,9 @@ pub fn controllers(ctx: &Arc<Context>) -> Vec<Running> {
         machinedeployment::controller(ctx),
         kcp::controller(ctx),
         mhc::controller(ctx),
-    ]
+    ];
+    all.extend(ipam::controllers(ctx));
+    all
 }
 
 /// Starts the shared informers and runs the given controllers until they end.

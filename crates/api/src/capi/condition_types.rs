@@ -95,3 +95,14 @@ pub const NO_CONTAINER_RUNTIME: &str = "NoContainerRuntime";
 pub const NOT_RECONCILED: &str = "NotReconciled";
 /// ClusterClass (v1beta1): its variables are known.
 pub const VARIABLES_RECONCILED: &str = "VariablesReconciled";
+
+// IPAddressClaim (reasons of its `Ready`, spelled as the IPAM contract and the in-cluster
+// provider spell them).
+/// An address was allocated and its IPAddress exists.
+pub const ADDRESS_ALLOCATED: &str = "AddressAllocated";
+/// The pool has no free address; the claim is retried when one is freed.
+pub const POOL_EXHAUSTED: &str = "PoolExhausted";
+/// The pool does not exist or is being deleted.
+pub const POOL_NOT_READY: &str = "PoolNotReady";
+/// Any other reason no address could be allocated (a pool spec that cannot be used).
+pub const ALLOCATION_FAILED: &str = "AllocationFailed";
