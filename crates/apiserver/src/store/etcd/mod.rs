@@ -106,12 +106,11 @@ impl Etcd {
         if store.hub.wait_published(rev, Some(CATCH_UP)).await != super::watch::Progress::Reached {
             tracing::warn!(revision = rev, "etcd watch is behind; answering a write before this replica serves it");
         }
-        let selectable = store.names.selectable(key.res);
         match change {
             Change::Put(enc) => Ok(Committed::Written(Arc::new(enc.finish(rev)))),
             Change::Delete => {
                 let last = match deleted {
-                    Some(bytes) => Stored::from_bytes(rev, bytes.into(), &selectable)
+                    Some(bytes) => Stored::from_bytes(rev, bytes.into(), &store.names.selectable(key.res))
                         .map_err(|e| StoreError::Failed(format!("decoding a deleted object: {e}")))?,
                     None => current.ok_or(StoreError::NotFound)?.with_rv(rev),
                 };
