@@ -14,8 +14,29 @@ pub trait Conversion: Send + Sync {
 /// Which `apiVersion` a reference to another kind names, for versions that spell it out
 /// (v1beta1 references carry `apiVersion`; v1beta2 ones only `apiGroup`). The server answers
 /// from the CRDs it serves: their Cluster API contract labels, else their storage version.
+///
+/// Admission also reaches the server's state through it, for the checks upstream's
+/// webhooks make against other objects (a Cluster's topology against its ClusterClass).
 pub trait RefVersions {
     fn api_version(&self, group: &str, kind: &str) -> Option<String>;
+
+    /// The stored object `namespace/name` of `group`'s `kind`, in its storage version;
+    /// `None` when absent or when the caller has no store.
+    fn stored(&self, _group: &str, _kind: &str, _namespace: &str, _name: &str) -> Option<Value> {
+        None
+    }
+
+    /// The problems of `value` against an OpenAPI v3 schema as CRDs write it (types,
+    /// formats, enums, bounds, required, unknown fields, CEL rules), reported under `path`.
+    /// Callers without a schema validator check nothing.
+    fn check_schema(
+        &self,
+        _schema: &Value,
+        _value: &Value,
+        _path: &crate::admission::FieldPath,
+    ) -> Vec<crate::admission::FieldError> {
+        Vec::new()
+    }
 }
 
 /// Knows no kind: references fall back to what the conversion itself knows.

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSet};
+use drydock_api::capi::core::v1beta2::{
+    Cluster, ClusterClass, Machine, MachineDeployment, MachineHealthCheck, MachineSet,
+};
 use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::ipam::v1beta2::{IPAddress, IPAddressClaim};
@@ -33,6 +35,8 @@ pub struct Settings {
     /// worker: allocation reads the addresses in use from the store, and two allocations at
     /// once could hand out the same address.
     pub ipam_pool_concurrency: u16,
+    /// Clusters with a topology reconciled at once.
+    pub topology_concurrency: u16,
     /// Only objects in this namespace (all when `None`).
     pub namespace: Option<String>,
     /// The time every controller and provider reads (tests pause it).
@@ -50,6 +54,7 @@ impl Default for Settings {
             kubeadmconfig_concurrency: 64,
             mhc_concurrency: 16,
             ipam_pool_concurrency: 4,
+            topology_concurrency: 10,
             namespace: None,
             clock: Clock::system(),
         }
@@ -79,6 +84,7 @@ pub struct Informers {
     pub machine_sets: Arc<Informer<MachineSet>>,
     pub machine_deployments: Arc<Informer<MachineDeployment>>,
     pub machine_health_checks: Arc<Informer<MachineHealthCheck>>,
+    pub cluster_classes: Arc<Informer<ClusterClass>>,
     pub control_planes: Arc<Informer<KubeadmControlPlane>>,
     pub kubeadm_configs: Arc<Informer<KubeadmConfig>>,
     pub inmemory_clusters: Arc<Informer<InMemoryCluster>>,
@@ -114,6 +120,7 @@ impl Informers {
             machine_sets: Informer::new(api(client, namespace)),
             machine_deployments: Informer::new(api(client, namespace)),
             machine_health_checks: Informer::new(api(client, namespace)),
+            cluster_classes: Informer::new(api(client, namespace)),
             control_planes: Informer::new(api(client, namespace)),
             kubeadm_configs: Informer::new(api(client, namespace)),
             inmemory_clusters: Informer::new(api(client, namespace)),
@@ -135,6 +142,7 @@ impl Informers {
         self.machine_sets.start();
         self.machine_deployments.start();
         self.machine_health_checks.start();
+        self.cluster_classes.start();
         self.control_planes.start();
         self.kubeadm_configs.start();
         self.inmemory_clusters.start();

@@ -17,6 +17,7 @@ pub mod machine;
 pub mod machinedeployment;
 pub mod machineset;
 pub mod mhc;
+pub mod topology;
 pub mod workload;
 
 use std::sync::Arc;
@@ -38,6 +39,7 @@ pub fn controllers(ctx: &Arc<Context>) -> Vec<Running> {
         machinedeployment::controller(ctx),
         kcp::controller(ctx),
         mhc::controller(ctx),
+        topology::controller(ctx),
     ];
     all.extend(ipam::controllers(ctx));
     all

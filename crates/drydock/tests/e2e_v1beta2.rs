@@ -276,11 +276,10 @@ async fn an_applier_moving_to_v1beta2_drops_what_it_no_longer_sets() {
     assert_eq!(md["spec"]["rollout"]["strategy"]["rollingUpdate"]["maxSurge"], 1, "what it still sets stays");
 }
 
-/// drydock has no topology controller yet: a ClusterClass and a Cluster using it are
-/// accepted, and both the client (a warning) and the Cluster's status say that nothing
-/// will provision it, instead of leaving it waiting in silence.
+/// A Cluster whose ClusterClass names templates that do not exist says so in
+/// `TopologyReconciled` (and so in `Available`), instead of waiting in silence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_topology_cluster_says_that_nothing_reconciles_it() {
+async fn a_topology_cluster_says_why_its_class_cannot_be_used() {
     let env = Env::start(true).await;
     let kc = env.kubeconfig(None);
     let manifest = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata: {name: quick-start, namespace: default}\n\
@@ -288,20 +287,21 @@ async fn a_topology_cluster_says_that_nothing_reconciles_it() {
         controlPlane: {templateRef: {apiVersion: controlplane.cluster.x-k8s.io/v1beta2, kind: KubeadmControlPlaneTemplate, name: t}}\n  \
         variables: [{name: region, required: true, schema: {openAPIV3Schema: {type: string}}}]\n\
         ---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: shaped, namespace: default}\n\
-        spec:\n  topology: {classRef: {name: quick-start}, version: v1.33.0}\n";
+        spec:\n  topology: {classRef: {name: quick-start}, version: v1.33.0, variables: [{name: region, value: eu}]}\n";
     let (ok, _, stderr) = kubectl(&kc, &["apply", "-f", "-"], Some(manifest));
     assert!(ok, "{stderr}");
-    let warnings = stderr.lines().filter(|l| l.contains("drydock has no topology controller yet")).count();
-    assert_eq!(warnings, 2, "one warning for the class, one for the Cluster: {stderr}");
+    assert!(!stderr.contains("Warning"), "nothing to warn about: {stderr}");
     let cluster = eventually("the Cluster to say why it waits", WAIT, || {
         let out = kubectl_ok(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "shaped", "-o", "json"], None);
         let cluster: Value = serde_json::from_str(&out).expect("json");
-        std::future::ready((condition(&cluster, "TopologyReconciled")["reason"] == "NotReconciled").then_some(cluster))
+        std::future::ready(
+            (condition(&cluster, "TopologyReconciled")["reason"] == "ReconcileFailed").then_some(cluster),
+        )
     })
     .await;
     let topology = condition(&cluster, "TopologyReconciled");
     assert_eq!(topology["status"], "False");
-    assert!(topology["message"].as_str().is_some_and(|m| m.contains("no topology controller")), "{topology}");
+    assert!(topology["message"].as_str().is_some_and(|m| m.contains("DevClusterTemplate default/t")), "{topology}");
     let available = condition(&cluster, "Available");
     assert_eq!(available["status"], "False", "{cluster:#}");
     assert!(available["message"].as_str().is_some_and(|m| m.contains("TopologyReconciled")), "{available}");

@@ -27,6 +27,18 @@ pub(crate) trait KindAdmission: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Defaults and checks that read other objects through `refs` (a Cluster's topology
+    /// against its ClusterClass), after [`default`](Self::default) and before
+    /// [`validate`](Self::validate). Returns every problem found.
+    fn admit_against(
+        &self,
+        _obj: &mut Self::Object,
+        _old: Option<&Self::Object>,
+        _refs: &dyn crate::conversion::RefVersions,
+    ) -> Vec<FieldError> {
+        Vec::new()
+    }
+
     /// Warnings about an admitted object; `old` is the stored object on update.
     fn warnings(&self, _obj: &Self::Object, _old: Option<&Self::Object>) -> Vec<String> {
         Vec::new()
@@ -132,14 +144,16 @@ impl<A: KindAdmission> Admission for Typed<A> {
         obj: &mut Value,
         old: Option<&Value>,
         _op: Operation,
-        _refs: &dyn crate::conversion::RefVersions,
+        refs: &dyn crate::conversion::RefVersions,
         warnings: &mut Vec<String>,
     ) -> Result<Vec<FieldError>, Vec<FieldError>> {
         let old: Option<A::Object> = decode_old(old);
         self.on_declared(obj, |typed| {
             self.0.default(typed, old.as_ref())?;
+            let mut errs = self.0.admit_against(typed, old.as_ref(), refs);
             warnings.extend(self.0.warnings(typed, old.as_ref()));
-            Ok(self.0.validate(typed, old.as_ref()))
+            errs.extend(self.0.validate(typed, old.as_ref()));
+            Ok(errs)
         })
     }
 }

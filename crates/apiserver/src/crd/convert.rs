@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
+use drydock_api::admission::{FieldError, FieldPath};
 use drydock_api::conversion::{Conversion, RefVersions};
 use drydock_api::resource::CrdError;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -31,6 +32,8 @@ enum Strategy {
 pub struct RefLookup {
     registries: Weak<Registries>,
     cluster: String,
+    /// For admission's reads of other objects (absent: nothing is found).
+    store: Option<Weak<crate::store::Store>>,
 }
 
 /// The version a CRD's contract labels name, if any.
@@ -40,7 +43,13 @@ pub fn contract_version(crd: &CustomResourceDefinition) -> Option<String> {
 
 impl RefLookup {
     pub fn new(registries: &Arc<Registries>, cluster: &str) -> Self {
-        Self { registries: Arc::downgrade(registries), cluster: cluster.to_string() }
+        Self { registries: Arc::downgrade(registries), cluster: cluster.to_string(), store: None }
+    }
+
+    /// Also answers [`RefVersions::stored`] from `store`.
+    pub fn with_store(mut self, store: &Arc<crate::store::Store>) -> Self {
+        self.store = Some(Arc::downgrade(store));
+        self
     }
 }
 
@@ -51,6 +60,23 @@ impl RefVersions for RefLookup {
         let preferred = same_kind.peek()?.def.api_version();
         let contract = same_kind.find_map(|r| r.custom.as_ref()?.contract_version.clone());
         Some(contract.map_or(preferred, |v| format!("{group}/{v}")))
+    }
+
+    fn stored(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Value> {
+        let store = self.store.as_ref()?.upgrade()?;
+        let registry = self.registries.upgrade()?.for_cluster(&self.cluster);
+        let res = registry.all().iter().find(|r| r.def.group == group && r.def.kind == kind)?.storage;
+        let key = crate::store::ObjKey {
+            cluster: store.cluster_name(&self.cluster),
+            res,
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        };
+        store.get(&key)?.to_value().ok()
+    }
+
+    fn check_schema(&self, schema: &Value, value: &Value, path: &FieldPath) -> Vec<FieldError> {
+        schema::check_value(schema, value, path)
     }
 }
 

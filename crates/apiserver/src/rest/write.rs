@@ -198,7 +198,7 @@ impl Api {
         let mut errs = meta::validate_metadata(&obj["metadata"]);
         if let Some(adm) = &t.res.def.admission {
             let op = if old.is_some() { Operation::Update } else { Operation::Create };
-            let refs = crate::crd::RefLookup::new(&self.registries, &t.cluster);
+            let refs = crate::crd::RefLookup::new(&self.registries, &t.cluster).with_store(&self.store);
             match adm.admit_with_refs(obj, old, op, &refs, warnings) {
                 Ok(invalid) => errs.extend(invalid),
                 Err(e) => return Err(ApiError::invalid(&t.res.def, &name, &e)),

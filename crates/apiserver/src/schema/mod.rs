@@ -152,3 +152,41 @@ pub fn default_object(v: &Validator, obj: &mut Value) {
 
 #[cfg(test)]
 mod tests;
+
+/// The problems of a lone value (a ClusterClass variable's) against an `openAPIV3Schema`,
+/// reported under `path`: the value is checked as the one property of an object, with
+/// fields the schema does not declare refused (as upstream's variable validation does,
+/// rather than pruned).
+pub fn check_value(schema: &Value, value: &Value, path: &drydock_api::admission::FieldPath) -> Vec<FieldError> {
+    let wrapped = serde_json::json!({"type": "object", "properties": {"value": schema}});
+    let rebase = |field: &str| format!("{}{}", path.as_str(), field.strip_prefix("value").unwrap_or(field));
+    let validator = match Validator::compile(Arc::new(wrapped)) {
+        Ok(v) => v,
+        Err(errs) => {
+            return errs
+                .into_iter()
+                .map(|e| {
+                    FieldError::new(
+                        FieldErrorKind::Invalid,
+                        path.as_str(),
+                        format!("the variable's schema is invalid: {e}"),
+                    )
+                })
+                .collect();
+        }
+    };
+    let mut obj = serde_json::json!({ "value": value });
+    let outcome = validator.process(&mut obj, None);
+    let mut errors: Vec<FieldError> = outcome.errors;
+    errors.extend(
+        outcome
+            .unknown
+            .iter()
+            .map(|u| FieldError::new(FieldErrorKind::Invalid, u.as_str(), "field not declared in the schema")),
+    );
+    errors.extend(validator.validate(&obj, None).errors);
+    for e in &mut errors {
+        e.field = rebase(&e.field);
+    }
+    errors
+}

@@ -7,9 +7,7 @@
 use std::sync::Arc;
 
 use drydock_api::capi::condition_types::CONTROL_PLANE_INITIALIZED as V1_CONTROL_PLANE_INITIALIZED;
-use drydock_api::capi::condition_types::NOT_RECONCILED;
 use drydock_api::capi::conditions::{HasConditions, READY as V1_READY, STATUS_TRUE, STATUS_UNKNOWN};
-use drydock_api::capi::core::TOPOLOGY_NOT_RECONCILED_MESSAGE;
 use drydock_api::capi::core::v1beta2::{
     Cluster, ClusterReplicasStatus as ClusterReplicaCounters, Machine, MachineDeployment, MachineSet,
 };
@@ -70,19 +68,9 @@ pub(super) fn update(c: &mut Cluster, i: &Inputs<'_>, now: &Time) {
     for cond in rollups {
         c.set_v1beta2(cond, now);
     }
-    if let Some(cond) = topology_reconciled(c) {
-        c.set_v1beta2(cond, now);
-    }
     let available = available(c);
     c.set_v1beta2(available, now);
     set_counters(c, i);
-}
-
-/// `TopologyReconciled` of a Cluster with a topology: False, saying that nothing
-/// reconciles topologies yet (rather than leaving the Cluster waiting in silence).
-fn topology_reconciled(c: &Cluster) -> Option<Cond> {
-    c.spec.topology.as_ref()?;
-    Some(Cond::false_(TOPOLOGY_RECONCILED, NOT_RECONCILED, TOPOLOGY_NOT_RECONCILED_MESSAGE))
 }
 
 fn kind_of(r: Option<&drydock_api::capi::common::ContractVersionedObjectReference>) -> String {

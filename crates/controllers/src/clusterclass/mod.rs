@@ -32,14 +32,17 @@ struct State {
     templates: TemplateOwners,
 }
 
-/// The controller. Only it reads ClusterClasses, so it owns their informer.
+/// The controller, on the ClusterClass informer it shares with the topology controller.
 pub fn controller(ctx: &Arc<Context>) -> Running {
     let state = Arc::new(State {
         ctx: ctx.clone(),
         writer: Writer::tracking(CONTROLLER),
         templates: TemplateOwners::default(),
     });
-    runner::run_alone::<ClusterClass, _, _, _>(CONTROLLER, ctx, 4, state, reconcile)
+    let queue = runner::Queue::new(CONTROLLER);
+    let informer = &ctx.informers.cluster_classes;
+    let c = kube::runtime::Controller::for_shared_stream(queue.track(informer.subscribe()), informer.store.clone());
+    Box::pin(runner::run(CONTROLLER, c, queue, 4, ctx.clock().clone(), state, reconcile))
 }
 
 async fn reconcile(cc: Arc<ClusterClass>, state: Arc<State>) -> Result<Requeue> {

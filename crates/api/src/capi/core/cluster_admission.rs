@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 use super::checks::{validate_name_is_label_value, validate_replicas, validate_version};
 use super::clusterclass_admission::{settings, validate_rollout_strategy};
 use super::healthcheck_checks::validate_health_check_v1beta2;
-use super::topology::TOPOLOGY_NOT_RECONCILED_MESSAGE;
 use super::v1beta2::{Cluster, ClusterNetwork, ClusterVariable, Topology};
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::common::ContractVersionedObjectReference;
@@ -28,8 +27,13 @@ impl KindAdmission for ClusterAdmission {
         Ok(())
     }
 
-    fn warnings(&self, c: &Cluster, _old: Option<&Cluster>) -> Vec<String> {
-        c.spec.topology.iter().map(|_| TOPOLOGY_NOT_RECONCILED_MESSAGE.to_string()).collect()
+    fn admit_against(
+        &self,
+        c: &mut Cluster,
+        old: Option<&Cluster>,
+        refs: &dyn crate::conversion::RefVersions,
+    ) -> Vec<FieldError> {
+        super::cluster_topology_admission::admit(c, old, refs)
     }
 
     fn validate(&self, c: &Cluster, old: Option<&Cluster>) -> Vec<FieldError> {
@@ -206,18 +210,15 @@ fn validate_update(c: &Cluster, old: &Cluster, spec: &FieldPath) -> Vec<FieldErr
     errs
 }
 
-/// Topology versions never go down and go up at most one minor at a time.
+/// Topology versions never go down.
 fn validate_version_change(old: &str, new: &str, path: &FieldPath) -> Option<FieldError> {
     let (Ok(o), Ok(n)) = (version::parse(old), version::parse(new)) else { return None };
     if version::is_downgrade(&o, &n) {
         return Some(FieldError::forbidden(path.as_str(), format!("version cannot be decreased from {old} to {new}")));
     }
-    version::skips_minor(&o, &n).then(|| {
-        FieldError::forbidden(
-            path.as_str(),
-            format!("version cannot be increased from {old} to {new}: upgrade one minor version at a time"),
-        )
-    })
+    // More than one minor at once is for classes that list the versions to pass through,
+    // which only the check against the class can tell (`cluster_topology_admission`).
+    None
 }
 
 #[cfg(test)]
@@ -225,7 +226,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::capi::testutil::{admit, error_fields, merged, warnings_of};
+    use crate::capi::testutil::{admit, error_fields, merged};
     use crate::capi::typed::Typed;
 
     fn cluster() -> Value {
@@ -310,14 +311,6 @@ mod tests {
             let r = admit(&Typed(ClusterAdmission), merged(&base, &patch), None);
             assert_eq!(error_fields(&r), want, "{patch}");
         }
-    }
-
-    #[test]
-    fn a_topology_is_admitted_with_a_warning_that_nothing_reconciles_it() {
-        let a = Typed(ClusterAdmission);
-        assert!(warnings_of(&a, &cluster(), None).is_empty(), "no topology, no warning");
-        let warnings = warnings_of(&a, &merged(&cluster(), &topology()), None);
-        assert_eq!(warnings, [TOPOLOGY_NOT_RECONCILED_MESSAGE]);
     }
 
     #[test]

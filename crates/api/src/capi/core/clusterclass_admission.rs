@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::healthcheck_checks::{HealthCheckV1Beta2, validate_health_check_v1beta2};
-use super::topology::CLUSTER_CLASS_NOT_RECONCILED_MESSAGE;
+use super::topology::EXTERNAL_PATCH_MESSAGE;
 use super::v1beta2::{
     ClusterClass, ClusterClassPatch, ClusterClassVariable, TopologyHealthCheckChecks, TopologyRemediationTriggerIf,
     TopologyRolloutStrategy,
@@ -26,8 +26,14 @@ pub(crate) struct ClusterClassAdmission;
 impl KindAdmission for ClusterClassAdmission {
     type Object = ClusterClass;
 
-    fn warnings(&self, _cc: &ClusterClass, _old: Option<&ClusterClass>) -> Vec<String> {
-        vec![CLUSTER_CLASS_NOT_RECONCILED_MESSAGE.to_string()]
+    fn warnings(&self, cc: &ClusterClass, _old: Option<&ClusterClass>) -> Vec<String> {
+        cc.spec
+            .patches
+            .iter()
+            .flatten()
+            .filter(|p| p.external.is_some())
+            .map(|p| format!("{EXTERNAL_PATCH_MESSAGE}: patch {:?} is not applied", p.name))
+            .collect()
     }
 
     fn validate(&self, cc: &ClusterClass, _old: Option<&ClusterClass>) -> Vec<FieldError> {
@@ -200,7 +206,13 @@ mod tests {
         let out = admit(&Typed(ClusterClassAdmission), class(), None).unwrap();
         assert_eq!(out["spec"], class()["spec"]);
         let warnings = warnings_of(&Typed(ClusterClassAdmission), &class(), None);
-        assert_eq!(warnings, [CLUSTER_CLASS_NOT_RECONCILED_MESSAGE], "said that nothing provisions its Clusters");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let mut external = class();
+        external["spec"]["patches"] =
+            serde_json::json!([{"name": "ext", "external": {"generatePatchesExtension": "gen.ext"}}]);
+        let warnings = warnings_of(&Typed(ClusterClassAdmission), &external, None);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains(EXTERNAL_PATCH_MESSAGE) && warnings[0].contains("\"ext\""), "{warnings:?}");
     }
 
     #[test]

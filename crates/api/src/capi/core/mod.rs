@@ -3,6 +3,7 @@
 mod checks;
 mod cluster;
 mod cluster_admission;
+mod cluster_topology_admission;
 mod clusterclass;
 mod clusterclass_admission;
 pub mod conversion;

@@ -9,13 +9,9 @@ use super::clusterclass::{MachineHealthCheckClass, MachineTimeouts, WorkerMachin
 use super::machinedeployment::MachineDeploymentStrategy;
 use crate::capi::common::ObjectMeta;
 
-/// What a Cluster with `spec.topology` is told, at admission and in its
-/// `TopologyReconciled` condition, while drydock has no topology controller.
-pub const TOPOLOGY_NOT_RECONCILED_MESSAGE: &str = "drydock has no topology controller yet: nothing creates \
-     this Cluster's infrastructure cluster, control plane and workers from its ClusterClass";
-/// What a ClusterClass is told at admission while drydock has no topology controller.
-pub const CLUSTER_CLASS_NOT_RECONCILED_MESSAGE: &str = "drydock has no topology controller yet: ClusterClasses \
-     are stored and validated, but Clusters using them are not provisioned";
+/// What a ClusterClass with external patches is told at admission: drydock runs no
+/// Runtime SDK extensions, so their Clusters report the patch as not applied.
+pub const EXTERNAL_PATCH_MESSAGE: &str = "drydock runs no Runtime SDK extensions";
 
 /// The ClusterClass a Cluster uses and the values it fills in.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

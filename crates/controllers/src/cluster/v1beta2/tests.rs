@@ -207,7 +207,7 @@ fn update_rolls_up_and_counts() {
 }
 
 #[test]
-fn a_topology_cluster_says_that_nothing_reconciles_its_topology() {
+fn the_topology_condition_is_left_to_the_topology_controller_and_counts_for_available() {
     let mut c = Cluster::new("c1", Default::default());
     c.spec.topology =
         Some(serde_json::from_value(json!({"classRef": {"name": "quick-start"}, "version": "v1.33.0"})).unwrap());
@@ -221,13 +221,11 @@ fn a_topology_cluster_says_that_nothing_reconciles_its_topology() {
         deleting: None,
     };
     update(&mut c, &i, &now());
-    assert_eq!(condition(&c, TOPOLOGY_RECONCILED), ("False", NOT_RECONCILED, TOPOLOGY_NOT_RECONCILED_MESSAGE));
+    assert!(c.v1beta2_conditions().iter().all(|c| c.type_ != TOPOLOGY_RECONCILED), "not set by the Cluster controller");
+    c.set_v1beta2(Cond::false_(TOPOLOGY_RECONCILED, "ClusterCreating", "creating the control plane"), &now());
+    update(&mut c, &i, &now());
+    assert_eq!(condition(&c, TOPOLOGY_RECONCILED), ("False", "ClusterCreating", "creating the control plane"), "kept");
     let available = available(&c);
     assert_eq!(available.status, Status::False);
-    assert!(available.message.contains(TOPOLOGY_NOT_RECONCILED_MESSAGE), "{}", available.message);
-
-    // Without a topology there is no such condition.
-    let mut plain = cluster();
-    update(&mut plain, &i, &now());
-    assert!(plain.v1beta2_conditions().iter().all(|c| c.type_ != TOPOLOGY_RECONCILED));
+    assert!(available.message.contains("creating the control plane"), "{}", available.message);
 }

@@ -1,0 +1,142 @@
+//! The Cluster checks that read its ClusterClass, as upstream's webhook makes them: the
+//! variable values are defaulted from the class and validated against its schemas (422
+//! with the path of the value), the MachineDeployment classes must exist, and the version
+//! may move more than one minor at once only through versions the class lists.
+//!
+//! A class that does not exist yet is not an error (manifests are applied in any order):
+//! the topology controller reports it until it appears.
+
+use super::v1beta2::{Cluster, ClusterClass, ClusterVariable};
+use crate::admission::{FieldError, FieldPath};
+use crate::capi::keys::{DISABLE_UPDATE_VERSION_CHECK_ANNOTATION, has_annotation};
+use crate::capi::version;
+use crate::conversion::RefVersions;
+
+const GROUP: &str = "cluster.x-k8s.io";
+
+pub(super) fn admit(c: &mut Cluster, old: Option<&Cluster>, refs: &dyn RefVersions) -> Vec<FieldError> {
+    let Some(topology) = c.spec.topology.as_ref() else {
+        return Vec::new();
+    };
+    let path = FieldPath::new("spec").child("topology");
+    let ns = topology.class_ref.namespace.clone().or_else(|| c.metadata.namespace.clone()).unwrap_or_default();
+    let class: Option<ClusterClass> =
+        refs.stored(GROUP, "ClusterClass", &ns, &topology.class_ref.name).and_then(|v| serde_json::from_value(v).ok());
+    let mut errs = version_change(c, old, class.as_ref(), &path.child("version"));
+    let Some(class) = class else {
+        return errs;
+    };
+    let definitions = class.spec.variables.as_deref().unwrap_or_default();
+    if let Some(t) = c.spec.topology.as_mut() {
+        // Defaults first: a missing variable whose schema has a top-level default gets it,
+        // appended, so defaulting again changes nothing.
+        let values = t.variables.get_or_insert_with(Vec::new);
+        for d in definitions {
+            let default = d.schema.open_api_v3_schema.default.clone();
+            if let Some(value) = default.filter(|_| !values.iter().any(|v| v.name == d.name)) {
+                values.push(ClusterVariable { name: d.name.clone(), value });
+            }
+        }
+        if values.is_empty() {
+            t.variables = None;
+        }
+    }
+    let Some(t) = c.spec.topology.as_ref() else {
+        return errs;
+    };
+    let class_name = format!("{ns}/{}", topology_class_name(c));
+    let vars = path.child("variables");
+    errs.extend(check_values(refs, &class, t.variables.as_deref().unwrap_or_default(), &vars, &class_name));
+    for d in definitions.iter().filter(|d| d.required) {
+        if !t.variables.iter().flatten().any(|v| v.name == d.name) {
+            errs.push(FieldError::required(vars.as_str(), format!("required variable {:?} must be set", d.name)));
+        }
+    }
+    if let Some(cp) = &t.control_plane {
+        let p = path.child("controlPlane").child("variables").child("overrides");
+        let overrides = cp.variables.as_ref().and_then(|v| v.overrides.as_deref()).unwrap_or_default();
+        errs.extend(check_values(refs, &class, overrides, &p, &class_name));
+    }
+    let classes: Vec<&str> = class
+        .spec
+        .workers
+        .iter()
+        .flat_map(|w| w.machine_deployments.iter().flatten())
+        .map(|m| m.class.as_str())
+        .collect();
+    let mds = path.child("workers").child("machineDeployments");
+    for (i, md) in t.workers.iter().flat_map(|w| w.machine_deployments.iter().flatten()).enumerate() {
+        let p = mds.index(i);
+        if !classes.contains(&md.class.as_str()) {
+            let detail = format!("MachineDeployment class {:?} is not defined in ClusterClass {class_name}", md.class);
+            errs.push(FieldError::invalid(p.child("class"), md.class.as_str(), detail));
+        }
+        let overrides = md.variables.as_ref().and_then(|v| v.overrides.as_deref()).unwrap_or_default();
+        errs.extend(check_values(refs, &class, overrides, &p.child("variables").child("overrides"), &class_name));
+    }
+    errs
+}
+
+fn topology_class_name(c: &Cluster) -> &str {
+    c.spec.topology.as_ref().map_or("", |t| t.class_ref.name.as_str())
+}
+
+/// Each value names a variable of the class and matches its schema.
+fn check_values(
+    refs: &dyn RefVersions,
+    class: &ClusterClass,
+    values: &[ClusterVariable],
+    path: &FieldPath,
+    class_name: &str,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        let p = path.index(i);
+        let Some(d) = class.spec.variables.iter().flatten().find(|d| d.name == v.name) else {
+            let detail = format!("variable {:?} is not defined in ClusterClass {class_name}", v.name);
+            errs.push(FieldError::invalid(p.child("name"), v.name.as_str(), detail));
+            continue;
+        };
+        let schema = serde_json::to_value(&d.schema.open_api_v3_schema).unwrap_or_default();
+        errs.extend(refs.check_schema(&schema, &v.value, &p.child("value")));
+    }
+    errs
+}
+
+/// Versions never go down (checked without the class); more than one minor at once only
+/// when the class lists the versions to pass through and the new one among them.
+fn version_change(
+    c: &Cluster,
+    old: Option<&Cluster>,
+    class: Option<&ClusterClass>,
+    path: &FieldPath,
+) -> Vec<FieldError> {
+    let (Some(new), Some(prev)) = (c.spec.topology.as_ref(), old.and_then(|o| o.spec.topology.as_ref())) else {
+        return Vec::new();
+    };
+    if has_annotation(c.metadata.annotations.as_ref(), DISABLE_UPDATE_VERSION_CHECK_ANNOTATION) {
+        return Vec::new();
+    }
+    let (Ok(o), Ok(n)) = (version::parse(&prev.version), version::parse(&new.version)) else {
+        return Vec::new();
+    };
+    if !version::skips_minor(&o, &n) {
+        return Vec::new();
+    }
+    let listed = class.and_then(|cc| cc.spec.kubernetes_versions.as_ref()).filter(|v| !v.is_empty());
+    match listed {
+        Some(versions) if versions.contains(&new.version) => Vec::new(),
+        Some(_) => vec![FieldError::forbidden(
+            path.as_str(),
+            format!("version {} is not one of the ClusterClass's kubernetesVersions", new.version),
+        )],
+        None => vec![FieldError::forbidden(
+            path.as_str(),
+            format!(
+                "version cannot be increased from {} to {}: upgrade one minor version at a time \
+                 (or list the versions to pass through in the ClusterClass's kubernetesVersions)",
+                prev.version, new.version
+            ),
+        )],
+    }
+}

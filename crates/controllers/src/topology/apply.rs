@@ -1,0 +1,164 @@
+//! Applying a plan, in upstream's order: infrastructure cluster, control plane (its
+//! machine template first, its health check after), the Cluster's references, then each
+//! MachineDeployment (templates first). Everything but the Cluster goes through
+//! server-side apply as `capi-topology` with `force`; the intent holds only what the
+//! topology sets, so other managers keep their fields. A template whose spec must change
+//! is replaced by a new one (new name) and the old one deleted once nothing uses it.
+
+use std::collections::BTreeSet;
+
+use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL as SET_DEPLOYMENT_LABEL};
+use kube::ResourceExt;
+use kube::api::{Patch, PatchParams};
+use serde_json::{Value, json};
+
+use super::blueprint::{self, Blueprint, Current, Template};
+use super::desired::Plan;
+use super::{CONTROLLER, DEPLOYMENT_NAME_LABEL, FIELD_MANAGER, OWNED_LABEL};
+use crate::context::Context;
+use crate::framework::write::{delete_if_present, merge_patch};
+use crate::framework::{Error, Result, metrics};
+
+pub async fn apply(ctx: &Context, cluster: &Cluster, bp: &Blueprint, current: &Current, plan: &Plan) -> Result<()> {
+    ssa(ctx, &plan.infrastructure).await?;
+    if let Some(t) = &plan.control_plane_machine {
+        ssa(ctx, t).await?;
+    }
+    ssa(ctx, &plan.control_plane).await?;
+    if let (Some(old), Some(new)) = (&current.control_plane_machine, &plan.control_plane_machine)
+        && old["metadata"]["name"] != new["metadata"]["name"]
+    {
+        delete(ctx, old).await?;
+    }
+    if let Some(h) = &plan.control_plane_health_check {
+        ssa(ctx, h).await?;
+    }
+    set_cluster_refs(ctx, cluster, plan).await?;
+    for d in plan.deployments.iter().filter(|d| !d.pending_create) {
+        ssa(ctx, &d.bootstrap).await?;
+        ssa(ctx, &d.infrastructure).await?;
+        ssa(ctx, &d.object).await?;
+        if let Some(h) = &d.health_check {
+            ssa(ctx, h).await?;
+        }
+    }
+    let ns = cluster.namespace().unwrap_or_default();
+    for (name, d) in &current.deployments {
+        if plan.deployments.iter().any(|p| &p.topology_name == name) {
+            continue;
+        }
+        let md_name = d.object.name_any();
+        delete_if_present(&ctx.api::<drydock_api::capi::core::v1beta2::MachineDeployment>(&ns), CONTROLLER, &md_name)
+            .await?;
+        delete_if_present(&ctx.api::<drydock_api::capi::core::v1beta2::MachineHealthCheck>(&ns), CONTROLLER, &md_name)
+            .await?;
+    }
+    for d in &plan.deployments {
+        let Some(class) = class_of(bp, cluster, &d.topology_name) else {
+            continue;
+        };
+        let md_name = d.object["metadata"]["name"].as_str().unwrap_or_default();
+        let mut used = machine_set_templates(ctx, &ns, md_name);
+        used.insert(name(&d.bootstrap).to_string());
+        used.insert(name(&d.infrastructure).to_string());
+        for t in [&class.bootstrap, &class.infrastructure] {
+            collect_unused(ctx, &ns, &cluster.name_any(), &d.topology_name, t, &used).await?;
+        }
+    }
+    Ok(())
+}
+
+fn name(v: &Value) -> &str {
+    v["metadata"]["name"].as_str().unwrap_or_default()
+}
+
+fn class_of<'a>(
+    bp: &'a Blueprint,
+    cluster: &Cluster,
+    topology_name: &str,
+) -> Option<&'a super::blueprint::DeploymentClass> {
+    let mds = cluster.spec.topology.as_ref()?.workers.as_ref()?.machine_deployments.as_ref()?;
+    let md = mds.iter().find(|m| m.name == topology_name)?;
+    bp.deployments.get(&md.class)
+}
+
+/// Server-side apply of `obj` as the topology.
+async fn ssa(ctx: &Context, obj: &Value) -> Result<()> {
+    let api = blueprint::api_of(ctx, obj);
+    let name = name(obj);
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let kind = obj["kind"].as_str().unwrap_or_default();
+    api.patch(name, &params, &Patch::Apply(obj)).await.map_err(|e| match e {
+        // The API server's message names the object and the field.
+        kube::Error::Api(s) if s.code == 422 => Error::InvalidSpec(s.message),
+        e => Error::during(format!("applying {kind} {name}"))(e),
+    })?;
+    metrics::write(CONTROLLER);
+    Ok(())
+}
+
+async fn delete(ctx: &Context, obj: &Value) -> Result<()> {
+    let api = blueprint::api_of(ctx, obj);
+    delete_if_present(&api, CONTROLLER, name(obj)).await?;
+    Ok(())
+}
+
+/// Points the Cluster at its infrastructure cluster and control plane (a merge patch with
+/// only the two references, as upstream's).
+async fn set_cluster_refs(ctx: &Context, cluster: &Cluster, plan: &Plan) -> Result<()> {
+    let reference = |obj: &Value| {
+        let group = obj["apiVersion"].as_str().and_then(|v| v.rsplit_once('/')).map_or("", |(g, _)| g);
+        json!({"apiGroup": group, "kind": obj["kind"], "name": obj["metadata"]["name"]})
+    };
+    let (infra, cp) = (reference(&plan.infrastructure), reference(&plan.control_plane));
+    let have = |r: Option<&drydock_api::capi::common::ContractVersionedObjectReference>| r.map(|r| json!(r));
+    if have(cluster.spec.infrastructure_ref.as_ref()).as_ref() == Some(&infra)
+        && have(cluster.spec.control_plane_ref.as_ref()).as_ref() == Some(&cp)
+    {
+        return Ok(());
+    }
+    let body = json!({"spec": {"infrastructureRef": infra, "controlPlaneRef": cp}});
+    let api = ctx.api::<Cluster>(&cluster.namespace().unwrap_or_default());
+    merge_patch(&api, CONTROLLER, &cluster.name_any(), &body)
+        .await
+        .map_err(Error::during("setting the Cluster's references"))?;
+    Ok(())
+}
+
+/// Templates the MachineSets of a MachineDeployment still reference.
+fn machine_set_templates(ctx: &Context, ns: &str, md: &str) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    for ms in ctx.informers.machine_sets.store.state() {
+        if ms.namespace().as_deref() != Some(ns)
+            || ms.labels().get(SET_DEPLOYMENT_LABEL).map(String::as_str) != Some(md)
+        {
+            continue;
+        }
+        let spec = &ms.spec.template.spec;
+        used.insert(spec.infrastructure_ref.name.clone());
+        if let Some(r) = &spec.bootstrap.config_ref {
+            used.insert(r.name.clone());
+        }
+    }
+    used
+}
+
+/// Deletes the templates the topology made for a MachineDeployment that nothing uses.
+async fn collect_unused(
+    ctx: &Context,
+    ns: &str,
+    cluster: &str,
+    topology_name: &str,
+    t: &Template,
+    used: &BTreeSet<String>,
+) -> Result<()> {
+    let selector = format!("{CLUSTER_NAME_LABEL}={cluster},{OWNED_LABEL},{DEPLOYMENT_NAME_LABEL}={topology_name}");
+    for old in blueprint::list(ctx, ns, &t.reference.api_version, &t.reference.kind, &selector).await? {
+        if !used.contains(name(&old)) {
+            let api = blueprint::api(ctx, ns, &t.reference.api_version, &t.reference.kind);
+            delete_if_present(&api, CONTROLLER, name(&old)).await?;
+        }
+    }
+    Ok(())
+}

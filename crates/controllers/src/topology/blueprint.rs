@@ -1,0 +1,225 @@
+//! What a topology is planned from: the ClusterClass with its templates, read in the
+//! versions the class names them in ([`Blueprint`]), and the objects the topology made
+//! earlier ([`Current`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use drydock_api::capi::common::VersionedTemplateReference;
+use drydock_api::capi::core::v1beta2::{Cluster, ClusterClass, MachineDeployment, MachineDeploymentClass};
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL as SET_DEPLOYMENT_LABEL};
+use kube::ResourceExt;
+use kube::api::{Api, DynamicObject, ListParams};
+use serde_json::Value;
+
+use super::{DEPLOYMENT_NAME_LABEL, OWNED_LABEL};
+use crate::context::Context;
+use crate::external::api_resource;
+use crate::framework::{Error, Result};
+
+/// A template of the class, as JSON in the version the class references it in.
+#[derive(Clone, Debug)]
+pub struct Template {
+    pub reference: VersionedTemplateReference,
+    pub object: Value,
+}
+
+impl Template {
+    /// The kind of the objects made from it (`FooTemplate` makes `Foo`).
+    pub fn object_kind(&self) -> &str {
+        let kind = self.reference.kind.as_str();
+        kind.strip_suffix("Template").unwrap_or(kind)
+    }
+
+    /// The API group of its kind.
+    pub fn group(&self) -> &str {
+        self.reference.api_version.rsplit_once('/').map_or("", |(g, _)| g)
+    }
+}
+
+/// One worker class and its templates.
+#[derive(Clone, Debug)]
+pub struct DeploymentClass {
+    pub class: MachineDeploymentClass,
+    pub bootstrap: Template,
+    pub infrastructure: Template,
+}
+
+/// The class and every template the Cluster's topology uses.
+pub struct Blueprint {
+    pub class: ClusterClass,
+    pub infrastructure: Template,
+    pub control_plane: Template,
+    pub control_plane_machine: Option<Template>,
+    pub deployments: BTreeMap<String, DeploymentClass>,
+}
+
+impl Blueprint {
+    /// Reads the templates of `class` that `cluster`'s topology uses.
+    pub async fn load(ctx: &Context, class: &ClusterClass, cluster: &Cluster) -> Result<Self> {
+        let ns = class.namespace().unwrap_or_default();
+        let spec = &class.spec;
+        let infrastructure = template(ctx, &ns, &spec.infrastructure.template_ref).await?;
+        let control_plane = template(ctx, &ns, &spec.control_plane.template_ref).await?;
+        let control_plane_machine = match &spec.control_plane.machine_infrastructure {
+            Some(m) => Some(template(ctx, &ns, &m.template_ref).await?),
+            None => None,
+        };
+        let used: Vec<&str> = cluster
+            .spec
+            .topology
+            .iter()
+            .flat_map(|t| t.workers.iter().flat_map(|w| w.machine_deployments.iter().flatten()))
+            .map(|md| md.class.as_str())
+            .collect();
+        let mut deployments = BTreeMap::new();
+        for mdc in spec.workers.iter().flat_map(|w| w.machine_deployments.iter().flatten()) {
+            if !used.contains(&mdc.class.as_str()) {
+                continue;
+            }
+            let bootstrap = template(ctx, &ns, &mdc.bootstrap.template_ref).await?;
+            let infrastructure = template(ctx, &ns, &mdc.infrastructure.template_ref).await?;
+            deployments.insert(mdc.class.clone(), DeploymentClass { class: mdc.clone(), bootstrap, infrastructure });
+        }
+        Ok(Self { class: class.clone(), infrastructure, control_plane, control_plane_machine, deployments })
+    }
+}
+
+async fn template(ctx: &Context, ns: &str, r: &VersionedTemplateReference) -> Result<Template> {
+    let object = get(ctx, ns, &r.api_version, &r.kind, &r.name)
+        .await?
+        .ok_or_else(|| Error::Missing(format!("{} {ns}/{} of the ClusterClass", r.kind, r.name)))?;
+    Ok(Template { reference: r.clone(), object })
+}
+
+/// The objects a topology made earlier.
+#[derive(Default)]
+pub struct Current {
+    pub infrastructure: Option<Value>,
+    pub control_plane: Option<Value>,
+    pub control_plane_machine: Option<Value>,
+    /// By topology name.
+    pub deployments: BTreeMap<String, CurrentDeployment>,
+}
+
+/// A MachineDeployment of the topology and the templates it references.
+pub struct CurrentDeployment {
+    pub object: Arc<MachineDeployment>,
+    /// Some of its Machines are not at its version yet.
+    pub upgrading: bool,
+    pub bootstrap: Option<Value>,
+    pub infrastructure: Option<Value>,
+}
+
+impl Current {
+    pub async fn load(ctx: &Context, cluster: &Cluster, bp: &Blueprint) -> Result<Self> {
+        let ns = cluster.namespace().unwrap_or_default();
+        let name = cluster.name_any();
+        let infrastructure = match &cluster.spec.infrastructure_ref {
+            Some(r) => get(ctx, &ns, &bp.infrastructure.reference.api_version, &r.kind, &r.name).await?,
+            None => made_earlier(ctx, &ns, &name, &bp.infrastructure).await?,
+        };
+        let control_plane = match &cluster.spec.control_plane_ref {
+            Some(r) => get(ctx, &ns, &bp.control_plane.reference.api_version, &r.kind, &r.name).await?,
+            None => made_earlier(ctx, &ns, &name, &bp.control_plane).await?,
+        };
+        let mut control_plane_machine = None;
+        if let (Some(cp), Some(t)) = (&control_plane, &bp.control_plane_machine)
+            && let Some(n) = control_plane_machine_name(cp)
+        {
+            control_plane_machine = get(ctx, &ns, &t.reference.api_version, &t.reference.kind, n).await?;
+        }
+        let mut deployments = BTreeMap::new();
+        for md in ctx.informers.machine_deployments.store.state() {
+            let labels = md.labels();
+            if md.namespace().as_deref() != Some(ns.as_str())
+                || labels.get(CLUSTER_NAME_LABEL) != Some(&name)
+                || !labels.contains_key(OWNED_LABEL)
+            {
+                continue;
+            }
+            let Some(topology_name) = labels.get(DEPLOYMENT_NAME_LABEL).cloned() else {
+                continue;
+            };
+            let class = md_class(cluster, &topology_name).and_then(|c| bp.deployments.get(c));
+            let (mut bootstrap, mut infrastructure) = (None, None);
+            if let Some(class) = class {
+                let spec = &md.spec.template.spec;
+                if let Some(r) = spec.bootstrap.config_ref.as_ref().filter(|r| r.api_group == class.bootstrap.group()) {
+                    bootstrap = get(ctx, &ns, &class.bootstrap.reference.api_version, &r.kind, &r.name).await?;
+                }
+                let r = &spec.infrastructure_ref;
+                if r.api_group == class.infrastructure.group() {
+                    infrastructure =
+                        get(ctx, &ns, &class.infrastructure.reference.api_version, &r.kind, &r.name).await?;
+                }
+            }
+            let upgrading = machines_behind(ctx, &ns, &md);
+            deployments.insert(topology_name, CurrentDeployment { object: md, upgrading, bootstrap, infrastructure });
+        }
+        Ok(Self { infrastructure, control_plane, control_plane_machine, deployments })
+    }
+}
+
+/// Whether a Machine of the MachineDeployment runs another version than it asks for.
+fn machines_behind(ctx: &Context, ns: &str, md: &MachineDeployment) -> bool {
+    let (name, version) = (md.name_any(), md.spec.template.spec.version.as_deref());
+    ctx.informers.machines.store.state().iter().any(|m| {
+        m.namespace().as_deref() == Some(ns)
+            && m.labels().get(SET_DEPLOYMENT_LABEL) == Some(&name)
+            && m.spec.version.as_deref() != version
+    })
+}
+
+/// The class of the topology's MachineDeployment `name`.
+fn md_class<'a>(cluster: &'a Cluster, name: &str) -> Option<&'a str> {
+    let topology = cluster.spec.topology.as_ref()?;
+    let mds = topology.workers.as_ref()?.machine_deployments.as_ref()?;
+    mds.iter().find(|m| m.name == name).map(|m| m.class.as_str())
+}
+
+/// The name of the machine infrastructure template a control plane references, in either
+/// contract's place for it.
+pub fn control_plane_machine_name(cp: &Value) -> Option<&str> {
+    let t = &cp["spec"]["machineTemplate"];
+    t["spec"]["infrastructureRef"]["name"].as_str().or_else(|| t["infrastructureRef"]["name"].as_str())
+}
+
+/// An object made from `t` for the Cluster before the Cluster's reference to it was
+/// written (a reconcile that failed in between): found by the topology's labels.
+async fn made_earlier(ctx: &Context, ns: &str, cluster: &str, t: &Template) -> Result<Option<Value>> {
+    let selector = format!("{CLUSTER_NAME_LABEL}={cluster},{OWNED_LABEL}");
+    let found = list(ctx, ns, &t.reference.api_version, t.object_kind(), &selector).await?;
+    Ok(match found.len() {
+        1 => found.into_iter().next(),
+        _ => None,
+    })
+}
+
+pub fn api(ctx: &Context, ns: &str, api_version: &str, kind: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(ctx.client.clone(), ns, &api_resource(api_version, kind))
+}
+
+/// Reads an object as JSON; `None` when it does not exist.
+pub async fn get(ctx: &Context, ns: &str, api_version: &str, kind: &str, name: &str) -> Result<Option<Value>> {
+    let found = api(ctx, ns, api_version, kind)
+        .get_opt(name)
+        .await
+        .map_err(Error::during(format!("reading {kind} {ns}/{name}")))?;
+    Ok(found.map(serde_json::to_value).transpose()?)
+}
+
+/// Lists objects of a kind by label selector, as JSON.
+pub async fn list(ctx: &Context, ns: &str, api_version: &str, kind: &str, selector: &str) -> Result<Vec<Value>> {
+    let listed = api(ctx, ns, api_version, kind)
+        .list(&ListParams::default().labels(selector))
+        .await
+        .map_err(Error::during(format!("listing {kind} in {ns}")))?;
+    listed.items.into_iter().map(|o| serde_json::to_value(o).map_err(Error::from)).collect()
+}
+
+/// The API handle for objects like `obj` (by its apiVersion and kind).
+pub fn api_of(ctx: &Context, obj: &Value) -> Api<DynamicObject> {
+    let ns = obj["metadata"]["namespace"].as_str().unwrap_or_default();
+    api(ctx, ns, obj["apiVersion"].as_str().unwrap_or_default(), obj["kind"].as_str().unwrap_or_default())
+}

@@ -1,0 +1,438 @@
+//! The objects a topology wants: names, versions and variables first, then the class's
+//! patches on copies of its templates, then the objects made from the patched templates.
+
+use std::collections::BTreeMap;
+
+use drydock_api::capi::core::v1beta2::{Cluster, MachineDeploymentTopology, Topology};
+use drydock_api::capi::keys::{CLONED_FROM_GROUP_KIND_ANNOTATION, CLONED_FROM_NAME_ANNOTATION, CLUSTER_NAME_LABEL};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::ResourceExt;
+use serde_json::{Map, Value, json};
+
+use super::blueprint::{Blueprint, Current, DeploymentClass, Template};
+use super::deployments::{self, DeploymentPlan, Names};
+use super::patches::{self, Patchable, Target};
+use super::upgrade::{self, ControlPlaneState, Phase, Progress};
+use super::variables;
+use super::{DEPLOYMENT_NAME_LABEL, OWNED_LABEL};
+use crate::framework::names::{generated_name, random_suffix};
+use crate::framework::requeue::Requeue;
+use crate::framework::write::controller_ref_of;
+use crate::framework::{Error, Result};
+
+/// Everything the topology applies in one reconcile.
+pub struct Plan {
+    pub infrastructure: Value,
+    pub control_plane: Value,
+    pub control_plane_machine: Option<Value>,
+    pub control_plane_health_check: Option<Value>,
+    pub deployments: Vec<DeploymentPlan>,
+    pub progress: Progress,
+}
+
+/// What every object made for a Cluster shares.
+pub struct Common<'a> {
+    pub cluster: &'a Cluster,
+    pub topology: &'a Topology,
+    pub namespace: String,
+    /// The Cluster as controller: of the objects only the topology writes the owners of.
+    pub owner: OwnerReference,
+    /// The Cluster as a plain owner, as the MachineDeployment and MachineHealthCheck
+    /// controllers make it (the same reference, so the two never rewrite each other's).
+    pub plain_owner: OwnerReference,
+}
+
+impl Common<'_> {
+    pub fn name(&self) -> String {
+        self.cluster.name_any()
+    }
+
+    /// The labels every object of the topology carries.
+    pub fn owned_labels(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([(CLUSTER_NAME_LABEL.to_string(), self.name()), (OWNED_LABEL.to_string(), String::new())])
+    }
+
+    /// A new template name for a part of the topology.
+    pub fn new_name(&self, part: Option<&str>) -> String {
+        let base = match part {
+            Some(p) => format!("{}-{p}", self.name()),
+            None => self.name(),
+        };
+        generated_name(&base, &random_suffix())
+    }
+}
+
+pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan> {
+    let topology = cluster.spec.topology.as_ref().ok_or_else(|| Error::InvalidSpec("no topology".into()))?;
+    let plain_owner = drydock_api::capi::owner::owner_ref(cluster)
+        .ok_or_else(|| Error::inconsistent(format!("Cluster {}", cluster.name_any()), "it has no uid"))?;
+    let common = Common {
+        cluster,
+        topology,
+        namespace: cluster.namespace().unwrap_or_default(),
+        owner: controller_ref_of(cluster)?,
+        plain_owner,
+    };
+    let class_vars = bp.class.spec.variables.as_deref().unwrap_or_default();
+    let user = variables::values(class_vars, topology.variables.as_deref().unwrap_or_default())
+        .map_err(|e| Error::InvalidSpec(e.to_string()))?;
+
+    let infra_name = current.infrastructure.as_ref().map_or_else(|| common.new_name(None), name_of);
+    let cp_name = current.control_plane.as_ref().map_or_else(|| common.new_name(None), name_of);
+    let cp_machine_name = current.control_plane_machine.as_ref().map_or_else(|| common.new_name(None), name_of);
+    let cp_state = ControlPlaneState::of(current.control_plane.as_ref());
+    let workers_busy = current.deployments.values().any(|d| d.upgrading);
+    let cp_version = upgrade::control_plane_version(&bp.class, &topology.version, &cp_state, workers_busy);
+    let names = deployments::decide(&common, bp, current, &cp_state)?;
+
+    let builtin_cluster = builtin_cluster(cluster, topology);
+    let mut global = user.clone();
+    global.insert("builtin".into(), json!({ "cluster": builtin_cluster }));
+    let cp_topology = topology.control_plane.as_ref();
+    let cp_overrides = cp_topology.and_then(|c| c.variables.as_ref()).and_then(|v| v.overrides.as_deref());
+    let mut cp_vars = variables::with_overrides(&user, cp_overrides.unwrap_or_default());
+    let cp_metadata = cp_topology.and_then(|c| c.metadata.as_ref());
+    cp_vars.insert(
+        "builtin".into(),
+        json!({"cluster": builtin_cluster, "controlPlane": prune(json!({
+            "version": cp_version,
+            "name": cp_name,
+            "replicas": cp_topology.and_then(|c| c.replicas),
+            "metadata": cp_metadata,
+            "machineTemplate": bp.control_plane_machine.as_ref().map(|_| json!({"infrastructureRef": {"name": cp_machine_name}})),
+        }))}),
+    );
+    let md_vars: Vec<Map<String, Value>> =
+        names.iter().map(|n| deployments::variables(&user, &builtin_cluster, n)).collect();
+
+    // The patches edit copies of the templates.
+    let mut infra_t = bp.infrastructure.object.clone();
+    let mut cp_t = bp.control_plane.object.clone();
+    let mut cp_machine_t = bp.control_plane_machine.as_ref().map(|t| t.object.clone());
+    let mut md_ts: Vec<(Value, Value)> =
+        names.iter().map(|n| (n.class.bootstrap.object.clone(), n.class.infrastructure.object.clone())).collect();
+    {
+        let mut items = vec![
+            Patchable { target: Target::InfrastructureCluster, object: &mut infra_t, variables: &global },
+            Patchable { target: Target::ControlPlane, object: &mut cp_t, variables: &cp_vars },
+        ];
+        if let Some(t) = cp_machine_t.as_mut() {
+            items.push(Patchable { target: Target::ControlPlane, object: t, variables: &cp_vars });
+        }
+        for ((n, (b, i)), vars) in names.iter().zip(md_ts.iter_mut()).zip(&md_vars) {
+            let target = || Target::MachineDeployment { class: n.topology.class.as_str() };
+            items.push(Patchable { target: target(), object: b, variables: vars });
+            items.push(Patchable { target: target(), object: i, variables: vars });
+        }
+        let class_patches = bp.class.spec.patches.as_deref().unwrap_or_default();
+        patches::apply(class_patches, &global, &mut items).map_err(|e| Error::InvalidSpec(e.to_string()))?;
+    }
+
+    let infrastructure = made_from(&common, &bp.infrastructure, &infra_t, &infra_name, None);
+    let infrastructure = without_empty_endpoint(infrastructure);
+    let control_plane_machine = match (&bp.control_plane_machine, &cp_machine_t) {
+        (Some(t), Some(patched)) => {
+            let name = keep_or_rotate(current.control_plane_machine.as_ref(), patched, cp_machine_name, || {
+                common.new_name(None)
+            });
+            Some(cloned(&common, t, patched, &name, BTreeMap::new()))
+        }
+        _ => None,
+    };
+    let control_plane = control_plane(&common, bp, &cp_t, &cp_name, &cp_version, control_plane_machine.as_ref());
+    let control_plane_health_check =
+        control_plane_machine.as_ref().and_then(|_| deployments::control_plane_health_check(&common, bp, &cp_name));
+    let mut deployments = Vec::new();
+    for (n, (b, i)) in names.iter().zip(md_ts) {
+        deployments.push(deployments::deployment(&common, n, current, &b, &i));
+    }
+    let progress = progress(topology, &cp_state, &cp_version, &names, current);
+    Ok(Plan { infrastructure, control_plane, control_plane_machine, control_plane_health_check, deployments, progress })
+}
+
+fn name_of(v: &Value) -> String {
+    v["metadata"]["name"].as_str().unwrap_or_default().to_string()
+}
+
+/// Where the topology stands after this plan.
+fn progress(
+    topology: &Topology,
+    cp: &ControlPlaneState,
+    cp_version: &str,
+    names: &[Names<'_>],
+    current: &Current,
+) -> Progress {
+    let again = Requeue::after(upgrade::IN_MOTION_RECHECK);
+    let pending: Vec<&str> = names.iter().filter(|n| n.pending_create).map(|n| n.topology.name.as_str()).collect();
+    if !cp.exists || !pending.is_empty() {
+        let msg = if pending.is_empty() {
+            "creating the control plane".to_string()
+        } else {
+            format!("MachineDeployment(s) {} wait for the control plane to be initialized", pending.join(", "))
+        };
+        return Progress { phase: Phase::Creating(msg), requeue: again };
+    }
+    if cp_version != topology.version || cp.spec_version.as_deref() != Some(topology.version.as_str()) {
+        return Progress {
+            phase: Phase::Upgrading(format!(
+                "control plane upgrading to {cp_version} on the way to {}",
+                topology.version
+            )),
+            requeue: again,
+        };
+    }
+    if cp.busy {
+        return Progress { phase: Phase::Upgrading(format!("control plane rolling out {cp_version}")), requeue: again };
+    }
+    let behind: Vec<&str> = names
+        .iter()
+        .filter(|n| {
+            n.version != topology.version
+                || current.deployments.get(&n.topology.name).is_some_and(|d| {
+                    d.upgrading || d.object.spec.template.spec.version.as_deref() != Some(topology.version.as_str())
+                })
+        })
+        .map(|n| n.topology.name.as_str())
+        .collect();
+    let held: Vec<&str> = names.iter().filter(|n| n.held).map(|n| n.topology.name.as_str()).collect();
+    if !held.is_empty() && behind.iter().all(|b| held.contains(b)) {
+        return Progress {
+            phase: Phase::Deferred(format!("MachineDeployment(s) {} upgrade deferred or held", held.join(", "))),
+            requeue: Requeue::await_change(),
+        };
+    }
+    if !behind.is_empty() {
+        let msg = format!("MachineDeployment(s) {} upgrading to {}", behind.join(", "), topology.version);
+        return Progress { phase: Phase::Upgrading(msg), requeue: again };
+    }
+    Progress { phase: Phase::Stable, requeue: Requeue::await_change() }
+}
+
+/// `builtin.cluster`.
+fn builtin_cluster(cluster: &Cluster, t: &Topology) -> Value {
+    let meta = &cluster.metadata;
+    let network = cluster.spec.cluster_network.as_ref();
+    let blocks = |r: Option<&drydock_api::capi::core::v1beta2::NetworkRanges>| r.map(|r| json!(r.cidr_blocks));
+    prune(json!({
+        "name": meta.name,
+        "namespace": meta.namespace,
+        "uid": meta.uid,
+        "metadata": {"labels": meta.labels, "annotations": meta.annotations},
+        "topology": {
+            "version": t.version,
+            "classRef": {"name": t.class_ref.name, "namespace": t.class_ref.namespace.clone().or_else(|| meta.namespace.clone())},
+            "class": t.class_ref.name,
+            "classNamespace": t.class_ref.namespace.clone().or_else(|| meta.namespace.clone()),
+        },
+        "network": network.map(|n| json!({
+            "serviceDomain": n.service_domain,
+            "services": blocks(n.services.as_ref()),
+            "pods": blocks(n.pods.as_ref()),
+        })),
+    }))
+}
+
+/// An object made from a template of the class (`Foo` from `FooTemplate`): its
+/// `spec.template` with the topology's labels, owned by the Cluster.
+pub fn made_from(
+    common: &Common<'_>,
+    t: &Template,
+    patched: &Value,
+    name: &str,
+    labels: Option<BTreeMap<String, String>>,
+) -> Value {
+    let inner = &patched["spec"]["template"];
+    let mut all: BTreeMap<String, String> =
+        serde_json::from_value(inner["metadata"]["labels"].clone()).unwrap_or_default();
+    all.extend(labels.unwrap_or_default());
+    all.extend(common.owned_labels());
+    let annotations: BTreeMap<String, String> =
+        serde_json::from_value(inner["metadata"]["annotations"].clone()).unwrap_or_default();
+    prune(json!({
+        "apiVersion": t.reference.api_version,
+        "kind": t.object_kind(),
+        "metadata": {
+            "name": name,
+            "namespace": common.namespace,
+            "labels": all,
+            "annotations": (!annotations.is_empty()).then_some(annotations),
+            "ownerReferences": [common.owner],
+        },
+        "spec": inner.get("spec").cloned().unwrap_or_else(|| json!({})),
+    }))
+}
+
+/// A per-Cluster copy of a class template.
+pub fn cloned(
+    common: &Common<'_>,
+    t: &Template,
+    patched: &Value,
+    name: &str,
+    labels: BTreeMap<String, String>,
+) -> Value {
+    let mut all = labels;
+    all.extend(common.owned_labels());
+    json!({
+        "apiVersion": t.reference.api_version,
+        "kind": t.reference.kind,
+        "metadata": {
+            "name": name,
+            "namespace": common.namespace,
+            "labels": all,
+            "annotations": {
+                CLONED_FROM_NAME_ANNOTATION: t.reference.name,
+                CLONED_FROM_GROUP_KIND_ANNOTATION: format!("{}.{}", t.reference.kind, t.group()),
+            },
+            "ownerReferences": [common.owner],
+        },
+        "spec": patched.get("spec").cloned().unwrap_or_else(|| json!({})),
+    })
+}
+
+/// The current template's name while its spec still holds everything the patched class
+/// template says; a new name (a new template, rolling the Machines) once it does not.
+pub fn keep_or_rotate(current: Option<&Value>, patched: &Value, name: String, new: impl FnOnce() -> String) -> String {
+    match current {
+        Some(c) if !contains(&c["spec"], &patched["spec"]) => new(),
+        _ => name,
+    }
+}
+
+/// Whether `have` holds every value `want` sets (servers add defaults, so `have` may hold more).
+pub fn contains(have: &Value, want: &Value) -> bool {
+    match (have, want) {
+        (Value::Object(h), Value::Object(w)) => w.iter().all(|(k, wv)| match h.get(k) {
+            Some(hv) => contains(hv, wv),
+            None => wv.is_null(),
+        }),
+        (Value::Array(h), Value::Array(w)) => h.len() == w.len() && h.iter().zip(w).all(|(a, b)| contains(a, b)),
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (h, w) => h == w,
+    }
+}
+
+fn control_plane(
+    common: &Common<'_>,
+    bp: &Blueprint,
+    patched: &Value,
+    name: &str,
+    version: &str,
+    machine: Option<&Value>,
+) -> Value {
+    let class = &bp.class.spec.control_plane;
+    let topology = common.topology.control_plane.as_ref();
+    let mut labels = merged(
+        class.metadata.as_ref().and_then(|m| m.labels.as_ref()),
+        topology.and_then(|t| t.metadata.as_ref()).and_then(|m| m.labels.as_ref()),
+    );
+    let annotations = merged(
+        class.metadata.as_ref().and_then(|m| m.annotations.as_ref()),
+        topology.and_then(|t| t.metadata.as_ref()).and_then(|m| m.annotations.as_ref()),
+    );
+    let mut obj = made_from(common, &bp.control_plane, patched, name, Some(labels.clone()));
+    labels.extend(common.owned_labels());
+    let spec = &mut obj["spec"];
+    spec["version"] = json!(version);
+    if let Some(r) = topology.and_then(|t| t.replicas) {
+        spec["replicas"] = json!(r);
+    }
+    let v1beta1 = bp.control_plane.reference.api_version.ends_with("/v1beta1");
+    let template_meta =
+        prune(json!({"labels": labels, "annotations": (!annotations.is_empty()).then_some(&annotations)}));
+    let after = topology.and_then(|t| t.rollout.as_ref()).and_then(|r| r.after.clone());
+    if v1beta1 {
+        spec["machineTemplate"]["metadata"] = template_meta;
+        if let (Some(m), Some(t)) = (machine, &bp.control_plane_machine) {
+            spec["machineTemplate"]["infrastructureRef"] = json!({
+                "apiVersion": t.reference.api_version, "kind": t.reference.kind,
+                "name": m["metadata"]["name"], "namespace": common.namespace,
+            });
+        }
+        if let Some(a) = after {
+            spec["rolloutAfter"] = json!(a);
+        }
+    } else {
+        spec["machineTemplate"]["metadata"] = template_meta;
+        if let (Some(m), Some(t)) = (machine, &bp.control_plane_machine) {
+            spec["machineTemplate"]["spec"]["infrastructureRef"] =
+                json!({"apiGroup": t.group(), "kind": t.reference.kind, "name": m["metadata"]["name"]});
+        }
+        let extra = prune(json!({
+            "readinessGates": topology.and_then(|t| t.readiness_gates.as_ref()).or(class.readiness_gates.as_ref()),
+            "deletion": topology.and_then(|t| t.deletion.as_ref()).or(class.deletion.as_ref()),
+            "taints": topology.and_then(|t| t.taints.as_ref()).or(class.taints.as_ref()),
+        }));
+        if let Value::Object(m) = extra {
+            for (k, v) in m {
+                spec["machineTemplate"]["spec"][k] = v;
+            }
+        }
+        if let Some(a) = after {
+            spec["rollout"]["after"] = json!(a);
+        }
+    }
+    obj
+}
+
+/// Labels or annotations of the class with the topology's over them.
+pub fn merged(
+    class: Option<&BTreeMap<String, String>>,
+    topology: Option<&BTreeMap<String, String>>,
+) -> BTreeMap<String, String> {
+    let mut out = class.cloned().unwrap_or_default();
+    out.extend(topology.cloned().unwrap_or_default());
+    out
+}
+
+/// An empty `spec.controlPlaneEndpoint` host or port is left to the provider.
+fn without_empty_endpoint(mut obj: Value) -> Value {
+    if let Some(ep) = obj["spec"].get_mut("controlPlaneEndpoint").and_then(Value::as_object_mut) {
+        if ep.get("host").is_some_and(|h| h.as_str() == Some("")) {
+            ep.remove("host");
+        }
+        if ep.get("port").is_some_and(|p| p.as_i64() == Some(0)) {
+            ep.remove("port");
+        }
+        if ep.is_empty()
+            && let Some(spec) = obj["spec"].as_object_mut()
+        {
+            spec.remove("controlPlaneEndpoint");
+        }
+    }
+    obj
+}
+
+/// Removes nulls, and the objects that held only nulls (an object empty from the start,
+/// such as a template's `inMemory: {}`, stays).
+pub fn prune(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .filter_map(|(k, v)| {
+                    let was_empty = v.as_object().is_some_and(Map::is_empty);
+                    let v = prune(v);
+                    (was_empty || !v.as_object().is_some_and(Map::is_empty)).then_some((k, v))
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// The labels selecting a topology MachineDeployment's Machines.
+pub fn deployment_selector(common: &Common<'_>, md: &MachineDeploymentTopology) -> BTreeMap<String, String> {
+    let mut l = common.owned_labels();
+    l.insert(DEPLOYMENT_NAME_LABEL.to_string(), md.name.clone());
+    l
+}
+
+/// The class of a topology MachineDeployment.
+pub fn class_of<'a>(bp: &'a Blueprint, md: &MachineDeploymentTopology) -> Result<&'a DeploymentClass> {
+    bp.deployments.get(&md.class).ok_or_else(|| {
+        Error::InvalidSpec(format!(
+            "MachineDeployment {} of the topology uses class {}, which the ClusterClass does not define",
+            md.name, md.class
+        ))
+    })
+}

@@ -1,0 +1,598 @@
+//! The ClusterClass inline patch engine: `spec.patches` run in list order over the templates
+//! of one Cluster's topology, each patch seeing the output of the previous one, as upstream's
+//! (v1.14) engine does. External patches (Runtime SDK extensions) are refused.
+
+use drydock_api::capi::core::v1beta2::{ClusterClassPatch, JSONPatch};
+use drydock_api::capi::core::{JSONPatchValue, PatchSelector, PatchSelectorMatchNames};
+use serde_json::{Map, Value};
+
+use super::{gotemplate, variables};
+
+/// What a patch definition's selector can match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target<'a> {
+    InfrastructureCluster,
+    /// The control-plane template and the control plane's machine infrastructure template
+    /// (told apart by the selector's apiVersion and kind).
+    ControlPlane,
+    MachineDeployment {
+        class: &'a str,
+    },
+    #[allow(dead_code, reason = "the topology does not manage MachinePools yet; selectors already match them")]
+    MachinePool {
+        class: &'a str,
+    },
+}
+
+/// One template the patches may edit: the whole template object as JSON (apiVersion, kind,
+/// metadata, spec.template...), its role, and the variables it sees (the global values plus
+/// overrides plus a `builtin` object — the caller builds them).
+#[derive(Debug)]
+pub struct Patchable<'a> {
+    pub target: Target<'a>,
+    pub object: &'a mut Value,
+    pub variables: &'a Map<String, Value>,
+}
+
+/// A patch could not be applied. The message names the patch (and the definition, JSON patch
+/// and path) since it ends up in the Cluster's `TopologyReconciled` condition.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatchError {
+    /// The patch calls a Runtime SDK extension.
+    #[error("patch {patch:?}: external patches (Runtime SDK extensions) are not supported by drydock yet")]
+    External { patch: String },
+    /// `enabledIf` or a `valueFrom.template` failed to parse, render or (for values) to read
+    /// as YAML; the message says which and carries the template engine's message.
+    #[error("patch {patch:?}: {message}")]
+    Template { patch: String, message: String },
+    /// A JSON patch operation could not be applied, or its value could not be computed.
+    #[error("patch {patch:?}: definitions[{definition}].jsonPatches[{index}] ({op} {path}): {message}")]
+    JsonPatch { patch: String, definition: usize, index: usize, op: String, path: String, message: String },
+}
+
+/// Runs the class's patches in order on the templates. `global` is the variables without
+/// per-template overrides (with `builtin` at cluster level), what `enabledIf` sees. On error
+/// the items may be partly patched: the caller discards them.
+pub fn apply(
+    patches: &[ClusterClassPatch],
+    global: &Map<String, Value>,
+    items: &mut [Patchable<'_>],
+) -> Result<(), PatchError> {
+    for patch in patches {
+        if patch.external.is_some() {
+            return Err(PatchError::External { patch: patch.name.clone() });
+        }
+        if !enabled(patch, global)? {
+            continue;
+        }
+        for (d, definition) in patch.definitions.iter().flatten().enumerate() {
+            for item in items.iter_mut().filter(|item| selects(&definition.selector, item)) {
+                for (j, op) in definition.json_patches.iter().enumerate() {
+                    apply_op(patch, (d, j), op, item)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A patch without `enabledIf` is enabled; with one, only if it renders to `true`.
+fn enabled(patch: &ClusterClassPatch, global: &Map<String, Value>) -> Result<bool, PatchError> {
+    let Some(condition) = &patch.enabled_if else {
+        return Ok(true);
+    };
+    let out = gotemplate::render("enabledIf", condition, global)
+        .map_err(|message| PatchError::Template { patch: patch.name.clone(), message })?;
+    Ok(out.trim() == "true")
+}
+
+/// The selector's apiVersion and kind are the item's, and its `matchResources` covers the
+/// item's role.
+fn selects(selector: &PatchSelector, item: &Patchable<'_>) -> bool {
+    let field = |name: &str| item.object.get(name).and_then(Value::as_str);
+    if field("apiVersion") != Some(selector.api_version.as_str()) || field("kind") != Some(selector.kind.as_str()) {
+        return false;
+    }
+    let m = &selector.match_resources;
+    match item.target {
+        Target::InfrastructureCluster => m.infrastructure_cluster == Some(true),
+        Target::ControlPlane => m.control_plane == Some(true),
+        Target::MachineDeployment { class } => class_selected(m.machine_deployment_class.as_ref(), class),
+        Target::MachinePool { class } => class_selected(m.machine_pool_class.as_ref(), class),
+    }
+}
+
+/// Class name patterns: exact, `*`, `prefix*` or `*suffix`.
+fn class_selected(names: Option<&PatchSelectorMatchNames>, class: &str) -> bool {
+    names.and_then(|n| n.names.as_ref()).into_iter().flatten().any(|pattern| {
+        pattern == "*"
+            || pattern == class
+            || pattern.strip_prefix('*').is_some_and(|suffix| class.ends_with(suffix))
+            || pattern.strip_suffix('*').is_some_and(|prefix| class.starts_with(prefix))
+    })
+}
+
+/// Applies JSON patch `j` of definition `d`.
+fn apply_op(
+    patch: &ClusterClassPatch,
+    at: (usize, usize),
+    op: &JSONPatch,
+    item: &mut Patchable,
+) -> Result<(), PatchError> {
+    let (d, j) = at;
+    let fail = |message: String| PatchError::JsonPatch {
+        patch: patch.name.clone(),
+        definition: d,
+        index: j,
+        op: op.op.clone(),
+        path: op.path.clone(),
+        message,
+    };
+    let tokens = pointer_tokens(&op.path).map_err(fail)?;
+    let value = match (op.op.as_str(), &op.value, &op.value_from) {
+        ("remove", ..) => None,
+        ("add" | "replace", Some(v), _) => Some(v.clone()),
+        ("add" | "replace", None, Some(JSONPatchValue { variable: Some(path), .. })) => {
+            Some(variables::lookup(item.variables, path).map_err(|e| fail(format!("valueFrom.variable: {e}")))?)
+        }
+        ("add" | "replace", None, Some(JSONPatchValue { template: Some(template), .. })) => {
+            let name = format!("definitions[{d}].jsonPatches[{j}].valueFrom.template");
+            let value = gotemplate::render_value(&name, template, item.variables)
+                .map_err(|message| PatchError::Template { patch: patch.name.clone(), message })?;
+            Some(value)
+        }
+        ("add" | "replace", ..) => return Err(fail("needs a value, valueFrom.variable or valueFrom.template".into())),
+        (other, ..) => return Err(fail(format!("unsupported op {other:?}: only add, replace and remove are"))),
+    };
+    edit(item.object, op.op == "add", &tokens, value).map_err(fail)
+}
+
+/// RFC 6901: `""` is the whole document, else `/`-separated tokens with `~1` for `/` and
+/// `~0` for `~`.
+fn pointer_tokens(path: &str) -> Result<Vec<String>, String> {
+    if path.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(rest) = path.strip_prefix('/') else {
+        return Err("a path must be empty or start with \"/\"".into());
+    };
+    rest.split('/')
+        .map(|token| {
+            let mut out = String::with_capacity(token.len());
+            let mut chars = token.chars();
+            while let Some(c) = chars.next() {
+                if c != '~' {
+                    out.push(c);
+                    continue;
+                }
+                match chars.next() {
+                    Some('0') => out.push('~'),
+                    Some('1') => out.push('/'),
+                    _ => return Err(format!("invalid escape in {token:?}: \"~\" must be followed by 0 or 1")),
+                }
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
+/// An array position: a decimal index without leading zeros, below `len` (or equal to it, or
+/// `-`, when appending).
+fn array_index(token: &str, len: usize, appending: bool) -> Result<usize, String> {
+    if appending && token == "-" {
+        return Ok(len);
+    }
+    let well_formed =
+        !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) && (token == "0" || !token.starts_with('0'));
+    match token.parse::<usize>() {
+        Ok(i) if well_formed && (i < len || (appending && i == len)) => Ok(i),
+        Ok(_) if well_formed => Err(format!("index {token} is out of range (array length {len})")),
+        _ => Err(format!("{token:?} is not an array index")),
+    }
+}
+
+/// The container the last token is in. For `add` (`create`), missing or null intermediate
+/// values become objects, or arrays when the next token is an index, as upstream's
+/// JSON patch library does with `EnsurePathExistsOnAdd`.
+fn parent<'v>(doc: &'v mut Value, tokens: &[String], create: bool) -> Result<&'v mut Value, String> {
+    let mut cur = doc;
+    let steps = tokens.len().saturating_sub(1);
+    for (i, token) in tokens.iter().take(steps).enumerate() {
+        cur = match cur {
+            Value::Object(map) => {
+                if create && map.get(token).is_none_or(Value::is_null) {
+                    let next = tokens.get(i + 1).map(String::as_str).unwrap_or_default();
+                    let index_next = next == "-" || (!next.is_empty() && next.bytes().all(|b| b.is_ascii_digit()));
+                    let empty = if index_next { Value::Array(Vec::new()) } else { Value::Object(Map::new()) };
+                    map.insert(token.clone(), empty);
+                }
+                map.get_mut(token).ok_or_else(|| format!("missing {token:?}"))?
+            }
+            Value::Array(items) => {
+                let idx = array_index(token, items.len(), false)?;
+                items.get_mut(idx).ok_or_else(|| format!("missing index {idx}"))?
+            }
+            _ => return Err(format!("{token:?} is inside a value that is neither an object nor an array")),
+        };
+    }
+    Ok(cur)
+}
+
+/// `add` (`adding`) or `replace` the value at `tokens`, or `remove` it (no value).
+fn edit(doc: &mut Value, adding: bool, tokens: &[String], value: Option<Value>) -> Result<(), String> {
+    let Some(last) = tokens.last() else {
+        *doc = value.ok_or("cannot remove the whole object")?;
+        return Ok(());
+    };
+    match (parent(doc, tokens, adding)?, value) {
+        (Value::Object(map), Some(v)) if adding => drop(map.insert(last.clone(), v)),
+        (Value::Object(map), Some(v)) => {
+            *map.get_mut(last).ok_or_else(|| format!("missing {last:?}: replace needs an existing value"))? = v;
+        }
+        (Value::Object(map), None) => {
+            drop(map.remove(last).ok_or_else(|| format!("missing {last:?}: nothing to remove"))?)
+        }
+        (Value::Array(items), value) => {
+            let idx = array_index(last, items.len(), adding)?;
+            match value {
+                Some(v) if adding => items.insert(idx, v),
+                Some(v) => items[idx] = v,
+                None => drop(items.remove(idx)),
+            }
+        }
+        _ => return Err(format!("{last:?} is inside a value that is neither an object nor an array")),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use drydock_api::capi::core::v1beta2::{ClusterClassVariable, ClusterVariable};
+    use serde_json::json;
+
+    use super::*;
+
+    fn patch(v: Value) -> ClusterClassPatch {
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// A one-definition patch.
+    fn simple(name: &str, api: &str, kind: &str, match_resources: Value, json_patches: Value) -> ClusterClassPatch {
+        patch(json!({"name": name, "definitions": [{
+            "selector": {"apiVersion": api, "kind": kind, "matchResources": match_resources},
+            "jsonPatches": json_patches,
+        }]}))
+    }
+
+    /// A patch of the `a/v1` `K` control-plane template.
+    fn cp(name: &str, json_patches: Value) -> ClusterClassPatch {
+        simple(name, "a/v1", "K", json!({"controlPlane": true}), json_patches)
+    }
+
+    fn ak() -> Value {
+        json!({"apiVersion": "a/v1", "kind": "K"})
+    }
+
+    fn object(api: &str, kind: &str) -> Value {
+        json!({"apiVersion": api, "kind": kind, "metadata": {"name": "t"}, "spec": {"template": {"spec": {}}}})
+    }
+
+    fn vars(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    /// Applies `patches` to one object of role `target`, with `v` as global and item variables.
+    fn run(
+        patches: &[ClusterClassPatch],
+        target: Target<'_>,
+        mut obj: Value,
+        v: &Map<String, Value>,
+    ) -> Result<Value, PatchError> {
+        let mut items = [Patchable { target, object: &mut obj, variables: v }];
+        apply(patches, v, &mut items)?;
+        Ok(obj)
+    }
+
+    fn set_marker(match_resources: Value) -> ClusterClassPatch {
+        simple(
+            "p",
+            "infra/v1",
+            "T",
+            match_resources,
+            json!([{"op": "add", "path": "/spec/template/spec/hit", "value": true}]),
+        )
+    }
+
+    fn hit(p: &ClusterClassPatch, target: Target<'_>, api: &str, kind: &str) -> bool {
+        let out = run(std::slice::from_ref(p), target, object(api, kind), &Map::new()).unwrap();
+        out["spec"]["template"]["spec"].get("hit").is_some()
+    }
+
+    #[test]
+    fn selectors_match_role_api_version_and_kind() {
+        let md = |class| Target::MachineDeployment { class };
+        let mp = |class| Target::MachinePool { class };
+        let infra = set_marker(json!({"infrastructureCluster": true}));
+        assert!(hit(&infra, Target::InfrastructureCluster, "infra/v1", "T"));
+        assert!(!hit(&infra, Target::ControlPlane, "infra/v1", "T"));
+        assert!(!hit(&infra, Target::InfrastructureCluster, "infra/v2", "T"));
+        assert!(!hit(&infra, Target::InfrastructureCluster, "infra/v1", "U"));
+
+        let cp = set_marker(json!({"controlPlane": true}));
+        assert!(hit(&cp, Target::ControlPlane, "infra/v1", "T"));
+        assert!(!hit(&cp, Target::InfrastructureCluster, "infra/v1", "T"));
+        assert!(!hit(&cp, md("default-worker"), "infra/v1", "T"));
+
+        let mds = set_marker(json!({"machineDeploymentClass": {"names": ["exact", "pre*", "*suf"]}}));
+        for class in ["exact", "pre-x", "pre", "x-suf"] {
+            assert!(hit(&mds, md(class), "infra/v1", "T"), "{class}");
+        }
+        for class in ["exactly", "xpre", "sufx"] {
+            assert!(!hit(&mds, md(class), "infra/v1", "T"), "{class}");
+        }
+        assert!(!hit(&mds, mp("exact"), "infra/v1", "T"));
+        assert!(!hit(&mds, Target::ControlPlane, "infra/v1", "T"));
+
+        let all_md = set_marker(json!({"machineDeploymentClass": {"names": ["*"]}}));
+        assert!(hit(&all_md, md("anything"), "infra/v1", "T"));
+        assert!(!hit(&all_md, md("anything"), "infra/v1", "U"));
+
+        let mps = set_marker(json!({"machinePoolClass": {"names": ["pool-*"]}}));
+        assert!(hit(&mps, mp("pool-a"), "infra/v1", "T"));
+        assert!(!hit(&mps, md("pool-a"), "infra/v1", "T"));
+        assert!(!hit(&mps, mp("other"), "infra/v1", "T"));
+
+        let none = set_marker(json!({"controlPlane": false, "machineDeploymentClass": {}}));
+        assert!(!hit(&none, Target::ControlPlane, "infra/v1", "T"));
+        assert!(!hit(&none, md("a"), "infra/v1", "T"));
+    }
+
+    fn ops(json_patches: Value, obj: Value) -> Result<Value, PatchError> {
+        let p = cp("ops", json_patches);
+        run(&[p], Target::ControlPlane, obj, &vars(json!({"v": {"list": [1, 2]}})))
+    }
+
+    #[test]
+    fn add_creates_missing_parents_and_replaces_existing() {
+        let obj = json!({"apiVersion": "a/v1", "kind": "K", "spec": {"keep": 1, "x": null}});
+        let out = ops(
+            json!([
+                {"op": "add", "path": "/spec/template/spec/a/b", "value": "deep"},
+                {"op": "add", "path": "/spec/x/y", "value": 2},
+                {"op": "add", "path": "/spec/list/-", "value": "first"},
+                {"op": "add", "path": "/spec/keep", "value": 3},
+            ]),
+            obj,
+        )
+        .unwrap();
+        assert_eq!(
+            out["spec"],
+            json!({"keep": 3, "x": {"y": 2}, "list": ["first"], "template": {"spec": {"a": {"b": "deep"}}}})
+        );
+    }
+
+    #[test]
+    fn array_add_insert_replace_remove() {
+        let obj = json!({"apiVersion": "a/v1", "kind": "K", "spec": {"l": ["a", "c"]}});
+        let out = ops(
+            json!([
+                {"op": "add", "path": "/spec/l/1", "value": "b"},
+                {"op": "add", "path": "/spec/l/-", "value": "d"},
+                {"op": "add", "path": "/spec/l/4", "value": "e"},
+                {"op": "replace", "path": "/spec/l/0", "value": "A"},
+                {"op": "remove", "path": "/spec/l/4"},
+            ]),
+            obj,
+        )
+        .unwrap();
+        assert_eq!(out["spec"]["l"], json!(["A", "b", "c", "d"]));
+    }
+
+    #[test]
+    fn replace_and_remove_need_the_target_and_escapes_work() {
+        let obj =
+            json!({"apiVersion": "a/v1", "kind": "K", "metadata": {"labels": {"a/b": "1", "c~d": "2", "gone": "3"}}});
+        let out = ops(
+            json!([
+                {"op": "replace", "path": "/metadata/labels/a~1b", "value": "x"},
+                {"op": "add", "path": "/metadata/labels/c~0d", "value": "y"},
+                {"op": "remove", "path": "/metadata/labels/gone"},
+            ]),
+            obj.clone(),
+        )
+        .unwrap();
+        assert_eq!(out["metadata"]["labels"], json!({"a/b": "x", "c~d": "y"}));
+
+        let err = ops(json!([{"op": "replace", "path": "/spec/nope", "value": 1}]), obj.clone()).unwrap_err();
+        assert!(matches!(err, PatchError::JsonPatch { definition: 0, index: 0, .. }), "{err:?}");
+        assert!(
+            err.to_string().starts_with("patch \"ops\": definitions[0].jsonPatches[0] (replace /spec/nope): "),
+            "{err}"
+        );
+        let err = ops(json!([{"op": "remove", "path": "/metadata/labels/none"}]), obj.clone()).unwrap_err();
+        assert!(err.to_string().contains("nothing to remove"), "{err}");
+        let err = ops(json!([{"op": "remove", "path": "/metadata/labels/x~2"}]), obj.clone()).unwrap_err();
+        assert!(err.to_string().contains("invalid escape"), "{err}");
+        assert!(array_index("01", 3, true).unwrap_err().contains("not an array index"));
+        assert!(array_index("3", 3, false).unwrap_err().contains("out of range"));
+        assert_eq!((array_index("3", 3, true), array_index("-", 3, true)), (Ok(3), Ok(3)));
+        assert_eq!(pointer_tokens("").unwrap(), Vec::<String>::new());
+        assert!(pointer_tokens("spec").is_err());
+        let err = ops(json!([{"op": "move", "path": "/spec"}]), obj.clone()).unwrap_err();
+        assert!(err.to_string().contains("unsupported op \"move\""), "{err}");
+        let err = ops(json!([{"op": "add", "path": "/spec/a"}]), obj).unwrap_err();
+        assert!(err.to_string().contains("needs a value"), "{err}");
+    }
+
+    #[test]
+    fn values_from_variables_and_templates() {
+        let v = vars(json!({
+            "builtin": {"cluster": {"name": "c1"}},
+            "arr": [{"x": "first"}],
+            "image": {"repository": "registry.k8s.io", "tag": "v1"},
+        }));
+        let p = cp(
+            "values",
+            json!([
+                {"op": "add", "path": "/spec/name", "valueFrom": {"variable": "builtin.cluster.name"}},
+                {"op": "add", "path": "/spec/first", "valueFrom": {"variable": "arr[0].x"}},
+                {"op": "add", "path": "/spec/image", "valueFrom": {"variable": "image"}},
+                {"op": "add", "path": "/spec/files", "valueFrom": {"template":
+                    "- path: /etc/{{ .builtin.cluster.name }}\n  content: {{ .image.repository }}:{{ .image.tag }}\n  replicas: 3\n  enabled: true"}},
+                {"op": "add", "path": "/spec/plain", "valueFrom": {"template": "{{ .image.tag }}"}},
+            ]),
+        );
+        let out = run(&[p], Target::ControlPlane, ak(), &v).unwrap();
+        assert_eq!(out["spec"]["name"], json!("c1"));
+        assert_eq!(out["spec"]["first"], json!("first"));
+        assert_eq!(out["spec"]["image"], json!({"repository": "registry.k8s.io", "tag": "v1"}));
+        assert_eq!(
+            out["spec"]["files"],
+            json!([{"path": "/etc/c1", "content": "registry.k8s.io:v1", "replicas": 3, "enabled": true}])
+        );
+        assert_eq!(out["spec"]["plain"], json!("v1"));
+
+        let missing = cp("m", json!([{"op": "add", "path": "/spec/x", "valueFrom": {"variable": "nope.field"}}]));
+        let err = run(&[missing], Target::ControlPlane, ak(), &v).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "patch \"m\": definitions[0].jsonPatches[0] (add /spec/x): valueFrom.variable: variable \"nope\" not found"
+        );
+
+        let bad = cp("t", json!([{"op": "add", "path": "/spec/x", "valueFrom": {"template": "{{ nope }}"}}]));
+        let err = run(&[bad], Target::ControlPlane, ak(), &v).unwrap_err();
+        assert!(matches!(&err, PatchError::Template { patch, .. } if patch == "t"), "{err:?}");
+        assert!(err.to_string().contains("template: definitions[0].jsonPatches[0].valueFrom.template:"), "{err}");
+    }
+
+    #[test]
+    fn enabled_if_sees_the_global_variables() {
+        let mk = |cond: &str| {
+            let mut p = set_marker(json!({"controlPlane": true}));
+            p.enabled_if = Some(cond.into());
+            p
+        };
+        let global = vars(json!({"on": true, "s": ""}));
+        let go = |p: ClusterClassPatch| {
+            let out = run(&[p], Target::ControlPlane, object("infra/v1", "T"), &global).unwrap();
+            out["spec"]["template"]["spec"].get("hit").is_some()
+        };
+        assert!(go(mk("{{ .on }}")));
+        assert!(go(mk("  {{ if .on }}true{{ end }}\n")));
+        assert!(!go(mk(r#"{{ ne .s "" }}"#)));
+        assert!(!go(mk("{{ .missing }}")));
+        assert!(!go(mk("yes")));
+        let err = run(&[mk("{{ if .on }}")], Target::ControlPlane, object("infra/v1", "T"), &global).unwrap_err();
+        assert!(err.to_string().starts_with("patch \"p\": template: enabledIf:"), "{err}");
+    }
+
+    #[test]
+    fn patches_run_in_order_on_each_others_output() {
+        let first = cp("first", json!([{"op": "add", "path": "/spec/kind", "value": "L"}]));
+        // The second patch selects by the changed kind, replaces what the first added and reads it back.
+        let second = patch(json!({"name": "second", "definitions": [
+            {"selector": {"apiVersion": "a/v1", "kind": "K", "matchResources": {"controlPlane": true}},
+             "jsonPatches": [{"op": "replace", "path": "/spec/kind", "value": "M"}]},
+            {"selector": {"apiVersion": "a/v1", "kind": "K", "matchResources": {"controlPlane": true}},
+             "jsonPatches": [{"op": "add", "path": "/spec/after", "valueFrom": {"template": "{{ .x }}"}}]},
+        ]}));
+        let v = vars(json!({"x": "z"}));
+        let out = run(&[first.clone(), second.clone()], Target::ControlPlane, ak(), &v).unwrap();
+        assert_eq!(out["spec"], json!({"kind": "M", "after": "z"}));
+        let err = run(&[second, first], Target::ControlPlane, ak(), &v).unwrap_err();
+        assert!(matches!(&err, PatchError::JsonPatch { patch, .. } if patch == "second"), "{err:?}");
+    }
+
+    #[test]
+    fn items_use_their_own_variables() {
+        let p = simple(
+            "p",
+            "a/v1",
+            "K",
+            json!({"machineDeploymentClass": {"names": ["*"]}}),
+            json!([{"op": "add", "path": "/spec/v", "valueFrom": {"variable": "x"}}]),
+        );
+        let (va, vb) = (vars(json!({"x": 1})), vars(json!({"x": 2})));
+        let (mut a, mut b) = (ak(), ak());
+        let mut items = [
+            Patchable { target: Target::MachineDeployment { class: "a" }, object: &mut a, variables: &va },
+            Patchable { target: Target::MachineDeployment { class: "b" }, object: &mut b, variables: &vb },
+        ];
+        apply(&[p], &Map::new(), &mut items).unwrap();
+        assert_eq!((a["spec"]["v"].clone(), b["spec"]["v"].clone()), (json!(1), json!(2)));
+    }
+
+    #[test]
+    fn external_patches_are_refused() {
+        let p = patch(json!({"name": "ext", "external": {"generatePatchesExtension": "gen.my-extension"}}));
+        let err = run(&[p], Target::ControlPlane, object("a/v1", "K"), &Map::new()).unwrap_err();
+        assert_eq!(err, PatchError::External { patch: "ext".into() });
+        assert!(
+            err.to_string().contains("external patches (Runtime SDK extensions) are not supported by drydock yet"),
+            "{err}"
+        );
+    }
+
+    /// The control-plane patches of upstream's in-memory quick-start ClusterClass.
+    #[test]
+    fn quick_start_control_plane_patches() {
+        let class_vars: Vec<ClusterClassVariable> = serde_json::from_value(json!([
+            {"name": "etcdImageTag", "required": true, "schema": {"openAPIV3Schema": {"type": "string", "default": ""}}},
+            {"name": "coreDNSImageTag", "required": true, "schema": {"openAPIV3Schema": {"type": "string", "default": ""}}},
+            {"name": "kubeadmControlPlaneMaxSurge", "required": false, "schema": {"openAPIV3Schema": {"type": "string", "default": ""}}},
+        ]))
+        .unwrap();
+        let (api, kind) = ("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlaneTemplate");
+        let cp_selector = json!({"apiVersion": api, "kind": kind, "matchResources": {"controlPlane": true}});
+        let patches: Vec<ClusterClassPatch> = serde_json::from_value(json!([
+            {"name": "etcdImageTag", "definitions": [{"selector": cp_selector, "jsonPatches": [{
+                "op": "add", "path": "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/etcd",
+                "valueFrom": {"template": "local:\n  imageTag: {{ .etcdImageTag }}\n"}}]}]},
+            {"name": "coreDNSImageTag", "definitions": [{"selector": cp_selector, "jsonPatches": [{
+                "op": "add", "path": "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/dns",
+                "valueFrom": {"template": "imageTag: {{ .coreDNSImageTag }}\n"}}]}]},
+            {"name": "kubeadmControlPlaneMaxSurge", "enabledIf": "{{ ne .kubeadmControlPlaneMaxSurge \"\" }}",
+             "definitions": [{"selector": cp_selector, "jsonPatches": [{
+                "op": "add", "path": "/spec/template/spec/rolloutStrategy/rollingUpdate/maxSurge",
+                "valueFrom": {"template": "{{ .kubeadmControlPlaneMaxSurge }}"}}]}]},
+        ]))
+        .unwrap();
+        let kcpt = json!({
+            "apiVersion": api, "kind": kind,
+            "metadata": {"name": "in-memory-quick-start-control-plane", "namespace": "default"},
+            "spec": {"template": {"spec": {"kubeadmConfigSpec": {"clusterConfiguration": {
+                "apiServer": {"certSANs": ["localhost", "127.0.0.1"]}}}}}},
+        });
+        let render = |set: Value| {
+            let set: Vec<ClusterVariable> = serde_json::from_value(set).unwrap();
+            let mut global = variables::values(&class_vars, &set).unwrap();
+            global.insert("builtin".into(), json!({"cluster": {"name": "qs", "namespace": "default"}}));
+            run(&patches, Target::ControlPlane, kcpt.clone(), &global).unwrap()
+        };
+
+        let out = render(
+            json!([{"name": "etcdImageTag", "value": "3.5.16-0"}, {"name": "coreDNSImageTag", "value": "v1.11.3"}]),
+        );
+        let spec = &out["spec"]["template"]["spec"];
+        assert_eq!(
+            spec["kubeadmConfigSpec"]["clusterConfiguration"],
+            json!({"apiServer": {"certSANs": ["localhost", "127.0.0.1"]}, "etcd": {"local": {"imageTag": "3.5.16-0"}}, "dns": {"imageTag": "v1.11.3"}})
+        );
+        assert!(spec.get("rolloutStrategy").is_none(), "maxSurge defaults to \"\": patch disabled");
+        assert_eq!(out["metadata"], kcpt["metadata"]);
+
+        let out = render(json!([
+            {"name": "etcdImageTag", "value": "3.5.16-0"}, {"name": "coreDNSImageTag", "value": "v1.11.3"},
+            {"name": "kubeadmControlPlaneMaxSurge", "value": "1"},
+        ]));
+        // The template renders `1`, which reads as YAML as the integer 1, as upstream's does.
+        assert_eq!(out["spec"]["template"]["spec"]["rolloutStrategy"], json!({"rollingUpdate": {"maxSurge": 1}}));
+
+        // Unset tags default to "", which the templates render as an empty (null) value.
+        let out = render(json!([]));
+        assert_eq!(
+            out["spec"]["template"]["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]["etcd"],
+            json!({"local": {"imageTag": null}})
+        );
+    }
+}
