@@ -4,7 +4,18 @@
 
 use std::path::{Path, PathBuf};
 
-const CONTROLLERS: &[&str] = &["cluster", "machine", "kubeadmconfig", "machineset", "machinedeployment", "kcp", "mhc"];
+const CONTROLLERS: &[&str] = &[
+    "cluster",
+    "machine",
+    "kubeadmconfig",
+    "machineset",
+    "machinedeployment",
+    "kcp",
+    "mhc",
+    "clusterclass",
+    "ipam",
+    "topology",
+];
 
 /// The source files of a controller module: `src/<name>.rs` and everything below `src/<name>/`.
 fn files_of(src: &Path, name: &str) -> Vec<PathBuf> {
