@@ -57,6 +57,11 @@ enum Command {
         #[command(subcommand)]
         what: commands::migrate::MigrateCommand,
     },
+    /// ClusterClass topologies: `topology plan -f FILE` shows what a change would do, without doing it.
+    Topology {
+        #[command(subcommand)]
+        what: commands::topology::TopologyCommand,
+    },
     /// Measure drydock: provision (and optionally upgrade and delete) a fleet, or `bench apiserver`.
     Bench(BenchArgs),
 }
@@ -144,6 +149,7 @@ impl Cli {
                 }
             }
             Command::Migrate { what } => output::emit(&commands::migrate::run(&what).await?)?,
+            Command::Topology { what } => output::emit(&commands::topology::run(&what).await?)?,
             Command::Bench(b) => match b.what {
                 Some(BenchCommand::Apiserver(args)) => bench::apiserver::main(args).await?,
                 Some(BenchCommand::Compare(args)) => bench::compare::main(args).await?,

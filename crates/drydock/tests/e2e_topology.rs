@@ -323,3 +323,60 @@ async fn a_v1beta1_class_as_upstream_v1_9_wrote_it_provisions_and_follows_the_wo
     })
     .await;
 }
+
+fn drydock(kc: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_drydock"))
+        .env("KUBECONFIG", kc)
+        .args(args)
+        .output()
+        .expect("run drydock");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn topology_plan_shows_a_change_in_upgrade_order_without_applying_it() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest(CLASS_V1BETA2, "pl", "v1.33.0", 1, 1)));
+    provisioned(&kc, "pl", 2).await;
+    let file = env.dir.path().join("changed.yaml");
+    std::fs::write(&file, manifest(CLASS_V1BETA2, "pl", "v1.34.0", 1, 2)).expect("write manifest");
+    let file = file.to_string_lossy().into_owned();
+
+    let (ok, out, err) = drydock(&kc, &["topology", "plan", "-f", &file]);
+    assert!(ok, "{err}");
+    let row =
+        |kind: &str| out.lines().find(|l| l.split_whitespace().nth(1) == Some(kind)).unwrap_or_default().to_string();
+    let cp = row("KubeadmControlPlane");
+    assert!(cp.starts_with("update") && cp.contains("spec.version: v1.33.0 -> v1.34.0"), "{out}");
+    let md = row("MachineDeployment");
+    assert!(md.starts_with("update") && md.contains("spec.replicas: 1 -> 2"), "{out}");
+    assert!(!md.contains("spec.template.spec.version"), "the workers wait for the control plane: {out}");
+    assert!(row("DevCluster").starts_with("unchanged"), "{out}");
+    assert!(
+        out.contains(
+            "Upgrade order:\n  1. control plane: v1.33.0 -> v1.34.0\n  2. MachineDeployment md-0: v1.33.0 -> v1.34.0"
+        ),
+        "{out}"
+    );
+    let (ok, out, err) = drydock(&kc, &["topology", "plan", "-f", &file, "-o", "json"]);
+    assert!(ok, "{err}");
+    let plan: Value = serde_json::from_str(&out).expect("json");
+    assert!(plan["steps"].as_array().is_some_and(|s| s.iter().any(|s| s["action"] == "update")), "{plan:#}");
+
+    // Nothing was written.
+    let cluster = json(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "pl"]);
+    assert_eq!(cluster["spec"]["topology"]["version"], "v1.33.0");
+    let kcp = owned(&kc, "kubeadmcontrolplanes.v1beta2.controlplane.cluster.x-k8s.io", "pl");
+    assert_eq!(kcp["spec"]["version"], "v1.33.0");
+
+    // What admission refuses, the plan refuses with the same path.
+    let invalid = std::fs::read_to_string(&file).expect("read").replace("value: \"3.5.16-0\"", "value: 5");
+    std::fs::write(&file, invalid).expect("write");
+    let (ok, _, err) = drydock(&kc, &["topology", "plan", "-f", &file]);
+    assert!(!ok && err.contains("spec.topology.variables[0].value"), "{err}");
+}

@@ -85,7 +85,7 @@ fn class_of<'a>(
 
 /// Server-side apply of `obj` as the topology.
 async fn ssa(ctx: &Context, obj: &Value) -> Result<()> {
-    let api = blueprint::api_of(ctx, obj);
+    let api = blueprint::api_of(&ctx.client, obj);
     let name = name(obj);
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let kind = obj["kind"].as_str().unwrap_or_default();
@@ -99,7 +99,7 @@ async fn ssa(ctx: &Context, obj: &Value) -> Result<()> {
 }
 
 async fn delete(ctx: &Context, obj: &Value) -> Result<()> {
-    let api = blueprint::api_of(ctx, obj);
+    let api = blueprint::api_of(&ctx.client, obj);
     delete_if_present(&api, CONTROLLER, name(obj)).await?;
     Ok(())
 }
@@ -154,9 +154,9 @@ async fn collect_unused(
     used: &BTreeSet<String>,
 ) -> Result<()> {
     let selector = format!("{CLUSTER_NAME_LABEL}={cluster},{OWNED_LABEL},{DEPLOYMENT_NAME_LABEL}={topology_name}");
-    for old in blueprint::list(ctx, ns, &t.reference.api_version, &t.reference.kind, &selector).await? {
+    for old in blueprint::list(&ctx.client, ns, &t.reference.api_version, &t.reference.kind, &selector).await? {
         if !used.contains(name(&old)) {
-            let api = blueprint::api(ctx, ns, &t.reference.api_version, &t.reference.kind);
+            let api = blueprint::api(&ctx.client, ns, &t.reference.api_version, &t.reference.kind);
             delete_if_present(&api, CONTROLLER, name(&old)).await?;
         }
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use drydock_api::capi::common::VersionedTemplateReference;
-use drydock_api::capi::core::v1beta2::{Cluster, ClusterClass, MachineDeployment, MachineDeploymentClass};
+use drydock_api::capi::core::v1beta2::{Cluster, ClusterClass, Machine, MachineDeployment, MachineDeploymentClass};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL as SET_DEPLOYMENT_LABEL};
 use kube::ResourceExt;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -56,13 +56,18 @@ pub struct Blueprint {
 
 impl Blueprint {
     /// Reads the templates of `class` that `cluster`'s topology uses.
-    pub async fn load(ctx: &Context, class: &ClusterClass, cluster: &Cluster) -> Result<Self> {
+    pub async fn load(
+        client: &kube::Client,
+        class: &ClusterClass,
+        cluster: &Cluster,
+        overlay: &[Value],
+    ) -> Result<Self> {
         let ns = class.namespace().unwrap_or_default();
         let spec = &class.spec;
-        let infrastructure = template(ctx, &ns, &spec.infrastructure.template_ref).await?;
-        let control_plane = template(ctx, &ns, &spec.control_plane.template_ref).await?;
+        let infrastructure = template(client, &ns, overlay, &spec.infrastructure.template_ref).await?;
+        let control_plane = template(client, &ns, overlay, &spec.control_plane.template_ref).await?;
         let control_plane_machine = match &spec.control_plane.machine_infrastructure {
-            Some(m) => Some(template(ctx, &ns, &m.template_ref).await?),
+            Some(m) => Some(template(client, &ns, overlay, &m.template_ref).await?),
             None => None,
         };
         let used: Vec<&str> = cluster
@@ -77,18 +82,33 @@ impl Blueprint {
             if !used.contains(&mdc.class.as_str()) {
                 continue;
             }
-            let bootstrap = template(ctx, &ns, &mdc.bootstrap.template_ref).await?;
-            let infrastructure = template(ctx, &ns, &mdc.infrastructure.template_ref).await?;
+            let bootstrap = template(client, &ns, overlay, &mdc.bootstrap.template_ref).await?;
+            let infrastructure = template(client, &ns, overlay, &mdc.infrastructure.template_ref).await?;
             deployments.insert(mdc.class.clone(), DeploymentClass { class: mdc.clone(), bootstrap, infrastructure });
         }
         Ok(Self { class: class.clone(), infrastructure, control_plane, control_plane_machine, deployments })
     }
 }
 
-async fn template(ctx: &Context, ns: &str, r: &VersionedTemplateReference) -> Result<Template> {
-    let object = get(ctx, ns, &r.api_version, &r.kind, &r.name)
-        .await?
-        .ok_or_else(|| Error::Missing(format!("{} {ns}/{} of the ClusterClass", r.kind, r.name)))?;
+/// A template of the class: from `overlay` (templates given beside a class not applied
+/// yet) when it holds one of that kind and name, else read from the server.
+async fn template(
+    client: &kube::Client,
+    ns: &str,
+    overlay: &[Value],
+    r: &VersionedTemplateReference,
+) -> Result<Template> {
+    let given = overlay.iter().find(|o| {
+        o["apiVersion"] == r.api_version.as_str()
+            && o["kind"] == r.kind.as_str()
+            && o["metadata"]["name"] == r.name.as_str()
+    });
+    let object = match given {
+        Some(o) => o.clone(),
+        None => get(client, ns, &r.api_version, &r.kind, &r.name)
+            .await?
+            .ok_or_else(|| Error::Missing(format!("{} {ns}/{} of the ClusterClass", r.kind, r.name)))?,
+    };
     Ok(Template { reference: r.clone(), object })
 }
 
@@ -112,30 +132,27 @@ pub struct CurrentDeployment {
 }
 
 impl Current {
-    pub async fn load(ctx: &Context, cluster: &Cluster, bp: &Blueprint) -> Result<Self> {
+    pub async fn load(client: &kube::Client, cluster: &Cluster, bp: &Blueprint, listed: &Listed) -> Result<Self> {
         let ns = cluster.namespace().unwrap_or_default();
         let name = cluster.name_any();
         let infrastructure = match &cluster.spec.infrastructure_ref {
-            Some(r) => get(ctx, &ns, &bp.infrastructure.reference.api_version, &r.kind, &r.name).await?,
-            None => made_earlier(ctx, &ns, &name, &bp.infrastructure).await?,
+            Some(r) => get(client, &ns, &bp.infrastructure.reference.api_version, &r.kind, &r.name).await?,
+            None => made_earlier(client, &ns, &name, &bp.infrastructure).await?,
         };
         let control_plane = match &cluster.spec.control_plane_ref {
-            Some(r) => get(ctx, &ns, &bp.control_plane.reference.api_version, &r.kind, &r.name).await?,
-            None => made_earlier(ctx, &ns, &name, &bp.control_plane).await?,
+            Some(r) => get(client, &ns, &bp.control_plane.reference.api_version, &r.kind, &r.name).await?,
+            None => made_earlier(client, &ns, &name, &bp.control_plane).await?,
         };
         let mut control_plane_machine = None;
         if let (Some(cp), Some(t)) = (&control_plane, &bp.control_plane_machine)
             && let Some(n) = control_plane_machine_name(cp)
         {
-            control_plane_machine = get(ctx, &ns, &t.reference.api_version, &t.reference.kind, n).await?;
+            control_plane_machine = get(client, &ns, &t.reference.api_version, &t.reference.kind, n).await?;
         }
         let mut deployments = BTreeMap::new();
-        for md in ctx.informers.machine_deployments.store.state() {
+        for md in listed.deployments.iter().cloned() {
             let labels = md.labels();
-            if md.namespace().as_deref() != Some(ns.as_str())
-                || labels.get(CLUSTER_NAME_LABEL) != Some(&name)
-                || !labels.contains_key(OWNED_LABEL)
-            {
+            if !labels.contains_key(OWNED_LABEL) {
                 continue;
             }
             let Some(topology_name) = labels.get(DEPLOYMENT_NAME_LABEL).cloned() else {
@@ -146,15 +163,15 @@ impl Current {
             if let Some(class) = class {
                 let spec = &md.spec.template.spec;
                 if let Some(r) = spec.bootstrap.config_ref.as_ref().filter(|r| r.api_group == class.bootstrap.group()) {
-                    bootstrap = get(ctx, &ns, &class.bootstrap.reference.api_version, &r.kind, &r.name).await?;
+                    bootstrap = get(client, &ns, &class.bootstrap.reference.api_version, &r.kind, &r.name).await?;
                 }
                 let r = &spec.infrastructure_ref;
                 if r.api_group == class.infrastructure.group() {
                     infrastructure =
-                        get(ctx, &ns, &class.infrastructure.reference.api_version, &r.kind, &r.name).await?;
+                        get(client, &ns, &class.infrastructure.reference.api_version, &r.kind, &r.name).await?;
                 }
             }
-            let upgrading = machines_behind(ctx, &ns, &md);
+            let upgrading = machines_behind(&listed.machines, &md);
             deployments.insert(topology_name, CurrentDeployment { object: md, upgrading, bootstrap, infrastructure });
         }
         Ok(Self { infrastructure, control_plane, control_plane_machine, deployments })
@@ -162,13 +179,48 @@ impl Current {
 }
 
 /// Whether a Machine of the MachineDeployment runs another version than it asks for.
-fn machines_behind(ctx: &Context, ns: &str, md: &MachineDeployment) -> bool {
+fn machines_behind(machines: &[Arc<Machine>], md: &MachineDeployment) -> bool {
     let (name, version) = (md.name_any(), md.spec.template.spec.version.as_deref());
-    ctx.informers.machines.store.state().iter().any(|m| {
-        m.namespace().as_deref() == Some(ns)
-            && m.labels().get(SET_DEPLOYMENT_LABEL) == Some(&name)
-            && m.spec.version.as_deref() != version
-    })
+    machines.iter().any(|m| m.labels().get(SET_DEPLOYMENT_LABEL) == Some(&name) && m.spec.version.as_deref() != version)
+}
+
+/// The Cluster's MachineDeployments and Machines: from the controllers' informers, or
+/// listed from the server by a command.
+#[derive(Default)]
+pub struct Listed {
+    pub deployments: Vec<Arc<MachineDeployment>>,
+    pub machines: Vec<Arc<Machine>>,
+}
+
+impl Listed {
+    pub fn from_stores(ctx: &Context, cluster: &Cluster) -> Self {
+        let of_cluster = |meta: &kube::api::ObjectMeta| {
+            meta.namespace == cluster.metadata.namespace
+                && meta.labels.as_ref().and_then(|l| l.get(CLUSTER_NAME_LABEL)) == cluster.metadata.name.as_ref()
+        };
+        Self {
+            deployments: ctx
+                .informers
+                .machine_deployments
+                .store
+                .state()
+                .into_iter()
+                .filter(|d| of_cluster(&d.metadata))
+                .collect(),
+            machines: ctx.informers.machines.store.state().into_iter().filter(|m| of_cluster(&m.metadata)).collect(),
+        }
+    }
+
+    pub async fn fetch(client: &kube::Client, cluster: &Cluster) -> Result<Self> {
+        let ns = cluster.namespace().unwrap_or_default();
+        let lp = ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={}", cluster.name_any()));
+        let deployments = Api::<MachineDeployment>::namespaced(client.clone(), &ns).list(&lp).await?;
+        let machines = Api::<Machine>::namespaced(client.clone(), &ns).list(&lp).await?;
+        Ok(Self {
+            deployments: deployments.items.into_iter().map(Arc::new).collect(),
+            machines: machines.items.into_iter().map(Arc::new).collect(),
+        })
+    }
 }
 
 /// The class of the topology's MachineDeployment `name`.
@@ -187,22 +239,22 @@ pub fn control_plane_machine_name(cp: &Value) -> Option<&str> {
 
 /// An object made from `t` for the Cluster before the Cluster's reference to it was
 /// written (a reconcile that failed in between): found by the topology's labels.
-async fn made_earlier(ctx: &Context, ns: &str, cluster: &str, t: &Template) -> Result<Option<Value>> {
+async fn made_earlier(client: &kube::Client, ns: &str, cluster: &str, t: &Template) -> Result<Option<Value>> {
     let selector = format!("{CLUSTER_NAME_LABEL}={cluster},{OWNED_LABEL}");
-    let found = list(ctx, ns, &t.reference.api_version, t.object_kind(), &selector).await?;
+    let found = list(client, ns, &t.reference.api_version, t.object_kind(), &selector).await?;
     Ok(match found.len() {
         1 => found.into_iter().next(),
         _ => None,
     })
 }
 
-pub fn api(ctx: &Context, ns: &str, api_version: &str, kind: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(ctx.client.clone(), ns, &api_resource(api_version, kind))
+pub fn api(client: &kube::Client, ns: &str, api_version: &str, kind: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), ns, &api_resource(api_version, kind))
 }
 
 /// Reads an object as JSON; `None` when it does not exist.
-pub async fn get(ctx: &Context, ns: &str, api_version: &str, kind: &str, name: &str) -> Result<Option<Value>> {
-    let found = api(ctx, ns, api_version, kind)
+pub async fn get(client: &kube::Client, ns: &str, api_version: &str, kind: &str, name: &str) -> Result<Option<Value>> {
+    let found = api(client, ns, api_version, kind)
         .get_opt(name)
         .await
         .map_err(Error::during(format!("reading {kind} {ns}/{name}")))?;
@@ -210,8 +262,14 @@ pub async fn get(ctx: &Context, ns: &str, api_version: &str, kind: &str, name: &
 }
 
 /// Lists objects of a kind by label selector, as JSON.
-pub async fn list(ctx: &Context, ns: &str, api_version: &str, kind: &str, selector: &str) -> Result<Vec<Value>> {
-    let listed = api(ctx, ns, api_version, kind)
+pub async fn list(
+    client: &kube::Client,
+    ns: &str,
+    api_version: &str,
+    kind: &str,
+    selector: &str,
+) -> Result<Vec<Value>> {
+    let listed = api(client, ns, api_version, kind)
         .list(&ListParams::default().labels(selector))
         .await
         .map_err(Error::during(format!("listing {kind} in {ns}")))?;
@@ -219,7 +277,7 @@ pub async fn list(ctx: &Context, ns: &str, api_version: &str, kind: &str, select
 }
 
 /// The API handle for objects like `obj` (by its apiVersion and kind).
-pub fn api_of(ctx: &Context, obj: &Value) -> Api<DynamicObject> {
+pub fn api_of(client: &kube::Client, obj: &Value) -> Api<DynamicObject> {
     let ns = obj["metadata"]["namespace"].as_str().unwrap_or_default();
-    api(ctx, ns, obj["apiVersion"].as_str().unwrap_or_default(), obj["kind"].as_str().unwrap_or_default())
+    api(client, ns, obj["apiVersion"].as_str().unwrap_or_default(), obj["kind"].as_str().unwrap_or_default())
 }

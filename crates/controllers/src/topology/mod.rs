@@ -16,6 +16,7 @@ mod deployments;
 mod desired;
 mod gotemplate;
 mod patches;
+pub mod preview;
 mod status;
 mod upgrade;
 mod variables;
@@ -142,8 +143,10 @@ async fn reconcile(cluster: Arc<Cluster>, st: Arc<State>) -> Result<Requeue> {
 
 /// Plans the topology from the class and what exists, then applies the plan.
 async fn reconcile_topology(st: &State, cluster: &Cluster, class: &ClusterClass) -> Result<upgrade::Progress> {
-    let blueprint = blueprint::Blueprint::load(&st.ctx, class, cluster).await?;
-    let current = blueprint::Current::load(&st.ctx, cluster, &blueprint).await?;
+    let client = &st.ctx.client;
+    let blueprint = blueprint::Blueprint::load(client, class, cluster, &[]).await?;
+    let listed = blueprint::Listed::from_stores(&st.ctx, cluster);
+    let current = blueprint::Current::load(client, cluster, &blueprint, &listed).await?;
     let plan = desired::plan(cluster, &blueprint, &current)?;
     apply::apply(&st.ctx, cluster, &blueprint, &current, &plan).await?;
     Ok(plan.progress)

@@ -10,6 +10,7 @@ pub mod resolve;
 pub mod rollout;
 pub mod rollout_status;
 pub mod table;
+pub mod topology;
 
 use std::path::PathBuf;
 
