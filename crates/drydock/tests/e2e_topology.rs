@@ -22,6 +22,7 @@ use serde_json::Value;
 
 const CLASS_V1BETA2: &str = include_str!("data/clusterclass-dev-v1beta2.yaml");
 const CLASS_V1BETA1: &str = include_str!("data/clusterclass-in-memory-v1beta1.yaml");
+const CLASS_E2E: &str = include_str!("data/clusterclass-quick-start-e2e.yaml");
 const WAIT: Duration = Duration::from_secs(120);
 
 /// The manifest with clusterctl's variables substituted.
@@ -83,8 +84,22 @@ async fn a_v1beta2_class_provisions_its_clusters_and_keeps_their_topology() {
     // A variable enabling a patch: the control plane gets the field.
     set(2, "0");
     wait("maxSurge from the enabled patch", WAIT, || surge(&json(&kc, &["get", &kcp_resource])) == 0).await;
+    // A variable of the workers' template rolls the workers and only them.
+    let control_plane = || {
+        let kcp = json(&kc, &["get", &kcp_resource]);
+        let settled = kcp["status"]["upToDateReplicas"] == 3 && kcp["status"]["replicas"] == 3;
+        let machines = common::machines(&kc, "qs");
+        let mut names: Vec<String> = machines.keys().filter(|n| !n.contains("-md-0-")).cloned().collect();
+        names.sort();
+        (settled && running(&kc, "qs") == 5).then_some(names)
+    };
+    let before = eventually("the control plane settled", WAIT, || {
+        std::future::ready(tokio::task::block_in_place(control_plane))
+    })
+    .await;
     set(3, "2s");
     rolls_onto_a_rotated_template(&kc, &md).await;
+    assert_eq!(control_plane(), Some(before), "the control plane's Machines were not replaced");
 }
 
 fn surge(kcp: &Value) -> Value {
@@ -249,12 +264,12 @@ fn first(seen: &Seen, value: &str) -> Option<u64> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_upgrade_moves_the_control_plane_first_one_minor_at_a_time_then_the_workers() {
+async fn a_v1_30_to_v1_32_upgrade_moves_the_control_plane_through_v1_31_then_the_workers() {
     let env = Env::start(true).await;
     let kc = env.kubeconfig(None);
-    let versioned = manifest(CLASS_V1BETA2, "up", "v1.32.2", 1, 1).replace(
+    let versioned = manifest(CLASS_V1BETA2, "up", "v1.30.3", 1, 1).replace(
         "  variables:\n    - name: etcdImageTag",
-        "  kubernetesVersions: [v1.32.2, v1.33.0, v1.33.4, v1.34.1]\n  variables:\n    - name: etcdImageTag",
+        "  kubernetesVersions: [v1.30.3, v1.31.0, v1.31.2, v1.32.1]\n  variables:\n    - name: etcdImageTag",
     );
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&versioned));
     provisioned(&kc, "up", 2).await;
@@ -267,33 +282,172 @@ async fn an_upgrade_moves_the_control_plane_first_one_minor_at_a_time_then_the_w
         md.spec.template.spec.version.clone().unwrap_or_default()
     });
     wait("the watches to start", WAIT, || {
-        first(&workers, "v1.32.2").is_some() && first(&cp, "v1.32.2/v1.32.2").is_some()
+        first(&workers, "v1.30.3").is_some() && first(&cp, "v1.30.3/v1.30.3").is_some()
     })
     .await;
-    let patch = r#"{"spec":{"topology":{"version":"v1.34.1"}}}"#;
+    let patch = r#"{"spec":{"topology":{"version":"v1.32.1"}}}"#;
     kubectl_ok(&kc, &["patch", "clusters.v1beta2.cluster.x-k8s.io/up", "--type", "merge", "-p", patch], None);
     wait("TopologyReconciled to report the upgrade", WAIT, || {
         let c = json(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "up"]);
         condition(&c, "TopologyReconciled")["reason"] == "ClusterUpgrading"
     })
     .await;
-    wait("the workers at v1.34.1", WAIT, || {
+    wait("the workers at v1.32.1", WAIT, || {
         let md = owned(&kc, "machinedeployments.v1beta2.cluster.x-k8s.io", "up");
-        md["spec"]["template"]["spec"]["version"] == "v1.34.1" && running(&kc, "up") == 2
+        md["spec"]["template"]["spec"]["version"] == "v1.32.1" && running(&kc, "up") == 2
     })
     .await;
     provisioned(&kc, "up", 2).await;
 
-    // The control plane went through the newest listed v1.33, settled there, then v1.34.1.
-    let step = first(&cp, "v1.33.4/v1.33.4").expect("the control plane settled at v1.33.4");
-    let next = first(&cp, "v1.34.1/v1.33.4").expect("then asked for v1.34.1");
+    // The control plane went through the newest listed v1.31, settled there, then v1.32.1.
+    let step = first(&cp, "v1.31.2/v1.31.2").expect("the control plane settled at v1.31.2");
+    let next = first(&cp, "v1.32.1/v1.31.2").expect("then asked for v1.32.1");
     assert!(step < next, "{:?}", cp.lock().expect("lock"));
-    assert!(first(&cp, "v1.33.0/v1.32.2").is_none(), "v1.33.0 is not the newest v1.33: {:?}", cp.lock().expect("lock"));
+    assert!(first(&cp, "v1.31.0/v1.30.3").is_none(), "v1.31.0 is not the newest v1.31: {:?}", cp.lock().expect("lock"));
     // The workers moved once, straight to the target, after the control plane settled there.
-    let settled = first(&cp, "v1.34.1/v1.34.1").expect("the control plane settled at v1.34.1");
-    let moved = first(&workers, "v1.34.1").expect("the workers moved");
+    let settled = first(&cp, "v1.32.1/v1.32.1").expect("the control plane settled at v1.32.1");
+    let moved = first(&workers, "v1.32.1").expect("the workers moved");
     assert!(settled < moved, "cp {:?} workers {:?}", cp.lock().expect("lock"), workers.lock().expect("lock"));
-    assert!(first(&workers, "v1.33.4").is_none(), "{:?}", workers.lock().expect("lock"));
+    assert!(first(&workers, "v1.31.2").is_none(), "{:?}", workers.lock().expect("lock"));
+}
+
+/// Four MachineDeployments: `md-2` deferred, `md-3` holding the sequence from itself on.
+fn workers_with_annotations(template: &str) -> String {
+    let one = |name: &str, annotation: Option<&str>| {
+        let metadata =
+            annotation.map_or(String::new(), |a| format!("\n          metadata: {{annotations: {{{a}: \"\"}}}}"));
+        format!("        - class: default-worker\n          name: {name}\n          replicas: 1{metadata}\n")
+    };
+    let workers = [
+        one("md-0", None),
+        one("md-1", None),
+        one("md-2", Some("topology.cluster.x-k8s.io/defer-upgrade")),
+        one("md-3", Some("topology.cluster.x-k8s.io/hold-upgrade-sequence")),
+    ]
+    .concat();
+    template.replace("        - class: default-worker\n          name: md-0\n          replicas: 1\n", &workers)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn machine_deployments_upgrade_one_at_a_time_and_deferred_or_held_ones_wait() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    kubectl_ok(
+        &kc,
+        &["apply", "-f", "-"],
+        Some(&workers_with_annotations(&manifest(CLASS_V1BETA2, "seq", "v1.33.0", 1, 1))),
+    );
+    provisioned(&kc, "seq", 5).await;
+    let names: std::collections::HashMap<String, String> =
+        json(&kc, &["get", "machinedeployments", "-l", "cluster.x-k8s.io/cluster-name=seq"])["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|md| {
+                let topology =
+                    md["metadata"]["labels"]["topology.cluster.x-k8s.io/deployment-name"].as_str().unwrap_or_default();
+                (md["metadata"]["name"].as_str().unwrap_or_default().to_string(), topology.to_string())
+            })
+            .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    let md_names = names.clone();
+    let workers = record(Api::<MachineDeployment>::default_namespaced(env.client()), move |md| {
+        let s = md.status.as_ref();
+        let count = |f: fn(&drydock_api::capi::core::v1beta2::MachineDeploymentStatus) -> Option<i32>| {
+            s.and_then(f).unwrap_or_default()
+        };
+        // Settled: the controller saw this spec, and one Machine, up to date and available.
+        let observed = s.and_then(|s| s.observed_generation) == md.metadata.generation;
+        let settled = observed
+            && count(|s| s.replicas) == 1
+            && count(|s| s.up_to_date_replicas) == 1
+            && count(|s| s.available_replicas) == 1;
+        format!(
+            "{} {}{}",
+            md_names.get(md.metadata.name.as_deref().unwrap_or_default()).cloned().unwrap_or_default(),
+            md.spec.template.spec.version.clone().unwrap_or_default(),
+            if settled { " settled" } else { "" },
+        )
+    });
+    wait("the watch to start", WAIT, || first(&workers, "md-0 v1.33.0 settled").is_some()).await;
+    let patch = r#"{"spec":{"topology":{"version":"v1.34.0"}}}"#;
+    kubectl_ok(&kc, &["patch", "clusters.v1beta2.cluster.x-k8s.io/seq", "--type", "merge", "-p", patch], None);
+    let deferred = eventually("md-0 and md-1 upgraded, md-2 and md-3 left behind", WAIT, || {
+        let c = tokio::task::block_in_place(|| json(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "seq"]));
+        let cond = condition(&c, "TopologyReconciled");
+        std::future::ready((cond["reason"] == "MachineDeploymentsUpgradeDeferred").then_some(cond))
+    })
+    .await;
+    assert!(deferred["message"].as_str().is_some_and(|m| m.contains("md-2") && m.contains("md-3")), "{deferred}");
+    wait("md-1 upgraded", WAIT, || first(&workers, "md-1 v1.34.0 settled").is_some()).await;
+    // One at a time (the default concurrency): md-1 was asked to move only once md-0 was done.
+    let md0_done = first(&workers, "md-0 v1.34.0 settled").expect("md-0 upgraded");
+    let md1_asked =
+        workers.lock().expect("lock").iter().find(|(_, v)| v.starts_with("md-1 v1.34.0")).map(|(rv, _)| *rv);
+    assert!(md1_asked.is_some_and(|rv| rv > md0_done), "{:?}", workers.lock().expect("lock"));
+    for held in ["md-2", "md-3"] {
+        let moved = workers.lock().expect("lock").iter().any(|(_, v)| v.starts_with(&format!("{held} v1.34.0")));
+        assert!(!moved, "{held} moved: {:?}", workers.lock().expect("lock"));
+    }
+
+    // Lifting both lets them go, and the topology settles.
+    let lift = r#"[{"op":"remove","path":"/spec/topology/workers/machineDeployments/2/metadata"},{"op":"remove","path":"/spec/topology/workers/machineDeployments/3/metadata"}]"#;
+    kubectl_ok(&kc, &["patch", "clusters.v1beta2.cluster.x-k8s.io/seq", "--type", "json", "-p", lift], None);
+    wait("md-2 and md-3 upgraded", WAIT, || {
+        first(&workers, "md-2 v1.34.0 settled").is_some() && first(&workers, "md-3 v1.34.0 settled").is_some()
+    })
+    .await;
+    provisioned(&kc, "seq", 5).await;
+}
+
+fn arg<'a>(args: &'a Value, name: &str) -> &'a Value {
+    args.as_array().and_then(|a| a.iter().find(|x| x["name"] == name)).map_or(&Value::Null, |x| &x["value"])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_e2e_style_class_with_ten_variables_and_fifteen_patches_provisions() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    let (ok, _, err) = kubectl(&kc, &["apply", "-f", "-"], Some(&manifest(CLASS_E2E, "e2e", "v1.33.0", 1, 1)));
+    assert!(ok, "{err}");
+    assert!(err.contains("drydock runs no containers"), "the docker backend is simulated, with a warning: {err}");
+    provisioned(&kc, "e2e", 2).await;
+    let class = json(&kc, &["get", "clusterclasses.v1beta2.cluster.x-k8s.io", "quick-start-e2e"]);
+    assert_eq!(class["status"]["variables"].as_array().map(Vec::len), Some(10));
+    assert_eq!(class["spec"]["patches"].as_array().map(Vec::len), Some(15));
+
+    let infra = owned(&kc, "devclusters.v1beta2.infrastructure.cluster.x-k8s.io", "e2e");
+    assert_eq!(infra["spec"]["backend"]["docker"]["loadBalancer"]["imageRepository"], "kindest", "a default");
+    let kcp = owned(&kc, "kubeadmcontrolplanes.v1beta2.controlplane.cluster.x-k8s.io", "e2e");
+    let spec = &kcp["spec"]["kubeadmConfigSpec"];
+    let config = &spec["clusterConfiguration"];
+    assert_eq!(config["etcd"]["local"]["imageTag"], "3.5.16-0");
+    assert!(config.get("dns").is_none_or(|d| d.get("imageTag").is_none()), "enabledIf on an empty default: {config}");
+    assert_eq!(arg(&config["apiServer"]["extraArgs"], "v"), "2");
+    assert_eq!(arg(&config["controllerManager"]["extraArgs"], "cluster-name"), "e2e", "builtin.cluster.name");
+    assert_eq!(arg(&config["controllerManager"]["extraArgs"], "cloud-provider"), &Value::Null, "enabledIf false");
+    assert_eq!(spec["initConfiguration"]["nodeRegistration"]["taints"], serde_json::json!([]), "enabledIf not");
+    assert_eq!(arg(&spec["initConfiguration"]["nodeRegistration"]["kubeletExtraArgs"], "v"), "4");
+    let pss = spec["files"].as_array().and_then(|f| f.first()).cloned().unwrap_or_default();
+    assert_eq!(pss["path"], "/etc/kubernetes/kube-apiserver-admission-pss.yaml");
+    let content = pss["content"].as_str().unwrap_or_default();
+    for line in ["enforce: \"restricted\"", "audit: \"restricted\"", "namespaces: [kube-system, local-path-storage]"] {
+        assert!(content.contains(line), "nested defaults and range in {content}");
+    }
+    let cp_template = kcp["spec"]["machineTemplate"]["spec"]["infrastructureRef"]["name"].as_str().unwrap_or_default();
+    let cp_machine = json(&kc, &["get", "devmachinetemplates.v1beta2.infrastructure.cluster.x-k8s.io", cp_template]);
+    let docker = &cp_machine["spec"]["template"]["spec"]["backend"]["docker"];
+    assert_eq!(docker["customImage"], "kindest/node:v1.33.0", "builtin.controlPlane.version through a pipeline");
+    assert_eq!(docker["preLoadImages"], serde_json::json!(["registry.k8s.io/pause:3.10"]));
+    let md = owned(&kc, "machinedeployments.v1beta2.cluster.x-k8s.io", "e2e");
+    let bootstrap = md["spec"]["template"]["spec"]["bootstrap"]["configRef"]["name"].as_str().unwrap_or_default();
+    let kct = json(&kc, &["get", "kubeadmconfigtemplates.v1beta2.bootstrap.cluster.x-k8s.io", bootstrap]);
+    let args = &kct["spec"]["template"]["spec"]["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"];
+    assert_eq!(arg(args, "v"), "4");
+    assert_eq!(arg(args, "node-labels"), "deployment=md-0,class=default-worker", "printf with builtins");
+    let worker = md["spec"]["template"]["spec"]["infrastructureRef"]["name"].as_str().unwrap_or_default();
+    let worker = json(&kc, &["get", "devmachinetemplates.v1beta2.infrastructure.cluster.x-k8s.io", worker]);
+    assert_eq!(worker["spec"]["template"]["spec"]["backend"]["docker"]["customImage"], "kindest/node:v1.33.0");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -344,7 +498,14 @@ async fn topology_plan_shows_a_change_in_upgrade_order_without_applying_it() {
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest(CLASS_V1BETA2, "pl", "v1.33.0", 1, 1)));
     provisioned(&kc, "pl", 2).await;
     let file = env.dir.path().join("changed.yaml");
-    std::fs::write(&file, manifest(CLASS_V1BETA2, "pl", "v1.34.0", 1, 2)).expect("write manifest");
+    let changed = manifest(CLASS_V1BETA2, "pl", "v1.34.0", 1, 2).replace(
+        "      - name: coreDNSImageTag\n        value: \"v1.11.3\"\n",
+        "      - name: coreDNSImageTag\n        value: \"v1.11.3\"\n      - name: workerStartup\n        value: \"3s\"\n",
+    );
+    std::fs::write(&file, &changed).expect("write manifest");
+    let md_before = owned(&kc, "machinedeployments.v1beta2.cluster.x-k8s.io", "pl");
+    let template_before =
+        md_before["spec"]["template"]["spec"]["infrastructureRef"]["name"].as_str().unwrap_or_default().to_string();
     let file = file.to_string_lossy().into_owned();
 
     let (ok, out, err) = drydock(&kc, &["topology", "plan", "-f", &file]);
@@ -356,6 +517,9 @@ async fn topology_plan_shows_a_change_in_upgrade_order_without_applying_it() {
     let md = row("MachineDeployment");
     assert!(md.starts_with("update") && md.contains("spec.replicas: 1 -> 2"), "{out}");
     assert!(!md.contains("spec.template.spec.version"), "the workers wait for the control plane: {out}");
+    assert!(md.contains(&format!("spec.template.spec.infrastructureRef.name: {template_before} -> ")), "{out}");
+    let rotated = out.lines().find(|l| l.starts_with("create") && l.contains("DevMachineTemplate")).unwrap_or_default();
+    assert!(rotated.contains("copy of quick-start-default-worker-machinetemplate"), "{out}");
     assert!(row("DevCluster").starts_with("unchanged"), "{out}");
     assert!(
         out.contains(
@@ -368,11 +532,29 @@ async fn topology_plan_shows_a_change_in_upgrade_order_without_applying_it() {
     let plan: Value = serde_json::from_str(&out).expect("json");
     assert!(plan["steps"].as_array().is_some_and(|s| s.iter().any(|s| s["action"] == "update")), "{plan:#}");
 
-    // Nothing was written.
+    // Nothing was written by the plan.
     let cluster = json(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "pl"]);
     assert_eq!(cluster["spec"]["topology"]["version"], "v1.33.0");
     let kcp = owned(&kc, "kubeadmcontrolplanes.v1beta2.controlplane.cluster.x-k8s.io", "pl");
     assert_eq!(kcp["spec"]["version"], "v1.33.0");
+
+    // Applied, it does what the plan said, in that order.
+    let (ok, _, err) = kubectl(&kc, &["apply", "-f", &file], None);
+    assert!(ok, "{err}");
+    wait("the control plane at v1.34.0 and the workers on a new template", WAIT, || {
+        let kcp = owned(&kc, "kubeadmcontrolplanes.v1beta2.controlplane.cluster.x-k8s.io", "pl");
+        let md = owned(&kc, "machinedeployments.v1beta2.cluster.x-k8s.io", "pl");
+        kcp["spec"]["version"] == "v1.34.0"
+            && md["spec"]["replicas"] == 2
+            && md["spec"]["template"]["spec"]["infrastructureRef"]["name"] != template_before.as_str()
+    })
+    .await;
+    wait("then the workers at v1.34.0", WAIT, || {
+        let md = owned(&kc, "machinedeployments.v1beta2.cluster.x-k8s.io", "pl");
+        md["spec"]["template"]["spec"]["version"] == "v1.34.0"
+    })
+    .await;
+    provisioned(&kc, "pl", 3).await;
 
     // What admission refuses, the plan refuses with the same path.
     let invalid = std::fs::read_to_string(&file).expect("read").replace("value: \"3.5.16-0\"", "value: 5");

@@ -14,33 +14,35 @@ use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
 use super::blueprint::{self, Blueprint, Current, Template};
-use super::desired::Plan;
+use super::desired::{Plan, contains};
 use super::{CONTROLLER, DEPLOYMENT_NAME_LABEL, FIELD_MANAGER, OWNED_LABEL};
 use crate::context::Context;
 use crate::framework::write::{delete_if_present, merge_patch};
 use crate::framework::{Error, Result, metrics};
 
 pub async fn apply(ctx: &Context, cluster: &Cluster, bp: &Blueprint, current: &Current, plan: &Plan) -> Result<()> {
-    ssa(ctx, &plan.infrastructure).await?;
+    ssa_if_changed(ctx, &plan.infrastructure, current.infrastructure.as_ref()).await?;
     if let Some(t) = &plan.control_plane_machine {
-        ssa(ctx, t).await?;
+        ssa_if_changed(ctx, t, current.control_plane_machine.as_ref()).await?;
     }
-    ssa(ctx, &plan.control_plane).await?;
+    ssa_if_changed(ctx, &plan.control_plane, current.control_plane.as_ref()).await?;
     if let (Some(old), Some(new)) = (&current.control_plane_machine, &plan.control_plane_machine)
         && old["metadata"]["name"] != new["metadata"]["name"]
     {
         delete(ctx, old).await?;
     }
     if let Some(h) = &plan.control_plane_health_check {
-        ssa(ctx, h).await?;
+        ssa_if_changed(ctx, h, health_check(ctx, h).as_ref()).await?;
     }
     set_cluster_refs(ctx, cluster, plan).await?;
     for d in plan.deployments.iter().filter(|d| !d.pending_create) {
-        ssa(ctx, &d.bootstrap).await?;
-        ssa(ctx, &d.infrastructure).await?;
-        ssa(ctx, &d.object).await?;
+        let now = current.deployments.get(&d.topology_name);
+        ssa_if_changed(ctx, &d.bootstrap, now.and_then(|n| n.bootstrap.as_ref())).await?;
+        ssa_if_changed(ctx, &d.infrastructure, now.and_then(|n| n.infrastructure.as_ref())).await?;
+        let object = now.map(|n| serde_json::to_value(&*n.object)).transpose()?;
+        ssa_if_changed(ctx, &d.object, object.as_ref()).await?;
         if let Some(h) = &d.health_check {
-            ssa(ctx, h).await?;
+            ssa_if_changed(ctx, h, health_check(ctx, h).as_ref()).await?;
         }
     }
     let ns = cluster.namespace().unwrap_or_default();
@@ -54,8 +56,15 @@ pub async fn apply(ctx: &Context, cluster: &Cluster, bp: &Blueprint, current: &C
         delete_if_present(&ctx.api::<drydock_api::capi::core::v1beta2::MachineHealthCheck>(&ns), CONTROLLER, &md_name)
             .await?;
     }
+    // Old template copies go once nothing uses them; looked for when a copy was replaced.
     for d in &plan.deployments {
-        let Some(class) = class_of(bp, cluster, &d.topology_name) else {
+        let now = current.deployments.get(&d.topology_name);
+        let rotated = now.is_some_and(|n| {
+            [(&n.bootstrap, &d.bootstrap), (&n.infrastructure, &d.infrastructure)]
+                .iter()
+                .any(|(old, new)| old.as_ref().is_some_and(|o| name(o) != name(new)))
+        });
+        let Some(class) = class_of(bp, cluster, &d.topology_name).filter(|_| rotated) else {
             continue;
         };
         let md_name = d.object["metadata"]["name"].as_str().unwrap_or_default();
@@ -81,6 +90,26 @@ fn class_of<'a>(
     let mds = cluster.spec.topology.as_ref()?.workers.as_ref()?.machine_deployments.as_ref()?;
     let md = mds.iter().find(|m| m.name == topology_name)?;
     bp.deployments.get(&md.class)
+}
+
+/// Applies `obj` unless `current` (the object as read, same name) already holds every
+/// field it sets: most reconciles are woken by status changes and change nothing, and an
+/// apply costs the server a managedFields merge even when it writes nothing.
+async fn ssa_if_changed(ctx: &Context, obj: &Value, current: Option<&Value>) -> Result<()> {
+    let unchanged = current.is_some_and(|c| {
+        c["metadata"]["name"] == obj["metadata"]["name"]
+            && contains(&c["spec"], &obj["spec"])
+            && contains(&c["metadata"]["labels"], &obj["metadata"]["labels"])
+            && contains(&c["metadata"]["annotations"], &obj["metadata"]["annotations"])
+    });
+    if unchanged { Ok(()) } else { ssa(ctx, obj).await }
+}
+
+/// A MachineHealthCheck of the topology as the informer holds it.
+fn health_check(ctx: &Context, h: &Value) -> Option<Value> {
+    let key = kube::runtime::reflector::ObjectRef::new(name(h))
+        .within(h["metadata"]["namespace"].as_str().unwrap_or_default());
+    ctx.informers.machine_health_checks.store.get(&key).and_then(|m| serde_json::to_value(&*m).ok())
 }
 
 /// Server-side apply of `obj` as the topology.

@@ -301,6 +301,7 @@ pub fn keep_or_rotate(current: Option<&Value>, patched: &Value, name: String, ne
 /// Whether `have` holds every value `want` sets (servers add defaults, so `have` may hold more).
 pub fn contains(have: &Value, want: &Value) -> bool {
     match (have, want) {
+        (_, Value::Null) => true,
         (Value::Object(h), Value::Object(w)) => w.iter().all(|(k, wv)| match h.get(k) {
             Some(hv) => contains(hv, wv),
             None => wv.is_null(),

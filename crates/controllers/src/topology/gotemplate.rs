@@ -52,6 +52,7 @@ const FUNCS: &[(&str, Func)] = &[
     ("hasSuffix", has_suffix as Func),
     ("replace", replace as Func),
     ("join", join as Func),
+    ("list", list as Func),
     ("toJson", to_json as Func),
     ("toYaml", to_yaml as Func),
 ];
@@ -223,6 +224,11 @@ fn join(args: &[Tv]) -> Result<Tv, FuncError> {
         other => vec![strval(other)],
     };
     Ok(Tv::String(items.join(&strval(sep))))
+}
+
+/// `list A B ...`: its arguments as a list (sprig's).
+fn list(args: &[Tv]) -> Result<Tv, FuncError> {
+    Ok(Tv::Array(args.to_vec()))
 }
 
 fn to_json(args: &[Tv]) -> Result<Tv, FuncError> {

@@ -3,6 +3,7 @@
 //! API requests and writes per machine, CPU and memory; optionally upgrades and deletes the
 //! fleet. The same run measures the API server's raw write capacity for comparison.
 
+mod clusterclass;
 mod report;
 
 use std::collections::{HashMap, HashSet};
@@ -37,6 +38,10 @@ pub struct FleetArgs {
     /// MachineDeployments per cluster (workers are per MachineDeployment).
     #[arg(long, default_value_t = 1)]
     pub machine_deployments: u32,
+    /// Make the clusters as topologies of one ClusterClass (the same objects, made by the
+    /// topology controller) instead of writing each cluster's objects.
+    #[arg(long)]
+    pub clusterclass: bool,
     /// VM startup duration of every machine (node, etcd, API server take a fifth each).
     #[arg(long, default_value = "0s")]
     pub startup_duration: String,
@@ -88,6 +93,9 @@ impl Progress {
 }
 
 fn manifest_docs(a: &FleetArgs, i: usize, version: &str) -> anyhow::Result<Vec<Value>> {
+    if a.clusterclass {
+        return Ok(vec![clusterclass::cluster_doc(a, &format!("c{i:05}"), version)]);
+    }
     let g = GenerateClusterArgs {
         name: format!("c{i:05}"),
         kubernetes_version: version.into(),
@@ -134,7 +142,7 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
     crate::logging::init(&crate::logging::LogArgs::default(), crate::logging::LogLevel::Warn)?;
     let machines_per_cluster = (a.control_plane_machines + a.workers * a.machine_deployments) as usize;
     println!(
-        "drydock bench: {} clusters × ({} control plane + {}×{} workers) = {} machines, startup {}, concurrency {}, store {}",
+        "drydock bench: {} clusters × ({} control plane + {}×{} workers) = {} machines, startup {}, concurrency {}, store {}{}",
         a.clusters,
         a.control_plane_machines,
         a.machine_deployments,
@@ -142,7 +150,8 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
         a.clusters * machines_per_cluster,
         a.startup_duration,
         a.concurrency,
-        a.store.store
+        a.store.store,
+        if a.clusterclass { ", as topologies of one ClusterClass" } else { "" }
     );
     let raw_writes = raw_capacity(&a.store).await?;
     let dir = tempfile::tempdir()?;
@@ -235,6 +244,11 @@ impl Fleet {
         self.bar.set_message("provisioning");
         let by_resource0 = writes_by_resource();
         let start = PhaseStart::now();
+        if self.a.clusterclass {
+            for d in clusterclass::class_docs(&self.a, VERSION)? {
+                create(&self.client, &d).await?;
+            }
+        }
         let sem = Arc::new(tokio::sync::Semaphore::new(self.a.concurrency.max(1)));
         let mut creators = Vec::new();
         for i in 0..self.a.clusters {
@@ -268,6 +282,17 @@ impl Fleet {
         self.bar.set_position(0);
         let start = PhaseStart::now();
         self.restart_clocks();
+        if self.a.clusterclass {
+            let clusters = self.api("cluster.x-k8s.io/v1beta2", "Cluster");
+            for i in 0..self.a.clusters {
+                let name = format!("c{i:05}");
+                self.progress.lock().created_at.insert(name.clone(), Instant::now());
+                let patch = Patch::Merge(json!({"spec": {"topology": {"version": UPGRADE_VERSION}}}));
+                clusters.patch(&name, &PatchParams::default(), &patch).await?;
+            }
+            let lat = self.wait(start.started, Some(UPGRADE_VERSION), false).await?;
+            return Ok(start.report("upgrade", &self.a, lat, self.machines));
+        }
         let kcps = self.api("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane");
         let mds = self.api("cluster.x-k8s.io/v1beta2", "MachineDeployment");
         let to = |spec: Value| Patch::Merge(json!({ "spec": spec }));
