@@ -6,7 +6,7 @@ use anyhow::Context;
 use serde_json::{Value, json};
 
 use super::FleetArgs;
-use crate::commands::generate::{GenerateClusterArgs, render};
+use crate::commands::generate::render;
 
 /// Name of the class and of its templates.
 const CLASS: &str = "bench";
@@ -14,14 +14,7 @@ const WORKER_CLASS: &str = "default-worker";
 
 /// The ClusterClass and its templates.
 pub fn class_docs(a: &FleetArgs, version: &str) -> anyhow::Result<Vec<Value>> {
-    let g = GenerateClusterArgs {
-        name: CLASS.into(),
-        kubernetes_version: version.into(),
-        control_plane_machine_count: a.control_plane_machines,
-        worker_machine_count: a.workers,
-        target_namespace: "default".into(),
-        startup_duration: a.startup_duration.clone(),
-    };
+    let g = super::generate_args(a, CLASS, version);
     let docs: Vec<Value> = serde_saphyr::from_multiple(&render(&g)).context("generated manifest")?;
     let mut out = Vec::new();
     let mut refs = serde_json::Map::new();

@@ -92,18 +92,23 @@ impl Progress {
     }
 }
 
-fn manifest_docs(a: &FleetArgs, i: usize, version: &str) -> anyhow::Result<Vec<Value>> {
-    if a.clusterclass {
-        return Ok(vec![clusterclass::cluster_doc(a, &format!("c{i:05}"), version)]);
-    }
-    let g = GenerateClusterArgs {
-        name: format!("c{i:05}"),
+/// What `generate cluster` is asked for one cluster of the fleet.
+fn generate_args(a: &FleetArgs, name: &str, version: &str) -> GenerateClusterArgs {
+    GenerateClusterArgs {
+        name: name.into(),
         kubernetes_version: version.into(),
         control_plane_machine_count: a.control_plane_machines,
         worker_machine_count: a.workers,
         target_namespace: "default".into(),
         startup_duration: a.startup_duration.clone(),
-    };
+    }
+}
+
+fn manifest_docs(a: &FleetArgs, i: usize, version: &str) -> anyhow::Result<Vec<Value>> {
+    if a.clusterclass {
+        return Ok(vec![clusterclass::cluster_doc(a, &format!("c{i:05}"), version)]);
+    }
+    let g = generate_args(a, &format!("c{i:05}"), version);
     let docs: Vec<Value> = serde_saphyr::from_multiple(&render(&g)).context("generated manifest")?;
     let mut out = Vec::new();
     for d in docs {
