@@ -287,17 +287,27 @@ async fn a_v1_30_to_v1_32_upgrade_moves_the_control_plane_through_v1_31_then_the
     .await;
     let patch = r#"{"spec":{"topology":{"version":"v1.32.1"}}}"#;
     kubectl_ok(&kc, &["patch", "clusters.v1beta2.cluster.x-k8s.io/up", "--type", "merge", "-p", patch], None);
-    wait("TopologyReconciled to report the upgrade", WAIT, || {
-        let c = json(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "up"]);
-        condition(&c, "TopologyReconciled")["reason"] == "ClusterUpgrading"
+    // While the control plane is at the intermediate step, the Cluster shows what is left.
+    let plan = |c: &Value, part: &str| c["status"][part]["upgradePlan"].clone();
+    let midway = eventually("the upgrade plan from v1.31.2", WAIT, || {
+        let c = tokio::task::block_in_place(|| json(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "up"]));
+        std::future::ready((plan(&c, "controlPlane") == serde_json::json!([{"version": "v1.32.1"}])).then_some(c))
     })
     .await;
+    assert_eq!(condition(&midway, "TopologyReconciled")["reason"], "ClusterUpgrading");
+    assert_eq!(plan(&midway, "workers"), serde_json::json!([{"version": "v1.32.1"}]));
+    let (ok, described, err) = drydock(&kc, &["describe", "cluster", "up"]);
+    assert!(ok, "{err}");
+    assert!(described.contains("Topology: ClusterClass quick-start, version v1.32.1 (ClusterUpgrading"), "{described}");
+    assert!(described.contains("Upgrade sequence:") && described.contains("-> v1.32.1"), "{described}");
     wait("the workers at v1.32.1", WAIT, || {
         let md = owned(&kc, "machinedeployments.v1beta2.cluster.x-k8s.io", "up");
         md["spec"]["template"]["spec"]["version"] == "v1.32.1" && running(&kc, "up") == 2
     })
     .await;
     provisioned(&kc, "up", 2).await;
+    let done = json(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "up"]);
+    assert_eq!((plan(&done, "controlPlane"), plan(&done, "workers")), (Value::Null, Value::Null), "no upgrade left");
 
     // The control plane went through the newest listed v1.31, settled there, then v1.32.1.
     let step = first(&cp, "v1.31.2/v1.31.2").expect("the control plane settled at v1.31.2");

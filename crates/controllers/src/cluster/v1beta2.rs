@@ -447,6 +447,10 @@ fn set_counters(c: &mut Cluster, i: &Inputs<'_>) {
         add(&mut workers, &machine_counters(&standalone));
     }
     let s = c.status.get_or_insert_with(Default::default);
+    // The upgrade plans are the topology controller's.
+    let mut control_plane = control_plane;
+    control_plane.upgrade_plan = s.control_plane.as_ref().and_then(|c| c.upgrade_plan.clone());
+    workers.upgrade_plan = s.workers.as_ref().and_then(|w| w.upgrade_plan.clone());
     s.control_plane = Some(control_plane);
     s.workers = Some(workers);
 }

@@ -146,7 +146,12 @@ pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan
     for (n, (b, i)) in names.iter().zip(md_ts) {
         deployments.push(deployments::deployment(&common, n, current, &b, &i));
     }
-    let progress = progress(topology, &cp_state, &cp_version, &names, current);
+    let mut progress = progress(topology, &cp_state, &cp_version, &names, current);
+    let workers_behind = current
+        .deployments
+        .values()
+        .any(|d| d.upgrading || d.object.spec.template.spec.version.as_deref() != Some(topology.version.as_str()));
+    progress.plans = upgrade::UpgradePlans::compute(&bp.class, &cp_version, &topology.version, workers_behind);
     Ok(Plan { infrastructure, control_plane, control_plane_machine, control_plane_health_check, deployments, progress })
 }
 
@@ -170,7 +175,7 @@ fn progress(
         } else {
             format!("MachineDeployment(s) {} wait for the control plane to be initialized", pending.join(", "))
         };
-        return Progress { phase: Phase::Creating(msg), requeue: again };
+        return Progress { phase: Phase::Creating(msg), requeue: again, plans: Default::default() };
     }
     if cp_version != topology.version || cp.spec_version.as_deref() != Some(topology.version.as_str()) {
         return Progress {
@@ -179,10 +184,15 @@ fn progress(
                 topology.version
             )),
             requeue: again,
+            plans: Default::default(),
         };
     }
     if cp.busy {
-        return Progress { phase: Phase::Upgrading(format!("control plane rolling out {cp_version}")), requeue: again };
+        return Progress {
+            phase: Phase::Upgrading(format!("control plane rolling out {cp_version}")),
+            requeue: again,
+            plans: Default::default(),
+        };
     }
     let behind: Vec<&str> = names
         .iter()
@@ -199,13 +209,14 @@ fn progress(
         return Progress {
             phase: Phase::Deferred(format!("MachineDeployment(s) {} upgrade deferred or held", held.join(", "))),
             requeue: Requeue::await_change(),
+            plans: Default::default(),
         };
     }
     if !behind.is_empty() {
         let msg = format!("MachineDeployment(s) {} upgrading to {}", behind.join(", "), topology.version);
-        return Progress { phase: Phase::Upgrading(msg), requeue: again };
+        return Progress { phase: Phase::Upgrading(msg), requeue: again, plans: Default::default() };
     }
-    Progress { phase: Phase::Stable, requeue: Requeue::await_change() }
+    Progress { phase: Phase::Stable, requeue: Requeue::await_change(), plans: Default::default() }
 }
 
 /// `builtin.cluster`.

@@ -1,12 +1,12 @@
 //! `TopologyReconciled`, with upstream's reasons, in v1beta2 and as the v1beta1 condition.
 
 use drydock_api::capi::conditions::{HasConditions, Severity};
-use drydock_api::capi::core::v1beta2::{Cluster, ClusterClass};
+use drydock_api::capi::core::v1beta2::{Cluster, ClusterClass, ClusterUpgradeStep};
 use drydock_api::capi::v1beta2_conditions::names::{TOPOLOGY_RECONCILED, VARIABLES_READY};
 use drydock_api::capi::v1beta2_conditions::{HasV1Beta2Conditions, Observed, Status};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::upgrade::{Phase, Progress};
+use super::upgrade::{Phase, Progress, UpgradePlans};
 use crate::framework::Error;
 
 pub const RECONCILE_SUCCEEDED: &str = "ReconcileSucceeded";
@@ -24,10 +24,12 @@ pub struct Report {
     pub ok: bool,
     pub reason: &'static str,
     pub message: String,
+    /// The upgrade plans to report (`None`: leave them as they are).
+    pub plans: Option<UpgradePlans>,
 }
 
 fn not(reason: &'static str, message: impl Into<String>) -> Report {
-    Report { ok: false, reason, message: message.into() }
+    Report { ok: false, reason, message: message.into(), plans: None }
 }
 
 pub fn deleting() -> Report {
@@ -65,16 +67,25 @@ pub fn pools_not_supported(pools: &[&str]) -> Report {
 }
 
 pub fn reconciled(p: &Progress) -> Report {
-    match &p.phase {
-        Phase::Stable => Report { ok: true, reason: RECONCILE_SUCCEEDED, message: String::new() },
+    let report = match &p.phase {
+        Phase::Stable => Report { ok: true, reason: RECONCILE_SUCCEEDED, message: String::new(), plans: None },
         Phase::Creating(m) => not(CLUSTER_CREATING, m.clone()),
         Phase::Upgrading(m) => not(CLUSTER_UPGRADING, m.clone()),
         Phase::Deferred(m) => not(MACHINE_DEPLOYMENTS_UPGRADE_DEFERRED, m.clone()),
-    }
+    };
+    Report { plans: Some(p.plans.clone()), ..report }
 }
 
 /// Sets both versions of the condition.
 pub fn set(c: &mut Cluster, r: &Report, now: &Time) {
+    if let Some(plans) = &r.plans {
+        let steps = |v: &[String]| {
+            (!v.is_empty()).then(|| v.iter().map(|version| ClusterUpgradeStep { version: version.clone() }).collect())
+        };
+        let s = c.status.get_or_insert_with(Default::default);
+        s.control_plane.get_or_insert_with(Default::default).upgrade_plan = steps(&plans.control_plane);
+        s.workers.get_or_insert_with(Default::default).upgrade_plan = steps(&plans.workers);
+    }
     let status = if r.ok { Status::True } else { Status::False };
     c.set_v1beta2(Observed::new(TOPOLOGY_RECONCILED, status, r.reason, r.message.clone()), now);
     if r.ok {

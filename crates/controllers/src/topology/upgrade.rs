@@ -34,6 +34,31 @@ pub enum Phase {
 pub struct Progress {
     pub phase: Phase,
     pub requeue: Requeue,
+    /// The versions the control plane and the workers still go through (empty when no
+    /// upgrade is under way), as `status.controlPlane.upgradePlan` and
+    /// `status.workers.upgradePlan` report them.
+    pub plans: UpgradePlans,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UpgradePlans {
+    pub control_plane: Vec<String>,
+    pub workers: Vec<String>,
+}
+
+impl UpgradePlans {
+    /// The control plane's versions after `applied` (the one it was last asked for) on the
+    /// way to `target`, and the workers' (straight to the target) when any is behind it.
+    pub fn compute(class: &ClusterClass, applied: &str, target: &str, workers_behind: bool) -> Self {
+        let mut control_plane = Vec::new();
+        let mut at = applied.to_string();
+        while at != target && control_plane.len() < 16 {
+            at = next_step(class, &at, target);
+            control_plane.push(at.clone());
+        }
+        let workers = if workers_behind { vec![target.to_string()] } else { Vec::new() };
+        Self { control_plane, workers }
+    }
 }
 
 /// The state of the control plane, read from either contract version.

@@ -351,13 +351,70 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
                 .unwrap_or_default();
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
             let style = Style { color };
-            if a.v1beta1 {
-                Ok(render(&root, &show, a.echo, &style))
+            let tree = if a.v1beta1 {
+                render(&root, &show, a.echo, &style)
             } else {
-                Ok(v1beta2::render(&root, &show, a.echo, &style))
-            }
+                v1beta2::render(&root, &show, a.echo, &style)
+            };
+            Ok(tree + &topology_lines(&cluster, cp.as_ref(), &deployments))
         }
     }
+}
+
+/// Where a topology Cluster stands: its class and version, `TopologyReconciled`, and
+/// during an upgrade the sequence still ahead (the control plane's steps, then the
+/// workers').
+fn topology_lines(cluster: &Value, cp: Option<&Value>, deployments: &[Value]) -> String {
+    let topology = &cluster["spec"]["topology"];
+    if topology.is_null() {
+        return String::new();
+    }
+    let cond = cluster["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "TopologyReconciled"))
+        .map(|c| {
+            let (reason, message) =
+                (c["reason"].as_str().unwrap_or_default(), c["message"].as_str().unwrap_or_default());
+            if message.is_empty() { format!(" ({reason})") } else { format!(" ({reason}: {message})") }
+        })
+        .unwrap_or_default();
+    let class = topology["classRef"]["name"].as_str().or(topology["class"].as_str()).unwrap_or_default();
+    let target = topology["version"].as_str().unwrap_or_default();
+    let mut out = format!("\nTopology: ClusterClass {class}, version {target}{cond}\n");
+    let plan = |part: &str| -> Vec<String> {
+        cluster["status"][part]["upgradePlan"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["version"].as_str().map(str::to_string))
+            .collect()
+    };
+    let (cp_plan, workers_plan) = (plan("controlPlane"), plan("workers"));
+    if cp_plan.is_empty() && workers_plan.is_empty() {
+        return out;
+    }
+    out.push_str("Upgrade sequence:\n");
+    let running = cp.and_then(|c| c["status"]["version"].as_str()).unwrap_or("?");
+    let asked = cp.and_then(|c| c["spec"]["version"].as_str()).unwrap_or("?");
+    let mut steps = vec![format!("{running} (running)")];
+    if asked != running {
+        steps.push(format!("{asked} (rolling out)"));
+    }
+    steps.extend(cp_plan);
+    out.push_str(&format!("  1. control plane: {}\n", steps.join(" -> ")));
+    let workers: Vec<String> = deployments
+        .iter()
+        .map(|md| {
+            let name = md["metadata"]["labels"]["topology.cluster.x-k8s.io/deployment-name"]
+                .as_str()
+                .or(md["metadata"]["name"].as_str())
+                .unwrap_or_default();
+            format!("{name} {}", md["spec"]["template"]["spec"]["version"].as_str().unwrap_or("?"))
+        })
+        .collect();
+    let to = workers_plan.last().cloned().unwrap_or_else(|| target.to_string());
+    out.push_str(&format!("  2. workers, once the control plane is at {to}: {} -> {to}\n", workers.join(", ")));
+    out
 }
 
 #[cfg(test)]
