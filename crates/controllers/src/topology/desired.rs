@@ -146,12 +146,8 @@ pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan
     for (n, (b, i)) in names.iter().zip(md_ts) {
         deployments.push(deployments::deployment(&common, n, current, &b, &i));
     }
-    let mut progress = progress(topology, &cp_state, &cp_version, &names, current);
-    let workers_behind = current
-        .deployments
-        .values()
-        .any(|d| d.upgrading || d.object.spec.template.spec.version.as_deref() != Some(topology.version.as_str()));
-    progress.plans = upgrade::UpgradePlans::compute(&bp.class, &cp_version, &topology.version, workers_behind);
+    let plans = upgrade_plans(bp, topology, &cp_version, current);
+    let progress = Progress { plans, ..progress(topology, &cp_state, &cp_version, &names, current) };
     Ok(Plan { infrastructure, control_plane, control_plane_machine, control_plane_health_check, deployments, progress })
 }
 
@@ -217,6 +213,17 @@ fn progress(
         return Progress { phase: Phase::Upgrading(msg), requeue: again, plans: Default::default() };
     }
     Progress { phase: Phase::Stable, requeue: Requeue::await_change(), plans: Default::default() }
+}
+
+/// The versions still ahead of the control plane (after `cp_version`, asked for now) and
+/// of the workers.
+fn upgrade_plans(bp: &Blueprint, topology: &Topology, cp_version: &str, current: &Current) -> upgrade::UpgradePlans {
+    let target = topology.version.as_str();
+    let workers_behind = current
+        .deployments
+        .values()
+        .any(|d| d.upgrading || d.object.spec.template.spec.version.as_deref() != Some(target));
+    upgrade::UpgradePlans::compute(&bp.class, cp_version, target, workers_behind)
 }
 
 /// `builtin.cluster`.
