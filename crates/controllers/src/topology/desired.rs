@@ -42,7 +42,20 @@ pub struct Common<'a> {
     pub plain_owner: OwnerReference,
 }
 
-impl Common<'_> {
+impl<'a> Common<'a> {
+    fn of(cluster: &'a Cluster) -> Result<Self> {
+        let topology = cluster.spec.topology.as_ref().ok_or_else(|| Error::InvalidSpec("no topology".into()))?;
+        let plain_owner = drydock_api::capi::owner::owner_ref(cluster)
+            .ok_or_else(|| Error::inconsistent(format!("Cluster {}", cluster.name_any()), "it has no uid"))?;
+        Ok(Common {
+            cluster,
+            topology,
+            namespace: cluster.namespace().unwrap_or_default(),
+            owner: controller_ref_of(cluster)?,
+            plain_owner,
+        })
+    }
+
     pub fn name(&self) -> String {
         self.cluster.name_any()
     }
@@ -63,16 +76,8 @@ impl Common<'_> {
 }
 
 pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan> {
-    let topology = cluster.spec.topology.as_ref().ok_or_else(|| Error::InvalidSpec("no topology".into()))?;
-    let plain_owner = drydock_api::capi::owner::owner_ref(cluster)
-        .ok_or_else(|| Error::inconsistent(format!("Cluster {}", cluster.name_any()), "it has no uid"))?;
-    let common = Common {
-        cluster,
-        topology,
-        namespace: cluster.namespace().unwrap_or_default(),
-        owner: controller_ref_of(cluster)?,
-        plain_owner,
-    };
+    let common = Common::of(cluster)?;
+    let topology = common.topology;
     let class_vars = bp.class.spec.variables.as_deref().unwrap_or_default();
     let user = variables::values(class_vars, topology.variables.as_deref().unwrap_or_default())
         .map_err(|e| Error::InvalidSpec(e.to_string()))?;
