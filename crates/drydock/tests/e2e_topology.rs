@@ -460,6 +460,80 @@ async fn an_e2e_style_class_with_ten_variables_and_fifteen_patches_provisions() 
     assert_eq!(worker["spec"]["template"]["spec"]["backend"]["docker"]["customImage"], "kindest/node:v1.33.0");
 }
 
+/// The v1beta2 quick-start class under another name, changed as `edit` says.
+fn class_variant(name: &str, edit: impl Fn(String) -> String) -> String {
+    let text = manifest(CLASS_V1BETA2, "unused", "v1.33.0", 1, 1);
+    let class = text.split("\n---\n").next().unwrap_or_default().to_string();
+    edit(class.replacen("  name: quick-start\n", &format!("  name: {name}\n"), 1))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_moves_to_a_compatible_class_and_not_to_an_incompatible_one() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest(CLASS_V1BETA2, "rb", "v1.33.0", 1, 1)));
+    provisioned(&kc, "rb", 2).await;
+    // A compatible class: the same kinds, another worker machine template (its Nodes start
+    // slower), and a naming
+    // template for its MachineDeployments.
+    let compatible = class_variant("quick-start-2", |c| {
+        c.replace("name: quick-start-default-worker-machinetemplate\n", "name: quick-start-2-worker\n").replace(
+            "      - class: default-worker\n",
+            "      - class: default-worker\n        naming:\n          template: \"{{ .cluster.name }}-{{ .machineDeployment.topologyName }}-w-{{ .random }}\"\n",
+        )
+    });
+    // An incompatible one: its infrastructure cluster is of another kind.
+    let incompatible = class_variant("quick-start-im", |c| {
+        c.replacen("      kind: DevClusterTemplate\n", "      kind: InMemoryClusterTemplate\n", 1).replacen(
+            "infrastructure.cluster.x-k8s.io/v1beta2\n      kind: InMemoryClusterTemplate",
+            "infrastructure.cluster.x-k8s.io/v1alpha1\n      kind: InMemoryClusterTemplate",
+            1,
+        )
+    });
+    let worker = "apiVersion: infrastructure.cluster.x-k8s.io/v1beta2\nkind: DevMachineTemplate\n\
+        metadata: {name: quick-start-2-worker, namespace: default}\n\
+        spec:\n  template:\n    spec:\n      backend:\n        inMemory:\n          \
+        vm: {provisioning: {startupDuration: \"1s\"}}\n          node: {provisioning: {startupDuration: \"1s\"}}\n";
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&format!("{compatible}\n---\n{incompatible}\n---\n{worker}")));
+    let md = owned(&kc, "machinedeployments.v1beta2.cluster.x-k8s.io", "rb");
+    let old_template =
+        md["spec"]["template"]["spec"]["infrastructureRef"]["name"].as_str().unwrap_or_default().to_string();
+
+    let move_to = |class: &str| {
+        let patch = format!(r#"{{"spec":{{"topology":{{"classRef":{{"name":"{class}"}}}}}}}}"#);
+        kubectl(&kc, &["patch", "clusters.v1beta2.cluster.x-k8s.io/rb", "--type", "merge", "-p", &patch], None)
+    };
+    let (ok, _, err) = move_to("quick-start-im");
+    assert!(!ok && err.contains("spec.topology.classRef") && err.contains("not compatible"), "{err}");
+    assert!(err.contains("InMemoryClusterTemplate") && err.contains("DevClusterTemplate"), "{err}");
+    let (ok, _, err) = move_to("quick-start-2");
+    assert!(ok, "{err}");
+    let rotated = eventually("the workers' template rotated to the new class's", WAIT, || {
+        let md = tokio::task::block_in_place(|| {
+            json(&kc, &["get", "machinedeployments", "-l", "cluster.x-k8s.io/cluster-name=rb"])
+        });
+        let name = md["items"][0]["spec"]["template"]["spec"]["infrastructureRef"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        std::future::ready((name != old_template && !name.is_empty()).then_some(name))
+    })
+    .await;
+    let template = json(&kc, &["get", "devmachinetemplates.v1beta2.infrastructure.cluster.x-k8s.io", &rotated]);
+    let backend = &template["spec"]["template"]["spec"]["backend"]["inMemory"];
+    assert_eq!(backend["node"]["provisioning"]["startupDuration"], "1s", "{template:#}");
+    assert_eq!(template["metadata"]["annotations"]["cluster.x-k8s.io/cloned-from-name"], "quick-start-2-worker");
+
+    // A MachineDeployment added now is named by the new class's template.
+    let add = r#"[{"op":"add","path":"/spec/topology/workers/machineDeployments/-","value":{"class":"default-worker","name":"md-1","replicas":1}}]"#;
+    kubectl_ok(&kc, &["patch", "clusters.v1beta2.cluster.x-k8s.io/rb", "--type", "json", "-p", add], None);
+    provisioned(&kc, "rb", 3).await;
+    let selector = "cluster.x-k8s.io/cluster-name=rb,topology.cluster.x-k8s.io/deployment-name=md-1";
+    let listed = json(&kc, &["get", "machinedeployments", "-l", selector]);
+    let name = listed["items"][0]["metadata"]["name"].as_str().unwrap_or_default();
+    assert!(name.starts_with("rb-md-1-w-") && name.len() == "rb-md-1-w-".len() + 5, "{name}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_v1beta1_class_as_upstream_v1_9_wrote_it_provisions_and_follows_the_worker_list() {
     let env = Env::start(true).await;

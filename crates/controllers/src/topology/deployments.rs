@@ -67,7 +67,7 @@ pub fn decide<'a>(
             None => Names {
                 topology: md,
                 class,
-                name: common.new_name(Some(&md.name)),
+                name: common.object_name(class.class.naming.as_ref(), Some(&md.name))?,
                 version: target.to_string(),
                 bootstrap_name: common.new_name(Some(&md.name)),
                 infrastructure_name: common.new_name(Some(&md.name)),

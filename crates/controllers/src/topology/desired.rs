@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use drydock_api::capi::core::v1beta2::{Cluster, MachineDeploymentTopology, Topology};
+use drydock_api::capi::core::v1beta2::{ClassNaming, Cluster, MachineDeploymentTopology, Topology};
 use drydock_api::capi::keys::{CLONED_FROM_GROUP_KIND_ANNOTATION, CLONED_FROM_NAME_ANNOTATION, CLUSTER_NAME_LABEL};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::ResourceExt;
@@ -13,8 +13,8 @@ use super::blueprint::{Blueprint, Current, DeploymentClass, Template};
 use super::deployments::{self, DeploymentPlan, Names};
 use super::patches::{self, Patchable, Target};
 use super::upgrade::{self, ControlPlaneState, Phase, Progress};
-use super::variables;
 use super::{DEPLOYMENT_NAME_LABEL, OWNED_LABEL};
+use super::{gotemplate, variables};
 use crate::framework::names::{generated_name, random_suffix};
 use crate::framework::requeue::Requeue;
 use crate::framework::write::controller_ref_of;
@@ -65,6 +65,24 @@ impl<'a> Common<'a> {
         BTreeMap::from([(CLUSTER_NAME_LABEL.to_string(), self.name()), (OWNED_LABEL.to_string(), String::new())])
     }
 
+    /// The name of a new object of the topology: the class's `naming.template` rendered
+    /// (`.cluster.name`, `.random`, `.machineDeployment.topologyName`), else upstream's
+    /// default `<cluster>[-<topology name>]-<random>`.
+    pub fn object_name(&self, naming: Option<&ClassNaming>, part: Option<&str>) -> Result<String> {
+        let Some(template) = naming.and_then(|n| n.template.as_deref()) else {
+            return Ok(self.new_name(part));
+        };
+        let data = json!({
+            "cluster": {"name": self.name()},
+            "random": random_suffix(),
+            "machineDeployment": {"topologyName": part},
+        });
+        let data = data.as_object().cloned().unwrap_or_default();
+        let name = gotemplate::render("naming", template, &data)
+            .map_err(|e| Error::InvalidSpec(format!("naming template {template:?}: {e}")))?;
+        Ok(name.trim().to_string())
+    }
+
     /// A new template name for a part of the topology.
     pub fn new_name(&self, part: Option<&str>) -> String {
         let base = match part {
@@ -82,8 +100,14 @@ pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan
     let user = variables::values(class_vars, topology.variables.as_deref().unwrap_or_default())
         .map_err(|e| Error::InvalidSpec(e.to_string()))?;
 
-    let infra_name = current.infrastructure.as_ref().map_or_else(|| common.new_name(None), name_of);
-    let cp_name = current.control_plane.as_ref().map_or_else(|| common.new_name(None), name_of);
+    let infra_name = match &current.infrastructure {
+        Some(o) => name_of(o),
+        None => common.object_name(bp.class.spec.infrastructure.naming.as_ref(), None)?,
+    };
+    let cp_name = match &current.control_plane {
+        Some(o) => name_of(o),
+        None => common.object_name(bp.class.spec.control_plane.naming.as_ref(), None)?,
+    };
     let cp_machine_name = current.control_plane_machine.as_ref().map_or_else(|| common.new_name(None), name_of);
     let cp_state = ControlPlaneState::of(current.control_plane.as_ref());
     let workers_busy = current.deployments.values().any(|d| d.upgrading);

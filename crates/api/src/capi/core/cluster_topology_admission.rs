@@ -8,6 +8,7 @@
 
 use super::v1beta2::{Cluster, ClusterClass, ClusterVariable};
 use crate::admission::{FieldError, FieldPath};
+use crate::capi::common::VersionedTemplateReference;
 use crate::capi::keys::{DISABLE_UPDATE_VERSION_CHECK_ANNOTATION, has_annotation};
 use crate::capi::version;
 use crate::conversion::RefVersions;
@@ -23,6 +24,7 @@ pub(super) fn admit(c: &mut Cluster, old: Option<&Cluster>, refs: &dyn RefVersio
     let class: Option<ClusterClass> =
         refs.stored(GROUP, "ClusterClass", &ns, &topology.class_ref.name).and_then(|v| serde_json::from_value(v).ok());
     let mut errs = version_change(c, old, class.as_ref(), &path.child("version"));
+    errs.extend(rebase(c, old, class.as_ref(), refs, &path.child("classRef")));
     let Some(class) = class else {
         return errs;
     };
@@ -139,4 +141,94 @@ fn version_change(
             ),
         )],
     }
+}
+
+/// Moving a Cluster to another ClusterClass: the new class must exist and make the same
+/// kinds of objects (infrastructure cluster, control plane, its machines, each worker
+/// class both define), since the topology replaces templates but never changes the kind
+/// of an object it made.
+fn rebase(
+    c: &Cluster,
+    old: Option<&Cluster>,
+    class: Option<&ClusterClass>,
+    refs: &dyn RefVersions,
+    path: &FieldPath,
+) -> Vec<FieldError> {
+    let (Some(new), Some(prev)) = (c.spec.topology.as_ref(), old.and_then(|o| o.spec.topology.as_ref())) else {
+        return Vec::new();
+    };
+    let own_ns = || c.metadata.namespace.clone().unwrap_or_default();
+    let (new_ns, prev_ns) = (
+        new.class_ref.namespace.clone().unwrap_or_else(own_ns),
+        prev.class_ref.namespace.clone().unwrap_or_else(own_ns),
+    );
+    if (new.class_ref.name.as_str(), new_ns.as_str()) == (prev.class_ref.name.as_str(), prev_ns.as_str()) {
+        return Vec::new();
+    }
+    let Some(class) = class else {
+        let detail = format!(
+            "ClusterClass {new_ns}/{} not found: a Cluster moves only to an existing class",
+            new.class_ref.name
+        );
+        return vec![FieldError::invalid(path.as_str(), new.class_ref.name.as_str(), detail)];
+    };
+    let Some(previous) = refs
+        .stored(GROUP, "ClusterClass", &prev_ns, &prev.class_ref.name)
+        .and_then(|v| serde_json::from_value::<ClusterClass>(v).ok())
+    else {
+        return Vec::new();
+    };
+    let gk = |r: &VersionedTemplateReference| {
+        let group = r.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        format!("{}.{group}", r.kind)
+    };
+    let (a, b) = (&previous.spec, &class.spec);
+    let mut pairs = vec![
+        (
+            "the infrastructure cluster template",
+            Some(gk(&a.infrastructure.template_ref)),
+            Some(gk(&b.infrastructure.template_ref)),
+        ),
+        (
+            "the control plane template",
+            Some(gk(&a.control_plane.template_ref)),
+            Some(gk(&b.control_plane.template_ref)),
+        ),
+        (
+            "the control plane's machine template",
+            a.control_plane.machine_infrastructure.as_ref().map(|m| gk(&m.template_ref)),
+            b.control_plane.machine_infrastructure.as_ref().map(|m| gk(&m.template_ref)),
+        ),
+    ];
+    let workers = |s: &super::v1beta2::ClusterClassSpec| -> Vec<(String, String)> {
+        s.workers
+            .iter()
+            .flat_map(|w| w.machine_deployments.iter().flatten())
+            .map(|m| (m.class.clone(), gk(&m.infrastructure.template_ref)))
+            .collect()
+    };
+    let (wa, wb) = (workers(a), workers(b));
+    let mut labels = Vec::new();
+    for (class_name, kind) in &wa {
+        if let Some((_, other)) = wb.iter().find(|(n, _)| n == class_name) {
+            labels.push((format!("worker class {class_name:?}'s machine template"), kind.clone(), other.clone()));
+        }
+    }
+    pairs.extend(labels.iter().map(|(what, x, y)| (what.as_str(), Some(x.clone()), Some(y.clone()))));
+    pairs
+        .into_iter()
+        .filter(|(_, x, y)| x != y)
+        .map(|(what, x, y)| {
+            let show = |v: Option<String>| v.unwrap_or_else(|| "none".into());
+            let (from, to) = (format!("{prev_ns}/{}", prev.class_ref.name), format!("{new_ns}/{}", new.class_ref.name));
+            FieldError::forbidden(
+                path.as_str(),
+                format!(
+                    "ClusterClass {to} is not compatible with {from}: {what} is a {} in {from} and a {} in {to}",
+                    show(x),
+                    show(y)
+                ),
+            )
+        })
+        .collect()
 }
