@@ -26,6 +26,12 @@ pub trait RefVersions {
         None
     }
 
+    /// Every stored object of `group`'s `kind` in `namespace` (all namespaces: `None`), in
+    /// their storage version; empty when the caller has no store.
+    fn stored_list(&self, _group: &str, _kind: &str, _namespace: Option<&str>) -> Vec<Value> {
+        Vec::new()
+    }
+
     /// The problems of `value` against an OpenAPI v3 schema as CRDs write it (types,
     /// formats, enums, bounds, required, unknown fields, CEL rules), reported under `path`.
     /// Callers without a schema validator check nothing.

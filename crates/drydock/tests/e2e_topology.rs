@@ -532,6 +532,32 @@ async fn a_cluster_moves_to_a_compatible_class_and_not_to_an_incompatible_one() 
     let listed = json(&kc, &["get", "machinedeployments", "-l", selector]);
     let name = listed["items"][0]["metadata"]["name"].as_str().unwrap_or_default();
     assert!(name.starts_with("rb-md-1-w-") && name.len() == "rb-md-1-w-".len() + 5, "{name}");
+
+    // The class in use keeps what its Cluster uses: its worker class, its version, its kinds.
+    let refused = |edit: &dyn Fn(String) -> String, expected: &str| {
+        let class = class_variant("quick-start-2", |c| {
+            edit(c.replace("name: quick-start-default-worker-machinetemplate\n", "name: quick-start-2-worker\n"))
+        });
+        let (ok, _, err) = kubectl(&kc, &["apply", "-f", "-"], Some(&class));
+        assert!(!ok && err.contains(expected), "{expected}: {err}");
+    };
+    refused(
+        &|c| c.replace("      - class: default-worker\n", "      - class: other-worker\n"),
+        "worker class \"default-worker\" is used by Cluster default/rb",
+    );
+    refused(
+        &|c| {
+            c.replace(
+                "  variables:\n    - name: etcdImageTag",
+                "  kubernetesVersions: [v1.34.0]\n  variables:\n    - name: etcdImageTag",
+            )
+        },
+        "Cluster default/rb runs v1.33.0",
+    );
+    refused(
+        &|c| c.replacen("      kind: DevClusterTemplate\n", "      kind: OtherClusterTemplate\n", 1),
+        "cannot change from a DevClusterTemplate.infrastructure.cluster.x-k8s.io to a OtherClusterTemplate",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -75,6 +75,20 @@ impl RefVersions for RefLookup {
         store.get(&key)?.to_value().ok()
     }
 
+    fn stored_list(&self, group: &str, kind: &str, namespace: Option<&str>) -> Vec<Value> {
+        let (Some(store), Some(registries)) = (self.store.as_ref().and_then(Weak::upgrade), self.registries.upgrade())
+        else {
+            return Vec::new();
+        };
+        let registry = registries.for_cluster(&self.cluster);
+        let Some(res) = registry.all().iter().find(|r| r.def.group == group && r.def.kind == kind).map(|r| r.storage)
+        else {
+            return Vec::new();
+        };
+        let q = crate::store::ListQuery { cluster: &self.cluster, res, namespace, ..Default::default() };
+        store.list(&q, &|_, _| true).items.iter().filter_map(|s| s.to_value().ok()).collect()
+    }
+
     fn check_schema(&self, schema: &Value, value: &Value, path: &FieldPath) -> Vec<FieldError> {
         schema::check_value(schema, value, path)
     }

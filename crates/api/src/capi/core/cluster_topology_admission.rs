@@ -25,7 +25,10 @@ pub(super) fn admit(c: &mut Cluster, old: Option<&Cluster>, refs: &dyn RefVersio
         refs.stored(GROUP, "ClusterClass", &ns, &topology.class_ref.name).and_then(|v| serde_json::from_value(v).ok());
     let mut errs = version_change(c, old, class.as_ref(), &path.child("version"));
     errs.extend(rebase(c, old, class.as_ref(), refs, &path.child("classRef")));
-    let Some(class) = class else {
+    // Writes that leave the topology as it was (controllers' metadata and finalizer writes)
+    // are not judged again against a class that may have changed since.
+    let unchanged = old.and_then(|o| o.spec.topology.as_ref()) == c.spec.topology.as_ref();
+    let Some(class) = class.filter(|_| !unchanged) else {
         return errs;
     };
     let definitions = class.spec.variables.as_deref().unwrap_or_default();
@@ -178,24 +181,41 @@ fn rebase(
     else {
         return Vec::new();
     };
+    let (from, to) = (format!("{prev_ns}/{}", prev.class_ref.name), format!("{new_ns}/{}", new.class_ref.name));
+    incompatibilities(&previous, class)
+        .into_iter()
+        .map(|(what, x, y)| {
+            FieldError::forbidden(
+                path.as_str(),
+                format!("ClusterClass {to} is not compatible with {from}: {what} is a {x} in {from} and a {y} in {to}"),
+            )
+        })
+        .collect()
+}
+
+/// The parts `next` makes of another kind than `prev` does: `(what, kind in prev, kind in
+/// next)`, for the infrastructure cluster, the control plane, its machines and the
+/// machines of each worker class both define. The topology replaces templates but never
+/// changes the kind of an object it made.
+pub(super) fn incompatibilities(prev: &ClusterClass, next: &ClusterClass) -> Vec<(String, String, String)> {
     let gk = |r: &VersionedTemplateReference| {
         let group = r.api_version.rsplit_once('/').map_or("", |(g, _)| g);
         format!("{}.{group}", r.kind)
     };
-    let (a, b) = (&previous.spec, &class.spec);
+    let (a, b) = (&prev.spec, &next.spec);
     let mut pairs = vec![
         (
-            "the infrastructure cluster template",
+            "the infrastructure cluster template".to_string(),
             Some(gk(&a.infrastructure.template_ref)),
             Some(gk(&b.infrastructure.template_ref)),
         ),
         (
-            "the control plane template",
+            "the control plane template".to_string(),
             Some(gk(&a.control_plane.template_ref)),
             Some(gk(&b.control_plane.template_ref)),
         ),
         (
-            "the control plane's machine template",
+            "the control plane's machine template".to_string(),
             a.control_plane.machine_infrastructure.as_ref().map(|m| gk(&m.template_ref)),
             b.control_plane.machine_infrastructure.as_ref().map(|m| gk(&m.template_ref)),
         ),
@@ -207,28 +227,45 @@ fn rebase(
             .map(|m| (m.class.clone(), gk(&m.infrastructure.template_ref)))
             .collect()
     };
-    let (wa, wb) = (workers(a), workers(b));
-    let mut labels = Vec::new();
-    for (class_name, kind) in &wa {
-        if let Some((_, other)) = wb.iter().find(|(n, _)| n == class_name) {
-            labels.push((format!("worker class {class_name:?}'s machine template"), kind.clone(), other.clone()));
+    let later = workers(b);
+    for (class_name, kind) in workers(a) {
+        if let Some((_, other)) = later.iter().find(|(n, _)| *n == class_name) {
+            pairs.push((format!("worker class {class_name:?}'s machine template"), Some(kind), Some(other.clone())));
         }
     }
-    pairs.extend(labels.iter().map(|(what, x, y)| (what.as_str(), Some(x.clone()), Some(y.clone()))));
-    pairs
-        .into_iter()
-        .filter(|(_, x, y)| x != y)
-        .map(|(what, x, y)| {
-            let show = |v: Option<String>| v.unwrap_or_else(|| "none".into());
-            let (from, to) = (format!("{prev_ns}/{}", prev.class_ref.name), format!("{new_ns}/{}", new.class_ref.name));
-            FieldError::forbidden(
-                path.as_str(),
-                format!(
-                    "ClusterClass {to} is not compatible with {from}: {what} is a {} in {from} and a {} in {to}",
-                    show(x),
-                    show(y)
-                ),
-            )
-        })
-        .collect()
+    let show = |v: Option<String>| v.unwrap_or_else(|| "none".into());
+    pairs.into_iter().filter(|(_, x, y)| x != y).map(|(what, x, y)| (what, show(x), show(y))).collect()
+}
+
+/// An update of a ClusterClass keeps what the Clusters using it use: every worker class
+/// they name and, when the class lists versions, the version each runs.
+pub(super) fn class_in_use(cc: &ClusterClass, refs: &dyn RefVersions) -> Vec<FieldError> {
+    let (ns, name) = (cc.metadata.namespace.clone().unwrap_or_default(), cc.metadata.name.clone().unwrap_or_default());
+    let classes: Vec<&str> =
+        cc.spec.workers.iter().flat_map(|w| w.machine_deployments.iter().flatten()).map(|m| m.class.as_str()).collect();
+    let versions = cc.spec.kubernetes_versions.as_ref().filter(|v| !v.is_empty());
+    let mut errs: Vec<FieldError> = Vec::new();
+    for c in
+        refs.stored_list(GROUP, "Cluster", None).into_iter().filter_map(|v| serde_json::from_value::<Cluster>(v).ok())
+    {
+        let Some(t) = &c.spec.topology else { continue };
+        let cluster_ns = c.metadata.namespace.clone().unwrap_or_default();
+        if t.class_ref.name != name || t.class_ref.namespace.as_deref().unwrap_or(&cluster_ns) != ns {
+            continue;
+        }
+        let cluster = format!("{cluster_ns}/{}", c.metadata.name.as_deref().unwrap_or_default());
+        for md in t.workers.iter().flat_map(|w| w.machine_deployments.iter().flatten()) {
+            if !classes.contains(&md.class.as_str()) {
+                let detail = format!("worker class {:?} is used by Cluster {cluster}", md.class);
+                errs.push(FieldError::forbidden("spec.workers.machineDeployments", detail));
+            }
+        }
+        if let Some(list) = versions.filter(|v| !v.contains(&t.version)) {
+            let detail =
+                format!("Cluster {cluster} runs {}, which the list ({}) no longer holds", t.version, list.join(", "));
+            errs.push(FieldError::forbidden("spec.kubernetesVersions", detail));
+        }
+    }
+    errs.dedup();
+    errs
 }

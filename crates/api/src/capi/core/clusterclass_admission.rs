@@ -36,9 +36,30 @@ impl KindAdmission for ClusterClassAdmission {
             .collect()
     }
 
-    fn validate(&self, cc: &ClusterClass, _old: Option<&ClusterClass>) -> Vec<FieldError> {
+    fn admit_against(
+        &self,
+        cc: &mut ClusterClass,
+        old: Option<&ClusterClass>,
+        refs: &dyn crate::conversion::RefVersions,
+    ) -> Vec<FieldError> {
+        match old {
+            Some(_) => super::cluster_topology_admission::class_in_use(cc, refs),
+            None => Vec::new(),
+        }
+    }
+
+    fn validate(&self, cc: &ClusterClass, old: Option<&ClusterClass>) -> Vec<FieldError> {
         let spec = FieldPath::new("spec");
         let mut errs = Vec::new();
+        // The objects its Clusters hold keep their kinds.
+        for (what, was, now) in
+            old.map(|o| super::cluster_topology_admission::incompatibilities(o, cc)).unwrap_or_default()
+        {
+            let detail = format!(
+                "{what} cannot change from a {was} to a {now}: Clusters of the class hold objects of that kind"
+            );
+            errs.push(FieldError::forbidden(spec.as_str(), detail));
+        }
         for (r, path) in cc.template_refs() {
             errs.extend(validate_template_ref(r, &path));
         }
