@@ -12,6 +12,7 @@ pub mod admission;
 pub mod capi;
 pub mod conversion;
 pub mod names;
+pub mod pki;
 pub mod resource;
 pub mod selector;
 pub mod tenancy;

@@ -8,6 +8,10 @@
 
 use std::fmt;
 
+use crate::pki::KeyAndCert;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use kube::config::{AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext};
 
 /// API group of the `LogicalCluster` kind.
@@ -27,6 +31,11 @@ pub const CLUSTER_ANNOTATION: &str = "tenancy.drydock.dev/cluster";
 /// infrastructure cluster sets it next to `spec.controlPlaneEndpoint`; the Cluster
 /// controller copies both to the Cluster; the control plane writes it into the kubeconfig.
 pub const ENDPOINT_PATH_ANNOTATION: &str = "infrastructure.drydock.dev/control-plane-endpoint-path";
+
+/// DNS suffix of the TLS server name of a workload cluster's logical cluster
+/// (`<namespace>.<cluster>.<suffix>`): the name its kubeconfig asks for (`tls-server-name`),
+/// by which the server picks the serving certificate signed by that cluster's own CA.
+pub const TLS_SERVER_NAME_SUFFIX: &str = "clusters.drydock.internal";
 
 /// Path prefix of a logical cluster.
 const PATH_PREFIX: &str = "/clusters/";
@@ -64,6 +73,22 @@ impl LogicalClusterName {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The Cluster (namespace, name) whose workload cluster this logical cluster simulates.
+    pub fn workload_cluster(&self) -> Option<(&str, &str)> {
+        self.0.split_once('.').filter(|(ns, name)| !ns.is_empty() && !name.is_empty())
+    }
+
+    /// The TLS server name of this logical cluster (see [`TLS_SERVER_NAME_SUFFIX`]).
+    pub fn tls_server_name(&self) -> String {
+        format!("{}.{TLS_SERVER_NAME_SUFFIX}", self.0)
+    }
+
+    /// The logical cluster a TLS server name asks for, if it is one of theirs.
+    pub fn from_tls_server_name(name: &str) -> Option<Self> {
+        let lc = Self::new(name.strip_suffix(TLS_SERVER_NAME_SUFFIX)?.strip_suffix('.')?);
+        lc.workload_cluster().is_some().then_some(lc)
     }
 
     pub fn is_root(&self) -> bool {
@@ -133,9 +158,8 @@ impl From<String> for LogicalClusterName {
     }
 }
 
-/// A kubeconfig with one cluster, one user without credentials (drydock serves plain HTTP)
-/// and one context selecting both.
-#[derive(Clone, Copy, Debug)]
+/// A kubeconfig with one cluster, one user and one context selecting both.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct KubeconfigFor<'a> {
     /// The API server URL (possibly with a `/clusters/<name>` path).
     pub server: &'a str,
@@ -147,6 +171,12 @@ pub struct KubeconfigFor<'a> {
     pub context: &'a str,
     /// Default namespace of the context, if any.
     pub namespace: Option<&'a str>,
+    /// The CA (PEM) the server's certificate is checked against.
+    pub ca_pem: Option<&'a str>,
+    /// The name the server's certificate is checked for, when not the URL's host.
+    pub tls_server_name: Option<&'a str>,
+    /// The user's client certificate and key (PEM).
+    pub client: Option<&'a KeyAndCert>,
 }
 
 impl KubeconfigFor<'_> {
@@ -157,12 +187,21 @@ impl KubeconfigFor<'_> {
             kind: Some("Config".into()),
             clusters: vec![NamedCluster {
                 name: self.cluster.into(),
-                cluster: Some(Cluster { server: Some(self.server.into()), ..Cluster::default() }),
+                cluster: Some(Cluster {
+                    server: Some(self.server.into()),
+                    certificate_authority_data: self.ca_pem.map(|pem| BASE64.encode(pem)),
+                    tls_server_name: self.tls_server_name.map(Into::into),
+                    ..Cluster::default()
+                }),
                 ..NamedCluster::default()
             }],
             auth_infos: vec![NamedAuthInfo {
                 name: self.user.into(),
-                auth_info: Some(AuthInfo::default()),
+                auth_info: Some(AuthInfo {
+                    client_certificate_data: self.client.map(|c| BASE64.encode(&c.cert_pem)),
+                    client_key_data: self.client.map(|c| BASE64.encode(&c.key_pem).into()),
+                    ..AuthInfo::default()
+                }),
                 ..NamedAuthInfo::default()
             }],
             contexts: vec![NamedContext {
@@ -217,6 +256,7 @@ mod tests {
             user: "c-admin",
             context: "c-admin@c",
             namespace: Some("default"),
+            ..Default::default()
         }
         .to_yaml();
         let kc = Kubeconfig::from_yaml(&yaml).unwrap();
@@ -231,5 +271,37 @@ mod tests {
             ("c", Some("c-admin"), Some("default"))
         );
         assert_eq!(kc.auth_infos[0].name, "c-admin");
+    }
+
+    #[test]
+    fn workload_clusters_have_tls_server_names() {
+        let lc = LogicalClusterName::for_cluster("default", "c1");
+        assert_eq!(lc.workload_cluster(), Some(("default", "c1")));
+        assert_eq!(lc.tls_server_name(), "default.c1.clusters.drydock.internal");
+        assert_eq!(LogicalClusterName::from_tls_server_name(&lc.tls_server_name()), Some(lc));
+        assert_eq!(LogicalClusterName::from_tls_server_name("localhost"), None);
+        assert_eq!(LogicalClusterName::from_tls_server_name("x.clusters.drydock.internal"), None);
+    }
+
+    #[test]
+    fn kubeconfig_with_credentials() {
+        let client = KeyAndCert { cert_pem: "CERT".into(), key_pem: "KEY".into() };
+        let yaml = KubeconfigFor {
+            server: "https://127.0.0.1:6443",
+            cluster: "c",
+            user: "u",
+            context: "c",
+            ca_pem: Some("CA"),
+            tls_server_name: Some("ns.c.clusters.drydock.internal"),
+            client: Some(&client),
+            ..Default::default()
+        }
+        .to_yaml();
+        let kc = Kubeconfig::from_yaml(&yaml).unwrap();
+        let cluster = kc.clusters[0].cluster.as_ref().unwrap();
+        assert_eq!(cluster.certificate_authority_data.as_deref(), Some(BASE64.encode("CA").as_str()));
+        assert_eq!(cluster.tls_server_name.as_deref(), Some("ns.c.clusters.drydock.internal"));
+        let user = kc.auth_infos[0].auth_info.as_ref().unwrap();
+        assert_eq!(user.client_certificate_data.as_deref(), Some(BASE64.encode("CERT").as_str()));
     }
 }

@@ -80,8 +80,15 @@ impl Env {
         }));
         create_idempotent(&lcs, &lc).await;
         let server = format!("{}{}", self.instance.url(), LogicalClusterName::for_cluster(NS, cluster).path());
-        let kubeconfig =
-            KubeconfigFor { server: &server, cluster, user: "admin", context: cluster, namespace: None }.to_yaml();
+        let kubeconfig = KubeconfigFor {
+            server: &server,
+            cluster,
+            user: "admin",
+            context: cluster,
+            namespace: None,
+            ..Default::default()
+        }
+        .to_yaml();
         let mut secret: Secret = from(json!({
             "metadata": {"name": format!("{cluster}-kubeconfig"), "labels": {"cluster.x-k8s.io/cluster-name": cluster}},
             "type": "cluster.x-k8s.io/secret",

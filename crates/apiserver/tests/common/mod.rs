@@ -68,7 +68,8 @@ impl Drop for TestServer {
 }
 
 pub fn kubeconfig(server: &str) -> String {
-    KubeconfigFor { server, cluster: "t", user: "t", context: "t", namespace: Some("default") }.to_yaml()
+    KubeconfigFor { server, cluster: "t", user: "t", context: "t", namespace: Some("default"), ..Default::default() }
+        .to_yaml()
 }
 
 /// The custom resource the tests use: a namespaced Widget with status and scale subresources.

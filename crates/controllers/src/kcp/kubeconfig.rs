@@ -41,7 +41,7 @@ pub fn server_url(cluster: &Cluster) -> Option<String> {
 pub fn render(cluster: &str, server: &str) -> String {
     let user = format!("{cluster}-admin");
     let context = format!("{user}@{cluster}");
-    KubeconfigFor { server, cluster, user: &user, context: &context, namespace: None }.to_yaml()
+    KubeconfigFor { server, cluster, user: &user, context: &context, namespace: None, ..Default::default() }.to_yaml()
 }
 
 /// Servers already written per `(namespace, cluster)`, so a steady-state reconcile does not
