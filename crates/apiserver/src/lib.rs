@@ -12,6 +12,7 @@
 //! Start one with [`ApiServer::start`] and serve [`ApiServer::router`] over TCP, or hand the
 //! router to `kube::Client::new` to talk to it in-process.
 
+pub mod auth;
 pub mod builtin;
 pub mod controllers;
 pub mod crd;
@@ -52,6 +53,8 @@ pub struct Config {
     /// Kubernetes minor version reported by /version.
     pub version_minor: String,
     pub bookmark_interval: Duration,
+    /// kube-apiserver's `--token-auth-file`: static bearer tokens (CSV).
+    pub token_auth_file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -63,6 +66,7 @@ impl Default for Config {
             store: store::StoreConfig::default(),
             version_minor: "33".into(),
             bookmark_interval: Duration::from_secs(30),
+            token_auth_file: None,
         }
     }
 }
@@ -112,7 +116,12 @@ impl ApiServer {
         controllers::bootstrap(&api, &kinds).await?;
         crd::controller::sync_all(&api).await;
         controllers::spawn(&api);
+        let tokens = match &config.token_auth_file {
+            Some(path) => auth::tokens::StaticTokens::read(path)?,
+            None => auth::tokens::StaticTokens::default(),
+        };
         let server = Arc::new(http::Server {
+            authn: auth::Authenticator { tokens },
             api: api.clone(),
             version_minor: config.version_minor.clone(),
             extra_metrics,
@@ -164,23 +173,70 @@ impl ApiServer {
         http::router(self.server.clone())
     }
 
-    /// Serves HTTP on `listener` until `shutdown` resolves, then stops accepting, ends every
-    /// open watch (its client resumes from its last revision, here after a restart or
-    /// elsewhere) and returns once the requests in flight are answered. A client that does
-    /// not read its response can hold that up: callers put a deadline on it.
+    /// Serves plain HTTP on `listener` (no TLS, no authentication: every request is an
+    /// administrator's) until `shutdown` resolves; see [`Self::serve_tls`].
     pub async fn serve(
         &self,
         listener: tokio::net::TcpListener,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(self.stop_on(shutdown))
+            .await
+            .context("serving HTTP")?;
+        tracing::info!("shutdown: every request in flight answered");
+        Ok(())
+    }
+
+    /// Serves HTTPS on `listener` with the certificates of `pki`, authenticating clients
+    /// ([`auth`]), until `shutdown` resolves, then stops accepting, ends every open watch
+    /// (its client resumes from its last revision, here after a restart or elsewhere) and
+    /// returns once the requests in flight are answered. A client that does not read its
+    /// response can hold that up: callers put a deadline on it.
+    pub async fn serve_tls(
+        &self,
+        listener: tokio::net::TcpListener,
+        pki: &auth::pki_files::ServerPki,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let listener = self.tls_listener(listener, pki)?;
+        let service = self.router().into_make_service_with_connect_info::<auth::Peer>();
+        axum::serve(listener, service).with_graceful_shutdown(self.stop_on(shutdown)).await.context("serving HTTPS")?;
+        tracing::info!("shutdown: every request in flight answered");
+        Ok(())
+    }
+
+    /// The HTTPS listener on `listener`: the server's certificates from `pki`, the workload
+    /// clusters' from their `<cluster>-ca` Secrets.
+    pub fn tls_listener(
+        &self,
+        listener: tokio::net::TcpListener,
+        pki: &auth::pki_files::ServerPki,
+    ) -> anyhow::Result<auth::tls::TlsListener> {
+        let client = self.client(None);
+        let lookup: auth::tls::CaLookup = Arc::new(move |ns: String, cluster: String| {
+            let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> = kube::Api::namespaced(client.clone(), &ns);
+            Box::pin(async move {
+                let secret = secrets.get_opt(&format!("{cluster}-ca")).await.ok()??;
+                let data = secret.data?;
+                let text = |k: &str| data.get(k).and_then(|v| String::from_utf8(v.0.clone()).ok());
+                Some(drydock_api::pki::KeyAndCert { cert_pem: text("tls.crt")?, key_pem: text("tls.key")? })
+            })
+        });
+        let certs = auth::tls::Certificates::new(pki.ca.cert_pem(), &pki.serving, lookup)?;
+        Ok(auth::tls::TlsListener::new(listener, Arc::new(certs))?)
+    }
+
+    /// `shutdown`, then: stop accepting and end the watches.
+    fn stop_on(
+        &self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let server = self.server.clone();
-        let shutdown = async move {
+        async move {
             shutdown.await;
             tracing::info!("shutdown: no longer accepting connections, ending watches");
             server.stopping.send_replace(true);
-        };
-        axum::serve(listener, self.router()).with_graceful_shutdown(shutdown).await.context("serving HTTP")?;
-        tracing::info!("shutdown: every request in flight answered");
-        Ok(())
+        }
     }
 }

@@ -76,6 +76,7 @@ async fn start(gate: Arc<Gate>) -> (RestApi, axum::Router) {
     let api = RestApi::new(store, registry);
     controllers::bootstrap(&api, &[]).await.expect("bootstrap");
     let server = Arc::new(Server {
+        authn: Default::default(),
         api: api.clone(),
         version_minor: "33".into(),
         extra_metrics: Vec::new(),

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use drydock_apiserver::auth::Peer;
+use drydock_apiserver::auth::pki_files::ServerPki;
 use drydock_apiserver::{ApiServer, Config};
 use drydock_controllers::Settings;
 
@@ -25,6 +27,8 @@ pub struct Options {
     /// Where the workload clusters' API endpoints are advertised (host, port): a load
     /// balancer in front of several replicas, say. The listen address when absent.
     pub external_endpoint: Option<(String, u16)>,
+    /// Serve plain HTTP without authentication (loopback only) instead of HTTPS.
+    pub plain_http: bool,
 }
 
 impl Default for Options {
@@ -38,6 +42,7 @@ impl Default for Options {
             runtime_config: crate::runtime_config::RuntimeConfig::default(),
             election: None,
             external_endpoint: None,
+            plain_http: false,
         }
     }
 }
@@ -53,6 +58,8 @@ pub const FLUSH_DEADLINE: Duration = Duration::from_millis(500);
 pub struct Instance {
     pub server: Arc<ApiServer>,
     pub addr: SocketAddr,
+    /// The server's certificates (none when serving plain HTTP).
+    pub pki: Option<Arc<ServerPki>>,
     listener: Option<tokio::net::TcpListener>,
     controllers: Option<tokio::task::JoinHandle<()>>,
 }
@@ -61,6 +68,12 @@ impl Instance {
     /// Takes the data dir's lock, opens the store, binds the listener (recording its address
     /// in the lock file) and starts the controllers (serving starts with [`Instance::serve`]).
     pub async fn start(opts: Options) -> anyhow::Result<Self> {
+        if opts.plain_http && !opts.listen.ip().is_loopback() {
+            anyhow::bail!(
+                "plain HTTP serves every request as an administrator: only on a loopback address, not {}",
+                opts.listen
+            );
+        }
         let metrics: drydock_apiserver::MetricsSource = Arc::new(drydock_controllers::encode_metrics);
         let mut kinds = drydock_api::capi::kinds();
         opts.runtime_config.apply(&mut kinds)?;
@@ -71,15 +84,30 @@ impl Instance {
         let addr = listener.local_addr()?;
         server.record_address(addr)?;
         let endpoint = opts.external_endpoint.clone().unwrap_or_else(|| (addr.ip().to_string(), addr.port()));
+        let pki = if opts.plain_http {
+            None
+        } else {
+            let names = serving_names(addr, opts.external_endpoint.as_ref().map(|e| e.0.as_str()));
+            Some(Arc::new(ServerPki::load_or_create(opts.server.data_dir.as_deref(), &names)?))
+        };
         let controllers = opts.controllers.then(|| match opts.election.clone() {
             None => crate::controllers::start_in_process(&server, endpoint, opts.settings.clone()),
             Some(election) => tokio::spawn(lead(server.clone(), endpoint, opts.settings.clone(), election)),
         });
-        Ok(Self { server, addr, listener: Some(listener), controllers })
+        Ok(Self { server, addr, pki, listener: Some(listener), controllers })
     }
 
+    /// The server's URL: `https://`, or `http://` when serving plain HTTP.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.pki.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// An administrator's kubeconfig for `server` (this server's URL, possibly with a
+    /// logical cluster's path) with `context` naming its entries: the CA and the
+    /// administrator's client certificate when serving HTTPS.
+    pub fn kubeconfig(&self, server: &str, context: &str) -> String {
+        crate::kubeconfig::render(server, context, self.pki.as_deref())
     }
 
     /// Serves HTTP until `shutdown` resolves, then shuts down within [`DRAIN_DEADLINE`] +
@@ -98,7 +126,13 @@ impl Instance {
             let _ = began.send(());
         };
         let server = self.server.clone();
-        let serving = server.serve(listener, shutdown);
+        let pki = self.pki.clone();
+        let serving = async move {
+            match pki {
+                Some(pki) => server.serve_tls(listener, &pki, shutdown).await,
+                None => server.serve(listener, shutdown).await,
+            }
+        };
         tokio::pin!(serving);
         let served = tokio::select! {
             served = &mut serving => served,
@@ -130,15 +164,38 @@ impl Instance {
         }
     }
 
-    /// Serves HTTP in the background (for tests and benchmarks).
+    /// Serves in the background (for tests and benchmarks).
     pub fn spawn_serve(&mut self) -> anyhow::Result<()> {
         let listener = self.listener.take().context("already serving")?;
         let router = self.server.router();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, router).await;
-        });
+        match &self.pki {
+            Some(pki) => {
+                let listener = self.server.tls_listener(listener, pki)?;
+                let service = router.into_make_service_with_connect_info::<Peer>();
+                tokio::spawn(async move { axum::serve(listener, service).await });
+            }
+            None => {
+                tokio::spawn(async move { axum::serve(listener, router).await });
+            }
+        }
         Ok(())
     }
+}
+
+/// The names the serving certificate is for: loopback's, the listen address (unless it is
+/// every address) and the advertised host.
+fn serving_names(addr: SocketAddr, external_host: Option<&str>) -> Vec<String> {
+    let mut names: Vec<String> =
+        ["localhost", "127.0.0.1", "::1", "kubernetes", "kubernetes.default", "kubernetes.default.svc"]
+            .map(String::from)
+            .into();
+    if !addr.ip().is_unspecified() {
+        names.push(addr.ip().to_string());
+    }
+    names.extend(external_host.map(String::from));
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// Runs the controllers in-process while this replica holds the leader election Lease;

@@ -2,16 +2,28 @@
 
 use std::path::Path;
 
-use anyhow::Context;
+use drydock_api::pki::KeyAndCert;
 use drydock_api::tenancy::KubeconfigFor;
+use drydock_apiserver::auth::pki_files::ServerPki;
 
 /// A kubeconfig for `server` (a URL, possibly with a `/clusters/<name>` path) whose
-/// cluster, user and context are all called `context`, in namespace `default`.
-pub fn render(server: &str, context: &str) -> String {
-    KubeconfigFor { server, cluster: context, user: context, context, namespace: Some("default"), ..Default::default() }
-        .to_yaml()
+/// cluster, user and context are all called `context`, in namespace `default`; with the
+/// server's CA and the administrator's client certificate from `pki` when it serves HTTPS.
+pub fn render(server: &str, context: &str, pki: Option<&ServerPki>) -> String {
+    KubeconfigFor {
+        server,
+        cluster: context,
+        user: context,
+        context,
+        namespace: Some("default"),
+        ca_pem: pki.map(|p| p.ca.cert_pem()),
+        client: pki.map(|p| &p.admin as &KeyAndCert),
+        ..Default::default()
+    }
+    .to_yaml()
 }
 
-pub fn write(path: &Path, server: &str, context: &str) -> anyhow::Result<()> {
-    std::fs::write(path, render(server, context)).with_context(|| format!("writing {}", path.display()))
+/// Writes `text` to `path`, readable by its owner alone (it holds a private key).
+pub fn write(path: &Path, text: &str) -> anyhow::Result<()> {
+    drydock_apiserver::auth::pki_files::write_private(path, text)
 }

@@ -43,6 +43,14 @@ pub struct UpArgs {
     /// with `drydock controllers --kubeconfig <data dir>/kubeconfig`, or bring others).
     #[arg(long)]
     pub no_controllers: bool,
+    /// Serve plain HTTP, without TLS or authentication (every request is an
+    /// administrator's, as kube-apiserver's former insecure port): loopback addresses only.
+    #[arg(long)]
+    pub plain_http: bool,
+    /// Static bearer tokens, as kube-apiserver's flag: a CSV file of
+    /// `token,user,uid,"group1,group2"` lines.
+    #[arg(long, value_name = "FILE")]
+    pub token_auth_file: Option<PathBuf>,
     /// API versions of drydock's kinds to serve or not, as kube-apiserver's flag:
     /// `GROUP/VERSION=false` (comma-separated, repeatable), e.g. `cluster.x-k8s.io/v1beta2=false`.
     #[arg(long, value_name = "GROUP/VERSION=BOOL")]
@@ -75,7 +83,14 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
         lease_duration: args.leader_elect_lease_duration,
     });
     let opts = Options {
-        server: Config { data_dir: Some(args.data_dir.clone()), sync, etcd, ..Config::default() },
+        server: Config {
+            data_dir: Some(args.data_dir.clone()),
+            sync,
+            etcd,
+            token_auth_file: args.token_auth_file.clone(),
+            ..Config::default()
+        },
+        plain_http: args.plain_http,
         election,
         external_endpoint: args.external_hostname.as_deref().map(|h| external_endpoint(h, args.listen.port())),
         listen: args.listen,
@@ -86,7 +101,7 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     // Lock the data dir, open the store, bind: only then is the kubeconfig ours to write.
     let instance = Instance::start(opts).await?;
     let kc = args.data_dir.join("kubeconfig");
-    kubeconfig::write(&kc, &instance.url(), "drydock")?;
+    kubeconfig::write(&kc, &instance.kubeconfig(&instance.url(), "drydock"))?;
     tracing::info!(addr = %instance.addr, kubeconfig = %kc.display(), "drydock API server listening");
     println!("drydock is serving on {}\n  export KUBECONFIG={}", instance.url(), kc.display());
     if args.demo {

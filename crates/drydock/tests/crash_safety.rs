@@ -26,18 +26,7 @@ fn start(dir: &Path) -> common::Process {
 
 /// Waits for the kubeconfig the server writes once it listens, and returns a client.
 async fn client(dir: &Path) -> kube::Client {
-    let path = dir.join("kubeconfig");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(&path)
-            && let Some(server) = text.lines().find_map(|l| l.trim().strip_prefix("server: "))
-        {
-            let config = kube::Config::new(server.parse().expect("server url"));
-            return kube::Client::try_from(config).expect("client");
-        }
-        assert!(Instant::now() < deadline, "drydock did not start");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::process_client(dir).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -178,7 +178,8 @@ async fn cli_against_a_provisioned_cluster() {
     let (ok, _, err) = drydock(&kc, &["get", "widgets"]);
     assert!(!ok && err.contains("widgets"), "{err}");
     let unreachable = env.dir.path().join("dead.kubeconfig");
-    drydock::kubeconfig::write(&unreachable, "http://127.0.0.1:9", "dead").expect("kubeconfig");
+    drydock::kubeconfig::write(&unreachable, &drydock::kubeconfig::render("http://127.0.0.1:9", "dead", None))
+        .expect("kubeconfig");
     let (ok, _, err) = drydock(&kc, &["get", "clusters", "--kubeconfig", &unreachable.to_string_lossy()]);
     assert!(!ok && err.contains("cannot reach the API server"), "--kubeconfig wins over KUBECONFIG: {err}");
 

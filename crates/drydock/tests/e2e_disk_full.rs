@@ -95,7 +95,7 @@ impl Drydock {
         let addr = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port");
         let child = ns
             .command(env!("CARGO_BIN_EXE_drydock"))
-            .args(["up", "--listen", &addr.to_string(), "--data-dir"])
+            .args(["up", "--plain-http", "--listen", &addr.to_string(), "--data-dir"])
             .arg(data_dir)
             .env("DRYDOCK_LOG", "warn")
             .stdout(Stdio::null())

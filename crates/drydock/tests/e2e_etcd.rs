@@ -24,13 +24,12 @@ const LEASE: &str = "3s";
 /// The load balancer the replicas stand behind, as far as workload cluster endpoints go.
 const EXTERNAL: &str = "drydock.example:7443";
 
-/// A `drydock up` replica on `etcd`: its data dir (kubeconfig only), process, kubeconfig
-/// and port.
+/// A `drydock up` replica on `etcd`: its data dir (kubeconfig and certificates), process
+/// and kubeconfig.
 struct Replica {
     _dir: tempfile::TempDir,
     process: Process,
     kc: PathBuf,
-    port: u16,
 }
 
 async fn replica(etcd: &EtcdCluster) -> Replica {
@@ -39,7 +38,7 @@ async fn replica(etcd: &EtcdCluster) -> Replica {
     let flags = ["--store", &etcd.store_url(), "--leader-elect-lease-duration", LEASE, "--external-hostname", EXTERNAL];
     let process = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{port}"), &flags);
     let kc = kubeconfig_of(dir.path()).await;
-    Replica { _dir: dir, process, kc, port }
+    Replica { _dir: dir, process, kc }
 }
 
 fn config_map(name: &str, value: &str) -> ConfigMap {
@@ -55,8 +54,8 @@ async fn a_write_through_one_replica_is_read_and_watched_through_another_in_orde
     let etcd = EtcdCluster::start(3).await;
     // Started together: both write drydock's CRDs and default namespaces at once.
     let (a, b) = tokio::join!(replica(&etcd), replica(&etcd));
-    let on_a: Api<ConfigMap> = Api::namespaced(process_client(a.port).await, "default");
-    let on_b: Api<ConfigMap> = Api::namespaced(process_client(b.port).await, "default");
+    let on_a: Api<ConfigMap> = Api::namespaced(process_client(a._dir.path()).await, "default");
+    let on_b: Api<ConfigMap> = Api::namespaced(process_client(b._dir.path()).await, "default");
 
     let from = on_b.list(&ListParams::default().limit(1)).await.expect("list").metadata.resource_version;
     let watch = on_b.watch(&WatchParams::default(), &from.expect("list revision")).await.expect("watch through b");
@@ -110,7 +109,7 @@ async fn a_write_through_one_replica_is_read_and_watched_through_another_in_orde
     assert_eq!(seen, written, "the watch through b shows a's writes in order");
 
     // Each replica reports its etcd calls as kube-apiserver does.
-    let metrics = tokio::task::block_in_place(|| scrape(a.port));
+    let metrics = tokio::task::block_in_place(|| scrape(&a.kc));
     let txns = metrics
         .lines()
         .filter(|l| l.starts_with("etcd_request_duration_seconds_count{") && l.contains("operation=\"txn\""))
@@ -139,7 +138,7 @@ async fn the_fleet_completes_when_the_leading_replica_and_an_etcd_member_are_kil
     let mut etcd = EtcdCluster::start(3).await;
     let mut replicas = vec![replica(&etcd).await, replica(&etcd).await];
 
-    let leader = one_leader([replicas[0].port, replicas[1].port]).await;
+    let leader = one_leader([&replicas[0].kc, &replicas[1].kc]).await;
     let standby = 1 - leader;
 
     // One control plane Machine and one worker per cluster, each taking 2 s to start.
@@ -163,7 +162,7 @@ async fn the_fleet_completes_when_the_leading_replica_and_an_etcd_member_are_kil
     replicas[leader].process.kill().expect("SIGKILL the leading replica");
     let killed = Instant::now();
     etcd.kill(0);
-    wait("the standby replica to take the Lease over", MINUTE, || leads(replicas[standby].port) == Some(true)).await;
+    wait("the standby replica to take the Lease over", MINUTE, || leads(&replicas[standby].kc) == Some(true)).await;
     let took = killed.elapsed();
     assert!(took < Duration::from_secs(3 + 4), "the standby took {took:?} to lead (lease duration 3 s)");
 

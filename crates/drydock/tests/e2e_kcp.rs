@@ -352,7 +352,7 @@ async fn restarted_fleet_changes_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
     let mut child = spawn_drydock(dir.path(), &format!("127.0.0.1:{port}"));
-    let mgmt = process_client(port).await;
+    let mgmt = process_client(dir.path()).await;
     let clusters = 12;
     for i in 0..clusters {
         let manifest = SAMPLE
@@ -385,7 +385,7 @@ async fn restarted_fleet_changes_nothing() {
     child.wait().expect("wait");
 
     let mut child = spawn_drydock(dir.path(), &format!("127.0.0.1:{port}"));
-    let mgmt = process_client(port).await;
+    let mgmt = process_client(dir.path()).await;
     let machines: Api<Machine> = Api::namespaced(mgmt.clone(), NS);
     // Every controller goes through every one of its objects once, then settles.
     let objects = [("kubeadmcontrolplane", clusters), ("inmemorycluster", clusters), ("inmemorymachine", clusters * 6)];

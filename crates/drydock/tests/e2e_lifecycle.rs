@@ -32,17 +32,12 @@ async fn server_address(dir: &Path) -> String {
     .await
 }
 
-/// A client of the server at `addr`, once it answers.
-async fn client(addr: &str) -> kube::Client {
-    let port: u16 = addr.rsplit(':').next().and_then(|p| p.parse().ok()).expect("port in address");
-    common::process_client(port).await
-}
-
-/// Starts `drydock up` on `dir` and returns the process, its address and a client.
+/// Starts `drydock up` on `dir` and returns the process, its address and a client. Plain
+/// HTTP: these tests hold raw HTTP/1.1 streams open (watches, a client that never reads).
 async fn start(dir: &Path) -> (common::Process, String, kube::Client) {
-    let child = common::spawn_drydock(dir, "127.0.0.1:0");
+    let child = common::spawn_drydock_with(dir, "127.0.0.1:0", &["--plain-http"]);
     let addr = server_address(dir).await;
-    let client = client(&addr).await;
+    let client = common::process_client(dir).await;
     (child, addr, client)
 }
 

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{eventually, free_port, process_client, quiet, spawn_drydock};
+use common::{eventually, free_port, process_client, process_config, quiet, spawn_drydock};
 use drydock::instance::{Instance, Options};
 use drydock_api::capi::conditions::HasConditions;
 use drydock_api::capi::core::{Cluster, Machine};
@@ -374,7 +374,7 @@ async fn provider_resumes_after_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
     let mut child = spawn_drydock(dir.path(), &format!("127.0.0.1:{port}"));
-    let mgmt = process_client(port).await;
+    let mgmt = process_client(dir.path()).await;
     let wait = Duration::from_secs(30);
     create_cluster(&mgmt, "r1").await;
     patch_cluster_status(&mgmt, "r1", json!({"infrastructureReady": true})).await;
@@ -393,7 +393,7 @@ async fn provider_resumes_after_restart() {
     let killed_at = jiff::Timestamp::now();
 
     let mut child = spawn_drydock(dir.path(), &format!("127.0.0.1:{port}"));
-    let mgmt = process_client(port).await;
+    let mgmt = process_client(dir.path()).await;
     let imms: Api<InMemoryMachine> = Api::namespaced(mgmt.clone(), NS);
     let ready = eventually("cp-0 ready after restart", wait, || ready_machine(&imms, "cp-0")).await;
     let done_at = jiff::Timestamp::now();
@@ -410,10 +410,10 @@ async fn provider_resumes_after_restart() {
     assert!(done_at >= planned, "ready before its startup durations elapsed");
     // Starting over after the restart would need the full 6s from the restart.
     assert!(done_at < killed_at + jiff::SignedDuration::from_secs(6), "provisioning started over after the restart");
-    let workload = kube::Client::try_from(kube::Config::new(
-        format!("http://127.0.0.1:{port}/clusters/default.r1").parse().expect("url"),
-    ))
-    .expect("workload client");
+    // The administrator reaches every logical cluster.
+    let mut config = process_config(dir.path()).await;
+    config.cluster_url = format!("https://127.0.0.1:{port}/clusters/default.r1").parse().expect("url");
+    let workload = kube::Client::try_from(config).expect("workload client");
     let nodes: Api<Node> = Api::all(workload.clone());
     assert_eq!(nodes.list(&ListParams::default()).await.expect("nodes").items.len(), 1);
     let pods: Api<Pod> = Api::namespaced(workload, "kube-system");

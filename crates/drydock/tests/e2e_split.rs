@@ -67,7 +67,7 @@ async fn controllers_in_their_own_process_provision_through_an_api_server_alone(
     wait("3 Ready nodes through the workload kubeconfig", MINUTE, || ready_nodes(&wkc) == 3).await;
 
     // The reconciles happened in the controllers' process, none in the API server's.
-    let own = tokio::task::block_in_place(|| scrape(metrics_port));
+    let own = tokio::task::block_in_place(|| scrape(&metrics_port));
     assert!(total(&own, "controller_runtime_reconcile_total") > 0.0, "the controllers' process reconciled:\n{own}");
     let server = kubectl_ok(&kc, &["get", "--raw", "/metrics"], None);
     assert_eq!(total(&server, "controller_runtime_reconcile_total"), 0.0, "the API server ran no controllers");
@@ -95,7 +95,7 @@ async fn a_standby_takes_over_when_the_leader_is_killed_mid_provisioning() {
     let ports = [free_port(), free_port()];
     let mut candidates = [spawn_controllers(&kc, ports[0], &lease), spawn_controllers(&kc, ports[1], &lease)];
 
-    let leader = one_leader(ports).await;
+    let leader = one_leader([&ports[0], &ports[1]]).await;
     let standby = 1 - leader;
     let holder = kubectl_ok(
         &kc,
@@ -123,12 +123,12 @@ async fn a_standby_takes_over_when_the_leader_is_killed_mid_provisioning() {
     assert!(running(&kc, "ha") < 4, "killed before provisioning completed");
     candidates[leader].kill().expect("SIGKILL the leader");
     let killed = Instant::now();
-    wait("the standby to take the Lease over", MINUTE, || leads(ports[standby]) == Some(true)).await;
+    wait("the standby to take the Lease over", MINUTE, || leads(&ports[standby]) == Some(true)).await;
     let took = killed.elapsed();
     assert!(took < Duration::from_secs(3 + 4), "the standby took {took:?} to lead (lease duration 3 s)");
 
     wait("every Machine Running under the new leader", 2 * MINUTE, || running(&kc, "ha") == 4).await;
     let all = machines(&kc, "ha");
     assert_eq!(all.len(), 4, "no Machine duplicated or lost: {all:?}");
-    assert!(total(&scrape(ports[standby]), "controller_runtime_reconcile_total") > 0.0, "the new leader reconciled");
+    assert!(total(&scrape(&ports[standby]), "controller_runtime_reconcile_total") > 0.0, "the new leader reconciled");
 }

@@ -56,6 +56,7 @@ fn shown<T>(o: &Stored, in_process: bool, f: impl FnOnce(&Stored) -> T) -> T {
 
 /// Shared state of the HTTP handlers.
 pub struct Server {
+    pub authn: crate::auth::Authenticator,
     pub api: Api,
     pub version_minor: String,
     pub extra_metrics: Vec<MetricsSource>,
@@ -68,9 +69,12 @@ pub fn router(server: Arc<Server>) -> axum::Router {
     axum::Router::new().fallback(dispatch).with_state(server)
 }
 
-async fn dispatch(State(srv): State<Arc<Server>>, req: Request<Body>) -> Response {
+async fn dispatch(State(srv): State<Arc<Server>>, mut req: Request<Body>) -> Response {
     let started = Instant::now();
     let (cluster, route) = path::parse(req.uri().path());
+    if let Err(e) = authenticate(&srv, &mut req, &cluster) {
+        return error_response(&e);
+    }
     let (verb, group, resource) = describe(&route, req.method(), req.uri().query());
     let access = access::Access::capture(&req, &cluster);
     // Only a client naming protobuf may get its errors as a protobuf Status.
@@ -96,6 +100,23 @@ async fn dispatch(State(srv): State<Arc<Server>>, req: Request<Body>) -> Respons
         metrics::request(&verb, &group, &resource, resp.status().as_u16(), Duration::ZERO);
     }
     resp
+}
+
+/// Finds who sent `req` and records it in its extensions ([`crate::auth::UserInfo`]; none
+/// for anonymous requests to public paths).
+fn authenticate(srv: &Server, req: &mut Request<Body>, cluster: &LogicalClusterName) -> ApiResult<()> {
+    use crate::auth::{Peer, UserInfo};
+    let user = if req.extensions().get::<InProcess>().is_some() {
+        Some(UserInfo::in_process())
+    } else {
+        let peer = req.extensions().get::<axum::extract::ConnectInfo<Peer>>().map(|c| &c.0);
+        let authorization = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+        srv.authn.authenticate(peer, authorization, cluster, req.uri().path())?
+    };
+    if let Some(user) = user {
+        req.extensions_mut().insert(user);
+    }
+    Ok(())
 }
 
 /// Verb and resource labels for metrics, in kube-apiserver's spelling.

@@ -39,6 +39,9 @@ pub enum Error {
     /// The task running a reconcile ended abnormally (it panicked or was cancelled).
     #[error("reconcile task failed: {0}")]
     Task(String),
+    /// A certificate or key could not be made or read.
+    #[error(transparent)]
+    Pki(#[from] drydock_api::pki::PkiError),
 }
 
 impl Error {

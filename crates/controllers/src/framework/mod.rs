@@ -18,10 +18,13 @@
 //!   objects), [`templates`] (owner references on templates), [`names`] (generated names),
 //!   [`cascade`] (an owner's finalizer held until its children are deleted).
 //! - Shared models: [`pause`] (the pause model of every controller), [`objects`] (small
-//!   facts about Cluster API objects).
+//!   facts about Cluster API objects), [`certificates`] (the cluster certificate secrets the
+//!   kubeadm control plane and bootstrap providers generate and read).
+//! - Tests: `fake_api` (an in-memory Secrets API behind a `kube::Client`).
 
 pub mod apply;
 pub mod cascade;
+pub mod certificates;
 pub mod clock;
 pub mod cluster_index;
 pub mod contract;
@@ -29,6 +32,8 @@ pub mod diff;
 pub mod error;
 pub mod events;
 pub mod expectations;
+#[cfg(test)]
+pub mod fake_api;
 pub mod fresh;
 pub mod index;
 pub mod informer;

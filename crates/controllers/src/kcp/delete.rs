@@ -15,7 +15,7 @@ use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use kube::ResourceExt;
 use kube::api::Api;
 
-use super::{CONTROLLER, GONE_RECHECK, State, hook, is_deleting, kubeconfig};
+use super::{CONTROLLER, GONE_RECHECK, State, certificates, hook, is_deleting, kubeconfig};
 use crate::framework::Result;
 use crate::framework::write::{delete_if_present, remove_finalizer};
 use drydock_api::capi::condition_types::{DELETING, RESIZED};
@@ -53,6 +53,7 @@ pub(super) async fn reconcile(
         s.writer.apply(api, kcp, &want).await?;
         if let Some(c) = &cluster {
             kubeconfig::forget(&s.kubeconfigs, &ns, c);
+            certificates::forget(&s.certificates, &ns, c);
         }
         s.pending.lock().remove(&super::key(kcp));
         return Ok(Requeue::await_change());

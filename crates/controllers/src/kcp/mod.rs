@@ -4,7 +4,8 @@
 //! 1. a paused control plane (its own `cluster.x-k8s.io/paused` annotation, or its
 //!    Cluster's `spec.paused`; see `framework::pause`) only gets its `Paused` condition;
 //! 2. wait for the Cluster's owner reference, add finalizer and cluster-name label;
-//! 3. wait for the Cluster's infrastructure and control plane endpoint, then write the
+//! 3. wait for the Cluster's infrastructure, look up or generate the cluster certificates
+//!    ([`certificates`]), wait for the control plane endpoint, then write the
 //!    `<cluster>-kubeconfig` Secret ([`kubeconfig`]);
 //! 4. propagate the machine template's metadata and timeouts in place (`propagate`);
 //! 5. read the workload cluster once ([`health`]): Nodes, static pods, etcd membership;
@@ -19,6 +20,7 @@
 //!
 //! Deletion (`delete`) waits for the cluster's workers, then deletes every Machine.
 
+pub mod certificates;
 mod create;
 mod delete;
 pub mod health;
@@ -97,7 +99,8 @@ enum Pending {
 pub(crate) struct State {
     ctx: Arc<Context>,
     machines: MachineIndex,
-    kubeconfigs: kubeconfig::Servers,
+    kubeconfigs: kubeconfig::Written,
+    certificates: certificates::Known,
     /// Per control plane (`namespace/name`): the Machine last created or deleted, until the
     /// store shows it, so a reconcile on a stale store never creates a second Machine.
     pending: Mutex<HashMap<String, Pending>>,
@@ -142,7 +145,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let state = Arc::new(State {
         ctx: ctx.clone(),
         machines: MachineIndex::default(),
-        kubeconfigs: kubeconfig::Servers::default(),
+        kubeconfigs: kubeconfig::Written::default(),
+        certificates: certificates::Known::default(),
         pending: Mutex::new(HashMap::new()),
         seeded: AtomicBool::new(false),
         writer: Writer::tracking(CONTROLLER),
@@ -350,11 +354,14 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
     add_finalizer(&mut want, KUBEADM_CONTROL_PLANE_FINALIZER);
     want.labels_mut().insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
     let current = if want.metadata != kcp.metadata { s.write(&api, &kcp, &want).await? } else { (*kcp).clone() };
+    if cluster.infrastructure_provisioned() {
+        certificates::reconcile(&s, &api, &current, &cluster_name).await?;
+    }
     let Some(server) = server_or_wait(&s, &api, &current, &cluster, &cluster_name).await? else {
         // The Cluster's changes wake this control plane.
         return Ok(Requeue::await_change());
     };
-    kubeconfig::ensure(&s.ctx, &s.kubeconfigs, CONTROLLER, &current, &cluster, &server).await?;
+    let kc = kubeconfig::ensure(&s.ctx, &s.kubeconfigs, CONTROLLER, &current, &cluster, &server).await?;
     if let Some(wait) = s.wait_for_store(&current, &cluster_name) {
         return Ok(Requeue::after(wait));
     }
@@ -363,8 +370,11 @@ async fn reconcile_control_plane(kcp: Arc<KubeadmControlPlane>, s: Arc<State>) -
         // The Machines' update events bring the next reconcile, on what was written.
         return Ok(Requeue::await_change());
     }
+    let renew_kubeconfig = kc.renew_at.map(|t| s.ctx.clock().until(t));
     let cp = ControlPlane { kcp: current, cluster: &cluster, cluster_name: &cluster_name, machines: &machines };
-    reconcile_machines(&s, &api, cp).await
+    let requeue = reconcile_machines(&s, &api, cp).await?;
+    // The kubeconfig's client certificate is renewed by a reconcile at its renewal time.
+    Ok(requeue.sooner(Requeue::after_opt(renew_kubeconfig.map(|d| d.min(LONGEST_RECHECK)))))
 }
 
 /// The workload cluster's API server URL once the Cluster's infrastructure is ready;
@@ -387,7 +397,7 @@ async fn server_or_wait(
     } else {
         "Waiting for the cluster's infrastructure"
     };
-    status::waiting(&mut want, cluster_name, msg, now.clone());
+    status::waiting(&mut want, cluster_name, msg, infra_ready, now.clone());
     pause::set_condition(&mut want, None, cluster, now);
     s.write(api, current, &want).await?;
     Ok(None)

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use drydock_api::capi::condition_types::{
-    AVAILABLE, CONTROL_PLANE_COMPONENTS_HEALTHY, CONTROL_PLANE_COMPONENTS_UNHEALTHY, ETCD_CLUSTER_HEALTHY,
-    ETCD_CLUSTER_UNHEALTHY, MACHINE_GENERATION_FAILED, MACHINES_CREATED, MACHINES_READY, MACHINES_SPEC_UP_TO_DATE,
-    RESIZED, ROLLING_UPDATE_IN_PROGRESS, SCALING_DOWN, SCALING_UP, WAITING_FOR_KUBEADM_INIT,
+    AVAILABLE, CERTIFICATES_AVAILABLE, CONTROL_PLANE_COMPONENTS_HEALTHY, CONTROL_PLANE_COMPONENTS_UNHEALTHY,
+    ETCD_CLUSTER_HEALTHY, ETCD_CLUSTER_UNHEALTHY, MACHINE_GENERATION_FAILED, MACHINES_CREATED, MACHINES_READY,
+    MACHINES_SPEC_UP_TO_DATE, RESIZED, ROLLING_UPDATE_IN_PROGRESS, SCALING_DOWN, SCALING_UP, WAITING_FOR_KUBEADM_INIT,
 };
 use drydock_api::capi::conditions::{Condition, HasConditions, READY, STATUS_FALSE, STATUS_TRUE, Severity};
 use drydock_api::capi::core::v1beta2::Machine;
@@ -25,7 +25,8 @@ use super::remediation::last_remediation;
 use super::rollout::Outdated;
 
 /// Conditions summarised into Ready, in priority order.
-const READY_SUMMARY: &[&str] = &[MACHINES_CREATED, MACHINES_SPEC_UP_TO_DATE, RESIZED, MACHINES_READY, AVAILABLE];
+const READY_SUMMARY: &[&str] =
+    &[MACHINES_CREATED, MACHINES_SPEC_UP_TO_DATE, RESIZED, MACHINES_READY, AVAILABLE, CERTIFICATES_AVAILABLE];
 
 /// `cluster-name=<c>,control-plane`: the selector of the scale subresource.
 pub fn selector(cluster: &str) -> String {
@@ -164,6 +165,8 @@ pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
     d.ready_replicas = Some(ready);
     d.unavailable_replicas = Some((replicas - ready).max(0));
 
+    // Reconciled this far, the cluster certificates exist.
+    kcp.mark_true(CERTIFICATES_AVAILABLE, now.clone());
     if initialized {
         kcp.mark_true(AVAILABLE, now.clone());
     } else {
@@ -271,21 +274,19 @@ fn health_conditions(kcp: &mut KubeadmControlPlane, machines: &[Arc<Machine>], o
     }
 }
 
-/// Status while the control plane waits for its Cluster (no Machines can exist yet).
-pub fn waiting(kcp: &mut KubeadmControlPlane, cluster: &str, message: &str, now: Time) {
+/// Status while the control plane waits for its Cluster (no Machines can exist yet);
+/// `certificates` once the cluster certificates exist (from the infrastructure on).
+pub fn waiting(kcp: &mut KubeadmControlPlane, cluster: &str, message: &str, certificates: bool, now: Time) {
     let generation = kcp.metadata.generation;
     let s = kcp.status.get_or_insert_with(Default::default);
     s.selector = Some(selector(cluster));
     s.replicas.get_or_insert(0);
     s.observed_generation = generation;
     kcp.mark_false(AVAILABLE, WAITING_FOR_KUBEADM_INIT, Severity::Info, message, now.clone());
-    let v2 = super::v1beta2::Inputs {
-        machines: &[],
-        observed: None,
-        blocked: Some(message),
-        certificates: false,
-        now: &now,
-    };
+    if certificates {
+        kcp.mark_true(CERTIFICATES_AVAILABLE, now.clone());
+    }
+    let v2 = super::v1beta2::Inputs { machines: &[], observed: None, blocked: Some(message), certificates, now: &now };
     super::v1beta2::update(kcp, &v2);
     kcp.set_ready_summary(READY_SUMMARY, now);
 }

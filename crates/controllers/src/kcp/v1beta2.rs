@@ -157,8 +157,8 @@ pub fn update(kcp: &mut KubeadmControlPlane, i: &Inputs<'_>) {
 }
 
 fn certificates(available: bool) -> Cond {
-    // drydock generates no certificates (the simulated nodes need none): once the control
-    // plane reconciles its Machines they are as available as they will be.
+    // The cluster certificates are looked up or generated once the infrastructure is ready
+    // (a failure sets this condition on its own, see `certificates::mark_failed`).
     let message = if available { "" } else { "Waiting for the Cluster's infrastructure" };
     Cond::when(CERTIFICATES_AVAILABLE, available, AVAILABLE_REASON, NOT_AVAILABLE_REASON, message)
 }

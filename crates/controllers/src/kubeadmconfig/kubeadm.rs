@@ -14,7 +14,7 @@ use drydock_api::capi::conversion::seconds_to_duration;
 use drydock_api::capi::core::v1beta2::ClusterNetwork;
 use drydock_api::capi::kubeadm::JoinControlPlane;
 use drydock_api::capi::kubeadm::v1beta2::{
-    BootstrapTokenDiscovery, ClusterConfiguration, InitConfiguration, JoinConfiguration, KubeadmConfigSpec, Timeouts,
+    ClusterConfiguration, InitConfiguration, JoinConfiguration, KubeadmConfigSpec, Timeouts,
 };
 use serde_json::{Map, Value, json};
 
@@ -50,6 +50,8 @@ pub(crate) struct ClusterFacts {
     pub version: Option<String>,
     /// Stands in for a bootstrap token in join discovery (see [`placeholder_token`]).
     pub token: String,
+    /// The cluster CA's pin (`sha256:<hex>`), when there is a CA to pin.
+    pub ca_cert_hash: Option<String>,
 }
 
 /// kubeadm's API version for a Kubernetes version: v1beta4 from 1.31, v1beta3 before.
@@ -231,15 +233,19 @@ fn put_timeouts(v: &mut Value, t: &Timeouts) {
     }
 }
 
-/// Fills discovery (the control plane endpoint and a token) and, for control plane nodes,
-/// the controlPlane section.
+/// Fills discovery (the control plane endpoint, a token and, unless verification is
+/// skipped, the CA pin; with no CA to pin, verification is skipped as upstream does) and,
+/// for control plane nodes, the controlPlane section.
 fn join_configuration(mut j: JoinConfiguration, control_plane: bool, facts: &ClusterFacts) -> JoinConfiguration {
     let d = j.discovery.get_or_insert_default();
     if d.file.is_none() {
-        let t = d.bootstrap_token.get_or_insert_with(|| BootstrapTokenDiscovery {
-            unsafe_skip_ca_verification: Some(true),
-            ..Default::default()
-        });
+        let t = d.bootstrap_token.get_or_insert_default();
+        if t.ca_cert_hashes.as_ref().is_none_or(Vec::is_empty) && t.unsafe_skip_ca_verification != Some(true) {
+            match &facts.ca_cert_hash {
+                Some(pin) => t.ca_cert_hashes = Some(vec![pin.clone()]),
+                None => t.unsafe_skip_ca_verification = Some(true),
+            }
+        }
         if t.token.as_deref().is_none_or(str::is_empty) {
             t.token = Some(facts.token.clone());
         }
@@ -299,6 +305,7 @@ mod tests {
             }),
             version: Some(version.into()),
             token: placeholder_token("uid-1"),
+            ca_cert_hash: None,
         }
     }
 
@@ -352,6 +359,24 @@ mod tests {
         assert!(doc.contains("    unsafeSkipCAVerification: true\n"), "{doc}");
         let (_, worker, _) = document(&spec, Mode::Join { control_plane: false }, &facts("v1.30.2")).unwrap();
         assert!(!worker.contains("controlPlane"));
+    }
+
+    #[test]
+    fn join_pins_the_cluster_ca_unless_told_otherwise() {
+        let pinned = ClusterFacts { ca_cert_hash: Some("sha256:ab".into()), ..facts("v1.30.2") };
+        let worker = Mode::Join { control_plane: false };
+        let (_, doc, _) = document(&KubeadmConfigSpec::default(), worker, &pinned).unwrap();
+        assert!(doc.contains("    caCertHashes:\n    - \"sha256:ab\"\n"), "{doc}");
+        assert!(!doc.contains("unsafeSkipCAVerification"), "{doc}");
+        // The user's pins, or the user's choice to skip verification, stay.
+        let theirs =
+            spec(json!({"joinConfiguration": {"discovery": {"bootstrapToken": {"caCertHashes": ["sha256:x"]}}}}));
+        let (_, doc, _) = document(&theirs, worker, &pinned).unwrap();
+        assert!(doc.contains("sha256:x") && !doc.contains("sha256:ab"), "{doc}");
+        let skip =
+            spec(json!({"joinConfiguration": {"discovery": {"bootstrapToken": {"unsafeSkipCAVerification": true}}}}));
+        let (_, doc, _) = document(&skip, worker, &pinned).unwrap();
+        assert!(!doc.contains("caCertHashes"), "{doc}");
     }
 
     #[test]

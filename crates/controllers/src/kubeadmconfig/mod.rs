@@ -10,9 +10,12 @@
 //! `status.dataSecretName`, with the v1beta2 conditions in `status.conditions` and the
 //! v1beta1 ones under `status.deprecated.v1beta1`.
 //!
-//! No bootstrap tokens or keys are generated: drydock's simulated nodes do not use them, and
-//! minting them on every reconcile was upstream's CPU sink at scale.
+//! Data waits for the cluster CA (`<cluster>-ca`, see [`certificates`]): control plane nodes
+//! get the cluster's CA files, workers pin the CA in join discovery. No bootstrap tokens are
+//! generated: drydock's simulated nodes do not use them, and minting them on every reconcile
+//! was upstream's CPU sink at scale.
 
+mod certificates;
 mod cloud_config;
 mod ignition;
 mod kubeadm;
@@ -67,6 +70,8 @@ struct State {
     clusters: Changes<ClusterGate>,
     /// Writes configs, remembering what it superseded.
     writer: Writer,
+    /// The cluster CA's pin per Cluster.
+    pins: certificates::Pins,
 }
 
 /// The parts of a Cluster a config waits on.
@@ -95,6 +100,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machines: Index::default(),
         clusters: Changes::default(),
         writer: Writer::tracking(CONTROLLER),
+        pins: certificates::Pins::default(),
     });
     let queue = Queue::new(CONTROLLER);
     let i = &ctx.informers;
@@ -141,6 +147,10 @@ impl State {
     fn configs_of_changed_cluster(&self, c: &Cluster) -> Vec<ObjectRef<KubeadmConfig>> {
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
         let name = c.name_any();
+        if c.metadata.deletion_timestamp.is_some() {
+            // A Cluster of the same name made later has its own CA.
+            self.pins.forget(ns, &name);
+        }
         let store = &self.ctx.informers.clusters.store;
         let exists =
             |k: &str| k.split_once('/').is_some_and(|(n, c)| store.get(&ObjectRef::new(c).within(n)).is_some());
@@ -265,14 +275,14 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requ
     let mut events = PendingEvents::default();
     let init_machine = is_control_plane(&machine) && state.is_init_machine(&ns, &machine);
     let result = match next(&config, &machine, &cluster, init_machine) {
-        Next::Done => Ok(()),
+        Next::Done => Ok(None),
         Next::UseMachineSecret(name) => {
             set_ready(&mut c, name, &now);
-            Ok(())
+            Ok(None)
         }
         Next::Wait { reason, message } => {
             c.mark_false(DATA_SECRET_AVAILABLE, reason, Severity::Info, message, now.clone());
-            Ok(())
+            Ok(None)
         }
         Next::Render(mode) => {
             let subject = Subject { config: &config, machine: &machine, cluster: &cluster };
@@ -287,7 +297,7 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requ
     }
     state.writer.apply(&api, &config, &c).await?;
     events.publish(&state.ctx, config.as_ref()).await;
-    result.map(|()| Requeue::await_change())
+    result.map(Requeue::after_opt)
 }
 
 /// The v1beta2 conditions, from the v1beta1 ones just computed: `DataSecretAvailable`,
@@ -343,7 +353,6 @@ fn set_ready(c: &mut KubeadmConfig, secret: String, now: &Time) {
     c.mark_true(DATA_SECRET_AVAILABLE, now.clone());
 }
 
-/// Renders the data, writes the secret and marks the config ready.
 /// The config being rendered, for its Machine in its Cluster.
 pub(super) struct Subject<'a> {
     pub config: &'a KubeadmConfig,
@@ -351,6 +360,8 @@ pub(super) struct Subject<'a> {
     pub cluster: &'a Cluster,
 }
 
+/// Renders the data once the cluster CA exists, writes the secret and marks the config
+/// ready. Returns when to look again while waiting for the CA.
 async fn generate(
     state: &State,
     subject: &Subject<'_>,
@@ -358,9 +369,21 @@ async fn generate(
     c: &mut KubeadmConfig,
     events: &mut PendingEvents,
     now: &Time,
-) -> Result<()> {
+) -> Result<Option<std::time::Duration>> {
     let Subject { config, machine, cluster } = *subject;
-    let rendered = match render::render(state, subject, mode).await {
+    let ca_pin = match certificates::lookup(&state.ctx, &state.pins, subject, mode).await {
+        Ok(Some(pin)) => pin,
+        Ok(None) => {
+            certificates::mark_waiting(c, &cluster.name_any(), now);
+            return Ok(Some(certificates::RECHECK));
+        }
+        Err(e) => {
+            certificates::mark_failed(c, certificates::generates(mode, cluster), &e, now);
+            return Err(e);
+        }
+    };
+    c.mark_true(CERTIFICATES_AVAILABLE, now.clone());
+    let rendered = match render::render(state, subject, mode, ca_pin).await {
         Ok(r) => r,
         Err(e) => {
             c.mark_false(
@@ -373,9 +396,6 @@ async fn generate(
             return Err(e);
         }
     };
-    // Simulated nodes need no certificates; control plane nodes get the cluster's CAs when
-    // the control plane provider created them (see `certificates`).
-    c.mark_true(CERTIFICATES_AVAILABLE, now.clone());
     let name = config.name_any();
     let secret = Secret {
         metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -401,7 +421,7 @@ async fn generate(
     };
     set_ready(c, name.clone(), now);
     if !created {
-        return Ok(());
+        return Ok(None);
     }
     let what = if mode == Mode::Init { "init" } else { "join" };
     events.normal(
@@ -411,7 +431,7 @@ async fn generate(
     if let Some(note) = rendered.note {
         events.warning("AdditionalConfigNotMerged", note);
     }
-    Ok(())
+    Ok(None)
 }
 
 #[cfg(test)]

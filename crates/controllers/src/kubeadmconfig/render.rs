@@ -21,7 +21,8 @@ pub(super) struct Rendered {
     pub note: Option<String>,
 }
 
-pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode) -> Result<Rendered> {
+/// `ca_pin` is the cluster CA's hash, pinned by join discovery.
+pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode, ca_pin: String) -> Result<Rendered> {
     let Subject { config, machine, cluster } = *subject;
     let spec = &config.spec;
     let ns = config.namespace().unwrap_or_default();
@@ -68,6 +69,7 @@ pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode) -> 
         network: cluster.spec.cluster_network.clone(),
         version: machine.spec.version.clone(),
         token: kubeadm::placeholder_token(cluster.uid().as_deref().unwrap_or(&cluster.name_any())),
+        ca_cert_hash: Some(ca_pin),
     };
     let (path, content, command) = kubeadm::document(spec, mode, &facts)?;
     files.push(SetupFile::new(&path, "0640", content));
@@ -116,8 +118,8 @@ async fn secret_value(secrets: &Api<Secret>, name: &str, key: &str) -> Result<St
 }
 
 /// The cluster CAs a control plane node needs, from the `<cluster>-{ca,etcd,proxy,sa}`
-/// secrets the control plane provider creates. A cluster without a CA secret gets none
-/// (one GET, not four).
+/// secrets the control plane provider creates (the CA's existence was checked before; a
+/// cluster that lost it since gets none: one GET, not four).
 async fn certificates(secrets: &Api<Secret>, cluster: &str) -> Result<Vec<SetupFile>> {
     const PKI: &str = "/etc/kubernetes/pki";
     let sets = [

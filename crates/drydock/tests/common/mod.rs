@@ -83,7 +83,7 @@ impl Env {
             None => self.instance.url(),
         };
         let path = self.dir.path().join(format!("kubeconfig-{}", cluster.unwrap_or("root")));
-        drydock::kubeconfig::write(&path, &server, "test").expect("kubeconfig");
+        drydock::kubeconfig::write(&path, &self.instance.kubeconfig(&server, "test")).expect("kubeconfig");
         path
     }
 }
@@ -305,10 +305,17 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
-/// A client of the drydock process listening on localhost `port`, once it answers.
-pub async fn process_client(port: u16) -> kube::Client {
-    let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().expect("url"));
-    let client = kube::Client::try_from(config).expect("client");
+/// The client configuration of the kubeconfig the drydock process serving from the data
+/// dir `dir` writes there, once it answers.
+pub async fn process_config(dir: &Path) -> kube::Config {
+    let kc = kubeconfig_of(dir).await;
+    let kc = kube::config::Kubeconfig::read_from(&kc).expect("kubeconfig");
+    kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.expect("config")
+}
+
+/// A client of the drydock process serving from the data dir `dir`, once it answers.
+pub async fn process_client(dir: &Path) -> kube::Client {
+    let client = kube::Client::try_from(process_config(dir).await).expect("client");
     let ns: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
     eventually("drydock answering", Duration::from_secs(60), || async {
         ns.get_opt("default").await.ok()?.map(|_| ())
@@ -488,42 +495,53 @@ pub fn total(exposition: &str, metric: &str) -> f64 {
         .sum()
 }
 
-/// `GET /metrics` of the process listening on localhost `port` (HTTP/1.0: the answer
-/// ends when the connection closes), or `None` while it does not answer.
-pub fn try_scrape(port: u16) -> Option<String> {
-    let mut conn = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
-    let mut answer = String::new();
-    conn.read_to_string(&mut answer).ok()?;
-    let (head, body) = answer.split_once("\r\n\r\n")?;
-    (head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200")).then(|| body.to_string())
+/// Where Prometheus metrics are read: a plain HTTP port (the controllers' own metrics
+/// server) or an API server through a kubeconfig (`/metrics` needs credentials).
+pub trait Metrics {
+    fn try_scrape(&self) -> Option<String>;
 }
 
-pub fn scrape(port: u16) -> String {
-    try_scrape(port).unwrap_or_else(|| panic!("no metrics answer on port {port}"))
+impl Metrics for u16 {
+    fn try_scrape(&self) -> Option<String> {
+        let mut conn = TcpStream::connect(("127.0.0.1", *self)).ok()?;
+        conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).ok()?;
+        let (head, body) = answer.split_once("\r\n\r\n")?;
+        (head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200")).then(|| body.to_string())
+    }
 }
 
-/// Whether the controllers whose metrics are served on `port` hold the leader election
-/// Lease (`None` while nothing answers there).
-pub fn leads(port: u16) -> Option<bool> {
-    let m = try_scrape(port)?;
+impl Metrics for PathBuf {
+    fn try_scrape(&self) -> Option<String> {
+        let (ok, out, _) = kubectl(self, &["get", "--raw", "/metrics"], None);
+        ok.then_some(out)
+    }
+}
+
+pub fn scrape(at: &impl Metrics) -> String {
+    at.try_scrape().unwrap_or_else(|| panic!("no metrics answer"))
+}
+
+/// Whether the controllers whose metrics are served `at` hold the leader election Lease
+/// (`None` while nothing answers there).
+pub fn leads(at: &impl Metrics) -> Option<bool> {
+    let m = at.try_scrape()?;
     m.lines()
         .any(|l| l.starts_with("leader_election_master_status{"))
         .then(|| total(&m, "leader_election_master_status") == 1.0)
 }
 
-/// Waits until exactly one of the two processes serving metrics on `ports` leads;
+/// Waits until exactly one of the two processes whose metrics are served `at` leads;
 /// returns which.
-pub async fn one_leader(ports: [u16; 2]) -> usize {
+pub async fn one_leader(at: [&impl Metrics; 2]) -> usize {
     let mut leader = 0;
-    wait("one to lead and the other to stand by", Duration::from_secs(60), || {
-        match (leads(ports[0]), leads(ports[1])) {
-            (Some(a), Some(b)) if a != b => {
-                leader = if a { 0 } else { 1 };
-                true
-            }
-            _ => false,
+    wait("one to lead and the other to stand by", Duration::from_secs(60), || match (leads(at[0]), leads(at[1])) {
+        (Some(a), Some(b)) if a != b => {
+            leader = if a { 0 } else { 1 };
+            true
         }
+        _ => false,
     })
     .await;
     leader

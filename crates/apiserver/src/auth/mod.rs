@@ -1,0 +1,139 @@
+//! Who a request comes from, decided as kube-apiserver decides it: an x509 client
+//! certificate (CN the user, O its groups), else a bearer token from the static token file,
+//! else nobody, which is 401 everywhere but the health and version endpoints.
+//!
+//! The TLS listener ([`tls`]) says per connection which CA its client certificates were
+//! checked against ([`Scope`]): the server's own, or the CA of one workload cluster, whose
+//! connections reach that cluster's logical cluster and nothing else. Plain HTTP (an explicit
+//! choice, loopback only) is the old insecure port: every request is an administrator.
+
+pub mod pki_files;
+pub mod tls;
+pub mod tokens;
+
+use std::net::SocketAddr;
+
+use drydock_api::tenancy::LogicalClusterName;
+
+use crate::error::ApiError;
+
+/// The group that may do anything (kube-apiserver's privileged group).
+pub const MASTERS_GROUP: &str = "system:masters";
+/// Every authenticated user is in this group.
+pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
+
+/// An authenticated user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserInfo {
+    pub name: String,
+    pub uid: String,
+    pub groups: Vec<String>,
+}
+
+impl UserInfo {
+    /// A user in `groups`, plus [`AUTHENTICATED_GROUP`].
+    pub fn new(name: impl Into<String>, uid: impl Into<String>, groups: impl IntoIterator<Item = String>) -> Self {
+        let mut groups: Vec<String> = groups.into_iter().collect();
+        if !groups.iter().any(|g| g == AUTHENTICATED_GROUP) {
+            groups.push(AUTHENTICATED_GROUP.to_string());
+        }
+        Self { name: name.into(), uid: uid.into(), groups }
+    }
+
+    /// The identity of requests from inside this process (the controllers and provider).
+    pub fn in_process() -> Self {
+        Self::new("system:drydock", "", [MASTERS_GROUP.to_string()])
+    }
+
+    /// The identity of every request over plain HTTP.
+    pub fn insecure() -> Self {
+        Self::new("system:admin", "", [MASTERS_GROUP.to_string()])
+    }
+}
+
+/// Whose CA the client certificates of a connection were checked against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Plain HTTP: no TLS, no authentication.
+    Insecure,
+    /// The server's own CA: the management cluster and, for its administrators, every
+    /// logical cluster.
+    Root,
+    /// The CA of one workload cluster: that logical cluster only.
+    Cluster(LogicalClusterName),
+}
+
+/// A connection as the listener saw it: where from, which scope, and the user its client
+/// certificate names (already verified).
+#[derive(Clone, Debug)]
+pub struct Peer {
+    pub remote: SocketAddr,
+    pub scope: Scope,
+    pub certificate_user: Option<UserInfo>,
+}
+
+/// Authenticates requests with what the server was given (the static tokens).
+#[derive(Clone, Debug, Default)]
+pub struct Authenticator {
+    pub tokens: tokens::StaticTokens,
+}
+
+impl Authenticator {
+    /// The user of a request on a connection seen as `peer` (none: plain HTTP), with
+    /// `authorization` its Authorization header, addressing the logical cluster `cluster`
+    /// at `path`. Errors are 401 (no or a bad credential) and 403 (a workload cluster's
+    /// credential used elsewhere).
+    pub fn authenticate(
+        &self,
+        peer: Option<&Peer>,
+        authorization: Option<&str>,
+        cluster: &LogicalClusterName,
+        path: &str,
+    ) -> Result<Option<UserInfo>, ApiError> {
+        let Some(peer) = peer else { return Ok(Some(UserInfo::insecure())) };
+        if let Scope::Cluster(own) = &peer.scope
+            && own != cluster
+        {
+            return Err(ApiError::new(
+                403,
+                "Forbidden",
+                format!("this connection is to the workload cluster {own}: it reaches no other"),
+            ));
+        }
+        let bearer = authorization.and_then(|h| h.strip_prefix("Bearer ")).map(str::trim);
+        let user = match (&peer.certificate_user, bearer) {
+            (Some(user), _) => Some(user.clone()),
+            // The static tokens are the management cluster's.
+            (None, Some(token)) if !matches!(peer.scope, Scope::Cluster(_)) => {
+                Some(self.tokens.user(token).ok_or_else(unauthorized)?)
+            }
+            (None, Some(_)) => return Err(unauthorized()),
+            (None, None) if peer.scope == Scope::Insecure => Some(UserInfo::insecure()),
+            (None, None) => None,
+        };
+        match user {
+            Some(u) => Ok(Some(u)),
+            None if public(path) => Ok(None),
+            None => Err(unauthorized()),
+        }
+    }
+}
+
+/// kube-apiserver's answer to a request without a valid credential.
+pub fn unauthorized() -> ApiError {
+    ApiError::new(401, "Unauthorized", "Unauthorized")
+}
+
+/// Paths anyone may read (kube-apiserver's `system:public-info-viewer`), in any logical
+/// cluster.
+fn public(path: &str) -> bool {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match LogicalClusterName::split_segments(&segments) {
+        Some((_, [first, ..])) if matches!(*first, "healthz" | "livez" | "readyz") => true,
+        Some((_, ["version"])) => true,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;
