@@ -144,10 +144,14 @@ mod tests {
         let gets = fake.count("GET");
         assert!(ensure(&ctx, &known, "test", &kcp, "c1").await.expect("known").is_empty());
         assert_eq!(fake.count("GET"), gets);
-        // Forgotten (the control plane went): looked up again, all found, none created.
+        // Forgotten (the control plane went): each create is refused as the Secret exists,
+        // which is then read and used; none is replaced.
+        let before: Vec<_> = ["c1-ca", "c1-etcd", "c1-proxy", "c1-sa"].map(|n| fake.get("ns", n)).into();
         forget(&known, "ns", "c1");
         assert!(ensure(&ctx, &known, "test", &kcp, "c1").await.expect("found").is_empty());
-        assert_eq!((fake.count("GET"), fake.count("POST")), (gets + 4, 4));
+        assert_eq!((fake.count("GET"), fake.count("POST")), (gets + 4, 8));
+        let after: Vec<_> = ["c1-ca", "c1-etcd", "c1-proxy", "c1-sa"].map(|n| fake.get("ns", n)).into();
+        assert_eq!(before, after);
     }
 
     #[tokio::test]
