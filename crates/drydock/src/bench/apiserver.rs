@@ -1,5 +1,6 @@
-//! `drydock bench apiserver`: raw capacity of the embedded API server over HTTP: create,
-//! update, get, list and watch throughput with latency percentiles, on a fresh durable store.
+//! `drydock bench apiserver`: raw capacity of the embedded API server over HTTP (or HTTPS
+//! with client certificates, `--tls`): create, update, get, list and watch throughput with
+//! latency percentiles, on a fresh durable store.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -14,6 +15,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
+
+use drydock_apiserver::auth::pki_files::ServerPki;
 
 use super::stats::{Latencies, cpu_seconds, ms, peak_rss_mib};
 
@@ -39,6 +42,10 @@ pub struct ApiBenchArgs {
     pub sync: String,
     #[command(flatten)]
     pub store: crate::store_args::StoreArgs,
+    /// Serve HTTPS and connect with the administrator's client certificate, as `drydock up`
+    /// does, instead of plain HTTP.
+    #[arg(long)]
+    pub tls: bool,
     /// Write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
@@ -70,12 +77,49 @@ impl Phase {
 
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
-async fn connect(addr: SocketAddr) -> anyhow::Result<Sender> {
-    let stream = tokio::net::TcpStream::connect(addr).await.context("connecting")?;
+/// Where the clients connect: the address, and the TLS client when serving HTTPS.
+#[derive(Clone)]
+struct Target {
+    addr: SocketAddr,
+    tls: Option<tokio_rustls::TlsConnector>,
+}
+
+async fn connect(target: &Target) -> anyhow::Result<Sender> {
+    let stream = tokio::net::TcpStream::connect(target.addr).await.context("connecting")?;
     stream.set_nodelay(true)?;
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    match &target.tls {
+        None => http1(stream).await,
+        Some(tls) => {
+            let name = rustls::pki_types::ServerName::from(target.addr.ip());
+            http1(tls.connect(name, stream).await.context("TLS handshake")?).await
+        }
+    }
+}
+
+async fn http1<Io>(io: Io) -> anyhow::Result<Sender>
+where
+    Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io)).await?;
     tokio::spawn(conn);
     Ok(sender)
+}
+
+/// A TLS client trusting `pki`'s CA and presenting its administrator's certificate.
+fn tls_client(pki: &ServerPki) -> anyhow::Result<tokio_rustls::TlsConnector> {
+    use rustls::pki_types::pem::PemObject as _;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(pki.ca.cert_pem().as_bytes()) {
+        roots.add(cert?)?;
+    }
+    let chain = CertificateDer::pem_slice_iter(pki.admin.cert_pem.as_bytes()).collect::<Result<Vec<_>, _>>()?;
+    let key = PrivateKeyDer::from_pem_slice(pki.admin.key_pem.as_bytes())?;
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_client_auth_cert(chain, key)?;
+    Ok(tokio_rustls::TlsConnector::from(Arc::new(config)))
 }
 
 async fn call(s: &mut Sender, method: &str, path: &str, ct: &str, body: Bytes) -> anyhow::Result<(u16, Bytes)> {
@@ -107,8 +151,8 @@ struct Client {
 }
 
 impl Client {
-    async fn connect(addr: SocketAddr) -> anyhow::Result<Self> {
-        Ok(Self { s: connect(addr).await?, lat: Latencies::default() })
+    async fn connect(target: &Target) -> anyhow::Result<Self> {
+        Ok(Self { s: connect(target).await?, lat: Latencies::default() })
     }
 
     async fn call(&mut self, method: &str, path: &str, ct: &str, body: Bytes) -> anyhow::Result<(u16, Bytes)> {
@@ -121,7 +165,7 @@ impl Client {
 
 /// Runs `n` clients at once, each connecting on its own, client `i` doing `work(i, client)`;
 /// returns what each returned.
-async fn clients<T, F, Fut>(addr: SocketAddr, n: usize, work: F) -> anyhow::Result<Vec<T>>
+async fn clients<T, F, Fut>(target: &Target, n: usize, work: F) -> anyhow::Result<Vec<T>>
 where
     F: Fn(usize, Client) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = anyhow::Result<T>> + Send + 'static,
@@ -129,8 +173,8 @@ where
 {
     let mut tasks = Vec::new();
     for i in 0..n {
-        let work = work.clone();
-        tasks.push(tokio::spawn(async move { work(i, Client::connect(addr).await?).await }));
+        let (work, target) = (work.clone(), target.clone());
+        tasks.push(tokio::spawn(async move { work(i, Client::connect(&target).await?).await }));
     }
     let mut out = Vec::with_capacity(n);
     for t in tasks {
@@ -149,7 +193,7 @@ fn merged(parts: impl IntoIterator<Item = Latencies>) -> Latencies {
 
 /// A fresh server on a durable store in a temporary directory, served on a local port.
 struct Served {
-    addr: SocketAddr,
+    target: Target,
     serving: tokio::task::JoinHandle<std::io::Result<()>>,
     _server: drydock_apiserver::ApiServer,
     _dir: tempfile::TempDir,
@@ -171,14 +215,21 @@ async fn serve(args: &ApiBenchArgs) -> anyhow::Result<Served> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let router = server.router();
-    let serving = tokio::spawn(async move { axum::serve(listener, router).await });
-    Ok(Served { addr, serving, _server: server, _dir: dir })
+    let (serving, tls) = if args.tls {
+        let pki = ServerPki::load_or_create(Some(dir.path()), &["127.0.0.1".to_string()])?;
+        let listener = server.tls_listener(listener, &pki)?;
+        let service = router.into_make_service_with_connect_info::<drydock_apiserver::auth::Peer>();
+        (tokio::spawn(async move { axum::serve(listener, service).await }), Some(tls_client(&pki)?))
+    } else {
+        (tokio::spawn(async move { axum::serve(listener, router).await }), None)
+    };
+    Ok(Served { target: Target { addr, tls }, serving, _server: server, _dir: dir })
 }
 
 /// Shape of the write phases: `writers` clients writing `per_writer` objects each.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Shape {
-    addr: SocketAddr,
+    target: Target,
     writers: usize,
     per_writer: usize,
 }
@@ -186,8 +237,8 @@ struct Shape {
 /// Runs the benchmark against a fresh server and returns the phases.
 pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
     let served = serve(args).await?;
-    let addr = served.addr;
-    let mut s = connect(addr).await?;
+    let target = served.target.clone();
+    let mut s = connect(&target).await?;
     call(
         &mut s,
         "POST",
@@ -199,22 +250,22 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
 
     let payload: Arc<str> = "x".repeat(args.payload).into();
     let writers = args.writers.max(1);
-    let shape = Shape { addr, writers, per_writer: args.objects.div_ceil(writers) };
+    let shape = Shape { target: target.clone(), writers, per_writer: args.objects.div_ceil(writers) };
     let total = writers * shape.per_writer;
     let mut phases = Vec::new();
 
     let started = Instant::now();
-    let (lat, rvs) = create_phase(shape, &payload).await?;
+    let (lat, rvs) = create_phase(shape.clone(), &payload).await?;
     phases.push(Phase::new("create", total, started.elapsed(), lat));
     let started = Instant::now();
-    let lat = update_phase(shape, rvs, &payload).await?;
+    let lat = update_phase(shape.clone(), rvs, &payload).await?;
     phases.push(Phase::new("update", total, started.elapsed(), lat));
     let started = Instant::now();
-    let lat = get_phase(shape).await?;
+    let lat = get_phase(shape.clone()).await?;
     phases.push(Phase::new("get", total, started.elapsed(), lat));
     let started = Instant::now();
     let lists = 40;
-    let lat = list_phase(addr, lists).await?;
+    let lat = list_phase(&target, lists).await?;
     phases.push(Phase::new(&format!("list ({total} objects)"), lists, started.elapsed(), lat));
     phases.extend(watch_phase(args, shape, &mut s).await?);
     if args.store.store == "sqlite" {
@@ -228,7 +279,7 @@ pub async fn run(args: &ApiBenchArgs) -> anyhow::Result<Vec<Phase>> {
 async fn create_phase(shape: Shape, payload: &Arc<str>) -> anyhow::Result<(Latencies, Vec<Vec<String>>)> {
     let per_writer = shape.per_writer;
     let payload = payload.clone();
-    let results = clients(shape.addr, shape.writers, move |w, mut c| {
+    let results = clients(&shape.target, shape.writers, move |w, mut c| {
         let payload = payload.clone();
         async move {
             let mut rvs = Vec::with_capacity(per_writer);
@@ -251,7 +302,7 @@ async fn create_phase(shape: Shape, payload: &Arc<str>) -> anyhow::Result<(Laten
 /// Updates every object (PUT with the acknowledged resourceVersion).
 async fn update_phase(shape: Shape, rvs: Vec<Vec<String>>, payload: &Arc<str>) -> anyhow::Result<Latencies> {
     let (rvs, payload) = (Arc::new(rvs), payload.clone());
-    let lats = clients(shape.addr, rvs.len(), move |w, mut c| {
+    let lats = clients(&shape.target, rvs.len(), move |w, mut c| {
         let (payload, rvs) = (payload.clone(), rvs.clone());
         async move {
             for (i, rv) in rvs[w].iter().enumerate() {
@@ -272,7 +323,7 @@ async fn update_phase(shape: Shape, rvs: Vec<Vec<String>>, payload: &Arc<str>) -
 /// Reads every object once, each client reading other writers' objects.
 async fn get_phase(shape: Shape) -> anyhow::Result<Latencies> {
     let Shape { writers, per_writer, .. } = shape;
-    let lats = clients(shape.addr, writers, move |w, mut c| async move {
+    let lats = clients(&shape.target, writers, move |w, mut c| async move {
         for i in 0..per_writer {
             let (code, _) = c.call("GET", &format!("{NS_PATH}/cm-{}-{i}", (w + i) % writers), "", Bytes::new()).await?;
             if code != 200 {
@@ -286,8 +337,8 @@ async fn get_phase(shape: Shape) -> anyhow::Result<Latencies> {
 }
 
 /// Whole-namespace lists and label-selected lists, 8 clients.
-async fn list_phase(addr: SocketAddr, lists: usize) -> anyhow::Result<Latencies> {
-    let lats = clients(addr, 8, move |c_i, mut c| async move {
+async fn list_phase(target: &Target, lists: usize) -> anyhow::Result<Latencies> {
+    let lats = clients(target, 8, move |c_i, mut c| async move {
         for i in 0..lists / 8 {
             let path = if i % 2 == 0 { NS_PATH.to_string() } else { format!("{NS_PATH}?labelSelector=writer%3D{c_i}") };
             let (code, body) = c.call("GET", &path, "", Bytes::new()).await?;
@@ -312,12 +363,12 @@ async fn watch_phase(args: &ApiBenchArgs, shape: Shape, s: &mut Sender) -> anyho
     let received = Arc::new(AtomicU64::new(0));
     let mut watchers = Vec::new();
     for _ in 0..args.watchers {
-        watchers.push(start_watcher(shape.addr, &start_rv, received.clone()).await?);
+        watchers.push(start_watcher(&shape.target, &start_rv, received.clone()).await?);
     }
     let expected = (args.watchers * args.watch_writes) as u64;
     let started = Instant::now();
     let wpw = args.watch_writes.div_ceil(shape.writers);
-    let lat = patch_phase(shape, wpw).await?;
+    let lat = patch_phase(shape.clone(), wpw).await?;
     let writes = shape.writers * wpw;
     let expected = expected.max((args.watchers * writes) as u64);
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -346,12 +397,12 @@ async fn watch_phase(args: &ApiBenchArgs, shape: Shape, s: &mut Sender) -> anyho
 
 /// A watch from `start_rv` counting the events it receives into `received`.
 async fn start_watcher(
-    addr: SocketAddr,
+    target: &Target,
     start_rv: &str,
     received: Arc<AtomicU64>,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     let path = format!("{NS_PATH}?watch=true&resourceVersion={start_rv}&timeoutSeconds=600");
-    let mut ws = connect(addr).await?;
+    let mut ws = connect(target).await?;
     let req = Request::builder().uri(path).header("host", "localhost").body(Full::new(Bytes::new()))?;
     ws.ready().await?;
     let resp = ws.send_request(req).await?;
@@ -370,7 +421,7 @@ async fn start_watcher(
 /// `wpw` merge patches per writer, cycling through its objects.
 async fn patch_phase(shape: Shape, wpw: usize) -> anyhow::Result<Latencies> {
     let per_writer = shape.per_writer;
-    let lats = clients(shape.addr, shape.writers, move |w, mut c| async move {
+    let lats = clients(&shape.target, shape.writers, move |w, mut c| async move {
         for i in 0..wpw {
             let patch = json!({"data": {"tick": i.to_string()}});
             let path = format!("{NS_PATH}/cm-{w}-{}", i % per_writer);
@@ -405,7 +456,8 @@ pub async fn main(args: ApiBenchArgs) -> anyhow::Result<()> {
     let cpu0 = cpu_seconds();
     let started = Instant::now();
     println!(
-        "drydock bench apiserver: {} objects of {} B, {} writers, {} watchers, store {}{}",
+        "drydock bench apiserver: {}, {} objects of {} B, {} writers, {} watchers, store {}{}",
+        if args.tls { "HTTPS with client certificates" } else { "plain HTTP" },
         args.objects,
         args.payload,
         args.writers,
@@ -436,7 +488,7 @@ pub async fn main(args: ApiBenchArgs) -> anyhow::Result<()> {
     );
     let _ = ms;
     if let Some(path) = &args.json {
-        let doc = json!({"args": {"objects": args.objects, "writers": args.writers, "watchers": args.watchers, "payload": args.payload, "sync": args.sync, "store": args.store.store},
+        let doc = json!({"args": {"objects": args.objects, "writers": args.writers, "watchers": args.watchers, "payload": args.payload, "sync": args.sync, "store": args.store.store, "tls": args.tls},
             "phases": phases, "cpu_seconds": cpu, "peak_rss_mib": peak});
         std::fs::write(path, serde_json::to_string_pretty(&doc)?)
             .with_context(|| format!("writing {}", path.display()))?;

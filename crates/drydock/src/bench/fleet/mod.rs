@@ -193,6 +193,7 @@ async fn raw_capacity(store: &crate::store_args::StoreArgs) -> anyhow::Result<f6
         payload: 2048,
         sync: "full".into(),
         store: store.clone(),
+        tls: false,
         json: None,
     })
     .await?;
