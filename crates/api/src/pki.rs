@@ -3,6 +3,8 @@
 //! ECDSA P-256 (kubeadm's `ECDSA-P256` encryption algorithm): generating one costs tens of
 //! microseconds, where RSA 2048 costs tens of milliseconds for every cluster of a fleet.
 
+mod key_formats;
+
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -103,10 +105,10 @@ impl Authority {
     }
 
     /// The certificate authority of a PEM certificate and key (one a user brought, or one
-    /// kept from an earlier start).
+    /// kept from an earlier start). The key may be PKCS#8, PKCS#1 (RSA) or SEC1 (EC).
     pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Self, PkiError> {
         let what = "reading a certificate authority";
-        let key = KeyPair::from_pem(key_pem).map_err(|e| PkiError::new(what, e))?;
+        let key = KeyPair::from_pem(&key_formats::to_pkcs8_pem(key_pem)?).map_err(|e| PkiError::new(what, e))?;
         let info = Certificate::from_pem(cert_pem)?;
         if !info.is_ca {
             return Err(PkiError::new(what, format!("the certificate of {:?} is not a CA", info.common_name)));

@@ -238,3 +238,38 @@ async fn a_workload_kubeconfig_reaches_its_own_cluster_and_no_other() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// CAs as upstream and OpenSSL write them, keys in their traditional PEM forms (PKCS#1 RSA,
+/// SEC1 EC): a user bringing one gets certificates that verify against it.
+#[test]
+fn a_users_ca_with_a_traditional_rsa_or_ec_key_signs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = |f: &str| dir.path().join(f).to_str().expect("path").to_string();
+    openssl(&["genrsa", "-traditional", "-out", &p("rsa.key"), "2048"]);
+    openssl(&["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", &p("ec.key")]);
+    for (kind, header) in [("rsa", "BEGIN RSA PRIVATE KEY"), ("ec", "BEGIN EC PRIVATE KEY")] {
+        let key = std::fs::read_to_string(p(&format!("{kind}.key"))).expect("key");
+        assert!(key.contains(header), "{kind}: {key}");
+        let (key_file, cert_file) = (p(&format!("{kind}.key")), p(&format!("{kind}.crt")));
+        openssl(&[
+            "req",
+            "-x509",
+            "-new",
+            "-key",
+            &key_file,
+            "-subj",
+            "/CN=kubernetes",
+            "-days",
+            "30",
+            "-out",
+            &cert_file,
+        ]);
+        let ca_pem = std::fs::read_to_string(&cert_file).expect("cert");
+        let ca = drydock_api::pki::Authority::from_pem(&ca_pem, &key).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let issued =
+            ca.issue(&drydock_api::pki::Leaf::client("kubernetes-admin", &["system:masters"])).expect("issued");
+        let leaf = p(&format!("{kind}-leaf.crt"));
+        std::fs::write(&leaf, &issued.cert_pem).expect("write");
+        assert!(openssl(&["verify", "-CAfile", &cert_file, &leaf]).contains(": OK"), "{kind}");
+    }
+}
