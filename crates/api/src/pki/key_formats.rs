@@ -52,8 +52,11 @@ fn ec_to_pkcs8(sec1: &[u8]) -> Option<Vec<u8>> {
     Some(pkcs8(&[EC_PUBLIC_KEY, curve?].concat(), &tlv(SEQUENCE, &kept)))
 }
 
-/// The tag, contents, whole encoding and what follows of the DER element `input` starts with.
-fn read_tlv(input: &[u8]) -> Option<(u8, &[u8], &[u8], &[u8])> {
+/// A DER element: its tag, contents and whole encoding, and what follows it.
+type Element<'a> = (u8, &'a [u8], &'a [u8], &'a [u8]);
+
+/// The DER element `input` starts with.
+fn read_tlv(input: &[u8]) -> Option<Element<'_>> {
     let (&tag, rest) = input.split_first()?;
     let (&first, rest) = rest.split_first()?;
     let (len, rest) = if first < 0x80 {
