@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use drydock_apiserver::auth::Peer;
-use drydock_apiserver::auth::pki_files::ServerPki;
+use drydock_apiserver::auth::pki_files::{self, ServerPki};
 use drydock_apiserver::{ApiServer, Config};
 use drydock_controllers::Settings;
 
@@ -88,7 +88,13 @@ impl Instance {
             None
         } else {
             let names = serving_names(addr, opts.external_endpoint.as_ref().map(|e| e.0.as_str()));
-            Some(Arc::new(ServerPki::load_or_create(opts.server.data_dir.as_deref(), &names)?))
+            let dir = opts.server.data_dir.as_deref();
+            let mut ca = pki_files::local_ca(dir)?;
+            // Replicas on one etcd share one CA: a kubeconfig works through any of them.
+            if opts.server.etcd.is_some() {
+                ca = pki_files::shared_ca(server.client(None), ca).await?;
+            }
+            Some(Arc::new(ServerPki::with_ca(dir, &names, ca)?))
         };
         let controllers = opts.controllers.then(|| match opts.election.clone() {
             None => crate::controllers::start_in_process(&server, endpoint, opts.settings.clone()),

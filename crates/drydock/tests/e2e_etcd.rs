@@ -56,6 +56,15 @@ async fn a_write_through_one_replica_is_read_and_watched_through_another_in_orde
     let (a, b) = tokio::join!(replica(&etcd), replica(&etcd));
     let on_a: Api<ConfigMap> = Api::namespaced(process_client(a._dir.path()).await, "default");
     let on_b: Api<ConfigMap> = Api::namespaced(process_client(b._dir.path()).await, "default");
+    // The replicas share one CA: a's kubeconfig works through b, and both wrote the same CA.
+    let b_server = kube::config::Kubeconfig::read_from(&b.kc).expect("kubeconfig").clusters[0]
+        .cluster
+        .as_ref()
+        .and_then(|c| c.server.clone())
+        .expect("b's server");
+    kubectl_ok(&a.kc, &["--server", &b_server, "get", "ns", "default"], None);
+    let ca = |r: &Replica| std::fs::read_to_string(r._dir.path().join("pki/ca.crt")).expect("ca.crt");
+    assert_eq!(ca(&a), ca(&b), "one CA for both replicas");
 
     let from = on_b.list(&ListParams::default().limit(1)).await.expect("list").metadata.resource_version;
     let watch = on_b.watch(&WatchParams::default(), &from.expect("list revision")).await.expect("watch through b");

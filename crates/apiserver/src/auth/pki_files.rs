@@ -26,22 +26,22 @@ impl ServerPki {
     /// without a dir), issues a serving certificate for `names` (DNS names and IP
     /// addresses), and reuses the administrator's certificate unless it ends within 90 days.
     pub fn load_or_create(dir: Option<&Path>, names: &[String]) -> anyhow::Result<Self> {
-        let files = dir.map(|d| d.join("pki"));
-        if let Some(f) = &files {
-            std::fs::create_dir_all(f).with_context(|| format!("creating {}", f.display()))?;
+        Self::with_ca(dir, names, local_ca(dir)?)
+    }
+
+    /// As [`Self::load_or_create`] with the CA `ca` (one the replicas share), kept in
+    /// `dir/pki` in place of another; the administrator's certificate follows it.
+    pub fn with_ca(dir: Option<&Path>, names: &[String], ca_pem: KeyAndCert) -> anyhow::Result<Self> {
+        let ca = Authority::from_pem(&ca_pem.cert_pem, &ca_pem.key_pem).context("the server's CA")?;
+        let files = pki_dir(dir)?;
+        let kept_ca = files.as_deref().map(|f| read_pair(f, "ca")).transpose()?.flatten();
+        let same_ca = kept_ca.as_ref() == Some(&ca_pem);
+        if let (Some(f), false) = (&files, same_ca) {
+            write_pair(f, "ca", &ca_pem)?;
         }
-        let ca = match files.as_deref().map(|f| read_pair(f, "ca")).transpose()?.flatten() {
-            Some(pem) => Authority::from_pem(&pem.cert_pem, &pem.key_pem).context("the CA in the data dir")?,
-            None => {
-                let ca = Authority::generate("drydock-ca")?;
-                let pem = KeyAndCert { cert_pem: ca.cert_pem().into(), key_pem: ca.key_pem().into() };
-                files.as_deref().map(|f| write_pair(f, "ca", &pem)).transpose()?;
-                ca
-            }
-        };
         let serving = ca.issue(&Leaf::server("kube-apiserver", names))?;
         let kept_admin = files.as_deref().map(|f| read_pair(f, "admin")).transpose()?.flatten();
-        let admin = match kept_admin.filter(still_good) {
+        let admin = match kept_admin.filter(|a| same_ca && still_good(a)) {
             Some(a) => a,
             None => ca.issue(&Leaf::client(ADMIN_USER, ADMIN_GROUPS))?,
         };
@@ -50,6 +50,69 @@ impl ServerPki {
             write_pair(f, "admin", &admin)?;
         }
         Ok(Self { ca, serving, admin })
+    }
+}
+
+/// `dir/pki`, created, if there is a dir.
+fn pki_dir(dir: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
+    let files = dir.map(|d| d.join("pki"));
+    if let Some(f) = &files {
+        std::fs::create_dir_all(f).with_context(|| format!("creating {}", f.display()))?;
+    }
+    Ok(files)
+}
+
+/// The CA kept in `dir/pki`, made (and kept) on first start.
+pub fn local_ca(dir: Option<&Path>) -> anyhow::Result<KeyAndCert> {
+    let files = pki_dir(dir)?;
+    if let Some(pem) = files.as_deref().map(|f| read_pair(f, "ca")).transpose()?.flatten() {
+        return Ok(pem);
+    }
+    let ca = Authority::generate("drydock-ca")?;
+    let pem = KeyAndCert { cert_pem: ca.cert_pem().into(), key_pem: ca.key_pem().into() };
+    files.as_deref().map(|f| write_pair(f, "ca", &pem)).transpose()?;
+    Ok(pem)
+}
+
+/// The Secret through which replicas sharing a store share their CA.
+pub const SHARED_CA_SECRET: (&str, &str) = ("kube-system", "drydock-serving-ca");
+
+/// The CA every replica on the store `client` reaches uses: the one a replica put in
+/// [`SHARED_CA_SECRET`] first, else `local`, which this replica puts there. Anyone who may
+/// read Secrets in `kube-system` may read it, as they may read every other credential.
+pub async fn shared_ca(client: kube::Client, local: KeyAndCert) -> anyhow::Result<KeyAndCert> {
+    use k8s_openapi::ByteString;
+    use k8s_openapi::api::core::v1::Secret;
+    let (ns, name) = SHARED_CA_SECRET;
+    let secrets: kube::Api<Secret> = kube::Api::namespaced(client, ns);
+    let of = |s: Secret| -> anyhow::Result<KeyAndCert> {
+        let data = s.data.unwrap_or_default();
+        let text = |k: &str| {
+            data.get(k)
+                .and_then(|v| String::from_utf8(v.0.clone()).ok())
+                .with_context(|| format!("Secret {ns}/{name} has no {k}"))
+        };
+        Ok(KeyAndCert { cert_pem: text("tls.crt")?, key_pem: text("tls.key")? })
+    };
+    if let Some(found) = secrets.get_opt(name).await.context("reading the shared CA")? {
+        return of(found);
+    }
+    let mut secret = Secret {
+        type_: Some("kubernetes.io/tls".into()),
+        data: Some(
+            [("tls.crt", &local.cert_pem), ("tls.key", &local.key_pem)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), ByteString(v.clone().into_bytes())))
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    secret.metadata.name = Some(name.into());
+    match secrets.create(&Default::default(), &secret).await {
+        Ok(_) => Ok(local),
+        // Another replica shared its CA first.
+        Err(kube::Error::Api(e)) if e.code == 409 => of(secrets.get(name).await.context("reading the shared CA")?),
+        Err(e) => Err(e).context("sharing the CA"),
     }
 }
 
