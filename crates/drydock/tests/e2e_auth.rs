@@ -85,6 +85,20 @@ async fn https_by_default_and_only_credentials_get_in() {
             .expect("kubectl")
     };
     assert!(with_token("s3cret-token").status.success());
+    // `kubectl auth whoami` names the user of each credential.
+    let whoami = |args: &[&str]| -> Value {
+        let out = Command::new(kubectl_bin("1.33")).args(args).args(["auth", "whoami", "-o", "json"]).output();
+        let out = out.expect("kubectl");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("a SelfSubjectReview")
+    };
+    let admin = whoami(&["--kubeconfig", kc.to_str().expect("path")]);
+    assert_eq!(admin["status"]["userInfo"]["username"], "kubernetes-admin");
+    assert_eq!(admin["status"]["userInfo"]["groups"], serde_json::json!(["system:masters", "system:authenticated"]));
+    let (server, ca_flag) = (format!("--server={url}"), format!("--certificate-authority={ca_arg}"));
+    let alice = whoami(&[&server, &ca_flag, "--token=s3cret-token"]);
+    assert_eq!(alice["status"]["userInfo"]["username"], "alice");
+    assert_eq!(alice["status"]["userInfo"]["groups"], serde_json::json!(["dev", "ops", "system:authenticated"]));
     let refused = with_token("wrong");
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("Unauthorized"), "{refused:?}");

@@ -1,5 +1,6 @@
 //! The built-in kinds: every resource a Kubernetes 1.33 kube-apiserver serves without
-//! feature gates (except the create-only reviews and read-only component statuses), plus
+//! feature gates (except the create-only reviews, of which `http/review.rs` answers
+//! SelfSubjectReview, and read-only component statuses), plus
 //! CustomResourceDefinition and drydock's LogicalCluster (one per hosted API "cluster").
 //!
 //! Most kinds are rows of per-group tables ([`kind::Kind`]); `defaults` holds the

@@ -12,6 +12,7 @@ pub mod prefix;
 pub mod protobuf;
 mod request;
 mod resource;
+mod review;
 pub mod table;
 mod watch;
 
@@ -177,6 +178,7 @@ async fn handle(
         return Err(ApiError::new(404, "NotFound", format!("logical cluster \"{cluster}\" not found")));
     }
     match route {
+        Route::Resource(p) if review::addressed(&p) => review::respond(&p, &req, &accept),
         Route::Resource(p) => resource::resource(srv, &cluster, p, req, &accept).await,
         Route::CoreVersions | Route::Groups | Route::Group(_) | Route::Resources { .. } => {
             discovery_route(srv, &cluster, route, &req, &accept)
