@@ -1,0 +1,90 @@
+//! Bootstrap data as a node would read it: the cloud-config of a control plane and a worker
+//! pass Debian's `cloud-init schema`; the control plane's carries the cluster's CA files
+//! (keys readable by root alone), and the worker's pins the cluster CA's public key as
+//! kubeadm computes the hash.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use base64::Engine as _;
+use common::{Env, generated_cluster, json, kubectl_ok, wait};
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+fn secret_value(kc: &Path, name: &str, key: &str) -> String {
+    let s = json(kc, &["get", "secret", name]);
+    let data = s["data"][key].as_str().unwrap_or_else(|| panic!("{name} has no {key}"));
+    String::from_utf8(base64::engine::general_purpose::STANDARD.decode(data).expect("base64")).expect("utf-8")
+}
+
+/// kubeadm's CA pin: `sha256:` and the SHA-256 of the CA's SubjectPublicKeyInfo.
+fn ca_pin(dir: &Path, ca_pem: &str) -> String {
+    let ca = dir.join("ca.crt");
+    std::fs::write(&ca, ca_pem).expect("write");
+    let der = dir.join("ca.spki");
+    let run = |cmd: &str| {
+        let out = Command::new("sh").arg("-c").arg(cmd).output().expect("sh");
+        assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    run(&format!(
+        "openssl x509 -in {} -noout -pubkey | openssl pkey -pubin -outform der -out {}",
+        ca.display(),
+        der.display()
+    ));
+    let sum = run(&format!("sha256sum {}", der.display()));
+    format!("sha256:{}", sum.split_whitespace().next().expect("digest"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bootstrap_data_is_valid_cloud_config_with_the_cluster_pki() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    let manifest = generated_cluster("boot", &["--worker-machine-count", "1", "--control-plane-machine-count", "1"]);
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest));
+    let secrets = |role: &str| -> Vec<String> {
+        let v = json(&kc, &["get", "kubeadmconfigs", "-l", &format!("cluster.x-k8s.io/cluster-name=boot,{role}")]);
+        v["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["status"]["dataSecretName"].as_str())
+            .map(String::from)
+            .collect()
+    };
+    let control_plane = "cluster.x-k8s.io/control-plane";
+    let worker = "!cluster.x-k8s.io/control-plane";
+    wait("both machines' bootstrap data", MINUTE, || secrets(control_plane).len() == 1 && secrets(worker).len() == 1)
+        .await;
+
+    let ca = secret_value(&kc, "boot-ca", "tls.crt");
+    for role in [control_plane, worker] {
+        let name = &secrets(role)[0];
+        assert_eq!(secret_value(&kc, name, "format"), "cloud-config");
+        let data = secret_value(&kc, name, "value");
+        let file = env.dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&file, &data).expect("write");
+        let out = Command::new("cloud-init").args(["schema", "--config-file"]).arg(&file).output();
+        let out = out.expect("cloud-init (Debian: apt-get install cloud-init)");
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && said.contains("Valid cloud-config"), "{name}: {said}\n{data}");
+        let doc: serde_json::Value = serde_saphyr::from_str(&data).expect("YAML");
+        let files = doc["write_files"].as_array().expect("write_files");
+        let file_at = |path: &str| files.iter().find(|f| f["path"] == path);
+        if role == control_plane {
+            let ca_file = file_at("/etc/kubernetes/pki/ca.crt").expect("the CA certificate");
+            assert_eq!(ca_file["content"].as_str().map(str::trim), Some(ca.trim()));
+            for key in ["ca.key", "etcd/ca.key", "front-proxy-ca.key", "sa.key"] {
+                let f = file_at(&format!("/etc/kubernetes/pki/{key}")).unwrap_or_else(|| panic!("{key}"));
+                assert_eq!(f["permissions"], "0600", "{key}");
+            }
+        } else {
+            assert!(file_at("/etc/kubernetes/pki/ca.key").is_none(), "a worker gets no CA key");
+            let pin = ca_pin(env.dir.path(), &ca);
+            assert!(data.contains(&pin), "the worker pins {pin}:\n{data}");
+        }
+    }
+}
