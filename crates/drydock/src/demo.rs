@@ -54,7 +54,8 @@ pub async fn run(kubeconfig: &Path, data_dir: &Path) -> anyhow::Result<()> {
     let g = Global { kubeconfig: Some(kubeconfig.to_path_buf()), ..Global::default() };
     let kc = crate::commands::get::kubeconfig(&g, NAME).await?;
     let path = data_dir.join("demo.kubeconfig");
-    std::fs::write(&path, kc).with_context(|| format!("writing {}", path.display()))?;
+    // It holds the cluster's client key.
+    crate::kubeconfig::write(&path, &kc)?;
     println!(
         "cluster demo is ready after {:.1}s (3 control plane machines, 3 workers)\n  drydock describe cluster demo --kubeconfig {}\n  kubectl --kubeconfig {} get nodes",
         started.elapsed().as_secs_f64(),
