@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
 use std::time::Duration;
 
 use common::eventually;
@@ -179,8 +178,8 @@ async fn conflicting_names_are_not_accepted_and_invalid_crds_are_refused() {
     .await;
     assert_eq!(condition(&crd, "NamesAccepted"), Some(("False".into(), "ShortNamesConflict".into())));
     assert_eq!(condition(&crd, "Established").map(|c| c.0), Some("False".into()));
-    let url = format!("{}/apis/example.com/v1/namespaces/default/gizmos", s.url());
-    assert_eq!(reqwest_status(&url).await, 404, "a CRD whose names are not accepted is not served");
+    let path = "/apis/example.com/v1/namespaces/default/gizmos";
+    assert_eq!(status_of(&s, path).await, 404, "a CRD whose names are not accepted is not served");
 
     let mut bad = gadget_crd_json();
     bad["metadata"]["name"] = json!("things.example.com");
@@ -195,20 +194,10 @@ async fn conflicting_names_are_not_accepted_and_invalid_crds_are_refused() {
     }
 }
 
-/// Status code of a GET without a client library.
-async fn reqwest_status(url: &str) -> u16 {
-    let url = url.to_string();
-    tokio::task::spawn_blocking(move || {
-        let rest = url.trim_start_matches("http://");
-        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        let mut conn = std::net::TcpStream::connect(authority).expect("connect");
-        write!(conn, "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n").expect("write");
-        let mut line = String::new();
-        BufReader::new(conn).read_line(&mut line).expect("status line");
-        line.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0)
-    })
-    .await
-    .expect("join")
+/// Status code of a GET of `path`, whatever the body.
+async fn status_of(s: &common::TestServer, path: &str) -> u16 {
+    let req = http::Request::get(path).body(Vec::new()).expect("request");
+    s.client().await.send(req.map(kube::client::Body::from)).await.map_or(0, |r| r.status().as_u16())
 }
 
 fn two_versions(conversion: Value) -> Value {
@@ -405,8 +394,7 @@ async fn a_crd_is_served_only_in_its_logical_cluster() {
     )
     .await
     .expect("logical cluster");
-    let inner = kube::Client::try_from(kube::Config::new(format!("{}/clusters/team-b", s.url()).parse().expect("url")))
-        .expect("client");
+    let inner = s.client_at("/clusters/team-b").await;
     let crds = create_crd(&inner, gadget_crd_json()).await;
     established(&crds, "gadgets.example.com").await;
     let gadgets = Api::<DynamicObject>::namespaced_with(inner, "default", &gadget_ar("v1"));
@@ -469,8 +457,8 @@ async fn deleting_a_crd_deletes_its_instances_first() {
         .expect("release");
     eventually("CRD gone", WAIT, || async { crds.get_opt("gadgets.example.com").await.ok()?.is_none().then_some(()) })
         .await;
-    let url = format!("{}/apis/example.com/v1/namespaces/default/gadgets", s.url());
-    eventually("endpoint gone", WAIT, || async { (reqwest_status(&url).await == 404).then_some(()) }).await;
+    let path = "/apis/example.com/v1/namespaces/default/gadgets";
+    eventually("endpoint gone", WAIT, || async { (status_of(&s, path).await == 404).then_some(()) }).await;
     let crds = create_crd(&client, gadget_crd_json()).await;
     established(&crds, "gadgets.example.com").await;
     assert!(gadgets.list(&ListParams::default()).await.expect("list").items.is_empty(), "re-created CRD starts empty");

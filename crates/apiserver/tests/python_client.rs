@@ -14,8 +14,8 @@ async fn run_scenario(script: &str, passed: &str) {
 
 async fn run_scenario_on(s: common::TestServer, script: &str, passed: &str) {
     let script = format!("{}/tests/python/{script}", env!("CARGO_MANIFEST_DIR"));
-    let url = s.url();
-    let out = tokio::task::spawn_blocking(move || Command::new("python3").arg(script).arg(url).output())
+    let kubeconfig = s.kubeconfig(None);
+    let out = tokio::task::spawn_blocking(move || Command::new("python3").arg(script).arg(kubeconfig).output())
         .await
         .expect("join")
         .expect("python3 must be installed");

@@ -219,8 +219,7 @@ async fn namespace_and_logical_cluster_deletion() {
     )
     .expect("lc");
     lcs.create(&PostParams::default(), &lc).await.expect("create lc");
-    let inner =
-        Client::try_from(kube::Config::new(format!("{}/clusters/w1", s.url()).parse().expect("url"))).expect("client");
+    let inner = s.client_at("/clusters/w1").await;
     let inner_cms: Api<ConfigMap> = Api::namespaced(inner.clone(), "default");
     inner_cms.create(&PostParams::default(), &cm(json!({"metadata": {"name": "x"}}))).await.expect("cm in w1");
     lcs.delete("w1", &DeleteParams::default()).await.expect("delete lc");

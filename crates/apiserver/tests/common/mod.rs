@@ -1,4 +1,5 @@
-//! A test API server on a temporary data dir, reachable over TCP and in-process.
+//! A test API server on a temporary data dir, reachable over HTTPS (with the certificates
+//! `drydock up` makes: clients present the administrator's) and in-process.
 #![allow(dead_code)]
 
 pub mod kubectl;
@@ -10,6 +11,8 @@ use std::time::Duration;
 use drydock_api::resource::NativeKind;
 use drydock_api::tenancy::{KubeconfigFor, LogicalClusterName};
 use drydock_api::{PrinterColumn, ResourceDef, ScaleDef};
+use drydock_apiserver::auth::Peer;
+use drydock_apiserver::auth::pki_files::ServerPki;
 use drydock_apiserver::{ApiServer, Config};
 use serde_json::json;
 use tokio::sync::oneshot;
@@ -17,19 +20,42 @@ use tokio::sync::oneshot;
 pub struct TestServer {
     pub server: ApiServer,
     pub addr: SocketAddr,
+    pub pki: ServerPki,
     pub dir: tempfile::TempDir,
     stop: Option<oneshot::Sender<()>>,
 }
 
 impl TestServer {
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("https://{}", self.addr)
     }
 
-    /// A kube client over TCP.
+    /// A kube client over HTTPS.
     pub async fn client(&self) -> kube::Client {
-        let config = kube::Config::new(self.url().parse().expect("url"));
+        self.client_at("").await
+    }
+
+    /// A kube client over HTTPS for the server URL plus `path` (a logical cluster's).
+    pub async fn client_at(&self, path: &str) -> kube::Client {
+        let server = format!("{}{path}", self.url());
+        let kc = kube::config::Kubeconfig::from_yaml(&self.kubeconfig_text(&server)).expect("kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.expect("config");
         kube::Client::try_from(config).expect("client")
+    }
+
+    /// A kubeconfig for `server` with the server's CA and the administrator's certificate.
+    pub fn kubeconfig_text(&self, server: &str) -> String {
+        KubeconfigFor {
+            server,
+            cluster: "t",
+            user: "t",
+            context: "t",
+            namespace: Some("default"),
+            ca_pem: Some(self.pki.ca.cert_pem()),
+            client: Some(&self.pki.admin),
+            ..Default::default()
+        }
+        .to_yaml()
     }
 
     /// A kube client over the router, with no socket.
@@ -45,7 +71,7 @@ impl TestServer {
         };
         let name = cluster.unwrap_or("root");
         let path = self.dir.path().join(format!("kubeconfig-{name}"));
-        std::fs::write(&path, kubeconfig(&server)).expect("write kubeconfig");
+        std::fs::write(&path, self.kubeconfig_text(&server)).expect("write kubeconfig");
         path
     }
 }
@@ -65,11 +91,6 @@ impl Drop for TestServer {
             let _ = s.send(());
         }
     }
-}
-
-pub fn kubeconfig(server: &str) -> String {
-    KubeconfigFor { server, cluster: "t", user: "t", context: "t", namespace: Some("default"), ..Default::default() }
-        .to_yaml()
 }
 
 /// The custom resource the tests use: a namespaced Widget with status and scale subresources.
@@ -146,16 +167,18 @@ async fn serve_kinds(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config), kin
     let server = ApiServer::start(config, kinds, Vec::new()).await.expect("start server");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
+    let pki = ServerPki::load_or_create(Some(dir.path()), &["127.0.0.1".to_string()]).expect("certificates");
+    let listener = server.tls_listener(listener, &pki).expect("TLS listener");
     let (stop, rx) = oneshot::channel::<()>();
-    let router = server.router();
+    let service = server.router().into_make_service_with_connect_info::<Peer>();
     tokio::spawn(async move {
-        let _ = axum::serve(listener, router)
+        let _ = axum::serve(listener, service)
             .with_graceful_shutdown(async move {
                 let _ = rx.await;
             })
             .await;
     });
-    TestServer { server, addr, dir, stop: Some(stop) }
+    TestServer { server, addr, pki, dir, stop: Some(stop) }
 }
 
 pub async fn start() -> TestServer {

@@ -3,12 +3,12 @@
 test Widget) and a Cluster API Cluster: managedFields entries, conflicts (409), forcing,
 and dry runs that store nothing.
 
-Usage: apply_scenario.py <server-url>. Exits non-zero (with a message) on any mismatch.
+Usage: apply_scenario.py <kubeconfig> (HTTPS, with the CA and a client certificate). Exits non-zero (with a message) on any mismatch.
 """
 import json
 import sys
 
-from kubernetes import client
+from kubernetes import client, config
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import ConflictError, NotFoundError
 
@@ -49,10 +49,8 @@ def value_at(obj, path):
     return obj
 
 
-def kubernetes_client(url):
-    cfg = client.Configuration()
-    cfg.host = url
-    dyn = DynamicClient(client.ApiClient(cfg))
+def kubernetes_client(kubeconfig):
+    dyn = DynamicClient(config.new_client_from_config(config_file=kubeconfig))
     for api_version, kind, field, fields, owned in KINDS:
         first, second = VALUES[kind]
         res = dyn.resources.get(api_version=api_version, kind=kind)
@@ -91,7 +89,7 @@ def kubernetes_client(url):
             pass
 
 
-def lightkube_client(url):
+def lightkube_client(kubeconfig):
     from lightkube import ApiError, Client
     from lightkube.config.kubeconfig import KubeConfig
     from lightkube.generic_resource import create_namespaced_resource
@@ -100,13 +98,7 @@ def lightkube_client(url):
 
     widget = create_namespaced_resource("example.drydock.dev", "v1", "Widget", "widgets")
     cluster = create_namespaced_resource("cluster.x-k8s.io", "v1beta1", "Cluster", "clusters")
-    config = KubeConfig.from_dict({
-        "apiVersion": "v1", "kind": "Config", "current-context": "t",
-        "clusters": [{"name": "t", "cluster": {"server": url}}],
-        "users": [{"name": "t", "user": {}}],
-        "contexts": [{"name": "t", "context": {"cluster": "t", "user": "t", "namespace": "default"}}],
-    })
-    lk = Client(config, field_manager="lk")
+    lk = Client(KubeConfig.from_file(kubeconfig), field_manager="lk")
 
     def make(kind, name, fields):
         meta = ObjectMeta(name=name, namespace="default")
@@ -137,13 +129,13 @@ def lightkube_client(url):
         assert entries(forced) == {("lk-other", "Apply"): (api_version, owned)}, forced["metadata"]
 
 
-def main(url: str) -> None:
-    kubernetes_client(url)
+def main(kubeconfig: str) -> None:
+    kubernetes_client(kubeconfig)
     try:
         import lightkube  # noqa: F401
     except ImportError:
         raise AssertionError("lightkube is not installed (pip install lightkube)")
-    lightkube_client(url)
+    lightkube_client(kubeconfig)
     print("python apply scenario passed")
 
 

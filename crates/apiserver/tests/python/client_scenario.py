@@ -1,21 +1,19 @@
 """CRUD + watch + conflict scenario with the official Python `kubernetes` client, plus the
 kube-apiserver rules clients rely on: Secret stringData, delete answers, the 1 MiB data limit.
 
-Usage: client_scenario.py <server-url>. Exits non-zero (with a message) on any mismatch.
+Usage: client_scenario.py <kubeconfig> (HTTPS, with the CA and a client certificate). Exits non-zero (with a message) on any mismatch.
 """
 import base64
 import json
 import sys
 import threading
 
-from kubernetes import client, watch
+from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
 
-def main(url: str) -> None:
-    cfg = client.Configuration()
-    cfg.host = url
-    api_client = client.ApiClient(cfg)
+def main(kubeconfig: str) -> None:
+    api_client = config.new_client_from_config(config_file=kubeconfig)
     core = client.CoreV1Api(api_client)
     custom = client.CustomObjectsApi(api_client)
 

@@ -3,13 +3,13 @@ CustomResourceDefinition installed at runtime: typed apps/batch/rbac APIs, Servi
 clusterIP allocation, a CRD becoming Established, its objects defaulted and validated,
 the status subresource, a watch, and the CRD's deletion.
 
-Usage: general_scenario.py <server-url>. Exits non-zero (with a message) on any mismatch.
+Usage: general_scenario.py <kubeconfig> (HTTPS, with the CA and a client certificate). Exits non-zero (with a message) on any mismatch.
 """
 import ipaddress
 import sys
 import time
 
-from kubernetes import client, watch
+from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
 CRD = {
@@ -147,10 +147,8 @@ def custom_resources(api_client):
     until("the CRD to be deleted", removed, timeout=60)
 
 
-def main(url: str) -> None:
-    cfg = client.Configuration()
-    cfg.host = url
-    api_client = client.ApiClient(cfg)
+def main(kubeconfig: str) -> None:
+    api_client = config.new_client_from_config(config_file=kubeconfig)
     built_in_kinds(api_client)
     custom_resources(api_client)
     print("python general scenario passed")
