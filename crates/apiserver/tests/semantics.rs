@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Namespace, Pod, 
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::discovery::Discovery;
-use kube::{Client, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
 use serde_json::json;
 
 fn cm(v: serde_json::Value) -> ConfigMap {
