@@ -54,8 +54,6 @@ impl UserInfo {
 /// Whose CA the client certificates of a connection were checked against.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Scope {
-    /// Plain HTTP: no TLS, no authentication.
-    Insecure,
     /// The server's own CA: the management cluster and, for its administrators, every
     /// logical cluster.
     Root,
@@ -108,7 +106,6 @@ impl Authenticator {
                 Some(self.tokens.user(token).ok_or_else(unauthorized)?)
             }
             (None, Some(_)) => return Err(unauthorized()),
-            (None, None) if peer.scope == Scope::Insecure => Some(UserInfo::insecure()),
             (None, None) => None,
         };
         match user {

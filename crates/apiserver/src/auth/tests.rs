@@ -63,9 +63,8 @@ fn a_workload_clusters_connection_reaches_that_cluster_only() {
 fn plain_http_is_the_insecure_port() {
     let a = authn();
     let root = LogicalClusterName::root();
+    // Plain HTTP connections carry no Peer.
     assert_eq!(a.authenticate(None, None, &root, "/api"), Ok(Some(UserInfo::insecure())));
-    let p = peer(Scope::Insecure, None);
-    assert_eq!(a.authenticate(Some(&p), None, &root, "/api"), Ok(Some(UserInfo::insecure())));
 }
 
 #[test]
