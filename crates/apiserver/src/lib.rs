@@ -55,6 +55,8 @@ pub struct Config {
     pub bookmark_interval: Duration,
     /// kube-apiserver's `--token-auth-file`: static bearer tokens (CSV).
     pub token_auth_file: Option<PathBuf>,
+    /// kube-apiserver's `--service-account-issuer`: the `iss` of ServiceAccount tokens.
+    pub service_account_issuer: String,
 }
 
 impl Default for Config {
@@ -67,6 +69,7 @@ impl Default for Config {
             version_minor: "33".into(),
             bookmark_interval: Duration::from_secs(30),
             token_auth_file: None,
+            service_account_issuer: auth::service_accounts::DEFAULT_ISSUER.into(),
         }
     }
 }
@@ -120,8 +123,14 @@ impl ApiServer {
             Some(path) => auth::tokens::StaticTokens::read(path)?,
             None => auth::tokens::StaticTokens::default(),
         };
+        let mut key = auth::service_accounts::local_key(config.data_dir.as_deref())?;
+        if config.etcd.is_some() {
+            key = auth::service_accounts::shared_key(&api, key).await?;
+        }
+        let service_accounts =
+            Arc::new(auth::service_accounts::ServiceAccountTokens::new(&config.service_account_issuer, vec![], &key)?);
         let server = Arc::new(http::Server {
-            authn: auth::Authenticator { tokens },
+            authn: auth::Authenticator { tokens, service_accounts: Some(service_accounts) },
             api: api.clone(),
             version_minor: config.version_minor.clone(),
             extra_metrics,

@@ -51,6 +51,10 @@ pub struct UpArgs {
     /// `token,user,uid,"group1,group2"` lines.
     #[arg(long, value_name = "FILE")]
     pub token_auth_file: Option<PathBuf>,
+    /// The `iss` of the ServiceAccount tokens drydock issues (TokenRequest, `kubectl create
+    /// token`) and the base of its OpenID discovery, as kube-apiserver's flag.
+    #[arg(long, value_name = "URL", default_value = drydock_apiserver::auth::service_accounts::DEFAULT_ISSUER)]
+    pub service_account_issuer: String,
     /// API versions of drydock's kinds to serve or not, as kube-apiserver's flag:
     /// `GROUP/VERSION=false` (comma-separated, repeatable), e.g. `cluster.x-k8s.io/v1beta2=false`.
     #[arg(long, value_name = "GROUP/VERSION=BOOL")]
@@ -88,6 +92,7 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
             sync,
             etcd,
             token_auth_file: args.token_auth_file.clone(),
+            service_account_issuer: args.service_account_issuer.clone(),
             ..Config::default()
         },
         plain_http: args.plain_http,

@@ -84,6 +84,11 @@ async fn https_by_default_and_only_credentials_get_in() {
             .output()
             .expect("kubectl")
     };
+    // Authenticated is not authorized: alice may do what RBAC grants her.
+    let refused = with_token("s3cret-token");
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert!(said.contains("namespaces \"default\" is forbidden: User \"alice\" cannot get resource"), "{said}");
+    kubectl_ok(&kc, &["create", "clusterrolebinding", "alice-views", "--clusterrole=view", "--user=alice"], None);
     assert!(with_token("s3cret-token").status.success());
     // `kubectl auth whoami` names the user of each credential.
     let whoami = |args: &[&str]| -> Value {

@@ -1,7 +1,8 @@
 //! Bootstrap data as a node would read it: the cloud-config of a control plane and a worker
 //! pass Debian's `cloud-init schema`; the control plane's carries the cluster's CA files
 //! (keys readable by root alone), and the worker's pins the cluster CA's public key as
-//! kubeadm computes the hash.
+//! kubeadm computes the hash. The Ignition variant passes `ignition-validate`, Ignition's
+//! own checker of its v3 specification.
 
 mod common;
 
@@ -39,24 +40,29 @@ fn ca_pin(dir: &Path, ca_pem: &str) -> String {
     format!("sha256:{}", sum.split_whitespace().next().expect("digest"))
 }
 
+/// The bootstrap data Secrets of the machines of `cluster` whose labels match `role`.
+fn data_secrets(kc: &Path, cluster: &str, role: &str) -> Vec<String> {
+    let v = json(kc, &["get", "kubeadmconfigs", "-l", &format!("cluster.x-k8s.io/cluster-name={cluster},{role}")]);
+    v["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["status"]["dataSecretName"].as_str())
+        .map(String::from)
+        .collect()
+}
+
+const CONTROL_PLANE: &str = "cluster.x-k8s.io/control-plane";
+const WORKER: &str = "!cluster.x-k8s.io/control-plane";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bootstrap_data_is_valid_cloud_config_with_the_cluster_pki() {
     let env = Env::start(true).await;
     let kc = env.kubeconfig(None);
     let manifest = generated_cluster("boot", &["--worker-machine-count", "1", "--control-plane-machine-count", "1"]);
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest));
-    let secrets = |role: &str| -> Vec<String> {
-        let v = json(&kc, &["get", "kubeadmconfigs", "-l", &format!("cluster.x-k8s.io/cluster-name=boot,{role}")]);
-        v["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c["status"]["dataSecretName"].as_str())
-            .map(String::from)
-            .collect()
-    };
-    let control_plane = "cluster.x-k8s.io/control-plane";
-    let worker = "!cluster.x-k8s.io/control-plane";
+    let secrets = |role: &str| data_secrets(&kc, "boot", role);
+    let (control_plane, worker) = (CONTROL_PLANE, WORKER);
     wait("both machines' bootstrap data", MINUTE, || secrets(control_plane).len() == 1 && secrets(worker).len() == 1)
         .await;
 
@@ -85,6 +91,50 @@ async fn bootstrap_data_is_valid_cloud_config_with_the_cluster_pki() {
             assert!(file_at("/etc/kubernetes/pki/ca.key").is_none(), "a worker gets no CA key");
             let pin = ca_pin(env.dir.path(), &ca);
             assert!(data.contains(&pin), "the worker pins {pin}:\n{data}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignition_bootstrap_data_passes_ignition_validate() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    let manifest = generated_cluster("ign", &["--worker-machine-count", "1", "--control-plane-machine-count", "1"]);
+    let manifest = manifest
+        .replace("  kubeadmConfigSpec:\n", "  kubeadmConfigSpec:\n    format: ignition\n")
+        .replace("    spec:\n      joinConfiguration:", "    spec:\n      format: ignition\n      joinConfiguration:");
+    assert_eq!(manifest.matches("format: ignition").count(), 2, "{manifest}");
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&manifest));
+    wait("both machines' bootstrap data", MINUTE, || {
+        data_secrets(&kc, "ign", CONTROL_PLANE).len() == 1 && data_secrets(&kc, "ign", WORKER).len() == 1
+    })
+    .await;
+    let ca = secret_value(&kc, "ign-ca", "tls.crt");
+    for role in [CONTROL_PLANE, WORKER] {
+        let name = &data_secrets(&kc, "ign", role)[0];
+        assert_eq!(secret_value(&kc, name, "format"), "ignition");
+        let data = secret_value(&kc, name, "value");
+        let file = env.dir.path().join(format!("{name}.ign"));
+        std::fs::write(&file, &data).expect("write");
+        let out = Command::new("ignition-validate").arg(&file).output();
+        let out = out.expect("ignition-validate (Debian: apt-get install ignition)");
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && said.trim().is_empty(), "{name}: {said}\n{data}");
+        let doc: serde_json::Value = serde_json::from_str(&data).expect("JSON");
+        let files = doc["storage"]["files"].as_array().expect("storage.files");
+        let ca_file = files.iter().find(|f| f["path"] == "/etc/kubernetes/pki/ca.crt");
+        if role == CONTROL_PLANE {
+            let source = ca_file.expect("the CA certificate")["contents"]["source"].as_str().expect("source");
+            assert!(source.starts_with("data:"), "{source}");
+            assert!(files.iter().any(|f| f["path"] == "/etc/kubernetes/pki/ca.key" && f["mode"] == 0o600));
+        } else {
+            assert!(ca_file.is_none(), "a worker gets no CA files");
+            let join = files.iter().find(|f| f["path"] == "/run/kubeadm/kubeadm-join-config.yaml").expect("join");
+            let source = join["contents"]["source"].as_str().expect("source");
+            let b64 = source.split_once("base64,").expect("a base64 data URL").1;
+            let config = base64::engine::general_purpose::STANDARD.decode(b64).expect("base64");
+            let config = String::from_utf8(config).expect("utf-8");
+            assert!(config.contains(&ca_pin(env.dir.path(), &ca)), "the worker pins the CA:\n{config}");
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Who a request comes from, decided as kube-apiserver decides it: an x509 client
-//! certificate (CN the user, O its groups), else a bearer token from the static token file,
-//! else nobody, which is 401 everywhere but the health and version endpoints.
+//! certificate (CN the user, O its groups), else a bearer token (one from the static token
+//! file, or a ServiceAccount token), else nobody, which is 401 everywhere but the health and
+//! version endpoints. What they may then do is RBAC's to say ([`rbac`]).
 //!
 //! The TLS listener ([`tls`]) says per connection which CA its client certificates were
 //! checked against ([`Scope`]): the server's own, or the CA of one workload cluster, whose
@@ -8,10 +9,13 @@
 //! choice, loopback only) is the old insecure port: every request is an administrator.
 
 pub mod pki_files;
+pub mod rbac;
+pub mod service_accounts;
 pub mod tls;
 pub mod tokens;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use drydock_api::tenancy::LogicalClusterName;
 
@@ -70,10 +74,18 @@ pub struct Peer {
     pub certificate_user: Option<UserInfo>,
 }
 
-/// Authenticates requests with what the server was given (the static tokens).
+/// Authenticates requests with what the server was given (the static tokens, the
+/// ServiceAccount token issuer).
 #[derive(Clone, Debug, Default)]
 pub struct Authenticator {
     pub tokens: tokens::StaticTokens,
+    pub service_accounts: Option<Arc<service_accounts::ServiceAccountTokens>>,
+}
+
+/// What authentication reads of the store: the uid of a core object (a ServiceAccount, or
+/// the Pod or Secret a token is bound to), if it exists.
+pub trait Objects {
+    fn uid(&self, cluster: &LogicalClusterName, plural: &str, namespace: &str, name: &str) -> Option<String>;
 }
 
 impl Authenticator {
@@ -87,6 +99,7 @@ impl Authenticator {
         authorization: Option<&str>,
         cluster: &LogicalClusterName,
         path: &str,
+        objects: &dyn Objects,
     ) -> Result<Option<UserInfo>, ApiError> {
         let Some(peer) = peer else { return Ok(Some(UserInfo::insecure())) };
         if let Scope::Cluster(own) = &peer.scope
@@ -101,6 +114,9 @@ impl Authenticator {
         let bearer = authorization.and_then(|h| h.strip_prefix("Bearer ")).map(str::trim);
         let user = match (&peer.certificate_user, bearer) {
             (Some(user), _) => Some(user.clone()),
+            (None, Some(token)) if service_accounts::looks_like_jwt(token) => {
+                Some(self.service_account(token, cluster, objects).ok_or_else(unauthorized)?)
+            }
             // The static tokens are the management cluster's.
             (None, Some(token)) if !matches!(peer.scope, Scope::Cluster(_)) => {
                 Some(self.tokens.user(token).ok_or_else(unauthorized)?)
@@ -113,6 +129,29 @@ impl Authenticator {
             None if public(path) => Ok(None),
             None => Err(unauthorized()),
         }
+    }
+}
+
+impl Authenticator {
+    /// The ServiceAccount a token names, if the token is valid in `cluster` and what it is
+    /// bound to still exists with the uid it was issued for.
+    fn service_account(&self, token: &str, cluster: &LogicalClusterName, objects: &dyn Objects) -> Option<UserInfo> {
+        let claims = self.service_accounts.as_ref()?.verify(token)?;
+        let k = &claims.kubernetes;
+        let issued_in = k.cluster_name.as_deref().unwrap_or(LogicalClusterName::ROOT);
+        // `/clusters/*` is the management cluster's view of every cluster.
+        let root = LogicalClusterName::root();
+        let cluster = if cluster.is_wildcard() { &root } else { cluster };
+        if issued_in != cluster.as_str() {
+            return None;
+        }
+        let exists = |plural: &str, o: &service_accounts::ObjectClaim| {
+            objects.uid(cluster, plural, &k.namespace, &o.name).as_deref() == Some(o.uid.as_str())
+        };
+        let bound = [("pods", &k.pod), ("secrets", &k.secret)];
+        (exists("serviceaccounts", &k.serviceaccount)
+            && bound.iter().all(|(p, o)| o.as_ref().is_none_or(|o| exists(p, o))))
+        .then(|| claims.user())
     }
 }
 

@@ -4,10 +4,19 @@ fn peer(scope: Scope, user: Option<UserInfo>) -> Peer {
     Peer { remote: "127.0.0.1:1".parse().expect("addr"), scope, certificate_user: user }
 }
 
+/// A store with nothing in it.
+struct NoObjects;
+
+impl Objects for NoObjects {
+    fn uid(&self, _: &LogicalClusterName, _: &str, _: &str, _: &str) -> Option<String> {
+        None
+    }
+}
+
 fn authn() -> Authenticator {
     let tokens = tokens::StaticTokens::parse("# users\nsecret-token,alice,1001,\"dev,ops\"\nother,bob,1002\n")
         .expect("token file");
-    Authenticator { tokens }
+    Authenticator { tokens, service_accounts: None }
 }
 
 #[test]
@@ -16,10 +25,10 @@ fn anonymous_requests_reach_only_health_and_version() {
     let root = LogicalClusterName::root();
     let p = peer(Scope::Root, None);
     for path in ["/healthz", "/livez/ping", "/readyz", "/version", "/version/"] {
-        assert_eq!(a.authenticate(Some(&p), None, &root, path), Ok(None), "{path}");
+        assert_eq!(a.authenticate(Some(&p), None, &root, path, &NoObjects), Ok(None), "{path}");
     }
     for path in ["/api/v1/secrets", "/", "/apis", "/metrics", "/versions"] {
-        let err = a.authenticate(Some(&p), None, &root, path).expect_err(path);
+        let err = a.authenticate(Some(&p), None, &root, path, &NoObjects).expect_err(path);
         assert_eq!((err.code, err.reason, err.message.as_str()), (401, "Unauthorized", "Unauthorized"));
     }
 }
@@ -30,15 +39,16 @@ fn certificates_and_tokens_name_users() {
     let root = LogicalClusterName::root();
     let cert_user = UserInfo::new("kubernetes-admin", "", ["system:masters".to_string()]);
     let p = peer(Scope::Root, Some(cert_user.clone()));
-    assert_eq!(a.authenticate(Some(&p), None, &root, "/api"), Ok(Some(cert_user)));
+    assert_eq!(a.authenticate(Some(&p), None, &root, "/api", &NoObjects), Ok(Some(cert_user)));
     let p = peer(Scope::Root, None);
-    let alice = a.authenticate(Some(&p), Some("Bearer secret-token"), &root, "/api").expect("alice").expect("user");
+    let alice =
+        a.authenticate(Some(&p), Some("Bearer secret-token"), &root, "/api", &NoObjects).expect("alice").expect("user");
     assert_eq!((alice.name.as_str(), alice.uid.as_str()), ("alice", "1001"));
     assert_eq!(alice.groups, ["dev", "ops", AUTHENTICATED_GROUP]);
-    let bob = a.authenticate(Some(&p), Some("Bearer other"), &root, "/api").expect("bob").expect("user");
+    let bob = a.authenticate(Some(&p), Some("Bearer other"), &root, "/api", &NoObjects).expect("bob").expect("user");
     assert_eq!(bob.groups, [AUTHENTICATED_GROUP]);
     // A wrong token is refused even where anonymous requests are not.
-    let err = a.authenticate(Some(&p), Some("Bearer wrong"), &root, "/healthz").expect_err("bad token");
+    let err = a.authenticate(Some(&p), Some("Bearer wrong"), &root, "/healthz", &NoObjects).expect_err("bad token");
     assert_eq!(err.code, 401);
 }
 
@@ -48,14 +58,14 @@ fn a_workload_clusters_connection_reaches_that_cluster_only() {
     let own = LogicalClusterName::for_cluster("ns", "c1");
     let user = UserInfo::new("kubernetes-admin", "", ["system:masters".to_string()]);
     let p = peer(Scope::Cluster(own.clone()), Some(user.clone()));
-    assert_eq!(a.authenticate(Some(&p), None, &own, "/clusters/ns.c1/api"), Ok(Some(user)));
+    assert_eq!(a.authenticate(Some(&p), None, &own, "/clusters/ns.c1/api", &NoObjects), Ok(Some(user)));
     for other in [LogicalClusterName::root(), LogicalClusterName::for_cluster("ns", "c2")] {
-        let err = a.authenticate(Some(&p), None, &other, "/api").expect_err("another cluster");
+        let err = a.authenticate(Some(&p), None, &other, "/api", &NoObjects).expect_err("another cluster");
         assert_eq!(err.code, 403, "{other}");
     }
     // The management cluster's tokens mean nothing to a workload cluster.
     let p = peer(Scope::Cluster(own.clone()), None);
-    let err = a.authenticate(Some(&p), Some("Bearer secret-token"), &own, "/api").expect_err("token");
+    let err = a.authenticate(Some(&p), Some("Bearer secret-token"), &own, "/api", &NoObjects).expect_err("token");
     assert_eq!(err.code, 401);
 }
 
@@ -64,7 +74,7 @@ fn plain_http_is_the_insecure_port() {
     let a = authn();
     let root = LogicalClusterName::root();
     // Plain HTTP connections carry no Peer.
-    assert_eq!(a.authenticate(None, None, &root, "/api"), Ok(Some(UserInfo::insecure())));
+    assert_eq!(a.authenticate(None, None, &root, "/api", &NoObjects), Ok(Some(UserInfo::insecure())));
 }
 
 #[test]

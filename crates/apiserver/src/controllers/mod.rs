@@ -109,6 +109,7 @@ pub async fn bootstrap(api: &Api, custom: &[NativeKind]) -> anyhow::Result<()> {
     init_cluster(api, LogicalClusterName::ROOT)
         .await
         .map_err(|e| anyhow::anyhow!("creating default namespaces: {e}"))?;
+    default_policy(api).await.map_err(|e| anyhow::anyhow!("writing the default RBAC policy: {e}"))?;
     let crds = target(api, LogicalClusterName::ROOT, "apiextensions.k8s.io", "customresourcedefinitions", None, None)
         .ok_or_else(|| anyhow::anyhow!("CRD resource not registered"))?;
     let mut names = std::collections::HashSet::new();
@@ -144,6 +145,34 @@ pub async fn bootstrap(api: &Api, custom: &[NativeKind]) -> anyhow::Result<()> {
                 Err(e) => anyhow::bail!("writing CRD {name}: {e}"),
             }
         }
+    }
+    Ok(())
+}
+
+/// Writes the default RBAC policy into the management cluster where it is missing, so that
+/// `kubectl get clusterroles` shows it (it applies everywhere whether written or not); an
+/// aggregated role is written with the rules it aggregates now.
+async fn default_policy(api: &Api) -> ApiResult<()> {
+    use crate::auth::rbac::{self, defaults, stored::StoredPolicy};
+    const RBAC: &str = "rbac.authorization.k8s.io";
+    let root = LogicalClusterName::ROOT;
+    let (Some(roles), Some(bindings)) = (
+        target(api, root, RBAC, "clusterroles", None, None),
+        target(api, root, RBAC, "clusterrolebindings", None, None),
+    ) else {
+        return Ok(());
+    };
+    for mut role in defaults::cluster_role_values() {
+        if role.get("aggregationRule").is_some()
+            && let Some(name) = role["metadata"]["name"].as_str()
+        {
+            let rules = rbac::cluster_role_rules(&StoredPolicy { api, cluster: root }, name).unwrap_or_default();
+            role["rules"] = serde_json::to_value(rules).unwrap_or_default();
+        }
+        ensure(api, &roles, role).await?;
+    }
+    for binding in defaults::cluster_role_binding_values() {
+        ensure(api, &bindings, binding).await?;
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! client-go expect.
 
 mod access;
+mod authorize;
 mod convert;
 pub mod discovery;
 mod health;
@@ -14,6 +15,7 @@ mod request;
 mod resource;
 mod review;
 pub mod table;
+mod token;
 mod watch;
 
 use std::sync::Arc;
@@ -73,7 +75,9 @@ pub fn router(server: Arc<Server>) -> axum::Router {
 async fn dispatch(State(srv): State<Arc<Server>>, mut req: Request<Body>) -> Response {
     let started = Instant::now();
     let (cluster, route) = path::parse(req.uri().path());
-    if let Err(e) = authenticate(&srv, &mut req, &cluster) {
+    if let Err(e) =
+        authenticate(&srv, &mut req, &cluster).and_then(|()| authorize::authorize(&srv.api, &req, &cluster, &route))
+    {
         return error_response(&e);
     }
     let (verb, group, resource) = describe(&route, req.method(), req.uri().query());
@@ -112,7 +116,7 @@ fn authenticate(srv: &Server, req: &mut Request<Body>, cluster: &LogicalClusterN
     } else {
         let peer = req.extensions().get::<axum::extract::ConnectInfo<Peer>>().map(|c| &c.0);
         let authorization = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-        srv.authn.authenticate(peer, authorization, cluster, req.uri().path())?
+        srv.authn.authenticate(peer, authorization, cluster, req.uri().path(), &srv.api)?
     };
     if let Some(user) = user {
         req.extensions_mut().insert(user);
@@ -178,7 +182,8 @@ async fn handle(
         return Err(ApiError::new(404, "NotFound", format!("logical cluster \"{cluster}\" not found")));
     }
     match route {
-        Route::Resource(p) if review::addressed(&p) => review::respond(&p, &req, &accept),
+        Route::Resource(p) if review::addressed(&p) => review::respond(srv, &cluster, &p, req, &accept).await,
+        Route::Resource(p) if token::addressed(&p) => token::respond(srv, &cluster, &p, req, &accept).await,
         Route::Resource(p) => resource::resource(srv, &cluster, p, req, &accept).await,
         Route::CoreVersions | Route::Groups | Route::Group(_) | Route::Resources { .. } => {
             discovery_route(srv, &cluster, route, &req, &accept)
@@ -212,6 +217,12 @@ fn server_route(srv: &Server, route: &Route) -> ApiResult<Response> {
                 "compiler": "rustc", "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
             }),
         )),
+        Route::OpenIdConfiguration | Route::Jwks => {
+            let issuer = srv.authn.service_accounts.as_ref().ok_or_else(ApiError::not_found_path)?;
+            let doc = if *route == Route::Jwks { issuer.jwks() } else { issuer.discovery() };
+            let content_type = if *route == Route::Jwks { "application/jwk-set+json" } else { "application/json" };
+            Ok(json_response(StatusCode::OK, doc.to_string().into(), content_type))
+        }
         Route::Metrics => {
             let mut out = String::new();
             metrics::get().objects.set(srv.api.store.revision() as i64);

@@ -17,6 +17,10 @@ pub enum Route {
     Metrics,
     OpenApiV2,
     OpenApiV3(String),
+    /// `/.well-known/openid-configuration`: the ServiceAccount token issuer's discovery.
+    OpenIdConfiguration,
+    /// `/openid/v1/jwks`: the issuer's public keys.
+    Jwks,
     /// `/api`
     CoreVersions,
     /// `/apis`
@@ -64,6 +68,8 @@ pub fn parse(path: &str) -> (LogicalClusterName, Route) {
         ["convert"] => Route::Convert,
         ["openapi", "v2"] | ["swagger-2.0.0.pb-v1"] => Route::OpenApiV2,
         ["openapi", "v3", rest @ ..] => Route::OpenApiV3(rest.join("/")),
+        [".well-known", "openid-configuration"] => Route::OpenIdConfiguration,
+        ["openid", "v1", "jwks"] => Route::Jwks,
         ["api"] => Route::CoreVersions,
         ["api", v] => Route::Resources { group: String::new(), version: (*v).to_string() },
         ["api", v, rest @ ..] => resource_route("", v, rest),

@@ -198,6 +198,16 @@ pub(super) fn decode_body(headers: &HeaderMap, body: &[u8], target: Option<&Reso
         .map_err(|e| ApiError::bad_request(format!("couldn't decode the request body as JSON: {e}")))
 }
 
+/// Decodes the body of a request for a kind that is not stored (a review, a TokenRequest),
+/// of `api_version`/`kind` unless a protobuf envelope says otherwise.
+pub(super) fn decode_unstored(headers: &HeaderMap, body: &[u8], api_version: &str, kind: &str) -> ApiResult<Value> {
+    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
+    if ct.split(';').next().unwrap_or_default().trim() == protobuf::MEDIA_TYPE {
+        return protobuf::decode_as(body, api_version, kind);
+    }
+    decode_body(headers, body, None)
+}
+
 /// The key a YAML parse error reports as given twice in one mapping.
 fn duplicate_key(msg: &str) -> Option<&str> {
     let at = msg.find("duplicate mapping key: ")? + "duplicate mapping key: ".len();

@@ -178,6 +178,9 @@ impl Api {
     pub(super) fn validate_name(&self, t: &Target, name: &str) -> Result<(), FieldError> {
         let check = if t.res.def.kind == "Namespace" && t.res.def.group.is_empty() {
             meta::first_error(names::dns1123_label_errors(name))
+        } else if t.res.def.group == "rbac.authorization.k8s.io" {
+            // RBAC names only need to be path segments (`system:discovery`).
+            meta::first_error(names::path_segment_name_errors(name))
         } else {
             meta::first_error(names::path_segment_name_errors(name))
                 .and_then(|()| meta::first_error(names::dns1123_subdomain_errors(name)))

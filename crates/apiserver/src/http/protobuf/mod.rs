@@ -58,6 +58,18 @@ pub(super) fn decode_request(body: &[u8], def: &ResourceDef) -> ApiResult<Value>
     envelope::decode_unknown(&u, 0).map_err(bad)
 }
 
+/// Decodes a protobuf body of a kind that is not stored (a review, a TokenRequest): the
+/// envelope's type, else `api_version`/`kind`.
+pub(super) fn decode_as(body: &[u8], api_version: &str, kind: &str) -> ApiResult<Value> {
+    let bad = |e: CodecError| ApiError::bad_request(format!("unable to decode the protobuf request body: {e}"));
+    let mut u = envelope::parse(body).map_err(bad)?;
+    if u.api_version.is_empty() && u.kind.is_empty() {
+        u.api_version = api_version.to_string();
+        u.kind = kind.to_string();
+    }
+    envelope::decode_unknown(&u, 0).map_err(bad)
+}
+
 /// Re-encodes a JSON answer (object, list or Status) as protobuf, by its apiVersion and kind.
 pub(super) fn encode_json(json: &[u8]) -> ApiResult<Bytes> {
     let v: Value = serde_json::from_slice(json).map_err(|e| ApiError::internal(format!("stored object: {e}")))?;

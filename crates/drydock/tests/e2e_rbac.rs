@@ -1,0 +1,242 @@
+//! Authorization and ServiceAccount tokens through real clients: a token from `kubectl
+//! create token` authenticates its ServiceAccount, which can do exactly what its Role
+//! grants (403 with kube-apiserver's message otherwise, in other namespaces too), `kubectl
+//! auth can-i` agrees, the default aggregated roles cover Cluster API's kinds, and tokens
+//! stop working once expired or once their ServiceAccount is gone; the issuer's discovery
+//! document and keys verify them.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{free_port, kubeconfig_of, kubectl, kubectl_bin, kubectl_ok, spawn_drydock_with};
+use drydock_apiserver::auth::service_accounts::{
+    DEFAULT_ISSUER, KubernetesClaims, ObjectClaim, ServiceAccountTokens, TokenSpec, now,
+};
+use k8s_openapi::api::core::v1::ConfigMap;
+use serde_json::Value;
+
+const POLICY: &str = r#"
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: deployer, namespace: team-a}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: configmap-reader, namespace: team-a}
+rules:
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: deployer-reads-configmaps, namespace: team-a}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: configmap-reader}
+subjects:
+- {kind: ServiceAccount, name: deployer, namespace: team-a}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: team-a}
+data: {replicas: "3"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: team-b}
+data: {replicas: "5"}
+"#;
+
+/// A kubeconfig that authenticates with `token` only.
+fn token_kubeconfig(dir: &Path, url: &str, token: &str) -> PathBuf {
+    let path = dir.join(format!("token-{}.kubeconfig", &token[token.len() - 8..]));
+    let ca = dir.join("pki/ca.crt");
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: drydock\n  cluster: {{server: \"{url}\", certificate-authority: \"{}\"}}\nusers:\n- name: sa\n  user: {{token: \"{token}\"}}\ncontexts:\n- name: sa\n  context: {{cluster: drydock, user: sa, namespace: team-a}}\ncurrent-context: sa\n",
+        ca.display()
+    );
+    std::fs::write(&path, text).expect("kubeconfig");
+    path
+}
+
+/// `kubectl auth can-i` with kubectl `version`: its answer and whether it said yes.
+fn can_i(version: &str, kc: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(kubectl_bin(version))
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(["auth", "can-i"])
+        .args(args)
+        .output()
+        .expect("kubectl");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn forbidden(kc: &Path, args: &[&str], message: &str) {
+    let (ok, out, err) = kubectl(kc, args, None);
+    assert!(!ok, "kubectl {args:?} should be refused: {out}");
+    assert!(err.contains(message), "kubectl {args:?}: {err}\nwanted: {message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_account_does_exactly_what_its_role_allows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let _process = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{port}"), &[]);
+    let admin = kubeconfig_of(dir.path()).await;
+    let url = format!("https://127.0.0.1:{port}");
+    kubectl_ok(&admin, &["apply", "-f", "-"], Some(POLICY));
+
+    let token = kubectl_ok(&admin, &["create", "token", "deployer", "-n", "team-a", "--duration", "20m"], None);
+    let token = token.trim();
+    let sa = token_kubeconfig(dir.path(), &url, token);
+    let me = "User \"system:serviceaccount:team-a:deployer\"";
+
+    // What the Role grants, and nothing else.
+    assert!(kubectl_ok(&sa, &["get", "configmaps", "-o", "name"], None).contains("configmap/settings"));
+    kubectl_ok(&sa, &["get", "configmap", "settings", "-o", "name"], None);
+    forbidden(
+        &sa,
+        &["get", "configmaps", "-n", "team-b"],
+        &format!(
+            "configmaps is forbidden: {me} cannot list resource \"configmaps\" in API group \"\" in the namespace \"team-b\""
+        ),
+    );
+    forbidden(
+        &sa,
+        &["delete", "configmap", "settings"],
+        &format!("configmaps \"settings\" is forbidden: {me} cannot delete resource \"configmaps\""),
+    );
+    forbidden(&sa, &["get", "secrets"], &format!("secrets is forbidden: {me} cannot list resource \"secrets\""));
+    forbidden(&sa, &["get", "namespaces"], "at the cluster scope");
+    forbidden(&sa, &["get", "--raw", "/clusters/*/api/v1/configmaps"], "at the cluster scope");
+    let whoami = kubectl_ok(&sa, &["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"], None);
+    assert_eq!(whoami, "system:serviceaccount:team-a:deployer");
+
+    // kube-rs sees the same 403 as a Status.
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&sa).expect("kubeconfig"),
+        &Default::default(),
+    )
+    .await
+    .expect("config");
+    let client = kube::Client::try_from(config).expect("client");
+    let team_a: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "team-a");
+    assert_eq!(team_a.list(&Default::default()).await.expect("list team-a").items.len(), 1);
+    let team_b: kube::Api<ConfigMap> = kube::Api::namespaced(client, "team-b");
+    match team_b.list(&Default::default()).await {
+        Err(kube::Error::Api(s)) => assert_eq!((s.code, s.reason.as_str()), (403, "Forbidden")),
+        other => panic!("team-b: {other:?}"),
+    }
+
+    // `kubectl auth can-i` agrees, old (JSON) and new (protobuf) alike.
+    for version in ["1.27", "1.33"] {
+        assert_eq!(can_i(version, &sa, &["list", "configmaps"]), (true, "yes".into()), "{version}");
+        assert_eq!(can_i(version, &sa, &["get", "configmap/settings"]), (true, "yes".into()), "{version}");
+        assert_eq!(can_i(version, &sa, &["delete", "configmaps"]), (false, "no".into()), "{version}");
+        assert_eq!(can_i(version, &sa, &["list", "configmaps", "-n", "team-b"]), (false, "no".into()), "{version}");
+        assert_eq!(can_i(version, &admin, &["delete", "nodes"]), (true, "yes".into()), "{version}");
+    }
+    let (_, listed) = can_i("1.33", &sa, &["--list"]);
+    let configmaps = listed.lines().find(|l| l.starts_with("configmaps ")).unwrap_or_default();
+    assert!(configmaps.contains("[get list watch]"), "{listed}");
+    assert!(!listed.lines().any(|l| l.starts_with("secrets")), "{listed}");
+
+    // The default aggregated roles: `view` in team-b lets it read Clusters there, not write.
+    kubectl_ok(
+        &admin,
+        &[
+            "create",
+            "rolebinding",
+            "deployer-views",
+            "--clusterrole=view",
+            "--serviceaccount=team-a:deployer",
+            "-n",
+            "team-b",
+        ],
+        None,
+    );
+    assert_eq!(can_i("1.33", &sa, &["list", "clusters.cluster.x-k8s.io", "-n", "team-b"]), (true, "yes".into()));
+    assert_eq!(can_i("1.33", &sa, &["create", "clusters.cluster.x-k8s.io", "-n", "team-b"]), (false, "no".into()));
+    assert!(kubectl_ok(&sa, &["get", "configmaps", "-n", "team-b", "-o", "name"], None).contains("settings"));
+    let view: Value =
+        serde_json::from_str(&kubectl_ok(&admin, &["get", "clusterrole", "view", "-o", "json"], None)).expect("json");
+    let groups = view["rules"].to_string();
+    assert!(groups.contains("cluster.x-k8s.io") && groups.contains("\"apps\""), "{groups}");
+
+    // The issuer's discovery document and keys verify the token.
+    let get_raw =
+        |path: &str| -> Value { serde_json::from_str(&kubectl_ok(&sa, &["get", "--raw", path], None)).expect("json") };
+    let discovery = get_raw("/.well-known/openid-configuration");
+    assert_eq!(discovery["issuer"], DEFAULT_ISSUER);
+    let jwks = get_raw("/openid/v1/jwks");
+    let key = &jwks["keys"][0];
+    let header = jsonwebtoken::decode_header(token).expect("JWT header");
+    assert_eq!(header.kid.as_deref(), key["kid"].as_str());
+    let decoding =
+        jsonwebtoken::DecodingKey::from_ec_components(key["x"].as_str().expect("x"), key["y"].as_str().expect("y"))
+            .expect("jwk");
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+    validation.set_audience(&[DEFAULT_ISSUER]);
+    let claims = jsonwebtoken::decode::<Value>(token, &decoding, &validation).expect("the token verifies").claims;
+    assert_eq!(claims["sub"], "system:serviceaccount:team-a:deployer");
+    assert_eq!(claims["exp"].as_i64().expect("exp") - claims["iat"].as_i64().expect("iat"), 20 * 60);
+
+    // Tokens expire: one signed with the server's key, issued two hours ago for one, is refused.
+    let uid = kubectl_ok(&admin, &["get", "sa", "deployer", "-n", "team-a", "-o", "jsonpath={.metadata.uid}"], None);
+    let key_pem = std::fs::read_to_string(dir.path().join("pki/sa.key")).expect("sa.key");
+    let issuer = ServiceAccountTokens::new(DEFAULT_ISSUER, vec![], &key_pem).expect("issuer");
+    let spec = TokenSpec {
+        claims: KubernetesClaims {
+            namespace: "team-a".into(),
+            serviceaccount: ObjectClaim { name: "deployer".into(), uid },
+            pod: None,
+            secret: None,
+            cluster_name: None,
+        },
+        audiences: vec![DEFAULT_ISSUER.into()],
+        expiration_secs: 3600,
+    };
+    let (fresh, _) = issuer.issue(spec.clone(), now()).expect("issue");
+    kubectl_ok(&token_kubeconfig(dir.path(), &url, &fresh), &["get", "configmaps"], None);
+    let (expired, _) = issuer.issue(spec, now() - 7200).expect("issue");
+    forbidden(
+        &token_kubeconfig(dir.path(), &url, &expired),
+        &["get", "configmaps"],
+        "You must be logged in to the server",
+    );
+    let (ok, _, err) = kubectl(&admin, &["create", "token", "deployer", "-n", "team-a", "--duration", "5m"], None);
+    assert!(!ok && err.contains("may not specify a duration less than 10 minutes"), "{err}");
+
+    // A token outlives nothing it is bound to: a Secret it was bound to, then its
+    // ServiceAccount, deleted, it is refused.
+    kubectl_ok(&admin, &["create", "secret", "generic", "deploy-key", "-n", "team-a"], None);
+    let bound = kubectl_ok(
+        &admin,
+        &[
+            "create",
+            "token",
+            "deployer",
+            "-n",
+            "team-a",
+            "--bound-object-kind=Secret",
+            "--bound-object-name=deploy-key",
+        ],
+        None,
+    );
+    let bound = token_kubeconfig(dir.path(), &url, bound.trim());
+    kubectl_ok(&bound, &["get", "configmaps"], None);
+    kubectl_ok(&admin, &["delete", "secret", "deploy-key", "-n", "team-a"], None);
+    forbidden(&bound, &["get", "configmaps"], "You must be logged in to the server");
+    kubectl_ok(&sa, &["get", "configmaps"], None);
+    kubectl_ok(&admin, &["delete", "sa", "deployer", "-n", "team-a"], None);
+    forbidden(&sa, &["get", "configmaps"], "You must be logged in to the server");
+}
