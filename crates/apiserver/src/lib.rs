@@ -129,7 +129,9 @@ impl ApiServer {
         }
         let service_accounts =
             Arc::new(auth::service_accounts::ServiceAccountTokens::new(&config.service_account_issuer, vec![], &key)?);
+        auth::rbac::cache::PolicyCache::track(&api);
         let server = Arc::new(http::Server {
+            policies: Default::default(),
             authn: auth::Authenticator { tokens, service_accounts: Some(service_accounts) },
             api: api.clone(),
             version_minor: config.version_minor.clone(),
@@ -155,14 +157,21 @@ impl ApiServer {
     /// name), as a controller manager's are under its binary's name; its watch events, lists
     /// and write responses carry only the Apply entries of managedFields
     /// (`managed::apply_only`).
+    /// Its requests are the server's own (`system:drydock`, allowed everything).
     pub fn client(&self, cluster: Option<&LogicalClusterName>) -> kube::Client {
+        self.client_as(cluster, auth::UserInfo::in_process())
+    }
+
+    /// [`Self::client`] making its requests as `user`, whom RBAC authorizes.
+    pub fn client_as(&self, cluster: Option<&LogicalClusterName>, user: auth::UserInfo) -> kube::Client {
+        let marker = http::InProcess { user: Arc::new(user) };
         let router = tower::ServiceBuilder::new()
-            .map_request(|mut r: axum::http::Request<kube::client::Body>| {
+            .map_request(move |mut r: axum::http::Request<kube::client::Body>| {
                 r.headers_mut().insert(
                     axum::http::header::USER_AGENT,
                     axum::http::HeaderValue::from_static(concat!("drydock/v", env!("CARGO_PKG_VERSION"))),
                 );
-                r.extensions_mut().insert(http::InProcess);
+                r.extensions_mut().insert(marker.clone());
                 r
             })
             .service(self.router());

@@ -67,6 +67,7 @@ fn start(log: Arc<Log>, commit_delay: Duration) -> (Api<Namespace>, Arc<Store>) 
     let store = Store::open(Box::new(RecordingBackend(log)), names, config).expect("store");
     let server = Arc::new(http::Server {
         authn: Default::default(),
+        policies: Default::default(),
         api: RestApi::new(store.clone(), registry),
         version_minor: "33".into(),
         extra_metrics: Vec::new(),

@@ -77,6 +77,7 @@ async fn start(gate: Arc<Gate>) -> (RestApi, axum::Router) {
     controllers::bootstrap(&api, &[]).await.expect("bootstrap");
     let server = Arc::new(Server {
         authn: Default::default(),
+        policies: Default::default(),
         api: api.clone(),
         version_minor: "33".into(),
         extra_metrics: Vec::new(),

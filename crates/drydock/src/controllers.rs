@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use drydock_api::tenancy::{LogicalClusterName, TENANCY_GROUP};
 use drydock_apiserver::ApiServer;
+use drydock_apiserver::auth::UserInfo;
 use drydock_controllers::workload::{LocalConnector, WorkloadClients};
 use drydock_controllers::{Context, Settings};
 use drydock_provider_inmemory::{Host, ProviderContext};
@@ -15,8 +16,12 @@ use tokio::task::JoinHandle;
 /// Starts the controllers and the provider in-process: every client, the workload
 /// clusters' included, calls `server` without a connection.
 /// `endpoint` (host, port) is where the workload clusters' API endpoints are advertised.
+/// They act as `system:drydock:controller-manager` on the management cluster, allowed what
+/// its role grants; in a workload cluster as its administrator, as the cluster's kubeconfig
+/// would make them.
 pub fn start_in_process(server: &Arc<ApiServer>, endpoint: (String, u16), settings: Settings) -> JoinHandle<()> {
-    let mgmt = server.client(None);
+    let manager = UserInfo::controller_manager;
+    let mgmt = server.client_as(None, manager());
     let srv = server.clone();
     // Workload clusters hosted by this very server are reached in-process. They are
     // recognised by their logical cluster path, not the port: a restart on another port
@@ -29,9 +34,9 @@ pub fn start_in_process(server: &Arc<ApiServer>, endpoint: (String, u16), settin
         mgmt.clone(),
         WorkloadClients::new(mgmt, Some(local)),
         settings,
-        Some(server.client(Some(&LogicalClusterName::wildcard()))),
+        Some(server.client_as(Some(&LogicalClusterName::wildcard()), manager())),
     );
-    let host = Host { client: server.client(None), endpoint_host: endpoint.0, endpoint_port: endpoint.1 };
+    let host = Host { client: server.client_as(None, manager()), endpoint_host: endpoint.0, endpoint_port: endpoint.1 };
     spawn(ctx, host)
 }
 

@@ -240,3 +240,48 @@ async fn a_service_account_does_exactly_what_its_role_allows() {
     kubectl_ok(&admin, &["delete", "sa", "deployer", "-n", "team-a"], None);
     forbidden(&sa, &["get", "configmaps"], "You must be logged in to the server");
 }
+
+/// Asks, as the administrator, whether `user` may `verb` `resource` in `group`.
+fn may(admin: &Path, user: &str, verb: &str, group: &str, resource: &str) -> bool {
+    let review = serde_json::json!({
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "spec": {"user": user, "resourceAttributes": {"verb": verb, "group": group, "resource": resource, "namespace": "default"}},
+    });
+    let out = kubectl_ok(admin, &["create", "-f", "-", "-o", "json"], Some(&review.to_string()));
+    let answer: Value = serde_json::from_str(&out).expect("a SubjectAccessReview");
+    answer["status"]["allowed"].as_bool().expect("status.allowed")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controllers_act_with_least_privilege_and_aggregate_providers_roles() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let _process = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{}", free_port()), &[]);
+    let admin = kubeconfig_of(dir.path()).await;
+    let manager = "system:drydock:controller-manager";
+    for (verb, group, resource) in [
+        ("create", "cluster.x-k8s.io", "clusters"),
+        ("patch", "infrastructure.cluster.x-k8s.io", "devmachines"),
+        ("create", "", "secrets"),
+        ("update", "coordination.k8s.io", "leases"),
+    ] {
+        assert!(may(&admin, manager, verb, group, resource), "{verb} {group}/{resource}");
+    }
+    for (verb, group, resource) in [
+        ("delete", "", "namespaces"),
+        ("create", "rbac.authorization.k8s.io", "clusterrolebindings"),
+        ("create", "", "serviceaccounts"),
+        ("get", "infrastructure.acme.example", "acmemachines"),
+    ] {
+        assert!(!may(&admin, manager, verb, group, resource), "{verb} {group}/{resource}");
+    }
+    // A provider's ClusterRole with upstream's label extends the manager's role.
+    let provider_role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: acme-for-capi\n  \
+        labels: {cluster.x-k8s.io/aggregate-to-manager: \"true\"}\nrules:\n- apiGroups: [infrastructure.acme.example]\n  \
+        resources: [\"*\"]\n  verbs: [get, list, watch, patch]\n";
+    kubectl_ok(&admin, &["apply", "-f", "-"], Some(provider_role));
+    assert!(may(&admin, manager, "get", "infrastructure.acme.example", "acmemachines"));
+    assert!(!may(&admin, manager, "delete", "infrastructure.acme.example", "acmemachines"));
+    // The administrator's view of the role shows what it aggregates.
+    let role = kubectl_ok(&admin, &["get", "clusterrole", "drydock:aggregated-manager-role", "-o", "json"], None);
+    assert!(role.contains("cluster.x-k8s.io/aggregate-to-manager"), "{role}");
+}

@@ -329,8 +329,20 @@ async fn a_topology_cluster_says_why_its_class_cannot_be_used() {
 }
 
 /// A provider of the user's own, on the v1beta1 contract: its CRD lists v1alpha1 and
-/// v1beta1 under the contract label, so v1beta1 is the version to use.
-const THIRD_PARTY_PROVIDER: &str = r#"apiVersion: apiextensions.k8s.io/v1
+/// v1beta1 under the contract label, so v1beta1 is the version to use. As upstream's
+/// providers do, it lets the Cluster API manager at its kinds with a ClusterRole the
+/// manager's role aggregates.
+const THIRD_PARTY_PROVIDER: &str = r#"apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: acme-provider-for-capi
+  labels: {cluster.x-k8s.io/aggregate-to-manager: "true"}
+rules:
+- apiGroups: [infrastructure.acme.example]
+  resources: ["*"]
+  verbs: [get, list, watch, patch, update, delete]
+---
+apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: acmemachinetemplates.infrastructure.acme.example

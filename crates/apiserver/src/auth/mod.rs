@@ -23,6 +23,8 @@ use crate::error::ApiError;
 
 /// The group that may do anything (kube-apiserver's privileged group).
 pub const MASTERS_GROUP: &str = "system:masters";
+/// The user the in-process controllers and provider act as.
+pub const CONTROLLER_MANAGER_USER: &str = "system:drydock:controller-manager";
 /// Every authenticated user is in this group.
 pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
 
@@ -47,6 +49,12 @@ impl UserInfo {
     /// The identity of requests from inside this process (the controllers and provider).
     pub fn in_process() -> Self {
         Self::new("system:drydock", "", [MASTERS_GROUP.to_string()])
+    }
+
+    /// The identity of the Cluster API controllers and the in-memory provider when they run
+    /// in-process: what the default `drydock:aggregated-manager-role` grants, no more.
+    pub fn controller_manager() -> Self {
+        Self::new(CONTROLLER_MANAGER_USER, "", [])
     }
 
     /// The identity of every request over plain HTTP.

@@ -153,7 +153,7 @@ pub async fn bootstrap(api: &Api, custom: &[NativeKind]) -> anyhow::Result<()> {
 /// `kubectl get clusterroles` shows it (it applies everywhere whether written or not); an
 /// aggregated role is written with the rules it aggregates now.
 async fn default_policy(api: &Api) -> ApiResult<()> {
-    use crate::auth::rbac::{self, defaults, stored::StoredPolicy};
+    use crate::auth::rbac::{Compiled, defaults, stored::StoredPolicy};
     const RBAC: &str = "rbac.authorization.k8s.io";
     let root = LogicalClusterName::ROOT;
     let (Some(roles), Some(bindings)) = (
@@ -162,11 +162,12 @@ async fn default_policy(api: &Api) -> ApiResult<()> {
     ) else {
         return Ok(());
     };
+    let policy = Compiled::new(&StoredPolicy { api, cluster: root });
     for mut role in defaults::cluster_role_values() {
         if role.get("aggregationRule").is_some()
             && let Some(name) = role["metadata"]["name"].as_str()
         {
-            let rules = rbac::cluster_role_rules(&StoredPolicy { api, cluster: root }, name).unwrap_or_default();
+            let rules = policy.cluster_role_rules(name).unwrap_or_default();
             role["rules"] = serde_json::to_value(rules).unwrap_or_default();
         }
         ensure(api, &roles, role).await?;

@@ -5,23 +5,28 @@ use axum::body::Body;
 use axum::http::Request;
 use drydock_api::tenancy::LogicalClusterName;
 
+use super::Server;
 use super::path::Route;
 use super::request::Query;
 use crate::auth::UserInfo;
-use crate::auth::rbac::{self, Attributes, stored::StoredPolicy};
+use crate::auth::rbac::{self, Attributes};
 use crate::error::ApiResult;
-use crate::rest::Api;
 
 /// Refuses `req` on `route` with kube-apiserver's 403 unless its user may make it. Anonymous
 /// requests got this far only on public paths; members of `system:masters` read no policy.
-pub(super) fn authorize(api: &Api, req: &Request<Body>, cluster: &LogicalClusterName, route: &Route) -> ApiResult<()> {
+pub(super) fn authorize(
+    srv: &Server,
+    req: &Request<Body>,
+    cluster: &LogicalClusterName,
+    route: &Route,
+) -> ApiResult<()> {
     let Some(user) = req.extensions().get::<UserInfo>() else { return Ok(()) };
     if user.groups.iter().any(|g| g == crate::auth::MASTERS_GROUP) {
         return Ok(());
     }
     let a = attributes(req, route);
     let policy_cluster = if cluster.is_wildcard() { LogicalClusterName::ROOT } else { cluster.as_str() };
-    let decision = rbac::authorize(&StoredPolicy { api, cluster: policy_cluster }, user, &a);
+    let decision = rbac::authorize(&srv.policies.get(&srv.api, policy_cluster), user, &a);
     if decision.allowed {
         return Ok(());
     }

@@ -36,6 +36,44 @@ pub fn core_versions(host: &str) -> Value {
     })
 }
 
+/// Kinds served without storage (reviews: create-only, answered at once), as (group,
+/// plural, kind, namespaced), all at v1.
+const UNSTORED: &[(&str, &str, &str, bool)] = &[
+    ("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview", false),
+    ("authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", true),
+    ("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false),
+    ("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview", false),
+    ("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", false),
+];
+
+/// The registry's groups and those of the unstored kinds, each with its versions.
+fn groups(reg: &Registry) -> Vec<(String, Vec<String>)> {
+    let mut all = reg.groups();
+    for (g, ..) in UNSTORED {
+        if !all.iter().any(|(name, _)| name == g) {
+            all.push(((*g).to_string(), vec!["v1".to_string()]));
+        }
+    }
+    all
+}
+
+fn unstored(
+    group: &str,
+    version: &str,
+) -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str, bool)> {
+    UNSTORED.iter().filter(move |(g, ..)| *g == group && version == "v1")
+}
+
+/// The token subresource of ServiceAccounts (TokenRequest).
+fn token_subresource() -> Value {
+    json!({"subresource": "token", "responseKind": {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"},
+        "verbs": ["create"]})
+}
+
+fn is_service_accounts(r: &Resource) -> bool {
+    r.def.group.is_empty() && r.def.plural == "serviceaccounts"
+}
+
 fn group_doc(name: &str, versions: &[String]) -> Value {
     let vs: Vec<Value> =
         versions.iter().map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v})).collect();
@@ -44,12 +82,12 @@ fn group_doc(name: &str, versions: &[String]) -> Value {
 
 pub fn group_list(reg: &Registry) -> Value {
     let groups: Vec<Value> =
-        reg.groups().iter().filter(|(g, _)| !g.is_empty()).map(|(g, vs)| group_doc(g, vs)).collect();
+        groups(reg).iter().filter(|(g, _)| !g.is_empty()).map(|(g, vs)| group_doc(g, vs)).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
 pub fn group(reg: &Registry, name: &str) -> Option<Value> {
-    let (g, vs) = reg.groups().into_iter().find(|(g, _)| g == name && !g.is_empty())?;
+    let (g, vs) = groups(reg).into_iter().find(|(g, _)| g == name && !g.is_empty())?;
     let mut doc = group_doc(&g, &vs);
     doc["kind"] = json!("APIGroup");
     doc["apiVersion"] = json!("v1");
@@ -92,6 +130,14 @@ pub fn resource_list(reg: &Registry, group: &str, version: &str) -> Option<Value
                 .push(json!({"name": format!("{}/scale", d.plural), "singularName": "", "namespaced": d.namespaced,
                 "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
         }
+        if is_service_accounts(r) {
+            resources.push(json!({"name": "serviceaccounts/token", "singularName": "", "namespaced": true,
+                "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest", "verbs": ["create"]}));
+        }
+    }
+    for (_, plural, kind, namespaced) in unstored(group, version) {
+        resources.push(json!({"name": plural, "singularName": kind.to_lowercase(), "namespaced": namespaced,
+            "kind": kind, "verbs": ["create"]}));
     }
     if resources.is_empty() {
         return None;
@@ -128,6 +174,9 @@ fn aggregated_resource(r: &Resource) -> Value {
     if !d.categories.is_empty() {
         e["categories"] = json!(d.categories);
     }
+    if is_service_accounts(r) {
+        subs.push(token_subresource());
+    }
     if !subs.is_empty() {
         e["subresources"] = json!(subs);
     }
@@ -136,15 +185,19 @@ fn aggregated_resource(r: &Resource) -> Value {
 
 /// Aggregated discovery for `/api` (`core = true`) or `/apis`.
 pub fn aggregated(reg: &Registry, core: bool, v: &str) -> Value {
-    let items: Vec<Value> = reg
-        .groups()
+    let items: Vec<Value> = groups(reg)
         .into_iter()
         .filter(|(g, _)| g.is_empty() == core)
         .map(|(g, versions)| {
             let vs: Vec<Value> = versions
                 .iter()
                 .map(|ver| {
-                    let res: Vec<Value> = served(reg, &g, ver).map(|r| aggregated_resource(r)).collect();
+                    let mut res: Vec<Value> = served(reg, &g, ver).map(|r| aggregated_resource(r)).collect();
+                    res.extend(unstored(&g, ver).map(|(g, plural, kind, namespaced)| {
+                        json!({"resource": plural, "responseKind": {"group": g, "version": "v1", "kind": kind},
+                            "scope": if *namespaced { "Namespaced" } else { "Cluster" }, "singularResource": kind.to_lowercase(),
+                            "verbs": ["create"]})
+                    }));
                     json!({"version": ver, "resources": res, "freshness": "Current"})
                 })
                 .collect();

@@ -42,11 +42,13 @@ pub const MAX_BODY: usize = 3 * 1024 * 1024;
 /// Extra metrics rendered after the server's own (e.g. the controllers' registry).
 pub type MetricsSource = Arc<dyn Fn(&mut String) + Send + Sync>;
 
-/// Marks a request from a client inside this process ([`crate::ApiServer::client`]): its
-/// watch events, lists and write responses show only the Apply entries of managedFields
-/// ([`crate::managed::apply_only`]).
-#[derive(Clone, Copy, Debug)]
-pub struct InProcess;
+/// Marks a request from a client inside this process ([`crate::ApiServer::client`]), made
+/// as `user`: its watch events, lists and write responses show only the Apply entries of
+/// managedFields ([`crate::managed::apply_only`]).
+#[derive(Clone, Debug)]
+pub struct InProcess {
+    pub user: Arc<crate::auth::UserInfo>,
+}
 
 /// `f` of what a watch event or list item shows of `o`: in-process clients see its
 /// Apply entries only.
@@ -60,6 +62,8 @@ fn shown<T>(o: &Stored, in_process: bool, f: impl FnOnce(&Stored) -> T) -> T {
 /// Shared state of the HTTP handlers.
 pub struct Server {
     pub authn: crate::auth::Authenticator,
+    /// The compiled RBAC policy of each logical cluster.
+    pub policies: crate::auth::rbac::cache::PolicyCache,
     pub api: Api,
     pub version_minor: String,
     pub extra_metrics: Vec<MetricsSource>,
@@ -76,7 +80,7 @@ async fn dispatch(State(srv): State<Arc<Server>>, mut req: Request<Body>) -> Res
     let started = Instant::now();
     let (cluster, route) = path::parse(req.uri().path());
     if let Err(e) =
-        authenticate(&srv, &mut req, &cluster).and_then(|()| authorize::authorize(&srv.api, &req, &cluster, &route))
+        authenticate(&srv, &mut req, &cluster).and_then(|()| authorize::authorize(&srv, &req, &cluster, &route))
     {
         return error_response(&e);
     }
@@ -111,8 +115,8 @@ async fn dispatch(State(srv): State<Arc<Server>>, mut req: Request<Body>) -> Res
 /// for anonymous requests to public paths).
 fn authenticate(srv: &Server, req: &mut Request<Body>, cluster: &LogicalClusterName) -> ApiResult<()> {
     use crate::auth::{Peer, UserInfo};
-    let user = if req.extensions().get::<InProcess>().is_some() {
-        Some(UserInfo::in_process())
+    let user = if let Some(p) = req.extensions().get::<InProcess>() {
+        Some(UserInfo::clone(&p.user))
     } else {
         let peer = req.extensions().get::<axum::extract::ConnectInfo<Peer>>().map(|c| &c.0);
         let authorization = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());

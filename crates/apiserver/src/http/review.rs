@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::path::ResourcePath;
 use super::{Server, json_value, protobuf, request};
 use crate::auth::UserInfo;
-use crate::auth::rbac::{self, Attributes, ResourceAttributes, stored::StoredPolicy};
+use crate::auth::rbac::{self, Attributes, ResourceAttributes};
 use crate::error::{ApiError, ApiResult};
 
 const AUTHENTICATION: &str = "authentication.k8s.io";
@@ -70,7 +70,7 @@ pub(super) async fn respond(
     } else {
         request::decode_unstored(&headers, &body, &api_version, kind)?
     };
-    let policy = StoredPolicy { api: &srv.api, cluster: cluster.as_str() };
+    let policy = srv.policies.get(&srv.api, cluster.as_str());
     let status = match kind {
         "SelfSubjectReview" => {
             json!({"userInfo": {"username": user.name, "uid": user.uid, "groups": user.groups}})

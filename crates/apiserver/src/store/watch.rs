@@ -207,6 +207,10 @@ pub struct WatchHub {
     fanout: AtomicU64,
     /// Compacted revision at start: history of resources first seen later starts there.
     compacted: u64,
+    /// Resources whose changes [`WatchHub::tracked_changes`] counts (the RBAC kinds, whose
+    /// compiled policy is kept until they change).
+    tracked: std::sync::OnceLock<Box<[ResId]>>,
+    tracked_changes: AtomicU64,
 }
 
 impl WatchHub {
@@ -221,7 +225,21 @@ impl WatchHub {
             buffer: buffer.max(1),
             fanout: AtomicU64::new(0),
             compacted,
+            tracked: std::sync::OnceLock::new(),
+            tracked_changes: AtomicU64::new(0),
         })
+    }
+
+    /// Counts, from now on, the published changes of `resources` (set once).
+    pub fn track(&self, resources: Vec<ResId>) {
+        let _ = self.tracked.set(resources.into_boxed_slice());
+    }
+
+    /// How many published batches changed a tracked resource (or were reverted): a
+    /// different number means what was read of them may be stale. Moves before the writers
+    /// of those changes are answered.
+    pub fn tracked_changes(&self) -> u64 {
+        self.tracked_changes.load(Ordering::Acquire)
     }
 
     /// Highest revision already delivered to subscribers.
@@ -280,6 +298,11 @@ impl WatchHub {
         }
         self.published.store(last.rv(), Ordering::Release);
         self.fanout.fetch_add(delivered, Ordering::Relaxed);
+        if let Some(tracked) = self.tracked.get()
+            && events.iter().any(|e| tracked.contains(&e.key.res))
+        {
+            self.tracked_changes.fetch_add(1, Ordering::AcqRel);
+        }
         drop(st);
         self.progress.notify_waiters();
     }
@@ -296,6 +319,7 @@ impl WatchHub {
     /// readers waiting for them.
     pub fn mark_reverted(&self) {
         self.reverted.store(true, Ordering::Release);
+        self.tracked_changes.fetch_add(1, Ordering::AcqRel);
         self.progress.notify_waiters();
     }
 

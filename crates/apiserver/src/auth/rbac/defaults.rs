@@ -24,6 +24,11 @@ const CLUSTER_API_GROUPS: &[&str] = &[
     "runtime.cluster.x-k8s.io",
 ];
 
+/// Upstream's label for ClusterRoles the Cluster API manager aggregates.
+pub const AGGREGATE_TO_MANAGER: &str = "cluster.x-k8s.io/aggregate-to-manager";
+/// The aggregated role the in-process controllers and provider are bound to.
+pub const MANAGER_ROLE: &str = "drydock:aggregated-manager-role";
+
 const READ: &[&str] = &["get", "list", "watch"];
 const WRITE: &[&str] = &["create", "delete", "deletecollection", "patch", "update"];
 
@@ -155,6 +160,27 @@ pub fn cluster_role_values() -> Vec<Value> {
             ],
         ),
         role("drydock:aggregate-to-edit", &edit_l, vec![rule(WRITE, CLUSTER_API_GROUPS, &["*"])]),
+        // The in-process controllers and provider: Cluster API's kinds, what they write
+        // beside them, and every ClusterRole labelled as upstream's providers label theirs.
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": meta(MANAGER_ROLE, &[]),
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {AGGREGATE_TO_MANAGER: "true"}}]},
+            "rules": [],
+        }),
+        role(
+            "drydock:manager-role",
+            &[(AGGREGATE_TO_MANAGER, "true")],
+            vec![
+                rule(&["*"], CLUSTER_API_GROUPS, &["*"]),
+                rule(&["*"], &[drydock_api::tenancy::TENANCY_GROUP], &["*"]),
+                rule(&[READ, WRITE].concat(), &[""], &["configmaps", "events", "nodes", "pods", "secrets"]),
+                rule(READ, &[""], &["namespaces"]),
+                rule(&["create", "patch", "update"], &["events.k8s.io"], &["events"]),
+                rule(&[READ, WRITE].concat(), &["coordination.k8s.io"], &["leases"]),
+                rule(READ, &["apiextensions.k8s.io"], &["customresourcedefinitions"]),
+            ],
+        ),
         role("drydock:aggregate-to-view", &view_l, vec![rule(READ, CLUSTER_API_GROUPS, &["*"])]),
     ]
 }
@@ -170,6 +196,12 @@ pub fn cluster_role_binding_values() -> Vec<Value> {
             "system:public-info-viewer",
             &[crate::auth::AUTHENTICATED_GROUP, "system:unauthenticated"],
         ),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": meta("drydock:manager-rolebinding", &[]),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": MANAGER_ROLE},
+            "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": crate::auth::CONTROLLER_MANAGER_USER}],
+        }),
         binding(
             "system:service-account-issuer-discovery",
             "system:service-account-issuer-discovery",

@@ -7,7 +7,7 @@ use super::Policy;
 use crate::rest::Api;
 use crate::store::{ListQuery, ObjKey};
 
-const GROUP: &str = "rbac.authorization.k8s.io";
+pub(super) const GROUP: &str = "rbac.authorization.k8s.io";
 
 /// The policy of the logical cluster `cluster` in `api`'s store.
 pub struct StoredPolicy<'a> {
@@ -16,14 +16,21 @@ pub struct StoredPolicy<'a> {
 }
 
 impl StoredPolicy<'_> {
-    fn list<T: DeserializeOwned>(&self, plural: &str, namespace: Option<&str>) -> Vec<T> {
+    fn list<T: DeserializeOwned>(&self, plural: &str, limit: Option<usize>) -> Vec<T> {
         let registry = self.api.registries.for_cluster(self.cluster);
         let Some(res) = registry.by_plural(GROUP, plural) else { return Vec::new() };
-        let q = ListQuery { cluster: self.cluster, res: res.id, namespace, ..Default::default() };
+        let q = ListQuery { cluster: self.cluster, res: res.id, limit, ..Default::default() };
         let page = self.api.store.list(&q, &|_, _| true);
         // An object the store took passed the kind's schema; one that still does not parse
         // as the rbac type grants nothing.
         page.items.iter().filter_map(|o| serde_json::from_slice(&o.bytes).ok()).collect()
+    }
+
+    /// Whether the cluster holds no RBAC objects at all.
+    pub fn is_empty(&self) -> bool {
+        ["clusterrolebindings", "rolebindings", "clusterroles", "roles"]
+            .iter()
+            .all(|p| self.list::<serde::de::IgnoredAny>(p, Some(1)).is_empty())
     }
 }
 
@@ -32,20 +39,12 @@ impl Policy for StoredPolicy<'_> {
         self.list("clusterrolebindings", None)
     }
 
-    fn role_bindings(&self, namespace: &str) -> Vec<RoleBinding> {
-        self.list("rolebindings", Some(namespace))
+    fn role_bindings(&self) -> Vec<RoleBinding> {
+        self.list("rolebindings", None)
     }
 
-    fn role(&self, namespace: &str, name: &str) -> Option<Role> {
-        let registry = self.api.registries.for_cluster(self.cluster);
-        let res = registry.by_plural(GROUP, "roles")?;
-        let key = ObjKey {
-            cluster: self.api.store.cluster_name(self.cluster),
-            res: res.id,
-            namespace: namespace.to_string(),
-            name: name.to_string(),
-        };
-        self.api.store.get(&key).and_then(|o| serde_json::from_slice(&o.bytes).ok())
+    fn roles(&self) -> Vec<Role> {
+        self.list("roles", None)
     }
 
     fn cluster_roles(&self) -> Vec<ClusterRole> {

@@ -19,16 +19,11 @@ impl Policy for Objects {
     fn cluster_role_bindings(&self) -> Vec<ClusterRoleBinding> {
         typed(&self.cluster_role_bindings)
     }
-    fn role_bindings(&self, namespace: &str) -> Vec<RoleBinding> {
-        typed::<RoleBinding>(&self.role_bindings)
-            .into_iter()
-            .filter(|b| b.metadata.namespace.as_deref() == Some(namespace))
-            .collect()
+    fn role_bindings(&self) -> Vec<RoleBinding> {
+        typed(&self.role_bindings)
     }
-    fn role(&self, namespace: &str, name: &str) -> Option<Role> {
-        typed::<Role>(&self.roles)
-            .into_iter()
-            .find(|r| r.metadata.namespace.as_deref() == Some(namespace) && r.metadata.name.as_deref() == Some(name))
+    fn roles(&self) -> Vec<Role> {
+        typed(&self.roles)
     }
     fn cluster_roles(&self) -> Vec<ClusterRole> {
         typed(&self.cluster_roles)
@@ -61,7 +56,11 @@ fn service_account(ns: &str, name: &str) -> UserInfo {
     )
 }
 
-fn deployer_policy() -> Objects {
+fn deployer_policy() -> Compiled {
+    Compiled::new(&deployer_objects())
+}
+
+fn deployer_objects() -> Objects {
     Objects {
         roles: vec![json!({
             "metadata": {"name": "configmap-reader", "namespace": "team-a"},
@@ -98,7 +97,7 @@ fn a_role_binding_grants_exactly_its_role_in_its_namespace() {
 
 #[test]
 fn the_default_policy_applies_without_objects() {
-    let p = Objects::default();
+    let p = Compiled::new(&NoObjects);
     let sa = service_account("team-a", "deployer");
     assert!(authorize(&p, &sa, &path("/apis/cluster.x-k8s.io/v1beta2")).allowed, "discovery");
     assert!(authorize(&p, &sa, &path("/openid/v1/jwks")).allowed, "issuer discovery for service accounts");
@@ -114,7 +113,7 @@ fn the_default_policy_applies_without_objects() {
 
 #[test]
 fn aggregated_roles_hold_what_their_selectors_match() {
-    let mut p = deployer_policy();
+    let mut p = deployer_objects();
     p.cluster_roles.push(json!({
         "metadata": {"name": "widgets-edit", "labels": {"rbac.authorization.k8s.io/aggregate-to-edit": "true"}},
         "rules": [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["create"]}],
@@ -124,6 +123,7 @@ fn aggregated_roles_hold_what_their_selectors_match() {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
         "subjects": [{"kind": "User", "name": "alice"}],
     }));
+    let p = Compiled::new(&p);
     let alice = UserInfo::new("alice", "", []);
     // admin aggregates edit, which aggregates the new role and view.
     assert!(authorize(&p, &alice, &on("create", "example.com", "widgets", Some("team-a"), None)).allowed);
@@ -134,7 +134,7 @@ fn aggregated_roles_hold_what_their_selectors_match() {
     );
     assert!(!authorize(&p, &alice, &on("create", "example.com", "widgets", Some("team-b"), None)).allowed);
     assert!(!authorize(&p, &alice, &on("list", "", "namespaces", None, None)).allowed, "cluster scope");
-    let view = cluster_role_rules(&p, "view").expect("view");
+    let view = p.cluster_role_rules("view").expect("view");
     assert!(!view.iter().any(|r| r.api_groups.as_deref() == Some(&["example.com".to_string()][..])));
 }
 
@@ -148,6 +148,7 @@ fn a_missing_role_is_named_in_the_reason() {
         })],
         ..Default::default()
     };
+    let p = Compiled::new(&p);
     let d = authorize(&p, &UserInfo::new("bob", "", []), &on("get", "", "pods", Some("x"), Some("p")));
     assert_eq!(
         d,
