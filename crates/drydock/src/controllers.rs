@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 /// `endpoint` (host, port) is where the workload clusters' API endpoints are advertised.
 /// They act as `system:drydock:controller-manager` on the management cluster, allowed what
 /// its role grants; in a workload cluster as its administrator, as the cluster's kubeconfig
-/// would make them.
+/// would make them. The provider's simulated machines (`Host`) act as the server.
 pub fn start_in_process(server: &Arc<ApiServer>, endpoint: (String, u16), settings: Settings) -> JoinHandle<()> {
     let manager = UserInfo::controller_manager;
     let mgmt = server.client_as(None, manager());
@@ -36,7 +36,9 @@ pub fn start_in_process(server: &Arc<ApiServer>, endpoint: (String, u16), settin
         settings,
         Some(server.client_as(Some(&LogicalClusterName::wildcard()), manager())),
     );
-    let host = Host { client: server.client_as(None, manager()), endpoint_host: endpoint.0, endpoint_port: endpoint.1 };
+    // The simulated machines write into their workload clusters what those clusters' own
+    // components (kubelet, kubeadm, etcd) would: as the server itself, not as the manager.
+    let host = Host { client: server.client(None), endpoint_host: endpoint.0, endpoint_port: endpoint.1 };
     spawn(ctx, host)
 }
 

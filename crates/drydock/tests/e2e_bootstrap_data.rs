@@ -91,8 +91,52 @@ async fn bootstrap_data_is_valid_cloud_config_with_the_cluster_pki() {
             assert!(file_at("/etc/kubernetes/pki/ca.key").is_none(), "a worker gets no CA key");
             let pin = ca_pin(env.dir.path(), &ca);
             assert!(data.contains(&pin), "the worker pins {pin}:\n{data}");
+            join_token_lives_in_the_workload_cluster(&env, &data).await;
         }
     }
+}
+
+/// The join data's bootstrap token has its Secret in the workload cluster, expiring within
+/// the TTL, and authenticates there (only) as `system:bootstrap:<id>`.
+async fn join_token_lives_in_the_workload_cluster(env: &Env, data: &str) {
+    let token = data
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("token: "))
+        .map(|t| t.trim_matches('"').to_string())
+        .unwrap_or_else(|| panic!("a join token in:\n{data}"));
+    let (id, _) = token.split_once('.').expect("<id>.<secret>");
+    let workload = env.kubeconfig(Some("default.boot"));
+    let secret = json(&workload, &["get", "secret", &format!("bootstrap-token-{id}"), "-n", "kube-system"]);
+    assert_eq!(secret["type"], "bootstrap.kubernetes.io/token");
+    let field = |k: &str| {
+        let v = secret["data"][k].as_str().unwrap_or_else(|| panic!("{k}"));
+        String::from_utf8(base64::engine::general_purpose::STANDARD.decode(v).expect("base64")).expect("utf-8")
+    };
+    assert_eq!(field("token-secret"), token.split_once('.').expect("token").1);
+    assert_eq!(field("usage-bootstrap-authentication"), "true");
+    let expires: jiff::Timestamp = field("expiration").parse().expect("RFC 3339");
+    let left = expires.duration_since(jiff::Timestamp::now()).as_secs();
+    assert!(left > 0 && left <= 15 * 60, "expires in {left}s");
+
+    // A kubeconfig with the token alone, for the workload cluster and for the management one.
+    let admin = kube::config::Kubeconfig::read_from(env.kubeconfig(None)).expect("kubeconfig");
+    let root = admin.clusters[0].cluster.clone().expect("cluster");
+    let with_token = |path: &str, name: &str| {
+        let mut kc = admin.clone();
+        let cluster = kc.clusters[0].cluster.as_mut().expect("cluster");
+        cluster.server = Some(format!("{}{path}", root.server.clone().expect("server")));
+        let user = kc.auth_infos[0].auth_info.as_mut().expect("user");
+        *user = kube::config::AuthInfo { token: Some(token.clone().into()), ..Default::default() };
+        let file = env.dir.path().join(name);
+        std::fs::write(&file, serde_json::to_string(&kc).expect("json")).expect("write");
+        file
+    };
+    let in_workload = with_token("/clusters/default.boot", "bootstrap-token-workload");
+    let who = kubectl_ok(&in_workload, &["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"], None);
+    assert_eq!(who, format!("system:bootstrap:{id}"));
+    let in_management = with_token("", "bootstrap-token-management");
+    let (ok, _, err) = common::kubectl(&in_management, &["auth", "whoami"], None);
+    assert!(!ok && err.contains("You must be logged in"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -172,6 +172,43 @@ async fn a_service_account_does_exactly_what_its_role_allows() {
     let groups = view["rules"].to_string();
     assert!(groups.contains("cluster.x-k8s.io") && groups.contains("\"apps\""), "{groups}");
 
+    // An admin of team-b may bind there what it holds, and nothing more (no escalation).
+    kubectl_ok(
+        &admin,
+        &[
+            "create",
+            "rolebinding",
+            "deployer-admins",
+            "--clusterrole=admin",
+            "--serviceaccount=team-a:deployer",
+            "-n",
+            "team-b",
+        ],
+        None,
+    );
+    kubectl_ok(&sa, &["create", "rolebinding", "bob-views", "--clusterrole=view", "--user=bob", "-n", "team-b"], None);
+    kubectl_ok(&sa, &["create", "role", "cm-reader", "--verb=get", "--resource=configmaps", "-n", "team-b"], None);
+    let not_held = "is attempting to grant RBAC permissions not currently held";
+    forbidden(
+        &sa,
+        &[
+            "create",
+            "rolebinding",
+            "self",
+            "--clusterrole=cluster-admin",
+            "--serviceaccount=team-a:deployer",
+            "-n",
+            "team-b",
+        ],
+        not_held,
+    );
+    forbidden(&sa, &["create", "role", "node-reader", "--verb=get", "--resource=nodes", "-n", "team-b"], not_held);
+    forbidden(
+        &sa,
+        &["create", "clusterrolebinding", "self", "--clusterrole=view", "--serviceaccount=team-a:deployer"],
+        "cannot create resource \"clusterrolebindings\"",
+    );
+
     // The issuer's discovery document and keys verify the token.
     let get_raw =
         |path: &str| -> Value { serde_json::from_str(&kubectl_ok(&sa, &["get", "--raw", path], None)).expect("json") };

@@ -8,6 +8,7 @@
 //! connections reach that cluster's logical cluster and nothing else. Plain HTTP (an explicit
 //! choice, loopback only) is the old insecure port: every request is an administrator.
 
+pub mod bootstrap_tokens;
 pub mod pki_files;
 pub mod rbac;
 pub mod service_accounts;
@@ -94,6 +95,14 @@ pub struct Authenticator {
 /// the Pod or Secret a token is bound to), if it exists.
 pub trait Objects {
     fn uid(&self, cluster: &LogicalClusterName, plural: &str, namespace: &str, name: &str) -> Option<String>;
+    /// The whole object (a bootstrap token's Secret).
+    fn object(
+        &self,
+        cluster: &LogicalClusterName,
+        plural: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<serde_json::Value>;
 }
 
 impl Authenticator {
@@ -126,8 +135,11 @@ impl Authenticator {
                 Some(self.service_account(token, cluster, objects).ok_or_else(unauthorized)?)
             }
             // The static tokens are the management cluster's.
-            (None, Some(token)) if !matches!(peer.scope, Scope::Cluster(_)) => {
-                Some(self.tokens.user(token).ok_or_else(unauthorized)?)
+            (None, Some(token)) if !matches!(peer.scope, Scope::Cluster(_)) && self.tokens.user(token).is_some() => {
+                self.tokens.user(token)
+            }
+            (None, Some(token)) if bootstrap_tokens::looks_like(token) => {
+                Some(bootstrap_tokens::user(token, cluster, objects).ok_or_else(unauthorized)?)
             }
             (None, Some(_)) => return Err(unauthorized()),
             (None, None) => None,

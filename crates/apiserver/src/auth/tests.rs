@@ -11,6 +11,41 @@ impl Objects for NoObjects {
     fn uid(&self, _: &LogicalClusterName, _: &str, _: &str, _: &str) -> Option<String> {
         None
     }
+    fn object(&self, _: &LogicalClusterName, _: &str, _: &str, _: &str) -> Option<serde_json::Value> {
+        None
+    }
+}
+
+/// One bootstrap token Secret in every cluster.
+struct OneBootstrapToken(serde_json::Value);
+
+impl Objects for OneBootstrapToken {
+    fn uid(&self, _: &LogicalClusterName, _: &str, _: &str, _: &str) -> Option<String> {
+        None
+    }
+    fn object(&self, _: &LogicalClusterName, plural: &str, ns: &str, name: &str) -> Option<serde_json::Value> {
+        (plural == "secrets" && ns == "kube-system" && name == "bootstrap-token-abcdef").then(|| self.0.clone())
+    }
+}
+
+#[test]
+fn bootstrap_tokens_authenticate_until_they_expire() {
+    let a = authn();
+    let cluster = LogicalClusterName::new("default.w1");
+    let p = peer(Scope::Cluster(cluster.clone()), None);
+    let good = OneBootstrapToken(bootstrap_tokens::secret("abcdef", "0123456789abcdef", "2999-01-01T00:00:00Z"));
+    let bearer = Some("Bearer abcdef.0123456789abcdef");
+    let user = a.authenticate(Some(&p), bearer, &cluster, "/api", &good).expect("valid").expect("a user");
+    assert_eq!(user.name, "system:bootstrap:abcdef");
+    assert_eq!(
+        user.groups,
+        ["system:bootstrappers", "system:bootstrappers:kubeadm:default-node-token", AUTHENTICATED_GROUP]
+    );
+    let wrong = Some("Bearer abcdef.0123456789abcdee");
+    assert_eq!(a.authenticate(Some(&p), wrong, &cluster, "/api", &good).map_err(|e| e.code), Err(401));
+    let expired = OneBootstrapToken(bootstrap_tokens::secret("abcdef", "0123456789abcdef", "2020-01-01T00:00:00Z"));
+    assert_eq!(a.authenticate(Some(&p), bearer, &cluster, "/api", &expired).map_err(|e| e.code), Err(401));
+    assert_eq!(a.authenticate(Some(&p), bearer, &cluster, "/api", &NoObjects).map_err(|e| e.code), Err(401));
 }
 
 fn authn() -> Authenticator {

@@ -11,6 +11,7 @@ use super::request::Query;
 use crate::auth::UserInfo;
 use crate::auth::rbac::{self, Attributes};
 use crate::error::ApiResult;
+use crate::rest::WriteGuard;
 
 /// Refuses `req` on `route` with kube-apiserver's 403 unless its user may make it. Anonymous
 /// requests got this far only on public paths; members of `system:masters` read no policy.
@@ -45,4 +46,24 @@ pub(super) fn attributes(req: &Request<Body>, route: &Route) -> Attributes {
     // A trailing slash is part of the path a rule names (`/version/`).
     let inner = if path.ends_with('/') && inner != "/" { format!("{inner}/") } else { inner };
     Attributes::of(route, req.method().as_str(), &inner, q.get("fieldSelector"), q.flag("watch"))
+}
+
+/// The escalation check of a write of an RBAC object by anyone but `system:masters`: the
+/// object may grant no more than its writer holds ([`rbac::escalation`]).
+pub(super) fn write_guard(
+    srv: &Server,
+    cluster: &LogicalClusterName,
+    req: &Request<Body>,
+    def: &drydock_api::ResourceDef,
+) -> Option<WriteGuard> {
+    if def.group != "rbac.authorization.k8s.io" {
+        return None;
+    }
+    let user = req.extensions().get::<UserInfo>()?;
+    if user.groups.iter().any(|g| g == crate::auth::MASTERS_GROUP) {
+        return None;
+    }
+    let policy = srv.policies.get(&srv.api, cluster.as_str());
+    let (user, kind) = (user.clone(), def.kind.clone());
+    Some(WriteGuard(std::sync::Arc::new(move |obj| rbac::escalation::check(&policy, &user, &kind, obj))))
 }

@@ -16,7 +16,7 @@ use super::{Server, json_response, json_value, protobuf, table, watch};
 use crate::error::{ApiError, ApiResult};
 use crate::patch::PatchType;
 use crate::registry::Resource;
-use crate::rest::{Api, DeleteOptions, Propagation, Subresource, Target, Written};
+use crate::rest::{Api, DeleteOptions, Propagation, Subresource, Target, WriteGuard, WriteOptions, Written};
 
 /// One request on a resource, decoded as far as the verb's handler needs.
 struct Call<'a> {
@@ -26,6 +26,8 @@ struct Call<'a> {
     accept: &'a str,
     /// The client is in this process ([`super::InProcess`]).
     in_process: bool,
+    /// What the writer's authority adds to a write's checks.
+    guard: Option<WriteGuard>,
 }
 
 impl Call<'_> {
@@ -49,7 +51,8 @@ pub(super) async fn resource(
     let t = target(&srv.api, cluster, &p, &method)?;
     let warning = t.res.custom.as_ref().and_then(|c| c.warning.clone());
     let in_process = req.extensions().get::<super::InProcess>().is_some();
-    let call = Call { api: &srv.api, t, q: Query::parse(req.uri().query()), accept, in_process };
+    let guard = super::authorize::write_guard(srv, cluster, &req, &t.res.def);
+    let call = Call { api: &srv.api, t, q: Query::parse(req.uri().query()), accept, in_process, guard };
     let result = serve(srv, &call, p, req, method).await;
     match warning {
         None => result,
@@ -179,7 +182,7 @@ async fn list(c: &Call<'_>) -> ApiResult<Response> {
 }
 
 async fn create(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
-    let opts = write_options(&c.q, req.headers())?;
+    let opts = WriteOptions { guard: c.guard.clone(), ..write_options(&c.q, req.headers())? };
     let proto = answer_protobuf(c.accept, &c.res().def)?;
     let (headers, body) = read_body(req).await?;
     let obj = decode_body(&headers, &body, Some(&c.res().def))?;
@@ -197,7 +200,7 @@ async fn create(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
 }
 
 async fn update(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
-    let opts = write_options(&c.q, req.headers())?;
+    let opts = WriteOptions { guard: c.guard.clone(), ..write_options(&c.q, req.headers())? };
     let proto = answer_protobuf(c.accept, &c.res().def)?;
     let (headers, body) = read_body(req).await?;
     let obj = decode_body(&headers, &body, Some(&c.res().def))?;
@@ -205,7 +208,7 @@ async fn update(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
 }
 
 async fn patch(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
-    let opts = write_options(&c.q, req.headers())?;
+    let opts = WriteOptions { guard: c.guard.clone(), ..write_options(&c.q, req.headers())? };
     let proto = answer_protobuf(c.accept, &c.res().def)?;
     let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
     let ptype = PatchType::from_content_type(&ct).ok_or_else(|| {

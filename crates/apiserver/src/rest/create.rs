@@ -104,6 +104,7 @@ impl Api {
                 return Err(ApiError::invalid(&t.res.def, &name, &[e]));
             }
             self.run_admission(t, &mut obj, None, &mut warnings)?;
+            super::guard::WriteGuard::check(opts.guard.as_ref(), &obj)?;
             // A Service's addresses are chosen and committed under one lock.
             let _allocating = if services::is_service(t) {
                 let guard = self.services.lock().await;

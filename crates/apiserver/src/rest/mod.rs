@@ -6,6 +6,7 @@
 mod apply;
 mod create;
 mod delete;
+mod guard;
 mod list_options;
 pub mod meta;
 mod read;
@@ -26,6 +27,7 @@ use crate::registry::{Registries, Registry, Resource};
 use crate::store::{ObjKey, ResId, Store, Stored};
 
 pub use delete::{DeleteOptions, Propagation};
+pub use guard::WriteGuard;
 pub use list_options::{Continue, ListOptions};
 pub use read::{ListResult, WatchStart, is_wildcard};
 pub use write::{FieldValidation, WriteOptions, Written};

@@ -37,6 +37,8 @@ pub struct WriteOptions {
     pub force: bool,
     /// The write comes through `/scale` (recorded with that subresource).
     pub(crate) via_scale: bool,
+    /// A check of the caller's, run on the object as it would be stored, after admission.
+    pub guard: Option<super::guard::WriteGuard>,
 }
 
 impl WriteOptions {
@@ -492,6 +494,7 @@ impl Api {
             }
         }
         self.run_admission(t, &mut requested, Some(current), warnings)?;
+        super::guard::WriteGuard::check(opts.guard.as_ref(), &requested)?;
         if services::is_service(t) {
             // Updates are not serialized with creates: a node port taken by a concurrent
             // create could be handed out twice (a type change to NodePort is rare).

@@ -11,9 +11,10 @@
 //! v1beta1 ones under `status.deprecated.v1beta1`.
 //!
 //! Data waits for the cluster CA (`<cluster>-ca`, see [`certificates`]): control plane nodes
-//! get the cluster's CA files, workers pin the CA in join discovery. No bootstrap tokens are
-//! generated: drydock's simulated nodes do not use them, and minting them on every reconcile
-//! was upstream's CPU sink at scale.
+//! get the cluster's CA files, workers pin the CA in join discovery. Join data carries a
+//! bootstrap token whose Secret lives in the workload cluster until the node joined
+//! ([`tokens`]); it is made once per config (minting on every reconcile was upstream's CPU
+//! sink at scale).
 
 mod certificates;
 mod cloud_config;
@@ -22,6 +23,7 @@ mod kubeadm;
 mod render;
 mod setup;
 mod template;
+mod tokens;
 mod yaml;
 
 use std::collections::BTreeMap;
@@ -275,7 +277,13 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requ
     let mut events = PendingEvents::default();
     let init_machine = is_control_plane(&machine) && state.is_init_machine(&ns, &machine);
     let result = match next(&config, &machine, &cluster, init_machine) {
-        Next::Done => Ok(None),
+        // The join token lives while the Machine joins.
+        Next::Done => match tokens::of(&config).filter(|_| tokens::needed(&machine)) {
+            Some(token) => {
+                tokens::keep(&state.ctx, &cluster, token, state.ctx.clock().now()).await.map(|_| Some(tokens::RECHECK))
+            }
+            None => Ok(None),
+        },
         Next::UseMachineSecret(name) => {
             set_ready(&mut c, name, &now);
             Ok(None)
@@ -383,7 +391,16 @@ async fn generate(
         }
     };
     c.mark_true(CERTIFICATES_AVAILABLE, now.clone());
-    let rendered = match render::render(state, subject, mode, ca_pin).await {
+    let token = match mode {
+        Mode::Join { .. } => {
+            let token = tokens::of(config).map_or_else(tokens::generate, str::to_string);
+            tokens::keep(&state.ctx, cluster, &token, state.ctx.clock().now()).await?;
+            tokens::record(c, &token);
+            Some(token)
+        }
+        Mode::Init => None,
+    };
+    let rendered = match render::render(state, subject, mode, ca_pin, token.as_deref()).await {
         Ok(r) => r,
         Err(e) => {
             c.mark_false(
@@ -420,8 +437,10 @@ async fn generate(
         Err(e) => return Err(e.into()),
     };
     set_ready(c, name.clone(), now);
+    // A join token is looked after until the node joined.
+    let again = token.map(|_| tokens::RECHECK);
     if !created {
-        return Ok(None);
+        return Ok(again);
     }
     let what = if mode == Mode::Init { "init" } else { "join" };
     events.normal(
@@ -431,7 +450,7 @@ async fn generate(
     if let Some(note) = rendered.note {
         events.warning("AdditionalConfigNotMerged", note);
     }
-    Ok(None)
+    Ok(again)
 }
 
 #[cfg(test)]

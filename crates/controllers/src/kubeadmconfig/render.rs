@@ -22,7 +22,14 @@ pub(super) struct Rendered {
 }
 
 /// `ca_pin` is the cluster CA's hash, pinned by join discovery.
-pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode, ca_pin: String) -> Result<Rendered> {
+/// `token` is the join token (init data carries a placeholder no node presents).
+pub(super) async fn render(
+    state: &State,
+    subject: &Subject<'_>,
+    mode: Mode,
+    ca_pin: String,
+    token: Option<&str>,
+) -> Result<Rendered> {
     let Subject { config, machine, cluster } = *subject;
     let spec = &config.spec;
     let ns = config.namespace().unwrap_or_default();
@@ -68,7 +75,10 @@ pub(super) async fn render(state: &State, subject: &Subject<'_>, mode: Mode, ca_
         endpoint,
         network: cluster.spec.cluster_network.clone(),
         version: machine.spec.version.clone(),
-        token: kubeadm::placeholder_token(cluster.uid().as_deref().unwrap_or(&cluster.name_any())),
+        token: match token {
+            Some(t) => t.to_string(),
+            None => kubeadm::placeholder_token(cluster.uid().as_deref().unwrap_or(&cluster.name_any())),
+        },
         ca_cert_hash: Some(ca_pin),
     };
     let (path, content, command) = kubeadm::document(spec, mode, &facts)?;

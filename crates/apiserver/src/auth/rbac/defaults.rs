@@ -173,9 +173,9 @@ pub fn cluster_role_values() -> Vec<Value> {
             &[(AGGREGATE_TO_MANAGER, "true")],
             vec![
                 rule(&["*"], CLUSTER_API_GROUPS, &["*"]),
-                rule(&["*"], &[drydock_api::tenancy::TENANCY_GROUP], &["*"]),
-                rule(&[READ, WRITE].concat(), &[""], &["configmaps", "events", "nodes", "pods", "secrets"]),
-                rule(READ, &[""], &["namespaces"]),
+                rule(&[READ, WRITE].concat(), &[""], &["configmaps", "events", "secrets"]),
+                // Workload clusters' Nodes and Pods, read through `/clusters/*`.
+                rule(READ, &[""], &["namespaces", "nodes", "pods"]),
                 rule(&["create", "patch", "update"], &["events.k8s.io"], &["events"]),
                 rule(&[READ, WRITE].concat(), &["coordination.k8s.io"], &["leases"]),
                 rule(READ, &["apiextensions.k8s.io"], &["customresourcedefinitions"]),

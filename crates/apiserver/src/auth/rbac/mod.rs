@@ -12,6 +12,7 @@
 pub mod attributes;
 pub mod cache;
 pub mod defaults;
+pub mod escalation;
 pub mod rules;
 pub mod stored;
 

@@ -82,17 +82,7 @@ pub fn describe_subject(subject: &Subject) -> String {
 mod tests {
     use super::*;
     use crate::auth::rbac::ResourceAttributes;
-
-    fn rule(verbs: &[&str], groups: &[&str], resources: &[&str], names: &[&str]) -> PolicyRule {
-        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        PolicyRule {
-            verbs: v(verbs),
-            api_groups: Some(v(groups)),
-            resources: Some(v(resources)),
-            resource_names: (!names.is_empty()).then(|| v(names)),
-            non_resource_urls: None,
-        }
-    }
+    use crate::auth::rbac::tests::rule;
 
     fn req(verb: &str, group: &str, resource: &str, sub: Option<&str>, name: Option<&str>) -> Attributes {
         Attributes {

@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use super::Policy;
 use crate::rest::Api;
 use crate::store::{ListQuery, ObjKey};
+use drydock_api::tenancy::LogicalClusterName;
 
 pub(super) const GROUP: &str = "rbac.authorization.k8s.io";
 
@@ -52,21 +53,30 @@ impl Policy for StoredPolicy<'_> {
     }
 }
 
+/// The key of a core object.
+fn core_key(api: &Api, cluster: &LogicalClusterName, plural: &str, namespace: &str, name: &str) -> Option<ObjKey> {
+    let res = api.registries.for_cluster(cluster.as_str()).by_plural("", plural)?.id;
+    Some(ObjKey {
+        cluster: api.store.cluster_name(cluster.as_str()),
+        res,
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    })
+}
+
 impl crate::auth::Objects for Api {
-    fn uid(
+    fn uid(&self, cluster: &LogicalClusterName, plural: &str, namespace: &str, name: &str) -> Option<String> {
+        self.store.get(&core_key(self, cluster, plural, namespace, name)?).map(|o| o.meta.uid.clone())
+    }
+
+    fn object(
         &self,
-        cluster: &drydock_api::tenancy::LogicalClusterName,
+        cluster: &LogicalClusterName,
         plural: &str,
         namespace: &str,
         name: &str,
-    ) -> Option<String> {
-        let res = self.registries.for_cluster(cluster.as_str()).by_plural("", plural)?.id;
-        let key = ObjKey {
-            cluster: self.store.cluster_name(cluster.as_str()),
-            res,
-            namespace: namespace.to_string(),
-            name: name.to_string(),
-        };
-        self.store.get(&key).map(|o| o.meta.uid.clone())
+    ) -> Option<serde_json::Value> {
+        let stored = self.store.get(&core_key(self, cluster, plural, namespace, name)?)?;
+        serde_json::from_slice(&stored.bytes).ok()
     }
 }

@@ -30,6 +30,23 @@ impl Policy for Objects {
     }
 }
 
+/// A resource rule.
+pub(crate) fn rule(verbs: &[&str], groups: &[&str], resources: &[&str], names: &[&str]) -> PolicyRule {
+    let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    PolicyRule {
+        verbs: v(verbs),
+        api_groups: Some(v(groups)),
+        resources: Some(v(resources)),
+        resource_names: (!names.is_empty()).then(|| v(names)),
+        non_resource_urls: None,
+    }
+}
+
+/// The policy of `roles` and `role_bindings` over the defaults.
+pub(super) fn compiled(roles: Vec<Value>, role_bindings: Vec<Value>) -> Compiled {
+    Compiled::new(&Objects { roles, role_bindings, ..Default::default() })
+}
+
 fn on(verb: &str, group: &str, resource: &str, namespace: Option<&str>, name: Option<&str>) -> Attributes {
     Attributes {
         verb: verb.into(),
