@@ -450,8 +450,17 @@ async fn external_remediation_request_is_made_and_withdrawn() {
     let extra =
         kinds.iter().map(|(kind, plural)| ResourceDef::new(REMEDIATION_GROUP, "v1alpha1", kind, plural)).collect();
     let env = Env::start_serving(true, extra).await;
+    // As an external remediation provider does, it lets Cluster API's manager at its kinds.
     let template = format!(
-        "apiVersion: {REMEDIATION_GROUP}/v1alpha1
+        "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: example-remediation-for-capi
+  labels: {{cluster.x-k8s.io/aggregate-to-manager: \"true\"}}
+rules:
+- {{apiGroups: [{REMEDIATION_GROUP}], resources: [\"*\"], verbs: [get, list, watch, create, patch, update, delete]}}
+---
+apiVersion: {REMEDIATION_GROUP}/v1alpha1
 kind: ExampleRemediationTemplate
 metadata: {{name: reboot, namespace: {NS}}}
 spec: {{template: {{spec: {{strategy: Reboot, retryLimit: 2}}}}}}

@@ -9,6 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use common::{free_port, kubeconfig_of, kubectl, kubectl_bin, kubectl_ok, spawn_drydock_with};
 use drydock_apiserver::auth::service_accounts::{
@@ -318,7 +319,16 @@ async fn the_controllers_act_with_least_privilege_and_aggregate_providers_roles(
     kubectl_ok(&admin, &["apply", "-f", "-"], Some(provider_role));
     assert!(may(&admin, manager, "get", "infrastructure.acme.example", "acmemachines"));
     assert!(!may(&admin, manager, "delete", "infrastructure.acme.example", "acmemachines"));
-    // The administrator's view of the role shows what it aggregates.
-    let role = kubectl_ok(&admin, &["get", "clusterrole", "drydock:aggregated-manager-role", "-o", "json"], None);
-    assert!(role.contains("cluster.x-k8s.io/aggregate-to-manager"), "{role}");
+    // The aggregation controller writes what the role now aggregates.
+    let rules = || kubectl_ok(&admin, &["get", "clusterrole", "drydock:aggregated-manager-role", "-o", "json"], None);
+    common::wait("the provider's rules aggregated", Duration::from_secs(30), || {
+        rules().contains("infrastructure.acme.example")
+    })
+    .await;
+    kubectl_ok(&admin, &["delete", "clusterrole", "acme-for-capi"], None);
+    common::wait("the provider's rules gone", Duration::from_secs(30), || {
+        !rules().contains("infrastructure.acme.example")
+    })
+    .await;
+    assert!(!may(&admin, manager, "get", "infrastructure.acme.example", "acmemachines"));
 }

@@ -1,8 +1,10 @@
 //! The API server's own control loops, as kube-controller-manager runs them next to
-//! kube-apiserver: garbage collection by ownerReferences and namespace termination.
+//! kube-apiserver: garbage collection by ownerReferences, namespace termination and
+//! ClusterRole aggregation.
 //! Also the bootstrap of a fresh store and the lifecycle of logical clusters (default
 //! namespaces, then `status.phase: Ready`; wiped when deleted).
 
+mod aggregation;
 mod gc;
 mod namespaces;
 
@@ -182,6 +184,7 @@ async fn default_policy(api: &Api) -> ApiResult<()> {
 pub fn spawn(api: &Api) {
     let api = Arc::new(api.clone());
     tokio::spawn(gc::run(api.clone()));
+    tokio::spawn(aggregation::run(api.clone()));
     tokio::spawn(crate::crd::controller::run(api.clone()));
     tokio::spawn(namespaces::run(api));
 }
