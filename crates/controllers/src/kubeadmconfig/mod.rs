@@ -278,12 +278,8 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requ
     let init_machine = is_control_plane(&machine) && state.is_init_machine(&ns, &machine);
     let result = match next(&config, &machine, &cluster, init_machine) {
         // The join token lives while the Machine joins.
-        Next::Done => match tokens::of(&config).filter(|_| tokens::needed(&machine)) {
-            Some(token) => {
-                tokens::keep(&state.ctx, &cluster, token, state.ctx.clock().now()).await.map(|_| Some(tokens::RECHECK))
-            }
-            None => Ok(None),
-        },
+        Next::Done if tokens::needed(&machine) && !init_machine => refresh_token(&state.ctx, &config, &cluster).await,
+        Next::Done => Ok(None),
         Next::UseMachineSecret(name) => {
             set_ready(&mut c, name, &now);
             Ok(None)
@@ -361,6 +357,17 @@ fn set_ready(c: &mut KubeadmConfig, secret: String, now: &Time) {
     c.mark_true(DATA_SECRET_AVAILABLE, now.clone());
 }
 
+/// Keeps a joining Machine's token alive; returns when to look again.
+async fn refresh_token(
+    ctx: &Context,
+    config: &KubeadmConfig,
+    cluster: &Cluster,
+) -> Result<Option<std::time::Duration>> {
+    let Some(token) = tokens::of(ctx, config, cluster).await? else { return Ok(None) };
+    tokens::keep(ctx, cluster, &token, ctx.clock().now()).await?;
+    Ok(Some(tokens::RECHECK))
+}
+
 /// The config being rendered, for its Machine in its Cluster.
 pub(super) struct Subject<'a> {
     pub config: &'a KubeadmConfig,
@@ -393,10 +400,11 @@ async fn generate(
     c.mark_true(CERTIFICATES_AVAILABLE, now.clone());
     let token = match mode {
         Mode::Join { .. } => {
-            let token = tokens::of(config).map_or_else(tokens::generate, str::to_string);
-            tokens::keep(&state.ctx, cluster, &token, state.ctx.clock().now()).await?;
-            tokens::record(c, &token);
-            Some(token)
+            let token = tokens::of(&state.ctx, config, cluster).await?;
+            if let Some(t) = &token {
+                tokens::keep(&state.ctx, cluster, t, state.ctx.clock().now()).await?;
+            }
+            token
         }
         Mode::Init => None,
     };

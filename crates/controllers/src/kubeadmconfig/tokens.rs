@@ -1,9 +1,15 @@
 //! Bootstrap tokens, kept as upstream's kubeadm bootstrap provider keeps them: a join config
-//! without a token gets a random one (recorded in its spec, so a restart reuses it), whose
-//! Secret `kube-system/bootstrap-token-<id>` in the workload cluster expires after the TTL;
-//! while the Machine has not joined (no nodeRef), the expiration is pushed out again before
-//! it comes close. Once the node has joined the token is left to expire. The workload
-//! cluster authenticates the token as kube-apiserver does (`system:bootstrap:<id>`).
+//! without a token gets one, whose Secret `kube-system/bootstrap-token-<id>` in the workload
+//! cluster expires after the TTL; while the Machine has not joined (no nodeRef), the
+//! expiration is pushed out again before it comes close. Once the node has joined the token
+//! is left to expire. The workload cluster authenticates the token as kube-apiserver does
+//! (`system:bootstrap:<id>`).
+//!
+//! Upstream draws the token at random and writes it into the config's spec to remember it.
+//! drydock derives it instead, with HMAC-SHA256 keyed by the cluster CA's private key over
+//! the config's uid: as unguessable without that key (whose holder can mint any credential
+//! anyway), the same after a restart or under another leader, and remembered without a
+//! write on the hot path of provisioning.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -15,7 +21,6 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
-use rand::Rng as _;
 
 use super::CONTROLLER;
 use crate::Context;
@@ -28,26 +33,34 @@ pub(super) const RECHECK: Duration = Duration::from_secs(TTL.as_secs() / 3);
 const SECRET_TYPE: &str = "bootstrap.kubernetes.io/token";
 const NAMESPACE: &str = "kube-system";
 
-/// A new token, `[a-z0-9]{6}.[a-z0-9]{16}`.
-pub(super) fn generate() -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut rng = rand::rng();
-    let mut pick =
-        |n: usize| -> String { (0..n).map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())])).collect() };
-    format!("{}.{}", pick(6), pick(16))
+const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+
+/// The token of the config with uid `config_uid` in the cluster whose CA key is
+/// `ca_key_pem`: `[a-z0-9]{6}.[a-z0-9]{16}`.
+pub(super) fn derive(ca_key_pem: &str, config_uid: &str) -> String {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, ca_key_pem.as_bytes());
+    let tag = ring::hmac::sign(&key, format!("bootstrap-token/{config_uid}").as_bytes());
+    let chars: String =
+        tag.as_ref().iter().take(22).map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()])).collect();
+    format!("{}.{}", &chars[..6], &chars[6..])
 }
 
-/// The join token a config carries, if any.
-pub(super) fn of(config: &KubeadmConfig) -> Option<&str> {
+/// The join token a user set in the config, if any.
+fn given(config: &KubeadmConfig) -> Option<&str> {
     let d = config.spec.join_configuration.as_ref()?.discovery.as_ref()?;
     d.bootstrap_token.as_ref()?.token.as_deref().filter(|t| !t.is_empty())
 }
 
-/// Records `token` in the config's join discovery.
-pub(super) fn record(config: &mut KubeadmConfig, token: &str) {
-    let join = config.spec.join_configuration.get_or_insert_default();
-    let t = join.discovery.get_or_insert_default().bootstrap_token.get_or_insert_default();
-    t.token = Some(token.to_string());
+/// The config's join token: the one its user set, else the derived one (none while the
+/// cluster has no CA).
+pub(super) async fn of(ctx: &Context, config: &KubeadmConfig, cluster: &Cluster) -> Result<Option<String>> {
+    if let Some(t) = given(config) {
+        return Ok(Some(t.to_string()));
+    }
+    let secrets: Api<Secret> = ctx.api(&cluster.namespace().unwrap_or_default());
+    let Some(ca) = secrets.get_opt(&format!("{}-ca", cluster.name_any())).await? else { return Ok(None) };
+    let key = ca.data.as_ref().and_then(|d| d.get("tls.key")).and_then(|k| std::str::from_utf8(&k.0).ok());
+    Ok(key.map(|k| derive(k, config.uid().as_deref().unwrap_or_default())))
 }
 
 fn secret_name(id: &str) -> String {
@@ -119,10 +132,11 @@ mod tests {
 
     #[test]
     fn tokens_have_kubeadms_shape_and_secret() {
-        let t = generate();
-        let re = regex_lite(&t);
-        assert!(re, "{t}");
-        assert_ne!(generate(), t, "random");
+        let t = derive("the CA key", "uid-1");
+        assert!(regex_lite(&t), "{t}");
+        assert_eq!(derive("the CA key", "uid-1"), t, "the same config gets the same token");
+        assert_ne!(derive("the CA key", "uid-2"), t, "another config another");
+        assert_ne!(derive("another CA key", "uid-1"), t, "unknowable without the key");
         let s = secret(&t, Timestamp::UNIX_EPOCH).expect("secret");
         assert_eq!(s.metadata.name, Some(format!("bootstrap-token-{}", &t[..6])));
         let data = s.data.expect("data");

@@ -94,6 +94,14 @@ pub fn cluster_role_values() -> Vec<Value> {
         role("system:discovery", &[], vec![paths(&["get"], &[&discovery[..], &public[..]].concat())]),
         role("system:public-info-viewer", &[], vec![paths(&["get"], &public)]),
         role(
+            "system:monitoring",
+            &[],
+            vec![paths(
+                &["get"],
+                &["/metrics", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*"],
+            )],
+        ),
+        role(
             "system:basic-user",
             &[],
             vec![
@@ -190,6 +198,7 @@ pub fn cluster_role_binding_values() -> Vec<Value> {
     vec![
         binding("cluster-admin", "cluster-admin", &[super::MASTERS_GROUP]),
         binding("system:discovery", "system:discovery", &[crate::auth::AUTHENTICATED_GROUP]),
+        binding("system:monitoring", "system:monitoring", &["system:monitoring"]),
         binding("system:basic-user", "system:basic-user", &[crate::auth::AUTHENTICATED_GROUP]),
         binding(
             "system:public-info-viewer",

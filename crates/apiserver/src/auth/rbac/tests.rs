@@ -120,6 +120,9 @@ fn the_default_policy_applies_without_objects() {
     assert!(authorize(&p, &sa, &path("/openid/v1/jwks")).allowed, "issuer discovery for service accounts");
     assert!(!authorize(&p, &UserInfo::new("alice", "", []), &path("/openid/v1/jwks")).allowed);
     assert!(!authorize(&p, &sa, &path("/metrics")).allowed);
+    let prometheus = UserInfo::new("prometheus", "", ["system:monitoring".to_string()]);
+    assert!(authorize(&p, &prometheus, &path("/metrics")).allowed, "system:monitoring scrapes");
+    assert!(authorize(&p, &prometheus, &path("/readyz/storage")).allowed);
     assert!(authorize(&p, &sa, &on("create", "authorization.k8s.io", "selfsubjectaccessreviews", None, None)).allowed);
     let admin = UserInfo::new("root", "", [MASTERS_GROUP.to_string()]);
     assert!(authorize(&p, &admin, &on("delete", "", "namespaces", None, Some("kube-system"))).allowed);
