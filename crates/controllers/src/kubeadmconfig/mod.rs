@@ -401,8 +401,12 @@ async fn generate(
     let token = match mode {
         Mode::Join { .. } => {
             let token = tokens::of(&state.ctx, config, cluster).await?;
-            if let Some(t) = &token {
-                tokens::keep(&state.ctx, cluster, t, state.ctx.clock().now()).await?;
+            // Data never waits on the workload cluster: its token Secret is written when it
+            // answers, here or on the next look (the config is requeued while it joins).
+            if let Some(t) = &token
+                && let Err(e) = tokens::keep(&state.ctx, cluster, t, state.ctx.clock().now()).await
+            {
+                tracing::info!(config = %config.name_any(), error = %e, "bootstrap token Secret not written yet");
             }
             token
         }
