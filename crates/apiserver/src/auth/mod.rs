@@ -135,9 +135,7 @@ impl Authenticator {
                 Some(self.service_account(token, cluster, objects).ok_or_else(unauthorized)?)
             }
             // The static tokens are the management cluster's.
-            (None, Some(token)) if !matches!(peer.scope, Scope::Cluster(_)) && self.tokens.user(token).is_some() => {
-                self.tokens.user(token)
-            }
+            (None, Some(token)) if let Some(u) = self.static_user(token, &peer.scope) => Some(u),
             (None, Some(token)) if bootstrap_tokens::looks_like(token) => {
                 Some(bootstrap_tokens::user(token, cluster, objects).ok_or_else(unauthorized)?)
             }
@@ -153,6 +151,11 @@ impl Authenticator {
 }
 
 impl Authenticator {
+    /// The user of a static token, on a connection to the management cluster.
+    fn static_user(&self, token: &str, scope: &Scope) -> Option<UserInfo> {
+        if matches!(scope, Scope::Cluster(_)) { None } else { self.tokens.user(token) }
+    }
+
     /// The ServiceAccount a token names, if the token is valid in `cluster` and what it is
     /// bound to still exists with the uid it was issued for.
     fn service_account(&self, token: &str, cluster: &LogicalClusterName, objects: &dyn Objects) -> Option<UserInfo> {
