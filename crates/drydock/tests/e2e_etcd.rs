@@ -15,8 +15,8 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, W
 
 use common::etcd::EtcdCluster;
 use common::{
-    Process, free_port, json, kubeconfig_of, kubectl_ok, leads, one_leader, process_client, scrape, spawn_drydock_with,
-    wait,
+    Process, free_port, json, kubeconfig_of, kubectl_ok, leads, machines_not_running, one_leader, process_client,
+    scrape, spawn_drydock_with, wait, wait_or_report,
 };
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -175,7 +175,13 @@ async fn the_fleet_completes_when_the_leading_replica_and_an_etcd_member_are_kil
     let took = killed.elapsed();
     assert!(took < Duration::from_secs(3 + 4), "the standby took {took:?} to lead (lease duration 3 s)");
 
-    wait("every Machine of the fleet Running", 3 * MINUTE, || running(&kc) == 2 * CLUSTERS).await;
+    wait_or_report(
+        "every Machine of the fleet Running",
+        3 * MINUTE,
+        || running(&kc) == 2 * CLUSTERS,
+        || machines_not_running(&kc),
+    )
+    .await;
     let all = fleet_machines(&kc);
     assert_eq!(all.len(), 2 * CLUSTERS, "no Machine duplicated or lost: {all:?}");
     for i in 0..CLUSTERS {

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 
 use common::{
-    Process, free_port, generated_cluster, json, kubeconfig_of, kubectl_ok, leads, machines, one_leader, ready_nodes,
-    running, scrape, spawn_drydock_with, total, wait,
+    Process, free_port, generated_cluster, json, kubeconfig_of, kubectl_ok, leads, machines, machines_not_running,
+    one_leader, ready_nodes, running, scrape, spawn_drydock_with, total, wait, wait_or_report,
 };
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -127,7 +127,13 @@ async fn a_standby_takes_over_when_the_leader_is_killed_mid_provisioning() {
     let took = killed.elapsed();
     assert!(took < Duration::from_secs(3 + 4), "the standby took {took:?} to lead (lease duration 3 s)");
 
-    wait("every Machine Running under the new leader", 2 * MINUTE, || running(&kc, "ha") == 4).await;
+    wait_or_report(
+        "every Machine Running under the new leader",
+        2 * MINUTE,
+        || running(&kc, "ha") == 4,
+        || machines_not_running(&kc),
+    )
+    .await;
     let all = machines(&kc, "ha");
     assert_eq!(all.len(), 4, "no Machine duplicated or lost: {all:?}");
     assert!(total(&scrape(&ports[standby]), "controller_runtime_reconcile_total") > 0.0, "the new leader reconciled");

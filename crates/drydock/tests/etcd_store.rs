@@ -1,6 +1,7 @@
 //! The etcd store's semantics, through API servers in this process on a real etcd member:
-//! preconditions are etcd's, a replica that restarts loads what etcd holds, and writes under
-//! another prefix (another drydock, another application) never hold reads up.
+//! preconditions are etcd's, a replica that restarts loads what etcd holds, writes under
+//! another prefix (another drydock, another application) never hold reads up, and a
+//! replica whose watch moved to another member still reads every write.
 
 mod common;
 
@@ -112,12 +113,36 @@ async fn writes_under_another_prefix_move_the_revision_without_holding_reads_up(
         last = cm.metadata.resource_version.and_then(|v| v.parse().ok()).expect("numeric resourceVersion");
     }
     // A consistent list waits for etcd's current revision, which only writes outside this
-    // server's prefix moved: the watch's progress report carries it there.
+    // server's prefix moved: the watch learns it is there from a barrier write.
     let listed = on_ours.list(&ListParams::default()).await.expect("list");
     let at: u64 = listed.metadata.resource_version.and_then(|v| v.parse().ok()).expect("list revision");
     assert!(at >= last, "the list is at etcd's revision {last} or later, not {at}");
     let names: Vec<_> = listed.items.iter().filter_map(|c| c.metadata.name.clone()).collect();
     assert_eq!(names, ["mine"], "only this server's objects");
+}
+
+/// The member a replica's watch is on dies; while the watch resumes on another member from
+/// where it stopped, etcd's revision keeps moving (writes through another replica, and
+/// under another prefix). Every read through the replica is consistent all along: it sees
+/// the write made just before it through the other replica.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_whose_watch_moved_to_another_member_reads_every_write() {
+    let mut etcd = EtcdCluster::start(3).await;
+    let (a, b, other) = (server(&etcd, "/r").await, server(&etcd, "/r").await, server(&etcd, "/other").await);
+    let (on_a, on_b, on_other) = (config_maps(&a), config_maps(&b), config_maps(&other));
+    on_a.create(&PostParams::default(), &config_map("before", "1")).await.expect("create");
+    assert!(on_b.get_opt("before").await.expect("get through b").is_some(), "b follows a");
+
+    etcd.kill(0);
+    for i in 0..60 {
+        let name = format!("cm-{i}");
+        on_a.create(&PostParams::default(), &config_map(&name, "1")).await.expect("create through a");
+        on_other.create(&PostParams::default(), &config_map(&name, "1")).await.expect("create under /other");
+        let read = on_b.get_opt(&name).await.expect("get through b");
+        assert!(read.is_some(), "{name}, written through a, is read through b");
+    }
+    let listed = on_b.list(&ListParams::default()).await.expect("list through b");
+    assert_eq!(listed.items.len(), 61, "b lists every write");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

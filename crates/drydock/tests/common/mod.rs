@@ -486,6 +486,48 @@ pub async fn wait<F: FnMut() -> bool>(what: &str, timeout: Duration, mut f: F) {
     .await;
 }
 
+/// [`wait`], reporting what `report` says when the deadline passes.
+pub async fn wait_or_report<F: FnMut() -> bool>(what: &str, timeout: Duration, mut f: F, report: impl Fn() -> String) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while !tokio::task::block_in_place(&mut f) {
+        if tokio::time::Instant::now() >= deadline {
+            panic!("timed out after {timeout:?} waiting for {what}:\n{}", tokio::task::block_in_place(report));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The Machines that are not Running, with the conditions not True of each and of its
+/// bootstrap config and infrastructure: what a timed-out wait for Machines reports.
+pub fn machines_not_running(kc: &Path) -> String {
+    let conditions = |o: &Value| {
+        o["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["status"] != "True")
+            .map(|c| format!("{}={} {} {}", c["type"], c["status"], c["reason"], c["message"]))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let mut report = String::new();
+    for m in json(kc, &["get", "machines"])["items"].as_array().into_iter().flatten() {
+        if m["status"]["phase"] == "Running" {
+            continue;
+        }
+        let name = m["metadata"]["name"].as_str().unwrap_or_default();
+        report.push_str(&format!("machine {name} {}: {}\n", m["status"]["phase"], conditions(m)));
+        for r in [&m["spec"]["bootstrap"]["configRef"], &m["spec"]["infrastructureRef"]] {
+            let kind = r["kind"].as_str().unwrap_or_default().to_lowercase();
+            let of = r["name"].as_str().unwrap_or_default();
+            let (ok, out, err) = kubectl(kc, &["get", &kind, of, "-o", "json"], None);
+            let o: Value = serde_json::from_str(&out).unwrap_or_default();
+            report.push_str(&format!("  {kind}: {}\n", if ok { conditions(&o) } else { err }));
+        }
+    }
+    report
+}
+
 /// The value of every sample of `metric` in a Prometheus text exposition, summed.
 pub fn total(exposition: &str, metric: &str) -> f64 {
     exposition

@@ -79,6 +79,9 @@ impl Compiled {
         let stored: HashSet<String> = cluster_roles.iter().filter_map(|r| r.metadata.name.clone()).collect();
         cluster_roles
             .extend(defaults::cluster_roles().iter().filter(|r| !stored.contains(name_of(&r.metadata))).cloned());
+        // Aggregated rules follow the matched roles in name order, as the store lists them:
+        // the same rules whether the roles are stored yet or only defaults.
+        cluster_roles.sort_by(|a, b| name_of(&a.metadata).cmp(name_of(&b.metadata)));
         let mut cluster_role_bindings = policy.cluster_role_bindings();
         let stored: HashSet<String> = cluster_role_bindings.iter().filter_map(|b| b.metadata.name.clone()).collect();
         cluster_role_bindings.extend(

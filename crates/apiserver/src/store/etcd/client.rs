@@ -172,6 +172,18 @@ impl Members {
         Ok(header_rev(resp.header.as_ref()))
     }
 
+    /// Writes `key` unconditionally; returns the revision of the write.
+    pub async fn put(&self, key: &[u8]) -> anyhow::Result<u64> {
+        let req = pb::PutRequest { key: key.to_vec(), ..Default::default() };
+        let resp = self
+            .call("put", |mut c| {
+                let req = req.clone();
+                async move { c.kv.put(req).await }
+            })
+            .await?;
+        Ok(header_rev(resp.header.as_ref()))
+    }
+
     /// Every key under `prefix` at one revision, page by page; returns that revision.
     pub async fn load(
         &self,

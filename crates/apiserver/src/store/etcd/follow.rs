@@ -1,6 +1,14 @@
 //! Follows etcd's watch on drydock's prefix: applies each event to the in-memory tables and
 //! publishes it to this replica's watchers, in etcd's revision order. A broken stream is
 //! resumed on the next member from the last applied revision.
+//!
+//! When a reader needs to know that the watch has caught up with etcd, the follower writes a
+//! barrier key under the prefix and waits for its event: a watch stream delivers events in
+//! revision order, so everything before the barrier has been applied once it arrives. etcd's
+//! progress notifications would say the same without a write, but before etcd 3.4.25 and
+//! 3.5.8 (still what distributions ship) a requested one can overtake the events it claims
+//! were sent, above all on a watch just resumed from an older revision; trusting it would
+//! serve stale reads and, should the stream then break, resume past events never applied.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +18,7 @@ use etcdv3client::pb::{self, watch_request};
 use parking_lot::RwLock;
 use tokio::sync::mpsc;
 
-use super::client::{Members, header_rev, prefix_end};
+use super::client::{Members, prefix_end};
 use crate::store::watch::{EventType, WatchEvent, WatchHub};
 use crate::store::{ObjKey, ResourceNames, State, Stored, parse_log_key, table_mut};
 
@@ -20,6 +28,17 @@ pub(super) struct Follower {
     pub state: Arc<RwLock<State>>,
     pub hub: Arc<WatchHub>,
     pub names: Arc<dyn ResourceNames>,
+}
+
+/// The key of the barrier writes, under the prefix; it names no resource.
+pub(super) const BARRIER: &str = "~barrier";
+
+/// The barrier write in flight, if any, and whether another reader asked meanwhile (its
+/// revision may be past that barrier's).
+#[derive(Default)]
+struct Barrier {
+    in_flight: bool,
+    again: bool,
 }
 
 /// How a watch stream ended without an error of its own.
@@ -62,6 +81,8 @@ impl Follower {
         skip: bool,
     ) -> anyhow::Result<Ended> {
         let (url, mut client) = self.members.member(skip);
+        let (failed_tx, mut failed) = mpsc::unbounded_channel();
+        let mut barrier = Barrier::default();
         let (tx, rx) = mpsc::channel(4);
         let create = pb::WatchCreateRequest {
             key: self.prefix.as_bytes().to_vec(),
@@ -78,6 +99,10 @@ impl Follower {
             .await
             .with_context(|| format!("watching {url}"))?;
         tracing::debug!(member = %url, from = *from + 1, "following etcd");
+        if skip {
+            // Readers may have waited on the broken stream: let them know where etcd is.
+            self.write_barrier(&mut barrier, &failed_tx);
+        }
         loop {
             tokio::select! {
                 msg = stream.message() => {
@@ -87,49 +112,65 @@ impl Follower {
                         return Ok(Ended::Compacted(resp.compact_revision as u64));
                     }
                     anyhow::ensure!(!resp.canceled, "{url} canceled the watch: {}", resp.cancel_reason);
+                    // Events only: no progress notification is asked for (see the module's note).
                     if resp.events.is_empty() {
-                        // A progress report: nothing under the prefix changed up to here.
-                        if !resp.created {
-                            *from = (*from).max(self.advance(header_rev(resp.header.as_ref())));
-                        }
                         continue;
                     }
-                    *from = (*from).max(self.apply(resp.events));
+                    let (last, barriers) = self.apply(resp.events);
+                    *from = (*from).max(last);
+                    if barriers {
+                        barrier.in_flight = false;
+                        if std::mem::take(&mut barrier.again) {
+                            self.write_barrier(&mut barrier, &failed_tx);
+                        }
+                    }
                 }
                 Some(()) = wanted.recv() => {
                     while wanted.try_recv().is_ok() {}
-                    let ask = watch_request::RequestUnion::ProgressRequest(pb::WatchProgressRequest {});
-                    tx.send(pb::WatchRequest { request_union: Some(ask) }).await.context("asking for watch progress")?;
+                    self.write_barrier(&mut barrier, &failed_tx);
                 }
+                Some(()) = failed.recv() => barrier.in_flight = false,
             }
         }
     }
 
-    /// Records that etcd reached `rev` with nothing new for this replica.
-    fn advance(&self, rev: u64) -> u64 {
-        {
-            let mut st = self.state.write();
-            st.rev = st.rev.max(rev);
+    /// Writes a barrier unless one is in flight (then another follows it).
+    fn write_barrier(&self, barrier: &mut Barrier, failed: &mpsc::UnboundedSender<()>) {
+        if barrier.in_flight {
+            barrier.again = true;
+            return;
         }
-        self.hub.advance(rev);
-        rev
+        barrier.in_flight = true;
+        let members = self.members.clone();
+        let key = format!("{}{BARRIER}", self.prefix);
+        let failed = failed.clone();
+        tokio::spawn(async move {
+            if let Err(e) = members.put(key.as_bytes()).await {
+                tracing::warn!(error = %format!("{e:#}"), "writing an etcd watch barrier failed");
+                let _ = failed.send(());
+            }
+        });
     }
 
-    /// Applies a batch of events in revision order; returns the last revision.
-    fn apply(&self, events: Vec<pb::Event>) -> u64 {
+    /// Applies a batch of events in revision order; returns the last revision and whether
+    /// a barrier was among them.
+    fn apply(&self, events: Vec<pb::Event>) -> (u64, bool) {
         // Decoded before taking the lock that readers and writers share.
         let mut decoded: Vec<(ObjKey, u64, Option<Stored>)> = Vec::with_capacity(events.len());
         let mut last = 0;
+        let mut barriers = false;
         {
             let st = self.state.read();
             for ev in events {
                 let Some(kv) = ev.kv else { continue };
                 let rev = kv.mod_revision as u64;
                 last = rev;
-                let key = std::str::from_utf8(&kv.key)
-                    .ok()
-                    .and_then(|k| k.strip_prefix(self.prefix.as_str()))
-                    .and_then(|k| parse_log_key(k, self.names.as_ref(), &st.clusters));
+                let key = std::str::from_utf8(&kv.key).ok().and_then(|k| k.strip_prefix(self.prefix.as_str()));
+                if key == Some(BARRIER) {
+                    barriers = true;
+                    continue;
+                }
+                let key = key.and_then(|k| parse_log_key(k, self.names.as_ref(), &st.clusters));
                 let Some(key) = key else {
                     tracing::debug!(key = %String::from_utf8_lossy(&kv.key), "etcd key names no resource; skipped");
                     continue;
@@ -169,6 +210,6 @@ impl Follower {
         }
         self.hub.publish(&out);
         self.hub.advance(last);
-        last
+        (last, barriers)
     }
 }

@@ -36,8 +36,8 @@ pub struct Etcd {
     members: Arc<Members>,
     /// `<prefix>/`: every key drydock writes starts with it.
     prefix: String,
-    /// Asks the watch for a progress report (etcd's revision as the watch has seen it).
-    progress: mpsc::UnboundedSender<()>,
+    /// Asks the watch for a barrier: a write whose event proves it has caught up.
+    barrier: mpsc::UnboundedSender<()>,
 }
 
 impl Etcd {
@@ -52,9 +52,9 @@ impl Etcd {
             return Ok(());
         }
         // Writes outside drydock's prefix move etcd's revision too; the watch learns that
-        // only from a progress report, which it asks for when nothing else arrives.
+        // it is past them from a barrier (`follow.rs`), asked for when nothing else arrives.
         if store.hub.wait_published(rev, Some(Duration::from_millis(50))).await != super::watch::Progress::Reached {
-            let _ = self.progress.send(());
+            let _ = self.barrier.send(());
             if store.hub.wait_published(rev, Some(CATCH_UP)).await != super::watch::Progress::Reached {
                 tracing::warn!(
                     revision = rev,
@@ -152,6 +152,9 @@ pub(super) async fn open(
                 skipped += 1;
                 return Ok(());
             };
+            if k == follow::BARRIER {
+                return Ok(());
+            }
             let Some(key) = super::parse_log_key(k, names.as_ref(), &state.clusters) else {
                 skipped += 1;
                 return Ok(());
@@ -176,8 +179,8 @@ pub(super) async fn open(
         "store loaded from etcd"
     );
     let state = Arc::new(parking_lot::RwLock::new(state));
-    let (progress, wanted) = mpsc::unbounded_channel();
-    let etcd = Arc::new(Etcd { members: members.clone(), prefix: prefix.clone(), progress });
+    let (barrier, wanted) = mpsc::unbounded_channel();
+    let etcd = Arc::new(Etcd { members: members.clone(), prefix: prefix.clone(), barrier });
     let store = Arc::new(Store {
         state: state.clone(),
         hub: hub.clone(),
