@@ -169,8 +169,10 @@ fn schema_diffs(name: &str, up: &Value, ours: &Value) -> Vec<String> {
 }
 
 /// The CRDs drydock serves that upstream v1.9 did not have, compared with upstream v1.14's:
-/// the Dev provider's kinds.
+/// the Dev provider's kinds and ClusterResourceSet with its binding.
 const NEWER_KINDS: &[&str] = &[
+    "clusterresourcesetbindings.addons.cluster.x-k8s.io",
+    "clusterresourcesets.addons.cluster.x-k8s.io",
     "devclusters.infrastructure.cluster.x-k8s.io",
     "devclustertemplates.infrastructure.cluster.x-k8s.io",
     "devmachinepools.infrastructure.cluster.x-k8s.io",
@@ -253,7 +255,7 @@ fn every_upstream_kind_is_generated_and_nothing_else() {
     let mut up: BTreeSet<_> = common::upstream_crds().into_iter().map(|(n, _)| n).collect();
     assert_eq!(up.len(), 20, "upstream v1.9's kinds");
     up.extend(paired_newer().into_iter().map(|(n, _, _)| n));
-    assert_eq!(up.len(), 26);
+    assert_eq!(up.len(), 28);
     let ours: BTreeSet<_> = common::our_crds().into_iter().map(|(n, _)| n).collect();
     assert_eq!(up, ours);
 }

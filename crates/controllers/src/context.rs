@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use drydock_api::capi::addons::RESOURCE_SET_SECRET_TYPE;
+use drydock_api::capi::addons::v1beta2::ClusterResourceSet;
 use drydock_api::capi::core::v1beta2::{
     Cluster, ClusterClass, Machine, MachineDeployment, MachineHealthCheck, MachineSet,
 };
@@ -11,7 +13,9 @@ use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::ipam::v1beta2::{IPAddress, IPAddressClaim};
 use drydock_api::capi::ipam::{GlobalInClusterIPPool, InClusterIPPool};
 use drydock_api::capi::kubeadm::v1beta2::{KubeadmConfig, KubeadmControlPlane};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::Api;
+use kube::runtime::watcher;
 
 use crate::framework::Error;
 use crate::framework::clock::Clock;
@@ -35,6 +39,8 @@ pub struct Settings {
     /// worker: allocation reads the addresses in use from the store, and two allocations at
     /// once could hand out the same address.
     pub ipam_pool_concurrency: u16,
+    /// ClusterResourceSets reconciled at once.
+    pub clusterresourceset_concurrency: u16,
     /// Clusters with a topology reconciled at once.
     pub topology_concurrency: u16,
     /// Only objects in this namespace (all when `None`).
@@ -54,6 +60,7 @@ impl Default for Settings {
             kubeadmconfig_concurrency: 64,
             mhc_concurrency: 16,
             ipam_pool_concurrency: 4,
+            clusterresourceset_concurrency: 10,
             topology_concurrency: 10,
             namespace: None,
             clock: Clock::system(),
@@ -73,6 +80,7 @@ impl Settings {
         self.kubeadmconfig_concurrency = n;
         self.mhc_concurrency = n;
         self.ipam_pool_concurrency = n;
+        self.clusterresourceset_concurrency = n;
         self
     }
 }
@@ -98,6 +106,11 @@ pub struct Informers {
     pub ip_pools: Arc<Informer<InClusterIPPool>>,
     /// Cluster-scoped: watched whole even when the controllers watch one namespace.
     pub global_ip_pools: Arc<Informer<GlobalInClusterIPPool>>,
+    pub cluster_resource_sets: Arc<Informer<ClusterResourceSet>>,
+    /// What ClusterResourceSets apply: every ConfigMap, and the Secrets of the resource-set
+    /// type only (a fleet's many other Secrets are never held in memory for them).
+    pub addon_config_maps: Arc<Informer<ConfigMap>>,
+    pub addon_secrets: Arc<Informer<Secret>>,
     /// Nodes of every workload cluster through one cross-cluster watch, when the API server
     /// hosting the workload clusters offers one (otherwise Nodes are read per reconcile).
     pub nodes: Option<Arc<WorkloadNodes>>,
@@ -131,6 +144,12 @@ impl Informers {
             ip_addresses: Informer::new(api(client, namespace)),
             ip_pools: Informer::new(api(client, namespace)),
             global_ip_pools: Informer::new(Api::all(client.clone())),
+            cluster_resource_sets: Informer::new(api(client, namespace)),
+            addon_config_maps: Informer::new(api(client, namespace)),
+            addon_secrets: Informer::with_config(
+                api(client, namespace),
+                watcher::Config::default().fields(&format!("type={RESOURCE_SET_SECRET_TYPE}")),
+            ),
             nodes: None,
         }
     }
@@ -153,6 +172,9 @@ impl Informers {
         self.ip_addresses.start();
         self.ip_pools.start();
         self.global_ip_pools.start();
+        self.cluster_resource_sets.start();
+        self.addon_config_maps.start();
+        self.addon_secrets.start();
         if let Some(n) = &self.nodes {
             n.start();
         }

@@ -4,6 +4,7 @@
 //! Each controller is one module with a `controller(ctx)` future; [`run`] starts them all
 //! on shared informers (one watch and one store per kind).
 
+pub mod addons;
 pub mod cluster;
 pub mod clusterclass;
 pub mod context;
@@ -40,6 +41,7 @@ pub fn controllers(ctx: &Arc<Context>) -> Vec<Running> {
         kcp::controller(ctx),
         mhc::controller(ctx),
         topology::controller(ctx),
+        addons::controller(ctx),
     ];
     all.extend(ipam::controllers(ctx));
     all

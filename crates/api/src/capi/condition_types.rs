@@ -106,3 +106,9 @@ pub const POOL_EXHAUSTED: &str = "PoolExhausted";
 pub const POOL_NOT_READY: &str = "PoolNotReady";
 /// Any other reason no address could be allocated (a pool spec that cannot be used).
 pub const ALLOCATION_FAILED: &str = "AllocationFailed";
+
+/// ClusterResourceSet (v1beta1 condition and reasons).
+pub const RESOURCES_APPLIED: &str = "ResourcesApplied";
+pub const RETRIEVING_RESOURCE_FAILED: &str = "RetrievingResourceFailed";
+pub const WRONG_SECRET_TYPE: &str = "WrongSecretType";
+pub const APPLY_FAILED: &str = "ApplyFailed";

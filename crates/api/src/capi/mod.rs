@@ -8,6 +8,7 @@
 //! - [`dev`] holds `infrastructure.cluster.x-k8s.io` v1beta1 and v1beta2 Dev kinds (upstream's
 //!   test provider; its in-memory backend runs on drydock's in-memory provider).
 //! - [`ipam`] holds `ipam.cluster.x-k8s.io` claims and addresses (v1beta1) and in-cluster pools (v1alpha2).
+//! - [`addons`] holds `addons.cluster.x-k8s.io` ClusterResourceSet and ClusterResourceSetBinding.
 //!
 //! Shared helpers: [`conditions`] (v1beta1 conditions and the Ready summary),
 //! [`condition_types`] (the condition types and reasons controllers set), [`owner`]
@@ -20,6 +21,7 @@
 //! typed struct; [`resources`] lists every kind with its CRD and admission for the API server,
 //! and [`crds`] renders the kinds as installable CustomResourceDefinitions.
 
+pub mod addons;
 pub mod common;
 pub mod condition_types;
 pub mod conditions;

@@ -13,7 +13,7 @@ use kube::CustomResourceExt;
 use super::conversion::lossless::Native;
 use super::conversion::{AdmitAt, HubSpoke};
 use super::typed::{KindAdmission, Typed};
-use super::{core, dev, inmemory, ipam, kubeadm};
+use super::{addons, core, dev, inmemory, ipam, kubeadm};
 use crate::admission::Admission;
 use crate::conversion::Conversion;
 use crate::resource::{NativeKind, ResourceDef};
@@ -214,7 +214,24 @@ fn listed() -> Vec<NativeKind> {
         ),
         entry::<ipam::InClusterIPPool>(typed(ipam::InClusterIPPoolAdmission)),
         entry::<ipam::GlobalInClusterIPPool>(typed(ipam::GlobalInClusterIPPoolAdmission)),
+        hub_stored::<addons::conversion::ClusterResourceSetConversion, _>(addons::ClusterResourceSetAdmission),
+        binding_v1beta1_status(hub_stored::<addons::conversion::ClusterResourceSetBindingConversion, _>(
+            addons::ClusterResourceSetBindingAdmission,
+        )),
     ]
+}
+
+/// Upstream's v1beta1 ClusterResourceSetBinding declares a status subresource though it has
+/// no status (v1beta2 dropped it); kube-derive declares one only with a status type.
+fn binding_v1beta1_status(mut kind: NativeKind) -> NativeKind {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+        CustomResourceSubresourceStatus, CustomResourceSubresources,
+    };
+    for v in kind.crd.spec.versions.iter_mut().filter(|v| v.name == "v1beta1") {
+        v.subresources.get_or_insert_with(CustomResourceSubresources::default).status =
+            Some(CustomResourceSubresourceStatus(serde_json::json!({})));
+    }
+    kind
 }
 
 /// Every served version of every Cluster API kind, with its admission.
@@ -235,8 +252,8 @@ mod tests {
     #[test]
     fn every_kind_is_served_with_admission_and_schema() {
         let defs: Vec<ResourceDef> = resources().into_iter().filter(|d| d.version != "v1beta2").collect();
-        // 24 kinds; IPAM's two also in v1alpha1.
-        assert_eq!(defs.len(), 26);
+        // 26 kinds; IPAM's two also in v1alpha1.
+        assert_eq!(defs.len(), 28);
         for d in &defs {
             assert!(d.admission.is_some(), "{} has no admission", d.kind);
             let schema = d.schema.as_ref().unwrap_or_else(|| panic!("{} has no schema", d.kind));
@@ -257,7 +274,7 @@ mod tests {
         assert!(!find("GlobalInClusterIPPool").namespaced);
         assert!(!find("IPAddress").status_subresource);
         assert_eq!(find("Machine").printer_columns.len(), 6);
-        assert_eq!(crds().len(), 26);
+        assert_eq!(crds().len(), 28);
     }
 
     #[test]

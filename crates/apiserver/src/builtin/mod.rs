@@ -81,6 +81,7 @@ fn core_config() -> [ResourceDef; 3] {
             .schema(schema_of::<ConfigMap>())
             .admission(config_data::ConfigMapAdmission),
         ResourceDef::new("", "v1", "Secret", "secrets")
+            .selectable(&["type"])
             .column(col("Type", "string", ".type"))
             .column(col("Data", "integer", "#count:.data"))
             .schema(schema_of::<Secret>())

@@ -30,6 +30,7 @@ pub struct Informer<K: Resource<DynamicType = ()> + Clone + 'static> {
     pub store: Store<K>,
     pending: Mutex<Option<Pending<K>>>,
     api: Api<K>,
+    config: watcher::Config,
 }
 
 impl<K> Informer<K>
@@ -37,8 +38,14 @@ where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     pub fn new(api: Api<K>) -> Arc<Self> {
+        Self::with_config(api, watcher::Config::default())
+    }
+
+    /// An informer of the objects `config` selects (a label or field selector).
+    pub fn with_config(api: Api<K>, config: watcher::Config) -> Arc<Self> {
         let (store, writer) = reflector::store();
-        Arc::new(Self { store, pending: Mutex::new(Some(Pending { writer, subscribers: Vec::new() })), api })
+        let pending = Mutex::new(Some(Pending { writer, subscribers: Vec::new() }));
+        Arc::new(Self { store, pending, api, config })
     }
 
     /// A stream of changed (applied or deleted) objects for a controller. Subscribe before
@@ -55,7 +62,7 @@ where
     /// Starts the watch (once). Store readers see objects after the initial list.
     pub fn start(&self) {
         let Some(Pending { mut writer, subscribers }) = self.pending.lock().take() else { return };
-        let mut events = watcher(self.api.clone(), watcher::Config::default()).default_backoff().boxed();
+        let mut events = watcher(self.api.clone(), self.config.clone()).default_backoff().boxed();
         let kind = K::kind(&()).to_string();
         tokio::spawn(async move {
             // Objects of a (re)list are announced only once it is complete: the store

@@ -145,3 +145,9 @@ pub const SCALING_DOWN_UNKNOWN_REASON: &str = "ScalingDownUnknown";
 pub const REMEDIATION_ALLOWED: &str = "RemediationAllowed";
 pub const REMEDIATION_ALLOWED_REASON: &str = "RemediationAllowed";
 pub const TOO_MANY_UNHEALTHY_REASON: &str = "TooManyUnhealthy";
+
+// ClusterResourceSet.
+pub const RESOURCES_APPLIED: &str = "ResourcesApplied";
+pub const APPLIED_REASON: &str = "Applied";
+pub const NOT_APPLIED_REASON: &str = "NotApplied";
+pub const WRONG_SECRET_TYPE_REASON: &str = "WrongSecretType";
