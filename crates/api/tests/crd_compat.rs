@@ -135,6 +135,10 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // k8s-openapi's EnvVarSource (Kubernetes 1.33) predates `fileKeyRef` (1.34), which
     // upstream v1.14's copy has; the field is optional (kubeadm `extraEnvs` only).
     ("*", "missing", ".valueFrom.fileKeyRef"),
+    // drydock's extension of its own in-memory machines: addresses claimed from IP pools.
+    ("inmemorymachines.infrastructure.cluster.x-k8s.io", "extra", "=.spec.addressesFromPools"),
+    ("inmemorymachines.infrastructure.cluster.x-k8s.io", "extra", "=.status.addresses"),
+    ("inmemorymachinetemplates.infrastructure.cluster.x-k8s.io", "extra", "=.spec.template.spec.addressesFromPools"),
 ];
 
 fn allowed(crd: &str, kind: &str, path: &str) -> bool {

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use drydock_api::capi::common::APIEndpoint;
 use drydock_api::capi::condition_types::{BACKEND_SIMULATED, NO_CONTAINER_RUNTIME};
 use drydock_api::capi::conditions::{Condition, HasConditions};
+use drydock_api::capi::core::v1beta2::MachineAddress;
 use drydock_api::capi::dev::backend::{Backend, DOCKER_SIMULATED_MESSAGE};
 use drydock_api::capi::dev::v1beta2::{APIEndpoint as DevAPIEndpoint, DevCluster, DevMachine, InitializationStatus};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine, InMemoryMachineBehaviour};
@@ -21,6 +22,7 @@ use drydock_api::capi::v1beta2_conditions::{self as v2, HasV1Beta2Conditions};
 use drydock_controllers::Informers;
 use drydock_controllers::framework::events::Events;
 use drydock_controllers::framework::informer::Informer;
+use k8s_openapi::api::core::v1::TypedLocalObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Resource;
 use kube::core::NamespaceResourceScope;
@@ -90,6 +92,12 @@ pub trait SimulatedMachine: Simulated {
     fn behaviour(&self) -> Option<&InMemoryMachineBehaviour>;
     fn provider_id(&self) -> Option<&str>;
     fn set_provider_id(&mut self, id: String);
+    /// The IP pools the machine takes an address from each (none unless the kind has them).
+    fn addresses_from_pools(&self) -> &[TypedLocalObjectReference] {
+        &[]
+    }
+    /// Reports the addresses taken from the pools.
+    fn set_addresses(&mut self, _addresses: Vec<MachineAddress>) {}
 }
 
 impl Simulated for InMemoryCluster {
@@ -204,6 +212,14 @@ impl SimulatedMachine for InMemoryMachine {
 
     fn set_provider_id(&mut self, id: String) {
         self.spec.provider_id = Some(id);
+    }
+
+    fn addresses_from_pools(&self) -> &[TypedLocalObjectReference] {
+        self.spec.addresses_from_pools.as_deref().unwrap_or_default()
+    }
+
+    fn set_addresses(&mut self, addresses: Vec<MachineAddress>) {
+        self.status.get_or_insert_default().addresses = Some(addresses).filter(|a| !a.is_empty());
     }
 }
 

@@ -342,6 +342,7 @@ impl Referenced {
                     .map(|a| MachineAddress { type_: a.type_.as_str().into(), address: a.address.clone() })
                     .collect()
             }),
+            Self::InMemoryMachine(o) => o.status.as_ref().and_then(|s| s.addresses.clone()),
             _ => field(self.dynamic(&["status", "addresses"])),
         }
     }

@@ -13,6 +13,7 @@
 //! [`steps`] decides what a reconcile does, [`workload`] does it in the workload cluster,
 //! [`delete`] cleans up.
 
+mod addresses;
 mod delete;
 mod steps;
 mod workload;
@@ -23,6 +24,7 @@ use std::sync::Arc;
 use drydock_api::capi::condition_types::WAITING_FOR_CLUSTER_INFRASTRUCTURE;
 use drydock_api::capi::conditions::{Condition, Severity, time_at};
 use drydock_api::capi::core::v1beta2::{Cluster, Machine};
+use drydock_api::capi::ipam::v1beta2::IPAddressClaim;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::owner::find_owner;
 use drydock_api::tenancy::LogicalClusterName;
@@ -47,6 +49,7 @@ use crate::kinds::{SimulatedMachine, announce_backend, finish_conditions};
 use crate::logical::LogicalCluster;
 use crate::timing::Plan;
 use crate::{ProviderContext, cluster_paused, is_paused};
+use addresses::{Claimed, WAITING_FOR_IP_ADDRESSES};
 use steps::{set_conditions, steps};
 use workload::{Workload, apply_fault, context};
 
@@ -130,7 +133,8 @@ pub fn controller<K: SimulatedMachine>(pctx: &Arc<ProviderContext>) -> Running {
     };
     let c = Controller::for_shared_stream(queue.track(informer.subscribe()).map(record), informer.store.clone())
         .watches_shared_stream(ctx.informers.machines.subscribe(), queue.map_to(infra_of::<K>))
-        .watches_shared_stream(ctx.informers.clusters.subscribe(), queue.map_to(wake));
+        .watches_shared_stream(ctx.informers.clusters.subscribe(), queue.map_to(wake))
+        .watches_shared_stream(ctx.informers.ip_address_claims.subscribe(), queue.map_to(claimant::<K>));
     let mctx = Arc::new(MachineCtx {
         p: pctx.clone(),
         index,
@@ -148,6 +152,15 @@ fn infra_of<K: SimulatedMachine>(m: &Machine) -> Vec<ObjectRef<K>> {
     } else {
         Vec::new()
     }
+}
+
+/// The machine of kind `K` that made an IPAddressClaim (its owner).
+fn claimant<K: SimulatedMachine>(claim: &IPAddressClaim) -> Vec<ObjectRef<K>> {
+    let ns = claim.namespace().unwrap_or_default();
+    find_owner(&claim.metadata, &K::group(&()), &K::kind(&()))
+        .map(|o| ObjectRef::new(&o.name).within(&ns))
+        .into_iter()
+        .collect()
 }
 
 fn owner_machine_ref<K: Resource>(imm: &K) -> Option<ObjectRef<Machine>> {
@@ -269,12 +282,23 @@ async fn start<K: SimulatedMachine>(
     cluster: &Cluster,
 ) -> Result<Option<(K, Timestamp)>> {
     let now = c.p.ctx.clock().now();
+    let mut addresses = None;
     let start = match started_at(imm) {
         Some(t) => t,
         None => {
-            if let Some((reason, message)) = waiting_for(cluster, machine) {
+            let waiting_on = match waiting_for(cluster, machine) {
+                Some((reason, message)) => Some((reason, message.to_string())),
+                None => match addresses::claim(c, imm, &machine.spec.cluster_name).await? {
+                    Claimed::Ready(a) => {
+                        addresses = Some(a);
+                        None
+                    }
+                    Claimed::Waiting(message) => Some((WAITING_FOR_IP_ADDRESSES, message)),
+                },
+            };
+            if let Some((reason, message)) = waiting_on {
                 let mut want = imm.clone();
-                want.set_condition(waiting(VM_PROVISIONED, reason, message, now));
+                want.set_condition(waiting(VM_PROVISIONED, reason, &message, now));
                 want.set_ready_summary(&[VM_PROVISIONED], time_at(now));
                 let new = finish_conditions(&mut want, time_at(now));
                 c.write(api, imm, &want).await?;
@@ -290,7 +314,12 @@ async fn start<K: SimulatedMachine>(
     let new_id = imm.provider_id() != Some(provider_id.as_str());
     want.set_provider_id(provider_id);
     want.annotations_mut().entry(STARTED_ANNOTATION.to_string()).or_insert_with(|| start.to_string());
-    let current = if want.meta() != imm.meta() || new_id { c.write(api, imm, &want).await? } else { imm.clone() };
+    let claimed = addresses.as_ref().is_some_and(|a| !a.is_empty());
+    if let Some(a) = addresses.filter(|a| !a.is_empty()) {
+        want.set_addresses(a);
+    }
+    let changed = want.meta() != imm.meta() || new_id || claimed;
+    let current = if changed { c.write(api, imm, &want).await? } else { imm.clone() };
     Ok(Some((current, start)))
 }
 

@@ -5,8 +5,11 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::capi::common::{TemplateResource, template_kind};
-use crate::capi::conditions::impl_has_conditions;
+use k8s_openapi::api::core::v1::TypedLocalObjectReference;
+
+use crate::capi::common::{TemplateResource, V1Beta2Conditions, template_kind};
+use crate::capi::conditions::{Condition, impl_has_conditions};
+use crate::capi::core::v1beta2::MachineAddress;
 
 /// Desired state of an InMemoryMachine.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -33,6 +36,12 @@ pub struct InMemoryMachineSpec {
     /// Simulated start-up delays.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub behaviour: Option<InMemoryMachineBehaviour>,
+    /// IP pools (drydock's extension, as other providers' `addressesFromPools`): the machine
+    /// claims an address from each (an IPAddressClaim `<machine>-<index>` it owns), starts
+    /// once every claim has one and reports them in `status.addresses`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 8))]
+    pub addresses_from_pools: Option<Vec<TypedLocalObjectReference>>,
 }
 
 /// Start-up delays of each simulated component. Unset means instant.
@@ -73,9 +82,23 @@ pub struct CommonProvisioningSettings {
     pub startup_jitter: Option<String>,
 }
 
-/// Observed state of an InMemoryMachine: the same fields as an InMemoryCluster's (ready once
-/// every simulated component is up).
-pub type InMemoryMachineStatus = super::cluster::InMemoryClusterStatus;
+/// Observed state of an InMemoryMachine.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InMemoryMachineStatus {
+    /// Every simulated component is up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// The addresses claimed from `spec.addressesFromPools`, copied to the Machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub addresses: Option<Vec<MachineAddress>>,
+    /// Observations about this object, Ready first (v1beta1 style, with severity).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<Condition>>,
+    /// Status in the newer v1beta2 style, reported alongside during the API transition.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub v1beta2: Option<V1Beta2Conditions>,
+}
 
 template_kind! {
     /// Desired state of an InMemoryMachineTemplate.
