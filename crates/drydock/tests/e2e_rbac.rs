@@ -332,3 +332,86 @@ async fn the_controllers_act_with_least_privilege_and_aggregate_providers_roles(
     .await;
     assert!(!may(&admin, manager, "get", "infrastructure.acme.example", "acmemachines"));
 }
+
+/// `kubectl --as`: an administrator acts as any user (and sees what that user may do); a
+/// user may impersonate only whom a role lets them (`impersonate` on users, groups or
+/// serviceaccounts, by name); the impersonated user is who the server then sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn impersonation_acts_as_another_user_when_allowed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let _process = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{port}"), &[]);
+    let admin = kubeconfig_of(dir.path()).await;
+    kubectl_ok(&admin, &["apply", "-f", "-"], Some(POLICY));
+    let alice_reads = "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"RoleBinding\",\
+        \"metadata\":{\"name\":\"alice-reads\",\"namespace\":\"team-a\"},\
+        \"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Role\",\"name\":\"configmap-reader\"},\
+        \"subjects\":[{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"User\",\"name\":\"alice\"}]}";
+    kubectl_ok(&admin, &["apply", "-f", "-"], Some(alice_reads));
+
+    // The administrator, as alice, can do what alice can and no more.
+    let listed = kubectl_ok(&admin, &["--as", "alice", "get", "configmaps", "-n", "team-a", "-o", "name"], None);
+    assert!(listed.contains("configmap/settings"), "{listed}");
+    forbidden(
+        &admin,
+        &["--as", "alice", "get", "configmaps", "-n", "team-b"],
+        "User \"alice\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"team-b\"",
+    );
+    for version in ["1.27", "1.33"] {
+        assert!(can_i(version, &admin, &["list", "configmaps", "-n", "team-a", "--as", "alice"]).0, "{version}");
+        assert!(!can_i(version, &admin, &["list", "configmaps", "-n", "team-a", "--as", "bob"]).0, "{version}");
+    }
+    let who: Value = serde_json::from_str(&kubectl_ok(
+        &admin,
+        &["auth", "whoami", "--as", "alice", "--as-group", "devs", "-o", "json"],
+        None,
+    ))
+    .expect("whoami");
+    assert_eq!(who["status"]["userInfo"]["username"], "alice");
+    assert_eq!(who["status"]["userInfo"]["groups"], serde_json::json!(["devs", "system:authenticated"]));
+    let sa_name = "system:serviceaccount:team-a:deployer";
+    let who: Value =
+        serde_json::from_str(&kubectl_ok(&admin, &["auth", "whoami", "--as", sa_name, "-o", "json"], None))
+            .expect("whoami");
+    let groups = who["status"]["userInfo"]["groups"].to_string();
+    assert!(groups.contains("\"system:serviceaccounts:team-a\""), "{groups}");
+
+    // A ServiceAccount may not impersonate anyone until a role says so, and then only whom
+    // it names.
+    let url = format!("https://127.0.0.1:{port}");
+    let token = kubectl_ok(&admin, &["create", "token", "deployer", "-n", "team-a"], None);
+    let sa = token_kubeconfig(dir.path(), &url, token.trim());
+    let me = format!("User \"{sa_name}\"");
+    // As itself first (which also fills kubectl's discovery cache, read as itself).
+    assert!(kubectl_ok(&sa, &["get", "configmaps", "-o", "name"], None).contains("configmap/settings"));
+    forbidden(
+        &sa,
+        &["--as", "alice", "get", "configmaps"],
+        &format!(
+            "users \"alice\" is forbidden: {me} cannot impersonate resource \"users\" in API group \"\" at the cluster scope"
+        ),
+    );
+    let grant = r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: impersonate-alice}
+rules:
+- {apiGroups: [""], resources: [users], verbs: [impersonate], resourceNames: [alice]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: deployer-impersonates-alice}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: impersonate-alice}
+subjects: [{kind: ServiceAccount, name: deployer, namespace: team-a}]
+"#;
+    kubectl_ok(&admin, &["apply", "-f", "-"], Some(grant));
+    let whoami =
+        kubectl_ok(&sa, &["--as", "alice", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"], None);
+    assert_eq!(whoami, "alice");
+    forbidden(&sa, &["--as", "bob", "get", "configmaps"], "cannot impersonate resource \"users\"");
+    forbidden(
+        &sa,
+        &["--as", "alice", "--as-group", "system:masters", "get", "configmaps"],
+        "groups \"system:masters\" is forbidden",
+    );
+}

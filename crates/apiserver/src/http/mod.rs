@@ -7,6 +7,7 @@ mod authorize;
 mod convert;
 pub mod discovery;
 mod health;
+mod impersonate;
 pub mod openapi;
 pub mod path;
 pub mod prefix;
@@ -79,9 +80,10 @@ pub fn router(server: Arc<Server>) -> axum::Router {
 async fn dispatch(State(srv): State<Arc<Server>>, mut req: Request<Body>) -> Response {
     let started = Instant::now();
     let (cluster, route) = path::parse(req.uri().path());
-    if let Err(e) =
-        authenticate(&srv, &mut req, &cluster).and_then(|()| authorize::authorize(&srv, &req, &cluster, &route))
-    {
+    let checked = authenticate(&srv, &mut req, &cluster)
+        .and_then(|()| impersonate::impersonate(&srv, &mut req, &cluster))
+        .and_then(|()| authorize::authorize(&srv, &req, &cluster, &route));
+    if let Err(e) = checked {
         return error_response(&e);
     }
     let (verb, group, resource) = describe(&route, req.method(), req.uri().query());
