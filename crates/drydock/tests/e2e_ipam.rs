@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::ipam::v1beta2::{IPAddress, IPAddressClaim, IPAddressClaimSpec, IPPoolReference};
 use drydock_api::capi::ipam::{
-    GlobalInClusterIPPool, GlobalInClusterIPPoolSpec, IPAddressStatusSummary, InClusterIPPool, InClusterIPPoolSpec,
+    ALLOW_OVERLAP_ANNOTATION, GlobalInClusterIPPool, GlobalInClusterIPPoolSpec, IPAddressStatusSummary,
+    InClusterIPPool, InClusterIPPoolSpec,
 };
 use drydock_api::capi::keys::{IPAM_PROTECT_ADDRESS_FINALIZER, IPAM_PROTECT_POOL_FINALIZER};
 use drydock_api::capi::owner;
@@ -331,11 +332,20 @@ async fn a_global_pool_serves_two_namespaces() {
     let globals: Api<GlobalInClusterIPPool> = Api::all(client.clone());
     let pool = GlobalInClusterIPPool::new("shared", GlobalInClusterIPPoolSpec(spec.clone()));
     globals.create(&PostParams::default(), &pool).await.expect("global pool");
-    // A namespaced pool over the same addresses is not refused, and allocates on its own.
+    // A namespaced pool over the same addresses could hand out an address twice: refused,
+    // unless it says that is meant (NAT, several sites); then it allocates on its own.
     let locals: Api<InClusterIPPool> = Api::namespaced(client.clone(), NS);
     let mut local = InClusterIPPool::new("shared", spec);
     local.metadata.namespace = Some(NS.into());
-    locals.create(&PostParams::default(), &local).await.expect("overlapping pool");
+    match locals.create(&PostParams::default(), &local).await {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!(e.code, 422, "{e:?}");
+            assert!(e.message.contains("overlaps with GlobalInClusterIPPool shared"), "{}", e.message);
+        }
+        other => panic!("an overlapping pool was not refused: {other:?}"),
+    }
+    local.metadata.annotations = Some([(ALLOW_OVERLAP_ANNOTATION.to_string(), "true".to_string())].into());
+    locals.create(&PostParams::default(), &local).await.expect("overlapping pool, meant");
 
     let mut all = Vec::new();
     for i in 0..10 {
@@ -366,6 +376,14 @@ async fn a_global_pool_serves_two_namespaces() {
         (pool_counts(&globals, "shared", status).await == counts(20, 20)).then_some(())
     })
     .await;
+    // A pool does not shrink under its addresses.
+    let shrink = json!({"spec": {"addresses": ["192.168.50.100"]}});
+    match globals.patch("shared", &PatchParams::default(), &Patch::Merge(&shrink)).await {
+        Err(kube::Error::Api(e)) => {
+            assert!(e.message.contains("pool addresses do not contain allocated addresses"), "{}", e.message);
+        }
+        other => panic!("the pool shrank under its addresses: {other:?}"),
+    }
     claims_where(&claims_a, "local-", 1, "the overlapping pool's claim fulfilled", |cs| cs.iter().all(fulfilled)).await;
     assert_eq!(addresses_a.get("local-0").await.expect("address").spec.address, "192.168.50.10");
     claim_of_paused_cluster(&client, &claims_a).await;

@@ -9,8 +9,8 @@
 //! - `pool`: the pool controller, one instance per pool kind.
 //! - `pool_ref`: the two pool kinds seen alike, and which addresses belong to a pool.
 //!
-//! Overlapping pools are not refused, as upstream: with NAT or several sites a subnet may
-//! legitimately be used twice; each pool allocates on its own.
+//! Admission refuses pools that overlap (unless annotated as meant: NAT, several sites);
+//! overlapping pools that were let be allocate each on its own.
 //!
 //! Controllers limited to one namespace (`Settings::namespace`) see only that namespace's
 //! IPAddresses, so a GlobalInClusterIPPool shared with claims elsewhere must be served by

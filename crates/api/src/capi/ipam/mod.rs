@@ -8,6 +8,7 @@ mod claim_admission;
 pub mod conversion;
 mod pool;
 mod pool_admission;
+mod pool_stored;
 pub mod v1alpha1;
 pub mod v1beta2;
 
@@ -16,3 +17,4 @@ pub use claim::*;
 pub(crate) use claim_admission::{IPAddressAdmission, IPAddressClaimAdmission};
 pub use pool::*;
 pub(crate) use pool_admission::{GlobalInClusterIPPoolAdmission, InClusterIPPoolAdmission};
+pub use pool_stored::ALLOW_OVERLAP_ANNOTATION;

@@ -2,8 +2,8 @@
 //! family throughout, entries inside the prefix of the first address and not overlapping
 //! each other, a gateway and exclusions of the same family.
 //!
-//! Checks that need the pool's IPAddresses (shrinking under live allocations, deleting a pool
-//! in use) are not done here.
+//! Checks against other stored objects (overlapping pools, shrinking under live allocations)
+//! are in `pool_stored`; a pool in use is held by its finalizer.
 
 use std::net::IpAddr;
 
@@ -11,8 +11,10 @@ use ipnet::IpNet;
 
 use super::address_range::IpRange;
 use super::pool::{GlobalInClusterIPPool, InClusterIPPool, InClusterIPPoolSpec};
+use super::pool_stored;
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::typed::KindAdmission;
+use crate::conversion::RefVersions;
 
 /// Longest prefix of a family.
 pub fn max_prefix(ipv4: bool) -> i32 {
@@ -129,6 +131,15 @@ impl KindAdmission for InClusterIPPoolAdmission {
     fn validate(&self, p: &InClusterIPPool, _old: Option<&InClusterIPPool>) -> Vec<FieldError> {
         validate_pool(&p.spec)
     }
+
+    fn admit_against(
+        &self,
+        p: &mut InClusterIPPool,
+        old: Option<&InClusterIPPool>,
+        refs: &dyn RefVersions,
+    ) -> Vec<FieldError> {
+        pool_stored::check("InClusterIPPool", &p.metadata, &p.spec, old.map(|o| &o.spec), refs)
+    }
 }
 
 pub(crate) struct GlobalInClusterIPPoolAdmission;
@@ -138,6 +149,15 @@ impl KindAdmission for GlobalInClusterIPPoolAdmission {
 
     fn validate(&self, p: &GlobalInClusterIPPool, _old: Option<&GlobalInClusterIPPool>) -> Vec<FieldError> {
         validate_pool(&p.spec.0)
+    }
+
+    fn admit_against(
+        &self,
+        p: &mut GlobalInClusterIPPool,
+        old: Option<&GlobalInClusterIPPool>,
+        refs: &dyn RefVersions,
+    ) -> Vec<FieldError> {
+        pool_stored::check("GlobalInClusterIPPool", &p.metadata, &p.spec.0, old.map(|o| &o.spec.0), refs)
     }
 }
 
