@@ -129,6 +129,9 @@ impl ApiServer {
         }
         let service_accounts =
             Arc::new(auth::service_accounts::ServiceAccountTokens::new(&config.service_account_issuer, vec![], &key)?);
+        // The CA a Secret-based token's `ca.crt` names: the one `drydock up` serves with.
+        let ca_file = config.data_dir.as_ref().map(|d| d.join("pki/ca.crt"));
+        tokio::spawn(controllers::legacy_tokens::run(Arc::new(api.clone()), service_accounts.clone(), ca_file));
         auth::rbac::cache::PolicyCache::track(&api);
         let server = Arc::new(http::Server {
             policies: Default::default(),

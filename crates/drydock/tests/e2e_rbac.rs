@@ -415,3 +415,57 @@ subjects: [{kind: ServiceAccount, name: deployer, namespace: team-a}]
         "groups \"system:masters\" is forbidden",
     );
 }
+
+/// A `kubernetes.io/service-account-token` Secret, as tools that predate TokenRequest
+/// create it: it gets a token (with `ca.crt` and `namespace`) that authenticates as its
+/// ServiceAccount until the Secret or the account is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_account_token_secret_gets_a_token_that_lives_with_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let _process = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{port}"), &[]);
+    let admin = kubeconfig_of(dir.path()).await;
+    kubectl_ok(&admin, &["apply", "-f", "-"], Some(POLICY));
+    let secret = "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"kubernetes.io/service-account-token\",\
+        \"metadata\":{\"name\":\"deployer-token\",\"namespace\":\"team-a\",\
+        \"annotations\":{\"kubernetes.io/service-account.name\":\"deployer\"}}}";
+    kubectl_ok(&admin, &["apply", "-f", "-"], Some(secret));
+    let read = || {
+        let (ok, out, _) = kubectl(&admin, &["get", "secret", "-n", "team-a", "deployer-token", "-o", "json"], None);
+        serde_json::from_str::<Value>(&out).ok().filter(|_| ok).unwrap_or_default()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let filled = loop {
+        let s = read();
+        if s["data"]["token"].is_string() {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "the token was never written: {s}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let decode = |k: &str| {
+        use base64::Engine as _;
+        let b = base64::engine::general_purpose::STANDARD.decode(filled["data"][k].as_str().unwrap_or_default());
+        String::from_utf8(b.expect("base64")).expect("utf-8")
+    };
+    assert_eq!(decode("namespace"), "team-a");
+    assert_eq!(decode("ca.crt"), std::fs::read_to_string(dir.path().join("pki/ca.crt")).expect("ca.crt"));
+    let sa_uid = kubectl_ok(&admin, &["get", "sa", "-n", "team-a", "deployer", "-o", "jsonpath={.metadata.uid}"], None);
+    assert_eq!(filled["metadata"]["annotations"]["kubernetes.io/service-account.uid"], sa_uid.as_str());
+
+    let url = format!("https://127.0.0.1:{port}");
+    let sa = token_kubeconfig(dir.path(), &url, &decode("token"));
+    let whoami = kubectl_ok(&sa, &["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"], None);
+    assert_eq!(whoami, "system:serviceaccount:team-a:deployer");
+    assert!(kubectl_ok(&sa, &["get", "configmaps", "-o", "name"], None).contains("configmap/settings"));
+
+    // Without its Secret the token is no credential.
+    kubectl_ok(&admin, &["delete", "secret", "-n", "team-a", "deployer-token"], None);
+    let (ok, _, err) = kubectl(&sa, &["get", "configmaps"], None);
+    assert!(!ok && err.contains("Unauthorized"), "{err}");
+    // A token Secret must name its ServiceAccount.
+    let nameless =
+        secret.replace("\"annotations\":{\"kubernetes.io/service-account.name\":\"deployer\"}", "\"labels\":{}");
+    let (ok, _, err) = kubectl(&admin, &["apply", "-f", "-"], Some(&nameless));
+    assert!(!ok && err.contains("kubernetes.io/service-account.name"), "{err}");
+}

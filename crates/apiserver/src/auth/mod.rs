@@ -18,6 +18,8 @@ pub mod tokens;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use base64::Engine as _;
+
 use drydock_api::tenancy::LogicalClusterName;
 
 use crate::error::ApiError;
@@ -159,7 +161,10 @@ impl Authenticator {
     /// The ServiceAccount a token names, if the token is valid in `cluster` and what it is
     /// bound to still exists with the uid it was issued for.
     fn service_account(&self, token: &str, cluster: &LogicalClusterName, objects: &dyn Objects) -> Option<UserInfo> {
-        let claims = self.service_accounts.as_ref()?.verify(token)?;
+        let issuer = self.service_accounts.as_ref()?;
+        let Some(claims) = issuer.verify(token) else {
+            return issuer.verify_legacy(token).and_then(|c| legacy_user(&c, token, cluster, objects));
+        };
         let k = &claims.kubernetes;
         let issued_in = k.cluster_name.as_deref().unwrap_or(LogicalClusterName::ROOT);
         // `/clusters/*` is the management cluster's view of every cluster.
@@ -176,6 +181,26 @@ impl Authenticator {
             && bound.iter().all(|(p, o)| o.as_ref().is_none_or(|o| exists(p, o))))
         .then(|| claims.user())
     }
+}
+
+/// The ServiceAccount of a Secret-based token, while the Secret (in the token's logical
+/// cluster) still holds that very token and the ServiceAccount exists with its uid.
+fn legacy_user(
+    c: &service_accounts::LegacyClaims,
+    token: &str,
+    cluster: &LogicalClusterName,
+    objects: &dyn Objects,
+) -> Option<UserInfo> {
+    let root = LogicalClusterName::root();
+    let cluster = if cluster.is_wildcard() { &root } else { cluster };
+    if c.cluster_name.as_deref().unwrap_or(LogicalClusterName::ROOT) != cluster.as_str() {
+        return None;
+    }
+    let secret = objects.object(cluster, "secrets", &c.namespace, &c.secret_name)?;
+    let held = secret["data"]["token"].as_str().and_then(|t| base64::engine::general_purpose::STANDARD.decode(t).ok());
+    let sa_uid = objects.uid(cluster, "serviceaccounts", &c.namespace, &c.service_account_name);
+    (held.as_deref() == Some(token.as_bytes()) && sa_uid.as_deref() == Some(c.service_account_uid.as_str()))
+        .then(|| c.user())
 }
 
 /// kube-apiserver's answer to a request without a valid credential.

@@ -75,6 +75,39 @@ impl Claims {
     }
 }
 
+/// The issuer of the tokens of `kubernetes.io/service-account-token` Secrets.
+pub const LEGACY_ISSUER: &str = "kubernetes/serviceaccount";
+
+/// The claims of a Secret-based token (kube-apiserver's before TokenRequest): no expiry,
+/// good while its Secret holds it and its ServiceAccount exists.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LegacyClaims {
+    pub iss: String,
+    pub sub: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/namespace")]
+    pub namespace: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/secret.name")]
+    pub secret_name: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/service-account.name")]
+    pub service_account_name: String,
+    #[serde(rename = "kubernetes.io/serviceaccount/service-account.uid")]
+    pub service_account_uid: String,
+    /// The logical cluster of the Secret, unless the management cluster.
+    #[serde(default, rename = "clusterName", skip_serializing_if = "Option::is_none")]
+    pub cluster_name: Option<String>,
+}
+
+impl LegacyClaims {
+    pub fn user(&self) -> UserInfo {
+        let ns = &self.namespace;
+        UserInfo::new(
+            self.sub.clone(),
+            self.service_account_uid.clone(),
+            [ALL_GROUP.to_string(), format!("{ALL_GROUP}:{ns}")],
+        )
+    }
+}
+
 /// What a TokenRequest asks for, checked.
 #[derive(Clone, Debug)]
 pub struct TokenSpec {
@@ -170,6 +203,31 @@ impl ServiceAccountTokens {
         v.set_audience(&self.audiences);
         v.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
         jsonwebtoken::decode::<Claims>(token, &self.decoding, &v).ok().map(|d| d.claims)
+    }
+
+    /// Signs the token of a `kubernetes.io/service-account-token` Secret.
+    pub fn issue_legacy(&self, mut claims: LegacyClaims) -> anyhow::Result<String> {
+        claims.iss = LEGACY_ISSUER.to_string();
+        claims.sub = format!(
+            "{}{}:{}",
+            super::rbac::rules::SERVICE_ACCOUNT_PREFIX,
+            claims.namespace,
+            claims.service_account_name
+        );
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.kid.clone());
+        jsonwebtoken::encode(&header, &claims, &self.encoding).context("signing the token")
+    }
+
+    /// The claims of a Secret-based token this issuer signed; its Secret and ServiceAccount
+    /// are checked by the caller.
+    pub fn verify_legacy(&self, token: &str) -> Option<LegacyClaims> {
+        let mut v = Validation::new(Algorithm::ES256);
+        v.validate_exp = false;
+        v.validate_aud = false;
+        v.set_issuer(&[LEGACY_ISSUER]);
+        v.set_required_spec_claims(&["iss", "sub"]);
+        jsonwebtoken::decode::<LegacyClaims>(token, &self.decoding, &v).ok().map(|d| d.claims)
     }
 
     /// `/.well-known/openid-configuration`.

@@ -53,6 +53,16 @@ impl Admission for SecretAdmission {
         {
             errs.push(FieldError::invalid("type", new.clone(), "field is immutable"));
         }
+        // kube-apiserver's rule for ServiceAccount token Secrets: they name their account.
+        if obj.get("type").and_then(Value::as_str) == Some("kubernetes.io/service-account-token")
+            && obj["metadata"]["annotations"]["kubernetes.io/service-account.name"].as_str().is_none_or(str::is_empty)
+        {
+            errs.push(FieldError::new(
+                FieldErrorKind::Required,
+                "metadata.annotations[kubernetes.io/service-account.name]",
+                "Required value",
+            ));
+        }
         errs.extend(immutability(obj, old, &["data"]));
         errs
     }

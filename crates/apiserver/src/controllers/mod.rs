@@ -1,11 +1,12 @@
 //! The API server's own control loops, as kube-controller-manager runs them next to
-//! kube-apiserver: garbage collection by ownerReferences, namespace termination and
-//! ClusterRole aggregation.
+//! kube-apiserver: garbage collection by ownerReferences, namespace termination, ClusterRole
+//! aggregation and the tokens of ServiceAccount token Secrets.
 //! Also the bootstrap of a fresh store and the lifecycle of logical clusters (default
 //! namespaces, then `status.phase: Ready`; wiped when deleted).
 
 mod aggregation;
 mod gc;
+pub mod legacy_tokens;
 mod namespaces;
 
 use std::sync::Arc;
