@@ -1,6 +1,7 @@
 //! The API server's own control loops, as kube-controller-manager runs them next to
 //! kube-apiserver: garbage collection by ownerReferences, namespace termination, ClusterRole
-//! aggregation and the tokens of ServiceAccount token Secrets.
+//! aggregation, the tokens of ServiceAccount token Secrets and the cleaning of expired
+//! bootstrap tokens.
 //! Also the bootstrap of a fresh store and the lifecycle of logical clusters (default
 //! namespaces, then `status.phase: Ready`; wiped when deleted).
 
@@ -8,6 +9,7 @@ mod aggregation;
 mod gc;
 pub mod legacy_tokens;
 mod namespaces;
+mod token_cleaner;
 
 use std::sync::Arc;
 
@@ -186,6 +188,7 @@ pub fn spawn(api: &Api) {
     let api = Arc::new(api.clone());
     tokio::spawn(gc::run(api.clone()));
     tokio::spawn(aggregation::run(api.clone()));
+    tokio::spawn(token_cleaner::run(api.clone()));
     tokio::spawn(crate::crd::controller::run(api.clone()));
     tokio::spawn(namespaces::run(api));
 }
