@@ -140,7 +140,8 @@ async fn reconcile(set: Arc<ClusterResourceSet>, state: Arc<State>) -> Result<Re
     adopt(&state, &set, &ns, &read).await?;
 
     let mut failures = Vec::new();
-    let clusters = state.ctx.informers.clusters.store.state();
+    // Nothing to apply (every resource missing or refused) leaves the bindings alone.
+    let clusters = if read.is_empty() { Vec::new() } else { state.ctx.informers.clusters.store.state() };
     let sel = selector(&set);
     for cluster in clusters.iter().filter(|c| c.namespace().as_deref() == Some(ns.as_str())) {
         let labels = cluster.metadata.labels.clone().unwrap_or_default();

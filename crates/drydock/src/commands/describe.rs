@@ -39,6 +39,9 @@ pub struct DescribeArgs {
     /// Show the v1beta1 conditions (with severity) instead of the v1beta2 ones.
     #[arg(long)]
     pub v1beta1: bool,
+    /// Add a ClusterResourceSets node listing the sets bound to the Cluster.
+    #[arg(long)]
+    pub show_resourcesets: bool,
 }
 
 /// One row of the tree.
@@ -96,6 +99,27 @@ async fn list_by_cluster(
         }
     }
     out.sort_by(|a, b| a["metadata"]["name"].as_str().cmp(&b["metadata"]["name"].as_str()));
+    Ok(out)
+}
+
+/// The ClusterResourceSets the Cluster's binding lists, as they are now.
+async fn resource_sets(client: &kube::Client, server: &str, ns: &str, cluster: &str) -> anyhow::Result<Vec<Value>> {
+    let bindings = resolve(client, "clusterresourcesetbindings", server).await?;
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &bindings.resource);
+    let Some(binding) = api.get_opt(cluster).await.map_err(|e| connect::explain(e, server))? else {
+        return Ok(Vec::new());
+    };
+    let sets = resolve(client, "clusterresourcesets", server).await?;
+    let sets_api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &sets.resource);
+    let mut out = Vec::new();
+    for b in binding.data["spec"]["bindings"].as_array().into_iter().flatten() {
+        let Some(name) = b["clusterResourceSetName"].as_str() else { continue };
+        if let Some(set) = sets_api.get_opt(name).await.map_err(|e| connect::explain(e, server))? {
+            let mut v = serde_json::to_value(set)?;
+            v["kind"] = json!("ClusterResourceSet");
+            out.push(v);
+        }
+    }
     Ok(out)
 }
 
@@ -337,6 +361,15 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
     workers.children.extend(machine_rows(&standalone, a.grouping, a.v1beta1));
     if !workers.children.is_empty() {
         root.children.push(workers);
+    }
+    if a.show_resourcesets {
+        let sets = resource_sets(&client, &server, ns, &a.name).await?;
+        if !sets.is_empty() {
+            let mut node = Node::group("ClusterResourceSets");
+            node.children = sets.iter().map(|s| Node::of(s, "")).collect();
+            root.children.push(node);
+            everything.extend(sets);
+        }
     }
     everything.extend(deployments.iter().cloned());
     everything.extend(sets.iter().cloned());

@@ -46,6 +46,7 @@ pub(super) fn v1beta1_conditions(obj: &Value) -> Vec<Value> {
 fn headline(kind: &str) -> &'static str {
     match kind {
         "Cluster" | "KubeadmControlPlane" | "MachineDeployment" | "MachinePool" => "Available",
+        "ClusterResourceSet" => "ResourcesApplied",
         _ => "Ready",
     }
 }
