@@ -117,6 +117,24 @@ fn applied_condition(kc: &Path, set: &str) -> (String, String, String) {
     (s("status"), s("reason"), s("message"))
 }
 
+/// `drydock describe cluster c1 --show-resourcesets`: a ClusterResourceSets node with the
+/// sets that applied something to c1, each with its ResourcesApplied.
+fn describe_shows_the_bound_sets(kc: &Path) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_drydock"))
+        .env("KUBECONFIG", kc)
+        .args(["describe", "cluster", "c1", "--show-resourcesets"])
+        .output()
+        .expect("drydock describe");
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{tree}{}", String::from_utf8_lossy(&out.stderr));
+    let at = tree.find("ClusterResourceSets").unwrap_or_else(|| panic!("no ClusterResourceSets node:\n{tree}"));
+    for set in ["ClusterResourceSet/cni", "ClusterResourceSet/once"] {
+        assert!(tree[at..].contains(set), "{set} under the node:\n{tree}");
+    }
+    assert!(!tree.contains("wrong-type"), "a set that applied nothing is not bound:\n{tree}");
+    assert!(tree[at..].contains("ResourcesApplied: True"), "each set's ResourcesApplied:\n{tree}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_resource_sets_apply_reconcile_and_release() {
     let env = Env::start(true).await;
@@ -158,19 +176,7 @@ async fn cluster_resource_sets_apply_reconcile_and_release() {
     assert_eq!(v1["status"]["v1beta2"]["conditions"][0]["type"], "ResourcesApplied");
 
     // `drydock describe --show-resourcesets` lists the sets bound to the Cluster, as clusterctl.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_drydock"))
-        .env("KUBECONFIG", &kc)
-        .args(["describe", "cluster", "c1", "--show-resourcesets"])
-        .output()
-        .expect("drydock describe");
-    let tree = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{tree}{}", String::from_utf8_lossy(&out.stderr));
-    let at = tree.find("ClusterResourceSets").unwrap_or_else(|| panic!("no ClusterResourceSets node:\n{tree}"));
-    for set in ["ClusterResourceSet/cni", "ClusterResourceSet/once"] {
-        assert!(tree[at..].contains(set), "{set} under the node:\n{tree}");
-    }
-    assert!(!tree.contains("wrong-type"), "a set that applied nothing is not bound:\n{tree}");
-    assert!(tree[at..].contains("ResourcesApplied: True"), "each set's ResourcesApplied:\n{tree}");
+    describe_shows_the_bound_sets(&kc);
 
     // c2 is not selected: nothing reaches it.
     wait("c2's kubeconfig", MINUTE, || kubectl(&kc, &["get", "secret", "c2-kubeconfig"], None).0).await;

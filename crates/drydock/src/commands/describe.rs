@@ -376,22 +376,17 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
     everything.extend(machines.iter().cloned());
     match g.output {
         OutputFormat::Yaml | OutputFormat::Json => print_objects(&everything, g.output, true),
-        _ => {
-            let show: Vec<String> = a
-                .show_conditions
-                .as_deref()
-                .map(|s| s.split(',').map(|x| x.trim().to_string()).collect())
-                .unwrap_or_default();
-            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            let style = Style { color };
-            let tree = if a.v1beta1 {
-                render(&root, &show, a.echo, &style)
-            } else {
-                v1beta2::render(&root, &show, a.echo, &style)
-            };
-            Ok(tree + &topology_lines(&cluster, cp.as_ref(), &deployments))
-        }
+        _ => Ok(tree(a, &root) + &topology_lines(&cluster, cp.as_ref(), &deployments)),
     }
+}
+
+/// The tree as text, in the view `a` asks for.
+fn tree(a: &DescribeArgs, root: &Node) -> String {
+    let show: Vec<String> =
+        a.show_conditions.as_deref().map(|s| s.split(',').map(|x| x.trim().to_string()).collect()).unwrap_or_default();
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let style = Style { color };
+    if a.v1beta1 { render(root, &show, a.echo, &style) } else { v1beta2::render(root, &show, a.echo, &style) }
 }
 
 /// Where a topology Cluster stands: its class and version, `TopologyReconciled`, and
