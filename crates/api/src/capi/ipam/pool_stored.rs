@@ -134,3 +134,83 @@ fn allocated_outside(
         format!("pool addresses do not contain allocated addresses: {}", outside.join(", ")),
     )]
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Stored pools and addresses, by kind.
+    struct Stored(Vec<(&'static str, Value)>);
+
+    impl RefVersions for Stored {
+        fn api_version(&self, _: &str, _: &str) -> Option<String> {
+            None
+        }
+
+        fn stored_list(&self, _group: &str, kind: &str, namespace: Option<&str>) -> Vec<Value> {
+            let in_scope = |v: &Value| namespace.is_none_or(|ns| v["metadata"]["namespace"] == ns);
+            self.0.iter().filter(|(k, v)| *k == kind && in_scope(v)).map(|(_, v)| v.clone()).collect()
+        }
+    }
+
+    fn pool(ns: Option<&str>, name: &str, addresses: &[&str]) -> Value {
+        json!({"metadata": {"name": name, "namespace": ns}, "spec": {"addresses": addresses, "prefix": 24}})
+    }
+
+    fn spec(addresses: &[&str]) -> InClusterIPPoolSpec {
+        InClusterIPPoolSpec {
+            addresses: addresses.iter().map(|a| a.to_string()).collect(),
+            prefix: 24,
+            ..Default::default()
+        }
+    }
+
+    fn meta(ns: Option<&str>, name: &str, allow: bool) -> ObjectMeta {
+        let annotations = allow.then(|| [(ALLOW_OVERLAP_ANNOTATION.to_string(), "true".to_string())].into());
+        ObjectMeta { name: Some(name.into()), namespace: ns.map(str::to_string), annotations, ..Default::default() }
+    }
+
+    #[test]
+    fn overlaps_are_refused_where_an_address_could_be_handed_out_twice() {
+        let stored = Stored(vec![
+            (NAMESPACED, pool(Some("a"), "nodes", &["10.0.0.10-10.0.0.20"])),
+            (GLOBAL, pool(None, "shared", &["10.1.0.0/24"])),
+        ]);
+        let same_ns =
+            check(NAMESPACED, &meta(Some("a"), "other", false), &spec(&["10.0.0.20-10.0.0.30"]), None, &stored);
+        assert_eq!(same_ns.len(), 1, "{same_ns:?}");
+        assert!(same_ns[0].body().contains("InClusterIPPool a/nodes (10.0.0.10-10.0.0.20)"), "{}", same_ns[0].body());
+        let other_ns = check(NAMESPACED, &meta(Some("b"), "other", false), &spec(&["10.0.0.15"]), None, &stored);
+        assert!(other_ns.is_empty(), "namespaces are apart: {other_ns:?}");
+        let against_global = check(NAMESPACED, &meta(Some("b"), "x", false), &spec(&["10.1.0.5"]), None, &stored);
+        assert_eq!(against_global.len(), 1, "{against_global:?}");
+        let global = check(GLOBAL, &meta(None, "g", false), &spec(&["10.0.0.12"]), None, &stored);
+        assert_eq!(global.len(), 1, "a global pool against every namespace: {global:?}");
+        assert!(check(GLOBAL, &meta(None, "g", true), &spec(&["10.0.0.12"]), None, &stored).is_empty(), "annotated");
+        let itself =
+            check(NAMESPACED, &meta(Some("a"), "nodes", false), &spec(&["10.0.0.10-10.0.0.20"]), None, &stored);
+        assert!(itself.is_empty(), "a pool does not overlap itself: {itself:?}");
+    }
+
+    #[test]
+    fn a_pool_does_not_shrink_under_its_addresses() {
+        let address = |ip: &str| {
+            json!({"metadata": {"name": ip, "namespace": "a"},
+                   "spec": {"address": ip, "poolRef": {"apiGroup": GROUP, "kind": NAMESPACED, "name": "nodes"}}})
+        };
+        let stored = Stored(vec![
+            (NAMESPACED, pool(Some("a"), "nodes", &["10.0.0.10-10.0.0.20"])),
+            ("IPAddress", address("10.0.0.12")),
+        ]);
+        let (m, old) = (meta(Some("a"), "nodes", false), spec(&["10.0.0.10-10.0.0.20"]));
+        assert!(check(NAMESPACED, &m, &spec(&["10.0.0.10-10.0.0.30"]), Some(&old), &stored).is_empty(), "grown");
+        let shrunk = check(NAMESPACED, &m, &spec(&["10.0.0.15-10.0.0.20"]), Some(&old), &stored);
+        assert_eq!(shrunk.len(), 1, "{shrunk:?}");
+        assert!(shrunk[0].body().contains("pool addresses do not contain allocated addresses: 10.0.0.12"));
+        let mut excluding = old.clone();
+        excluding.excluded_addresses = Some(vec!["10.0.0.12".into()]);
+        assert_eq!(check(NAMESPACED, &m, &excluding, Some(&old), &stored).len(), 1, "excluded under an address");
+    }
+}
