@@ -18,7 +18,8 @@ use common::{
 
 const MINUTE: Duration = Duration::from_secs(60);
 
-/// `drydock controllers` against `kc`, serving metrics on `metrics_port`, with `flags`.
+/// `drydock controllers` against `kc`, serving metrics on `metrics_port`, with `flags`; their
+/// log filter is `warn` unless `SPLIT_LOG` names another (e.g. `info` to follow a takeover).
 fn spawn_controllers(kc: &Path, metrics_port: u16, flags: &[&str]) -> Process {
     Process(
         Command::new(env!("CARGO_BIN_EXE_drydock"))
@@ -27,7 +28,7 @@ fn spawn_controllers(kc: &Path, metrics_port: u16, flags: &[&str]) -> Process {
             .arg(kc)
             .args(["--metrics-bind-address", &format!("127.0.0.1:{metrics_port}")])
             .args(flags)
-            .env("DRYDOCK_LOG", "warn")
+            .env("DRYDOCK_LOG", std::env::var("SPLIT_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
