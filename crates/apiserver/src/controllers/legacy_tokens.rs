@@ -14,31 +14,26 @@ use base64::engine::general_purpose::STANDARD;
 use drydock_api::tenancy::LogicalClusterName;
 use serde_json::json;
 
-use super::target;
+use super::{SecretsOfType, target};
 use crate::auth::service_accounts::{LegacyClaims, ServiceAccountTokens};
 use crate::rest::{Api, WriteOptions};
-use crate::store::watch::{EventFilter, EventType, Scope};
-use crate::store::{ObjKey, ObjMeta};
+use crate::store::watch::{EventType, Scope};
 
 pub const SECRET_TYPE: &str = "kubernetes.io/service-account-token";
 pub const NAME_ANNOTATION: &str = "kubernetes.io/service-account.name";
 const UID_ANNOTATION: &str = "kubernetes.io/service-account.uid";
-
-/// Secrets of [`SECRET_TYPE`] (their `type` is their first selectable field).
-struct TokenSecrets;
-
-impl EventFilter for TokenSecrets {
-    fn matches(&self, _: &ObjKey, meta: &ObjMeta) -> bool {
-        meta.fields.first().and_then(Option::as_deref) == Some(SECRET_TYPE)
-    }
-}
 
 pub async fn run(api: Arc<Api>, issuer: Arc<ServiceAccountTokens>, ca_file: Option<PathBuf>) {
     let Some(res) = api.registry.lookup("", "v1", "secrets").map(|r| r.id) else {
         return;
     };
     let after = api.store.revision();
-    let Ok(sub) = api.store.hub().subscribe(Scope::AllClusters(res), Arc::new(TokenSecrets), after, true) else {
+    let Ok(sub) = api.store.hub().subscribe(
+        Scope::AllClusters(res),
+        Arc::new(SecretsOfType { type_: SECRET_TYPE, namespace: None }),
+        after,
+        true,
+    ) else {
         return;
     };
     let mut rx = sub.rx;

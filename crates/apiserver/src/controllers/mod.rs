@@ -21,6 +21,21 @@ use crate::error::ApiResult;
 use crate::rest::{Api, Subresource, Target, WriteOptions};
 use crate::store::{Change, Expect};
 
+/// Secrets of one `type` (the first selectable field of Secrets), in any namespace, or in
+/// `namespace` only: what the server's token loops watch, so that other Secrets cost them
+/// nothing.
+pub(crate) struct SecretsOfType {
+    pub type_: &'static str,
+    pub namespace: Option<&'static str>,
+}
+
+impl crate::store::watch::EventFilter for SecretsOfType {
+    fn matches(&self, key: &crate::store::ObjKey, meta: &crate::store::ObjMeta) -> bool {
+        self.namespace.is_none_or(|ns| key.namespace == ns)
+            && meta.fields.first().and_then(Option::as_deref) == Some(self.type_)
+    }
+}
+
 /// Namespaces every logical cluster starts with.
 pub const DEFAULT_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
 

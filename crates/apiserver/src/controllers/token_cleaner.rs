@@ -13,22 +13,16 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use jiff::Timestamp;
 
-use super::target;
+use super::{SecretsOfType, target};
 use crate::rest::{Api, DeleteOptions};
+use crate::store::Stored;
 use crate::store::watch::{EventFilter, EventType, Scope};
-use crate::store::{ObjKey, ObjMeta, Stored};
 
 const SECRET_TYPE: &str = "bootstrap.kubernetes.io/token";
 const NAMESPACE: &str = "kube-system";
 
-/// Bootstrap token Secrets (their `type` is their first selectable field).
-struct BootstrapTokens;
-
-impl EventFilter for BootstrapTokens {
-    fn matches(&self, key: &ObjKey, meta: &ObjMeta) -> bool {
-        key.namespace == NAMESPACE && meta.fields.first().and_then(Option::as_deref) == Some(SECRET_TYPE)
-    }
-}
+/// Bootstrap token Secrets.
+const TOKENS: SecretsOfType = SecretsOfType { type_: SECRET_TYPE, namespace: Some(NAMESPACE) };
 
 /// When a token's Secret expires, if it says.
 fn expiration(obj: &Stored) -> Option<Timestamp> {
@@ -42,7 +36,7 @@ pub async fn run(api: Arc<Api>) {
         return;
     };
     let after = api.store.revision();
-    let Ok(sub) = api.store.hub().subscribe(Scope::AllClusters(res), Arc::new(BootstrapTokens), after, true) else {
+    let Ok(sub) = api.store.hub().subscribe(Scope::AllClusters(res), Arc::new(TOKENS), after, true) else {
         return;
     };
     // (expires, cluster, name), earliest first.
@@ -50,7 +44,7 @@ pub async fn run(api: Arc<Api>) {
     for cluster in api.store.clusters() {
         for (key, obj) in api.store.scan(Some(&cluster), Some(NAMESPACE)) {
             if key.res == res
-                && BootstrapTokens.matches(&key, &obj.meta)
+                && TOKENS.matches(&key, &obj.meta)
                 && let Some(t) = expiration(&obj)
             {
                 due.insert((t, key.cluster, key.name));
