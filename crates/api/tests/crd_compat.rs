@@ -6,7 +6,7 @@
 //! serves in v1beta2, IPAM's v1alpha1, and every served version of the kinds v1.9 did not
 //! have).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -2,7 +2,7 @@
 //! into the typed kinds unchanged, passes admission, and comes back with the defaults
 //! upstream's webhooks fill in.
 
-mod common;
+use crate::common;
 
 use drydock_api::capi::core::{Cluster, MachineDeployment, MachineHealthCheck};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachineTemplate};

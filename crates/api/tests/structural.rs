@@ -1,7 +1,7 @@
 //! Every generated CRD schema is structural, so a Kubernetes API server would accept it and
 //! drydock's server can prune, default and type-check with it.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! is answered with a `metav1.Status` carrying the expected code and reason, and the
 //! store's revision does not move.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 

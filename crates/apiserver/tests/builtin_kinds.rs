@@ -3,7 +3,7 @@
 //! tables, scale, set image, 3-way re-apply, the three patch types, label/annotate,
 //! cascading deletes and discovery; and Service cluster IP allocation.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

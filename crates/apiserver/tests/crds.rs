@@ -2,7 +2,7 @@
 //! kube-rs), name conflicts, validation, several versions with None and webhook conversion,
 //! deprecation warnings, logical-cluster isolation, deletion, restart, drydock's own kinds.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

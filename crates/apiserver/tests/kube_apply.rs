@@ -3,7 +3,7 @@
 //! managedFields entries it leaves, conflicts as `kube::Error::Api` 409 Conflict, forcing,
 //! and dry runs that store nothing.
 
-mod common;
+use crate::common;
 
 use drydock_api::capi::core::Cluster;
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -1,7 +1,7 @@
 //! kube-rs against the server, over TCP and in-process: Api CRUD, conflicts, watch,
 //! watcher, status and scale subresources, a Controller with the finalizer helper.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

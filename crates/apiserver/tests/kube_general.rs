@@ -2,7 +2,7 @@
 //! ones, a CRD installed at runtime used through discovery and `DynamicObject`, and
 //! watchers on streaming lists (watch-list) for both.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

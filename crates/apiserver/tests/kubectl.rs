@@ -2,7 +2,7 @@
 //! status and scale subresources and on a ConfigMap, at the root and inside a logical
 //! cluster. Uses the versioned kubectl binaries installed beside the real `kubectl`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;

@@ -3,7 +3,7 @@
 //! second manager's conflict and `--force-conflicts`, `--field-manager`,
 //! `--dry-run=server`, and the migration from client-side apply.
 
-mod common;
+use crate::common;
 
 use common::kubectl::Kubectl;
 use serde_json::{Value, json};

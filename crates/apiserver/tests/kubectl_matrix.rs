@@ -3,7 +3,7 @@
 //! and diff, the output formats, explain, wait, scale, label/annotate/patch of each patch
 //! type, the delete cascades, and discovery.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! in every other, admission runs whatever version a client writes, the deprecated version
 //! warns, and `POST /convert` answers ConversionReviews as a conversion webhook does.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 

@@ -2,7 +2,7 @@
 //! `create -f` and `apply -f` without warnings, at the root and in a logical cluster), the
 //! v3 index's hashes, redirects and caching headers, and that every `$ref` resolves.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use common::kubectl::Kubectl;

@@ -2,7 +2,7 @@
 //! protobuf client doing create/get/list/update/watch, errors as protobuf `Status`, garbage
 //! bodies, and custom resources (no protobuf message) answering JSON or 406.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! beyond the core ones and a CRD installed at runtime; server-side apply from the same client
 //! and from lightkube (also from PyPI) on a built-in kind, a custom resource and a Cluster API kind.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

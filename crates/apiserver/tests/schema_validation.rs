@@ -3,7 +3,7 @@
 //! int-or-string, embedded resources, preserved fields, and CEL rules (messages, message
 //! expressions, reasons, transition rules); kube-rs sees the same errors.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use drydock_api::ResourceDef;

@@ -3,7 +3,7 @@
 //! and logical cluster deletion, Tables, discovery, Events under both API groups, Secret
 //! stringData, and what a delete answers.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

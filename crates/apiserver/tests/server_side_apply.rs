@@ -4,7 +4,7 @@
 //! reset, the cap of ten Update entries, one entry per version for updaters), subresources
 //! and apply on built-in kinds. Every assertion compares parsed managedFields exactly.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! kube-apiserver refuses, watch-list (initial events and their end bookmark), and reads
 //! that never show a write that is not durable.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

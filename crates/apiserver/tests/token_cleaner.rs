@@ -1,7 +1,7 @@
 //! Expired bootstrap tokens are deleted, as kube-controller-manager's token cleaner does;
 //! one extended before it expired, and one far from expiring, stay.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! reports them side by side: here SQLite and a real one-member etcd, with tiny loads. The
 //! figures must be real runs' (positive), whatever their values.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! with upstream's defaults; the generated CRDs parse with kubectl; invalid objects and
 //! forbidden updates are refused with the field that is wrong.
 
-mod common;
+use crate::common;
 
 use common::{Env, SAMPLE, kubectl, kubectl_ok, v1beta1};
 use serde_json::Value;

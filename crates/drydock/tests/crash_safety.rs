@@ -6,7 +6,7 @@
 //! everything seen, and a watch resumed from the last revision a watcher saw gets every
 //! later event exactly once.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;

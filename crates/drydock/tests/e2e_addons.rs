@@ -4,7 +4,7 @@
 //! set does not, a Cluster labelled later gets the resources, a Secret of the wrong type is
 //! reported on the set, and a deleted set leaves the bindings but what it applied stays.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

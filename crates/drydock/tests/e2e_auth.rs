@@ -4,7 +4,7 @@
 //! authenticate, plain HTTP is loopback only; each workload cluster has the kubeadm CAs
 //! upstream generates, and its kubeconfig reaches that cluster and no other.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! kubeadm computes the hash. The Ignition variant passes `ignition-validate`, Ignition's
 //! own checker of its v3 specification.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

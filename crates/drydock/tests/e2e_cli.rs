@@ -2,7 +2,7 @@
 //! get kubeconfig, rollout history/undo/pause/resume/restart/status. Assertions are on the
 //! output's structure (rows, columns, revisions, tree shape), not on timestamps.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! durations are honoured; a SIGKILL mid-provisioning converges to the same machines; 50
 //! clusters provision in one run.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::process::Command;

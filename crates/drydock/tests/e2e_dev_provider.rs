@@ -10,7 +10,7 @@
 //! and simulated in memory, with an admission warning, a `BackendSimulated` condition and a
 //! Warning Event. DevMachinePools are accepted and marked as not reconciled.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

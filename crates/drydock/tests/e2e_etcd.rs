@@ -2,7 +2,7 @@
 //! write in etcd's order, the controllers run in one replica at a time, and the fleet
 //! survives the loss of the leading replica and of an etcd member.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

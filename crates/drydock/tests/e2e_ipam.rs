@@ -3,7 +3,7 @@
 //! so on the claims, freed addresses are handed out again, and a pool in use is held until
 //! its addresses are gone.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;

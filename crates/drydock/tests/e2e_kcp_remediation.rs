@@ -10,7 +10,7 @@
 //! - with a real MachineHealthCheck, a control plane Machine whose Node goes NotReady (the
 //!   provider's fault injection) is marked and then replaced.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -8,7 +8,7 @@
 //!   infrastructure template, `drydock rollout restart` (rolloutAfter) and expiring
 //!   certificates each replace Machines, with maxSurge 0 (never more than 3 Machines).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

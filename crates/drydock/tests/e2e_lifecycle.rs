@@ -5,7 +5,7 @@
 //! short by a second signal.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 use common::Process;
 
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! `--log-level`), `--log-level warn` hiding info, JSON lines with `--log-format json`,
 //! and no colour escapes when stderr is not a terminal.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

@@ -7,7 +7,7 @@
 //! (Node named after the Machine, providerID `in-memory://<name>`). Every such step is
 //! idempotent, so the tests hold whether or not the in-memory provider runs too.
 
-mod common;
+use crate::common;
 
 use std::fmt::Debug;
 use std::time::{Duration, Instant};

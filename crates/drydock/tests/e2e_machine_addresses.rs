@@ -3,7 +3,7 @@
 //! the pool cannot serve waits and says why, and starts when the pool grows; scaling down
 //! gives the addresses back to the pool.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -13,7 +13,7 @@
 //!   their Machines are gone;
 //! - the deletion waits for the Node's volumes to detach, but for those of skipped pods.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

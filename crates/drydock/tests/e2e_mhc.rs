@@ -12,7 +12,7 @@
 //! - with a remediation template, an external remediation request replaces the hand-over
 //!   to the owner, and is withdrawn once the Machine is healthy again.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

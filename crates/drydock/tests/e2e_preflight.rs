@@ -5,7 +5,7 @@
 //! The upgrade window is held open by pausing the KubeadmControlPlane before raising its
 //! `spec.version`: its `status.version` stays behind, which is exactly what the checks read.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

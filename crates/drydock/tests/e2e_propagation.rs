@@ -5,7 +5,7 @@
 //! everywhere, while a label a user put on a Machine stays and no Machine is replaced;
 //! `minReadySeconds` reaches the Machines in place as well.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

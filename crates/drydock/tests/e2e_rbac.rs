@@ -5,7 +5,7 @@
 //! stop working once expired or once their ServiceAccount is gone; the issuer's discovery
 //! document and keys verify them.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

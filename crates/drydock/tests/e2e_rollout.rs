@@ -5,7 +5,7 @@
 //! each pause variant, in-place propagation of template metadata to Machines and Nodes,
 //! and minReadySeconds waited out on a paused clock.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! through it over HTTP, serving its own metrics, and stops on SIGTERM; with
 //! `--leader-elect`, one of two runs the controllers and the other takes over when it dies.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -4,7 +4,7 @@
 //! own kinds off (never the one objects are stored in), and what is stored keeps working
 //! without them.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

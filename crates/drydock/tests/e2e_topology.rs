@@ -6,7 +6,7 @@
 //! control plane first, through the class's versions one minor at a time, then the workers;
 //! MachineDeployments follow the topology's list.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

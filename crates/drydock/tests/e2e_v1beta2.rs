@@ -3,7 +3,7 @@
 //! through the providers' contract labels), and clients of either version drive one fleet
 //! at the same time.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

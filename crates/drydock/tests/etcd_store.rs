@@ -3,7 +3,7 @@
 //! another prefix (another drydock, another application) never hold reads up, and a
 //! replica whose watch moved to another member still reads every write.
 
-mod common;
+use crate::common;
 
 use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
