@@ -16,6 +16,8 @@ use kube::Resource;
 use kube::runtime::reflector::{ObjectRef, Store};
 use parking_lot::Mutex;
 
+use super::informer::Listed;
+
 /// Objects that belong to a cluster (spec.clusterName).
 pub trait ClusterScoped {
     fn cluster_name(&self) -> &str;
@@ -44,6 +46,7 @@ type Key = (String, String);
 /// Names of cached objects per (namespace, cluster name).
 pub struct ClusterIndex<K: Resource<DynamicType = ()> + Clone + 'static> {
     store: Store<K>,
+    listed: Listed,
     buckets: Mutex<HashMap<Key, BTreeSet<String>>>,
     seeded: AtomicBool,
 }
@@ -52,8 +55,9 @@ impl<K> ClusterIndex<K>
 where
     K: Resource<DynamicType = ()> + ClusterScoped + Clone + 'static,
 {
-    pub fn new(store: Store<K>) -> Arc<Self> {
-        Arc::new(Self { store, buckets: Mutex::new(HashMap::new()), seeded: AtomicBool::new(false) })
+    /// The index of `store`, seeded once `listed` says its initial list is loaded.
+    pub fn new(store: Store<K>, listed: Listed) -> Arc<Self> {
+        Arc::new(Self { store, listed, buckets: Mutex::new(HashMap::new()), seeded: AtomicBool::new(false) })
     }
 
     /// Records an object seen on a watch stream.
@@ -89,7 +93,7 @@ where
         if self.seeded.load(Ordering::Acquire) {
             return;
         }
-        let _ = self.store.wait_until_ready().await;
+        self.listed.wait().await;
         if self.seeded.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -139,7 +143,8 @@ mod tests {
     #[tokio::test]
     async fn lists_by_cluster_and_forgets_deleted_objects() {
         let mut writer: Writer<Machine> = Writer::default();
-        let index = ClusterIndex::new(writer.as_reader());
+        let (raise, listed) = Listed::channel();
+        let index = ClusterIndex::new(writer.as_reader(), listed);
         let a = machine("ns", "a", "c1");
         let b = machine("ns", "b", "c1");
         let other = machine("ns", "x", "c2");
@@ -148,6 +153,7 @@ mod tests {
             writer.apply_watcher_event(&Event::InitApply(m.clone()));
         }
         writer.apply_watcher_event(&Event::InitDone);
+        raise.send_replace(true);
         index.ensure_seeded().await;
         let names = |v: Vec<Arc<Machine>>| {
             let mut n: Vec<String> = v.iter().filter_map(|m| m.metadata.name.clone()).collect();

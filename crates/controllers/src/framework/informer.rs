@@ -18,16 +18,38 @@ use kube::runtime::reflector::{self, Store, store::Writer};
 use kube::runtime::{WatchStreamExt, watcher};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
+
+/// Whether an informer has loaded its initial list, for any number of waiters. (kube-rs'
+/// `Store::wait_until_ready` parks every waiter on one oneshot receiver, which wakes only
+/// the last to poll it: a controller whose workers waited together stalled for good.)
+#[derive(Clone, Debug)]
+pub struct Listed(watch::Receiver<bool>);
+
+impl Listed {
+    /// The signal and its sender, which raises it with `send_replace(true)`.
+    pub fn channel() -> (watch::Sender<bool>, Self) {
+        let (tx, rx) = watch::channel(false);
+        (tx, Self(rx))
+    }
+
+    /// Waits until the list is loaded (or the informer stopped before loading it).
+    pub async fn wait(&self) {
+        let _ = self.0.clone().wait_for(|listed| *listed).await;
+    }
+}
 
 struct Pending<K: Resource<DynamicType = ()> + Clone + 'static> {
     writer: Writer<K>,
     subscribers: Vec<mpsc::UnboundedSender<Arc<K>>>,
+    listed: watch::Sender<bool>,
 }
 
 /// One kind's shared watch and store.
 pub struct Informer<K: Resource<DynamicType = ()> + Clone + 'static> {
     pub store: Store<K>,
+    /// Raised once the store holds the initial list.
+    pub listed: Listed,
     pending: Mutex<Option<Pending<K>>>,
     api: Api<K>,
     config: watcher::Config,
@@ -44,8 +66,9 @@ where
     /// An informer of the objects `config` selects (a label or field selector).
     pub fn with_config(api: Api<K>, config: watcher::Config) -> Arc<Self> {
         let (store, writer) = reflector::store();
-        let pending = Mutex::new(Some(Pending { writer, subscribers: Vec::new() }));
-        Arc::new(Self { store, pending, api, config })
+        let (tx, listed) = Listed::channel();
+        let pending = Mutex::new(Some(Pending { writer, subscribers: Vec::new(), listed: tx }));
+        Arc::new(Self { store, listed, pending, api, config })
     }
 
     /// A stream of changed (applied or deleted) objects for a controller. Subscribe before
@@ -61,7 +84,7 @@ where
 
     /// Starts the watch (once). Store readers see objects after the initial list.
     pub fn start(&self) {
-        let Some(Pending { mut writer, subscribers }) = self.pending.lock().take() else { return };
+        let Some(Pending { mut writer, subscribers, listed: raise }) = self.pending.lock().take() else { return };
         let mut events = watcher(self.api.clone(), self.config.clone()).default_backoff().boxed();
         let kind = K::kind(&()).to_string();
         tokio::spawn(async move {
@@ -82,6 +105,7 @@ where
                 let announce = match ev {
                     watcher::Event::Apply(o) | watcher::Event::Delete(o) => vec![Arc::new(o)],
                     watcher::Event::Init => {
+                        tracing::debug!(kind = %kind, "informer listing");
                         listed.clear();
                         continue;
                     }
@@ -89,7 +113,11 @@ where
                         listed.push(Arc::new(o));
                         continue;
                     }
-                    watcher::Event::InitDone => std::mem::take(&mut listed),
+                    watcher::Event::InitDone => {
+                        tracing::debug!(kind = %kind, objects = listed.len(), "informer listed");
+                        raise.send_replace(true);
+                        std::mem::take(&mut listed)
+                    }
                 };
                 for obj in &announce {
                     for s in &subscribers {
@@ -103,6 +131,31 @@ where
 
     /// Waits until the initial list has been loaded.
     pub async fn ready(&self) {
-        let _ = self.store.wait_until_ready().await;
+        self.listed.wait().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::Listed;
+
+    #[tokio::test]
+    async fn every_waiter_wakes_when_the_list_is_loaded() {
+        let (raise, listed) = Listed::channel();
+        let waiters: Vec<_> = (0..16)
+            .map(|_| {
+                let listed = listed.clone();
+                tokio::spawn(async move { listed.wait().await })
+            })
+            .collect();
+        tokio::task::yield_now().await;
+        raise.send_replace(true);
+        for w in waiters {
+            tokio::time::timeout(Duration::from_secs(10), w).await.expect("a waiter stayed asleep").expect("waiter");
+        }
+        // Later waiters return at once.
+        tokio::time::timeout(Duration::from_secs(10), listed.wait()).await.expect("a late waiter stayed asleep");
     }
 }

@@ -83,9 +83,12 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let queue = Queue::new(NAME);
     let st = Arc::new(State {
         ctx: ctx.clone(),
-        sets: ClusterIndex::new(ctx.informers.machine_sets.store.clone()),
-        deployments: ClusterIndex::new(ctx.informers.machine_deployments.store.clone()),
-        machines: ClusterIndex::new(ctx.informers.machines.store.clone()),
+        sets: ClusterIndex::new(ctx.informers.machine_sets.store.clone(), ctx.informers.machine_sets.listed.clone()),
+        deployments: ClusterIndex::new(
+            ctx.informers.machine_deployments.store.clone(),
+            ctx.informers.machine_deployments.listed.clone(),
+        ),
+        machines: ClusterIndex::new(ctx.informers.machines.store.clone(), ctx.informers.machines.listed.clone()),
         expectations: Expectations::default(),
         templates: TemplateOwners::default(),
     });

@@ -88,8 +88,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let queue = Queue::new(NAME);
     let st = Arc::new(State {
         ctx: ctx.clone(),
-        machines: ClusterIndex::new(ctx.informers.machines.store.clone()),
-        sets: ClusterIndex::new(ctx.informers.machine_sets.store.clone()),
+        machines: ClusterIndex::new(ctx.informers.machines.store.clone(), ctx.informers.machines.listed.clone()),
+        sets: ClusterIndex::new(ctx.informers.machine_sets.store.clone(), ctx.informers.machine_sets.listed.clone()),
         expectations: Expectations::default(),
         templates: TemplateOwners::default(),
         waiting: Arc::new(Waiting::default()),
@@ -442,6 +442,7 @@ async fn sync_machines(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framework::informer::Listed;
     use crate::framework::select::owners_of;
     use drydock_api::capi::core::v1beta2::MachineSetSpec;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -483,7 +484,9 @@ mod tests {
         writer.apply_watcher_event(&Event::InitApply(a.clone()));
         writer.apply_watcher_event(&Event::InitApply(b.clone()));
         writer.apply_watcher_event(&Event::InitDone);
-        let index = ClusterIndex::new(writer.as_reader());
+        let (raise, listed) = Listed::channel();
+        raise.send_replace(true);
+        let index = ClusterIndex::new(writer.as_reader(), listed);
         index.ensure_seeded().await;
         let names = |refs: Vec<ObjectRef<MachineSet>>| -> Vec<String> { refs.into_iter().map(|r| r.name).collect() };
 

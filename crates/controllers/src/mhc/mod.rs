@@ -104,8 +104,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let i = &ctx.informers;
     let st = Arc::new(State {
         ctx: ctx.clone(),
-        checks: ClusterIndex::new(i.machine_health_checks.store.clone()),
-        machines: ClusterIndex::new(i.machines.store.clone()),
+        checks: ClusterIndex::new(i.machine_health_checks.store.clone(), i.machine_health_checks.listed.clone()),
+        machines: ClusterIndex::new(i.machines.store.clone(), i.machines.listed.clone()),
         by_provider: Index::default(),
         machine_gates: Changes::default(),
         machine_condition_types: Default::default(),
