@@ -137,6 +137,9 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("*", "missing", ".valueFrom.fileKeyRef"),
     // drydock's extension of its own in-memory machines: addresses claimed from IP pools.
     ("inmemorymachines.infrastructure.cluster.x-k8s.io", "extra", "=.spec.addressesFromPools"),
+    // DevMachinePool instances can be simulated with in-memory timings, as DevMachines are.
+    ("devmachinepools.infrastructure.cluster.x-k8s.io", "extra", "=.spec.backend.inMemory"),
+    ("devmachinepooltemplates.infrastructure.cluster.x-k8s.io", "extra", "=.spec.template.spec.backend.inMemory"),
     ("inmemorymachines.infrastructure.cluster.x-k8s.io", "extra", "=.status.addresses"),
     ("inmemorymachinetemplates.infrastructure.cluster.x-k8s.io", "extra", "=.spec.template.spec.addressesFromPools"),
 ];

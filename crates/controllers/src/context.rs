@@ -6,9 +6,9 @@ use std::sync::Arc;
 use drydock_api::capi::addons::RESOURCE_SET_SECRET_TYPE;
 use drydock_api::capi::addons::v1beta2::ClusterResourceSet;
 use drydock_api::capi::core::v1beta2::{
-    Cluster, ClusterClass, Machine, MachineDeployment, MachineHealthCheck, MachineSet,
+    Cluster, ClusterClass, Machine, MachineDeployment, MachineHealthCheck, MachinePool, MachineSet,
 };
-use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine};
+use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine, DevMachinePool};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::ipam::v1beta2::{IPAddress, IPAddressClaim};
 use drydock_api::capi::ipam::{GlobalInClusterIPPool, InClusterIPPool};
@@ -41,6 +41,8 @@ pub struct Settings {
     pub ipam_pool_concurrency: u16,
     /// ClusterResourceSets reconciled at once.
     pub clusterresourceset_concurrency: u16,
+    /// MachinePools reconciled at once.
+    pub machinepool_concurrency: u16,
     /// Clusters with a topology reconciled at once.
     pub topology_concurrency: u16,
     /// Only objects in this namespace (all when `None`).
@@ -61,6 +63,7 @@ impl Default for Settings {
             mhc_concurrency: 16,
             ipam_pool_concurrency: 4,
             clusterresourceset_concurrency: 10,
+            machinepool_concurrency: 10,
             topology_concurrency: 10,
             namespace: None,
             clock: Clock::system(),
@@ -81,6 +84,7 @@ impl Settings {
         self.mhc_concurrency = n;
         self.ipam_pool_concurrency = n;
         self.clusterresourceset_concurrency = n;
+        self.machinepool_concurrency = n;
         self
     }
 }
@@ -92,6 +96,7 @@ pub struct Informers {
     pub machine_sets: Arc<Informer<MachineSet>>,
     pub machine_deployments: Arc<Informer<MachineDeployment>>,
     pub machine_health_checks: Arc<Informer<MachineHealthCheck>>,
+    pub machine_pools: Arc<Informer<MachinePool>>,
     pub cluster_classes: Arc<Informer<ClusterClass>>,
     pub control_planes: Arc<Informer<KubeadmControlPlane>>,
     pub kubeadm_configs: Arc<Informer<KubeadmConfig>>,
@@ -100,6 +105,7 @@ pub struct Informers {
     /// Dev kinds, watched in the version drydock stores them in.
     pub dev_clusters: Arc<Informer<DevCluster>>,
     pub dev_machines: Arc<Informer<DevMachine>>,
+    pub dev_machine_pools: Arc<Informer<DevMachinePool>>,
     /// IPAM kinds, claims and addresses in the version drydock stores them in.
     pub ip_address_claims: Arc<Informer<IPAddressClaim>>,
     pub ip_addresses: Arc<Informer<IPAddress>>,
@@ -133,6 +139,7 @@ impl Informers {
             machine_sets: Informer::new(api(client, namespace)),
             machine_deployments: Informer::new(api(client, namespace)),
             machine_health_checks: Informer::new(api(client, namespace)),
+            machine_pools: Informer::new(api(client, namespace)),
             cluster_classes: Informer::new(api(client, namespace)),
             control_planes: Informer::new(api(client, namespace)),
             kubeadm_configs: Informer::new(api(client, namespace)),
@@ -140,6 +147,7 @@ impl Informers {
             inmemory_machines: Informer::new(api(client, namespace)),
             dev_clusters: Informer::new(api(client, namespace)),
             dev_machines: Informer::new(api(client, namespace)),
+            dev_machine_pools: Informer::new(api(client, namespace)),
             ip_address_claims: Informer::new(api(client, namespace)),
             ip_addresses: Informer::new(api(client, namespace)),
             ip_pools: Informer::new(api(client, namespace)),
@@ -161,6 +169,7 @@ impl Informers {
         self.machine_sets.start();
         self.machine_deployments.start();
         self.machine_health_checks.start();
+        self.machine_pools.start();
         self.cluster_classes.start();
         self.control_planes.start();
         self.kubeadm_configs.start();
@@ -168,6 +177,7 @@ impl Informers {
         self.inmemory_machines.start();
         self.dev_clusters.start();
         self.dev_machines.start();
+        self.dev_machine_pools.start();
         self.ip_address_claims.start();
         self.ip_addresses.start();
         self.ip_pools.start();

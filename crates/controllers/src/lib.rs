@@ -16,6 +16,7 @@ pub mod kcp;
 pub mod kubeadmconfig;
 pub mod machine;
 pub mod machinedeployment;
+pub mod machinepool;
 pub mod machineset;
 pub mod mhc;
 pub mod topology;
@@ -40,6 +41,7 @@ pub fn controllers(ctx: &Arc<Context>) -> Vec<Running> {
         machinedeployment::controller(ctx),
         kcp::controller(ctx),
         mhc::controller(ctx),
+        machinepool::controller(ctx),
         topology::controller(ctx),
         addons::controller(ctx),
     ];

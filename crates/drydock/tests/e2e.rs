@@ -26,6 +26,7 @@ mod e2e_logs;
 mod e2e_machine;
 mod e2e_machine_addresses;
 mod e2e_machine_delete;
+mod e2e_machine_pool;
 mod e2e_mhc;
 mod e2e_preflight;
 mod e2e_propagation;

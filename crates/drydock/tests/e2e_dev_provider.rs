@@ -8,7 +8,7 @@
 //! Each test names the version of the core objects, then of the Dev objects, then the
 //! backend: `core_v1beta1_dev_v1beta2_in_memory` and so on. The docker backend is accepted
 //! and simulated in memory, with an admission warning, a `BackendSimulated` condition and a
-//! Warning Event. DevMachinePools are accepted and marked as not reconciled.
+//! Warning Event. (MachinePools on DevMachinePools: `e2e_machine_pool.rs`.)
 
 use crate::common;
 
@@ -346,36 +346,4 @@ async fn core_v1beta1_dev_v1beta2_in_memory_startup_timings() {
     let api_server = ready.get_condition("APIServerProvisioned").expect("APIServerProvisioned");
     assert_eq!(api_server.last_transition_time.0.as_second(), d.api_server.expect("API server").as_second());
     wait("the control plane Machine Running", WAIT, || running(&kc, "timed") == 1).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dev_machine_pools_are_accepted_and_marked_not_reconciled() {
-    let env = Env::start(true).await;
-    let kc = env.kubeconfig(None);
-    let pool = r#"apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
-kind: DevMachinePool
-metadata: {name: pool, namespace: default}
-spec:
-  backend:
-    docker: {preLoadImages: ["registry.k8s.io/pause:3.10"]}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
-kind: DevMachinePoolTemplate
-metadata: {name: pool, namespace: default}
-spec:
-  template:
-    spec: {}
-"#;
-    let (ok, out, err) = kubectl(&kc, &["apply", "-f", "-"], Some(pool));
-    assert!(ok, "kubectl apply failed:\n{out}\n{err}");
-    assert_eq!(err.matches("no MachinePool controller").count(), 2, "a warning per object:\n{err}");
-    let ready = eventually("the pool's Ready condition", WAIT, || async {
-        let p = tokio::task::block_in_place(|| json(&kc, &["get", "devmachinepool", "pool"]));
-        condition(&p["status"]["conditions"], "Ready").cloned()
-    })
-    .await;
-    assert_eq!((ready["status"].as_str(), ready["reason"].as_str()), (Some("False"), Some("NotReconciled")));
-    assert!(ready["message"].as_str().is_some_and(|m| m.contains("no MachinePool controller")), "{ready}");
-    let described = kubectl_ok(&kc, &["describe", "devmachinepool", "pool"], None);
-    assert!(described.contains("NotReconciled"), "{described}");
 }

@@ -100,6 +100,7 @@ pub const MACHINE_FINALIZER: &str = "machine.cluster.x-k8s.io";
 pub const KUBEADM_CONTROL_PLANE_FINALIZER: &str = "kubeadm.controlplane.cluster.x-k8s.io";
 pub const MACHINE_DEPLOYMENT_FINALIZER: &str = "cluster.x-k8s.io/machinedeployment";
 pub const MACHINE_SET_FINALIZER: &str = "cluster.x-k8s.io/machineset";
+pub const MACHINE_POOL_FINALIZER: &str = "machinepool.cluster.x-k8s.io";
 pub const MACHINE_DEPLOYMENT_TOPOLOGY_FINALIZER: &str = "machinedeployment.topology.cluster.x-k8s.io";
 pub const IPAM_RELEASE_ADDRESS_FINALIZER: &str = "ipam.cluster.x-k8s.io/ReleaseAddress";
 pub const IPAM_PROTECT_ADDRESS_FINALIZER: &str = "ipam.cluster.x-k8s.io/ProtectAddress";

@@ -415,6 +415,16 @@ impl Referenced {
         .filter(|s| !s.is_empty())
     }
 
+    /// A machine pool's instances, as its provider lists them (`spec.providerIDList`).
+    pub fn provider_id_list(&self) -> Vec<String> {
+        field(self.dynamic(&["spec", "providerIDList"])).unwrap_or_default()
+    }
+
+    /// A machine pool's instance count (`status.replicas`).
+    pub fn status_replicas(&self) -> Option<i32> {
+        field(self.dynamic(&["status", "replicas"]))
+    }
+
     pub fn annotation(&self, key: &str) -> Option<&str> {
         self.meta().annotations.as_ref().and_then(|a| a.get(key)).map(String::as_str)
     }

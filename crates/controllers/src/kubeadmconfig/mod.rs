@@ -133,6 +133,26 @@ impl State {
         self.ctx.informers.machines.store.get(&ObjectRef::new(name).within(ns))
     }
 
+    /// The Machine a config renders for: its owner Machine, or a MachinePool seen as the
+    /// Machine of its template (a worker joining; its data serves every instance, and its
+    /// join token lives as long as the pool).
+    fn owner_machine(&self, config: &KubeadmConfig) -> Option<Arc<Machine>> {
+        let ns = config.namespace().unwrap_or_default();
+        if let Some(o) = owner::find_owner(&config.metadata, "cluster.x-k8s.io", "Machine") {
+            return self.machine(&ns, &o.name);
+        }
+        let o = owner::find_owner(&config.metadata, "cluster.x-k8s.io", "MachinePool")?;
+        let pool = self.ctx.informers.machine_pools.store.get(&ObjectRef::new(&o.name).within(&ns))?;
+        let mut m = Machine::new(&o.name, pool.spec.template.spec.clone());
+        m.metadata.namespace = Some(ns);
+        m.metadata.uid.clone_from(&pool.metadata.uid);
+        m.metadata.labels = pool.spec.template.metadata.labels.clone();
+        m.spec.cluster_name.clone_from(&pool.spec.cluster_name);
+        // The pool's data secret is this config's own.
+        m.spec.bootstrap.data_secret_name = None;
+        Some(Arc::new(m))
+    }
+
     /// The Machine's KubeadmConfig while it has no data yet (the only time the Machine
     /// matters to it).
     fn config_of(&self, m: &Machine) -> Vec<ObjectRef<KubeadmConfig>> {
@@ -253,10 +273,8 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requ
         return Ok(Requeue::await_change());
     }
     let ns = config.namespace().unwrap_or_default();
-    // Configs are rendered for their Machine; the Machine controller makes itself the owner.
-    let Some(machine) =
-        owner::find_owner(&config.metadata, "cluster.x-k8s.io", "Machine").and_then(|o| state.machine(&ns, &o.name))
-    else {
+    // Configs are rendered for their Machine (or MachinePool), which makes itself the owner.
+    let Some(machine) = state.owner_machine(&config) else {
         return Ok(Requeue::await_change());
     };
     let cluster_name =

@@ -30,10 +30,10 @@ use kube::ResourceExt;
 use kube::api::DeleteParams;
 
 use super::drain::{self, Drain};
-use super::node::{NodeReader, node_ref_name, workload_nodes};
 use super::volume_detach::{self, Detach};
 use super::{CONTROLLER, GONE_RECHECK, State, status};
 use crate::framework::events::PendingEvents;
+use crate::framework::node_reader::{NodeReader, node_ref_name, workload_nodes};
 use crate::framework::pause;
 use crate::framework::referenced::{self, Referenced};
 use crate::framework::requeue::Requeue;

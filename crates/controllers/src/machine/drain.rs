@@ -29,9 +29,9 @@ use kube::api::{Api, EvictParams, ListParams};
 use serde_json::json;
 
 use super::drain_rules::{Behavior, Rules};
-use super::node::{NodeReader, workload_nodes};
 use super::{CONTROLLER, State};
 use crate::framework::events::PendingEvents;
+use crate::framework::node_reader::{NodeReader, workload_nodes};
 use crate::framework::write::delete_if_present;
 use crate::framework::{Error, Result, metrics};
 

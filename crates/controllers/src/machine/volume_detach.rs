@@ -24,8 +24,8 @@ use kube::api::{Api, ListParams};
 
 use super::State;
 use super::drain::{Judge, PodAction, timeout_left, unreachable};
-use super::node::NodeReader;
 use crate::framework::Result;
+use crate::framework::node_reader::NodeReader;
 
 /// How often the wait looks again (upstream: 20 s; drydock's simulated volumes detach at
 /// once, so a wait is usually a test or a user holding one).

@@ -54,13 +54,13 @@ pub fn failed(e: &Error) -> Report {
     not(RECONCILE_FAILED, format!("Error computing or applying the topology: {e}"))
 }
 
-/// drydock has no MachinePool controller: a topology's pools are not created, and the
-/// condition says so while the rest is reconciled.
+/// drydock's topology does not manage MachinePools yet: a topology's pools are not
+/// created, and the condition says so while the rest is reconciled.
 pub fn pools_not_supported(pools: &[&str]) -> Report {
     not(
         RECONCILE_FAILED,
         format!(
-            "drydock has no MachinePool controller yet: topology MachinePools {} are not created",
+            "drydock's topology does not manage MachinePools yet: topology MachinePools {} are not created",
             pools.join(", ")
         ),
     )

@@ -4,13 +4,12 @@
 //! are converted to it first.
 //!
 //! Warnings say what drydock does differently from upstream: a docker backend is simulated
-//! in memory, and nothing reconciles DevMachinePools yet.
+//! in memory.
 
 use super::backend::{Backend, DOCKER_SIMULATED_MESSAGE, DevMachineBackendSpec, DockerMachineBackendSpec};
 use super::v1beta2::{
     APIEndpoint, DevCluster, DevClusterBackendSpec, DevClusterSpec, DevClusterTemplate, DevMachine, DevMachinePool,
-    DevMachinePoolTemplate, DevMachineSpec, DevMachineTemplate, DockerClusterBackendSpec,
-    MACHINE_POOLS_NOT_RECONCILED_MESSAGE,
+    DevMachinePoolSpec, DevMachinePoolTemplate, DevMachineSpec, DevMachineTemplate, DockerClusterBackendSpec,
 };
 use crate::admission::{FieldError, FieldPath};
 use crate::capi::inmemory::validate_components;
@@ -155,9 +154,25 @@ pub(crate) struct DevMachinePoolAdmission;
 impl KindAdmission for DevMachinePoolAdmission {
     type Object = DevMachinePool;
 
-    fn warnings(&self, _p: &DevMachinePool, _old: Option<&DevMachinePool>) -> Vec<String> {
-        vec![format!("DevMachinePool: {MACHINE_POOLS_NOT_RECONCILED_MESSAGE}")]
+    fn validate(&self, p: &DevMachinePool, _old: Option<&DevMachinePool>) -> Vec<FieldError> {
+        validate_pool_spec(&p.spec, &FieldPath::new("spec"))
     }
+
+    fn warnings(&self, p: &DevMachinePool, _old: Option<&DevMachinePool>) -> Vec<String> {
+        pool_warnings(&p.spec, "DevMachinePool")
+    }
+}
+
+fn validate_pool_spec(spec: &DevMachinePoolSpec, path: &FieldPath) -> Vec<FieldError> {
+    validate_components(
+        spec.backend.as_ref().and_then(|b| b.in_memory.as_ref()),
+        &path.child("backend").child("inMemory"),
+    )
+}
+
+fn pool_warnings(spec: &DevMachinePoolSpec, kind: &str) -> Vec<String> {
+    let backend = spec.backend.clone().unwrap_or_default();
+    backend_warnings(backend.selected(), backend.docker.is_some(), kind)
 }
 
 pub(crate) struct DevMachinePoolTemplateAdmission;
@@ -165,8 +180,12 @@ pub(crate) struct DevMachinePoolTemplateAdmission;
 impl KindAdmission for DevMachinePoolTemplateAdmission {
     type Object = DevMachinePoolTemplate;
 
-    fn warnings(&self, _t: &DevMachinePoolTemplate, _old: Option<&DevMachinePoolTemplate>) -> Vec<String> {
-        vec![format!("DevMachinePoolTemplate: {MACHINE_POOLS_NOT_RECONCILED_MESSAGE}")]
+    fn validate(&self, t: &DevMachinePoolTemplate, _old: Option<&DevMachinePoolTemplate>) -> Vec<FieldError> {
+        validate_pool_spec(&t.spec.template.spec, &template_spec_path())
+    }
+
+    fn warnings(&self, t: &DevMachinePoolTemplate, _old: Option<&DevMachinePoolTemplate>) -> Vec<String> {
+        pool_warnings(&t.spec.template.spec, "DevMachinePoolTemplate")
     }
 }
 
@@ -253,13 +272,19 @@ mod tests {
     }
 
     #[test]
-    fn machine_pools_warn_that_nothing_reconciles_them() {
+    fn machine_pools_warn_when_docker_is_simulated_and_check_in_memory_timings() {
         let p = json!({
             "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DevMachinePool",
             "metadata": {"name": "p", "namespace": "ns"}, "spec": {},
         });
         assert!(admit(&Typed(DevMachinePoolAdmission), p.clone(), None).is_ok());
         let warnings = warnings_of(&Typed(DevMachinePoolAdmission), &p, None);
-        assert_eq!(warnings, [format!("DevMachinePool: {MACHINE_POOLS_NOT_RECONCILED_MESSAGE}")]);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("DevMachinePool behaves as an in-memory one"), "{warnings:?}");
+        let mut in_memory = p.clone();
+        in_memory["spec"]["backend"] = json!({"inMemory": {"vm": {"provisioning": {"startupDuration": "2s"}}}});
+        assert!(warnings_of(&Typed(DevMachinePoolAdmission), &in_memory, None).is_empty());
+        in_memory["spec"]["backend"]["inMemory"]["vm"]["provisioning"]["startupDuration"] = json!("soon");
+        assert!(admit(&Typed(DevMachinePoolAdmission), in_memory, None).is_err(), "a bad duration is refused");
     }
 }

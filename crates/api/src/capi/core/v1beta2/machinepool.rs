@@ -147,3 +147,17 @@ pub struct MachinePoolV1Beta1DeprecatedStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable_replicas: Option<i32>,
 }
+
+impl_hub_status!(MachinePool, MachinePoolInitializationStatus, MachinePoolV1Beta1DeprecatedStatus);
+
+impl MachinePool {
+    /// The bootstrap data secret exists (`status.initialization.bootstrapDataSecretCreated`).
+    pub fn bootstrap_data_secret_created(&self) -> bool {
+        self.initialization().and_then(|i| i.bootstrap_data_secret_created) == Some(true)
+    }
+
+    /// The infrastructure pool is provisioned (`status.initialization.infrastructureProvisioned`).
+    pub fn infrastructure_provisioned(&self) -> bool {
+        self.initialization().and_then(|i| i.infrastructure_provisioned) == Some(true)
+    }
+}

@@ -1,6 +1,5 @@
-//! DevMachinePool and DevMachinePoolTemplate (v1beta2 only). drydock serves them so that
-//! manifests apply, but has no MachinePool controller yet: the provider marks each
-//! DevMachinePool as not reconciled rather than leaving it silently alone.
+//! DevMachinePool and DevMachinePoolTemplate (v1beta2 only): the infrastructure of a
+//! MachinePool, whose instances drydock simulates in memory (as VMs and Nodes).
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -8,12 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Conditions, TemplateResource};
 use crate::capi::common::template_kind;
-use crate::capi::dev::backend::{DockerMachinePoolBackendSpec, MachineAddress};
-
-/// What drydock does not do for DevMachinePools yet: said at admission and in each pool's
-/// status.
-pub const MACHINE_POOLS_NOT_RECONCILED_MESSAGE: &str =
-    "drydock has no MachinePool controller yet: nothing reconciles DevMachinePools, no instances are created";
+use crate::capi::dev::backend::{Backend, DockerMachinePoolBackendSpec, MachineAddress};
+use crate::capi::inmemory::InMemoryMachineBehaviour;
 
 /// Desired state of a DevMachinePool.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -45,9 +40,20 @@ pub struct DevMachinePoolSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DevMachinePoolBackendSpec {
-    /// The docker backend.
+    /// The docker backend (simulated in memory by drydock).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub docker: Option<DockerMachinePoolBackendSpec>,
+    /// Instances simulated in memory, with these start-up timings (as a DevMachine's
+    /// `backend.inMemory`; a drydock extension).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_memory: Option<InMemoryMachineBehaviour>,
+}
+
+impl DevMachinePoolBackendSpec {
+    /// The backend in effect: in-memory when set, otherwise docker.
+    pub fn selected(&self) -> Backend {
+        Backend::of(self.in_memory.is_some())
+    }
 }
 
 /// Observed state of a DevMachinePool.

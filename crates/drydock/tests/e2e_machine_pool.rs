@@ -1,0 +1,124 @@
+//! MachinePools through kubectl, on a DevMachinePool whose instances are simulated in
+//! memory: the pool's KubeadmConfig gets join data, the instances' Nodes appear in the
+//! workload cluster and the MachinePool counts them; `kubectl scale` scales it down; a new
+//! version rolls out (every Node replaced, never fewer ready than wanted); deleting the
+//! MachinePool removes its infrastructure, bootstrap config and Nodes.
+
+use crate::common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Env, generated_cluster, json, kubectl_ok, ready_nodes, running, wait, workload_kubeconfig};
+use serde_json::Value;
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+fn pool(replicas: u32, version: &str) -> String {
+    format!(
+        r#"apiVersion: bootstrap.cluster.x-k8s.io/v1beta2
+kind: KubeadmConfig
+metadata: {{name: workers, namespace: default}}
+spec: {{}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: DevMachinePool
+metadata: {{name: workers, namespace: default}}
+spec:
+  backend:
+    inMemory:
+      vm: {{provisioning: {{startupDuration: 1s}}}}
+      node: {{provisioning: {{startupDuration: 0s}}}}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachinePool
+metadata: {{name: workers, namespace: default}}
+spec:
+  clusterName: mp
+  replicas: {replicas}
+  template:
+    spec:
+      clusterName: mp
+      version: {version}
+      bootstrap:
+        configRef: {{apiGroup: bootstrap.cluster.x-k8s.io, kind: KubeadmConfig, name: workers}}
+      infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: DevMachinePool, name: workers}}
+"#
+    )
+}
+
+fn machine_pool(kc: &Path) -> Value {
+    json(kc, &["get", "machinepool", "workers"])
+}
+
+/// The pool's Nodes in the workload cluster (provider IDs of its instances): name and
+/// kubelet version of each.
+fn pool_nodes(wkc: &Path) -> Vec<(String, String)> {
+    let (ok, out, _) = common::kubectl(wkc, &["get", "nodes", "-o", "json"], None);
+    let v: Value = if ok { serde_json::from_str(&out).unwrap_or(Value::Null) } else { Value::Null };
+    v["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|n| n["metadata"]["name"].as_str().is_some_and(|s| s.starts_with("workers-")))
+        .map(|n| {
+            let name = n["metadata"]["name"].as_str().unwrap_or_default().to_string();
+            (name, n["status"]["nodeInfo"]["kubeletVersion"].as_str().unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_machine_pool_scales_rolls_out_and_goes() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&generated_cluster("mp", &["--worker-machine-count", "0"])));
+    wait("the control plane Machine Running", 2 * MINUTE, || running(&kc, "mp") == 1).await;
+    let wkc = workload_kubeconfig(&env, &kc, "mp");
+
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&pool(3, "v1.31.2")));
+    wait("3 pool Nodes ready and counted", 2 * MINUTE, || {
+        let mp = machine_pool(&kc);
+        mp["status"]["readyReplicas"] == 3 && mp["status"]["phase"] == "Running" && pool_nodes(&wkc).len() == 3
+    })
+    .await;
+    let mp = machine_pool(&kc);
+    assert_eq!(mp["spec"]["providerIDList"].as_array().map(Vec::len), Some(3), "{mp}");
+    assert_eq!(mp["status"]["nodeRefs"].as_array().map(Vec::len), Some(3), "{mp}");
+    assert!(mp["spec"]["template"]["spec"]["bootstrap"]["dataSecretName"].is_string(), "the config's data: {mp}");
+    let config = json(&kc, &["get", "kubeadmconfig", "workers"]);
+    assert_eq!(config["metadata"]["ownerReferences"][0]["kind"], "MachinePool", "{config}");
+    assert_eq!(ready_nodes(&wkc), 4, "the control plane Node and 3 pool Nodes");
+
+    kubectl_ok(&kc, &["scale", "machinepool", "workers", "--replicas", "1"], None);
+    wait("the pool down to 1 Node", MINUTE, || {
+        machine_pool(&kc)["status"]["replicas"] == 1 && pool_nodes(&wkc).len() == 1
+    })
+    .await;
+    let kept = pool_nodes(&wkc);
+
+    // A new version: the instance is replaced, a new one ready before the old one goes.
+    let patch = r#"{"spec":{"template":{"spec":{"version":"v1.31.1"}}}}"#;
+    kubectl_ok(&kc, &["patch", "machinepool", "workers", "--type", "merge", "-p", patch], None);
+    let mut lowest = usize::MAX;
+    wait("the pool rolled out to v1.31.1", 2 * MINUTE, || {
+        let nodes = pool_nodes(&wkc);
+        lowest = lowest.min(nodes.len());
+        let mp = machine_pool(&kc);
+        nodes.len() == 1 && nodes[0].1 == "v1.31.1" && mp["status"]["upToDateReplicas"] == 1
+    })
+    .await;
+    assert_eq!(lowest, 1, "never fewer Nodes than wanted during the rollout");
+    assert_ne!(pool_nodes(&wkc)[0].0, kept[0].0, "the instance was replaced");
+    let versions = &machine_pool(&kc)["status"]["versions"];
+    assert_eq!(versions, &serde_json::json!([{"version": "v1.31.1", "replicas": 1}]));
+
+    kubectl_ok(&kc, &["delete", "machinepool", "workers", "--wait=true", "--timeout=60s"], None);
+    wait("the pool's Nodes and objects gone", MINUTE, || {
+        let (ok_pool, _, _) = common::kubectl(&kc, &["get", "devmachinepool", "workers"], None);
+        let (ok_config, _, _) = common::kubectl(&kc, &["get", "kubeadmconfig", "workers"], None);
+        pool_nodes(&wkc).is_empty() && !ok_pool && !ok_config
+    })
+    .await;
+    assert_eq!(ready_nodes(&wkc), 1, "the control plane Node stays");
+}
