@@ -1,6 +1,7 @@
 //! MachinePools through kubectl, on a DevMachinePool whose instances are simulated in
 //! memory: the pool's KubeadmConfig gets join data, the instances' Nodes appear in the
-//! workload cluster and the MachinePool counts them; `kubectl scale` scales it down; a new
+//! workload cluster and the MachinePool counts them; `kubectl scale` scales it down (unless
+//! `replicas-managed-by` leaves the size to the provider); a new
 //! version rolls out (every Node replaced, never fewer ready than wanted); deleting the
 //! MachinePool removes its infrastructure, bootstrap config and Nodes.
 
@@ -96,6 +97,14 @@ async fn a_machine_pool_scales_rolls_out_and_goes() {
     })
     .await;
     let kept = pool_nodes(&wkc);
+
+    // Replicas managed elsewhere: the pool keeps its size and the MachinePool follows it.
+    let managed = "cluster.x-k8s.io/replicas-managed-by";
+    kubectl_ok(&kc, &["annotate", "machinepool", "workers", &format!("{managed}=external-autoscaler")], None);
+    kubectl_ok(&kc, &["scale", "machinepool", "workers", "--replicas", "3"], None);
+    wait("the MachinePool back at the pool's 1 replica", MINUTE, || machine_pool(&kc)["spec"]["replicas"] == 1).await;
+    assert_eq!(pool_nodes(&wkc), kept, "the pool kept its instance");
+    kubectl_ok(&kc, &["annotate", "machinepool", "workers", &format!("{managed}-")], None);
 
     // A new version: the instance is replaced, a new one ready before the old one goes.
     let patch = r#"{"spec":{"template":{"spec":{"version":"v1.31.1"}}}}"#;

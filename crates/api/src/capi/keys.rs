@@ -45,6 +45,9 @@ pub const SKIP_PREFLIGHT_CHECKS_ANNOTATION: &str = "machineset.cluster.x-k8s.io/
 pub const AUTOSCALER_MIN_SIZE_ANNOTATION: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size";
 /// Cluster autoscaler upper bound; used to default `spec.replicas`.
 pub const AUTOSCALER_MAX_SIZE_ANNOTATION: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";
+/// On a MachinePool: something outside Cluster API (an autoscaler acting on the provider's
+/// pool) decides the replicas; the MachinePool takes them from its infrastructure pool.
+pub const REPLICAS_MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/replicas-managed-by";
 /// Rollout revision of a MachineDeployment and of its MachineSets.
 pub const REVISION_ANNOTATION: &str = "machinedeployment.clusters.x-k8s.io/revision";
 /// Comma-separated earlier revisions of a reused MachineSet.

@@ -7,7 +7,9 @@
 //! MachinePool's; the Nodes of those provider IDs found in the workload cluster
 //! (`status.nodeRefs`, the ready, available and up-to-date counts, `status.versions`);
 //! phase and conditions ([`status`]). Scaling and rolling out are the provider's: it reads
-//! `spec.replicas` and the template's version. Deletion deletes the bootstrap config and
+//! `spec.replicas` and the template's version (with `cluster.x-k8s.io/replicas-managed-by`,
+//! the pool's replicas are the provider's and `spec.replicas` follows them; admission
+//! defaults `spec.replicas` from the cluster autoscaler's min/max-size annotations). Deletion deletes the bootstrap config and
 //! the infrastructure pool (whose provider removes the instances and their Nodes), then
 //! lets the MachinePool go.
 
@@ -19,7 +21,7 @@ use std::time::Duration;
 use drydock_api::capi::common::ContractVersionedObjectReference;
 use drydock_api::capi::core::v1beta2::{Cluster, MachinePool};
 use drydock_api::capi::dev::v1beta2::DevMachinePool;
-use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, MACHINE_POOL_FINALIZER};
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, MACHINE_POOL_FINALIZER, REPLICAS_MANAGED_BY_ANNOTATION};
 use drydock_api::capi::kubeadm::v1beta2::KubeadmConfig;
 use drydock_api::capi::owner;
 use k8s_openapi::api::core::v1::{Node, ObjectReference};
@@ -177,6 +179,10 @@ async fn infrastructure(ctx: &Context, mp: &mut MachinePool, owner: &OwnerRefere
         mp.initialization_mut().infrastructure_provisioned = Some(true);
     }
     let replicas = pool.status_replicas().unwrap_or(i32::try_from(ids.len()).unwrap_or(i32::MAX));
+    if mp.annotations().contains_key(REPLICAS_MANAGED_BY_ANNOTATION) && pool.status_replicas().is_some() {
+        // An external autoscaler sizes the provider's pool; the MachinePool follows it.
+        mp.spec.replicas = Some(replicas);
+    }
     mp.spec.provider_id_list = (!ids.is_empty() || mp.spec.provider_id_list.is_some()).then_some(ids);
     Ok(Some(Infrastructure { provisioned, replicas }))
 }

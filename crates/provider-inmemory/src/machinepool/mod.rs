@@ -8,7 +8,9 @@
 //! pool lists every instance's provider ID in `spec.providerIDList` and its state in
 //! `status.instances`; `status.ready` says every wanted instance is up. [`instances`]
 //! decides what to add and remove (scaling and rolling out); a removed instance's Node is
-//! deleted, and a deleted pool deletes the Nodes of all its instances.
+//! deleted, and a deleted pool deletes the Nodes of all its instances. A MachinePool with
+//! `cluster.x-k8s.io/replicas-managed-by` is sized by something else: its pool keeps its
+//! size.
 
 mod instances;
 
@@ -16,6 +18,7 @@ use std::sync::Arc;
 
 use drydock_api::capi::core::v1beta2::{Cluster, MachinePool};
 use drydock_api::capi::dev::v1beta2::{DevMachinePool, DevMachinePoolInstanceStatus};
+use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, REPLICAS_MANAGED_BY_ANNOTATION};
 use drydock_api::tenancy::LogicalClusterName;
 use drydock_controllers::Running;
 use drydock_controllers::framework::names;
@@ -91,7 +94,7 @@ async fn reconcile(pool: Arc<DevMachinePool>, c: Arc<PoolCtx>) -> Result<Requeue
     let ns = pool.namespace().unwrap_or_default();
     let api: Api<DevMachinePool> = c.p.ctx.api(&ns);
     let recorded = instances::recorded(pool.metadata.annotations.as_ref());
-    let cluster_name = pool.labels().get(drydock_api::capi::keys::CLUSTER_NAME_LABEL).cloned();
+    let cluster_name = pool.labels().get(CLUSTER_NAME_LABEL).cloned();
     if pool.metadata.deletion_timestamp.is_some() {
         if let Some(cluster) = &cluster_name {
             let lc = workload(&c, &ns, cluster);
@@ -145,7 +148,13 @@ async fn run(
     let plan_of = |i: &Instance| Plan::new(&i.name, behaviour, false);
     let node_up = |i: &Instance| plan_of(i).progress(i.started, now).all_done();
     let version = mp.spec.template.spec.version.clone().unwrap_or_default();
-    let desired = usize::try_from(mp.spec.replicas.unwrap_or(1)).unwrap_or(0);
+    let external = mp.annotations().contains_key(REPLICAS_MANAGED_BY_ANNOTATION);
+    let desired = if external && !current.is_empty() {
+        // Sized by an autoscaler outside Cluster API (none acts on simulated pools): kept.
+        current.iter().filter(|i| i.version == version).count().max(1)
+    } else {
+        usize::try_from(mp.spec.replicas.unwrap_or(1)).unwrap_or(0)
+    };
     let changes = instances::plan(&current, desired, &version, node_up);
 
     let lc = workload(c, &ns, &mp.spec.cluster_name);
