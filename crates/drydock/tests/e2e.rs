@@ -4,6 +4,7 @@
 //! `e2e_scale`.
 
 mod bench_apiserver;
+mod bench_chaos;
 mod bench_clusterclass;
 mod bench_compare;
 mod bench_stores;

@@ -3,6 +3,7 @@
 //! API requests and writes per machine, CPU and memory; optionally upgrades and deletes the
 //! fleet. The same run measures the API server's raw write capacity for comparison.
 
+mod chaos;
 mod clusterclass;
 mod report;
 
@@ -68,6 +69,14 @@ pub struct FleetArgs {
     /// Draw ready clusters and machines over time as SVG.
     #[arg(long)]
     pub plot: Option<std::path::PathBuf>,
+    /// Inject faults while the fleet provisions, from a chaos profile (`default`, or a
+    /// profile file), with MachineHealthChecks to remediate them; invariants are checked
+    /// on every Machine event.
+    #[arg(long, value_name = "PROFILE")]
+    pub chaos: Option<String>,
+    /// Seed of the chaos schedule: the same seed gives the same faults.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// Fleet progress, fed by watches.
@@ -104,7 +113,7 @@ fn generate_args(a: &FleetArgs, name: &str, version: &str) -> GenerateClusterArg
     }
 }
 
-fn manifest_docs(a: &FleetArgs, i: usize, version: &str) -> anyhow::Result<Vec<Value>> {
+fn manifest_docs(a: &FleetArgs, i: usize, version: &str, health: Option<&HealthCheck>) -> anyhow::Result<Vec<Value>> {
     if a.clusterclass {
         return Ok(vec![clusterclass::cluster_doc(a, &format!("c{i:05}"), version)]);
     }
@@ -114,6 +123,12 @@ fn manifest_docs(a: &FleetArgs, i: usize, version: &str) -> anyhow::Result<Vec<V
     for d in docs {
         let kind = d["kind"].as_str().unwrap_or_default();
         if kind == "MachineHealthCheck" {
+            // Only a chaos run has something to remediate: one check per MachineDeployment.
+            if let Some(h) = health {
+                for md in 0..a.machine_deployments {
+                    out.push(health_check(&d, &format!("{}-md-{md}", g.name), h));
+                }
+            }
             continue;
         }
         if kind == "MachineDeployment" {
@@ -128,6 +143,27 @@ fn manifest_docs(a: &FleetArgs, i: usize, version: &str) -> anyhow::Result<Vec<V
         out.push(d);
     }
     Ok(out)
+}
+
+/// The timeouts of a chaos run's MachineHealthChecks, in seconds.
+#[derive(Clone, Copy, Debug)]
+struct HealthCheck {
+    node_startup: u64,
+    unhealthy: u64,
+}
+
+/// The generated MachineHealthCheck `doc` for MachineDeployment `md`, with `h`'s timeouts.
+fn health_check(doc: &Value, md: &str, h: &HealthCheck) -> Value {
+    let mut d = doc.clone();
+    d["metadata"]["name"] = json!(md);
+    d["spec"]["selector"] = json!({"matchLabels": {"cluster.x-k8s.io/deployment-name": md}});
+    d["spec"]["checks"]["nodeStartupTimeoutSeconds"] = json!(h.node_startup);
+    if let Some(conditions) = d["spec"]["checks"]["unhealthyNodeConditions"].as_array_mut() {
+        for c in conditions {
+            c["timeoutSeconds"] = json!(h.unhealthy);
+        }
+    }
+    d
 }
 
 async fn create(client: &kube::Client, doc: &Value) -> anyhow::Result<()> {
@@ -175,11 +211,43 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
     };
     let mut instance = Instance::start(opts).await?;
     instance.spawn_serve()?;
-    let fleet = Fleet::new(a, instance.server.client(None));
+    let fleet = Fleet::new(a, instance.server.client(None))?;
     // The controllers are stopped whatever happens, before the runtime goes.
     let outcome = fleet.run(raw_writes).await;
     instance.stop_controllers().await;
     outcome
+}
+
+/// Draws the chaos schedule of `profile` for the fleet and says what it holds.
+fn start_chaos(
+    a: &FleetArgs,
+    profile: &str,
+    client: &kube::Client,
+) -> anyhow::Result<(Arc<chaos::Chaos>, HealthCheck)> {
+    use chaos::schedule::{self, Profile, Shape};
+    anyhow::ensure!(!a.clusterclass, "--chaos works on the fleet's own objects, not with --clusterclass");
+    let profile = Profile::load(profile)?;
+    let clusters: Vec<String> = (0..a.clusters).map(|i| format!("c{i:05}")).collect();
+    let shape = Shape {
+        clusters: &clusters,
+        control_plane_machines: a.control_plane_machines as usize,
+        workers: (a.workers * a.machine_deployments) as usize,
+    };
+    let planned = schedule::draw(&profile, a.seed, &shape)?;
+    let health = HealthCheck {
+        node_startup: schedule::seconds(&profile.health_check.node_startup_timeout)?,
+        unhealthy: schedule::seconds(&profile.health_check.unhealthy_timeout)?,
+    };
+    println!(
+        "chaos: profile {}, seed {}, {} faults scheduled (schedule {})",
+        profile.name,
+        a.seed,
+        planned.len(),
+        schedule::digest(&planned)
+    );
+    let chaos = chaos::Chaos::new(profile, a.seed, planned, client);
+    chaos.set_phase(chaos::Phase::Provision, shape.control_plane_machines, shape.workers);
+    Ok((chaos, health))
 }
 
 /// Raw capacity of the API server on this machine, measured first on its own server:
@@ -210,24 +278,33 @@ struct Fleet {
     bar: indicatif::ProgressBar,
     per_cluster: usize,
     machines: usize,
+    chaos: Option<Arc<chaos::Chaos>>,
+    health: Option<HealthCheck>,
 }
 
 const VERSION: &str = "v1.30.2";
 const UPGRADE_VERSION: &str = "v1.31.0";
 
 impl Fleet {
-    /// Starts following the fleet's Machines.
-    fn new(a: FleetArgs, client: kube::Client) -> Self {
+    /// Starts following the fleet's Machines (and draws the chaos schedule, if asked).
+    fn new(a: FleetArgs, client: kube::Client) -> anyhow::Result<Self> {
         let per_cluster = (a.control_plane_machines + a.workers * a.machine_deployments) as usize;
         let machines = a.clusters * per_cluster;
         let progress = Arc::new(Mutex::new(Progress::default()));
-        tokio::spawn(watch_machines(Api::namespaced(client.clone(), "default"), progress.clone()));
+        let (chaos, health) = match &a.chaos {
+            Some(name) => {
+                let (c, h) = start_chaos(&a, name, &client)?;
+                (Some(c), Some(h))
+            }
+            None => (None, None),
+        };
+        tokio::spawn(watch_machines(Api::namespaced(client.clone(), "default"), progress.clone(), chaos.clone()));
         let bar = indicatif::ProgressBar::new(machines as u64);
         bar.set_style(
             indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} machines {elapsed}")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
-        Self { a, client, progress, bar, per_cluster, machines }
+        Ok(Self { a, client, progress, bar, per_cluster, machines, chaos, health })
     }
 
     /// Every phase asked for, then the report.
@@ -242,7 +319,17 @@ impl Fleet {
         self.bar.finish_and_clear();
         print_table(&reports);
         let samples = self.progress.lock().samples.clone();
-        print_summary(&self.a, &reports, raw_writes, &samples, self.machines)
+        let chaos = self.chaos.as_ref().map(|c| c.report());
+        if let Some(r) = &chaos {
+            report::print_chaos(r);
+        }
+        print_summary(&self.a, &reports, raw_writes, &samples, self.machines, chaos.as_ref())?;
+        let broken: Vec<&str> =
+            chaos.iter().flat_map(|r| &r.invariants).filter(|i| i.violations > 0).map(|i| i.name).collect();
+        if !broken.is_empty() {
+            bail!("chaos: invariants violated: {}", broken.join(", "));
+        }
+        Ok(())
     }
 
     /// Creates every cluster, at most `concurrency` at once, and waits for all to be ready.
@@ -258,7 +345,7 @@ impl Fleet {
         let sem = Arc::new(tokio::sync::Semaphore::new(self.a.concurrency.max(1)));
         let mut creators = Vec::new();
         for i in 0..self.a.clusters {
-            let docs = manifest_docs(&self.a, i, VERSION)?;
+            let docs = manifest_docs(&self.a, i, VERSION, self.health.as_ref())?;
             let client = self.client.clone();
             let progress = self.progress.clone();
             let permit = sem.clone().acquire_owned().await?;
@@ -275,6 +362,7 @@ impl Fleet {
             c.await??;
         }
         let lat = self.wait(start.started, Some(VERSION), false).await?;
+        self.settle(start.started, Some(VERSION)).await?;
         let report = start.report("provision", &self.a, lat, self.machines);
         let listed = writes_per_machine_since(&by_resource0, self.machines);
         self.bar.suspend(|| println!("provisioning writes per machine by resource: {}", listed.join(", ")));
@@ -286,6 +374,7 @@ impl Fleet {
     async fn upgrade(&self) -> anyhow::Result<PhaseReport> {
         self.bar.set_message("upgrading");
         self.bar.set_position(0);
+        self.set_phase(chaos::Phase::Upgrade);
         let start = PhaseStart::now();
         self.restart_clocks();
         if self.a.clusterclass {
@@ -297,6 +386,7 @@ impl Fleet {
                 clusters.patch(&name, &PatchParams::default(), &patch).await?;
             }
             let lat = self.wait(start.started, Some(UPGRADE_VERSION), false).await?;
+            self.settle(start.started, Some(UPGRADE_VERSION)).await?;
             return Ok(start.report("upgrade", &self.a, lat, self.machines));
         }
         let kcps = self.api("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane");
@@ -313,12 +403,14 @@ impl Fleet {
             }
         }
         let lat = self.wait(start.started, Some(UPGRADE_VERSION), false).await?;
+        self.settle(start.started, Some(UPGRADE_VERSION)).await?;
         Ok(start.report("upgrade", &self.a, lat, self.machines))
     }
 
     /// Deletes every Cluster and waits until no Machine is left.
     async fn delete(&self) -> anyhow::Result<PhaseReport> {
         self.bar.set_message("deleting");
+        self.set_phase(chaos::Phase::Delete);
         let start = PhaseStart::now();
         let clusters = self.api("cluster.x-k8s.io/v1beta2", "Cluster");
         self.restart_clocks();
@@ -329,6 +421,36 @@ impl Fleet {
         }
         let lat = self.wait(start.started, None, true).await?;
         Ok(start.report("delete", &self.a, lat, self.machines))
+    }
+
+    fn set_phase(&self, phase: chaos::Phase) {
+        if let Some(c) = &self.chaos {
+            c.set_phase(
+                phase,
+                self.a.control_plane_machines as usize,
+                (self.a.workers * self.a.machine_deployments) as usize,
+            );
+        }
+    }
+
+    /// Under chaos: waits until every scheduled fault struck and was remediated and the
+    /// fleet is whole again, then runs the end-of-phase checks.
+    async fn settle(&self, started: Instant, version: Option<&str>) -> anyhow::Result<()> {
+        let Some(chaos) = &self.chaos else { return Ok(()) };
+        let deadline = started + Duration::from_secs(self.a.timeout);
+        while !chaos.settled() {
+            let (injected, scheduled) = chaos.progress();
+            self.bar.set_message(format!("remediating ({injected}/{scheduled} faults struck)"));
+            if Instant::now() > deadline {
+                bail!(
+                    "timed out after {}s: {injected} of {scheduled} faults struck, not all remediated",
+                    self.a.timeout
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        self.wait(started, version, false).await?;
+        chaos.check_end(&self.client, self.per_cluster).await
     }
 
     fn api(&self, api_version: &str, kind: &str) -> Api<DynamicObject> {
@@ -350,9 +472,18 @@ impl Fleet {
 
 /// Keeps `progress.machines` current from a watch of the fleet's Machines, in the version they
 /// are stored in (a watch in another version would charge its conversion to the fleet).
-async fn watch_machines(machines: Api<drydock_api::capi::core::v1beta2::Machine>, progress: Arc<Mutex<Progress>>) {
+async fn watch_machines(
+    machines: Api<drydock_api::capi::core::v1beta2::Machine>,
+    progress: Arc<Mutex<Progress>>,
+    chaos: Option<Arc<chaos::Chaos>>,
+) {
     watcher(machines, watcher::Config::default())
         .for_each(|ev| {
+            if let (Some(c), Ok(watcher::Event::Apply(m) | watcher::Event::InitApply(m) | watcher::Event::Delete(m))) =
+                (&chaos, &ev)
+            {
+                c.observe(m, matches!(ev, Ok(watcher::Event::Delete(_))));
+            }
             let mut p = progress.lock();
             match ev {
                 Ok(watcher::Event::Apply(m) | watcher::Event::InitApply(m)) => {

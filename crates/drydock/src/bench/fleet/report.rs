@@ -190,6 +190,7 @@ pub(super) fn print_summary(
     raw_writes: f64,
     samples: &[(f64, usize, usize)],
     machines: usize,
+    chaos: Option<&super::chaos::Report>,
 ) -> anyhow::Result<()> {
     let peak = peak_rss_mib();
     let achieved = reports.first().map_or(0.0, |r| r.api_writes / r.seconds.max(1e-9));
@@ -212,10 +213,35 @@ pub(super) fn print_summary(
     }
     if let Some(path) = &a.json {
         let doc = json!({"clusters": a.clusters, "machines": machines, "phases": reports, "peak_rss_mib": peak,
-            "raw_writes_per_second": raw_writes, "achieved_writes_per_second": achieved});
+            "raw_writes_per_second": raw_writes, "achieved_writes_per_second": achieved, "chaos": chaos});
         std::fs::write(path, serde_json::to_string_pretty(&doc)?)?;
     }
     Ok(())
+}
+
+/// The chaos run: faults scheduled and struck, remediations, and each invariant.
+pub(super) fn print_chaos(r: &super::chaos::Report) {
+    let list = |m: &std::collections::BTreeMap<String, usize>| {
+        let v: Vec<String> = m.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        if v.is_empty() { "none".to_string() } else { v.join(", ") }
+    };
+    println!(
+        "chaos: profile {}, seed {}, schedule {}: scheduled {}; struck {}; {} faulted Machines remediated",
+        r.profile,
+        r.seed,
+        r.schedule_digest,
+        list(&r.scheduled),
+        list(&r.injected),
+        r.remediated
+    );
+    for i in &r.invariants {
+        let verdict = match (i.checks, i.violations) {
+            (0, _) => "not exercised".to_string(),
+            (n, 0) => format!("holds ({n} checks)"),
+            (n, v) => format!("VIOLATED {v} of {n} checks: {}", i.examples.join("; ")),
+        };
+        println!("  {:<40} {verdict}", i.name);
+    }
 }
 
 fn plot(

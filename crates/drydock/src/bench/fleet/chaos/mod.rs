@@ -1,0 +1,189 @@
+//! `drydock bench --chaos PROFILE --seed N`: faults drawn from a profile ([`schedule`])
+//! injected into the fleet as it provisions, MachineHealthChecks that remediate them, and
+//! invariants checked on every Machine event ([`invariants`]). The run converges once every
+//! scheduled fault struck, every faulted Machine was replaced and every cluster is ready.
+
+mod invariants;
+pub mod schedule;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use drydock_api::capi::core::v1beta2::Machine;
+use drydock_api::capi::inmemory::InMemoryMachine;
+use drydock_api::capi::keys::CONTROL_PLANE_LABEL;
+use kube::api::{Api, Patch, PatchParams};
+use parking_lot::Mutex;
+use serde::Serialize;
+use serde_json::json;
+
+use self::invariants::Invariants;
+pub use self::invariants::Phase;
+use self::schedule::{Fault, Planned, Profile, Role};
+
+/// The fault annotation of the in-memory provider.
+const FAULT_ANNOTATION: &str = "infrastructure.drydock.dev/fault";
+
+/// A chaos run: its schedule, and what happened so far.
+pub struct Chaos {
+    pub profile: Profile,
+    pub seed: u64,
+    pub planned: Vec<Planned>,
+    /// (cluster, role, ordinal) → index in `planned`.
+    index: HashMap<(String, Role, usize), usize>,
+    machines: Api<InMemoryMachine>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Machines seen per (cluster, role), in order: the ordinal of the next one.
+    seen: HashMap<(String, Role), usize>,
+    /// Machines already numbered.
+    numbered: HashSet<String>,
+    /// Machine name → index in `planned` of its fault.
+    assigned: HashMap<String, usize>,
+    /// Planned faults whose injection has begun.
+    started: HashSet<usize>,
+    /// Planned faults injected.
+    injected: HashSet<usize>,
+    /// Faulted Machines not deleted yet.
+    alive: HashSet<String>,
+    remediated: usize,
+    invariants: Invariants,
+}
+
+/// What a chaos run reports, printed and in the JSON.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub profile: String,
+    pub seed: u64,
+    /// Digest of the schedule: the same seed gives the same digest.
+    pub schedule_digest: String,
+    pub scheduled: BTreeMap<String, usize>,
+    pub injected: BTreeMap<String, usize>,
+    /// Faulted Machines the health checks had replaced.
+    pub remediated: usize,
+    pub invariants: Vec<invariants::Checked>,
+}
+
+impl Chaos {
+    pub fn new(profile: Profile, seed: u64, planned: Vec<Planned>, client: &kube::Client) -> Arc<Self> {
+        let machines = Api::namespaced(client.clone(), "default");
+        let index = planned.iter().enumerate().map(|(i, p)| ((p.cluster.clone(), p.role, p.ordinal), i)).collect();
+        Arc::new(Self { profile, seed, planned, index, machines, state: Mutex::new(State::default()) })
+    }
+
+    pub fn set_phase(&self, phase: Phase, control_plane: usize, workers: usize) {
+        self.state.lock().invariants.start(phase, control_plane, workers);
+    }
+
+    /// Follows one Machine event: numbers new Machines, starts the faults due, counts
+    /// remediations, and checks the invariants.
+    pub fn observe(self: &Arc<Self>, m: &Machine, deleted: bool) {
+        let name = m.metadata.name.clone().unwrap_or_default();
+        let cluster = m.spec.cluster_name.clone();
+        let role = if m.metadata.labels.as_ref().is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL)) {
+            Role::ControlPlane
+        } else {
+            Role::Worker
+        };
+        let mut st = self.state.lock();
+        st.invariants.observe(m, deleted);
+        if deleted {
+            if st.alive.remove(&name) {
+                st.remediated += 1;
+            }
+            return;
+        }
+        if st.numbered.insert(name.clone()) {
+            let key = (cluster, role);
+            let ordinal = st.seen.get(&key).copied().unwrap_or(0);
+            if let Some(&i) = self.index.get(&(key.0.clone(), key.1, ordinal)) {
+                st.assigned.insert(name.clone(), i);
+            }
+            st.seen.insert(key, ordinal + 1);
+        }
+        let Some(&i) = st.assigned.get(&name) else { return };
+        let p = &self.planned[i];
+        let running = m.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
+        let due = p.fault == Fault::FailedProvisioning || running;
+        if !due || st.started.contains(&i) || m.metadata.deletion_timestamp.is_some() {
+            return;
+        }
+        st.started.insert(i);
+        let infra = m.spec.infrastructure_ref.name.clone();
+        let chaos = self.clone();
+        tokio::spawn(async move { chaos.inject(i, name, infra).await });
+    }
+
+    /// Strikes planned fault `i` on Machine `machine` (infrastructure machine `infra`)
+    /// once its delay passed; the infrastructure machine may still be on its way.
+    async fn inject(&self, i: usize, machine: String, infra: String) {
+        let p = &self.planned[i];
+        tokio::time::sleep(p.after).await;
+        let patch = Patch::Merge(json!({"metadata": {"annotations": {FAULT_ANNOTATION: p.fault.annotation()}}}));
+        for _ in 0..600 {
+            match self.machines.patch(&infra, &PatchParams::default(), &patch).await {
+                Ok(_) => {
+                    let mut st = self.state.lock();
+                    st.injected.insert(i);
+                    st.alive.insert(machine);
+                    return;
+                }
+                Err(kube::Error::Api(s)) if s.code == 404 => {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, machine = %infra, "chaos: injecting a fault failed; retrying");
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                }
+            }
+        }
+        tracing::warn!(machine = %infra, "chaos: gave up injecting a fault");
+    }
+
+    /// Every scheduled fault struck and every faulted Machine was replaced.
+    pub fn settled(&self) -> bool {
+        let st = self.state.lock();
+        st.injected.len() == self.planned.len() && st.alive.is_empty()
+    }
+
+    /// `(injected, scheduled)`, for progress messages.
+    pub fn progress(&self) -> (usize, usize) {
+        (self.state.lock().injected.len(), self.planned.len())
+    }
+
+    /// Checks that hold at the end of a phase (no orphaned infrastructure, no lost or extra
+    /// Machine), recorded with the rest.
+    pub async fn check_end(&self, client: &kube::Client, per_cluster: usize) -> anyhow::Result<()> {
+        let machines: Api<Machine> = Api::namespaced(client.clone(), "default");
+        let machines = machines.list(&Default::default()).await?.items;
+        let infra = self.machines.list(&Default::default()).await?.items;
+        self.state.lock().invariants.check_end(&machines, &infra, per_cluster);
+        Ok(())
+    }
+
+    pub fn report(&self) -> Report {
+        let st = self.state.lock();
+        let mut scheduled = BTreeMap::new();
+        let mut injected = BTreeMap::new();
+        for (i, p) in self.planned.iter().enumerate() {
+            let key = p.fault.annotation().to_string();
+            *scheduled.entry(key.clone()).or_default() += 1;
+            if st.injected.contains(&i) {
+                *injected.entry(key).or_default() += 1;
+            }
+        }
+        Report {
+            profile: self.profile.name.clone(),
+            seed: self.seed,
+            schedule_digest: schedule::digest(&self.planned),
+            scheduled,
+            injected,
+            remediated: st.remediated,
+            invariants: st.invariants.checked(),
+        }
+    }
+}

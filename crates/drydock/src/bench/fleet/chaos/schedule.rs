@@ -1,0 +1,236 @@
+//! Chaos profiles and the fault schedule a seed draws from one: which machine of which
+//! cluster gets which fault, and when a Node fault strikes. Machines are named by cluster,
+//! role and the order they appear in (a cluster's workers are interchangeable, so "its
+//! second worker" is the same machine in every run), which makes the schedule a pure
+//! function of the profile, the fleet's shape and the seed.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+/// The profile `--chaos default` names.
+const DEFAULT_PROFILE: &str = include_str!("../../../../chaos/default.yaml");
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Profile {
+    pub name: String,
+    pub faults: Shares,
+    pub strike_after: Range,
+    pub health_check: HealthCheck,
+}
+
+/// Each fault's share of the machines drawn for.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Shares {
+    #[serde(default)]
+    pub failed_provisioning: f64,
+    #[serde(default)]
+    pub node_not_ready: f64,
+    #[serde(default)]
+    pub node_unknown: f64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Range {
+    pub min: String,
+    pub max: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HealthCheck {
+    pub node_startup_timeout: String,
+    pub unhealthy_timeout: String,
+}
+
+impl Profile {
+    /// `default`, or a profile file.
+    pub fn load(name: &str) -> anyhow::Result<Self> {
+        let text = if name == "default" {
+            DEFAULT_PROFILE.to_string()
+        } else {
+            std::fs::read_to_string(name).with_context(|| format!("reading the chaos profile {name}"))?
+        };
+        let p: Self = serde_saphyr::from_str(&text).with_context(|| format!("the chaos profile {name}"))?;
+        let f = &p.faults;
+        let total = f.failed_provisioning + f.node_not_ready + f.node_unknown;
+        let shares = [f.failed_provisioning, f.node_not_ready, f.node_unknown];
+        anyhow::ensure!(
+            shares.iter().all(|s| (0.0..=1.0).contains(s)) && total <= 1.0,
+            "chaos profile {name}: fault shares must be between 0 and 1 and add up to at most 1"
+        );
+        let (min, max) = p.strike_window()?;
+        anyhow::ensure!(min <= max, "chaos profile {name}: strikeAfter.min is after strikeAfter.max");
+        // As a MachineHealthCheck's admission wants it.
+        anyhow::ensure!(
+            seconds(&p.health_check.node_startup_timeout)? >= 30,
+            "chaos profile {name}: healthCheck.nodeStartupTimeout must be at least 30s"
+        );
+        seconds(&p.health_check.unhealthy_timeout)?;
+        Ok(p)
+    }
+
+    pub fn strike_window(&self) -> anyhow::Result<(Duration, Duration)> {
+        Ok((duration(&self.strike_after.min)?, duration(&self.strike_after.max)?))
+    }
+}
+
+fn duration(s: &str) -> anyhow::Result<Duration> {
+    drydock_api::capi::duration::parse(s)
+        .ok()
+        .and_then(|d| Duration::try_from(d).ok())
+        .with_context(|| format!("{s:?} is not a duration such as 3s or 1m"))
+}
+
+/// Whole seconds of a profile duration (as a MachineHealthCheck takes them).
+pub fn seconds(s: &str) -> anyhow::Result<u64> {
+    Ok(duration(s)?.as_secs())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Role {
+    ControlPlane,
+    Worker,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Fault {
+    FailedProvisioning,
+    NodeNotReady,
+    NodeUnknown,
+}
+
+impl Fault {
+    /// The value of the in-memory provider's fault annotation that causes it.
+    pub fn annotation(self) -> &'static str {
+        match self {
+            Self::FailedProvisioning => "node-deleted",
+            Self::NodeNotReady => "node-not-ready",
+            Self::NodeUnknown => "node-unknown",
+        }
+    }
+}
+
+/// One planned fault.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Planned {
+    pub cluster: String,
+    pub role: Role,
+    /// The machine of that role, by the order its Machine appeared in (from 0).
+    pub ordinal: usize,
+    pub fault: Fault,
+    /// How long after the Machine runs a Node fault strikes (0 for failed provisioning).
+    #[serde(with = "millis")]
+    pub after: Duration,
+}
+
+mod millis {
+    pub fn serialize<S: serde::Serializer>(d: &std::time::Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u128(d.as_millis())
+    }
+}
+
+/// The fleet's shape, as far as the schedule needs it.
+pub struct Shape<'a> {
+    pub clusters: &'a [String],
+    pub control_plane_machines: usize,
+    pub workers: usize,
+}
+
+/// The schedule `seed` draws from `profile` for the fleet.
+pub fn draw(profile: &Profile, seed: u64, shape: &Shape<'_>) -> anyhow::Result<Vec<Planned>> {
+    let (min, max) = profile.strike_window()?;
+    let f = &profile.faults;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut planned = Vec::new();
+    // One quorum-safe fault needs three members.
+    let cp = if shape.control_plane_machines >= 3 { shape.control_plane_machines } else { 0 };
+    for cluster in shape.clusters {
+        for (role, count) in [(Role::ControlPlane, cp), (Role::Worker, shape.workers)] {
+            let mut control_plane_faulted = false;
+            for ordinal in 0..count {
+                let u: f64 = rng.random();
+                let after = min + (max - min).mul_f64(rng.random::<f64>());
+                let fault = if u < f.failed_provisioning {
+                    Fault::FailedProvisioning
+                } else if u < f.failed_provisioning + f.node_not_ready {
+                    Fault::NodeNotReady
+                } else if u < f.failed_provisioning + f.node_not_ready + f.node_unknown {
+                    Fault::NodeUnknown
+                } else {
+                    continue;
+                };
+                // At most one control plane machine per cluster.
+                if role == Role::ControlPlane && std::mem::replace(&mut control_plane_faulted, true) {
+                    continue;
+                }
+                let after = if fault == Fault::FailedProvisioning { Duration::ZERO } else { after };
+                planned.push(Planned { cluster: cluster.clone(), role, ordinal, fault, after });
+            }
+        }
+    }
+    Ok(planned)
+}
+
+/// A short digest of a schedule (FNV-1a over its JSON), to compare runs at a glance.
+pub fn digest(planned: &[Planned]) -> String {
+    let json = serde_json::to_vec(planned).unwrap_or_default();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in json {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(clusters: &[String]) -> Shape<'_> {
+        Shape { clusters, control_plane_machines: 3, workers: 3 }
+    }
+
+    #[test]
+    fn the_same_seed_draws_the_same_schedule() {
+        let profile = Profile::load("default").expect("default profile");
+        let clusters: Vec<String> = (0..200).map(|i| format!("c{i:05}")).collect();
+        let a = draw(&profile, 7, &shape(&clusters)).expect("draw");
+        let b = draw(&profile, 7, &shape(&clusters)).expect("draw");
+        let c = draw(&profile, 8, &shape(&clusters)).expect("draw");
+        assert_eq!(a, b);
+        assert_eq!(digest(&a), digest(&b));
+        assert_ne!(digest(&a), digest(&c), "another seed, another schedule");
+        // 1,200 machines at 15%: about 180 faults, never two control plane ones per cluster.
+        assert!((100..300).contains(&a.len()), "{} faults", a.len());
+        for cluster in &clusters {
+            let cp = a.iter().filter(|p| &p.cluster == cluster && p.role == Role::ControlPlane).count();
+            assert!(cp <= 1, "{cluster}: {cp} control plane faults");
+        }
+        let (min, max) = profile.strike_window().expect("window");
+        assert!(a.iter().all(|p| p.fault == Fault::FailedProvisioning || (min..=max).contains(&p.after)));
+    }
+
+    #[test]
+    fn small_control_planes_are_left_alone_and_bad_profiles_refused() {
+        let profile = Profile::load("default").expect("default profile");
+        let clusters: Vec<String> = (0..100).map(|i| format!("c{i:05}")).collect();
+        let one_member = Shape { clusters: &clusters, control_plane_machines: 1, workers: 3 };
+        let planned = draw(&profile, 1, &one_member).expect("draw");
+        assert!(planned.iter().all(|p| p.role == Role::Worker));
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bad = dir.path().join("bad.yaml");
+        let text = DEFAULT_PROFILE.replace("failedProvisioning: 0.05", "failedProvisioning: 0.95");
+        std::fs::write(&bad, text).expect("write");
+        let err = Profile::load(bad.to_str().expect("path")).expect_err("shares over 1");
+        assert!(err.to_string().contains("add up to at most 1"), "{err}");
+    }
+}

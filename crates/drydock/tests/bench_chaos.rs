@@ -1,0 +1,55 @@
+//! `drydock bench --chaos`: a small fleet under a harsh profile (every fault kind, on about
+//! half the workers) provisions, upgrades and is deleted; every scheduled fault strikes, every
+//! faulted Machine is replaced by its health check, and every invariant holds and was
+//! checked. (That a seed always draws the same schedule is the schedule's unit test.)
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+const HARSH: &str = r"name: harsh
+faults: {failedProvisioning: 0.15, nodeNotReady: 0.15, nodeUnknown: 0.15}
+strikeAfter: {min: 0s, max: 2s}
+healthCheck: {nodeStartupTimeout: 30s, unhealthyTimeout: 1s}
+";
+
+fn bench(profile: &Path, json: &Path, extra: &[&str]) -> (String, Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_drydock"))
+        .args(["bench", "--clusters", "4", "--workers", "3", "--seed", "7", "--chaos"])
+        .arg(profile)
+        .args(extra)
+        .arg("--json")
+        .arg(json)
+        .output()
+        .expect("run drydock");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(json).expect("results")).expect("json");
+    (stdout, doc)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_under_chaos_converges_with_every_invariant_holding() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = dir.path().join("harsh.yaml");
+    std::fs::write(&profile, HARSH).expect("profile");
+    let json = dir.path().join("fleet.json");
+    let (stdout, doc) = tokio::task::block_in_place(|| bench(&profile, &json, &["--upgrade", "--delete"]));
+
+    let chaos = &doc["chaos"];
+    let total = |m: &Value| m.as_object().into_iter().flatten().filter_map(|(_, n)| n.as_u64()).sum::<u64>();
+    let scheduled = total(&chaos["scheduled"]);
+    assert!(scheduled >= 2, "the seed schedules faults: {chaos}");
+    assert_eq!(chaos["injected"], chaos["scheduled"], "every fault struck");
+    assert_eq!(chaos["remediated"].as_u64(), Some(scheduled), "every faulted Machine was replaced");
+    for i in chaos["invariants"].as_array().into_iter().flatten() {
+        assert_eq!(i["violations"], 0, "{i}");
+        assert!(i["checks"].as_u64().is_some_and(|n| n > 0), "exercised: {i}");
+    }
+    assert_eq!(chaos["invariants"].as_array().map(Vec::len), Some(5));
+    let digest = chaos["scheduleDigest"].as_str().expect("digest");
+    assert!(stdout.contains(&format!("schedule {digest}")), "{stdout}");
+    let phases: Vec<&str> = doc["phases"].as_array().into_iter().flatten().filter_map(|p| p["name"].as_str()).collect();
+    assert_eq!(phases, ["provision", "upgrade", "delete"]);
+}
