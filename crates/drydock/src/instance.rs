@@ -62,6 +62,9 @@ pub struct Instance {
     pub pki: Option<Arc<ServerPki>>,
     listener: Option<tokio::net::TcpListener>,
     controllers: Option<tokio::task::JoinHandle<()>>,
+    /// What in-process controllers start with (`None` under leader election), for
+    /// [`Instance::restart_controllers`].
+    restart: Option<((String, u16), Settings)>,
 }
 
 impl Instance {
@@ -96,11 +99,12 @@ impl Instance {
             }
             Some(Arc::new(ServerPki::with_ca(dir, &names, ca)?))
         };
+        let restart = (opts.controllers && opts.election.is_none()).then(|| (endpoint.clone(), opts.settings.clone()));
         let controllers = opts.controllers.then(|| match opts.election.clone() {
             None => crate::controllers::start_in_process(&server, endpoint, opts.settings.clone()),
             Some(election) => tokio::spawn(lead(server.clone(), endpoint, opts.settings.clone(), election)),
         });
-        Ok(Self { server, addr, pki, listener: Some(listener), controllers })
+        Ok(Self { server, addr, pki, listener: Some(listener), controllers, restart })
     }
 
     /// The server's URL: `https://`, or `http://` when serving plain HTTP.
@@ -168,6 +172,15 @@ impl Instance {
             handle.abort();
             let _ = handle.await;
         }
+    }
+
+    /// Stops the in-process controllers and starts them afresh, as a crashed controller
+    /// manager comes back: new caches, nothing remembered but what the API holds.
+    pub async fn restart_controllers(&mut self) -> anyhow::Result<()> {
+        let (endpoint, settings) = self.restart.clone().context("no in-process controllers to restart")?;
+        self.stop_controllers().await;
+        self.controllers = Some(crate::controllers::start_in_process(&self.server, endpoint, settings));
+        Ok(())
     }
 
     /// Serves in the background (for tests and benchmarks).

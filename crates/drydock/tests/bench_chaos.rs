@@ -1,5 +1,5 @@
 //! `drydock bench --chaos`: a small fleet under a harsh profile (every fault kind, on about
-//! half the workers) provisions, upgrades and is deleted; every scheduled fault strikes, every
+//! half the workers, and two controller restarts) provisions, upgrades and is deleted; every scheduled fault strikes, every
 //! faulted Machine is replaced by its health check, and every invariant holds and was
 //! checked. (That a seed always draws the same schedule is the schedule's unit test.)
 
@@ -12,6 +12,7 @@ const HARSH: &str = r"name: harsh
 faults: {failedProvisioning: 0.15, nodeNotReady: 0.15, nodeUnknown: 0.15}
 strikeAfter: {min: 0s, max: 2s}
 healthCheck: {nodeStartupTimeout: 30s, unhealthyTimeout: 1s}
+controllerRestarts: {count: 2, within: 6s}
 ";
 
 fn bench(profile: &Path, json: &Path, extra: &[&str]) -> (String, Value) {
@@ -43,6 +44,7 @@ async fn a_fleet_under_chaos_converges_with_every_invariant_holding() {
     assert!(scheduled >= 2, "the seed schedules faults: {chaos}");
     assert_eq!(chaos["injected"], chaos["scheduled"], "every fault struck");
     assert_eq!(chaos["remediated"].as_u64(), Some(scheduled), "every faulted Machine was replaced");
+    assert_eq!(chaos["controllerRestarts"], serde_json::json!([2, 2]), "the controllers restarted twice");
     for i in chaos["invariants"].as_array().into_iter().flatten() {
         assert_eq!(i["violations"], 0, "{i}");
         assert!(i["checks"].as_u64().is_some_and(|n| n > 0), "exercised: {i}");

@@ -212,8 +212,23 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
     let mut instance = Instance::start(opts).await?;
     instance.spawn_serve()?;
     let fleet = Fleet::new(a, instance.server.client(None))?;
+    let restarts = fleet.chaos.as_ref().map(|c| c.restarts.clone()).unwrap_or_default();
+    let restarting = async {
+        let started = tokio::time::Instant::now();
+        for at in restarts {
+            tokio::time::sleep_until(started + at).await;
+            instance.restart_controllers().await?;
+            if let Some(c) = &fleet.chaos {
+                c.restarted();
+            }
+        }
+        std::future::pending::<anyhow::Result<()>>().await
+    };
     // The controllers are stopped whatever happens, before the runtime goes.
-    let outcome = fleet.run(raw_writes).await;
+    let outcome = tokio::select! {
+        r = fleet.run(raw_writes) => r,
+        Err(e) = restarting => Err(e),
+    };
     instance.stop_controllers().await;
     outcome
 }
@@ -234,18 +249,20 @@ fn start_chaos(
         workers: (a.workers * a.machine_deployments) as usize,
     };
     let planned = schedule::draw(&profile, a.seed, &shape)?;
+    let restarts = schedule::draw_restarts(&profile, a.seed)?;
     let health = HealthCheck {
         node_startup: schedule::seconds(&profile.health_check.node_startup_timeout)?,
         unhealthy: schedule::seconds(&profile.health_check.unhealthy_timeout)?,
     };
     println!(
-        "chaos: profile {}, seed {}, {} faults scheduled (schedule {})",
+        "chaos: profile {}, seed {}, {} faults and {} controller restarts scheduled (schedule {})",
         profile.name,
         a.seed,
         planned.len(),
-        schedule::digest(&planned)
+        restarts.len(),
+        schedule::digest(&planned, &restarts)
     );
-    let chaos = chaos::Chaos::new(profile, a.seed, planned, client);
+    let chaos = chaos::Chaos::new(profile, a.seed, planned, restarts, client);
     chaos.set_phase(chaos::Phase::Provision, shape.control_plane_machines, shape.workers);
     Ok((chaos, health))
 }
@@ -450,7 +467,26 @@ impl Fleet {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         self.wait(started, version, false).await?;
+        // A rollout's last old Machines may still be on their way out: give the fleet a
+        // moment to be exactly what is wanted before checking that it is.
+        let settle_by = Instant::now() + Duration::from_secs(30);
+        while !self.exact() && Instant::now() < settle_by {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         chaos.check_end(&self.client, self.per_cluster).await
+    }
+
+    /// Every cluster has exactly its wanted Machines, none of them being deleted.
+    fn exact(&self) -> bool {
+        let p = self.progress.lock();
+        let mut per: HashMap<&str, usize> = HashMap::new();
+        for (cluster, phase, _) in p.machines.values() {
+            *per.entry(cluster.as_str()).or_default() += 1;
+            if phase == "Deleting" {
+                return false;
+            }
+        }
+        per.len() == self.a.clusters && per.values().all(|n| *n == self.per_cluster)
     }
 
     fn api(&self, api_version: &str, kind: &str) -> Api<DynamicObject> {

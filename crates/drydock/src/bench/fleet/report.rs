@@ -226,13 +226,15 @@ pub(super) fn print_chaos(r: &super::chaos::Report) {
         if v.is_empty() { "none".to_string() } else { v.join(", ") }
     };
     println!(
-        "chaos: profile {}, seed {}, schedule {}: scheduled {}; struck {}; {} faulted Machines remediated",
+        "chaos: profile {}, seed {}, schedule {}: scheduled {}; struck {}; {} faulted Machines remediated; controllers restarted {} of {} times",
         r.profile,
         r.seed,
         r.schedule_digest,
         list(&r.scheduled),
         list(&r.injected),
-        r.remediated
+        r.remediated,
+        r.controller_restarts.1,
+        r.controller_restarts.0
     );
     for i in &r.invariants {
         let verdict = match (i.checks, i.violations) {

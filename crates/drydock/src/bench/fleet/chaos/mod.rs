@@ -29,6 +29,8 @@ pub struct Chaos {
     pub profile: Profile,
     pub seed: u64,
     pub planned: Vec<Planned>,
+    /// When the controllers restart, from the start of provisioning.
+    pub restarts: Vec<std::time::Duration>,
     /// (cluster, role, ordinal) → index in `planned`.
     index: HashMap<(String, Role, usize), usize>,
     machines: Api<InMemoryMachine>,
@@ -50,6 +52,7 @@ struct State {
     /// Faulted Machines not deleted yet.
     alive: HashSet<String>,
     remediated: usize,
+    restarted: usize,
     invariants: Invariants,
 }
 
@@ -65,14 +68,28 @@ pub struct Report {
     pub injected: BTreeMap<String, usize>,
     /// Faulted Machines the health checks had replaced.
     pub remediated: usize,
+    /// Controller restarts scheduled and done.
+    pub controller_restarts: (usize, usize),
     pub invariants: Vec<invariants::Checked>,
 }
 
 impl Chaos {
-    pub fn new(profile: Profile, seed: u64, planned: Vec<Planned>, client: &kube::Client) -> Arc<Self> {
+    pub fn new(
+        profile: Profile,
+        seed: u64,
+        planned: Vec<Planned>,
+        restarts: Vec<std::time::Duration>,
+        client: &kube::Client,
+    ) -> Arc<Self> {
         let machines = Api::namespaced(client.clone(), "default");
         let index = planned.iter().enumerate().map(|(i, p)| ((p.cluster.clone(), p.role, p.ordinal), i)).collect();
-        Arc::new(Self { profile, seed, planned, index, machines, state: Mutex::new(State::default()) })
+        let state = Mutex::new(State::default());
+        Arc::new(Self { profile, seed, planned, restarts, index, machines, state })
+    }
+
+    /// Records that the controllers restarted.
+    pub fn restarted(&self) {
+        self.state.lock().restarted += 1;
     }
 
     pub fn set_phase(&self, phase: Phase, control_plane: usize, workers: usize) {
@@ -144,10 +161,11 @@ impl Chaos {
         tracing::warn!(machine = %infra, "chaos: gave up injecting a fault");
     }
 
-    /// Every scheduled fault struck and every faulted Machine was replaced.
+    /// Every scheduled fault struck, every faulted Machine was replaced, and the
+    /// controllers restarted as often as scheduled.
     pub fn settled(&self) -> bool {
         let st = self.state.lock();
-        st.injected.len() == self.planned.len() && st.alive.is_empty()
+        st.injected.len() == self.planned.len() && st.alive.is_empty() && st.restarted == self.restarts.len()
     }
 
     /// `(injected, scheduled)`, for progress messages.
@@ -179,10 +197,11 @@ impl Chaos {
         Report {
             profile: self.profile.name.clone(),
             seed: self.seed,
-            schedule_digest: schedule::digest(&self.planned),
+            schedule_digest: schedule::digest(&self.planned, &self.restarts),
             scheduled,
             injected,
             remediated: st.remediated,
+            controller_restarts: (self.restarts.len(), st.restarted),
             invariants: st.invariants.checked(),
         }
     }

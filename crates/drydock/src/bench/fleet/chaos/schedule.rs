@@ -21,6 +21,18 @@ pub struct Profile {
     pub faults: Shares,
     pub strike_after: Range,
     pub health_check: HealthCheck,
+    /// Controller restarts while the fleet provisions.
+    #[serde(default)]
+    pub controller_restarts: Restarts,
+}
+
+/// `count` restarts of the controllers at times drawn within `within` of the start.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Restarts {
+    pub count: usize,
+    #[serde(default)]
+    pub within: Option<String>,
 }
 
 /// Each fault's share of the machines drawn for.
@@ -66,6 +78,9 @@ impl Profile {
         );
         let (min, max) = p.strike_window()?;
         anyhow::ensure!(min <= max, "chaos profile {name}: strikeAfter.min is after strikeAfter.max");
+        if let Some(w) = &p.controller_restarts.within {
+            duration(w)?;
+        }
         // As a MachineHealthCheck's admission wants it.
         anyhow::ensure!(
             seconds(&p.health_check.node_startup_timeout)? >= 30,
@@ -180,9 +195,24 @@ pub fn draw(profile: &Profile, seed: u64, shape: &Shape<'_>) -> anyhow::Result<V
     Ok(planned)
 }
 
+/// When the controllers restart, from the start of provisioning (drawn from their own
+/// stream of the seed, so that adding restarts leaves the faults as they were).
+pub fn draw_restarts(profile: &Profile, seed: u64) -> anyhow::Result<Vec<Duration>> {
+    let r = &profile.controller_restarts;
+    if r.count == 0 {
+        return Ok(Vec::new());
+    }
+    let within = duration(r.within.as_deref().unwrap_or("30s"))?;
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed_0f_c0a7_7011);
+    let mut at: Vec<Duration> = (0..r.count).map(|_| within.mul_f64(rng.random::<f64>())).collect();
+    at.sort();
+    Ok(at)
+}
+
 /// A short digest of a schedule (FNV-1a over its JSON), to compare runs at a glance.
-pub fn digest(planned: &[Planned]) -> String {
-    let json = serde_json::to_vec(planned).unwrap_or_default();
+pub fn digest(planned: &[Planned], restarts: &[Duration]) -> String {
+    let restarts: Vec<u128> = restarts.iter().map(Duration::as_millis).collect();
+    let json = serde_json::to_vec(&(planned, restarts)).unwrap_or_default();
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in json {
         h ^= u64::from(b);
@@ -206,9 +236,12 @@ mod tests {
         let a = draw(&profile, 7, &shape(&clusters)).expect("draw");
         let b = draw(&profile, 7, &shape(&clusters)).expect("draw");
         let c = draw(&profile, 8, &shape(&clusters)).expect("draw");
+        let restarts = draw_restarts(&profile, 7).expect("restarts");
+        assert_eq!(restarts, draw_restarts(&profile, 7).expect("restarts"));
+        assert_eq!(restarts.len(), profile.controller_restarts.count);
         assert_eq!(a, b);
-        assert_eq!(digest(&a), digest(&b));
-        assert_ne!(digest(&a), digest(&c), "another seed, another schedule");
+        assert_eq!(digest(&a, &restarts), digest(&b, &restarts));
+        assert_ne!(digest(&a, &restarts), digest(&c, &restarts), "another seed, another schedule");
         // 1,200 machines at 15%: about 180 faults, never two control plane ones per cluster.
         assert!((100..300).contains(&a.len()), "{} faults", a.len());
         for cluster in &clusters {
