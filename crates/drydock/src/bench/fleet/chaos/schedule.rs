@@ -203,7 +203,7 @@ pub fn draw_restarts(profile: &Profile, seed: u64) -> anyhow::Result<Vec<Duratio
         return Ok(Vec::new());
     }
     let within = duration(r.within.as_deref().unwrap_or("30s"))?;
-    let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed_0f_c0a7_7011);
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x005e_ed0f_c0a7_7011);
     let mut at: Vec<Duration> = (0..r.count).map(|_| within.mul_f64(rng.random::<f64>())).collect();
     at.sort();
     Ok(at)
