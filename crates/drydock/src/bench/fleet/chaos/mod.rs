@@ -66,7 +66,8 @@ pub struct Report {
     pub schedule_digest: String,
     pub scheduled: BTreeMap<String, usize>,
     pub injected: BTreeMap<String, usize>,
-    /// Faulted Machines the health checks had replaced.
+    /// Machines with a lasting fault (failed provisioning, NotReady, Unknown) the health
+    /// checks had replaced.
     pub remediated: usize,
     /// Controller restarts scheduled and done.
     pub controller_restarts: (usize, usize),
@@ -125,7 +126,7 @@ impl Chaos {
         let Some(&i) = st.assigned.get(&name) else { return };
         let p = &self.planned[i];
         let running = m.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
-        let due = p.fault == Fault::FailedProvisioning || running;
+        let due = p.fault.at_creation() || running;
         if !due || st.started.contains(&i) || m.metadata.deletion_timestamp.is_some() {
             return;
         }
@@ -140,15 +141,48 @@ impl Chaos {
     async fn inject(&self, i: usize, machine: String, infra: String) {
         let p = &self.planned[i];
         tokio::time::sleep(p.after).await;
-        let patch = Patch::Merge(json!({"metadata": {"annotations": {FAULT_ANNOTATION: p.fault.annotation()}}}));
+        let annotate =
+            |value: Option<&str>| Patch::Merge(json!({"metadata": {"annotations": {FAULT_ANNOTATION: value}}}));
+        let struck = match p.fault {
+            Fault::SlowStart => {
+                let slow = json!({"startupDuration": self.profile.slow_start});
+                self.patch(&infra, &Patch::Merge(json!({"spec": {"behaviour": {"vm": {"provisioning": slow}}}}))).await
+            }
+            Fault::NodeFlapping => self.flap(&infra, &annotate).await,
+            fault => self.patch(&infra, &annotate(fault.lasting_annotation())).await,
+        };
+        if struck {
+            let mut st = self.state.lock();
+            st.injected.insert(i);
+            if p.fault.lasting_annotation().is_some() {
+                st.alive.insert(machine);
+            }
+        }
+    }
+
+    /// NotReady for a spell and back, as often as the profile says.
+    async fn flap(&self, infra: &str, annotate: &impl Fn(Option<&str>) -> Patch<serde_json::Value>) -> bool {
+        let f = &self.profile.flapping;
+        let spell = schedule::duration(&f.spell).unwrap_or(std::time::Duration::from_secs(1));
+        for _ in 0..f.times {
+            if !self.patch(infra, &annotate(Some("node-not-ready"))).await {
+                return false;
+            }
+            tokio::time::sleep(spell).await;
+            if !self.patch(infra, &annotate(None)).await {
+                return false;
+            }
+            tokio::time::sleep(spell).await;
+        }
+        true
+    }
+
+    /// Patches an infrastructure machine, waiting (up to a minute) for it to exist. False
+    /// when it never did, or went.
+    async fn patch(&self, infra: &str, patch: &Patch<serde_json::Value>) -> bool {
         for _ in 0..600 {
-            match self.machines.patch(&infra, &PatchParams::default(), &patch).await {
-                Ok(_) => {
-                    let mut st = self.state.lock();
-                    st.injected.insert(i);
-                    st.alive.insert(machine);
-                    return;
-                }
+            match self.machines.patch(infra, &PatchParams::default(), patch).await {
+                Ok(_) => return true,
                 Err(kube::Error::Api(s)) if s.code == 404 => {
                     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 }
@@ -159,6 +193,7 @@ impl Chaos {
             }
         }
         tracing::warn!(machine = %infra, "chaos: gave up injecting a fault");
+        false
     }
 
     /// Every scheduled fault struck, every faulted Machine was replaced, and the
@@ -188,7 +223,7 @@ impl Chaos {
         let mut scheduled = BTreeMap::new();
         let mut injected = BTreeMap::new();
         for (i, p) in self.planned.iter().enumerate() {
-            let key = p.fault.annotation().to_string();
+            let key = p.fault.name().to_string();
             *scheduled.entry(key.clone()).or_default() += 1;
             if st.injected.contains(&i) {
                 *injected.entry(key).or_default() += 1;

@@ -20,10 +20,34 @@ pub struct Profile {
     pub name: String,
     pub faults: Shares,
     pub strike_after: Range,
+    /// How much longer a slow machine's VM takes to start.
+    #[serde(default = "default_slow_start")]
+    pub slow_start: String,
+    /// How a flapping Node flaps.
+    #[serde(default)]
+    pub flapping: Flapping,
     pub health_check: HealthCheck,
     /// Controller restarts while the fleet provisions.
     #[serde(default)]
     pub controller_restarts: Restarts,
+}
+
+fn default_slow_start() -> String {
+    "10s".into()
+}
+
+/// A flapping Node goes NotReady for `spell` and back `times` times, then stays Ready.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flapping {
+    pub times: u32,
+    pub spell: String,
+}
+
+impl Default for Flapping {
+    fn default() -> Self {
+        Self { times: 3, spell: "1s".into() }
+    }
 }
 
 /// `count` restarts of the controllers at times drawn within `within` of the start.
@@ -45,6 +69,23 @@ pub struct Shares {
     pub node_not_ready: f64,
     #[serde(default)]
     pub node_unknown: f64,
+    #[serde(default)]
+    pub slow_start: f64,
+    #[serde(default)]
+    pub node_flapping: f64,
+}
+
+impl Shares {
+    /// Each fault with its share, in the order the schedule draws them.
+    fn each(&self) -> [(Fault, f64); 5] {
+        [
+            (Fault::FailedProvisioning, self.failed_provisioning),
+            (Fault::NodeNotReady, self.node_not_ready),
+            (Fault::NodeUnknown, self.node_unknown),
+            (Fault::SlowStart, self.slow_start),
+            (Fault::NodeFlapping, self.node_flapping),
+        ]
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -69,11 +110,10 @@ impl Profile {
             std::fs::read_to_string(name).with_context(|| format!("reading the chaos profile {name}"))?
         };
         let p: Self = serde_saphyr::from_str(&text).with_context(|| format!("the chaos profile {name}"))?;
-        let f = &p.faults;
-        let total = f.failed_provisioning + f.node_not_ready + f.node_unknown;
-        let shares = [f.failed_provisioning, f.node_not_ready, f.node_unknown];
+        let shares = p.faults.each();
+        let total: f64 = shares.iter().map(|(_, s)| s).sum();
         anyhow::ensure!(
-            shares.iter().all(|s| (0.0..=1.0).contains(s)) && total <= 1.0,
+            shares.iter().all(|(_, s)| (0.0..=1.0).contains(s)) && total <= 1.0,
             "chaos profile {name}: fault shares must be between 0 and 1 and add up to at most 1"
         );
         let (min, max) = p.strike_window()?;
@@ -81,6 +121,8 @@ impl Profile {
         if let Some(w) = &p.controller_restarts.within {
             duration(w)?;
         }
+        duration(&p.slow_start)?;
+        duration(&p.flapping.spell)?;
         // As a MachineHealthCheck's admission wants it.
         anyhow::ensure!(
             seconds(&p.health_check.node_startup_timeout)? >= 30,
@@ -95,7 +137,7 @@ impl Profile {
     }
 }
 
-fn duration(s: &str) -> anyhow::Result<Duration> {
+pub fn duration(s: &str) -> anyhow::Result<Duration> {
     drydock_api::capi::duration::parse(s)
         .ok()
         .and_then(|d| Duration::try_from(d).ok())
@@ -120,16 +162,35 @@ pub enum Fault {
     FailedProvisioning,
     NodeNotReady,
     NodeUnknown,
+    SlowStart,
+    NodeFlapping,
 }
 
 impl Fault {
-    /// The value of the in-memory provider's fault annotation that causes it.
-    pub fn annotation(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
-            Self::FailedProvisioning => "node-deleted",
+            Self::FailedProvisioning => "failed-provisioning",
             Self::NodeNotReady => "node-not-ready",
             Self::NodeUnknown => "node-unknown",
+            Self::SlowStart => "slow-start",
+            Self::NodeFlapping => "node-flapping",
         }
+    }
+
+    /// The value of the in-memory provider's fault annotation that causes it, for the
+    /// faults that last until the machine is replaced.
+    pub fn lasting_annotation(self) -> Option<&'static str> {
+        match self {
+            Self::FailedProvisioning => Some("node-deleted"),
+            Self::NodeNotReady => Some("node-not-ready"),
+            Self::NodeUnknown => Some("node-unknown"),
+            Self::SlowStart | Self::NodeFlapping => None,
+        }
+    }
+
+    /// Strikes as soon as the machine exists (rather than once it runs).
+    pub fn at_creation(self) -> bool {
+        matches!(self, Self::FailedProvisioning | Self::SlowStart)
     }
 }
 
@@ -163,7 +224,7 @@ pub struct Shape<'a> {
 /// The schedule `seed` draws from `profile` for the fleet.
 pub fn draw(profile: &Profile, seed: u64, shape: &Shape<'_>) -> anyhow::Result<Vec<Planned>> {
     let (min, max) = profile.strike_window()?;
-    let f = &profile.faults;
+    let shares = profile.faults.each();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut planned = Vec::new();
     // One quorum-safe fault needs three members.
@@ -174,20 +235,18 @@ pub fn draw(profile: &Profile, seed: u64, shape: &Shape<'_>) -> anyhow::Result<V
             for ordinal in 0..count {
                 let u: f64 = rng.random();
                 let after = min + (max - min).mul_f64(rng.random::<f64>());
-                let fault = if u < f.failed_provisioning {
-                    Fault::FailedProvisioning
-                } else if u < f.failed_provisioning + f.node_not_ready {
-                    Fault::NodeNotReady
-                } else if u < f.failed_provisioning + f.node_not_ready + f.node_unknown {
-                    Fault::NodeUnknown
-                } else {
+                let mut bound = 0.0;
+                let Some(fault) = shares.iter().find_map(|(fault, share)| {
+                    bound += share;
+                    (u < bound).then_some(*fault)
+                }) else {
                     continue;
                 };
                 // At most one control plane machine per cluster.
                 if role == Role::ControlPlane && std::mem::replace(&mut control_plane_faulted, true) {
                     continue;
                 }
-                let after = if fault == Fault::FailedProvisioning { Duration::ZERO } else { after };
+                let after = if fault.at_creation() { Duration::ZERO } else { after };
                 planned.push(Planned { cluster: cluster.clone(), role, ordinal, fault, after });
             }
         }
@@ -242,14 +301,17 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(digest(&a, &restarts), digest(&b, &restarts));
         assert_ne!(digest(&a, &restarts), digest(&c, &restarts), "another seed, another schedule");
-        // 1,200 machines at 15%: about 180 faults, never two control plane ones per cluster.
-        assert!((100..300).contains(&a.len()), "{} faults", a.len());
+        // 1,200 machines at 30%: about 360 faults, never two control plane ones per cluster.
+        assert!((250..500).contains(&a.len()), "{} faults", a.len());
         for cluster in &clusters {
             let cp = a.iter().filter(|p| &p.cluster == cluster && p.role == Role::ControlPlane).count();
             assert!(cp <= 1, "{cluster}: {cp} control plane faults");
         }
         let (min, max) = profile.strike_window().expect("window");
-        assert!(a.iter().all(|p| p.fault == Fault::FailedProvisioning || (min..=max).contains(&p.after)));
+        assert!(a.iter().all(|p| p.fault.at_creation() || (min..=max).contains(&p.after)));
+        for fault in [Fault::FailedProvisioning, Fault::NodeNotReady, Fault::NodeUnknown, Fault::SlowStart] {
+            assert!(a.iter().any(|p| p.fault == fault), "{fault:?} drawn");
+        }
     }
 
     #[test]
