@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::api_faults::ApiFaults;
 use anyhow::Context as _;
 use drydock_api::tenancy::{LogicalClusterName, TENANCY_GROUP};
 use drydock_apiserver::ApiServer;
@@ -18,17 +19,28 @@ use tokio::task::JoinHandle;
 /// `endpoint` (host, port) is where the workload clusters' API endpoints are advertised.
 /// They act as `system:drydock:controller-manager` on the management cluster, allowed what
 /// its role grants; in a workload cluster as its administrator, as the cluster's kubeconfig
-/// would make them. The provider's simulated machines (`Host`) act as the server.
-pub fn start_in_process(server: &Arc<ApiServer>, endpoint: (String, u16), settings: Settings) -> JoinHandle<()> {
+/// would make them. The provider's simulated machines (`Host`) act as the server. With
+/// `faults` (chaos runs), the controllers' calls to the management and workload clusters
+/// go through them.
+pub fn start_in_process(
+    server: &Arc<ApiServer>,
+    endpoint: (String, u16),
+    settings: Settings,
+    faults: Option<Arc<ApiFaults>>,
+) -> JoinHandle<()> {
     let manager = UserInfo::controller_manager;
-    let mgmt = server.client_as(None, manager());
+    let through = move |c: kube::Client| match &faults {
+        Some(f) => f.wrap(c),
+        None => c,
+    };
+    let mgmt = through(server.client_as(None, manager()));
     let srv = server.clone();
     // Workload clusters hosted by this very server are reached in-process. They are
     // recognised by their logical cluster path, not the port: a restart on another port
     // leaves older kubeconfig secrets pointing at the previous one.
     let local: LocalConnector = Arc::new(move |url: &str| {
         let name = LogicalClusterName::from_url(url)?;
-        srv.hosts(&name).then(|| srv.client(Some(&name)))
+        srv.hosts(&name).then(|| through(srv.client(Some(&name))))
     });
     let ctx = Context::with_workload_nodes(
         mgmt.clone(),

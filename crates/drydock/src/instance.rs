@@ -11,6 +11,8 @@ use drydock_apiserver::auth::pki_files::{self, ServerPki};
 use drydock_apiserver::{ApiServer, Config};
 use drydock_controllers::Settings;
 
+use crate::api_faults::ApiFaults;
+
 /// How to start an instance.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -29,6 +31,8 @@ pub struct Options {
     pub external_endpoint: Option<(String, u16)>,
     /// Serve plain HTTP without authentication (loopback only) instead of HTTPS.
     pub plain_http: bool,
+    /// Faults on the in-process controllers' API calls (chaos runs).
+    pub api_faults: Option<Arc<ApiFaults>>,
 }
 
 impl Default for Options {
@@ -43,6 +47,7 @@ impl Default for Options {
             election: None,
             external_endpoint: None,
             plain_http: false,
+            api_faults: None,
         }
     }
 }
@@ -64,8 +69,12 @@ pub struct Instance {
     controllers: Option<tokio::task::JoinHandle<()>>,
     /// What in-process controllers start with (`None` under leader election), for
     /// [`Instance::restart_controllers`].
-    restart: Option<((String, u16), Settings)>,
+    restart: Option<ControllerStart>,
 }
+
+/// What in-process controllers are started with: the advertised endpoint, the settings and
+/// the faults on their API calls.
+type ControllerStart = ((String, u16), Settings, Option<Arc<ApiFaults>>);
 
 impl Instance {
     /// Takes the data dir's lock, opens the store, binds the listener (recording its address
@@ -99,9 +108,12 @@ impl Instance {
             }
             Some(Arc::new(ServerPki::with_ca(dir, &names, ca)?))
         };
-        let restart = (opts.controllers && opts.election.is_none()).then(|| (endpoint.clone(), opts.settings.clone()));
+        let restart = (opts.controllers && opts.election.is_none())
+            .then(|| (endpoint.clone(), opts.settings.clone(), opts.api_faults.clone()));
         let controllers = opts.controllers.then(|| match opts.election.clone() {
-            None => crate::controllers::start_in_process(&server, endpoint, opts.settings.clone()),
+            None => {
+                crate::controllers::start_in_process(&server, endpoint, opts.settings.clone(), opts.api_faults.clone())
+            }
             Some(election) => tokio::spawn(lead(server.clone(), endpoint, opts.settings.clone(), election)),
         });
         Ok(Self { server, addr, pki, listener: Some(listener), controllers, restart })
@@ -177,9 +189,9 @@ impl Instance {
     /// Stops the in-process controllers and starts them afresh, as a crashed controller
     /// manager comes back: new caches, nothing remembered but what the API holds.
     pub async fn restart_controllers(&mut self) -> anyhow::Result<()> {
-        let (endpoint, settings) = self.restart.clone().context("no in-process controllers to restart")?;
+        let (endpoint, settings, faults) = self.restart.clone().context("no in-process controllers to restart")?;
         self.stop_controllers().await;
-        self.controllers = Some(crate::controllers::start_in_process(&self.server, endpoint, settings));
+        self.controllers = Some(crate::controllers::start_in_process(&self.server, endpoint, settings, faults));
         Ok(())
     }
 
@@ -228,7 +240,7 @@ async fn lead(server: Arc<ApiServer>, endpoint: (String, u16), settings: Setting
             return;
         }
     };
-    let controllers = AbortOnDrop(crate::controllers::start_in_process(&server, endpoint, settings));
+    let controllers = AbortOnDrop(crate::controllers::start_in_process(&server, endpoint, settings, None));
     held.lost().await;
     drop(controllers);
     tracing::error!("leader election lost; exiting");

@@ -1,6 +1,7 @@
 //! The drydock binary's building blocks: a running instance (API server, controllers and
 //! provider in one process), the controllers on their own, kubeconfig files, and benchmarks.
 
+pub mod api_faults;
 pub mod bench;
 pub mod commands;
 pub mod controllers;

@@ -1,8 +1,9 @@
-//! `drydock bench --chaos`: a small fleet under a harsh profile (every fault kind, on about
-//! half the workers: failed provisioning, Nodes NotReady and Unknown, slow starts, flapping
-//! Nodes; and two controller restarts) provisions, upgrades and is deleted; every scheduled
-//! fault strikes, every lastingly faulted Machine is replaced by its health check, and every
-//! invariant holds and was checked. (That a seed always draws the same schedule is the schedule's unit test.)
+//! `drydock bench --chaos`: a small fleet under a harsh profile provisions, upgrades and is
+//! deleted. About half the workers get a fault (failed provisioning, Nodes NotReady and
+//! Unknown, slow starts, flapping Nodes), the controllers restart twice, and 2% of their API
+//! calls fail and 5% are slow. Every scheduled fault strikes, every lastingly faulted Machine
+//! is replaced by its health check, and every invariant holds and was checked. (That a seed
+//! always draws the same schedule is the schedule's unit test.)
 
 use std::path::Path;
 use std::process::Command;
@@ -16,6 +17,7 @@ slowStart: 3s
 flapping: {times: 2, spell: 300ms}
 healthCheck: {nodeStartupTimeout: 30s, unhealthyTimeout: 2s}
 controllerRestarts: {count: 2, within: 6s}
+apiFaults: {errorRate: 0.02, latencyRate: 0.05, latency: 50ms}
 ";
 
 fn bench(profile: &Path, json: &Path, extra: &[&str]) -> (String, Value) {
@@ -53,6 +55,8 @@ async fn a_fleet_under_chaos_converges_with_every_invariant_holding() {
     assert!(lasting >= 1, "{chaos}");
     assert_eq!(chaos["remediated"].as_u64(), Some(lasting), "every lastingly faulted Machine was replaced");
     assert_eq!(chaos["controllerRestarts"], serde_json::json!([2, 2]), "the controllers restarted twice");
+    assert!(chaos["apiCallsFailed"].as_u64().is_some_and(|n| n > 0), "API calls failed: {chaos}");
+    assert!(chaos["apiCallsDelayed"].as_u64().is_some_and(|n| n > 0), "API calls delayed: {chaos}");
     for i in chaos["invariants"].as_array().into_iter().flatten() {
         assert_eq!(i["violations"], 0, "{i}");
         assert!(i["checks"].as_u64().is_some_and(|n| n > 0), "exercised: {i}");

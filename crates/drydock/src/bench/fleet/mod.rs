@@ -195,6 +195,11 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
         if a.clusterclass { ", as topologies of one ClusterClass" } else { "" }
     );
     let raw_writes = raw_capacity(&a.store).await?;
+    let profile = a.chaos.as_deref().map(chaos::schedule::Profile::load).transpose()?;
+    let api_faults = match &profile {
+        Some(p) => p.api_faults(a.seed)?,
+        None => None,
+    };
     let dir = tempfile::tempdir()?;
     let mut settings = drydock_controllers::Settings::default();
     if a.controller_workers > 0 {
@@ -207,11 +212,12 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
             ..Default::default()
         },
         settings,
+        api_faults: api_faults.clone(),
         ..Options::default()
     };
     let mut instance = Instance::start(opts).await?;
     instance.spawn_serve()?;
-    let fleet = Fleet::new(a, instance.server.client(None))?;
+    let fleet = Fleet::new(a, instance.server.client(None), profile, api_faults)?;
     let restarts = fleet.chaos.as_ref().map(|c| c.restarts.clone()).unwrap_or_default();
     let restarting = async {
         let started = tokio::time::Instant::now();
@@ -236,12 +242,12 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
 /// Draws the chaos schedule of `profile` for the fleet and says what it holds.
 fn start_chaos(
     a: &FleetArgs,
-    profile: &str,
+    profile: chaos::schedule::Profile,
+    api_faults: Option<Arc<crate::api_faults::ApiFaults>>,
     client: &kube::Client,
 ) -> anyhow::Result<(Arc<chaos::Chaos>, HealthCheck)> {
-    use chaos::schedule::{self, Profile, Shape};
+    use chaos::schedule::{self, Shape};
     anyhow::ensure!(!a.clusterclass, "--chaos works on the fleet's own objects, not with --clusterclass");
-    let profile = Profile::load(profile)?;
     let clusters: Vec<String> = (0..a.clusters).map(|i| format!("c{i:05}")).collect();
     let shape = Shape {
         clusters: &clusters,
@@ -262,7 +268,7 @@ fn start_chaos(
         restarts.len(),
         schedule::digest(&planned, &restarts)
     );
-    let chaos = chaos::Chaos::new(profile, a.seed, planned, restarts, client);
+    let chaos = chaos::Chaos::new(profile, a.seed, planned, restarts, api_faults, client);
     chaos.set_phase(chaos::Phase::Provision, shape.control_plane_machines, shape.workers);
     Ok((chaos, health))
 }
@@ -304,13 +310,18 @@ const UPGRADE_VERSION: &str = "v1.31.0";
 
 impl Fleet {
     /// Starts following the fleet's Machines (and draws the chaos schedule, if asked).
-    fn new(a: FleetArgs, client: kube::Client) -> anyhow::Result<Self> {
+    fn new(
+        a: FleetArgs,
+        client: kube::Client,
+        profile: Option<chaos::schedule::Profile>,
+        api_faults: Option<Arc<crate::api_faults::ApiFaults>>,
+    ) -> anyhow::Result<Self> {
         let per_cluster = (a.control_plane_machines + a.workers * a.machine_deployments) as usize;
         let machines = a.clusters * per_cluster;
         let progress = Arc::new(Mutex::new(Progress::default()));
-        let (chaos, health) = match &a.chaos {
-            Some(name) => {
-                let (c, h) = start_chaos(&a, name, &client)?;
+        let (chaos, health) = match profile {
+            Some(profile) => {
+                let (c, h) = start_chaos(&a, profile, api_faults, &client)?;
                 (Some(c), Some(h))
             }
             None => (None, None),

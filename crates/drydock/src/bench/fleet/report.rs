@@ -226,7 +226,7 @@ pub(super) fn print_chaos(r: &super::chaos::Report) {
         if v.is_empty() { "none".to_string() } else { v.join(", ") }
     };
     println!(
-        "chaos: profile {}, seed {}, schedule {}: scheduled {}; struck {}; {} faulted Machines remediated; controllers restarted {} of {} times",
+        "chaos: profile {}, seed {}, schedule {}: scheduled {}; struck {}; {} faulted Machines remediated; controllers restarted {} of {} times; {} API calls failed, {} delayed",
         r.profile,
         r.seed,
         r.schedule_digest,
@@ -234,7 +234,9 @@ pub(super) fn print_chaos(r: &super::chaos::Report) {
         list(&r.injected),
         r.remediated,
         r.controller_restarts.1,
-        r.controller_restarts.0
+        r.controller_restarts.0,
+        r.api_calls_failed,
+        r.api_calls_delayed
     );
     for i in &r.invariants {
         let verdict = match (i.checks, i.violations) {

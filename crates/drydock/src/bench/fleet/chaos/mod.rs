@@ -8,6 +8,7 @@ pub mod schedule;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
@@ -20,6 +21,7 @@ use serde_json::json;
 use self::invariants::Invariants;
 pub use self::invariants::Phase;
 use self::schedule::{Fault, Planned, Profile, Role};
+use crate::api_faults::ApiFaults;
 
 /// The fault annotation of the in-memory provider.
 const FAULT_ANNOTATION: &str = "infrastructure.drydock.dev/fault";
@@ -31,6 +33,8 @@ pub struct Chaos {
     pub planned: Vec<Planned>,
     /// When the controllers restart, from the start of provisioning.
     pub restarts: Vec<std::time::Duration>,
+    /// Errors and latency on the controllers' API calls, if the profile asks for them.
+    api_faults: Option<Arc<ApiFaults>>,
     /// (cluster, role, ordinal) → index in `planned`.
     index: HashMap<(String, Role, usize), usize>,
     machines: Api<InMemoryMachine>,
@@ -71,6 +75,9 @@ pub struct Report {
     pub remediated: usize,
     /// Controller restarts scheduled and done.
     pub controller_restarts: (usize, usize),
+    /// The controllers' API calls answered 503, and delayed.
+    pub api_calls_failed: u64,
+    pub api_calls_delayed: u64,
     pub invariants: Vec<invariants::Checked>,
 }
 
@@ -80,12 +87,13 @@ impl Chaos {
         seed: u64,
         planned: Vec<Planned>,
         restarts: Vec<std::time::Duration>,
+        api_faults: Option<Arc<ApiFaults>>,
         client: &kube::Client,
     ) -> Arc<Self> {
         let machines = Api::namespaced(client.clone(), "default");
         let index = planned.iter().enumerate().map(|(i, p)| ((p.cluster.clone(), p.role, p.ordinal), i)).collect();
         let state = Mutex::new(State::default());
-        Arc::new(Self { profile, seed, planned, restarts, index, machines, state })
+        Arc::new(Self { profile, seed, planned, restarts, api_faults, index, machines, state })
     }
 
     /// Records that the controllers restarted.
@@ -237,6 +245,8 @@ impl Chaos {
             injected,
             remediated: st.remediated,
             controller_restarts: (self.restarts.len(), st.restarted),
+            api_calls_failed: self.api_faults.as_ref().map_or(0, |f| f.errors.load(Ordering::Relaxed)),
+            api_calls_delayed: self.api_faults.as_ref().map_or(0, |f| f.delays.load(Ordering::Relaxed)),
             invariants: st.invariants.checked(),
         }
     }

@@ -30,6 +30,25 @@ pub struct Profile {
     /// Controller restarts while the fleet provisions.
     #[serde(default)]
     pub controller_restarts: Restarts,
+    /// Errors and latency on the controllers' API calls.
+    #[serde(default)]
+    pub api_faults: Option<ApiFaultRates>,
+}
+
+/// Shares of the controllers' API calls answered 503 and delayed by `latency`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApiFaultRates {
+    #[serde(default)]
+    pub error_rate: f64,
+    #[serde(default)]
+    pub latency_rate: f64,
+    #[serde(default = "default_latency")]
+    pub latency: String,
+}
+
+fn default_latency() -> String {
+    "100ms".into()
 }
 
 fn default_slow_start() -> String {
@@ -123,6 +142,14 @@ impl Profile {
         }
         duration(&p.slow_start)?;
         duration(&p.flapping.spell)?;
+        if let Some(f) = &p.api_faults {
+            let rates = [f.error_rate, f.latency_rate];
+            anyhow::ensure!(
+                rates.iter().all(|r| (0.0..=1.0).contains(r)) && f.error_rate + f.latency_rate <= 1.0,
+                "chaos profile {name}: apiFaults rates must be between 0 and 1 and add up to at most 1"
+            );
+            duration(&f.latency)?;
+        }
         // As a MachineHealthCheck's admission wants it.
         anyhow::ensure!(
             seconds(&p.health_check.node_startup_timeout)? >= 30,
@@ -130,6 +157,13 @@ impl Profile {
         );
         seconds(&p.health_check.unhealthy_timeout)?;
         Ok(p)
+    }
+
+    /// The faults on API calls the profile asks for, drawn from their own stream of `seed`.
+    pub fn api_faults(&self, seed: u64) -> anyhow::Result<Option<std::sync::Arc<crate::api_faults::ApiFaults>>> {
+        let Some(f) = &self.api_faults else { return Ok(None) };
+        let latency = duration(&f.latency)?;
+        Ok(Some(crate::api_faults::ApiFaults::new(f.error_rate, f.latency_rate, latency, seed ^ 0x0a91_fa17_5eed_0001)))
     }
 
     pub fn strike_window(&self) -> anyhow::Result<(Duration, Duration)> {
