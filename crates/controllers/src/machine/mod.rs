@@ -231,8 +231,18 @@ fn node_digest(n: &Node, gone: bool) -> u64 {
     h.finish()
 }
 
+/// How long a reconcile waits for the caches it reads to load after a (re)start.
+const CACHE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Requeue> {
     let ctx = &state.ctx;
+    // Right after a (re)start the caches of what Machines point at may not be loaded yet,
+    // and a missing object must mean a gone one: a provisioned Machine whose infrastructure
+    // is gone fails for good. (Bounded: a kind whose CRD is missing never loads.)
+    let i = &ctx.informers;
+    for listed in [&i.clusters.listed, &i.inmemory_machines.listed, &i.dev_machines.listed, &i.kubeadm_configs.listed] {
+        let _ = tokio::time::timeout(CACHE_WAIT, listed.wait()).await;
+    }
     let ns = machine.namespace().unwrap_or_default();
     let cluster = ctx.informers.clusters.store.get(&ObjectRef::new(&machine.spec.cluster_name).within(&ns));
     if state.writer.is_stale(machine.as_ref()) {

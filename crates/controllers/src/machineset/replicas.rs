@@ -223,14 +223,28 @@ async fn clone_versioned(
     external::clone_from_template(ctx, super::NAME, spec).await
 }
 
+/// Deletes the clones of a failed creation, retrying a few times: the failure that made
+/// them useless is often a passing one (an API server answering 503), and a clone left
+/// behind is a machine nothing manages until its set goes.
 async fn delete_clones<'a>(ctx: &Context, ns: &str, refs: impl IntoIterator<Item = Option<&'a ObjectReference>>) {
     for r in refs.into_iter().flatten() {
         let name = r.name.as_deref().unwrap_or_default();
-        if let Err(e) = external::api_for(ctx, ns, r).await.delete(name, &Default::default()).await {
-            tracing::debug!(object = name, error = %e, "could not delete the clone of a failed machine creation");
+        let api = external::api_for(ctx, ns, r).await;
+        for attempt in 0..CLEANUP_ATTEMPTS {
+            match api.delete(name, &Default::default()).await {
+                Ok(_) => break,
+                Err(kube::Error::Api(s)) if s.code == 404 => break,
+                Err(e) if attempt + 1 == CLEANUP_ATTEMPTS => {
+                    tracing::warn!(object = name, error = %e, "could not delete the clone of a failed machine creation");
+                }
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await,
+            }
         }
     }
 }
+
+/// Tries to delete the clones of a failed creation.
+const CLEANUP_ATTEMPTS: u32 = 5;
 
 async fn delete(
     st: &State,

@@ -471,8 +471,9 @@ impl Fleet {
             self.bar.set_message(format!("remediating ({injected}/{scheduled} faults struck)"));
             if Instant::now() > deadline {
                 bail!(
-                    "timed out after {}s: {injected} of {scheduled} faults struck, not all remediated",
-                    self.a.timeout
+                    "timed out after {}s: {injected} of {scheduled} faults struck, not all remediated: {}",
+                    self.a.timeout,
+                    chaos.pending()
                 );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -549,6 +550,19 @@ async fn watch_machines(
         .await;
 }
 
+/// Up to ten Machines not Running (at `version`), with their phase and version.
+fn not_ready(p: &Progress, version: Option<&str>) -> String {
+    let mut v: Vec<String> = p
+        .machines
+        .iter()
+        .filter(|(_, (_, phase, ver))| phase != "Running" || version.is_some_and(|want| ver != want))
+        .map(|(name, (_, phase, ver))| format!("{name} {phase} {ver}"))
+        .collect();
+    v.sort();
+    v.truncate(10);
+    v.join(", ")
+}
+
 /// Waits until every cluster has all its machines Running at `version` (or, when
 /// `deleting`, until no machine is left); returns per-cluster times to ready.
 async fn wait_phase(
@@ -594,7 +608,11 @@ async fn wait_phase(
             break;
         }
         if Instant::now() > deadline {
-            bail!("timed out after {}s: {clusters_ok} clusters / {machines_ok} machines ready", a.timeout);
+            bail!(
+                "timed out after {}s: {clusters_ok} clusters / {machines_ok} machines ready; Machines not ready: {}",
+                a.timeout,
+                not_ready(&progress.lock(), version)
+            );
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

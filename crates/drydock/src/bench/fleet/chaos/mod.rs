@@ -216,6 +216,28 @@ impl Chaos {
         (self.state.lock().injected.len(), self.planned.len())
     }
 
+    /// What keeps the run from settling: faults not struck (and whether their Machine was
+    /// seen, started, gone) and faulted Machines not replaced.
+    pub fn pending(&self) -> String {
+        let st = self.state.lock();
+        let mut out: Vec<String> = Vec::new();
+        for (i, p) in self.planned.iter().enumerate().filter(|(i, _)| !st.injected.contains(i)) {
+            let machine = st.assigned.iter().find(|(_, j)| **j == i).map(|(m, _)| m.as_str());
+            let started = st.started.contains(&i);
+            out.push(format!(
+                "{} {:?} #{} {} (machine {}, {})",
+                p.cluster,
+                p.role,
+                p.ordinal,
+                p.fault.name(),
+                machine.unwrap_or("not seen"),
+                if started { "striking" } else { "waiting" }
+            ));
+        }
+        out.extend(st.alive.iter().map(|m| format!("{m} faulted, not replaced")));
+        out.join("; ")
+    }
+
     /// Checks that hold at the end of a phase (no orphaned infrastructure, no lost or extra
     /// Machine), recorded with the rest.
     pub async fn check_end(&self, client: &kube::Client, per_cluster: usize) -> anyhow::Result<()> {
