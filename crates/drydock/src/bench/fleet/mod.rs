@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use super::stats::Latencies;
 use crate::commands::generate::{GenerateClusterArgs, render};
 use crate::instance::{Instance, Options};
+use chaos::setup::{HealthCheck, health_check, start_chaos};
 pub use report::PhaseReport;
 use report::{PhaseStart, print_summary, print_table, writes_by_resource, writes_per_machine_since};
 
@@ -145,27 +146,6 @@ fn manifest_docs(a: &FleetArgs, i: usize, version: &str, health: Option<&HealthC
     Ok(out)
 }
 
-/// The timeouts of a chaos run's MachineHealthChecks, in seconds.
-#[derive(Clone, Copy, Debug)]
-struct HealthCheck {
-    node_startup: u64,
-    unhealthy: u64,
-}
-
-/// The generated MachineHealthCheck `doc` for MachineDeployment `md`, with `h`'s timeouts.
-fn health_check(doc: &Value, md: &str, h: &HealthCheck) -> Value {
-    let mut d = doc.clone();
-    d["metadata"]["name"] = json!(md);
-    d["spec"]["selector"] = json!({"matchLabels": {"cluster.x-k8s.io/deployment-name": md}});
-    d["spec"]["checks"]["nodeStartupTimeoutSeconds"] = json!(h.node_startup);
-    if let Some(conditions) = d["spec"]["checks"]["unhealthyNodeConditions"].as_array_mut() {
-        for c in conditions {
-            c["timeoutSeconds"] = json!(h.unhealthy);
-        }
-    }
-    d
-}
-
 async fn create(client: &kube::Client, doc: &Value) -> anyhow::Result<()> {
     let av = doc["apiVersion"].as_str().unwrap_or_default();
     let kind = doc["kind"].as_str().unwrap_or_default();
@@ -237,40 +217,6 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
     };
     instance.stop_controllers().await;
     outcome
-}
-
-/// Draws the chaos schedule of `profile` for the fleet and says what it holds.
-fn start_chaos(
-    a: &FleetArgs,
-    profile: chaos::schedule::Profile,
-    api_faults: Option<Arc<crate::api_faults::ApiFaults>>,
-    client: &kube::Client,
-) -> anyhow::Result<(Arc<chaos::Chaos>, HealthCheck)> {
-    use chaos::schedule::{self, Shape};
-    anyhow::ensure!(!a.clusterclass, "--chaos works on the fleet's own objects, not with --clusterclass");
-    let clusters: Vec<String> = (0..a.clusters).map(|i| format!("c{i:05}")).collect();
-    let shape = Shape {
-        clusters: &clusters,
-        control_plane_machines: a.control_plane_machines as usize,
-        workers: (a.workers * a.machine_deployments) as usize,
-    };
-    let planned = schedule::draw(&profile, a.seed, &shape)?;
-    let restarts = schedule::draw_restarts(&profile, a.seed)?;
-    let health = HealthCheck {
-        node_startup: schedule::seconds(&profile.health_check.node_startup_timeout)?,
-        unhealthy: schedule::seconds(&profile.health_check.unhealthy_timeout)?,
-    };
-    println!(
-        "chaos: profile {}, seed {}, {} faults and {} controller restarts scheduled (schedule {})",
-        profile.name,
-        a.seed,
-        planned.len(),
-        restarts.len(),
-        schedule::digest(&planned, &restarts)
-    );
-    let chaos = chaos::Chaos::new(profile, a.seed, planned, restarts, api_faults, client);
-    chaos.set_phase(chaos::Phase::Provision, shape.control_plane_machines, shape.workers);
-    Ok((chaos, health))
 }
 
 /// Raw capacity of the API server on this machine, measured first on its own server:

@@ -5,6 +5,7 @@
 
 mod invariants;
 pub mod schedule;
+pub mod setup;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;

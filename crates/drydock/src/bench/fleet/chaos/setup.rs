@@ -1,0 +1,65 @@
+//! Setting a chaos run up: its schedule drawn for the fleet, and the MachineHealthChecks
+//! that remediate its faults.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::super::FleetArgs;
+use super::Chaos;
+use crate::api_faults::ApiFaults;
+
+/// The timeouts of a chaos run's MachineHealthChecks, in seconds.
+#[derive(Clone, Copy, Debug)]
+pub struct HealthCheck {
+    pub node_startup: u64,
+    pub unhealthy: u64,
+}
+
+/// The generated MachineHealthCheck `doc` for MachineDeployment `md`, with `h`'s timeouts.
+pub fn health_check(doc: &Value, md: &str, h: &HealthCheck) -> Value {
+    let mut d = doc.clone();
+    d["metadata"]["name"] = json!(md);
+    d["spec"]["selector"] = json!({"matchLabels": {"cluster.x-k8s.io/deployment-name": md}});
+    d["spec"]["checks"]["nodeStartupTimeoutSeconds"] = json!(h.node_startup);
+    if let Some(conditions) = d["spec"]["checks"]["unhealthyNodeConditions"].as_array_mut() {
+        for c in conditions {
+            c["timeoutSeconds"] = json!(h.unhealthy);
+        }
+    }
+    d
+}
+
+/// Draws the chaos schedule of `profile` for the fleet and says what it holds.
+pub fn start_chaos(
+    a: &FleetArgs,
+    profile: super::schedule::Profile,
+    api_faults: Option<Arc<ApiFaults>>,
+    client: &kube::Client,
+) -> anyhow::Result<(Arc<Chaos>, HealthCheck)> {
+    use super::schedule::{self, Shape};
+    anyhow::ensure!(!a.clusterclass, "--chaos works on the fleet's own objects, not with --clusterclass");
+    let clusters: Vec<String> = (0..a.clusters).map(|i| format!("c{i:05}")).collect();
+    let shape = Shape {
+        clusters: &clusters,
+        control_plane_machines: a.control_plane_machines as usize,
+        workers: (a.workers * a.machine_deployments) as usize,
+    };
+    let planned = schedule::draw(&profile, a.seed, &shape)?;
+    let restarts = schedule::draw_restarts(&profile, a.seed)?;
+    let health = HealthCheck {
+        node_startup: schedule::seconds(&profile.health_check.node_startup_timeout)?,
+        unhealthy: schedule::seconds(&profile.health_check.unhealthy_timeout)?,
+    };
+    println!(
+        "chaos: profile {}, seed {}, {} faults and {} controller restarts scheduled (schedule {})",
+        profile.name,
+        a.seed,
+        planned.len(),
+        restarts.len(),
+        schedule::digest(&planned, &restarts)
+    );
+    let chaos = Chaos::new(profile, a.seed, planned, restarts, api_faults, client);
+    chaos.set_phase(super::Phase::Provision, shape.control_plane_machines, shape.workers);
+    Ok((chaos, health))
+}
