@@ -165,9 +165,13 @@ pub async fn remove_member(client: &kube::Client, node: &str) -> Result<()> {
 
 /// Makes `node`'s member the leader (etcd MoveLeader).
 pub async fn move_leader(client: &kube::Client, node: &str) -> Result<()> {
-    let patch = json!({"metadata": {"annotations": {LEADER_FROM_ANNOTATION: jiff::Timestamp::now().to_string()}}});
-    pods(client).patch(&pod_name(node), &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    pods(client).patch(&pod_name(node), &PatchParams::default(), &Patch::Merge(&leader_patch())).await?;
     Ok(())
+}
+
+/// The merge patch making the member whose pod it is applied to the leader from now on.
+pub fn leader_patch() -> serde_json::Value {
+    json!({"metadata": {"annotations": {LEADER_FROM_ANNOTATION: jiff::Timestamp::now().to_string()}}})
 }
 
 #[cfg(test)]

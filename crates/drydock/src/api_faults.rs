@@ -2,12 +2,14 @@
 //! of their requests, to the management cluster and to workload clusters, is answered 503
 //! (as an overloaded API server answers), and a share is delayed. The draws come from a
 //! seeded generator, but which requests they hit depends on the order requests arrive in:
-//! the rates repeat from run to run, the victims do not.
+//! the rates repeat from run to run, the victims do not. A workload cluster can also be
+//! cut off for a while: every call to it then fails as a refused connection does.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use http::{Request, Response};
@@ -23,8 +25,12 @@ pub struct ApiFaults {
     latency_rate: f64,
     latency: Duration,
     rng: Mutex<StdRng>,
+    /// Logical cluster → until when its API server cannot be reached.
+    cut_off: Mutex<HashMap<String, Instant>>,
     pub errors: AtomicU64,
     pub delays: AtomicU64,
+    /// Calls refused because their workload cluster was cut off.
+    pub unreachable: AtomicU64,
 }
 
 enum Draw {
@@ -40,9 +46,32 @@ impl ApiFaults {
             latency_rate,
             latency,
             rng: Mutex::new(StdRng::seed_from_u64(seed)),
+            cut_off: Mutex::new(HashMap::new()),
             errors: AtomicU64::new(0),
             delays: AtomicU64::new(0),
+            unreachable: AtomicU64::new(0),
         })
+    }
+
+    /// Makes the API server of logical cluster `cluster` unreachable for `spell`.
+    pub fn cut_off(&self, cluster: &str, spell: Duration) {
+        self.cut_off.lock().insert(cluster.to_string(), Instant::now() + spell);
+    }
+
+    fn reachable(&self, cluster: Option<&str>) -> bool {
+        let Some(cluster) = cluster else { return true };
+        let mut cut = self.cut_off.lock();
+        match cut.get(cluster) {
+            Some(until) if Instant::now() < *until => {
+                self.unreachable.fetch_add(1, Ordering::Relaxed);
+                false
+            }
+            Some(_) => {
+                cut.remove(cluster);
+                true
+            }
+            None => true,
+        }
     }
 
     fn draw(&self) -> Draw {
@@ -58,11 +87,27 @@ impl ApiFaults {
         }
     }
 
-    /// `client`, its requests going through these faults.
+    /// `client` (of the management cluster), its requests going through these faults.
     pub fn wrap(self: &Arc<Self>, client: kube::Client) -> kube::Client {
         let ns = client.default_namespace().to_string();
-        kube::Client::new(Faulty { inner: client, faults: self.clone() }, ns)
+        kube::Client::new(Faulty { inner: client, faults: self.clone(), cluster: None }, ns)
     }
+
+    /// `client` of the workload cluster hosted as logical cluster `cluster`, its requests
+    /// going through these faults (and refused while the cluster is cut off).
+    pub fn wrap_cluster(self: &Arc<Self>, client: kube::Client, cluster: &str) -> kube::Client {
+        let ns = client.default_namespace().to_string();
+        kube::Client::new(Faulty { inner: client, faults: self.clone(), cluster: Some(cluster.to_string()) }, ns)
+    }
+}
+
+/// The error of a call to an API server that cannot be reached.
+fn refused(cluster: &str) -> kube::Error {
+    let e = std::io::Error::new(
+        std::io::ErrorKind::ConnectionRefused,
+        format!("connection refused: the API server of {cluster} is out of reach (injected by drydock bench --chaos)"),
+    );
+    kube::Error::Service(Box::new(e))
 }
 
 /// The 503 an overloaded API server answers, as a Kubernetes Status.
@@ -82,6 +127,8 @@ fn unavailable() -> Response<Body> {
 struct Faulty {
     inner: kube::Client,
     faults: Arc<ApiFaults>,
+    /// The workload cluster the client calls (`None`: the management cluster).
+    cluster: Option<String>,
 }
 
 impl tower::Service<Request<Body>> for Faulty {
@@ -94,8 +141,11 @@ impl tower::Service<Request<Body>> for Faulty {
     }
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
-        let (inner, faults) = (self.inner.clone(), self.faults.clone());
+        let (inner, faults, cluster) = (self.inner.clone(), self.faults.clone(), self.cluster.clone());
         Box::pin(async move {
+            if !faults.reachable(cluster.as_deref()) {
+                return Err(refused(cluster.as_deref().unwrap_or_default()));
+            }
             match faults.draw() {
                 Draw::Fail => Ok(unavailable()),
                 Draw::Delay => {
@@ -122,5 +172,21 @@ mod tests {
         assert!((800..1200).contains(&errors), "{errors} errors of 10,000 at 10%");
         assert!((1700..2300).contains(&delays), "{delays} delays of 10,000 at 20%");
         assert_eq!(unavailable().status(), 503);
+    }
+
+    #[test]
+    fn a_cut_off_cluster_is_unreachable_for_its_spell_only() {
+        let f = ApiFaults::new(0.0, 0.0, Duration::ZERO, 1);
+        f.cut_off("default-a", Duration::from_millis(200));
+        assert!(!f.reachable(Some("default-a")));
+        assert!(f.reachable(Some("default-b")), "other clusters answer");
+        assert!(f.reachable(None), "the management cluster answers");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !f.reachable(Some("default-a")) {
+            assert!(Instant::now() < deadline, "still unreachable after its spell");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(f.unreachable.load(Ordering::Relaxed) >= 1);
+        assert!(refused("default-a").to_string().contains("out of reach"));
     }
 }

@@ -29,18 +29,20 @@ pub fn start_in_process(
     faults: Option<Arc<ApiFaults>>,
 ) -> JoinHandle<()> {
     let manager = UserInfo::controller_manager;
-    let through = move |c: kube::Client| match &faults {
-        Some(f) => f.wrap(c),
-        None => c,
+    let mgmt = match &faults {
+        Some(f) => f.wrap(server.client_as(None, manager())),
+        None => server.client_as(None, manager()),
     };
-    let mgmt = through(server.client_as(None, manager()));
     let srv = server.clone();
     // Workload clusters hosted by this very server are reached in-process. They are
     // recognised by their logical cluster path, not the port: a restart on another port
     // leaves older kubeconfig secrets pointing at the previous one.
     let local: LocalConnector = Arc::new(move |url: &str| {
         let name = LogicalClusterName::from_url(url)?;
-        srv.hosts(&name).then(|| through(srv.client(Some(&name))))
+        srv.hosts(&name).then(|| match &faults {
+            Some(f) => f.wrap_cluster(srv.client(Some(&name)), name.as_str()),
+            None => srv.client(Some(&name)),
+        })
     });
     let ctx = Context::with_workload_nodes(
         mgmt.clone(),

@@ -15,8 +15,8 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, W
 
 use common::etcd::EtcdCluster;
 use common::{
-    Process, free_port, json, kubeconfig_of, kubectl_ok, leads, machines_not_running, one_leader, process_client,
-    scrape, spawn_drydock_with, wait, wait_or_report,
+    Process, free_port, json, kubeconfig_of_process, kubectl_ok, leads, machines_not_running, one_leader,
+    process_client, scrape, spawn_drydock_with, wait, wait_or_report,
 };
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -36,8 +36,8 @@ async fn replica(etcd: &EtcdCluster) -> Replica {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
     let flags = ["--store", &etcd.store_url(), "--leader-elect-lease-duration", LEASE, "--external-hostname", EXTERNAL];
-    let process = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{port}"), &flags);
-    let kc = kubeconfig_of(dir.path()).await;
+    let mut process = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{port}"), &flags);
+    let kc = kubeconfig_of_process(&mut process, dir.path()).await;
     Replica { _dir: dir, process, kc }
 }
 

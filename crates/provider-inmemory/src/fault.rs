@@ -7,16 +7,17 @@
 //! | `node-not-ready` | `Ready` becomes `False` (the kubelet reports a problem) |
 //! | `node-unknown` | `Ready` becomes `Unknown` (the kubelet stopped reporting) |
 //! | `node-deleted` | is deleted; set from the start, the Node never registers |
+//! | `etcd-member-down` | stays Ready, but its etcd member fails: the `etcd-<node>` pod is no longer Ready, and if it led, another healthy member is elected |
 //!
-//! Removing the annotation heals the machine: `Ready` goes back to `True` and a deleted Node
-//! registers again (as a kubelet would). Condition changes carry the current time as their
+//! Removing the annotation heals the machine: `Ready` goes back to `True`, a deleted Node
+//! registers again (as a kubelet would) and a failed etcd member is Ready again. Condition changes carry the current time as their
 //! `lastTransitionTime`, so health checks time them as real ones. A Ready condition set by a
 //! fault has the reason [`FAULT_REASON`]; other changes to the Node are left alone.
 //!
 //! Unknown values are reported in the logs and otherwise ignored.
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, NodeCondition};
+use k8s_openapi::api::core::v1::{Node, NodeCondition, Pod, PodCondition};
 use serde_json::json;
 
 use drydock_controllers::framework::{Error, Result};
@@ -31,6 +32,7 @@ pub enum Fault {
     NodeNotReady,
     NodeUnknown,
     NodeDeleted,
+    EtcdMemberDown,
 }
 
 impl Fault {
@@ -39,6 +41,7 @@ impl Fault {
             "node-not-ready" => Some(Self::NodeNotReady),
             "node-unknown" => Some(Self::NodeUnknown),
             "node-deleted" => Some(Self::NodeDeleted),
+            "etcd-member-down" => Some(Self::EtcdMemberDown),
             _ => None,
         }
     }
@@ -48,7 +51,7 @@ impl Fault {
         let value = annotations?.get(FAULT_ANNOTATION)?;
         let fault = Self::parse(value);
         if fault.is_none() {
-            tracing::warn!(value = %value, "unknown {FAULT_ANNOTATION} value; expected node-not-ready, node-unknown or node-deleted");
+            tracing::warn!(value = %value, "unknown {FAULT_ANNOTATION} value; expected node-not-ready, node-unknown, node-deleted or etcd-member-down");
         }
         fault
     }
@@ -58,7 +61,7 @@ impl Fault {
         match self {
             Self::NodeNotReady => Some(("False", "kubelet is not ready (injected fault node-not-ready)")),
             Self::NodeUnknown => Some(("Unknown", "Kubelet stopped posting node status (injected fault node-unknown)")),
-            Self::NodeDeleted => None,
+            Self::NodeDeleted | Self::EtcdMemberDown => None,
         }
     }
 }
@@ -82,6 +85,8 @@ fn ready_condition(n: &Node) -> Option<&NodeCondition> {
 /// The change bringing `node` (`None`: it does not exist) in line with `fault`. `deleted_by_fault`
 /// says whether a missing Node was removed by a fault (only then is it recreated).
 pub fn plan(node: Option<&Node>, fault: Option<Fault>, deleted_by_fault: bool, now: Timestamp) -> Result<Action> {
+    // A failed etcd member leaves its Node alone.
+    let fault = fault.filter(|f| *f != Fault::EtcdMemberDown);
     let Some(node) = node.filter(|n| n.metadata.deletion_timestamp.is_none()) else {
         return Ok(match (node, fault) {
             (None, None | Some(Fault::NodeNotReady | Fault::NodeUnknown)) if deleted_by_fault => Action::Recreate,
@@ -122,6 +127,39 @@ pub fn plan(node: Option<&Node>, fault: Option<Fault>, deleted_by_fault: bool, n
         "metadata": {"resourceVersion": node.metadata.resource_version},
         "status": {"conditions": conditions},
     })))
+}
+
+/// The status merge patch bringing an etcd member's pod in line with `down` (the
+/// `etcd-member-down` fault), if it needs one: `Ready` and `ContainersReady` go `False`
+/// with [`FAULT_REASON`], and back to `True` once healed (only when a fault set them).
+pub fn etcd_pod_plan(pod: &Pod, down: bool, now: Timestamp) -> Option<serde_json::Value> {
+    let conditions = pod.status.as_ref()?.conditions.as_ref()?;
+    let faulted = |c: &PodCondition| c.reason.as_deref() == Some(FAULT_REASON);
+    let affected = |c: &PodCondition| c.type_ == "Ready" || c.type_ == "ContainersReady";
+    let stale = conditions.iter().filter(|c| affected(c)).any(|c| if down { c.status != "False" } else { faulted(c) });
+    if !stale {
+        return None;
+    }
+    let at = Timestamp::from_second(now.as_second()).unwrap_or(now).to_string();
+    let updated: Vec<serde_json::Value> = conditions
+        .iter()
+        .map(|c| {
+            if !affected(c) {
+                return serde_json::to_value(c).unwrap_or_default();
+            }
+            if down {
+                json!({"type": c.type_, "status": "False", "reason": FAULT_REASON,
+                       "message": "containers with unready status: [etcd] (injected fault etcd-member-down)",
+                       "lastTransitionTime": at})
+            } else {
+                json!({"type": c.type_, "status": "True", "lastTransitionTime": at})
+            }
+        })
+        .collect();
+    Some(json!({
+        "metadata": {"resourceVersion": pod.metadata.resource_version},
+        "status": {"conditions": updated},
+    }))
 }
 
 #[cfg(test)]
@@ -179,5 +217,33 @@ mod tests {
         assert_eq!(plan(None, None, false, now).expect("plan"), Action::Nothing, "not ours to bring back");
         assert_eq!(Fault::parse(" node-unknown "), Some(Fault::NodeUnknown));
         assert_eq!(Fault::parse("flaky"), None);
+    }
+
+    #[test]
+    fn an_etcd_member_fails_and_recovers() {
+        let now = Timestamp::from_second(2_000).expect("ts");
+        let f = MachineFacts { name: "m", version: "v1.30.2", control_plane: true };
+        let at = Timestamp::from_second(1_000).expect("ts");
+        let mut pod = crate::fabricate::static_pod(&f, crate::fabricate::ETCD, Default::default(), at).expect("pod");
+        assert_eq!(etcd_pod_plan(&pod, false, now), None, "healthy and not faulted");
+        let patch = etcd_pod_plan(&pod, true, now).expect("fails");
+        pod.status.as_mut().expect("status").conditions =
+            Some(serde_json::from_value(patch["status"]["conditions"].clone()).expect("conditions"));
+        let status = |p: &Pod, t: &str| {
+            let cs = p.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+            cs.into_iter().find(|c| c.type_ == t).map(|c| c.status)
+        };
+        assert_eq!(status(&pod, "Ready").as_deref(), Some("False"));
+        assert_eq!(status(&pod, "ContainersReady").as_deref(), Some("False"));
+        assert_eq!(status(&pod, "PodScheduled").as_deref(), Some("True"), "other conditions kept");
+        assert_eq!(etcd_pod_plan(&pod, true, now), None, "already down");
+        let healed = etcd_pod_plan(&pod, false, now).expect("heals");
+        pod.status.as_mut().expect("status").conditions =
+            Some(serde_json::from_value(healed["status"]["conditions"].clone()).expect("conditions"));
+        assert_eq!(status(&pod, "Ready").as_deref(), Some("True"));
+        // The Node of a machine whose etcd member failed stays as it is.
+        let n = healthy();
+        assert_eq!(plan(Some(&n), Some(Fault::EtcdMemberDown), false, now).expect("plan"), Action::Nothing);
+        assert_eq!(Fault::parse("etcd-member-down"), Some(Fault::EtcdMemberDown));
     }
 }

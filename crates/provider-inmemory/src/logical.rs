@@ -120,10 +120,34 @@ impl LogicalCluster {
     where
         K: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
     {
-        let req = self
-            .request::<K>(ns)
-            .patch_subresource("status", name, &PatchParams::default(), &Patch::Merge(patch))
-            .map_err(|source| Error::Request { verb: "patch", source })?;
+        self.merge_patch(controller, Some("status"), ns, name, patch).await
+    }
+
+    /// Merge-patches an object (its metadata and spec).
+    pub async fn patch<K>(&self, controller: &str, ns: Option<&str>, name: &str, patch: &serde_json::Value) -> Result<K>
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
+    {
+        self.merge_patch(controller, None, ns, name, patch).await
+    }
+
+    async fn merge_patch<K>(
+        &self,
+        controller: &str,
+        subresource: Option<&str>,
+        ns: Option<&str>,
+        name: &str,
+        patch: &serde_json::Value,
+    ) -> Result<K>
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
+    {
+        let (pp, patch) = (PatchParams::default(), Patch::Merge(patch));
+        let req = match subresource {
+            Some(sub) => self.request::<K>(ns).patch_subresource(sub, name, &pp, &patch),
+            None => self.request::<K>(ns).patch(name, &pp, &patch),
+        }
+        .map_err(|source| Error::Request { verb: "patch", source })?;
         let out = self.client.request::<K>(req).await?;
         metrics::write(controller);
         Ok(out)

@@ -146,15 +146,20 @@ pub async fn bootstrap(api: &Api, custom: &[NativeKind]) -> anyhow::Result<()> {
         crd["kind"] = json!("CustomResourceDefinition");
         let name = format!("{}.{}", kind.crd.spec.names.plural, kind.crd.spec.group);
         let one = Target { name: Some(name.clone()), ..crds.clone() };
-        // Replicas sharing a store may start together: a conflict is another one's write
-        // of the same definition, and the next attempt reads it.
+        // Replicas sharing a store may start together, and a running one's CRD controller
+        // writes the status: a conflict is another replica's write, which the next attempt
+        // reads. The read is a consistent one (on etcd it waits for this replica to catch
+        // up), so the next attempt carries the current resourceVersion.
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let written = match api.get(&one) {
+            let written = match api.read(&one, None).await {
                 Err(_) => ensure(api, &crds, crd.clone()).await,
                 Ok(cur) => {
                     let mut cur_v = api.value(&one.res, &cur).map_err(|e| anyhow::anyhow!("{e}"))?;
+                    if cur_v["spec"] == crd["spec"] {
+                        break;
+                    }
                     cur_v["spec"] = crd["spec"].clone();
                     api.update(&one, cur_v, &WriteOptions::by("drydock-apiserver")).await.map(|_| ())
                 }

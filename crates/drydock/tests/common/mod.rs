@@ -265,6 +265,21 @@ pub async fn kubeconfig_of(dir: &Path) -> PathBuf {
     path
 }
 
+/// [`kubeconfig_of`] for the `drydock up` process serving from `dir`, failing at once (with
+/// its exit status; its error is on stderr) if the process exits instead of listening.
+pub async fn kubeconfig_of_process(process: &mut Process, dir: &Path) -> PathBuf {
+    let path = dir.join("kubeconfig");
+    eventually("drydock to listen", Duration::from_secs(60), || {
+        if let Ok(Some(status)) = process.try_wait() {
+            panic!("drydock up exited before it listened: {status}");
+        }
+        let ok = path.exists() && kubectl(&path, &["get", "ns", "default"], None).0;
+        async move { ok.then_some(()) }
+    })
+    .await;
+    path
+}
+
 /// `drydock generate cluster` output for `count` clusters, the i-th named `name(i)`, with
 /// `workers` worker machines each and instant startup, as one manifest.
 pub fn generated_fleet(count: usize, workers: u32, name: impl Fn(usize) -> String) -> String {
@@ -301,8 +316,22 @@ spec:
 }
 
 /// A TCP port free on localhost right now.
+/// A loopback port free now and never handed out before by this test process: the kernel
+/// may give a just-released port to the next caller, and two processes told the same port
+/// would race for it.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("free port");
+        let mut given = GIVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// The client configuration of the kubeconfig the drydock process serving from the data

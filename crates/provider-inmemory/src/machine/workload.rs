@@ -36,6 +36,15 @@ impl Workload<'_> {
     pub async fn run(&self, c: &MachineCtx, step: Step, deadlines: &Deadlines) -> Result<()> {
         let (lc, facts, key) = (&self.lc, &self.facts, self.key);
         let controller = c.writer.controller();
+        // A kubelet that never registered runs no static pods: no etcd member, no API
+        // server, no `kubeadm init` (so a first control plane machine that failed to
+        // provision leaves the control plane uninitialized, as with kubeadm).
+        let kubelet_down = c.created(key, FAULT_DELETED_NODE);
+        if kubelet_down
+            && matches!(step, Step::CreateEtcdMember | Step::CreateControlPlanePods | Step::UploadKubeadmConfig)
+        {
+            return Ok(());
+        }
         match step {
             Step::CreateNode => {
                 if self.fault == Some(Fault::NodeDeleted) {
@@ -121,10 +130,36 @@ pub(super) async fn apply_fault(
             lc.patch_status::<Node>(controller, None, facts.name, &patch).await?;
         }
     }
+    if facts.control_plane {
+        let down = fault == Some(Fault::EtcdMemberDown);
+        apply_etcd_fault(controller, lc, facts.name, down, c.p.ctx.clock().now()).await?;
+    }
     if fault.is_some() {
         c.record(key, FAULT_APPLIED);
     } else if !c.created(key, FAULT_DELETED_NODE) {
         c.forget(key, FAULT_APPLIED);
+    }
+    Ok(())
+}
+
+/// Fails or heals the machine's etcd member (the `etcd-member-down` fault). A failed leader
+/// loses the leadership to the first healthy member, as etcd's election would give it.
+async fn apply_etcd_fault(controller: &str, lc: &LogicalCluster, node: &str, down: bool, now: Timestamp) -> Result<()> {
+    let name = etcd::pod_name(node);
+    let Some(pod) = lc.get::<Pod>(Some(KUBE_SYSTEM), &name).await? else {
+        return Ok(());
+    };
+    let Some(patch) = fault::etcd_pod_plan(&pod, down, now) else {
+        return Ok(());
+    };
+    lc.patch_status::<Pod>(controller, Some(KUBE_SYSTEM), &name, &patch).await?;
+    if down {
+        let pods: Vec<Pod> = lc.list(Some(KUBE_SYSTEM), &ListParams::default().labels(etcd::ETCD_SELECTOR)).await?;
+        let members = Membership::from_pods(&pods);
+        let next = members.members.iter().find(|m| m.healthy && m.node != node);
+        if let (Some(true), Some(next)) = (members.leader.as_deref().map(|l| l == node), next) {
+            lc.patch::<Pod>(controller, Some(KUBE_SYSTEM), &etcd::pod_name(&next.node), &etcd::leader_patch()).await?;
+        }
     }
     Ok(())
 }

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use super::stats::Latencies;
 use crate::commands::generate::{GenerateClusterArgs, render};
 use crate::instance::{Instance, Options};
-use chaos::setup::{HealthCheck, health_check, start_chaos};
+use chaos::setup::{HealthCheck, control_plane_health_check, health_check, start_chaos};
 pub use report::PhaseReport;
 use report::{PhaseStart, print_summary, print_table, writes_by_resource, writes_per_machine_since};
 
@@ -124,10 +124,14 @@ fn manifest_docs(a: &FleetArgs, i: usize, version: &str, health: Option<&HealthC
     for d in docs {
         let kind = d["kind"].as_str().unwrap_or_default();
         if kind == "MachineHealthCheck" {
-            // Only a chaos run has something to remediate: one check per MachineDeployment.
+            // Only a chaos run has something to remediate: one check per MachineDeployment,
+            // and one for a control plane that can lose a machine.
             if let Some(h) = health {
                 for md in 0..a.machine_deployments {
                     out.push(health_check(&d, &format!("{}-md-{md}", g.name), h));
+                }
+                if a.control_plane_machines >= 3 {
+                    out.push(control_plane_health_check(&d, &g.name, h));
                 }
             }
             continue;
@@ -197,7 +201,11 @@ pub async fn main(a: FleetArgs) -> anyhow::Result<()> {
     };
     let mut instance = Instance::start(opts).await?;
     instance.spawn_serve()?;
-    let fleet = Fleet::new(a, instance.server.client(None), profile, api_faults)?;
+    let server = instance.server.clone();
+    let workload: chaos::Workload = Arc::new(move |cluster: &str| {
+        server.client(Some(&drydock_api::tenancy::LogicalClusterName::for_cluster("default", cluster)))
+    });
+    let fleet = Fleet::new(a, instance.server.client(None), profile, api_faults, workload)?;
     let restarts = fleet.chaos.as_ref().map(|c| c.restarts.clone()).unwrap_or_default();
     let restarting = async {
         let started = tokio::time::Instant::now();
@@ -261,13 +269,14 @@ impl Fleet {
         client: kube::Client,
         profile: Option<chaos::schedule::Profile>,
         api_faults: Option<Arc<crate::api_faults::ApiFaults>>,
+        workload: chaos::Workload,
     ) -> anyhow::Result<Self> {
         let per_cluster = (a.control_plane_machines + a.workers * a.machine_deployments) as usize;
         let machines = a.clusters * per_cluster;
         let progress = Arc::new(Mutex::new(Progress::default()));
         let (chaos, health) = match profile {
             Some(profile) => {
-                let (c, h) = start_chaos(&a, profile, api_faults, &client)?;
+                let (c, h) = start_chaos(&a, profile, api_faults, &client, workload)?;
                 (Some(c), Some(h))
             }
             None => (None, None),

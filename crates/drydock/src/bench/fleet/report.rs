@@ -226,7 +226,7 @@ pub(super) fn print_chaos(r: &super::chaos::Report) {
         if v.is_empty() { "none".to_string() } else { v.join(", ") }
     };
     println!(
-        "chaos: profile {}, seed {}, schedule {}: scheduled {}; struck {}; {} faulted Machines remediated; controllers restarted {} of {} times; {} API calls failed, {} delayed",
+        "chaos: profile {}, seed {}, schedule {}: scheduled {}; struck {}; {} faulted Machines remediated; controllers restarted {} of {} times; {} API calls failed, {} delayed; {} of {} clusters out of reach for a spell ({} calls refused)",
         r.profile,
         r.seed,
         r.schedule_digest,
@@ -236,7 +236,10 @@ pub(super) fn print_chaos(r: &super::chaos::Report) {
         r.controller_restarts.1,
         r.controller_restarts.0,
         r.api_calls_failed,
-        r.api_calls_delayed
+        r.api_calls_delayed,
+        r.unreachable_spells.1,
+        r.unreachable_spells.0,
+        r.unreachable_calls
     );
     for i in &r.invariants {
         let verdict = match (i.checks, i.violations) {

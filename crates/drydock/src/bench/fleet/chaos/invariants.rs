@@ -6,6 +6,9 @@
 //!   Running (remediation and rollouts take one at a time, and only when safe);
 //! - maxUnavailable respected: during a rollout, a cluster never has fewer Running workers
 //!   than wanted (the bench's MachineDeployments roll with maxUnavailable 0);
+//! - no healthy Machine replaced: while the fleet provisions, only Machines the schedule
+//!   struck are deleted (an unreachable API server, a leader change or an API error is no
+//!   reason to replace one);
 //!
 //! and at the end of a phase: no orphaned infrastructure machine (each belongs to a live
 //! Machine) and no lost or extra Machine (each cluster has exactly the Machines wanted).
@@ -32,7 +35,8 @@ const QUORUM: &str = "etcd quorum kept";
 const MAX_UNAVAILABLE: &str = "maxUnavailable respected in rollouts";
 const NO_ORPHAN: &str = "no orphaned infrastructure machine";
 const NONE_LOST: &str = "no lost or extra Machine";
-const ALL: [&str; 5] = [NO_DUPLICATE, QUORUM, MAX_UNAVAILABLE, NO_ORPHAN, NONE_LOST];
+const NO_NEEDLESS: &str = "no healthy Machine replaced";
+const ALL: [&str; 6] = [NO_DUPLICATE, QUORUM, MAX_UNAVAILABLE, NO_NEEDLESS, NO_ORPHAN, NONE_LOST];
 
 /// One invariant's record.
 #[derive(Clone, Debug, Serialize)]
@@ -105,6 +109,13 @@ impl Invariants {
         }
         if self.phase != Phase::Delete {
             self.check_cluster(&cluster);
+        }
+    }
+
+    /// A Machine of `cluster` went; `faulted`: the schedule struck it.
+    pub fn replaced(&mut self, cluster: &str, machine: &str, faulted: bool) {
+        if self.phase == Phase::Provision {
+            self.record(NO_NEEDLESS, faulted, || format!("{cluster}: {machine} was deleted with no fault on it"));
         }
     }
 
@@ -198,8 +209,14 @@ mod tests {
         assert_eq!(violations(&inv, QUORUM), 0, "two of three still run");
         inv.observe(&machine("b", true, false, "i1", Some("b")), false);
         assert_eq!(violations(&inv, QUORUM), 1, "one of three");
+        inv.replaced("c", "b", true);
+        assert_eq!(violations(&inv, NO_NEEDLESS), 0, "a struck Machine may go");
+        inv.replaced("c", "a", false);
+        assert_eq!(violations(&inv, NO_NEEDLESS), 1, "a healthy one may not");
         inv.start(Phase::Delete, 3, 0);
         inv.observe(&machine("c", true, false, "i2", Some("c")), false);
+        inv.replaced("c", "c", false);
         assert_eq!(violations(&inv, QUORUM), 1, "deleting the fleet is not a violation");
+        assert_eq!(violations(&inv, NO_NEEDLESS), 1, "nor is deleting its Machines");
     }
 }

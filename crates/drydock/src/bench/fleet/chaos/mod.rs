@@ -21,8 +21,11 @@ use serde_json::json;
 
 use self::invariants::Invariants;
 pub use self::invariants::Phase;
-use self::schedule::{Fault, Planned, Profile, Role};
+use self::schedule::{Fault, Planned, Profile, Role, Spell};
 use crate::api_faults::ApiFaults;
+
+/// A client of a workload cluster (by Cluster name), acting as its own components do.
+pub type Workload = Arc<dyn Fn(&str) -> kube::Client + Send + Sync>;
 
 /// The fault annotation of the in-memory provider.
 const FAULT_ANNOTATION: &str = "infrastructure.drydock.dev/fault";
@@ -34,12 +37,24 @@ pub struct Chaos {
     pub planned: Vec<Planned>,
     /// When the controllers restart, from the start of provisioning.
     pub restarts: Vec<std::time::Duration>,
-    /// Errors and latency on the controllers' API calls, if the profile asks for them.
+    /// Workload clusters whose API server goes out of reach for a while.
+    pub spells: Vec<Spell>,
+    /// Errors and latency on the controllers' API calls, unreachable workload clusters.
     api_faults: Option<Arc<ApiFaults>>,
     /// (cluster, role, ordinal) → index in `planned`.
     index: HashMap<(String, Role, usize), usize>,
+    /// cluster → index in `spells`.
+    spell_index: HashMap<String, usize>,
     machines: Api<InMemoryMachine>,
+    workload: Workload,
     state: Mutex<State>,
+}
+
+/// What a chaos run draws from its profile and seed.
+pub struct Drawn {
+    pub planned: Vec<Planned>,
+    pub restarts: Vec<std::time::Duration>,
+    pub spells: Vec<Spell>,
 }
 
 #[derive(Default)]
@@ -56,6 +71,9 @@ struct State {
     injected: HashSet<usize>,
     /// Faulted Machines not deleted yet.
     alive: HashSet<String>,
+    /// Unreachable spells begun, and over.
+    spells_begun: HashSet<usize>,
+    spells_over: HashSet<usize>,
     remediated: usize,
     restarted: usize,
     invariants: Invariants,
@@ -79,6 +97,10 @@ pub struct Report {
     /// The controllers' API calls answered 503, and delayed.
     pub api_calls_failed: u64,
     pub api_calls_delayed: u64,
+    /// Workload clusters out of reach for a spell (scheduled, over), and the controllers'
+    /// calls refused meanwhile.
+    pub unreachable_spells: (usize, usize),
+    pub unreachable_calls: u64,
     pub invariants: Vec<invariants::Checked>,
 }
 
@@ -86,15 +108,29 @@ impl Chaos {
     pub fn new(
         profile: Profile,
         seed: u64,
-        planned: Vec<Planned>,
-        restarts: Vec<std::time::Duration>,
+        drawn: Drawn,
         api_faults: Option<Arc<ApiFaults>>,
         client: &kube::Client,
+        workload: Workload,
     ) -> Arc<Self> {
+        let Drawn { planned, restarts, spells } = drawn;
         let machines = Api::namespaced(client.clone(), "default");
         let index = planned.iter().enumerate().map(|(i, p)| ((p.cluster.clone(), p.role, p.ordinal), i)).collect();
+        let spell_index = spells.iter().enumerate().map(|(i, s)| (s.cluster.clone(), i)).collect();
         let state = Mutex::new(State::default());
-        Arc::new(Self { profile, seed, planned, restarts, api_faults, index, machines, state })
+        Arc::new(Self {
+            profile,
+            seed,
+            planned,
+            restarts,
+            spells,
+            api_faults,
+            index,
+            spell_index,
+            machines,
+            workload,
+            state,
+        })
     }
 
     /// Records that the controllers restarted.
@@ -119,10 +155,17 @@ impl Chaos {
         let mut st = self.state.lock();
         st.invariants.observe(m, deleted);
         if deleted {
-            if st.alive.remove(&name) {
+            let lasting = st.alive.remove(&name);
+            if lasting {
                 st.remediated += 1;
             }
+            let faulted = lasting || st.assigned.contains_key(&name);
+            st.invariants.replaced(&cluster, &name, faulted);
             return;
+        }
+        let running = m.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
+        if role == Role::ControlPlane && running {
+            self.begin_spell(&mut st, &cluster);
         }
         if st.numbered.insert(name.clone()) {
             let key = (cluster, role);
@@ -134,7 +177,6 @@ impl Chaos {
         }
         let Some(&i) = st.assigned.get(&name) else { return };
         let p = &self.planned[i];
-        let running = m.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
         let due = p.fault.at_creation() || running;
         if !due || st.started.contains(&i) || m.metadata.deletion_timestamp.is_some() {
             return;
@@ -158,6 +200,7 @@ impl Chaos {
                 self.patch(&infra, &Patch::Merge(json!({"spec": {"behaviour": {"vm": {"provisioning": slow}}}}))).await
             }
             Fault::NodeFlapping => self.flap(&infra, &annotate).await,
+            Fault::EtcdLeaderChange => self.elect(&p.cluster, &infra).await,
             fault => self.patch(&infra, &annotate(fault.lasting_annotation())).await,
         };
         if struck {
@@ -167,6 +210,41 @@ impl Chaos {
                 st.alive.insert(machine);
             }
         }
+    }
+
+    /// Starts the unreachable spell of `cluster`, if it has one not begun yet.
+    fn begin_spell(self: &Arc<Self>, st: &mut State, cluster: &str) {
+        let (Some(&i), Some(faults)) = (self.spell_index.get(cluster), self.api_faults.clone()) else { return };
+        if !st.spells_begun.insert(i) {
+            return;
+        }
+        let chaos = self.clone();
+        tokio::spawn(async move {
+            let spell = &chaos.spells[i];
+            tokio::time::sleep(spell.after).await;
+            let lc = drydock_api::tenancy::LogicalClusterName::for_cluster("default", &spell.cluster);
+            faults.cut_off(lc.as_str(), spell.lasting);
+            tokio::time::sleep(spell.lasting).await;
+            chaos.state.lock().spells_over.insert(i);
+        });
+    }
+
+    /// The etcd member on node `node` of `cluster` wins an election (retrying, up to a
+    /// minute, while the member is not there yet).
+    async fn elect(&self, cluster: &str, node: &str) -> bool {
+        let client = (self.workload)(cluster);
+        for _ in 0..600 {
+            match drydock_controllers::etcd::move_leader(&client, node).await {
+                Ok(()) => return true,
+                Err(e) if e.is_not_found() => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+                Err(e) => {
+                    tracing::warn!(error = %e, cluster, node, "chaos: moving etcd leadership failed; retrying");
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                }
+            }
+        }
+        tracing::warn!(cluster, node, "chaos: gave up moving etcd leadership");
+        false
     }
 
     /// NotReady for a spell and back, as often as the profile says.
@@ -205,11 +283,14 @@ impl Chaos {
         false
     }
 
-    /// Every scheduled fault struck, every faulted Machine was replaced, and the
-    /// controllers restarted as often as scheduled.
+    /// Every scheduled fault struck, every faulted Machine was replaced, every unreachable
+    /// spell is over, and the controllers restarted as often as scheduled.
     pub fn settled(&self) -> bool {
         let st = self.state.lock();
-        st.injected.len() == self.planned.len() && st.alive.is_empty() && st.restarted == self.restarts.len()
+        st.injected.len() == self.planned.len()
+            && st.alive.is_empty()
+            && st.restarted == self.restarts.len()
+            && st.spells_over.len() == self.spells.len()
     }
 
     /// `(injected, scheduled)`, for progress messages.
@@ -236,6 +317,10 @@ impl Chaos {
             ));
         }
         out.extend(st.alive.iter().map(|m| format!("{m} faulted, not replaced")));
+        for (i, spell) in self.spells.iter().enumerate().filter(|(i, _)| !st.spells_over.contains(i)) {
+            let state = if st.spells_begun.contains(&i) { "under way" } else { "waiting for a running control plane" };
+            out.push(format!("{} unreachable spell {state}", spell.cluster));
+        }
         out.join("; ")
     }
 
@@ -263,13 +348,15 @@ impl Chaos {
         Report {
             profile: self.profile.name.clone(),
             seed: self.seed,
-            schedule_digest: schedule::digest(&self.planned, &self.restarts),
+            schedule_digest: schedule::digest(&self.planned, &self.restarts, &self.spells),
             scheduled,
             injected,
             remediated: st.remediated,
             controller_restarts: (self.restarts.len(), st.restarted),
             api_calls_failed: self.api_faults.as_ref().map_or(0, |f| f.errors.load(Ordering::Relaxed)),
             api_calls_delayed: self.api_faults.as_ref().map_or(0, |f| f.delays.load(Ordering::Relaxed)),
+            unreachable_spells: (self.spells.len(), st.spells_over.len()),
+            unreachable_calls: self.api_faults.as_ref().map_or(0, |f| f.unreachable.load(Ordering::Relaxed)),
             invariants: st.invariants.checked(),
         }
     }

@@ -33,6 +33,18 @@ pub struct Profile {
     /// Errors and latency on the controllers' API calls.
     #[serde(default)]
     pub api_faults: Option<ApiFaultRates>,
+    /// Spells when a workload cluster's API server cannot be reached.
+    #[serde(default)]
+    pub unreachable: Option<Unreachable>,
+}
+
+/// A share of the clusters whose API server the controllers cannot reach for `spell`,
+/// `strikeAfter` (drawn) after the cluster's first control plane Machine runs.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unreachable {
+    pub share: f64,
+    pub spell: String,
 }
 
 /// Shares of the controllers' API calls answered 503 and delayed by `latency`.
@@ -92,17 +104,25 @@ pub struct Shares {
     pub slow_start: f64,
     #[serde(default)]
     pub node_flapping: f64,
+    /// Control plane machines only: the etcd member fails.
+    #[serde(default)]
+    pub etcd_member_loss: f64,
+    /// Control plane machines only: the etcd member wins an election and leads.
+    #[serde(default)]
+    pub etcd_leader_change: f64,
 }
 
 impl Shares {
     /// Each fault with its share, in the order the schedule draws them.
-    fn each(&self) -> [(Fault, f64); 5] {
+    fn each(&self) -> [(Fault, f64); 7] {
         [
             (Fault::FailedProvisioning, self.failed_provisioning),
             (Fault::NodeNotReady, self.node_not_ready),
             (Fault::NodeUnknown, self.node_unknown),
             (Fault::SlowStart, self.slow_start),
             (Fault::NodeFlapping, self.node_flapping),
+            (Fault::EtcdMemberLoss, self.etcd_member_loss),
+            (Fault::EtcdLeaderChange, self.etcd_leader_change),
         ]
     }
 }
@@ -150,6 +170,13 @@ impl Profile {
             );
             duration(&f.latency)?;
         }
+        if let Some(u) = &p.unreachable {
+            anyhow::ensure!(
+                (0.0..=1.0).contains(&u.share),
+                "chaos profile {name}: unreachable.share must be between 0 and 1"
+            );
+            duration(&u.spell)?;
+        }
         // As a MachineHealthCheck's admission wants it.
         anyhow::ensure!(
             seconds(&p.health_check.node_startup_timeout)? >= 30,
@@ -160,10 +187,14 @@ impl Profile {
     }
 
     /// The faults on API calls the profile asks for, drawn from their own stream of `seed`.
+    /// Unreachable spells go through the same wrapper, so a profile with either gets one.
     pub fn api_faults(&self, seed: u64) -> anyhow::Result<Option<std::sync::Arc<crate::api_faults::ApiFaults>>> {
-        let Some(f) = &self.api_faults else { return Ok(None) };
-        let latency = duration(&f.latency)?;
-        Ok(Some(crate::api_faults::ApiFaults::new(f.error_rate, f.latency_rate, latency, seed ^ 0x0a91_fa17_5eed_0001)))
+        let (errors, delays, latency) = match &self.api_faults {
+            Some(f) => (f.error_rate, f.latency_rate, duration(&f.latency)?),
+            None if self.unreachable.is_some() => (0.0, 0.0, Duration::ZERO),
+            None => return Ok(None),
+        };
+        Ok(Some(crate::api_faults::ApiFaults::new(errors, delays, latency, seed ^ 0x0a91_fa17_5eed_0001)))
     }
 
     pub fn strike_window(&self) -> anyhow::Result<(Duration, Duration)> {
@@ -198,6 +229,8 @@ pub enum Fault {
     NodeUnknown,
     SlowStart,
     NodeFlapping,
+    EtcdMemberLoss,
+    EtcdLeaderChange,
 }
 
 impl Fault {
@@ -208,6 +241,8 @@ impl Fault {
             Self::NodeUnknown => "node-unknown",
             Self::SlowStart => "slow-start",
             Self::NodeFlapping => "node-flapping",
+            Self::EtcdMemberLoss => "etcd-member-loss",
+            Self::EtcdLeaderChange => "etcd-leader-change",
         }
     }
 
@@ -218,8 +253,14 @@ impl Fault {
             Self::FailedProvisioning => Some("node-deleted"),
             Self::NodeNotReady => Some("node-not-ready"),
             Self::NodeUnknown => Some("node-unknown"),
-            Self::SlowStart | Self::NodeFlapping => None,
+            Self::EtcdMemberLoss => Some("etcd-member-down"),
+            Self::SlowStart | Self::NodeFlapping | Self::EtcdLeaderChange => None,
         }
+    }
+
+    /// Strikes only control plane machines (workers drawn for it get no fault).
+    pub fn control_plane_only(self) -> bool {
+        matches!(self, Self::EtcdMemberLoss | Self::EtcdLeaderChange)
     }
 
     /// Strikes as soon as the machine exists (rather than once it runs).
@@ -276,6 +317,9 @@ pub fn draw(profile: &Profile, seed: u64, shape: &Shape<'_>) -> anyhow::Result<V
                 }) else {
                     continue;
                 };
+                if fault.control_plane_only() && role != Role::ControlPlane {
+                    continue;
+                }
                 // At most one control plane machine per cluster.
                 if role == Role::ControlPlane && std::mem::replace(&mut control_plane_faulted, true) {
                     continue;
@@ -302,10 +346,39 @@ pub fn draw_restarts(profile: &Profile, seed: u64) -> anyhow::Result<Vec<Duratio
     Ok(at)
 }
 
+/// A spell of a cluster's API server out of reach.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spell {
+    pub cluster: String,
+    /// How long after the cluster's first control plane Machine runs it begins.
+    #[serde(with = "millis")]
+    pub after: Duration,
+    #[serde(with = "millis")]
+    pub lasting: Duration,
+}
+
+/// The clusters whose API server goes out of reach, and when (drawn from their own stream
+/// of the seed).
+pub fn draw_spells(profile: &Profile, seed: u64, clusters: &[String]) -> anyhow::Result<Vec<Spell>> {
+    let Some(u) = &profile.unreachable else { return Ok(Vec::new()) };
+    let (min, max) = profile.strike_window()?;
+    let lasting = duration(&u.spell)?;
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x0ff1_17e5_ca7e_0002);
+    let mut spells = Vec::new();
+    for cluster in clusters {
+        let (hit, at): (f64, f64) = (rng.random(), rng.random());
+        if hit < u.share {
+            spells.push(Spell { cluster: cluster.clone(), after: min + (max - min).mul_f64(at), lasting });
+        }
+    }
+    Ok(spells)
+}
+
 /// A short digest of a schedule (FNV-1a over its JSON), to compare runs at a glance.
-pub fn digest(planned: &[Planned], restarts: &[Duration]) -> String {
+pub fn digest(planned: &[Planned], restarts: &[Duration], spells: &[Spell]) -> String {
     let restarts: Vec<u128> = restarts.iter().map(Duration::as_millis).collect();
-    let json = serde_json::to_vec(&(planned, restarts)).unwrap_or_default();
+    let json = serde_json::to_vec(&(planned, restarts, spells)).unwrap_or_default();
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in json {
         h ^= u64::from(b);
@@ -332,9 +405,12 @@ mod tests {
         let restarts = draw_restarts(&profile, 7).expect("restarts");
         assert_eq!(restarts, draw_restarts(&profile, 7).expect("restarts"));
         assert_eq!(restarts.len(), profile.controller_restarts.count);
+        let spells = draw_spells(&profile, 7, &clusters).expect("spells");
+        assert_eq!(spells, draw_spells(&profile, 7, &clusters).expect("spells"));
+        assert!((2..40).contains(&spells.len()), "{} of 200 clusters out of reach", spells.len());
         assert_eq!(a, b);
-        assert_eq!(digest(&a, &restarts), digest(&b, &restarts));
-        assert_ne!(digest(&a, &restarts), digest(&c, &restarts), "another seed, another schedule");
+        assert_eq!(digest(&a, &restarts, &spells), digest(&b, &restarts, &spells));
+        assert_ne!(digest(&a, &restarts, &spells), digest(&c, &restarts, &spells), "another seed, another schedule");
         // 1,200 machines at 30%: about 360 faults, never two control plane ones per cluster.
         assert!((250..500).contains(&a.len()), "{} faults", a.len());
         for cluster in &clusters {
@@ -343,9 +419,17 @@ mod tests {
         }
         let (min, max) = profile.strike_window().expect("window");
         assert!(a.iter().all(|p| p.fault.at_creation() || (min..=max).contains(&p.after)));
-        for fault in [Fault::FailedProvisioning, Fault::NodeNotReady, Fault::NodeUnknown, Fault::SlowStart] {
+        for fault in [
+            Fault::FailedProvisioning,
+            Fault::NodeNotReady,
+            Fault::NodeUnknown,
+            Fault::SlowStart,
+            Fault::EtcdMemberLoss,
+            Fault::EtcdLeaderChange,
+        ] {
             assert!(a.iter().any(|p| p.fault == fault), "{fault:?} drawn");
         }
+        assert!(a.iter().all(|p| !p.fault.control_plane_only() || p.role == Role::ControlPlane));
     }
 
     #[test]
