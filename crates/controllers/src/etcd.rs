@@ -7,9 +7,12 @@
 //! moves leadership and removes members through these functions.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
 use crate::framework::Result;
@@ -63,6 +66,25 @@ impl Membership {
 
 fn pods(client: &kube::Client) -> Api<Pod> {
     Api::namespaced(client.clone(), "kube-system")
+}
+
+/// The etcd member pods of every workload cluster as they change (a member added, failing,
+/// recovering, taking the lead, removed), through one watch across logical clusters
+/// (`all_clusters` addresses `/clusters/*`). The control plane reads membership when it
+/// reconciles; this is what wakes it when etcd changes on its own. Ends quietly on an API
+/// server without the cross-cluster path.
+pub fn member_changes(all_clusters: kube::Client) -> impl Stream<Item = Arc<Pod>> + Send + 'static {
+    let api: Api<Pod> = Api::all(all_clusters);
+    watcher(api, watcher::Config::default().labels(ETCD_SELECTOR))
+        .default_backoff()
+        .take_while(|r| std::future::ready(!matches!(r, Err(e) if crate::framework::nodes::not_served(e))))
+        .filter_map(|r| {
+            std::future::ready(match r {
+                // The initial list wakes nothing: every control plane is reconciled on start.
+                Ok(watcher::Event::Apply(p) | watcher::Event::Delete(p)) => Some(Arc::new(p)),
+                _ => None,
+            })
+        })
 }
 
 /// Reads the membership of a workload cluster's etcd.

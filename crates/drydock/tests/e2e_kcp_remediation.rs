@@ -8,7 +8,10 @@
 //! - a replacement marked again waits out `remediationStrategy.retryPeriod` (on a paused
 //!   clock) and is then remediated as a retry;
 //! - with a real MachineHealthCheck, a control plane Machine whose Node goes NotReady (the
-//!   provider's fault injection) is marked and then replaced.
+//!   provider's fault injection) is marked and then replaced;
+//! - an etcd member that fails (the provider's `etcd-member-down`) hands its leadership to a
+//!   healthy member, and a v1beta2 health check on the Machines' `EtcdMemberHealthy` has the
+//!   control plane replace its Machine.
 
 use crate::common;
 
@@ -337,6 +340,57 @@ async fn health_check_marks_and_control_plane_replaces() {
         .await
         .expect("inject the fault");
     let after = eventually("the sick Machine replaced", WAIT, || async {
+        let now = settled(&mgmt, &workload, cluster, 3).await?;
+        now.iter().all(|m| m.name_any() != sick.name_any()).then_some(now)
+    })
+    .await;
+    let replacement = after.iter().find(|m| before.iter().all(|b| b.name_any() != m.name_any())).expect("replacement");
+    let origin = remediation_for(replacement).expect("the replacement records what it replaces");
+    assert_eq!(origin["machine"], sick.name_any().as_str());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_etcd_member_hands_over_leadership_and_is_replaced() {
+    logs();
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    let mgmt = env.client();
+    let cluster = "etcdloss";
+    let workload = env.instance.server.client(Some(&LogicalClusterName::for_cluster(NS, cluster)));
+    let mhc = format!(
+        r#"
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineHealthCheck
+metadata: {{name: {cluster}-cp, namespace: {NS}}}
+spec:
+  clusterName: {cluster}
+  selector: {{matchLabels: {{cluster.x-k8s.io/control-plane: ""}}}}
+  checks:
+    unhealthyMachineConditions:
+    - {{type: EtcdMemberHealthy, status: "False", timeoutSeconds: 1}}
+"#
+    );
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&(manifest(cluster, 3, "0s") + &mhc)));
+    let before = eventually("3 control plane Machines", WAIT, || settled(&mgmt, &workload, cluster, 3)).await;
+    let leader = Membership::from_pods(&etcd_pods(&workload).await.expect("etcd pods")).leader.expect("a leader");
+    let sick = before.iter().find(|m| node_of(m) == leader).expect("the leader's Machine");
+    let infra = sick.spec.infrastructure_ref.name.clone().expect("infrastructure machine");
+    Api::<InMemoryMachine>::namespaced(mgmt.clone(), NS)
+        .patch(
+            &infra,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"infrastructure.drydock.dev/fault": "etcd-member-down"}}})),
+        )
+        .await
+        .expect("inject the fault");
+    eventually("a healthy member to lead", WAIT, || async {
+        let m = Membership::from_pods(&etcd_pods(&workload).await?);
+        let new_leader = m.leader.clone()?;
+        (new_leader != leader && m.member(&new_leader)?.healthy).then_some(())
+    })
+    .await;
+    let after = eventually("the Machine of the failed member replaced", WAIT, || async {
         let now = settled(&mgmt, &workload, cluster, 3).await?;
         now.iter().all(|m| m.name_any() != sick.name_any()).then_some(now)
     })

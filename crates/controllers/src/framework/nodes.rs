@@ -88,7 +88,12 @@ fn provider_id(n: &Node) -> Option<&str> {
 
 /// The logical cluster a Node read through the wildcard path lives in.
 pub fn logical_cluster_of(n: &Node) -> Option<&str> {
-    n.metadata.annotations.as_ref().and_then(|a| a.get(CLUSTER_ANNOTATION)).map(String::as_str)
+    lc_annotation(&n.metadata)
+}
+
+/// The logical cluster a cross-cluster list or watch says an object lives in.
+pub fn lc_annotation(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> Option<&str> {
+    meta.annotations.as_ref().and_then(|a| a.get(CLUSTER_ANNOTATION)).map(String::as_str)
 }
 
 /// Nodes by logical cluster, kept current by one cross-cluster watch.
@@ -125,6 +130,20 @@ impl WorkloadNodes {
             gave_up: AtomicBool::new(false),
             sync: watch::channel(NodeSync::Pending).0,
         })
+    }
+
+    /// The client addressing every logical cluster, for other cross-cluster watches.
+    pub fn all_clusters_client(&self) -> kube::Client {
+        self.api.clone().into_client()
+    }
+
+    /// The Machine whose Node is `node` of logical cluster `cluster`, as the annotations its
+    /// Machine put on the Node name it.
+    pub fn machine_of(&self, cluster: &str, node: &str) -> Option<ObjectRef<Machine>> {
+        let n = self.get(cluster, node)?;
+        let a = n.metadata.annotations.as_ref()?;
+        let (ns, name) = (a.get(NODE_CLUSTER_NAMESPACE_ANNOTATION)?, a.get(NODE_MACHINE_ANNOTATION)?);
+        Some(ObjectRef::new(name).within(ns))
     }
 
     /// A stream of changed and deleted Nodes (a deleted one is no longer in the store).
@@ -304,7 +323,7 @@ impl WorkloadNodes {
 }
 
 /// A 404 or 405 on the initial list: the server has no wildcard path.
-fn not_served(e: &watcher::Error) -> bool {
+pub(crate) fn not_served(e: &watcher::Error) -> bool {
     matches!(e, watcher::Error::InitialListFailed(kube::Error::Api(s)) if s.code == 404 || s.code == 405)
 }
 

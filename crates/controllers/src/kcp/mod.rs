@@ -47,6 +47,7 @@ use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use drydock_api::capi::owner::{api_group, find_owner, get_controller, is_controlled_by};
 use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -175,6 +176,24 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         ctx.informers.clusters.subscribe(),
         queue.map_to(move |c: &Cluster| gated.changed_cluster(c)),
     );
+    // etcd changes on its own (a member fails, another leads): its pods wake the control
+    // plane whose Machine runs the member, found through the member's Node.
+    let c = match ctx.informers.nodes.clone() {
+        Some(nodes) => {
+            let machines = ctx.informers.machines.store.clone();
+            let members = crate::etcd::member_changes(nodes.all_clusters_client());
+            c.watches_shared_stream(
+                members,
+                queue.map_to(move |p: &Pod| {
+                    let lc = crate::framework::nodes::lc_annotation(&p.metadata);
+                    let node = p.spec.as_ref().and_then(|s| s.node_name.as_deref());
+                    let machine = lc.zip(node).and_then(|(lc, node)| nodes.machine_of(lc, node));
+                    machine.and_then(|m| machines.get(&m)).map(|m| owner_of(&m)).unwrap_or_default()
+                }),
+            )
+        }
+        None => c,
+    };
     Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.kcp_concurrency, ctx.clock().clone(), state, reconcile))
 }
 
