@@ -6,7 +6,7 @@
 //! removed. The provider creates the pods; the control plane controller reads membership,
 //! moves leadership and removes members through these functions.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
@@ -68,22 +68,42 @@ fn pods(client: &kube::Client) -> Api<Pod> {
     Api::namespaced(client.clone(), "kube-system")
 }
 
-/// The etcd member pods of every workload cluster as they change (a member added, failing,
-/// recovering, taking the lead, removed), through one watch across logical clusters
+/// The etcd member pods of every workload cluster whose health or leadership changed (a
+/// member failing, recovering, taking the lead), through one watch across logical clusters
 /// (`all_clusters` addresses `/clusters/*`). The control plane reads membership when it
-/// reconciles; this is what wakes it when etcd changes on its own. Ends quietly on an API
-/// server without the cross-cluster path.
+/// reconciles; this is what wakes it when etcd changes on its own. A member's first sight
+/// wakes nothing (its Machine's progress does), nor does its removal (the control plane's
+/// own doing). Ends quietly on an API server without the cross-cluster path.
 pub fn member_changes(all_clusters: kube::Client) -> impl Stream<Item = Arc<Pod>> + Send + 'static {
     let api: Api<Pod> = Api::all(all_clusters);
+    // (logical cluster, pod) → (healthy, leader-from) as last seen.
+    let mut seen: HashMap<(String, String), (bool, Option<String>)> = HashMap::new();
     watcher(api, watcher::Config::default().labels(ETCD_SELECTOR))
         .default_backoff()
         .take_while(|r| std::future::ready(!matches!(r, Err(e) if crate::framework::nodes::not_served(e))))
-        .filter_map(|r| {
-            std::future::ready(match r {
-                // The initial list wakes nothing: every control plane is reconciled on start.
-                Ok(watcher::Event::Apply(p) | watcher::Event::Delete(p)) => Some(Arc::new(p)),
+        .filter_map(move |r| {
+            let changed = match r {
+                Ok(watcher::Event::Apply(p) | watcher::Event::InitApply(p)) => {
+                    let lc = crate::framework::nodes::lc_annotation(&p.metadata).unwrap_or_default();
+                    let key = (lc.to_string(), p.metadata.name.clone().unwrap_or_default());
+                    let state = Membership::from_pods(std::slice::from_ref(&p))
+                        .members
+                        .first()
+                        .map(|m| (m.healthy, m.leader_from.clone()));
+                    let before = match state {
+                        Some(now) => seen.insert(key, now.clone()).filter(|b| *b != now),
+                        None => seen.remove(&key).and(None),
+                    };
+                    before.map(|_| Arc::new(p))
+                }
+                Ok(watcher::Event::Delete(p)) => {
+                    let lc = crate::framework::nodes::lc_annotation(&p.metadata).unwrap_or_default();
+                    seen.remove(&(lc.to_string(), p.metadata.name.clone().unwrap_or_default()));
+                    None
+                }
                 _ => None,
-            })
+            };
+            std::future::ready(changed)
         })
 }
 

@@ -380,7 +380,9 @@ spec:
         .patch(
             &infra,
             &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"annotations": {"infrastructure.drydock.dev/fault": "etcd-member-down"}}})),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {"infrastructure.drydock.dev/fault": "etcd-member-down"}}}),
+            ),
         )
         .await
         .expect("inject the fault");
