@@ -1,7 +1,7 @@
 //! In-cluster IPAM end to end on an in-process drydock with its controllers: IPAddressClaims
 //! on an InClusterIPPool and a GlobalInClusterIPPool get unique addresses, a full pool says
-//! so on the claims, freed addresses are handed out again, and a pool in use is held until
-//! its addresses are gone.
+//! so on the claims, freed addresses are handed out again (after the pool's reuse grace
+//! period, when it has one), and a pool in use is held until its addresses are gone.
 
 use crate::common;
 
@@ -425,4 +425,57 @@ async fn claim_of_paused_cluster(client: &kube::Client, claims: &Api<IPAddressCl
     clusters.patch("held", &PatchParams::default(), &Patch::Merge(&resume)).await.expect("resume");
     claims_where(claims, "held-", 1, "the claim fulfilled once its Cluster resumed", |cs| cs.iter().all(fulfilled))
         .await;
+}
+
+/// The address a fulfilled claim was given.
+async fn address_of(client: &kube::Client, name: &str) -> String {
+    let claims: Api<IPAddressClaim> = Api::namespaced(client.clone(), NS);
+    let addresses: Api<IPAddress> = Api::namespaced(client.clone(), NS);
+    eventually(&format!("claim {name} fulfilled"), WAIT, || async {
+        let c = claims.get(name).await.ok().filter(fulfilled)?;
+        Some(addresses.get(&address_ref(&c)?).await.ok()?.spec.address)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_released_address_waits_out_the_pools_reuse_grace_period() {
+    common::logs();
+    // The controllers' clock is paused: the grace period passes only when the test says.
+    let env = Env::start_paused().await;
+    let client = env.client();
+    let mut spec = pool_spec(&["10.9.0.10-10.9.0.12"], 24, "10.9.0.1", &[]);
+    spec.address_reuse_grace_period_seconds = Some(60);
+    let mut pool = InClusterIPPool::new("graceful", spec);
+    pool.metadata.namespace = Some(NS.into());
+    Api::<InClusterIPPool>::namespaced(client.clone(), NS).create(&PostParams::default(), &pool).await.expect("pool");
+    let claims: Api<IPAddressClaim> = Api::namespaced(client.clone(), NS);
+    let create = |name: &str| {
+        let c = claim(NS, name, "InClusterIPPool", "graceful");
+        let claims = claims.clone();
+        async move { claims.create(&PostParams::default(), &c).await }
+    };
+    create("first").await.expect("claim");
+    let released = address_of(&client, "first").await;
+    assert_eq!(released, "10.9.0.10", "the lowest address");
+    claims.delete("first", &DeleteParams::default()).await.expect("delete the claim");
+
+    // Within the grace period the released address stays reserved: a new claim gets the
+    // next one, and the deleted claim and its IPAddress stay.
+    create("second").await.expect("claim");
+    assert_eq!(address_of(&client, "second").await, "10.9.0.11");
+    let held = claims.get_opt("first").await.expect("read").expect("the deleted claim is held");
+    assert!(held.metadata.deletion_timestamp.is_some());
+    let addresses: Api<IPAddress> = Api::namespaced(client.clone(), NS);
+    assert!(addresses.get_opt("first").await.expect("read").is_some(), "its IPAddress is held");
+
+    // Once it passed, the address is released and handed out again.
+    env.clock.advance(Duration::from_secs(10 * 60));
+    eventually("the deleted claim and its IPAddress gone", WAIT, || async {
+        let gone = claims.get_opt("first").await.ok()?.is_none() && addresses.get_opt("first").await.ok()?.is_none();
+        gone.then_some(())
+    })
+    .await;
+    create("third").await.expect("claim");
+    assert_eq!(address_of(&client, "third").await, released, "the released address, lowest again");
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use drydock_api::capi::ipam::v1beta2::{IPAddress, IPAddressClaim, IPAddressClaimReference, IPAddressSpec};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, IPAM_PROTECT_ADDRESS_FINALIZER, IPAM_RELEASE_ADDRESS_FINALIZER};
 use drydock_api::capi::owner;
+use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -172,12 +173,28 @@ async fn visible(store: &Store<IPAddress>, created: &IPAddress) -> bool {
     }
 }
 
-/// Releases a deleted claim's address: the IPAddress loses its finalizer and is deleted,
-/// then the claim loses its own. The IPAddress is read from the API, not the store: one the
-/// store has not shown yet would otherwise be left behind, held by its finalizer forever.
-pub(super) async fn release(state: &State, claim: &Arc<IPAddressClaim>) -> Result<Requeue> {
+/// When a deleted claim's address may be handed out again: its deletion plus the pool's
+/// `addressReuseGracePeriodSeconds` (an address reused at once can meet stale ARP caches).
+/// `None` when there is no grace period: none set, or the pool is gone or going.
+pub(super) fn reusable_at(claim: &IPAddressClaim, pool: Option<&AnyPool>) -> Option<Timestamp> {
+    let pool = pool.filter(|p| p.meta().deletion_timestamp.is_none())?;
+    let grace = pool.spec().address_reuse_grace_period_seconds.filter(|g| *g > 0)?;
+    let deleted = claim.metadata.deletion_timestamp.as_ref()?.0;
+    deleted.checked_add(SignedDuration::from_secs(grace.into())).ok()
+}
+
+/// Releases a deleted claim's address: once the pool's reuse grace period is over, the
+/// IPAddress loses its finalizer and is deleted, then the claim loses its own. The
+/// IPAddress is read from the API, not the store: one the store has not shown yet would
+/// otherwise be left behind, held by its finalizer forever.
+pub(super) async fn release(state: &State, claim: &Arc<IPAddressClaim>, pool: Option<&AnyPool>) -> Result<Requeue> {
     if !claim.finalizers().iter().any(|f| f == IPAM_RELEASE_ADDRESS_FINALIZER) {
         return Ok(Requeue::await_change());
+    }
+    let clock = state.ctx.clock();
+    if let Some(at) = reusable_at(claim, pool).filter(|at| *at > clock.now()) {
+        // The address stays reserved (its IPAddress, and so the claim, stay) until then.
+        return Ok(Requeue::at(clock, at));
     }
     let (ns, name) = (claim.metadata.namespace.clone().unwrap_or_default(), claim.name_any());
     let addresses: Api<IPAddress> = state.ctx.api(&ns);
@@ -200,4 +217,36 @@ pub(super) async fn release(state: &State, claim: &Arc<IPAddressClaim>) -> Resul
     state.claims.forget(claim.as_ref());
     state.claims.apply(&state.ctx.api::<IPAddressClaim>(&ns), claim, &want).await?;
     Ok(Requeue::await_change())
+}
+
+#[cfg(test)]
+mod tests {
+    use drydock_api::capi::ipam::v1beta2::{IPAddressClaimSpec, IPPoolReference};
+    use drydock_api::capi::ipam::{InClusterIPPool, InClusterIPPoolSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    use super::*;
+
+    fn pool(grace: Option<i32>, deleting: bool) -> AnyPool {
+        let spec = InClusterIPPoolSpec { address_reuse_grace_period_seconds: grace, ..Default::default() };
+        let mut p = InClusterIPPool::new("p", spec);
+        if deleting {
+            p.metadata.deletion_timestamp = Some(Time(Timestamp::from_second(10).expect("instant")));
+        }
+        AnyPool::Namespaced(Arc::new(p))
+    }
+
+    #[test]
+    fn a_released_address_is_reusable_after_the_grace_period_of_a_pool_still_there() {
+        let pool_ref = IPPoolReference { name: "p".into(), kind: "InClusterIPPool".into(), api_group: String::new() };
+        let mut claim = IPAddressClaim::new("c", IPAddressClaimSpec { cluster_name: None, pool_ref });
+        assert_eq!(reusable_at(&claim, Some(&pool(Some(30), false))), None, "not deleted");
+        claim.metadata.deletion_timestamp = Some(Time(Timestamp::from_second(1_000).expect("instant")));
+        let at = reusable_at(&claim, Some(&pool(Some(30), false)));
+        assert_eq!(at, Some(Timestamp::from_second(1_030).expect("instant")));
+        assert_eq!(reusable_at(&claim, Some(&pool(None, false))), None, "no grace period");
+        assert_eq!(reusable_at(&claim, Some(&pool(Some(0), false))), None, "a zero one");
+        assert_eq!(reusable_at(&claim, Some(&pool(Some(30), true))), None, "the pool is going");
+        assert_eq!(reusable_at(&claim, None), None, "the pool is gone");
+    }
 }

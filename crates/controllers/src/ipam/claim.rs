@@ -246,7 +246,7 @@ async fn reconcile(claim: Arc<IPAddressClaim>, state: Arc<State>) -> Result<Requ
         return Ok(Requeue::await_change());
     }
     if claim.metadata.deletion_timestamp.is_some() {
-        return address::release(&state, &claim).await;
+        return address::release(&state, &claim, pool.as_ref()).await;
     }
     let api = state.ctx.api::<IPAddressClaim>(claim.metadata.namespace.as_deref().unwrap_or_default());
     // The finalizer is written before any address exists, so that every address is released.
