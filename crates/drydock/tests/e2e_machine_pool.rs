@@ -2,7 +2,8 @@
 //! memory: the pool's KubeadmConfig gets join data, the instances' Nodes appear in the
 //! workload cluster and the MachinePool counts them; `kubectl scale` scales it down (unless
 //! `replicas-managed-by` leaves the size to the provider); a new
-//! version rolls out (every Node replaced, never fewer ready than wanted); deleting the
+//! version rolls out (every Node replaced, never fewer ready than wanted); the pool's Nodes
+//! carry its cluster and its name as owner, as a Machine's carry theirs; deleting the
 //! MachinePool removes its infrastructure, bootstrap config and Nodes.
 
 use crate::common;
@@ -90,6 +91,25 @@ async fn a_machine_pool_scales_rolls_out_and_goes() {
     let config = json(&kc, &["get", "kubeadmconfig", "workers"]);
     assert_eq!(config["metadata"]["ownerReferences"][0]["kind"], "MachinePool", "{config}");
     assert_eq!(ready_nodes(&wkc), 4, "the control plane Node and 3 pool Nodes");
+    // Each pool Node is annotated with its cluster and the pool as its owner.
+    wait("the pool Nodes annotated", MINUTE, || {
+        let nodes = common::json(&wkc, &["get", "nodes"]);
+        let pool: Vec<&Value> = nodes["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|n| n["metadata"]["name"].as_str().is_some_and(|s| s.starts_with("workers-")))
+            .collect();
+        pool.len() == 3
+            && pool.iter().all(|n| {
+                let a = &n["metadata"]["annotations"];
+                a["cluster.x-k8s.io/owner-kind"] == "MachinePool"
+                    && a["cluster.x-k8s.io/owner-name"] == "workers"
+                    && a["cluster.x-k8s.io/cluster-name"] == "mp"
+                    && a["cluster.x-k8s.io/cluster-namespace"] == "default"
+            })
+    })
+    .await;
 
     kubectl_ok(&kc, &["scale", "machinepool", "workers", "--replicas", "1"], None);
     wait("the pool down to 1 Node", MINUTE, || {

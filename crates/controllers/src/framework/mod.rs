@@ -40,6 +40,7 @@ pub mod informer;
 pub mod machine_template;
 pub mod metrics;
 pub mod names;
+pub mod node_patch;
 pub mod node_reader;
 pub mod nodes;
 pub mod objects;

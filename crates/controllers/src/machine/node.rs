@@ -8,11 +8,7 @@ use std::time::Duration;
 
 use drydock_api::capi::conditions::{HasConditions, Severity};
 use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineNodeReference};
-use drydock_api::capi::keys::{
-    INTERRUPTIBLE_LABEL, NODE_CLUSTER_NAME_ANNOTATION, NODE_CLUSTER_NAMESPACE_ANNOTATION,
-    NODE_LABELS_FROM_MACHINE_ANNOTATION, NODE_MACHINE_ANNOTATION, NODE_OWNER_KIND_ANNOTATION,
-    NODE_OWNER_NAME_ANNOTATION, NODE_UNINITIALIZED_TAINT,
-};
+use drydock_api::capi::keys::{INTERRUPTIBLE_LABEL, NODE_LABELS_FROM_MACHINE_ANNOTATION, NODE_MACHINE_ANNOTATION};
 use drydock_api::capi::owner;
 use drydock_api::capi::v1beta2_conditions::names::{
     CONNECTION_DOWN_REASON, INSPECTION_FAILED_REASON, NODE_DELETED_REASON, NODE_DOES_NOT_EXIST_REASON,
@@ -27,6 +23,7 @@ use serde_json::{Map, Value, json};
 
 use super::{NODE_RECHECK, State};
 use crate::framework::events::PendingEvents;
+use crate::framework::node_patch;
 use crate::framework::node_reader::{NodeReader, node_ref_name, workload_nodes};
 use crate::framework::referenced::Referenced;
 use crate::framework::{Error, Result};
@@ -231,49 +228,19 @@ pub(crate) fn node_patch(node: &Node, m: &Machine, interruptible: bool) -> Optio
     }
 
     let keys: Vec<&str> = want.keys().copied().collect();
-    let mut annotations_wanted = vec![
-        (NODE_CLUSTER_NAME_ANNOTATION, m.spec.cluster_name.clone()),
-        (NODE_CLUSTER_NAMESPACE_ANNOTATION, m.namespace().unwrap_or_default()),
-        (NODE_MACHINE_ANNOTATION, m.name_any()),
-        (NODE_LABELS_FROM_MACHINE_ANNOTATION, keys.join(",")),
-    ];
-    if let Some(o) = owner::get_controller(&m.metadata) {
-        annotations_wanted.push((NODE_OWNER_KIND_ANNOTATION, o.kind.clone()));
-        annotations_wanted.push((NODE_OWNER_NAME_ANNOTATION, o.name.clone()));
-    }
-    let mut annotations = Map::new();
-    for (k, v) in annotations_wanted {
-        if have_annotations.get(k) != Some(&v) {
-            annotations.insert(k.to_string(), json!(v));
-        }
-    }
-
-    let mut metadata = Map::new();
-    if !labels.is_empty() {
-        metadata.insert("labels".into(), Value::Object(labels));
-    }
-    if !annotations.is_empty() {
-        metadata.insert("annotations".into(), Value::Object(annotations));
-    }
-    let taints = node.spec.as_ref().and_then(|s| s.taints.as_ref());
-    let uninitialized =
-        |t: &&k8s_openapi::api::core::v1::Taint| t.key == NODE_UNINITIALIZED_TAINT && t.effect == "NoSchedule";
-    let mut patch = Map::new();
-    if let Some(ts) = taints.filter(|ts| ts.iter().any(|t| uninitialized(&t))) {
-        let kept: Vec<_> = ts.iter().filter(|t| !uninitialized(t)).collect();
-        patch.insert("spec".into(), json!({ "taints": kept }));
-    }
-    if metadata.is_empty() && patch.is_empty() {
-        return None;
-    }
-    metadata.insert("resourceVersion".into(), json!(node.metadata.resource_version));
-    patch.insert("metadata".into(), Value::Object(metadata));
-    Some(Value::Object(patch))
+    let owner = owner::get_controller(&m.metadata);
+    let ns = m.namespace().unwrap_or_default();
+    let mut annotations =
+        node_patch::owner_annotations(&m.spec.cluster_name, &ns, owner.map(|o| (o.kind.as_str(), o.name.as_str())));
+    annotations.push((NODE_MACHINE_ANNOTATION, m.name_any()));
+    annotations.push((NODE_LABELS_FROM_MACHINE_ANNOTATION, keys.join(",")));
+    node_patch::build(node, labels, annotations)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use drydock_api::capi::keys::NODE_UNINITIALIZED_TAINT;
     use k8s_openapi::api::core::v1::{NodeSpec, Taint};
 
     fn cond(type_: &str, status: &str) -> NodeCondition {

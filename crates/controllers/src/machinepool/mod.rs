@@ -5,7 +5,8 @@
 //! (`spec.template.spec.bootstrap.dataSecretName`, which the provider's instances boot
 //! from); the infrastructure pool adopted, its `spec.providerIDList` copied to the
 //! MachinePool's; the Nodes of those provider IDs found in the workload cluster
-//! (`status.nodeRefs`, the ready, available and up-to-date counts, `status.versions`);
+//! (`status.nodeRefs`, the ready, available and up-to-date counts, `status.versions`),
+//! annotated with their cluster and the pool as owner, the uninitialized taint dropped;
 //! phase and conditions ([`status`]). Scaling and rolling out are the provider's: it reads
 //! `spec.replicas` and the template's version (with `cluster.x-k8s.io/replicas-managed-by`,
 //! the pool's replicas are the provider's and `spec.replicas` follows them; admission
@@ -32,7 +33,8 @@ use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::framework::Result;
-use crate::framework::node_reader::NodeReader;
+use crate::framework::node_patch;
+use crate::framework::node_reader::{NodeReader, workload_nodes};
 use crate::framework::objects::CAPI_GROUP;
 use crate::framework::pause::{self, Pause};
 use crate::framework::referenced::{self, Referenced};
@@ -110,6 +112,7 @@ async fn reconcile(mp: Arc<MachinePool>, ctx: Arc<Context>) -> Result<Requeue> {
         Some(i) if i.provisioned => nodes(&ctx, &cluster, &want).await?,
         _ => Vec::new(),
     };
+    label_nodes(&ctx, &cluster, &want, &nodes).await?;
     let seen = status::Seen { bootstrap, infra: infra.as_ref(), nodes: &nodes };
     let settled = status::set(&mut want, &seen, &now);
     if want != *mp {
@@ -201,6 +204,25 @@ async fn nodes(ctx: &Context, cluster: &Cluster, mp: &MachinePool) -> Result<Vec
         }
     }
     Ok(found)
+}
+
+/// Annotates the pool's Nodes as upstream does (cluster name and namespace, owner kind and
+/// name) and drops their uninitialized taint: what a Machine's Node gets from its Machine.
+async fn label_nodes(ctx: &Context, cluster: &Cluster, mp: &MachinePool, nodes: &[Arc<Node>]) -> Result<()> {
+    let ns = mp.namespace().unwrap_or_default();
+    let name = mp.name_any();
+    let mut api = None;
+    for n in nodes {
+        let want = node_patch::owner_annotations(&mp.spec.cluster_name, &ns, Some(("MachinePool", &name)));
+        let Some(patch) = node_patch::build(n, serde_json::Map::new(), want) else { continue };
+        if api.is_none() {
+            api = Some(workload_nodes(ctx, cluster).await?);
+        }
+        if let Some(api) = &api {
+            WRITER.patch(api, &n.name_any(), &patch).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Deletes the bootstrap config and the infrastructure pool, waits until both are gone,
