@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
-use drydock_api::capi::keys::CONTROL_PLANE_LABEL;
+use drydock_controllers::framework::objects::is_control_plane;
 use serde::Serialize;
 
 /// The phase under way: which invariants apply.
@@ -99,7 +99,7 @@ impl Invariants {
             machines.remove(&name);
         } else {
             let seen = Seen {
-                control_plane: m.metadata.labels.as_ref().is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL)),
+                control_plane: is_control_plane(m),
                 running: m.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"),
                 deleting: m.metadata.deletion_timestamp.is_some(),
                 infra: m.spec.infrastructure_ref.name.clone(),
@@ -176,6 +176,7 @@ impl Invariants {
 mod tests {
     use super::*;
     use drydock_api::capi::core::v1beta2::{MachineNodeReference, MachineStatus};
+    use drydock_api::capi::keys::CONTROL_PLANE_LABEL;
 
     fn machine(name: &str, cp: bool, running: bool, infra: &str, node: Option<&str>) -> Machine {
         let mut m = Machine::new(name, Default::default());

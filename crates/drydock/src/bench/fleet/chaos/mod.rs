@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 
 use drydock_api::capi::core::v1beta2::Machine;
 use drydock_api::capi::inmemory::InMemoryMachine;
-use drydock_api::capi::keys::CONTROL_PLANE_LABEL;
+use drydock_controllers::framework::objects::is_control_plane;
 use kube::api::{Api, Patch, PatchParams};
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -147,11 +147,7 @@ impl Chaos {
     pub fn observe(self: &Arc<Self>, m: &Machine, deleted: bool) {
         let name = m.metadata.name.clone().unwrap_or_default();
         let cluster = m.spec.cluster_name.clone();
-        let role = if m.metadata.labels.as_ref().is_some_and(|l| l.contains_key(CONTROL_PLANE_LABEL)) {
-            Role::ControlPlane
-        } else {
-            Role::Worker
-        };
+        let role = if is_control_plane(m) { Role::ControlPlane } else { Role::Worker };
         let mut st = self.state.lock();
         st.invariants.observe(m, deleted);
         if deleted {
