@@ -293,7 +293,10 @@ pub async fn shared_key(api: &crate::rest::Api, local: String) -> anyhow::Result
     });
     ensure(api, &secrets, secret).await.map_err(|e| anyhow::anyhow!("sharing the signing key: {e}"))?;
     let one = crate::rest::Target { name: Some(name.to_string()), ..secrets };
-    let stored = api.get(&one).map_err(|e| anyhow::anyhow!("reading the shared signing key: {e}"))?;
+    // A consistent read: when another replica created the Secret first (the create above
+    // conflicted), this replica's cache may not show it yet; on etcd the read waits until
+    // the replica has caught up.
+    let stored = api.read(&one, None).await.map_err(|e| anyhow::anyhow!("reading the shared signing key: {e}"))?;
     let v = api.value(&one.res, &stored).map_err(|e| anyhow::anyhow!("reading the shared signing key: {e}"))?;
     let data = v["data"][KEY_FILE].as_str().context("the shared signing key Secret has no sa.key")?;
     let pem = base64::engine::general_purpose::STANDARD.decode(data).context("the shared signing key")?;
