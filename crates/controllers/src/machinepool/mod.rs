@@ -112,13 +112,13 @@ async fn reconcile(mp: Arc<MachinePool>, ctx: Arc<Context>) -> Result<Requeue> {
         Some(i) if i.provisioned => nodes(&ctx, &cluster, &want).await?,
         _ => Vec::new(),
     };
-    label_nodes(&ctx, &cluster, &want, &nodes).await?;
     let seen = status::Seen { bootstrap, infra: infra.as_ref(), nodes: &nodes };
     let settled = status::set(&mut want, &seen, &now);
     if want != *mp {
         WRITER.apply(&api, &mp, &want).await?;
     }
-    Ok(if settled { Requeue::await_change() } else { Requeue::after(NODE_RECHECK) })
+    let labelled = label_nodes(&ctx, &cluster, &want, &nodes).await?;
+    Ok(if settled && labelled { Requeue::await_change() } else { Requeue::after(NODE_RECHECK) })
 }
 
 /// The cluster-name label, the Cluster as owner, and the finalizer (written with the first
@@ -208,10 +208,12 @@ async fn nodes(ctx: &Context, cluster: &Cluster, mp: &MachinePool) -> Result<Vec
 
 /// Annotates the pool's Nodes as upstream does (cluster name and namespace, owner kind and
 /// name) and drops their uninitialized taint: what a Machine's Node gets from its Machine.
-async fn label_nodes(ctx: &Context, cluster: &Cluster, mp: &MachinePool, nodes: &[Arc<Node>]) -> Result<()> {
+/// False when a Node changed since it was read (the patch conflicted): look again soon.
+async fn label_nodes(ctx: &Context, cluster: &Cluster, mp: &MachinePool, nodes: &[Arc<Node>]) -> Result<bool> {
     let ns = mp.namespace().unwrap_or_default();
     let name = mp.name_any();
     let mut api = None;
+    let mut done = true;
     for n in nodes {
         let want = node_patch::owner_annotations(&mp.spec.cluster_name, &ns, Some(("MachinePool", &name)));
         let Some(patch) = node_patch::build(n, serde_json::Map::new(), want) else { continue };
@@ -219,10 +221,14 @@ async fn label_nodes(ctx: &Context, cluster: &Cluster, mp: &MachinePool, nodes: 
             api = Some(workload_nodes(ctx, cluster).await?);
         }
         if let Some(api) = &api {
-            WRITER.patch(api, &n.name_any(), &patch).await?;
+            match WRITER.patch(api, &n.name_any(), &patch).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => done = false,
+                Err(e) => return Err(e.into()),
+            }
         }
     }
-    Ok(())
+    Ok(done)
 }
 
 /// Deletes the bootstrap config and the infrastructure pool, waits until both are gone,
