@@ -125,6 +125,15 @@ async fn set_etcd_ready(workload: &kube::Client, node: &str, ready: bool) {
     api.patch_status(&etcd::pod_name(node), &PatchParams::default(), &Patch::Merge(&p)).await.expect("etcd pod status");
 }
 
+/// Sets the provider's fault annotation on infrastructure machine `infra`.
+async fn inject_fault(mgmt: &kube::Client, infra: &str, fault: &str) {
+    let patch = json!({"metadata": {"annotations": {"infrastructure.drydock.dev/fault": fault}}});
+    Api::<InMemoryMachine>::namespaced(mgmt.clone(), NS)
+        .patch(infra, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .expect("inject the fault");
+}
+
 fn remediation_for(m: &Machine) -> Option<Value> {
     serde_json::from_str(m.annotations().get(REMEDIATION_FOR_ANNOTATION)?).ok()
 }
@@ -331,14 +340,7 @@ async fn health_check_marks_and_control_plane_replaces() {
 
     let sick = &before[2];
     let infra = sick.spec.infrastructure_ref.name.clone().expect("infrastructure machine");
-    Api::<InMemoryMachine>::namespaced(mgmt.clone(), NS)
-        .patch(
-            &infra,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"annotations": {"infrastructure.drydock.dev/fault": "node-not-ready"}}})),
-        )
-        .await
-        .expect("inject the fault");
+    inject_fault(&mgmt, &infra, "node-not-ready").await;
     let after = eventually("the sick Machine replaced", WAIT, || async {
         let now = settled(&mgmt, &workload, cluster, 3).await?;
         now.iter().all(|m| m.name_any() != sick.name_any()).then_some(now)
@@ -376,16 +378,7 @@ spec:
     let leader = Membership::from_pods(&etcd_pods(&workload).await.expect("etcd pods")).leader.expect("a leader");
     let sick = before.iter().find(|m| node_of(m) == leader).expect("the leader's Machine");
     let infra = sick.spec.infrastructure_ref.name.clone().expect("infrastructure machine");
-    Api::<InMemoryMachine>::namespaced(mgmt.clone(), NS)
-        .patch(
-            &infra,
-            &PatchParams::default(),
-            &Patch::Merge(
-                json!({"metadata": {"annotations": {"infrastructure.drydock.dev/fault": "etcd-member-down"}}}),
-            ),
-        )
-        .await
-        .expect("inject the fault");
+    inject_fault(&mgmt, &infra, "etcd-member-down").await;
     eventually("a healthy member to lead", WAIT, || async {
         let m = Membership::from_pods(&etcd_pods(&workload).await?);
         let new_leader = m.leader.clone()?;
