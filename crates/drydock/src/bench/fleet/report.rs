@@ -226,12 +226,13 @@ pub(super) fn print_chaos(r: &super::chaos::Report) {
         if v.is_empty() { "none".to_string() } else { v.join(", ") }
     };
     println!(
-        "chaos: profile {}, seed {}, schedule {}: scheduled {}; struck {}; {} faulted Machines remediated; controllers restarted {} of {} times; {} API calls failed, {} delayed; {} of {} clusters out of reach for a spell ({} calls refused)",
+        "chaos: profile {}, seed {}, schedule {}: scheduled {}; struck {}; moot (Machine gone first) {}; {} faulted Machines remediated; controllers restarted {} of {} times; {} API calls failed, {} delayed; {} of {} clusters out of reach for a spell ({} calls refused)",
         r.profile,
         r.seed,
         r.schedule_digest,
         list(&r.scheduled),
         list(&r.injected),
+        list(&r.moot),
         r.remediated,
         r.controller_restarts.1,
         r.controller_restarts.0,

@@ -69,6 +69,9 @@ struct State {
     started: HashSet<usize>,
     /// Planned faults injected.
     injected: HashSet<usize>,
+    /// Planned faults whose Machine went before they struck (a rollout or a remediation
+    /// for another reason took it): nothing left to strike.
+    moot: HashSet<usize>,
     /// Faulted Machines not deleted yet.
     alive: HashSet<String>,
     /// Unreachable spells begun, and over.
@@ -89,6 +92,8 @@ pub struct Report {
     pub schedule_digest: String,
     pub scheduled: BTreeMap<String, usize>,
     pub injected: BTreeMap<String, usize>,
+    /// Faults whose Machine went (a rollout or another remediation) before they struck.
+    pub moot: BTreeMap<String, usize>,
     /// Machines with a lasting fault (failed provisioning, NotReady, Unknown) the health
     /// checks had replaced.
     pub remediated: usize,
@@ -155,8 +160,14 @@ impl Chaos {
             if lasting {
                 st.remediated += 1;
             }
-            let faulted = lasting || st.assigned.contains_key(&name);
-            st.invariants.replaced(&cluster, &name, faulted);
+            let assigned = st.assigned.get(&name).copied();
+            if let Some(i) = assigned.filter(|i| !st.injected.contains(i)) {
+                st.moot.insert(i);
+            }
+            // A Machine whose lasting fault is striking may go before the strike is recorded.
+            let striking = assigned
+                .is_some_and(|i| st.started.contains(&i) && self.planned[i].fault.lasting_annotation().is_some());
+            st.invariants.replaced(&cluster, &name, lasting || striking);
             return;
         }
         let running = m.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
@@ -202,7 +213,9 @@ impl Chaos {
         if struck {
             let mut st = self.state.lock();
             st.injected.insert(i);
-            if p.fault.lasting_annotation().is_some() {
+            // Unless the Machine went while the fault struck: then it is not waiting for a
+            // replacement.
+            if p.fault.lasting_annotation().is_some() && !st.moot.remove(&i) {
                 st.alive.insert(machine);
             }
         }
@@ -279,11 +292,12 @@ impl Chaos {
         false
     }
 
-    /// Every scheduled fault struck, every faulted Machine was replaced, every unreachable
-    /// spell is over, and the controllers restarted as often as scheduled.
+    /// Every scheduled fault struck (or its Machine went first), every faulted Machine was
+    /// replaced, every unreachable spell is over, and the controllers restarted as often as
+    /// scheduled.
     pub fn settled(&self) -> bool {
         let st = self.state.lock();
-        st.injected.len() == self.planned.len()
+        st.injected.len() + st.moot.len() == self.planned.len()
             && st.alive.is_empty()
             && st.restarted == self.restarts.len()
             && st.spells_over.len() == self.spells.len()
@@ -299,7 +313,8 @@ impl Chaos {
     pub fn pending(&self) -> String {
         let st = self.state.lock();
         let mut out: Vec<String> = Vec::new();
-        for (i, p) in self.planned.iter().enumerate().filter(|(i, _)| !st.injected.contains(i)) {
+        let pending = |i: &usize| !st.injected.contains(i) && !st.moot.contains(i);
+        for (i, p) in self.planned.iter().enumerate().filter(|(i, _)| pending(i)) {
             let machine = st.assigned.iter().find(|(_, j)| **j == i).map(|(m, _)| m.as_str());
             let started = st.started.contains(&i);
             out.push(format!(
@@ -334,11 +349,14 @@ impl Chaos {
         let st = self.state.lock();
         let mut scheduled = BTreeMap::new();
         let mut injected = BTreeMap::new();
+        let mut moot = BTreeMap::new();
         for (i, p) in self.planned.iter().enumerate() {
             let key = p.fault.name().to_string();
             *scheduled.entry(key.clone()).or_default() += 1;
             if st.injected.contains(&i) {
                 *injected.entry(key).or_default() += 1;
+            } else if st.moot.contains(&i) {
+                *moot.entry(key).or_default() += 1;
             }
         }
         Report {
@@ -347,6 +365,7 @@ impl Chaos {
             schedule_digest: schedule::digest(&self.planned, &self.restarts, &self.spells),
             scheduled,
             injected,
+            moot,
             remediated: st.remediated,
             controller_restarts: (self.restarts.len(), st.restarted),
             api_calls_failed: self.api_faults.as_ref().map_or(0, |f| f.errors.load(Ordering::Relaxed)),

@@ -32,12 +32,14 @@ pub fn health_check(doc: &Value, md: &str, h: &HealthCheck) -> Value {
 
 /// The MachineHealthCheck of cluster `cluster`'s control plane (of three machines or
 /// more), from the generated check `doc`: Node conditions as the workers', and the etcd
-/// member's health the control plane reports on each Machine.
+/// member's health the control plane reports on each Machine. A joining machine's Node
+/// registers before its etcd member is added, so the member's health gets the startup
+/// timeout: a short one would replace healthy machines that were still joining.
 pub fn control_plane_health_check(doc: &Value, cluster: &str, h: &HealthCheck) -> Value {
     let mut d = health_check(doc, &format!("{cluster}-control-plane"), h);
     d["spec"]["selector"] = json!({"matchLabels": {"cluster.x-k8s.io/control-plane": ""}});
     d["spec"]["checks"]["unhealthyMachineConditions"] =
-        json!([{"type": "EtcdMemberHealthy", "status": "False", "timeoutSeconds": h.unhealthy}]);
+        json!([{"type": "EtcdMemberHealthy", "status": "False", "timeoutSeconds": h.node_startup}]);
     d
 }
 
