@@ -10,6 +10,7 @@
 
 pub mod admission;
 pub mod capi;
+pub mod components;
 pub mod conversion;
 pub mod names;
 pub mod pki;

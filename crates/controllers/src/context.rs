@@ -90,6 +90,7 @@ impl Settings {
 }
 
 /// One shared watch and store per kind the controllers read.
+#[derive(Clone)]
 pub struct Informers {
     pub clusters: Arc<Informer<Cluster>>,
     pub machines: Arc<Informer<Machine>>,
@@ -195,11 +196,11 @@ impl Informers {
 pub struct Context {
     pub client: kube::Client,
     pub informers: Informers,
-    pub workload: WorkloadClients,
+    pub workload: Arc<WorkloadClients>,
     pub events: Events,
     pub settings: Settings,
     /// The contract versions of provider kinds, from their CRDs' labels.
-    pub contracts: ContractVersions,
+    pub contracts: Arc<ContractVersions>,
 }
 
 impl Context {
@@ -220,11 +221,25 @@ impl Context {
         informers.nodes = all_workload_clusters.map(WorkloadNodes::new);
         Arc::new(Self {
             events: Events::new(client.clone()),
-            contracts: ContractVersions::new(client.clone(), settings.clock.clone()),
+            contracts: Arc::new(ContractVersions::new(client.clone(), settings.clock.clone())),
             client,
             informers,
-            workload,
+            workload: Arc::new(workload),
             settings,
+        })
+    }
+
+    /// This context with `client` for the calls a component makes itself (its writes, its
+    /// direct reads, its Events), sharing the caches: how each component acts as its own
+    /// identity. The caches keep reading as this context's client.
+    pub fn acting_as(&self, client: kube::Client) -> Arc<Self> {
+        Arc::new(Self {
+            events: Events::new(client.clone()),
+            client,
+            informers: self.informers.clone(),
+            workload: self.workload.clone(),
+            settings: self.settings.clone(),
+            contracts: self.contracts.clone(),
         })
     }
 

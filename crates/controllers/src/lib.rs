@@ -25,27 +25,31 @@ pub mod workload;
 use std::sync::Arc;
 
 pub use context::{Context, Informers, Settings};
+pub use drydock_api::components::Component;
 
 /// A controller ready to run (its informer subscriptions are already taken).
 pub type Running = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
-/// Builds every core controller; the caller adds provider controllers, then calls
+/// Builds every controller of drydock's Cluster API components (core, kubeadm bootstrap and
+/// control plane, in-cluster IPAM), each on the context `as_` gives for its component (its
+/// own identity: [`Context::acting_as`]); the caller adds provider controllers, then calls
 /// [`start`] once all have subscribed.
-pub fn controllers(ctx: &Arc<Context>) -> Vec<Running> {
+pub fn controllers(as_: impl Fn(Component) -> Arc<Context>) -> Vec<Running> {
+    let core = as_(Component::Core);
     let mut all = vec![
-        cluster::controller(ctx),
-        clusterclass::controller(ctx),
-        machine::controller(ctx),
-        kubeadmconfig::controller(ctx),
-        machineset::controller(ctx),
-        machinedeployment::controller(ctx),
-        kcp::controller(ctx),
-        mhc::controller(ctx),
-        machinepool::controller(ctx),
-        topology::controller(ctx),
-        addons::controller(ctx),
+        cluster::controller(&core),
+        clusterclass::controller(&core),
+        machine::controller(&core),
+        kubeadmconfig::controller(&as_(Component::KubeadmBootstrap)),
+        machineset::controller(&core),
+        machinedeployment::controller(&core),
+        kcp::controller(&as_(Component::KubeadmControlPlane)),
+        mhc::controller(&core),
+        machinepool::controller(&core),
+        topology::controller(&core),
+        addons::controller(&core),
     ];
-    all.extend(ipam::controllers(ctx));
+    all.extend(ipam::controllers(&as_(Component::IpamInCluster)));
     all
 }
 

@@ -10,16 +10,17 @@ use drydock_api::tenancy::{LogicalClusterName, TENANCY_GROUP};
 use drydock_apiserver::ApiServer;
 use drydock_apiserver::auth::UserInfo;
 use drydock_controllers::workload::{LocalConnector, WorkloadClients};
-use drydock_controllers::{Context, Settings};
+use drydock_controllers::{Component, Context, Settings};
 use drydock_provider_inmemory::{Host, ProviderContext};
 use tokio::task::JoinHandle;
 
 /// Starts the controllers and the provider in-process: every client, the workload
 /// clusters' included, calls `server` without a connection.
 /// `endpoint` (host, port) is where the workload clusters' API endpoints are advertised.
-/// They act as `system:drydock:controller-manager` on the management cluster, allowed what
-/// its role grants; in a workload cluster as its administrator, as the cluster's kubeconfig
-/// would make them. The provider's simulated machines (`Host`) act as the server. With
+/// On the management cluster each component (core, kubeadm bootstrap, kubeadm control
+/// plane, IPAM, the provider) acts as its own user, allowed what its role grants, and their
+/// shared caches read as `system:drydock:controller-manager`; in a workload cluster they act
+/// as its administrator, as the cluster's kubeconfig would make them. The provider's simulated machines (`Host`) act as the server. With
 /// `faults` (chaos runs), the controllers' calls to the management and workload clusters
 /// go through them.
 pub fn start_in_process(
@@ -28,32 +29,33 @@ pub fn start_in_process(
     settings: Settings,
     faults: Option<Arc<ApiFaults>>,
 ) -> JoinHandle<()> {
-    let manager = UserInfo::controller_manager;
-    let mgmt = match &faults {
-        Some(f) => f.wrap(server.client_as(None, manager())),
-        None => server.client_as(None, manager()),
+    let as_user = |user: UserInfo| match &faults {
+        Some(f) => f.wrap(server.client_as(None, user)),
+        None => server.client_as(None, user),
     };
+    let cache = as_user(UserInfo::controller_cache());
     let srv = server.clone();
+    let cut_off = faults.clone();
     // Workload clusters hosted by this very server are reached in-process. They are
     // recognised by their logical cluster path, not the port: a restart on another port
     // leaves older kubeconfig secrets pointing at the previous one.
     let local: LocalConnector = Arc::new(move |url: &str| {
         let name = LogicalClusterName::from_url(url)?;
-        srv.hosts(&name).then(|| match &faults {
+        srv.hosts(&name).then(|| match &cut_off {
             Some(f) => f.wrap_cluster(srv.client(Some(&name)), name.as_str()),
             None => srv.client(Some(&name)),
         })
     });
     let ctx = Context::with_workload_nodes(
-        mgmt.clone(),
-        WorkloadClients::new(mgmt, Some(local)),
+        cache.clone(),
+        WorkloadClients::new(cache, Some(local)),
         settings,
-        Some(server.client_as(Some(&LogicalClusterName::wildcard()), manager())),
+        Some(server.client_as(Some(&LogicalClusterName::wildcard()), UserInfo::controller_cache())),
     );
     // The simulated machines write into their workload clusters what those clusters' own
-    // components (kubelet, kubeadm, etcd) would: as the server itself, not as the manager.
+    // components (kubelet, kubeadm, etcd) would: as the server itself, not as a manager.
     let host = Host { client: server.client(None), endpoint_host: endpoint.0, endpoint_port: endpoint.1 };
-    spawn(ctx, host)
+    spawn(&ctx, host, |c| ctx.acting_as(as_user(UserInfo::component(c))))
 }
 
 /// Starts the controllers and the provider against the API server `config` names. On a
@@ -86,13 +88,17 @@ pub async fn start_remote(config: kube::Config, settings: Settings) -> anyhow::R
         endpoint_host: url.host().unwrap_or("127.0.0.1").trim_matches(['[', ']']).to_string(),
         endpoint_port: url.port_u16().unwrap_or(if secure { 443 } else { 80 }),
     };
-    Ok(spawn(ctx, host))
+    // One kubeconfig, one identity: every component acts as its user.
+    Ok(spawn(&ctx, host, |_| ctx.clone()))
 }
 
-fn spawn(ctx: Arc<Context>, host: Host) -> JoinHandle<()> {
-    let mut controllers = drydock_controllers::controllers(&ctx);
-    controllers.extend(drydock_provider_inmemory::controllers(Arc::new(ProviderContext { ctx: ctx.clone(), host })));
-    tokio::spawn(drydock_controllers::start(ctx, controllers))
+/// Starts the components' controllers and the provider's, each on the context `as_` gives
+/// it, sharing `ctx`'s caches.
+fn spawn(ctx: &Arc<Context>, host: Host, as_: impl Fn(Component) -> Arc<Context>) -> JoinHandle<()> {
+    let provider = Arc::new(ProviderContext { ctx: as_(Component::InMemory), host });
+    let mut controllers = drydock_controllers::controllers(&as_);
+    controllers.extend(drydock_provider_inmemory::controllers(provider));
+    tokio::spawn(drydock_controllers::start(ctx.clone(), controllers))
 }
 
 /// Whether the server's discovery lists drydock's tenancy group (logical clusters).

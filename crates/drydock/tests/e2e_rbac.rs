@@ -290,47 +290,135 @@ fn may(admin: &Path, user: &str, verb: &str, group: &str, resource: &str) -> boo
     answer["status"]["allowed"].as_bool().expect("status.allowed")
 }
 
+const CAPI: &str = "cluster.x-k8s.io";
+const INFRA: &str = "infrastructure.cluster.x-k8s.io";
+const BOOTSTRAP: &str = "bootstrap.cluster.x-k8s.io";
+const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
+const IPAM: &str = "ipam.cluster.x-k8s.io";
+const CORE: &str = "system:drydock:capi-manager";
+const BOOTSTRAP_USER: &str = "system:drydock:capi-kubeadm-bootstrap-manager";
+const CONTROL_PLANE_USER: &str = "system:drydock:capi-kubeadm-control-plane-manager";
+const IPAM_USER: &str = "system:drydock:capi-ipam-in-cluster-manager";
+const PROVIDER: &str = "system:drydock:capi-in-memory-manager";
+const CACHE: &str = "system:drydock:controller-manager";
+
+/// What each component's user may do (user, verb, group, resource, allowed).
+#[rustfmt::skip]
+const ACCESS: &[(&str, &str, &str, &str, bool)] = &[
+    (CORE, "create", CAPI, "clusters", true),
+    (CORE, "patch", INFRA, "devmachines", true),
+    (CORE, "create", BOOTSTRAP, "kubeadmconfigs", true),
+    (CORE, "create", "", "secrets", true),
+    (CORE, "update", "coordination.k8s.io", "leases", true),
+    (CORE, "create", IPAM, "ipaddresses", false),
+    (CORE, "delete", "", "namespaces", false),
+    (CORE, "create", "rbac.authorization.k8s.io", "clusterrolebindings", false),
+    (CORE, "create", "", "serviceaccounts", false),
+    (CORE, "get", "infrastructure.acme.example", "acmemachines", false),
+    (BOOTSTRAP_USER, "update", BOOTSTRAP, "kubeadmconfigs", true),
+    (BOOTSTRAP_USER, "create", "", "secrets", true),
+    (BOOTSTRAP_USER, "get", CAPI, "machines", true),
+    (BOOTSTRAP_USER, "create", CAPI, "machines", false),
+    (BOOTSTRAP_USER, "create", CONTROL_PLANE, "kubeadmcontrolplanes", false),
+    (CONTROL_PLANE_USER, "create", CAPI, "machines", true),
+    (CONTROL_PLANE_USER, "patch", CONTROL_PLANE, "kubeadmcontrolplanes", true),
+    (CONTROL_PLANE_USER, "create", BOOTSTRAP, "kubeadmconfigs", true),
+    (CONTROL_PLANE_USER, "create", INFRA, "inmemorymachines", true),
+    (CONTROL_PLANE_USER, "delete", CAPI, "clusters", false),
+    (CONTROL_PLANE_USER, "create", CAPI, "machinedeployments", false),
+    (IPAM_USER, "create", IPAM, "ipaddresses", true),
+    (IPAM_USER, "get", "", "secrets", false),
+    (IPAM_USER, "create", CAPI, "machines", false),
+    (PROVIDER, "patch", INFRA, "inmemorymachines", true),
+    (PROVIDER, "create", IPAM, "ipaddressclaims", true),
+    (PROVIDER, "get", "", "secrets", true),
+    (PROVIDER, "create", "", "secrets", false),
+    (PROVIDER, "delete", CAPI, "machines", false),
+    (PROVIDER, "create", IPAM, "ipaddresses", false),
+    (CACHE, "watch", CAPI, "machines", true),
+    (CACHE, "list", "", "secrets", true),
+    (CACHE, "patch", CAPI, "machines", false),
+    (CACHE, "create", "", "secrets", false),
+];
+
+/// Each of drydock's components acts as its own user, allowed by its default role what it
+/// reads and writes and no more; the caches they share only read. Roles labelled as
+/// upstream's providers label theirs extend the core's and the control plane's roles.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_controllers_act_with_least_privilege_and_aggregate_providers_roles() {
     let dir = tempfile::tempdir().expect("tempdir");
     let _process = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{}", free_port()), &[]);
     let admin = kubeconfig_of(dir.path()).await;
-    let manager = "system:drydock:controller-manager";
-    for (verb, group, resource) in [
-        ("create", "cluster.x-k8s.io", "clusters"),
-        ("patch", "infrastructure.cluster.x-k8s.io", "devmachines"),
-        ("create", "", "secrets"),
-        ("update", "coordination.k8s.io", "leases"),
-    ] {
-        assert!(may(&admin, manager, verb, group, resource), "{verb} {group}/{resource}");
+    let (core, control_plane, bootstrap) = (CORE, CONTROL_PLANE_USER, BOOTSTRAP_USER);
+    for (user, verb, group, resource, allowed) in ACCESS {
+        assert_eq!(may(&admin, user, verb, group, resource), *allowed, "{user}: {verb} {group}/{resource}");
     }
-    for (verb, group, resource) in [
-        ("delete", "", "namespaces"),
-        ("create", "rbac.authorization.k8s.io", "clusterrolebindings"),
-        ("create", "", "serviceaccounts"),
-        ("get", "infrastructure.acme.example", "acmemachines"),
+    // A provider's ClusterRoles with upstream's labels extend the core's and the control
+    // plane's roles; the aggregation controller writes what each role now aggregates.
+    for (user, role, label) in [
+        (core, "drydock:capi-aggregated-manager-role", "cluster.x-k8s.io/aggregate-to-manager"),
+        (
+            control_plane,
+            "drydock:capi-kubeadm-control-plane-aggregated-manager-role",
+            "kubeadm.controlplane.cluster.x-k8s.io/aggregate-to-manager",
+        ),
     ] {
-        assert!(!may(&admin, manager, verb, group, resource), "{verb} {group}/{resource}");
+        let provider_role = format!(
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: acme-for-capi\n  \
+             labels: {{{label}: \"true\"}}\nrules:\n- apiGroups: [infrastructure.acme.example]\n  \
+             resources: [\"*\"]\n  verbs: [get, list, watch, patch]\n"
+        );
+        kubectl_ok(&admin, &["apply", "-f", "-"], Some(&provider_role));
+        assert!(may(&admin, user, "get", "infrastructure.acme.example", "acmemachines"), "{user}");
+        assert!(!may(&admin, user, "delete", "infrastructure.acme.example", "acmemachines"), "{user}");
+        assert!(!may(&admin, bootstrap, "get", "infrastructure.acme.example", "acmemachines"));
+        let rules = || kubectl_ok(&admin, &["get", "clusterrole", role, "-o", "json"], None);
+        common::wait("the provider's rules aggregated", Duration::from_secs(30), || {
+            rules().contains("infrastructure.acme.example")
+        })
+        .await;
+        kubectl_ok(&admin, &["delete", "clusterrole", "acme-for-capi"], None);
+        common::wait("the provider's rules gone", Duration::from_secs(30), || {
+            !rules().contains("infrastructure.acme.example")
+        })
+        .await;
+        assert!(!may(&admin, user, "get", "infrastructure.acme.example", "acmemachines"), "{user}");
     }
-    // A provider's ClusterRole with upstream's label extends the manager's role.
-    let provider_role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: acme-for-capi\n  \
-        labels: {cluster.x-k8s.io/aggregate-to-manager: \"true\"}\nrules:\n- apiGroups: [infrastructure.acme.example]\n  \
-        resources: [\"*\"]\n  verbs: [get, list, watch, patch]\n";
-    kubectl_ok(&admin, &["apply", "-f", "-"], Some(provider_role));
-    assert!(may(&admin, manager, "get", "infrastructure.acme.example", "acmemachines"));
-    assert!(!may(&admin, manager, "delete", "infrastructure.acme.example", "acmemachines"));
-    // The aggregation controller writes what the role now aggregates.
-    let rules = || kubectl_ok(&admin, &["get", "clusterrole", "drydock:aggregated-manager-role", "-o", "json"], None);
-    common::wait("the provider's rules aggregated", Duration::from_secs(30), || {
-        rules().contains("infrastructure.acme.example")
+}
+
+/// The kubeadm bootstrap controller writes as its own user and nothing else lends it
+/// rights: with its binding naming someone else, its reconciles fail (forbidden) and no
+/// bootstrap data is made; with the binding back, the cluster provisions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_component_without_its_binding_is_refused_and_recovers_with_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let _process = spawn_drydock_with(dir.path(), &format!("127.0.0.1:{}", free_port()), &[]);
+    let admin = kubeconfig_of(dir.path()).await;
+    let binding = "drydock:capi-kubeadm-bootstrap-manager-rolebinding";
+    let subject = |name: &str| format!("[{{\"op\":\"replace\",\"path\":\"/subjects/0/name\",\"value\":\"{name}\"}}]");
+    kubectl_ok(&admin, &["patch", "clusterrolebinding", binding, "--type=json", "-p", &subject("nobody")], None);
+    kubectl_ok(&admin, &["apply", "-f", "-"], Some(&common::generated_cluster("lonely", &[])));
+    // Its reconciles fail, and the API server refused a write of Secrets (bootstrap data,
+    // certificates): nobody else writing them is refused.
+    let counted = |l: &str, metric: &str| {
+        l.starts_with(metric) && l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| v > 0.0)
+    };
+    common::wait("the bootstrap controller refused", Duration::from_secs(60), || {
+        let m = common::scrape(&admin);
+        let failed = m.lines().any(|l| {
+            counted(l, "controller_runtime_reconcile_errors_total{") && l.contains("controller=\"kubeadmconfig\"")
+        });
+        let refused = m.lines().any(|l| {
+            counted(l, "apiserver_request_total{") && l.contains("resource=\"secrets\"") && l.contains("code=\"403\"")
+        });
+        failed && refused
     })
     .await;
-    kubectl_ok(&admin, &["delete", "clusterrole", "acme-for-capi"], None);
-    common::wait("the provider's rules gone", Duration::from_secs(30), || {
-        !rules().contains("infrastructure.acme.example")
-    })
-    .await;
-    assert!(!may(&admin, manager, "get", "infrastructure.acme.example", "acmemachines"));
+    let configs =
+        kubectl_ok(&admin, &["get", "kubeadmconfigs", "-o", "jsonpath={.items[*].status.dataSecretName}"], None);
+    assert_eq!(configs.trim(), "", "no bootstrap data without the role");
+    kubectl_ok(&admin, &["patch", "clusterrolebinding", binding, "--type=json", "-p", &subject(BOOTSTRAP_USER)], None);
+    common::wait("the cluster provisions", Duration::from_secs(120), || common::running(&admin, "lonely") >= 2).await;
 }
 
 /// `kubectl --as`: an administrator acts as any user (and sees what that user may do); a

@@ -26,8 +26,6 @@ use crate::error::ApiError;
 
 /// The group that may do anything (kube-apiserver's privileged group).
 pub const MASTERS_GROUP: &str = "system:masters";
-/// The user the in-process controllers and provider act as.
-pub const CONTROLLER_MANAGER_USER: &str = "system:drydock:controller-manager";
 /// Every authenticated user is in this group.
 pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
 
@@ -54,10 +52,15 @@ impl UserInfo {
         Self::new("system:drydock", "", [MASTERS_GROUP.to_string()])
     }
 
-    /// The identity of the Cluster API controllers and the in-memory provider when they run
-    /// in-process: what the default `drydock:aggregated-manager-role` grants, no more.
-    pub fn controller_manager() -> Self {
-        Self::new(CONTROLLER_MANAGER_USER, "", [])
+    /// The identity of one of drydock's controller components when it runs in-process:
+    /// what its default role grants, no more.
+    pub fn component(c: drydock_api::components::Component) -> Self {
+        Self::new(c.user(), "", [])
+    }
+
+    /// The identity the in-process controllers' shared caches read as.
+    pub fn controller_cache() -> Self {
+        Self::new(drydock_api::components::CACHE_USER, "", [])
     }
 
     /// The identity of every request over plain HTTP.

@@ -200,6 +200,15 @@ async fn default_policy(api: &Api) -> ApiResult<()> {
     for binding in defaults::cluster_role_binding_values() {
         ensure(api, &bindings, binding).await?;
     }
+    for name in crate::auth::rbac::components::RETIRED_BINDINGS {
+        let mut t = bindings.clone();
+        t.name = Some(name.to_string());
+        match api.delete(&t, &Default::default()).await {
+            Ok(_) => tracing::info!(binding = name, "deleted a retired default ClusterRoleBinding"),
+            Err(e) if e.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
     Ok(())
 }
 

@@ -83,10 +83,13 @@ async fn dispatch(State(srv): State<Arc<Server>>, mut req: Request<Body>) -> Res
     let checked = authenticate(&srv, &mut req, &cluster)
         .and_then(|()| impersonate::impersonate(&srv, &mut req, &cluster))
         .and_then(|()| authorize::authorize(&srv, &req, &cluster, &route));
-    if let Err(e) = checked {
-        return error_response(&e);
-    }
     let (verb, group, resource) = describe(&route, req.method(), req.uri().query());
+    if let Err(e) = checked {
+        // Refused requests count too, as kube-apiserver counts its 401s and 403s.
+        let resp = error_response(&e);
+        metrics::request(&verb, &group, &resource, resp.status().as_u16(), started.elapsed());
+        return resp;
+    }
     let access = access::Access::capture(&req, &cluster);
     // Only a client naming protobuf may get its errors as a protobuf Status.
     let proto_accept = req

@@ -14,7 +14,7 @@ const AUTOUPDATE: (&str, &str) = ("rbac.authorization.kubernetes.io/autoupdate",
 const AGGREGATE: &str = "rbac.authorization.k8s.io/aggregate-to-";
 
 /// The groups Cluster API's kinds are served in.
-const CLUSTER_API_GROUPS: &[&str] = &[
+pub(super) const CLUSTER_API_GROUPS: &[&str] = &[
     "cluster.x-k8s.io",
     "bootstrap.cluster.x-k8s.io",
     "controlplane.cluster.x-k8s.io",
@@ -24,15 +24,10 @@ const CLUSTER_API_GROUPS: &[&str] = &[
     "runtime.cluster.x-k8s.io",
 ];
 
-/// Upstream's label for ClusterRoles the Cluster API manager aggregates.
-pub const AGGREGATE_TO_MANAGER: &str = "cluster.x-k8s.io/aggregate-to-manager";
-/// The aggregated role the in-process controllers and provider are bound to.
-pub const MANAGER_ROLE: &str = "drydock:aggregated-manager-role";
+pub(super) const READ: &[&str] = &["get", "list", "watch"];
+pub(super) const WRITE: &[&str] = &["create", "delete", "deletecollection", "patch", "update"];
 
-const READ: &[&str] = &["get", "list", "watch"];
-const WRITE: &[&str] = &["create", "delete", "deletecollection", "patch", "update"];
-
-fn meta(name: &str, labels: &[(&str, &str)]) -> Value {
+pub(super) fn meta(name: &str, labels: &[(&str, &str)]) -> Value {
     let mut l = json!({BOOTSTRAPPING_LABEL.0: BOOTSTRAPPING_LABEL.1});
     for (k, v) in labels {
         l[*k] = json!(v);
@@ -40,7 +35,7 @@ fn meta(name: &str, labels: &[(&str, &str)]) -> Value {
     json!({"name": name, "labels": l, "annotations": {AUTOUPDATE.0: AUTOUPDATE.1}})
 }
 
-fn rule(verbs: &[&str], groups: &[&str], resources: &[&str]) -> Value {
+pub(super) fn rule(verbs: &[&str], groups: &[&str], resources: &[&str]) -> Value {
     json!({"verbs": verbs, "apiGroups": groups, "resources": resources})
 }
 
@@ -48,7 +43,7 @@ fn paths(verbs: &[&str], urls: &[&str]) -> Value {
     json!({"verbs": verbs, "nonResourceURLs": urls})
 }
 
-fn role(name: &str, labels: &[(&str, &str)], rules: Vec<Value>) -> Value {
+pub(super) fn role(name: &str, labels: &[(&str, &str)], rules: Vec<Value>) -> Value {
     json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta(name, labels), "rules": rules})
 }
 
@@ -89,7 +84,7 @@ pub fn cluster_role_values() -> Vec<Value> {
     let admin_l = [("rbac.authorization.k8s.io/aggregate-to-admin", "true")];
     let edit_l = [("rbac.authorization.k8s.io/aggregate-to-edit", "true")];
     let view_l = [("rbac.authorization.k8s.io/aggregate-to-view", "true")];
-    vec![
+    let mut all = vec![
         role("cluster-admin", &[], vec![rule(&["*"], &["*"], &["*"]), paths(&["*"], &["*"])]),
         role("system:discovery", &[], vec![paths(&["get"], &[&discovery[..], &public[..]].concat())]),
         role("system:public-info-viewer", &[], vec![paths(&["get"], &public)]),
@@ -168,34 +163,15 @@ pub fn cluster_role_values() -> Vec<Value> {
             ],
         ),
         role("drydock:aggregate-to-edit", &edit_l, vec![rule(WRITE, CLUSTER_API_GROUPS, &["*"])]),
-        // The in-process controllers and provider: Cluster API's kinds, what they write
-        // beside them, and every ClusterRole labelled as upstream's providers label theirs.
-        json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": meta(MANAGER_ROLE, &[]),
-            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {AGGREGATE_TO_MANAGER: "true"}}]},
-            "rules": [],
-        }),
-        role(
-            "drydock:manager-role",
-            &[(AGGREGATE_TO_MANAGER, "true")],
-            vec![
-                rule(&["*"], CLUSTER_API_GROUPS, &["*"]),
-                rule(&[READ, WRITE].concat(), &[""], &["configmaps", "events", "secrets"]),
-                // Workload clusters' Nodes and Pods, read through `/clusters/*`.
-                rule(READ, &[""], &["namespaces", "nodes", "pods"]),
-                rule(&["create", "patch", "update"], &["events.k8s.io"], &["events"]),
-                rule(&[READ, WRITE].concat(), &["coordination.k8s.io"], &["leases"]),
-                rule(READ, &["apiextensions.k8s.io"], &["customresourcedefinitions"]),
-            ],
-        ),
         role("drydock:aggregate-to-view", &view_l, vec![rule(READ, CLUSTER_API_GROUPS, &["*"])]),
-    ]
+    ];
+    all.extend(super::components::cluster_role_values());
+    all
 }
 
 /// The default ClusterRoleBindings, as objects.
 pub fn cluster_role_binding_values() -> Vec<Value> {
-    vec![
+    let mut all = vec![
         binding("cluster-admin", "cluster-admin", &[super::MASTERS_GROUP]),
         binding("system:discovery", "system:discovery", &[crate::auth::AUTHENTICATED_GROUP]),
         binding("system:monitoring", "system:monitoring", &["system:monitoring"]),
@@ -205,18 +181,14 @@ pub fn cluster_role_binding_values() -> Vec<Value> {
             "system:public-info-viewer",
             &[crate::auth::AUTHENTICATED_GROUP, "system:unauthenticated"],
         ),
-        json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-            "metadata": meta("drydock:manager-rolebinding", &[]),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": MANAGER_ROLE},
-            "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": crate::auth::CONTROLLER_MANAGER_USER}],
-        }),
         binding(
             "system:service-account-issuer-discovery",
             "system:service-account-issuer-discovery",
             &[crate::auth::service_accounts::ALL_GROUP],
         ),
-    ]
+    ];
+    all.extend(super::components::cluster_role_binding_values());
+    all
 }
 
 static CLUSTER_ROLES: LazyLock<Vec<ClusterRole>> = LazyLock::new(|| typed(cluster_role_values()));

@@ -11,6 +11,7 @@
 
 pub mod attributes;
 pub mod cache;
+pub mod components;
 pub mod defaults;
 pub mod escalation;
 pub mod rules;

@@ -6,6 +6,7 @@
 mod chaos;
 mod clusterclass;
 mod report;
+mod watch;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -13,9 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use futures::StreamExt;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
-use kube::runtime::watcher;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
@@ -281,7 +280,11 @@ impl Fleet {
             }
             None => (None, None),
         };
-        tokio::spawn(watch_machines(Api::namespaced(client.clone(), "default"), progress.clone(), chaos.clone()));
+        tokio::spawn(watch::watch_machines(
+            Api::namespaced(client.clone(), "default"),
+            progress.clone(),
+            chaos.clone(),
+        ));
         let bar = indicatif::ProgressBar::new(machines as u64);
         bar.set_style(
             indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} machines {elapsed}")
@@ -471,71 +474,6 @@ impl Fleet {
     async fn wait(&self, started: Instant, version: Option<&str>, deleting: bool) -> anyhow::Result<Latencies> {
         wait_phase(&self.a, &self.progress, &self.bar, started, self.per_cluster, version, deleting).await
     }
-}
-
-/// Keeps `progress.machines` current from a watch of the fleet's Machines, in the version they
-/// are stored in (a watch in another version would charge its conversion to the fleet).
-/// When the watch has to list again, Machines that went meanwhile count as deleted.
-async fn watch_machines(
-    machines: Api<drydock_api::capi::core::v1beta2::Machine>,
-    progress: Arc<Mutex<Progress>>,
-    chaos: Option<Arc<chaos::Chaos>>,
-) {
-    // The last state of each Machine, and the names a relist brought, for chaos runs.
-    let mut last: HashMap<String, drydock_api::capi::core::v1beta2::Machine> = HashMap::new();
-    let mut relisted: Option<HashSet<String>> = None;
-    watcher(machines, watcher::Config::default())
-        .for_each(|ev| {
-            let mut gone = Vec::new();
-            match &ev {
-                Ok(watcher::Event::Init) => relisted = Some(HashSet::new()),
-                Ok(watcher::Event::InitApply(m)) => {
-                    if let Some(seen) = relisted.as_mut() {
-                        seen.insert(m.metadata.name.clone().unwrap_or_default());
-                    }
-                }
-                Ok(watcher::Event::InitDone) => {
-                    let seen = relisted.take().unwrap_or_default();
-                    let p = progress.lock();
-                    gone = p.machines.keys().filter(|n| !seen.contains(*n)).cloned().collect();
-                }
-                _ => {}
-            }
-            if let Some(c) = &chaos {
-                match &ev {
-                    Ok(watcher::Event::Apply(m) | watcher::Event::InitApply(m)) => {
-                        c.observe(m, false);
-                        last.insert(m.metadata.name.clone().unwrap_or_default(), m.clone());
-                    }
-                    Ok(watcher::Event::Delete(m)) => {
-                        c.observe(m, true);
-                        last.remove(&m.metadata.name.clone().unwrap_or_default());
-                    }
-                    _ => {}
-                }
-                for m in gone.iter().filter_map(|n| last.remove(n)) {
-                    c.observe(&m, true);
-                }
-            }
-            let mut p = progress.lock();
-            match ev {
-                Ok(watcher::Event::Apply(m) | watcher::Event::InitApply(m)) => {
-                    let name = m.metadata.name.clone().unwrap_or_default();
-                    let phase = m.status.as_ref().and_then(|s| s.phase.clone()).unwrap_or_default();
-                    let version = m.spec.version.clone().unwrap_or_default();
-                    p.machines.insert(name, (m.spec.cluster_name.clone(), phase, version));
-                }
-                Ok(watcher::Event::Delete(m)) => {
-                    p.machines.remove(&m.metadata.name.clone().unwrap_or_default());
-                }
-                _ => {}
-            }
-            for name in &gone {
-                p.machines.remove(name);
-            }
-            futures::future::ready(())
-        })
-        .await;
 }
 
 /// Up to ten Machines not Running (at `version`), with their phase and version.
