@@ -36,6 +36,7 @@ mod e2e_rollout;
 mod e2e_split;
 mod e2e_storage_versions;
 mod e2e_topology;
+mod e2e_topology_machine_pools;
 mod e2e_v1beta2;
 mod etcd_store;
 mod repository;

@@ -9,15 +9,13 @@
 use crate::common;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::watch::{Seen, first_where, record};
 use common::{Env, eventually, json, kubectl, kubectl_ok, running, wait};
 use drydock_api::capi::core::v1beta2::MachineDeployment;
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
-use futures::StreamExt;
 use kube::api::Api;
-use kube::runtime::watcher;
 use serde_json::Value;
 
 const CLASS_V1BETA2: &str = include_str!("data/clusterclass-dev-v1beta2.yaml");
@@ -236,31 +234,8 @@ async fn rolls_onto_a_rotated_template(kc: &Path, md: &Value) {
     .await;
 }
 
-/// Every `(resourceVersion, value)` a watch saw, in order. drydock's resourceVersions are
-/// store revisions, so they order events across kinds.
-type Seen = Arc<Mutex<Vec<(u64, String)>>>;
-
-fn record<K, F>(api: Api<K>, read: F) -> Seen
-where
-    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
-    F: Fn(&K) -> String + Send + 'static,
-{
-    let seen: Seen = Arc::default();
-    let out = seen.clone();
-    tokio::spawn(async move {
-        let mut events = std::pin::pin!(watcher(api, watcher::Config::default()));
-        while let Some(Ok(e)) = events.next().await {
-            if let watcher::Event::Apply(o) | watcher::Event::InitApply(o) = e {
-                let rv = o.meta().resource_version.as_deref().and_then(|r| r.parse().ok()).unwrap_or_default();
-                out.lock().expect("lock").push((rv, read(&o)));
-            }
-        }
-    });
-    seen
-}
-
 fn first(seen: &Seen, value: &str) -> Option<u64> {
-    seen.lock().expect("lock").iter().find(|(_, v)| v == value).map(|(rv, _)| *rv)
+    first_where(seen, |v| v == value)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

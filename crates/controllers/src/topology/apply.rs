@@ -1,19 +1,20 @@
 //! Applying a plan, in upstream's order: infrastructure cluster, control plane (its
 //! machine template first, its health check after), the Cluster's references, then each
-//! MachineDeployment (templates first). Everything but the Cluster goes through
+//! MachineDeployment (templates first), then each MachinePool (its bootstrap config and
+//! infrastructure machine pool first). Everything but the Cluster goes through
 //! server-side apply as `capi-topology` with `force`; the intent holds only what the
 //! topology sets, so other managers keep their fields. A template whose spec must change
 //! is replaced by a new one (new name) and the old one deleted once nothing uses it.
 
 use std::collections::BTreeSet;
 
-use drydock_api::capi::core::v1beta2::Cluster;
+use drydock_api::capi::core::v1beta2::{Cluster, MachinePool};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL as SET_DEPLOYMENT_LABEL};
 use kube::ResourceExt;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-use super::blueprint::{self, Blueprint, Current, Template};
+use super::blueprint::{self, Blueprint, Current, CurrentWorker, Template};
 use super::desired::{Plan, contains};
 use super::{CONTROLLER, DEPLOYMENT_NAME_LABEL, FIELD_MANAGER, OWNED_LABEL};
 use crate::context::Context;
@@ -37,14 +38,12 @@ pub async fn apply(ctx: &Context, cluster: &Cluster, bp: &Blueprint, current: &C
     set_cluster_refs(ctx, cluster, plan).await?;
     for d in plan.deployments.iter().filter(|d| !d.pending_create) {
         let now = current.deployments.get(&d.topology_name);
-        ssa_if_changed(ctx, &d.bootstrap, now.and_then(|n| n.bootstrap.as_ref())).await?;
-        ssa_if_changed(ctx, &d.infrastructure, now.and_then(|n| n.infrastructure.as_ref())).await?;
-        let object = now.map(|n| serde_json::to_value(&*n.object)).transpose()?;
-        ssa_if_changed(ctx, &d.object, object.as_ref()).await?;
+        apply_worker(ctx, [&d.bootstrap, &d.infrastructure, &d.object], now).await?;
         if let Some(h) = &d.health_check {
             ssa_if_changed(ctx, h, health_check(ctx, h).as_ref()).await?;
         }
     }
+    apply_pools(ctx, current, plan).await?;
     let ns = cluster.namespace().unwrap_or_default();
     for (name, d) in &current.deployments {
         if plan.deployments.iter().any(|p| &p.topology_name == name) {
@@ -76,6 +75,35 @@ pub async fn apply(ctx: &Context, cluster: &Cluster, bp: &Blueprint, current: &C
         }
     }
     Ok(())
+}
+
+/// Each MachinePool after its bootstrap config and infrastructure machine pool (updated in
+/// place, as upstream's); the MachinePools of pools gone from the topology are deleted, and
+/// with them (by the MachinePool controller) their config and machine pool.
+async fn apply_pools(ctx: &Context, current: &Current, plan: &Plan) -> Result<()> {
+    for p in plan.pools.iter().filter(|p| !p.pending_create) {
+        apply_worker(ctx, [&p.bootstrap, &p.infrastructure, &p.object], current.pools.get(&p.topology_name)).await?;
+    }
+    for (name, p) in &current.pools {
+        if !plan.pools.iter().any(|d| &d.topology_name == name) {
+            let api = ctx.api::<MachinePool>(&p.object.namespace().unwrap_or_default());
+            delete_if_present(&api, CONTROLLER, &p.object.name_any()).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A worker's bootstrap and infrastructure objects, then the worker, each against what
+/// exists now.
+async fn apply_worker<K: serde::Serialize>(
+    ctx: &Context,
+    [bootstrap, infrastructure, object]: [&Value; 3],
+    now: Option<&CurrentWorker<K>>,
+) -> Result<()> {
+    ssa_if_changed(ctx, bootstrap, now.and_then(|n| n.bootstrap.as_ref())).await?;
+    ssa_if_changed(ctx, infrastructure, now.and_then(|n| n.infrastructure.as_ref())).await?;
+    let existing = now.map(|n| serde_json::to_value(&*n.object)).transpose()?;
+    ssa_if_changed(ctx, object, existing.as_ref()).await
 }
 
 fn name(v: &Value) -> &str {

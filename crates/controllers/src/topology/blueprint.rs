@@ -6,13 +6,17 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use drydock_api::capi::common::VersionedTemplateReference;
-use drydock_api::capi::core::v1beta2::{Cluster, ClusterClass, Machine, MachineDeployment, MachineDeploymentClass};
+use drydock_api::capi::core::v1beta2::{
+    Cluster, ClusterClass, Machine, MachineDeployment, MachineDeploymentClass, MachinePool, MachinePoolClass,
+    MachineSpec,
+};
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL as SET_DEPLOYMENT_LABEL};
 use kube::ResourceExt;
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::Value;
 
-use super::{DEPLOYMENT_NAME_LABEL, OWNED_LABEL};
+use super::OWNED_LABEL;
+use super::workers::{ClassWorker, TopologyWorker, entries};
 use crate::context::Context;
 use crate::external::api_resource;
 use crate::framework::{Error, Result};
@@ -37,13 +41,16 @@ impl Template {
     }
 }
 
-/// One worker class and its templates.
+/// One worker class (of MachineDeployments or MachinePools) and its templates.
 #[derive(Clone, Debug)]
-pub struct DeploymentClass {
-    pub class: MachineDeploymentClass,
+pub struct WorkerClass<C> {
+    pub class: C,
     pub bootstrap: Template,
     pub infrastructure: Template,
 }
+
+pub type DeploymentClass = WorkerClass<MachineDeploymentClass>;
+pub type PoolClass = WorkerClass<MachinePoolClass>;
 
 /// The class and every template the Cluster's topology uses.
 pub struct Blueprint {
@@ -52,6 +59,7 @@ pub struct Blueprint {
     pub control_plane: Template,
     pub control_plane_machine: Option<Template>,
     pub deployments: BTreeMap<String, DeploymentClass>,
+    pub pools: BTreeMap<String, PoolClass>,
 }
 
 impl Blueprint {
@@ -70,24 +78,38 @@ impl Blueprint {
             Some(m) => Some(template(client, &ns, overlay, &m.template_ref).await?),
             None => None,
         };
-        let used: Vec<&str> = cluster
-            .spec
-            .topology
-            .iter()
-            .flat_map(|t| t.workers.iter().flat_map(|w| w.machine_deployments.iter().flatten()))
-            .map(|md| md.class.as_str())
-            .collect();
-        let mut deployments = BTreeMap::new();
-        for mdc in spec.workers.iter().flat_map(|w| w.machine_deployments.iter().flatten()) {
-            if !used.contains(&mdc.class.as_str()) {
-                continue;
-            }
-            let bootstrap = template(client, &ns, overlay, &mdc.bootstrap.template_ref).await?;
-            let infrastructure = template(client, &ns, overlay, &mdc.infrastructure.template_ref).await?;
-            deployments.insert(mdc.class.clone(), DeploymentClass { class: mdc.clone(), bootstrap, infrastructure });
-        }
-        Ok(Self { class: class.clone(), infrastructure, control_plane, control_plane_machine, deployments })
+        let topology = cluster.spec.topology.as_ref().and_then(|t| t.workers.as_ref());
+        let class_workers = spec.workers.as_ref();
+        let at = (client, ns.as_str(), overlay);
+        let deployments = worker_classes(
+            at,
+            entries(class_workers.and_then(|w| w.machine_deployments.as_ref())),
+            entries(topology.and_then(|w| w.machine_deployments.as_ref())),
+        )
+        .await?;
+        let pools = worker_classes(
+            at,
+            entries(class_workers.and_then(|w| w.machine_pools.as_ref())),
+            entries(topology.and_then(|w| w.machine_pools.as_ref())),
+        )
+        .await?;
+        Ok(Self { class: class.clone(), infrastructure, control_plane, control_plane_machine, deployments, pools })
     }
+}
+
+/// The worker classes of one kind that the topology's entries use, with their templates.
+async fn worker_classes<C: ClassWorker + Clone, T: TopologyWorker>(
+    (client, ns, overlay): (&kube::Client, &str, &[Value]),
+    classes: &[C],
+    used_by: &[T],
+) -> Result<BTreeMap<String, WorkerClass<C>>> {
+    let mut out = BTreeMap::new();
+    for c in classes.iter().filter(|c| used_by.iter().any(|t| t.class() == c.class())) {
+        let bootstrap = template(client, ns, overlay, &c.bootstrap().template_ref).await?;
+        let infrastructure = template(client, ns, overlay, &c.infrastructure().template_ref).await?;
+        out.insert(c.class().to_string(), WorkerClass { class: c.clone(), bootstrap, infrastructure });
+    }
+    Ok(out)
 }
 
 /// A template of the class: from `overlay` (templates given beside a class not applied
@@ -120,16 +142,23 @@ pub struct Current {
     pub control_plane_machine: Option<Value>,
     /// By topology name.
     pub deployments: BTreeMap<String, CurrentDeployment>,
+    /// By topology name.
+    pub pools: BTreeMap<String, CurrentPool>,
 }
 
-/// A MachineDeployment of the topology and the templates it references.
-pub struct CurrentDeployment {
-    pub object: Arc<MachineDeployment>,
-    /// Some of its Machines are not at its version yet.
+/// A worker of the topology (MachineDeployment or MachinePool) and the bootstrap and
+/// infrastructure objects (templates or, for a pool, its config and machine pool) it
+/// references.
+pub struct CurrentWorker<K> {
+    pub object: Arc<K>,
+    /// Some of its machines are not at its version yet.
     pub upgrading: bool,
     pub bootstrap: Option<Value>,
     pub infrastructure: Option<Value>,
 }
+
+pub type CurrentDeployment = CurrentWorker<MachineDeployment>;
+pub type CurrentPool = CurrentWorker<MachinePool>;
 
 impl Current {
     pub async fn load(client: &kube::Client, cluster: &Cluster, bp: &Blueprint, listed: &Listed) -> Result<Self> {
@@ -149,33 +178,59 @@ impl Current {
         {
             control_plane_machine = get(client, &ns, &t.reference.api_version, &t.reference.kind, n).await?;
         }
+        let workers = cluster.spec.topology.as_ref().and_then(|t| t.workers.as_ref());
+        let mds = entries(workers.and_then(|w| w.machine_deployments.as_ref()));
         let mut deployments = BTreeMap::new();
         for md in listed.deployments.iter().cloned() {
-            let labels = md.labels();
-            if !labels.contains_key(OWNED_LABEL) {
-                continue;
-            }
-            let Some(topology_name) = labels.get(DEPLOYMENT_NAME_LABEL).cloned() else {
-                continue;
-            };
-            let class = md_class(cluster, &topology_name).and_then(|c| bp.deployments.get(c));
-            let (mut bootstrap, mut infrastructure) = (None, None);
-            if let Some(class) = class {
-                let spec = &md.spec.template.spec;
-                if let Some(r) = spec.bootstrap.config_ref.as_ref().filter(|r| r.api_group == class.bootstrap.group()) {
-                    bootstrap = get(client, &ns, &class.bootstrap.reference.api_version, &r.kind, &r.name).await?;
-                }
-                let r = &spec.infrastructure_ref;
-                if r.api_group == class.infrastructure.group() {
-                    infrastructure =
-                        get(client, &ns, &class.infrastructure.reference.api_version, &r.kind, &r.name).await?;
-                }
-            }
             let upgrading = machines_behind(&listed.machines, &md);
-            deployments.insert(topology_name, CurrentDeployment { object: md, upgrading, bootstrap, infrastructure });
+            let spec = md.spec.template.spec.clone();
+            if let Some((topology_name, w)) = worker(client, &ns, md, &spec, mds, &bp.deployments, upgrading).await? {
+                deployments.insert(topology_name, w);
+            }
         }
-        Ok(Self { infrastructure, control_plane, control_plane_machine, deployments })
+        let mps = entries(workers.and_then(|w| w.machine_pools.as_ref()));
+        let mut pools = BTreeMap::new();
+        for mp in listed.pools.iter().cloned() {
+            let upgrading = pool_behind(&mp);
+            let spec = mp.spec.template.spec.clone();
+            if let Some((topology_name, w)) = worker(client, &ns, mp, &spec, mps, &bp.pools, upgrading).await? {
+                pools.insert(topology_name, w);
+            }
+        }
+        Ok(Self { infrastructure, control_plane, control_plane_machine, deployments, pools })
     }
+}
+
+/// A worker object the topology made (labelled with its topology name), with the objects
+/// it references when they are of its class's groups.
+async fn worker<K: kube::Resource, T: TopologyWorker, C>(
+    client: &kube::Client,
+    ns: &str,
+    object: Arc<K>,
+    spec: &MachineSpec,
+    topology: &[T],
+    classes: &BTreeMap<String, WorkerClass<C>>,
+    upgrading: bool,
+) -> Result<Option<(String, CurrentWorker<K>)>> {
+    let labels = object.meta().labels.clone().unwrap_or_default();
+    if !labels.contains_key(OWNED_LABEL) {
+        return Ok(None);
+    }
+    let Some(topology_name) = labels.get(T::LABEL).cloned() else {
+        return Ok(None);
+    };
+    let class = topology.iter().find(|t| t.name() == topology_name).and_then(|t| classes.get(t.class()));
+    let (mut bootstrap, mut infrastructure) = (None, None);
+    if let Some(class) = class {
+        if let Some(r) = spec.bootstrap.config_ref.as_ref().filter(|r| r.api_group == class.bootstrap.group()) {
+            bootstrap = get(client, ns, &class.bootstrap.reference.api_version, &r.kind, &r.name).await?;
+        }
+        let r = &spec.infrastructure_ref;
+        if r.api_group == class.infrastructure.group() {
+            infrastructure = get(client, ns, &class.infrastructure.reference.api_version, &r.kind, &r.name).await?;
+        }
+    }
+    Ok(Some((topology_name, CurrentWorker { object, upgrading, bootstrap, infrastructure })))
 }
 
 /// Whether a Machine of the MachineDeployment runs another version than it asks for.
@@ -184,12 +239,20 @@ fn machines_behind(machines: &[Arc<Machine>], md: &MachineDeployment) -> bool {
     machines.iter().any(|m| m.labels().get(SET_DEPLOYMENT_LABEL) == Some(&name) && m.spec.version.as_deref() != version)
 }
 
+/// Whether some of a MachinePool's machines run another version than it asks for.
+fn pool_behind(mp: &MachinePool) -> bool {
+    let version = mp.spec.template.spec.version.as_deref();
+    let versions = mp.status.as_ref().and_then(|s| s.versions.as_ref());
+    versions.into_iter().flatten().any(|v| Some(v.version.as_str()) != version)
+}
+
 /// The Cluster's MachineDeployments and Machines: from the controllers' informers, or
 /// listed from the server by a command.
 #[derive(Default)]
 pub struct Listed {
     pub deployments: Vec<Arc<MachineDeployment>>,
     pub machines: Vec<Arc<Machine>>,
+    pub pools: Vec<Arc<MachinePool>>,
 }
 
 impl Listed {
@@ -208,6 +271,7 @@ impl Listed {
                 .filter(|d| of_cluster(&d.metadata))
                 .collect(),
             machines: ctx.informers.machines.store.state().into_iter().filter(|m| of_cluster(&m.metadata)).collect(),
+            pools: ctx.informers.machine_pools.store.state().into_iter().filter(|p| of_cluster(&p.metadata)).collect(),
         }
     }
 
@@ -216,18 +280,13 @@ impl Listed {
         let lp = ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={}", cluster.name_any()));
         let deployments = Api::<MachineDeployment>::namespaced(client.clone(), &ns).list(&lp).await?;
         let machines = Api::<Machine>::namespaced(client.clone(), &ns).list(&lp).await?;
+        let pools = Api::<MachinePool>::namespaced(client.clone(), &ns).list(&lp).await?;
         Ok(Self {
             deployments: deployments.items.into_iter().map(Arc::new).collect(),
             machines: machines.items.into_iter().map(Arc::new).collect(),
+            pools: pools.items.into_iter().map(Arc::new).collect(),
         })
     }
-}
-
-/// The class of the topology's MachineDeployment `name`.
-fn md_class<'a>(cluster: &'a Cluster, name: &str) -> Option<&'a str> {
-    let topology = cluster.spec.topology.as_ref()?;
-    let mds = topology.workers.as_ref()?.machine_deployments.as_ref()?;
-    mds.iter().find(|m| m.name == name).map(|m| m.class.as_str())
 }
 
 /// The name of the machine infrastructure template a control plane references, in either

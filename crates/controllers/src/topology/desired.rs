@@ -3,20 +3,20 @@
 
 use std::collections::BTreeMap;
 
-use drydock_api::capi::core::v1beta2::{ClassNaming, Cluster, MachineDeploymentTopology, Topology};
+use drydock_api::capi::core::v1beta2::{ClassNaming, Cluster, Topology};
 use drydock_api::capi::keys::{CLONED_FROM_GROUP_KIND_ANNOTATION, CLONED_FROM_NAME_ANNOTATION, CLUSTER_NAME_LABEL};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::ResourceExt;
 use serde_json::{Map, Value, json};
 
-use super::blueprint::{Blueprint, Current, DeploymentClass, Template};
-use super::deployments::{self, DeploymentPlan, Names};
+use super::blueprint::{Blueprint, Current, Template};
+use super::deployments::{self, DeploymentPlan};
 use super::patches::{self, Patchable, Target};
-use super::upgrade::{self, ControlPlaneState, Phase, Progress};
-use super::{DEPLOYMENT_NAME_LABEL, OWNED_LABEL};
-use super::{gotemplate, variables};
+use super::pools::{self, PoolPlan};
+use super::progress;
+use super::upgrade::{self, ControlPlaneState, Progress};
+use super::{OWNED_LABEL, gotemplate, variables, workers};
 use crate::framework::names::{generated_name, random_suffix};
-use crate::framework::requeue::Requeue;
 use crate::framework::write::controller_ref_of;
 use crate::framework::{Error, Result};
 
@@ -27,6 +27,7 @@ pub struct Plan {
     pub control_plane_machine: Option<Value>,
     pub control_plane_health_check: Option<Value>,
     pub deployments: Vec<DeploymentPlan>,
+    pub pools: Vec<PoolPlan>,
     pub progress: Progress,
 }
 
@@ -43,7 +44,7 @@ pub struct Common<'a> {
 }
 
 impl<'a> Common<'a> {
-    fn of(cluster: &'a Cluster) -> Result<Self> {
+    pub(super) fn of(cluster: &'a Cluster) -> Result<Self> {
         let topology = cluster.spec.topology.as_ref().ok_or_else(|| Error::InvalidSpec("no topology".into()))?;
         let plain_owner = drydock_api::capi::owner::owner_ref(cluster)
             .ok_or_else(|| Error::inconsistent(format!("Cluster {}", cluster.name_any()), "it has no uid"))?;
@@ -66,18 +67,19 @@ impl<'a> Common<'a> {
     }
 
     /// The name of a new object of the topology: the class's `naming.template` rendered
-    /// (`.cluster.name`, `.random`, `.machineDeployment.topologyName`), else upstream's
-    /// default `<cluster>[-<topology name>]-<random>`.
-    pub fn object_name(&self, naming: Option<&ClassNaming>, part: Option<&str>) -> Result<String> {
+    /// (`.cluster.name`, `.random`, and for a worker `.machineDeployment.topologyName` or
+    /// `.machinePool.topologyName`), else upstream's default
+    /// `<cluster>[-<topology name>]-<random>`. `part` is the worker's key and name.
+    pub fn object_name(&self, naming: Option<&ClassNaming>, part: Option<(&str, &str)>) -> Result<String> {
         let Some(template) = naming.and_then(|n| n.template.as_deref()) else {
-            return Ok(self.new_name(part));
+            return Ok(self.new_name(part.map(|(_, name)| name)));
         };
-        let data = json!({
-            "cluster": {"name": self.name()},
-            "random": random_suffix(),
-            "machineDeployment": {"topologyName": part},
-        });
-        let data = data.as_object().cloned().unwrap_or_default();
+        let mut data = Map::new();
+        data.insert("cluster".into(), json!({"name": self.name()}));
+        data.insert("random".into(), json!(random_suffix()));
+        if let Some((key, name)) = part {
+            data.insert(key.into(), json!({"topologyName": name}));
+        }
         let name = gotemplate::render("naming", template, &data)
             .map_err(|e| Error::InvalidSpec(format!("naming template {template:?}: {e}")))?;
         Ok(name.trim().to_string())
@@ -110,36 +112,22 @@ pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan
     };
     let cp_machine_name = current.control_plane_machine.as_ref().map_or_else(|| common.new_name(None), name_of);
     let cp_state = ControlPlaneState::of(current.control_plane.as_ref());
-    let workers_busy = current.deployments.values().any(|d| d.upgrading);
+    let workers_busy = current.deployments.values().any(|d| d.upgrading) || current.pools.values().any(|p| p.upgrading);
     let cp_version = upgrade::control_plane_version(&bp.class, &topology.version, &cp_state, workers_busy);
-    let names = deployments::decide(&common, bp, current, &cp_state)?;
+    let (names, pool_names) = decide_workers(&common, bp, current, &cp_state)?;
 
     let builtin_cluster = builtin_cluster(cluster, topology);
     let mut global = user.clone();
     global.insert("builtin".into(), json!({ "cluster": builtin_cluster }));
-    let cp_topology = topology.control_plane.as_ref();
-    let cp_overrides = cp_topology.and_then(|c| c.variables.as_ref()).and_then(|v| v.overrides.as_deref());
-    let mut cp_vars = variables::with_overrides(&user, cp_overrides.unwrap_or_default());
-    let cp_metadata = cp_topology.and_then(|c| c.metadata.as_ref());
-    cp_vars.insert(
-        "builtin".into(),
-        json!({"cluster": builtin_cluster, "controlPlane": prune(json!({
-            "version": cp_version,
-            "name": cp_name,
-            "replicas": cp_topology.and_then(|c| c.replicas),
-            "metadata": cp_metadata,
-            "machineTemplate": bp.control_plane_machine.as_ref().map(|_| json!({"infrastructureRef": {"name": cp_machine_name}})),
-        }))}),
-    );
-    let md_vars: Vec<Map<String, Value>> =
-        names.iter().map(|n| deployments::variables(&user, &builtin_cluster, n)).collect();
+    let cp_vars =
+        control_plane_variables(&common, bp, &user, &builtin_cluster, [&cp_version, &cp_name, &cp_machine_name]);
+    let (md_vars, mut md_ts) = worker_inputs(&user, &builtin_cluster, &names);
+    let (mp_vars, mut mp_ts) = worker_inputs(&user, &builtin_cluster, &pool_names);
 
     // The patches edit copies of the templates.
     let mut infra_t = bp.infrastructure.object.clone();
     let mut cp_t = bp.control_plane.object.clone();
     let mut cp_machine_t = bp.control_plane_machine.as_ref().map(|t| t.object.clone());
-    let mut md_ts: Vec<(Value, Value)> =
-        names.iter().map(|n| (n.class.bootstrap.object.clone(), n.class.infrastructure.object.clone())).collect();
     {
         let mut items = vec![
             Patchable { target: Target::InfrastructureCluster, object: &mut infra_t, variables: &global },
@@ -150,6 +138,11 @@ pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan
         }
         for ((n, (b, i)), vars) in names.iter().zip(md_ts.iter_mut()).zip(&md_vars) {
             let target = || Target::MachineDeployment { class: n.topology.class.as_str() };
+            items.push(Patchable { target: target(), object: b, variables: vars });
+            items.push(Patchable { target: target(), object: i, variables: vars });
+        }
+        for ((n, (b, i)), vars) in pool_names.iter().zip(mp_ts.iter_mut()).zip(&mp_vars) {
+            let target = || Target::MachinePool { class: n.topology.class.as_str() };
             items.push(Patchable { target: target(), object: b, variables: vars });
             items.push(Patchable { target: target(), object: i, variables: vars });
         }
@@ -175,84 +168,81 @@ pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan
     for (n, (b, i)) in names.iter().zip(md_ts) {
         deployments.push(deployments::deployment(&common, n, current, &b, &i));
     }
-    let plans = upgrade_plans(bp, topology, &cp_version, current);
-    let progress = Progress { plans, ..progress(topology, &cp_state, &cp_version, &names, current) };
-    Ok(Plan { infrastructure, control_plane, control_plane_machine, control_plane_health_check, deployments, progress })
+    let pools: Vec<PoolPlan> =
+        pool_names.iter().zip(mp_ts).map(|(n, (b, i))| pools::pool(&common, n, &b, &i)).collect();
+    let progress = progress::of_plan(&bp.class, topology, (&cp_state, &cp_version), (&names, &pool_names), current);
+    Ok(Plan {
+        infrastructure,
+        control_plane,
+        control_plane_machine,
+        control_plane_health_check,
+        deployments,
+        pools,
+        progress,
+    })
+}
+
+/// The variables the control plane's templates see: the Cluster's with the control
+/// plane's overrides, `builtin.cluster` and `builtin.controlPlane` (with this reconcile's
+/// version, name and machine template name).
+fn control_plane_variables(
+    common: &Common<'_>,
+    bp: &Blueprint,
+    user: &Map<String, Value>,
+    builtin_cluster: &Value,
+    [version, name, machine_name]: [&str; 3],
+) -> Map<String, Value> {
+    let cp_topology = common.topology.control_plane.as_ref();
+    let cp_overrides = cp_topology.and_then(|c| c.variables.as_ref()).and_then(|v| v.overrides.as_deref());
+    let mut vars = variables::with_overrides(user, cp_overrides.unwrap_or_default());
+    vars.insert(
+        "builtin".into(),
+        json!({"cluster": builtin_cluster, "controlPlane": prune(json!({
+            "version": version,
+            "name": name,
+            "replicas": cp_topology.and_then(|c| c.replicas),
+            "metadata": cp_topology.and_then(|c| c.metadata.as_ref()),
+            "machineTemplate": bp.control_plane_machine.as_ref().map(|_| json!({"infrastructureRef": {"name": machine_name}})),
+        }))}),
+    );
+    vars
+}
+
+/// A worker's bootstrap and infrastructure templates, as JSON.
+type TemplatePair = (Value, Value);
+
+/// The variables each worker's templates see, and copies of its (bootstrap,
+/// infrastructure) templates for the patches to edit.
+fn worker_inputs<T: workers::TopologyWorker, C>(
+    user: &Map<String, Value>,
+    builtin_cluster: &Value,
+    names: &[workers::Names<'_, T, C>],
+) -> (Vec<Map<String, Value>>, Vec<TemplatePair>) {
+    let vars = names.iter().map(|n| workers::variables(user, builtin_cluster, n)).collect();
+    let templates =
+        names.iter().map(|n| (n.class.bootstrap.object.clone(), n.class.infrastructure.object.clone())).collect();
+    (vars, templates)
+}
+
+/// Names and versions of the topology's MachineDeployments and MachinePools (each kind
+/// decided on its own, as upstream's).
+fn decide_workers<'a>(
+    common: &Common<'a>,
+    bp: &'a Blueprint,
+    current: &Current,
+    cp: &ControlPlaneState,
+) -> Result<(Vec<deployments::Names<'a>>, Vec<pools::Names<'a>>)> {
+    let entries = common.topology.workers.as_ref();
+    let mds = workers::entries(entries.and_then(|w| w.machine_deployments.as_ref()));
+    let mps = workers::entries(entries.and_then(|w| w.machine_pools.as_ref()));
+    Ok((
+        workers::decide(common, mds, &bp.deployments, &current.deployments, cp)?,
+        workers::decide(common, mps, &bp.pools, &current.pools, cp)?,
+    ))
 }
 
 fn name_of(v: &Value) -> String {
     v["metadata"]["name"].as_str().unwrap_or_default().to_string()
-}
-
-/// Where the topology stands after this plan.
-fn progress(
-    topology: &Topology,
-    cp: &ControlPlaneState,
-    cp_version: &str,
-    names: &[Names<'_>],
-    current: &Current,
-) -> Progress {
-    let again = Requeue::after(upgrade::IN_MOTION_RECHECK);
-    let pending: Vec<&str> = names.iter().filter(|n| n.pending_create).map(|n| n.topology.name.as_str()).collect();
-    if !cp.exists || !pending.is_empty() {
-        let msg = if pending.is_empty() {
-            "creating the control plane".to_string()
-        } else {
-            format!("MachineDeployment(s) {} wait for the control plane to be initialized", pending.join(", "))
-        };
-        return Progress { phase: Phase::Creating(msg), requeue: again, plans: Default::default() };
-    }
-    if cp_version != topology.version || cp.spec_version.as_deref() != Some(topology.version.as_str()) {
-        return Progress {
-            phase: Phase::Upgrading(format!(
-                "control plane upgrading to {cp_version} on the way to {}",
-                topology.version
-            )),
-            requeue: again,
-            plans: Default::default(),
-        };
-    }
-    if cp.busy {
-        return Progress {
-            phase: Phase::Upgrading(format!("control plane rolling out {cp_version}")),
-            requeue: again,
-            plans: Default::default(),
-        };
-    }
-    let behind: Vec<&str> = names
-        .iter()
-        .filter(|n| {
-            n.version != topology.version
-                || current.deployments.get(&n.topology.name).is_some_and(|d| {
-                    d.upgrading || d.object.spec.template.spec.version.as_deref() != Some(topology.version.as_str())
-                })
-        })
-        .map(|n| n.topology.name.as_str())
-        .collect();
-    let held: Vec<&str> = names.iter().filter(|n| n.held).map(|n| n.topology.name.as_str()).collect();
-    if !held.is_empty() && behind.iter().all(|b| held.contains(b)) {
-        return Progress {
-            phase: Phase::Deferred(format!("MachineDeployment(s) {} upgrade deferred or held", held.join(", "))),
-            requeue: Requeue::await_change(),
-            plans: Default::default(),
-        };
-    }
-    if !behind.is_empty() {
-        let msg = format!("MachineDeployment(s) {} upgrading to {}", behind.join(", "), topology.version);
-        return Progress { phase: Phase::Upgrading(msg), requeue: again, plans: Default::default() };
-    }
-    Progress { phase: Phase::Stable, requeue: Requeue::await_change(), plans: Default::default() }
-}
-
-/// The versions still ahead of the control plane (after `cp_version`, asked for now) and
-/// of the workers.
-fn upgrade_plans(bp: &Blueprint, topology: &Topology, cp_version: &str, current: &Current) -> upgrade::UpgradePlans {
-    let target = topology.version.as_str();
-    let workers_behind = current
-        .deployments
-        .values()
-        .any(|d| d.upgrading || d.object.spec.template.spec.version.as_deref() != Some(target));
-    upgrade::UpgradePlans::compute(&bp.class, cp_version, target, workers_behind)
 }
 
 /// `builtin.cluster`.
@@ -309,6 +299,14 @@ pub fn made_from(
     }))
 }
 
+/// The annotations naming the class template an object was cloned from.
+pub fn cloned_from(t: &Template) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (CLONED_FROM_NAME_ANNOTATION.to_string(), t.reference.name.clone()),
+        (CLONED_FROM_GROUP_KIND_ANNOTATION.to_string(), format!("{}.{}", t.reference.kind, t.group())),
+    ])
+}
+
 /// A per-Cluster copy of a class template.
 pub fn cloned(
     common: &Common<'_>,
@@ -326,10 +324,7 @@ pub fn cloned(
             "name": name,
             "namespace": common.namespace,
             "labels": all,
-            "annotations": {
-                CLONED_FROM_NAME_ANNOTATION: t.reference.name,
-                CLONED_FROM_GROUP_KIND_ANNOTATION: format!("{}.{}", t.reference.kind, t.group()),
-            },
+            "annotations": cloned_from(t),
             "ownerReferences": [common.owner],
         },
         "spec": patched.get("spec").cloned().unwrap_or_else(|| json!({})),
@@ -466,21 +461,4 @@ pub fn prune(v: Value) -> Value {
         ),
         other => other,
     }
-}
-
-/// The labels selecting a topology MachineDeployment's Machines.
-pub fn deployment_selector(common: &Common<'_>, md: &MachineDeploymentTopology) -> BTreeMap<String, String> {
-    let mut l = common.owned_labels();
-    l.insert(DEPLOYMENT_NAME_LABEL.to_string(), md.name.clone());
-    l
-}
-
-/// The class of a topology MachineDeployment.
-pub fn class_of<'a>(bp: &'a Blueprint, md: &MachineDeploymentTopology) -> Result<&'a DeploymentClass> {
-    bp.deployments.get(&md.class).ok_or_else(|| {
-        Error::InvalidSpec(format!(
-            "MachineDeployment {} of the topology uses class {}, which the ClusterClass does not define",
-            md.name, md.class
-        ))
-    })
 }

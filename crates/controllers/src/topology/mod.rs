@@ -1,7 +1,8 @@
 //! The managed-topology controller: a Cluster with `spec.topology` gets its infrastructure
 //! cluster, control plane (with its machine infrastructure template), MachineDeployments
-//! (with bootstrap and infrastructure templates) and MachineHealthChecks made from its
-//! ClusterClass, with the class's variables and inline patches applied.
+//! (with bootstrap and infrastructure templates), MachinePools (with a bootstrap config and
+//! an infrastructure machine pool) and MachineHealthChecks made from its ClusterClass, with
+//! the class's variables and inline patches applied.
 //!
 //! Each reconcile reads the class's templates and the objects the topology already has
 //! ([`blueprint`]), computes every object the topology wants ([`desired`], with
@@ -16,10 +17,13 @@ mod deployments;
 mod desired;
 mod gotemplate;
 mod patches;
+mod pools;
 pub mod preview;
+mod progress;
 mod status;
 mod upgrade;
 mod variables;
+mod workers;
 
 use std::sync::Arc;
 
@@ -41,6 +45,8 @@ pub const FIELD_MANAGER: &str = "capi-topology";
 pub const OWNED_LABEL: &str = "topology.cluster.x-k8s.io/owned";
 /// Label naming the topology's MachineDeployment an object belongs to.
 pub const DEPLOYMENT_NAME_LABEL: &str = "topology.cluster.x-k8s.io/deployment-name";
+/// Label naming the topology's MachinePool an object belongs to.
+pub const POOL_NAME_LABEL: &str = "topology.cluster.x-k8s.io/pool-name";
 
 const CONTROLLER: &str = "topology";
 
@@ -49,8 +55,8 @@ struct State {
     writer: Writer,
 }
 
-/// The controller: Clusters with a topology, woken by their class, control plane and
-/// MachineDeployments changing.
+/// The controller: Clusters with a topology, woken by their class, control plane,
+/// MachineDeployments and MachinePools changing.
 pub fn controller(ctx: &Arc<Context>) -> Running {
     let queue = Queue::new(CONTROLLER);
     let state = Arc::new(State { ctx: ctx.clone(), writer: Writer::tracking(CONTROLLER) });
@@ -61,10 +67,12 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let on_control_plane =
         queue.map_to(|o: &drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane| owner_cluster(o));
     let on_deployment = queue.map_to(|o: &drydock_api::capi::core::v1beta2::MachineDeployment| owner_cluster(o));
+    let on_pool = queue.map_to(|o: &drydock_api::capi::core::v1beta2::MachinePool| owner_cluster(o));
     let c = kube::runtime::Controller::for_shared_stream(trigger, ctx.informers.clusters.store.clone())
         .watches_shared_stream(ctx.informers.cluster_classes.subscribe(), on_class)
         .watches_shared_stream(ctx.informers.control_planes.subscribe(), on_control_plane)
-        .watches_shared_stream(ctx.informers.machine_deployments.subscribe(), on_deployment);
+        .watches_shared_stream(ctx.informers.machine_deployments.subscribe(), on_deployment)
+        .watches_shared_stream(ctx.informers.machine_pools.subscribe(), on_pool);
     let concurrency = ctx.settings.topology_concurrency;
     Box::pin(runner::run(CONTROLLER, c, queue, concurrency, ctx.clock().clone(), state, reconcile))
 }
@@ -121,17 +129,7 @@ async fn reconcile(cluster: Arc<Cluster>, st: Arc<State>) -> Result<Requeue> {
     };
     match reconcile_topology(&st, &cluster, &class).await {
         Ok(progress) => {
-            let pools: Vec<&str> = topology
-                .workers
-                .iter()
-                .flat_map(|w| w.machine_pools.iter().flatten())
-                .map(|p| p.name.as_str())
-                .collect();
-            let report = match pools.is_empty() {
-                true => status::reconciled(&progress),
-                false => status::pools_not_supported(&pools),
-            };
-            st.report(&cluster, report).await?;
+            st.report(&cluster, status::reconciled(&progress)).await?;
             Ok(progress.requeue)
         }
         Err(e) => {

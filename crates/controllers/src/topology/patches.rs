@@ -18,7 +18,6 @@ pub enum Target<'a> {
     MachineDeployment {
         class: &'a str,
     },
-    #[allow(dead_code, reason = "the topology does not manage MachinePools yet; selectors already match them")]
     MachinePool {
         class: &'a str,
     },

@@ -80,16 +80,28 @@ pub async fn preview(
             steps.push(step(client, obj, d.pending_create).await?);
         }
     }
-    for (name, d) in &current.deployments {
-        if !plan.deployments.iter().any(|p| &p.topology_name == name) {
-            let detail = format!("{name} is no longer in the topology");
-            steps.push(Step {
-                action: Action::Delete,
-                kind: "MachineDeployment".into(),
-                name: d.object.metadata.name.clone().unwrap_or_default(),
-                detail,
-            });
+    for p in &plan.pools {
+        for obj in [&p.bootstrap, &p.infrastructure, &p.object] {
+            steps.push(step(client, obj, p.pending_create).await?);
         }
+    }
+    let gone_deployments = current
+        .deployments
+        .iter()
+        .filter(|(name, _)| !plan.deployments.iter().any(|p| &p.topology_name == *name))
+        .map(|(name, d)| ("MachineDeployment", name, &d.object.metadata));
+    let gone_pools = current
+        .pools
+        .iter()
+        .filter(|(name, _)| !plan.pools.iter().any(|p| &p.topology_name == *name))
+        .map(|(name, p)| ("MachinePool", name, &p.object.metadata));
+    for (kind, name, meta) in gone_deployments.chain(gone_pools) {
+        steps.push(Step {
+            action: Action::Delete,
+            kind: kind.into(),
+            name: meta.name.clone().unwrap_or_default(),
+            detail: format!("{name} is no longer in the topology"),
+        });
     }
     Ok(Preview { steps, upgrade: upgrade_order(cluster, &bp, &current, &plan) })
 }
@@ -146,7 +158,8 @@ fn differences(have: &Value, want: &Value, path: &str, out: &mut Vec<String>) {
     }
 }
 
-/// The control plane's steps to the topology's version, then each MachineDeployment's.
+/// The control plane's steps to the topology's version, then each MachineDeployment's and
+/// each MachinePool's.
 fn upgrade_order(cluster: &Cluster, bp: &Blueprint, current: &Current, plan: &Plan) -> Vec<String> {
     let Some(target) = cluster.spec.topology.as_ref().map(|t| t.version.clone()) else {
         return Vec::new();
@@ -162,14 +175,18 @@ fn upgrade_order(cluster: &Cluster, bp: &Blueprint, current: &Current, plan: &Pl
         }
         out.push(format!("control plane: {}", path.join(" -> ")));
     }
-    for d in &plan.deployments {
-        let Some(now) = current.deployments.get(&d.topology_name) else { continue };
-        let from = now.object.spec.template.spec.version.clone().unwrap_or_default();
+    let deployments = plan.deployments.iter().filter_map(|d| {
+        let now = current.deployments.get(&d.topology_name)?;
+        Some(("MachineDeployment", &d.topology_name, now.object.spec.template.spec.version.as_deref()))
+    });
+    let pools = plan.pools.iter().filter_map(|p| {
+        let now = current.pools.get(&p.topology_name)?;
+        Some(("MachinePool", &p.topology_name, now.object.spec.template.spec.version.as_deref()))
+    });
+    for (kind, name, from) in deployments.chain(pools) {
+        let from = from.unwrap_or_default();
         if from != target {
-            out.push(format!(
-                "MachineDeployment {}: {from} -> {target}, once the control plane is at {target}",
-                d.topology_name
-            ));
+            out.push(format!("{kind} {name}: {from} -> {target}, once the control plane is at {target}"));
         }
     }
     out

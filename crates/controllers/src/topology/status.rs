@@ -14,6 +14,7 @@ pub const RECONCILE_FAILED: &str = "ReconcileFailed";
 pub const CLUSTER_CREATING: &str = "ClusterCreating";
 pub const CLUSTER_UPGRADING: &str = "ClusterUpgrading";
 pub const MACHINE_DEPLOYMENTS_UPGRADE_DEFERRED: &str = "MachineDeploymentsUpgradeDeferred";
+pub const MACHINE_POOLS_UPGRADE_DEFERRED: &str = "MachinePoolsUpgradeDeferred";
 pub const CLUSTER_CLASS_NOT_RECONCILED: &str = "ClusterClassNotReconciled";
 pub const DELETING: &str = "Deleting";
 pub const PAUSED: &str = "Paused";
@@ -54,24 +55,13 @@ pub fn failed(e: &Error) -> Report {
     not(RECONCILE_FAILED, format!("Error computing or applying the topology: {e}"))
 }
 
-/// drydock's topology does not manage MachinePools yet: a topology's pools are not
-/// created, and the condition says so while the rest is reconciled.
-pub fn pools_not_supported(pools: &[&str]) -> Report {
-    not(
-        RECONCILE_FAILED,
-        format!(
-            "drydock's topology does not manage MachinePools yet: topology MachinePools {} are not created",
-            pools.join(", ")
-        ),
-    )
-}
-
 pub fn reconciled(p: &Progress) -> Report {
     let report = match &p.phase {
         Phase::Stable => Report { ok: true, reason: RECONCILE_SUCCEEDED, message: String::new(), plans: None },
         Phase::Creating(m) => not(CLUSTER_CREATING, m.clone()),
         Phase::Upgrading(m) => not(CLUSTER_UPGRADING, m.clone()),
         Phase::Deferred(m) => not(MACHINE_DEPLOYMENTS_UPGRADE_DEFERRED, m.clone()),
+        Phase::PoolsDeferred(m) => not(MACHINE_POOLS_UPGRADE_DEFERRED, m.clone()),
     };
     Report { plans: Some(p.plans.clone()), ..report }
 }

@@ -9,11 +9,13 @@ use serde_json::Value;
 
 use crate::framework::requeue::Requeue;
 
-/// Cluster annotation: how many MachineDeployments may upgrade at once (default 1).
+/// Cluster annotation: how many MachineDeployments (and, counted apart, MachinePools) may
+/// upgrade at once (default 1).
 pub const UPGRADE_CONCURRENCY_ANNOTATION: &str = "topology.cluster.x-k8s.io/upgrade-concurrency";
-/// Topology MachineDeployment annotation: skip this one's upgrade.
+/// Topology MachineDeployment or MachinePool annotation: skip this one's upgrade.
 pub const DEFER_UPGRADE_ANNOTATION: &str = "topology.cluster.x-k8s.io/defer-upgrade";
-/// Topology MachineDeployment annotation: hold this one's upgrade and every later one's.
+/// Topology MachineDeployment or MachinePool annotation: hold this one's upgrade and every
+/// later one's of its kind.
 pub const HOLD_UPGRADE_SEQUENCE_ANNOTATION: &str = "topology.cluster.x-k8s.io/hold-upgrade-sequence";
 
 /// Where the topology stands, for `TopologyReconciled`.
@@ -25,8 +27,10 @@ pub enum Phase {
     Creating(String),
     /// An upgrade is under way.
     Upgrading(String),
-    /// Upgrades of MachineDeployments are deferred or held.
+    /// Upgrades of MachineDeployments (and maybe MachinePools) are deferred or held.
     Deferred(String),
+    /// Upgrades of MachinePools only are deferred or held.
+    PoolsDeferred(String),
 }
 
 /// What the plan found, and when to look again without an event.

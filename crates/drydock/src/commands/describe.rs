@@ -323,6 +323,7 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
     let machines = list_by_cluster(&client, &server, ns, "machines", &a.name).await?;
     let sets = list_by_cluster(&client, &server, ns, "machinesets", &a.name).await?;
     let deployments = list_by_cluster(&client, &server, ns, "machinedeployments", &a.name).await?;
+    let pools = list_by_cluster(&client, &server, ns, "machinepools", &a.name).await?;
 
     let mut everything = vec![cluster.clone()];
     let mut root = Node::of(&cluster, "");
@@ -349,6 +350,7 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
         }
         workers.children.push(n);
     }
+    workers.children.extend(pools.iter().map(|p| Node::of(p, "")));
     let claimed: Vec<&str> =
         deployments.iter().chain(sets.iter()).chain(cp.iter()).filter_map(|o| o["metadata"]["uid"].as_str()).collect();
     for ms in sets.iter().filter(|s| controller_uid(s).is_none_or(|u| !claimed.contains(&u))) {
@@ -372,11 +374,15 @@ pub async fn describe(g: &Global, a: &DescribeArgs) -> anyhow::Result<String> {
         }
     }
     everything.extend(deployments.iter().cloned());
+    everything.extend(pools.iter().cloned());
     everything.extend(sets.iter().cloned());
     everything.extend(machines.iter().cloned());
     match g.output {
         OutputFormat::Yaml | OutputFormat::Json => print_objects(&everything, g.output, true),
-        _ => Ok(tree(a, &root) + &topology_lines(&cluster, cp.as_ref(), &deployments)),
+        _ => {
+            let topology_workers: Vec<Value> = deployments.into_iter().chain(pools).collect();
+            Ok(tree(a, &root) + &topology_lines(&cluster, cp.as_ref(), &topology_workers))
+        }
     }
 }
 
@@ -391,8 +397,8 @@ fn tree(a: &DescribeArgs, root: &Node) -> String {
 
 /// Where a topology Cluster stands: its class and version, `TopologyReconciled`, and
 /// during an upgrade the sequence still ahead (the control plane's steps, then the
-/// workers').
-fn topology_lines(cluster: &Value, cp: Option<&Value>, deployments: &[Value]) -> String {
+/// workers': MachineDeployments and MachinePools).
+fn topology_lines(cluster: &Value, cp: Option<&Value>, workers: &[Value]) -> String {
     let topology = &cluster["spec"]["topology"];
     if topology.is_null() {
         return String::new();
@@ -430,14 +436,16 @@ fn topology_lines(cluster: &Value, cp: Option<&Value>, deployments: &[Value]) ->
     }
     steps.extend(cp_plan);
     out.push_str(&format!("  1. control plane: {}\n", steps.join(" -> ")));
-    let workers: Vec<String> = deployments
+    let workers: Vec<String> = workers
         .iter()
-        .map(|md| {
-            let name = md["metadata"]["labels"]["topology.cluster.x-k8s.io/deployment-name"]
+        .map(|w| {
+            let labels = &w["metadata"]["labels"];
+            let name = labels["topology.cluster.x-k8s.io/deployment-name"]
                 .as_str()
-                .or(md["metadata"]["name"].as_str())
+                .or(labels["topology.cluster.x-k8s.io/pool-name"].as_str())
+                .or(w["metadata"]["name"].as_str())
                 .unwrap_or_default();
-            format!("{name} {}", md["spec"]["template"]["spec"]["version"].as_str().unwrap_or("?"))
+            format!("{name} {}", w["spec"]["template"]["spec"]["version"].as_str().unwrap_or("?"))
         })
         .collect();
     let to = workers_plan.last().cloned().unwrap_or_else(|| target.to_string());

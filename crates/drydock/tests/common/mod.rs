@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod etcd;
+pub mod watch;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
