@@ -1,5 +1,6 @@
-//! The topology's MachinePools: the objects applied for each. Unlike a MachineDeployment, a MachinePool references a
-//! bootstrap config and an infrastructure machine pool, not templates: both are made from
+//! The topology's MachinePools: the objects applied for each. Unlike a MachineDeployment, a
+//! MachinePool references a bootstrap config and an infrastructure machine pool, not
+//! templates: both are made from
 //! the `spec.template` of the class's templates (a KubeadmConfig from a
 //! KubeadmConfigTemplate, a DevMachinePool from a DevMachinePoolTemplate), keep their
 //! names, and are updated in place when the class's templates change.
