@@ -433,6 +433,26 @@ async fn an_e2e_style_class_with_ten_variables_and_fifteen_patches_provisions() 
     let worker = md["spec"]["template"]["spec"]["infrastructureRef"]["name"].as_str().unwrap_or_default();
     let worker = json(&kc, &["get", "devmachinetemplates.v1beta2.infrastructure.cluster.x-k8s.io", worker]);
     assert_eq!(worker["spec"]["template"]["spec"]["backend"]["docker"]["customImage"], "kindest/node:v1.33.0");
+
+    // The MachinePool: its infrastructure pool and bootstrap config are made from the
+    // patched templates, with `builtin.machinePool`; its replica comes up.
+    let mp = owned(&kc, "machinepools.v1beta2.cluster.x-k8s.io", "e2e");
+    let mp_name = mp["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    let spec = &mp["spec"]["template"]["spec"];
+    let pool = spec["infrastructureRef"]["name"].as_str().unwrap_or_default();
+    let pool = json(&kc, &["get", "devmachinepools.v1beta2.infrastructure.cluster.x-k8s.io", pool]);
+    assert_eq!(pool["spec"]["backend"]["docker"]["customImage"], "kindest/node:v1.33.0", "builtin.machinePool.version");
+    assert_eq!(pool["spec"]["backend"]["docker"]["preLoadImages"], serde_json::json!(["registry.k8s.io/pause:3.10"]));
+    let config = spec["bootstrap"]["configRef"]["name"].as_str().unwrap_or_default();
+    let config = json(&kc, &["get", "kubeadmconfigs.v1beta2.bootstrap.cluster.x-k8s.io", config]);
+    let args = &config["spec"]["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"];
+    assert_eq!(arg(args, "v"), "4");
+    assert_eq!(arg(args, "node-labels"), "pool=mp-0,class=default-worker", "printf with builtin.machinePool");
+    wait("the MachinePool's replica ready", WAIT, || {
+        let mp = json(&kc, &["get", "machinepools.v1beta2.cluster.x-k8s.io", &mp_name]);
+        mp["status"]["readyReplicas"].as_u64() == Some(1)
+    })
+    .await;
 }
 
 /// The v1beta2 quick-start class under another name, changed as `edit` says.
