@@ -112,10 +112,11 @@ impl Invariants {
         }
     }
 
-    /// A Machine of `cluster` went; `faulted`: the schedule struck it.
-    pub fn replaced(&mut self, cluster: &str, machine: &str, faulted: bool) {
+    /// A Machine of `cluster` went; `faulted`: the schedule struck it (`why` says more when
+    /// it did not).
+    pub fn replaced(&mut self, cluster: &str, machine: &str, faulted: bool, why: &str) {
         if self.phase == Phase::Provision {
-            self.record(NO_NEEDLESS, faulted, || format!("{cluster}: {machine} was deleted with no fault on it"));
+            self.record(NO_NEEDLESS, faulted, || format!("{cluster}: {machine} was deleted with no fault on it{why}"));
         }
     }
 
@@ -210,13 +211,13 @@ mod tests {
         assert_eq!(violations(&inv, QUORUM), 0, "two of three still run");
         inv.observe(&machine("b", true, false, "i1", Some("b")), false);
         assert_eq!(violations(&inv, QUORUM), 1, "one of three");
-        inv.replaced("c", "b", true);
+        inv.replaced("c", "b", true, "");
         assert_eq!(violations(&inv, NO_NEEDLESS), 0, "a struck Machine may go");
-        inv.replaced("c", "a", false);
+        inv.replaced("c", "a", false, "");
         assert_eq!(violations(&inv, NO_NEEDLESS), 1, "a healthy one may not");
         inv.start(Phase::Delete, 3, 0);
         inv.observe(&machine("c", true, false, "i2", Some("c")), false);
-        inv.replaced("c", "c", false);
+        inv.replaced("c", "c", false, "");
         assert_eq!(violations(&inv, QUORUM), 1, "deleting the fleet is not a violation");
         assert_eq!(violations(&inv, NO_NEEDLESS), 1, "nor is deleting its Machines");
     }

@@ -164,10 +164,14 @@ impl Chaos {
             if let Some(i) = assigned.filter(|i| !st.injected.contains(i)) {
                 st.moot.insert(i);
             }
-            // A Machine whose lasting fault is striking may go before the strike is recorded.
-            let striking = assigned
-                .is_some_and(|i| st.started.contains(&i) && self.planned[i].fault.lasting_annotation().is_some());
-            st.invariants.replaced(&cluster, &name, lasting || striking);
+            // Struck, or striking (the Machine may go before the strike is recorded): a
+            // fault is on it. A fault that has not begun to strike is not.
+            let struck = assigned.is_some_and(|i| st.started.contains(&i));
+            let why = match assigned {
+                Some(i) if !struck => format!(" (its {} had not struck yet)", self.planned[i].fault.name()),
+                _ => String::new(),
+            };
+            st.invariants.replaced(&cluster, &name, lasting || struck, &why);
             return;
         }
         let running = m.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
