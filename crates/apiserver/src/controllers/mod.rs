@@ -200,11 +200,13 @@ async fn default_policy(api: &Api) -> ApiResult<()> {
     for binding in defaults::cluster_role_binding_values() {
         ensure(api, &bindings, binding).await?;
     }
-    for name in crate::auth::rbac::components::RETIRED_BINDINGS {
-        let mut t = bindings.clone();
+    use crate::auth::rbac::components::{RETIRED_BINDINGS, RETIRED_ROLES};
+    let retired = RETIRED_BINDINGS.iter().map(|n| (&bindings, n)).chain(RETIRED_ROLES.iter().map(|n| (&roles, n)));
+    for (target, name) in retired {
+        let mut t = target.clone();
         t.name = Some(name.to_string());
         match api.delete(&t, &Default::default()).await {
-            Ok(_) => tracing::info!(binding = name, "deleted a retired default ClusterRoleBinding"),
+            Ok(_) => tracing::info!(name, "deleted a retired default RBAC object"),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),
         }

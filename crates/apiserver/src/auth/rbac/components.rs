@@ -15,9 +15,11 @@ pub const AGGREGATE_TO_MANAGER: &str = "cluster.x-k8s.io/aggregate-to-manager";
 pub const AGGREGATE_TO_CONTROL_PLANE: &str = "kubeadm.controlplane.cluster.x-k8s.io/aggregate-to-manager";
 /// The read-only role of the shared caches.
 pub const CACHE_ROLE: &str = "drydock:controller-manager-cache-role";
-/// Bindings of earlier releases that granted more than their subject now needs; deleted at
+/// Bindings of earlier releases that granted more than their subject now needs, and the
+/// roles of earlier releases that would still aggregate into a component's: deleted at
 /// start.
 pub const RETIRED_BINDINGS: &[&str] = &["drydock:manager-rolebinding"];
+pub const RETIRED_ROLES: &[&str] = &["drydock:aggregated-manager-role", "drydock:manager-role"];
 
 const ALL: &[&str] = &["*"];
 const EVENTS: &[&str] = &["create", "patch", "update"];
