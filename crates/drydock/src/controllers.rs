@@ -20,9 +20,9 @@ use tokio::task::JoinHandle;
 /// On the management cluster each component (core, kubeadm bootstrap, kubeadm control
 /// plane, IPAM, the provider) acts as its own user, allowed what its role grants, and their
 /// shared caches read as `system:drydock:controller-manager`; in a workload cluster they act
-/// as its administrator, as the cluster's kubeconfig would make them. The provider's simulated machines (`Host`) act as the server. With
-/// `faults` (chaos runs), the controllers' calls to the management and workload clusters
-/// go through them.
+/// as its administrator, as the cluster's kubeconfig would make them. The provider's
+/// simulated machines (`Host`) act as the server. With `faults` (chaos runs), the
+/// controllers' calls to the management and workload clusters go through them.
 pub fn start_in_process(
     server: &Arc<ApiServer>,
     endpoint: (String, u16),

@@ -217,9 +217,10 @@ impl Chaos {
         if struck {
             let mut st = self.state.lock();
             st.injected.insert(i);
-            // Unless the Machine went while the fault struck: then it is not waiting for a
-            // replacement.
-            if p.fault.lasting_annotation().is_some() && !st.moot.remove(&i) {
+            // A Machine that went while the fault struck is not waiting for a replacement;
+            // the fault counts as struck, not moot.
+            let gone = st.moot.remove(&i);
+            if p.fault.lasting_annotation().is_some() && !gone {
                 st.alive.insert(machine);
             }
         }
