@@ -22,6 +22,7 @@ use drydock_api::capi::condition_types::CONTROL_PLANE_READY;
 use drydock_api::capi::conditions::{self, HasConditions, MirrorFallback, Severity};
 use drydock_api::capi::core::v1beta2::{Cluster, Machine, MachineDeployment, MachineSet};
 use drydock_api::capi::dev::v1beta2::DevCluster;
+use drydock_api::capi::docker::v1beta2::DockerCluster;
 use drydock_api::capi::inmemory::InMemoryCluster;
 use drydock_api::capi::keys::{CLUSTER_FINALIZER, PAUSED_ANNOTATION, has_annotation};
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
@@ -109,6 +110,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let i = &ctx.informers;
     let recorder = state.clone();
     let clusters = futures::StreamExt::inspect(i.clusters.subscribe(), move |c| recorder.record(c));
+    let s7 = state.clone();
     let (s1, s2, s3, s4, s5, s6) =
         (state.clone(), state.clone(), state.clone(), state.clone(), state.clone(), state.clone());
     let c = Controller::for_shared_stream(queue.track(clusters), i.clusters.store.clone())
@@ -119,6 +121,10 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         .watches_shared_stream(
             i.dev_clusters.subscribe(),
             queue.map_to(move |o: &DevCluster| s6.referrer_of(&o.metadata, "DevCluster")),
+        )
+        .watches_shared_stream(
+            i.docker_clusters.subscribe(),
+            queue.map_to(move |o: &DockerCluster| s7.referrer_of(&o.metadata, "DockerCluster")),
         )
         .watches_shared_stream(
             i.control_planes.subscribe(),

@@ -9,6 +9,7 @@ use drydock_api::capi::core::v1beta2::{
     Cluster, ClusterClass, Machine, MachineDeployment, MachineHealthCheck, MachinePool, MachineSet,
 };
 use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine, DevMachinePool};
+use drydock_api::capi::docker::v1beta2::{DockerCluster, DockerMachine, DockerMachinePool};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::ipam::v1beta2::{IPAddress, IPAddressClaim};
 use drydock_api::capi::ipam::{GlobalInClusterIPPool, InClusterIPPool};
@@ -107,6 +108,10 @@ pub struct Informers {
     pub dev_clusters: Arc<Informer<DevCluster>>,
     pub dev_machines: Arc<Informer<DevMachine>>,
     pub dev_machine_pools: Arc<Informer<DevMachinePool>>,
+    /// Docker kinds (simulated in memory), in the version drydock stores them in.
+    pub docker_clusters: Arc<Informer<DockerCluster>>,
+    pub docker_machines: Arc<Informer<DockerMachine>>,
+    pub docker_machine_pools: Arc<Informer<DockerMachinePool>>,
     /// IPAM kinds, claims and addresses in the version drydock stores them in.
     pub ip_address_claims: Arc<Informer<IPAddressClaim>>,
     pub ip_addresses: Arc<Informer<IPAddress>>,
@@ -149,6 +154,9 @@ impl Informers {
             dev_clusters: Informer::new(api(client, namespace)),
             dev_machines: Informer::new(api(client, namespace)),
             dev_machine_pools: Informer::new(api(client, namespace)),
+            docker_clusters: Informer::new(api(client, namespace)),
+            docker_machines: Informer::new(api(client, namespace)),
+            docker_machine_pools: Informer::new(api(client, namespace)),
             ip_address_claims: Informer::new(api(client, namespace)),
             ip_addresses: Informer::new(api(client, namespace)),
             ip_pools: Informer::new(api(client, namespace)),
@@ -179,6 +187,9 @@ impl Informers {
         self.dev_clusters.start();
         self.dev_machines.start();
         self.dev_machine_pools.start();
+        self.docker_clusters.start();
+        self.docker_machines.start();
+        self.docker_machine_pools.start();
         self.ip_address_claims.start();
         self.ip_addresses.start();
         self.ip_pools.start();

@@ -18,6 +18,7 @@ mod e2e_cli;
 mod e2e_day1;
 mod e2e_dev_provider;
 mod e2e_disk_full;
+mod e2e_docker_provider;
 mod e2e_etcd;
 mod e2e_ipam;
 mod e2e_kcp_remediation;

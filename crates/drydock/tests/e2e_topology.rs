@@ -401,8 +401,9 @@ async fn an_e2e_style_class_with_ten_variables_and_fifteen_patches_provisions() 
     assert_eq!(class["status"]["variables"].as_array().map(Vec::len), Some(10));
     assert_eq!(class["spec"]["patches"].as_array().map(Vec::len), Some(15));
 
-    let infra = owned(&kc, "devclusters.v1beta2.infrastructure.cluster.x-k8s.io", "e2e");
-    assert_eq!(infra["spec"]["backend"]["docker"]["loadBalancer"]["imageRepository"], "kindest", "a default");
+    let infra = owned(&kc, "dockerclusters.v1beta2.infrastructure.cluster.x-k8s.io", "e2e");
+    assert_eq!(infra["spec"]["loadBalancer"]["imageRepository"], "kindest", "a default");
+    assert_eq!(infra["status"]["initialization"]["provisioned"], true, "simulated: {infra:#}");
     let kcp = owned(&kc, "kubeadmcontrolplanes.v1beta2.controlplane.cluster.x-k8s.io", "e2e");
     let spec = &kcp["spec"]["kubeadmConfigSpec"];
     let config = &spec["clusterConfiguration"];
@@ -420,8 +421,8 @@ async fn an_e2e_style_class_with_ten_variables_and_fifteen_patches_provisions() 
         assert!(content.contains(line), "nested defaults and range in {content}");
     }
     let cp_template = kcp["spec"]["machineTemplate"]["spec"]["infrastructureRef"]["name"].as_str().unwrap_or_default();
-    let cp_machine = json(&kc, &["get", "devmachinetemplates.v1beta2.infrastructure.cluster.x-k8s.io", cp_template]);
-    let docker = &cp_machine["spec"]["template"]["spec"]["backend"]["docker"];
+    let cp_machine = json(&kc, &["get", "dockermachinetemplates.v1beta2.infrastructure.cluster.x-k8s.io", cp_template]);
+    let docker = &cp_machine["spec"]["template"]["spec"];
     assert_eq!(docker["customImage"], "kindest/node:v1.33.0", "builtin.controlPlane.version through a pipeline");
     assert_eq!(docker["preLoadImages"], serde_json::json!(["registry.k8s.io/pause:3.10"]));
     let md = owned(&kc, "machinedeployments.v1beta2.cluster.x-k8s.io", "e2e");
@@ -431,8 +432,8 @@ async fn an_e2e_style_class_with_ten_variables_and_fifteen_patches_provisions() 
     assert_eq!(arg(args, "v"), "4");
     assert_eq!(arg(args, "node-labels"), "deployment=md-0,class=default-worker", "printf with builtins");
     let worker = md["spec"]["template"]["spec"]["infrastructureRef"]["name"].as_str().unwrap_or_default();
-    let worker = json(&kc, &["get", "devmachinetemplates.v1beta2.infrastructure.cluster.x-k8s.io", worker]);
-    assert_eq!(worker["spec"]["template"]["spec"]["backend"]["docker"]["customImage"], "kindest/node:v1.33.0");
+    let worker = json(&kc, &["get", "dockermachinetemplates.v1beta2.infrastructure.cluster.x-k8s.io", worker]);
+    assert_eq!(worker["spec"]["template"]["spec"]["customImage"], "kindest/node:v1.33.0");
 
     // The MachinePool: its infrastructure pool and bootstrap config are made from the
     // patched templates, with `builtin.machinePool`; its replica comes up.
@@ -440,9 +441,9 @@ async fn an_e2e_style_class_with_ten_variables_and_fifteen_patches_provisions() 
     let mp_name = mp["metadata"]["name"].as_str().unwrap_or_default().to_string();
     let spec = &mp["spec"]["template"]["spec"];
     let pool = spec["infrastructureRef"]["name"].as_str().unwrap_or_default();
-    let pool = json(&kc, &["get", "devmachinepools.v1beta2.infrastructure.cluster.x-k8s.io", pool]);
-    assert_eq!(pool["spec"]["backend"]["docker"]["customImage"], "kindest/node:v1.33.0", "builtin.machinePool.version");
-    assert_eq!(pool["spec"]["backend"]["docker"]["preLoadImages"], serde_json::json!(["registry.k8s.io/pause:3.10"]));
+    let pool = json(&kc, &["get", "dockermachinepools.v1beta2.infrastructure.cluster.x-k8s.io", pool]);
+    assert_eq!(pool["spec"]["template"]["customImage"], "kindest/node:v1.33.0", "builtin.machinePool.version");
+    assert_eq!(pool["spec"]["template"]["preLoadImages"], serde_json::json!(["registry.k8s.io/pause:3.10"]));
     let config = spec["bootstrap"]["configRef"]["name"].as_str().unwrap_or_default();
     let config = json(&kc, &["get", "kubeadmconfigs.v1beta2.bootstrap.cluster.x-k8s.io", config]);
     let args = &config["spec"]["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"];

@@ -17,6 +17,7 @@ use drydock_api::capi::conditions::{Condition, HasConditions};
 use drydock_api::capi::core::v1beta2::MachineAddress;
 use drydock_api::capi::dev::backend::{Backend, DOCKER_SIMULATED_MESSAGE};
 use drydock_api::capi::dev::v1beta2::{APIEndpoint as DevAPIEndpoint, DevCluster, DevMachine, InitializationStatus};
+use drydock_api::capi::docker::v1beta2::{DockerCluster, DockerMachine};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine, InMemoryMachineBehaviour};
 use drydock_api::capi::v1beta2_conditions::{self as v2, HasV1Beta2Conditions};
 use drydock_controllers::Informers;
@@ -67,12 +68,39 @@ fn mirror_conditions<K: HasConditions + HasV1Beta2Conditions>(obj: &mut K, now: 
     }
 }
 
+/// The readiness of a kind on the v1beta2 infrastructure contract
+/// (`status.initialization.provisioned`), with its v1beta1 conditions mirrored as v1beta2 ones.
+macro_rules! v1beta2_contract {
+    () => {
+        fn is_ready(&self) -> bool {
+            dev_provisioned(self.status.as_ref().and_then(|s| s.initialization.as_ref()))
+        }
+
+        fn set_ready(&mut self) {
+            set_dev_provisioned(&mut self.status.get_or_insert_with(Default::default).initialization);
+        }
+
+        fn mirror_v1beta2_conditions(&mut self, now: &Time) {
+            mirror_conditions(self, now);
+        }
+    };
+}
+
 fn dev_provisioned(init: Option<&InitializationStatus>) -> bool {
     init.and_then(|i| i.provisioned) == Some(true)
 }
 
 fn set_dev_provisioned(init: &mut Option<InitializationStatus>) {
     init.get_or_insert_with(Default::default).provisioned = Some(true);
+}
+
+/// Sets a v1beta2 endpoint unless both its host and port are set.
+fn set_endpoint_unless_set(e: &mut Option<DevAPIEndpoint>, endpoint: APIEndpoint) {
+    let set =
+        e.as_ref().is_some_and(|e| e.host.as_deref().is_some_and(|h| !h.is_empty()) && e.port.is_some_and(|p| p > 0));
+    if !set {
+        *e = Some(DevAPIEndpoint { host: Some(endpoint.host), port: Some(endpoint.port) });
+    }
 }
 
 /// An infrastructure cluster kind.
@@ -144,30 +172,12 @@ impl Simulated for DevCluster {
         self.spec.backend.selected()
     }
 
-    fn is_ready(&self) -> bool {
-        dev_provisioned(self.status.as_ref().and_then(|s| s.initialization.as_ref()))
-    }
-
-    fn set_ready(&mut self) {
-        set_dev_provisioned(&mut self.status.get_or_insert_with(Default::default).initialization);
-    }
-
-    fn mirror_v1beta2_conditions(&mut self, now: &Time) {
-        mirror_conditions(self, now);
-    }
+    v1beta2_contract!();
 }
 
 impl SimulatedCluster for DevCluster {
     fn default_endpoint(&mut self, endpoint: APIEndpoint) {
-        let set = self
-            .spec
-            .control_plane_endpoint
-            .as_ref()
-            .is_some_and(|e| e.host.as_deref().is_some_and(|h| !h.is_empty()) && e.port.is_some_and(|p| p > 0));
-        if !set {
-            self.spec.control_plane_endpoint =
-                Some(DevAPIEndpoint { host: Some(endpoint.host), port: Some(endpoint.port) });
-        }
+        set_endpoint_unless_set(&mut self.spec.control_plane_endpoint, endpoint);
     }
 
     /// The docker backend's `failureDomains`, as upstream's docker backend reports them (so
@@ -235,23 +245,72 @@ impl Simulated for DevMachine {
         self.spec.backend.selected()
     }
 
-    fn is_ready(&self) -> bool {
-        dev_provisioned(self.status.as_ref().and_then(|s| s.initialization.as_ref()))
-    }
-
-    fn set_ready(&mut self) {
-        set_dev_provisioned(&mut self.status.get_or_insert_with(Default::default).initialization);
-    }
-
-    fn mirror_v1beta2_conditions(&mut self, now: &Time) {
-        mirror_conditions(self, now);
-    }
+    v1beta2_contract!();
 }
 
 impl SimulatedMachine for DevMachine {
     /// The docker backend has no start-up settings: its machines start at once.
     fn behaviour(&self) -> Option<&InMemoryMachineBehaviour> {
         self.spec.backend.in_memory.as_ref()
+    }
+
+    fn provider_id(&self) -> Option<&str> {
+        self.spec.provider_id.as_deref()
+    }
+
+    fn set_provider_id(&mut self, id: String) {
+        self.spec.provider_id = Some(id);
+    }
+}
+
+/// Docker kinds run on the docker backend only, simulated in memory.
+impl Simulated for DockerCluster {
+    const CONTROLLER: &'static str = "dockercluster";
+    const FINALIZER: &'static str = "dockercluster.infrastructure.cluster.x-k8s.io";
+
+    fn informer(i: &Informers) -> &Arc<Informer<Self>> {
+        &i.docker_clusters
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Docker
+    }
+
+    v1beta2_contract!();
+}
+
+impl SimulatedCluster for DockerCluster {
+    fn default_endpoint(&mut self, endpoint: APIEndpoint) {
+        set_endpoint_unless_set(&mut self.spec.control_plane_endpoint, endpoint);
+    }
+
+    /// The offered failure domains, as upstream's docker provider reports them.
+    fn report_failure_domains(&mut self) {
+        if let Some(offered) = self.spec.docker.failure_domains.clone() {
+            self.status.get_or_insert_with(Default::default).failure_domains = Some(offered);
+        }
+    }
+}
+
+impl Simulated for DockerMachine {
+    const CONTROLLER: &'static str = "dockermachine";
+    const FINALIZER: &'static str = "dockermachine.infrastructure.cluster.x-k8s.io";
+
+    fn informer(i: &Informers) -> &Arc<Informer<Self>> {
+        &i.docker_machines
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Docker
+    }
+
+    v1beta2_contract!();
+}
+
+/// No start-up settings: a DockerMachine starts at once, as a docker-backed DevMachine.
+impl SimulatedMachine for DockerMachine {
+    fn behaviour(&self) -> Option<&InMemoryMachineBehaviour> {
+        None
     }
 
     fn provider_id(&self) -> Option<&str> {

@@ -7,7 +7,8 @@
 //!
 //! A Dev object on the docker backend is simulated in memory as well: drydock runs no
 //! containers, and says so (condition `BackendSimulated`, a Warning Event, an admission
-//! warning). DevMachinePools are served but not reconciled yet ([`machinepool`]).
+//! warning). Upstream's Docker kinds (DockerCluster, DockerMachine, DockerMachinePool) are
+//! simulated the same way. [`machinepool`] runs the instances of Dev and Docker pools.
 //!
 //! Faults are injected with an annotation on a simulated machine (see [`fault`]):
 //! `infrastructure.drydock.dev/fault: node-not-ready | node-unknown | node-deleted` makes the
@@ -26,7 +27,8 @@ pub mod timing;
 
 use std::sync::Arc;
 
-use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine};
+use drydock_api::capi::dev::v1beta2::{DevCluster, DevMachine, DevMachinePool};
+use drydock_api::capi::docker::v1beta2::{DockerCluster, DockerMachine, DockerMachinePool};
 use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_controllers::{Context, Running};
 
@@ -68,6 +70,9 @@ pub fn controllers(pctx: Arc<ProviderContext>) -> Vec<Running> {
         cluster::controller::<DevCluster>(&pctx),
         machine::controller::<InMemoryMachine>(&pctx),
         machine::controller::<DevMachine>(&pctx),
-        machinepool::controller(&pctx),
+        cluster::controller::<DockerCluster>(&pctx),
+        machine::controller::<DockerMachine>(&pctx),
+        machinepool::controller::<DevMachinePool>(&pctx),
+        machinepool::controller::<DockerMachinePool>(&pctx),
     ]
 }

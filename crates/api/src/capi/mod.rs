@@ -7,6 +7,7 @@
 //! - [`inmemory`] holds `infrastructure.cluster.x-k8s.io/v1alpha1` in-memory provider kinds.
 //! - [`dev`] holds `infrastructure.cluster.x-k8s.io` v1beta1 and v1beta2 Dev kinds (upstream's
 //!   test provider; its in-memory backend runs on drydock's in-memory provider).
+//! - [`docker`] holds the Docker provider's kinds (v1beta1 and v1beta2), simulated in memory.
 //! - [`ipam`] holds `ipam.cluster.x-k8s.io` claims and addresses (v1beta1) and in-cluster pools (v1alpha2).
 //! - [`addons`] holds `addons.cluster.x-k8s.io` ClusterResourceSet and ClusterResourceSetBinding.
 //!
@@ -29,6 +30,7 @@ pub mod contract;
 pub mod conversion;
 pub mod core;
 pub mod dev;
+pub mod docker;
 pub mod duration;
 pub mod inmemory;
 pub mod intstr;

@@ -13,7 +13,7 @@ use kube::CustomResourceExt;
 use super::conversion::lossless::Native;
 use super::conversion::{AdmitAt, HubSpoke};
 use super::typed::{KindAdmission, Typed};
-use super::{addons, core, dev, inmemory, ipam, kubeadm};
+use super::{addons, core, dev, docker, inmemory, ipam, kubeadm};
 use crate::admission::Admission;
 use crate::conversion::Conversion;
 use crate::resource::{NativeKind, ResourceDef};
@@ -204,6 +204,18 @@ fn listed() -> Vec<NativeKind> {
         hub_stored::<dev::conversion::DevMachineTemplateConversion, _>(dev::DevMachineTemplateAdmission),
         entry::<dev::v1beta2::DevMachinePool>(typed(dev::DevMachinePoolAdmission)),
         entry::<dev::v1beta2::DevMachinePoolTemplate>(typed(dev::DevMachinePoolTemplateAdmission)),
+        deprecated(hub_stored::<docker::conversion::DockerClusterConversion, _>(docker::DockerAdmission::new())),
+        deprecated(
+            hub_stored::<docker::conversion::DockerClusterTemplateConversion, _>(docker::DockerAdmission::new()),
+        ),
+        deprecated(hub_stored::<docker::conversion::DockerMachineConversion, _>(docker::DockerAdmission::new())),
+        deprecated(
+            hub_stored::<docker::conversion::DockerMachineTemplateConversion, _>(docker::DockerAdmission::new()),
+        ),
+        deprecated(hub_stored::<docker::conversion::DockerMachinePoolConversion, _>(docker::DockerAdmission::new())),
+        deprecated(hub_stored::<docker::conversion::DockerMachinePoolTemplateConversion, _>(
+            docker::DockerAdmission::new(),
+        )),
         hub_stored_with_older::<
             ipam::conversion::IPAddressClaimConversion,
             ipam::conversion::IPAddressClaimV1Alpha1Conversion,
@@ -219,6 +231,14 @@ fn listed() -> Vec<NativeKind> {
             addons::ClusterResourceSetBindingAdmission,
         )),
     ]
+}
+
+/// Every version deprecated: upstream deprecates all of its Docker kinds for the Dev kinds.
+fn deprecated(mut kind: NativeKind) -> NativeKind {
+    for v in &mut kind.crd.spec.versions {
+        v.deprecated = Some(true);
+    }
+    kind
 }
 
 /// Upstream's v1beta1 ClusterResourceSetBinding declares a status subresource though it has
@@ -252,8 +272,8 @@ mod tests {
     #[test]
     fn every_kind_is_served_with_admission_and_schema() {
         let defs: Vec<ResourceDef> = resources().into_iter().filter(|d| d.version != "v1beta2").collect();
-        // 26 kinds; IPAM's two also in v1alpha1.
-        assert_eq!(defs.len(), 28);
+        // 32 kinds; IPAM's two also in v1alpha1.
+        assert_eq!(defs.len(), 34);
         for d in &defs {
             assert!(d.admission.is_some(), "{} has no admission", d.kind);
             let schema = d.schema.as_ref().unwrap_or_else(|| panic!("{} has no schema", d.kind));
@@ -274,7 +294,7 @@ mod tests {
         assert!(!find("GlobalInClusterIPPool").namespaced);
         assert!(!find("IPAddress").status_subresource);
         assert_eq!(find("Machine").printer_columns.len(), 6);
-        assert_eq!(crds().len(), 28);
+        assert_eq!(crds().len(), 34);
     }
 
     #[test]

@@ -63,6 +63,9 @@ pub(crate) enum Source {
     InMemoryCluster,
     DevMachine,
     DevCluster,
+    /// Docker kinds: watched, read as dynamic objects (they are never on a hot path).
+    DockerMachine,
+    DockerCluster,
     KubeadmConfig,
     KubeadmControlPlane,
     /// Not watched: read with a GET.
@@ -85,6 +88,8 @@ impl Source {
             (INFRASTRUCTURE_GROUP, "InMemoryCluster") => Self::InMemoryCluster,
             (INFRASTRUCTURE_GROUP, "DevMachine") => Self::DevMachine,
             (INFRASTRUCTURE_GROUP, "DevCluster") => Self::DevCluster,
+            (INFRASTRUCTURE_GROUP, "DockerMachine") => Self::DockerMachine,
+            (INFRASTRUCTURE_GROUP, "DockerCluster") => Self::DockerCluster,
             (BOOTSTRAP_GROUP, "KubeadmConfig") => Self::KubeadmConfig,
             (CONTROL_PLANE_GROUP, "KubeadmControlPlane") => Self::KubeadmControlPlane,
             _ => Self::Api,
@@ -122,6 +127,8 @@ fn from_source(ctx: &Context, source: Source, namespace: &str, name: &str) -> Op
         }
         Source::DevMachine => from_store(&i.dev_machines.store, namespace, name).map(Referenced::DevMachine),
         Source::DevCluster => from_store(&i.dev_clusters.store, namespace, name).map(Referenced::DevCluster),
+        Source::DockerMachine => from_store(&i.docker_machines.store, namespace, name).and_then(|o| as_dynamic(&*o)),
+        Source::DockerCluster => from_store(&i.docker_clusters.store, namespace, name).and_then(|o| as_dynamic(&*o)),
         Source::KubeadmConfig => from_store(&i.kubeadm_configs.store, namespace, name).map(Referenced::KubeadmConfig),
         Source::KubeadmControlPlane => {
             from_store(&i.control_planes.store, namespace, name).map(Referenced::KubeadmControlPlane)
@@ -173,6 +180,12 @@ pub(crate) async fn read(ctx: &Context, namespace: &str, r: &ObjectReference) ->
         Some(obj) => Ok(obj),
         None => Ok(external::get(ctx, namespace, r).await?.map(|o| Referenced::Dynamic(Box::new(o)))),
     }
+}
+
+/// A cached typed object as the dynamic object a GET would have returned.
+fn as_dynamic<K: serde::Serialize>(obj: &K) -> Option<Referenced> {
+    let v = serde_json::to_value(obj).ok()?;
+    serde_json::from_value::<DynamicObject>(v).ok().map(|o| Referenced::Dynamic(Box::new(o)))
 }
 
 fn field<T: DeserializeOwned>(v: Option<&Value>) -> Option<T> {

@@ -36,6 +36,7 @@ use std::time::Duration;
 
 use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::dev::v1beta2::DevMachine;
+use drydock_api::capi::docker::v1beta2::DockerMachine;
 use drydock_api::capi::inmemory::InMemoryMachine;
 use drydock_api::capi::keys::{
     CLUSTER_NAME_LABEL, CONTROL_PLANE_NAME_LABEL, MACHINE_FINALIZER, POOL_NAME_LABEL, SET_NAME_LABEL,
@@ -120,7 +121,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let queue = Queue::new(CONTROLLER);
     let recorder = state.clone();
     let machines = ctx.informers.machines.subscribe().inspect(move |m| recorder.record(m));
-    let (s1, s2, s3, s5) = (state.clone(), state.clone(), state.clone(), state.clone());
+    let (s1, s2, s3, s5, s6) = (state.clone(), state.clone(), state.clone(), state.clone(), state.clone());
     let mut c = Controller::for_shared_stream(queue.track(machines), ctx.informers.machines.store.clone())
         .watches_shared_stream(
             ctx.informers.inmemory_machines.subscribe(),
@@ -129,6 +130,10 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         .watches_shared_stream(
             ctx.informers.dev_machines.subscribe(),
             queue.map_to(move |o: &DevMachine| s5.referrer_of(o.meta(), "DevMachine")),
+        )
+        .watches_shared_stream(
+            ctx.informers.docker_machines.subscribe(),
+            queue.map_to(move |o: &DockerMachine| s6.referrer_of(o.meta(), "DockerMachine")),
         )
         .watches_shared_stream(
             ctx.informers.kubeadm_configs.subscribe(),
@@ -240,7 +245,13 @@ async fn reconcile(machine: Arc<Machine>, state: Arc<State>) -> Result<Requeue> 
     // and a missing object must mean a gone one: a provisioned Machine whose infrastructure
     // is gone fails for good. (Bounded: a kind whose CRD is missing never loads.)
     let i = &ctx.informers;
-    for listed in [&i.clusters.listed, &i.inmemory_machines.listed, &i.dev_machines.listed, &i.kubeadm_configs.listed] {
+    for listed in [
+        &i.clusters.listed,
+        &i.inmemory_machines.listed,
+        &i.dev_machines.listed,
+        &i.docker_machines.listed,
+        &i.kubeadm_configs.listed,
+    ] {
         let _ = tokio::time::timeout(CACHE_WAIT, listed.wait()).await;
     }
     let ns = machine.namespace().unwrap_or_default();

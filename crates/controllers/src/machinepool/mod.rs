@@ -22,6 +22,7 @@ use std::time::Duration;
 use drydock_api::capi::common::ContractVersionedObjectReference;
 use drydock_api::capi::core::v1beta2::{Cluster, MachinePool};
 use drydock_api::capi::dev::v1beta2::DevMachinePool;
+use drydock_api::capi::docker::v1beta2::DockerMachinePool;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, MACHINE_POOL_FINALIZER, REPLICAS_MANAGED_BY_ANNOTATION};
 use drydock_api::capi::kubeadm::v1beta2::KubeadmConfig;
 use drydock_api::capi::owner;
@@ -57,10 +58,12 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
     let pools = i.machine_pools.store.clone();
     let on_cluster = queue.map_to(move |c: &Cluster| pools_of(&pools, c));
     let on_infra = queue.map_to(|p: &DevMachinePool| owner_of(&p.metadata));
+    let on_docker = queue.map_to(|p: &DockerMachinePool| owner_of(&p.metadata));
     let on_config = queue.map_to(|c: &KubeadmConfig| owner_of(&c.metadata));
     let c = Controller::for_shared_stream(queue.track(i.machine_pools.subscribe()), i.machine_pools.store.clone())
         .watches_shared_stream(i.clusters.subscribe(), on_cluster)
         .watches_shared_stream(i.dev_machine_pools.subscribe(), on_infra)
+        .watches_shared_stream(i.docker_machine_pools.subscribe(), on_docker)
         .watches_shared_stream(i.kubeadm_configs.subscribe(), on_config);
     let concurrency = ctx.settings.machinepool_concurrency;
     Box::pin(runner::run(NAME, c, queue, concurrency, ctx.clock().clone(), ctx.clone(), reconcile))

@@ -13,11 +13,12 @@
 //! size.
 
 mod instances;
+pub mod kinds;
 
 use std::sync::Arc;
 
 use drydock_api::capi::core::v1beta2::{Cluster, MachinePool};
-use drydock_api::capi::dev::v1beta2::{DevMachinePool, DevMachinePoolInstanceStatus};
+use drydock_api::capi::dev::v1beta2::DevMachinePoolInstanceStatus;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, REPLICAS_MANAGED_BY_ANNOTATION};
 use drydock_api::tenancy::LogicalClusterName;
 use drydock_controllers::Running;
@@ -27,58 +28,56 @@ use drydock_controllers::framework::write::{Writer, add_finalizer, remove_finali
 use drydock_controllers::framework::{Requeue, Result};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
+use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
-use kube::{Resource, ResourceExt};
 
 use self::instances::{INSTANCES_ANNOTATION, Instance};
+use self::kinds::{PoolState, SimulatedPool};
 use crate::fabricate::{self, MachineFacts};
 use crate::index::Gate;
 use crate::logical::LogicalCluster;
 use crate::timing::Plan;
 use crate::{ProviderContext, cluster_paused, is_paused};
 
-const NAME: &str = "devmachinepool";
-const FINALIZER: &str = "devmachinepool.infrastructure.cluster.x-k8s.io";
-
 struct PoolCtx {
     p: Arc<ProviderContext>,
     writer: Writer,
 }
 
-pub fn controller(pctx: &Arc<ProviderContext>) -> Running {
+pub fn controller<P: SimulatedPool>(pctx: &Arc<ProviderContext>) -> Running {
     let ctx = &pctx.ctx;
     let i = &ctx.informers;
-    let queue = Queue::new(NAME);
-    let on_pool = queue.map_to(|mp: &MachinePool| infra_of(mp));
+    let queue = Queue::new(P::CONTROLLER);
+    let on_pool = queue.map_to(|mp: &MachinePool| infra_of::<P>(mp));
     let pools = i.machine_pools.store.clone();
     let on_cluster = queue.map_to(move |c: &Cluster| {
         let (ns, name) = (c.namespace(), c.name_any());
         let of_cluster = |mp: &Arc<MachinePool>| mp.namespace() == ns && mp.spec.cluster_name == name;
-        pools.state().iter().filter(|mp| of_cluster(mp)).flat_map(|mp| infra_of(mp)).collect::<Vec<_>>()
+        pools.state().iter().filter(|mp| of_cluster(mp)).flat_map(|mp| infra_of::<P>(mp)).collect::<Vec<_>>()
     });
-    let c =
-        Controller::for_shared_stream(queue.track(i.dev_machine_pools.subscribe()), i.dev_machine_pools.store.clone())
-            .watches_shared_stream(i.machine_pools.subscribe(), on_pool)
-            .watches_shared_stream(i.clusters.subscribe(), on_cluster);
-    let state = Arc::new(PoolCtx { p: pctx.clone(), writer: Writer::tracking(NAME) });
-    Box::pin(runner::run(NAME, c, queue, 16, ctx.clock().clone(), state, reconcile))
+    let pools = P::informer(i);
+    let c = Controller::for_shared_stream(queue.track(pools.subscribe()), pools.store.clone())
+        .watches_shared_stream(i.machine_pools.subscribe(), on_pool)
+        .watches_shared_stream(i.clusters.subscribe(), on_cluster);
+    let state = Arc::new(PoolCtx { p: pctx.clone(), writer: Writer::tracking(P::CONTROLLER) });
+    Box::pin(runner::run(P::CONTROLLER, c, queue, 16, ctx.clock().clone(), state, reconcile::<P>))
 }
 
-/// The DevMachinePool a MachinePool points at.
-fn infra_of(mp: &MachinePool) -> Vec<ObjectRef<DevMachinePool>> {
+/// The pool of kind `P` a MachinePool points at.
+fn infra_of<P: SimulatedPool>(mp: &MachinePool) -> Vec<ObjectRef<P>> {
     let r = &mp.spec.template.spec.infrastructure_ref;
     let ns = mp.namespace().unwrap_or_default();
-    (r.is_kind(&DevMachinePool::group(&()), "DevMachinePool") && !r.name.is_empty())
+    (r.is_kind(&P::group(&()), &P::kind(&())) && !r.name.is_empty())
         .then(|| ObjectRef::new(&r.name).within(&ns))
         .into_iter()
         .collect()
 }
 
 /// The MachinePool owning a pool.
-fn owner(pool: &DevMachinePool, c: &PoolCtx) -> Option<Arc<MachinePool>> {
-    let o = drydock_api::capi::owner::find_owner(&pool.metadata, "cluster.x-k8s.io", "MachinePool")?;
+fn owner<P: SimulatedPool>(pool: &P, c: &PoolCtx) -> Option<Arc<MachinePool>> {
+    let o = drydock_api::capi::owner::find_owner(pool.meta(), "cluster.x-k8s.io", "MachinePool")?;
     let ns = pool.namespace().unwrap_or_default();
     c.p.ctx.informers.machine_pools.store.get(&ObjectRef::new(&o.name).within(&ns))
 }
@@ -87,29 +86,29 @@ fn workload(c: &PoolCtx, ns: &str, cluster: &str) -> LogicalCluster {
     LogicalCluster::new(&c.p.host.client, &LogicalClusterName::for_cluster(ns, cluster))
 }
 
-async fn reconcile(pool: Arc<DevMachinePool>, c: Arc<PoolCtx>) -> Result<Requeue> {
+async fn reconcile<P: SimulatedPool>(pool: Arc<P>, c: Arc<PoolCtx>) -> Result<Requeue> {
     if c.writer.is_stale(pool.as_ref()) {
         return Ok(Requeue::await_change());
     }
     let ns = pool.namespace().unwrap_or_default();
-    let api: Api<DevMachinePool> = c.p.ctx.api(&ns);
-    let recorded = instances::recorded(pool.metadata.annotations.as_ref());
+    let api: Api<P> = c.p.ctx.api(&ns);
+    let recorded = instances::recorded(pool.meta().annotations.as_ref());
     let cluster_name = pool.labels().get(CLUSTER_NAME_LABEL).cloned();
-    if pool.metadata.deletion_timestamp.is_some() {
+    if pool.meta().deletion_timestamp.is_some() {
         if let Some(cluster) = &cluster_name {
             let lc = workload(&c, &ns, cluster);
             for i in &recorded {
-                lc.delete::<Node>(NAME, None, &i.name).await?;
+                lc.delete::<Node>(P::CONTROLLER, None, &i.name).await?;
             }
         }
         let mut want = (*pool).clone();
-        if remove_finalizer(&mut want, FINALIZER) {
+        if remove_finalizer(&mut want, P::FINALIZER) {
             c.writer.apply(&api, &pool, &want).await?;
         }
         return Ok(Requeue::await_change());
     }
     // The MachinePool controller makes itself the owner; until then there is nothing to run.
-    let Some(mp) = owner(&pool, &c) else { return Ok(Requeue::await_change()) };
+    let Some(mp) = owner(pool.as_ref(), &c) else { return Ok(Requeue::await_change()) };
     c.p.ctx.informers.clusters.ready().await;
     let cluster_ref = ObjectRef::new(&mp.spec.cluster_name).within(&ns);
     let Some(cluster) = c.p.ctx.informers.clusters.store.get(&cluster_ref) else {
@@ -121,30 +120,30 @@ async fn reconcile(pool: Arc<DevMachinePool>, c: Arc<PoolCtx>) -> Result<Requeue
     let gate = Gate::of(&cluster);
     let bootstrapped = mp.spec.template.spec.bootstrap.data_secret_name.is_some();
     let mut want = (*pool).clone();
-    add_finalizer(&mut want, FINALIZER);
+    add_finalizer(&mut want, P::FINALIZER);
     if !(gate.infrastructure_ready && gate.control_plane_initialized && bootstrapped) {
         // Cluster and MachinePool changes wake the pool.
-        want.status.get_or_insert_with(Default::default).ready = Some(false);
+        want.mark_waiting();
         c.writer.apply(&api, &pool, &want).await?;
         return Ok(Requeue::await_change());
     }
-    let next = run(&c, &pool, &mp, recorded, &mut want).await?;
+    let next = run(&c, pool.as_ref(), &mp, recorded, &mut want).await?;
     c.writer.apply(&api, &pool, &want).await?;
     Ok(next.map_or(Requeue::await_change(), |t| Requeue::at(c.p.ctx.clock(), t)))
 }
 
 /// Starts, completes and removes instances as planned, recording them in `want`. Returns
 /// the next start-up deadline ahead.
-async fn run(
+async fn run<P: SimulatedPool>(
     c: &PoolCtx,
-    pool: &DevMachinePool,
+    pool: &P,
     mp: &MachinePool,
     mut current: Vec<Instance>,
-    want: &mut DevMachinePool,
+    want: &mut P,
 ) -> Result<Option<Timestamp>> {
     let ns = pool.namespace().unwrap_or_default();
     let now = c.p.ctx.clock().now();
-    let behaviour = pool.spec.backend.as_ref().and_then(|b| b.in_memory.as_ref());
+    let behaviour = pool.behaviour();
     let plan_of = |i: &Instance| Plan::new(&i.name, behaviour, false);
     let node_up = |i: &Instance| plan_of(i).progress(i.started, now).all_done();
     let version = mp.spec.template.spec.version.clone().unwrap_or_default();
@@ -159,7 +158,7 @@ async fn run(
 
     let lc = workload(c, &ns, &mp.spec.cluster_name);
     for name in &changes.remove {
-        lc.delete::<Node>(NAME, None, name).await?;
+        lc.delete::<Node>(P::CONTROLLER, None, name).await?;
     }
     current.retain(|i| !changes.remove.contains(&i.name));
     for _ in 0..changes.add {
@@ -172,7 +171,7 @@ async fn run(
         let progress = plan_of(i).progress(i.started, now);
         if progress.all_done() {
             let facts = MachineFacts { name: &i.name, version: &i.version, control_plane: false };
-            lc.create(NAME, &fabricate::node(&facts, plan_of(i).deadlines(i.started).node)?).await?;
+            lc.create(P::CONTROLLER, &fabricate::node(&facts, plan_of(i).deadlines(i.started).node)?).await?;
         }
         next = [next, progress.next].into_iter().flatten().min();
         statuses.push(DevMachinePoolInstanceStatus {
@@ -184,13 +183,8 @@ async fn run(
         });
     }
     want.annotations_mut().insert(INSTANCES_ANNOTATION.into(), instances::record(&current));
-    want.spec.provider_id_list = Some(current.iter().map(|i| fabricate::provider_id(&i.name)).collect());
+    want.set_provider_id_list(current.iter().map(|i| fabricate::provider_id(&i.name)).collect());
     let all_up = current.len() == desired && statuses.iter().all(|s| s.ready == Some(true));
-    let status = want.status.get_or_insert_with(Default::default);
-    status.replicas = Some(i32::try_from(current.len()).unwrap_or(i32::MAX));
-    status.instances = Some(statuses);
-    status.infrastructure_machine_kind = None;
-    status.ready = Some(all_up || status.ready == Some(true));
-    status.observed_generation = pool.metadata.generation;
+    want.record(PoolState { instances: statuses, all_up, observed_generation: pool.meta().generation });
     Ok(next)
 }

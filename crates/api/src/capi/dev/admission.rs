@@ -28,7 +28,7 @@ fn default_machine_backend(b: &mut DevMachineBackendSpec) {
     }
 }
 
-fn validate_endpoint(e: Option<&APIEndpoint>, path: &FieldPath) -> Option<FieldError> {
+pub(crate) fn validate_endpoint(e: Option<&APIEndpoint>, path: &FieldPath) -> Option<FieldError> {
     let port = e?.port?;
     (!(0..=65535).contains(&port)).then(|| {
         FieldError::invalid(path.child("controlPlaneEndpoint").child("port"), port, "must be between 0 and 65535")
@@ -58,7 +58,7 @@ fn machine_warnings(spec: &DevMachineSpec, kind: &str) -> Vec<String> {
     backend_warnings(spec.backend.selected(), spec.backend.docker.is_some(), kind)
 }
 
-fn template_spec_path() -> FieldPath {
+pub(crate) fn template_spec_path() -> FieldPath {
     FieldPath::new("spec").child("template").child("spec")
 }
 

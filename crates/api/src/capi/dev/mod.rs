@@ -16,5 +16,5 @@ pub mod v1beta2;
 
 pub(crate) use admission::{
     DevClusterAdmission, DevClusterTemplateAdmission, DevMachineAdmission, DevMachinePoolAdmission,
-    DevMachinePoolTemplateAdmission, DevMachineTemplateAdmission,
+    DevMachinePoolTemplateAdmission, DevMachineTemplateAdmission, template_spec_path, validate_endpoint,
 };

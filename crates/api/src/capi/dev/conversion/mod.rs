@@ -18,20 +18,20 @@ use crate::capi::conditions::Condition;
 use crate::capi::dev::v1beta2::{Conditions, DeprecatedStatus, InitializationStatus, V1Beta1DeprecatedStatus};
 
 /// v1beta1 `ready` as v1beta2's initialization.
-fn initialization_up(ready: Option<bool>) -> Option<InitializationStatus> {
+pub(crate) fn initialization_up(ready: Option<bool>) -> Option<InitializationStatus> {
     ready.map(|r| InitializationStatus { provisioned: Some(r) })
 }
 
-fn ready_down(i: Option<InitializationStatus>) -> Option<bool> {
+pub(crate) fn ready_down(i: Option<InitializationStatus>) -> Option<bool> {
     i.and_then(|i| i.provisioned)
 }
 
 /// v1beta1 conditions (with severity) move under `deprecated.v1beta1`.
-fn deprecated_up(conditions: Option<Vec<Condition>>) -> Option<DeprecatedStatus> {
+pub(crate) fn deprecated_up(conditions: Option<Vec<Condition>>) -> Option<DeprecatedStatus> {
     conditions.map(|c| DeprecatedStatus { v1beta1: Some(V1Beta1DeprecatedStatus { conditions: Some(c) }) })
 }
 
-fn deprecated_down(d: Option<DeprecatedStatus>) -> Option<Vec<Condition>> {
+pub(crate) fn deprecated_down(d: Option<DeprecatedStatus>) -> Option<Vec<Condition>> {
     d.and_then(|d| d.v1beta1).and_then(|v| v.conditions)
 }
 
