@@ -85,6 +85,7 @@ fn check_cluster(kc: &Path, cluster: &str) {
     for m in items(&json(kc, &["get", "machines.v1beta2.cluster.x-k8s.io", "-l", &selector])) {
         let fd = m["spec"]["failureDomain"].as_str().unwrap_or_default();
         assert!(fd == "fd-a" || fd == "fd-b", "control plane Machine outside the failure domains: {m:#}");
+        assert_eq!(m["status"]["failureDomain"].as_str(), Some(fd), "where it runs, as upstream reports it: {m:#}");
     }
 }
 

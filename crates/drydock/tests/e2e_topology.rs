@@ -417,7 +417,12 @@ async fn an_e2e_style_class_with_ten_variables_and_fifteen_patches_provisions() 
     let pss = spec["files"].as_array().and_then(|f| f.first()).cloned().unwrap_or_default();
     assert_eq!(pss["path"], "/etc/kubernetes/kube-apiserver-admission-pss.yaml");
     let content = pss["content"].as_str().unwrap_or_default();
-    for line in ["enforce: \"restricted\"", "audit: \"restricted\"", "namespaces: [kube-system, local-path-storage]"] {
+    for line in [
+        "apiVersion: pod-security.admission.config.k8s.io/v1\n",
+        "enforce: \"restricted\"",
+        "audit: \"restricted\"",
+        "namespaces: [kube-system, local-path-storage]",
+    ] {
         assert!(content.contains(line), "nested defaults and range in {content}");
     }
     let cp_template = kcp["spec"]["machineTemplate"]["spec"]["infrastructureRef"]["name"].as_str().unwrap_or_default();

@@ -183,6 +183,11 @@ impl<'a> Steps<'a> {
         if let Some(fd) = infra.failure_domain() {
             m.spec.failure_domain = Some(fd);
         }
+        // Where the Machine runs (v1beta2): the infrastructure's placement, else the one asked
+        // for, as upstream reports it for providers that do not place machines themselves.
+        if let Some(fd) = m.spec.failure_domain.clone().filter(|fd| !fd.is_empty()) {
+            m.status.get_or_insert_with(Default::default).failure_domain = Some(fd);
+        }
         m.spec.provider_id = Some(provider_id);
         Ok((None, Some(infra)))
     }

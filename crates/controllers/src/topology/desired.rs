@@ -147,7 +147,7 @@ pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan
             items.push(Patchable { target: target(), object: i, variables: vars });
         }
         let class_patches = bp.class.spec.patches.as_deref().unwrap_or_default();
-        patches::apply(class_patches, &global, &mut items).map_err(|e| Error::InvalidSpec(e.to_string()))?;
+        patches::apply(class_patches, &mut items).map_err(|e| Error::InvalidSpec(e.to_string()))?;
     }
 
     let infrastructure = made_from(&common, &bp.infrastructure, &infra_t, &infra_name, None);

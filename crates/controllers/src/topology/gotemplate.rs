@@ -1,5 +1,6 @@
 //! Go `text/template` rendering for ClusterClass patches (`enabledIf`, `valueFrom.template`)
-//! on the `gtmpl` engine, plus the few sprig functions classes commonly use.
+//! on the `gtmpl` engine, plus the sprig functions classes commonly use (`semverCompare`
+//! among them).
 //!
 //! Data is shaped as upstream's engine sees it after decoding the variables from JSON:
 //! objects are maps, so a missing key prints `<no value>` and is false in `if` instead of
@@ -55,6 +56,7 @@ const FUNCS: &[(&str, Func)] = &[
     ("list", list as Func),
     ("toJson", to_json as Func),
     ("toYaml", to_yaml as Func),
+    ("semverCompare", semver_compare as Func),
 ];
 
 fn to_gtmpl(v: &Value) -> Tv {
@@ -217,6 +219,13 @@ fn replace(args: &[Tv]) -> Result<Tv, FuncError> {
 }
 
 /// `join SEP LIST`.
+/// sprig's `semverCompare CONSTRAINT VERSION` (classes gate patches on the Kubernetes
+/// version with it).
+fn semver_compare(args: &[Tv]) -> Result<Tv, FuncError> {
+    let [constraint, version] = exactly::<2>("semverCompare", args)?;
+    super::semver_constraint::satisfies(&strval(constraint), &strval(version)).map(Tv::Bool).map_err(FuncError::Generic)
+}
+
 fn join(args: &[Tv]) -> Result<Tv, FuncError> {
     let [sep, list] = exactly::<2>("join", args)?;
     let items: Vec<String> = match list {
@@ -324,6 +333,8 @@ mod tests {
         assert_eq!(r("{{ toJson .m }}"), r#"{"k":"v","n":2}"#);
         // `n` is quoted: YAML 1.1 would read it as a boolean (Go's YAML quotes it too).
         assert_eq!(r("{{ toYaml .m }}"), "k: v\n\"n\": 2");
+        assert_eq!(r(r#"{{ if semverCompare ">= v1.24" "v1.33.0" }}new{{ end }}"#), "new");
+        assert_eq!(r(r#"v1{{ if semverCompare "< v1.25" "v1.33.0" }}beta1{{ end }}"#), "v1");
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod patches;
 mod pools;
 pub mod preview;
 mod progress;
+mod semver_constraint;
 mod status;
 mod upgrade;
 mod variables;

@@ -165,4 +165,4 @@ impl Backend {
 /// Why a docker-backed Dev object behaves as an in-memory one; said at admission, in an
 /// Event and in the object's conditions.
 pub const DOCKER_SIMULATED_MESSAGE: &str =
-    "drydock runs no containers: spec.backend.docker is simulated in memory (its settings have no effect)";
+    "drydock runs no containers: the docker backend is simulated in memory (its container settings have no effect)";
