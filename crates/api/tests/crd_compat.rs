@@ -176,7 +176,7 @@ fn schema_diffs(name: &str, up: &Value, ours: &Value) -> Vec<String> {
 }
 
 /// The CRDs drydock serves that upstream v1.9 did not have, compared with upstream v1.14's:
-/// the Dev provider's kinds and ClusterResourceSet with its binding.
+/// the Dev provider's kinds, ClusterResourceSet with its binding, and ExtensionConfig.
 const NEWER_KINDS: &[&str] = &[
     "clusterresourcesetbindings.addons.cluster.x-k8s.io",
     "clusterresourcesets.addons.cluster.x-k8s.io",
@@ -186,6 +186,7 @@ const NEWER_KINDS: &[&str] = &[
     "devmachinepooltemplates.infrastructure.cluster.x-k8s.io",
     "devmachines.infrastructure.cluster.x-k8s.io",
     "devmachinetemplates.infrastructure.cluster.x-k8s.io",
+    "extensionconfigs.runtime.cluster.x-k8s.io",
 ];
 
 fn pair_with_ours(upstream: Vec<(String, Value)>) -> Vec<(String, Value, Value)> {
@@ -262,7 +263,7 @@ fn every_upstream_kind_is_generated_and_nothing_else() {
     let mut up: BTreeSet<_> = common::upstream_crds().into_iter().map(|(n, _)| n).collect();
     assert_eq!(up.len(), 20, "upstream v1.9's kinds");
     up.extend(paired_newer().into_iter().map(|(n, _, _)| n));
-    assert_eq!(up.len(), 28);
+    assert_eq!(up.len(), 29);
     let ours: BTreeSet<_> = common::our_crds().into_iter().map(|(n, _)| n).collect();
     assert_eq!(up, ours);
 }

@@ -42,6 +42,9 @@ pub enum Error {
     /// A certificate or key could not be made or read.
     #[error(transparent)]
     Pki(#[from] drydock_api::pki::PkiError),
+    /// A Runtime Extension call failed.
+    #[error(transparent)]
+    Extension(#[from] crate::runtime_sdk::Error),
 }
 
 impl Error {

@@ -2,19 +2,21 @@
 //! cluster, control plane (with its machine infrastructure template), MachineDeployments
 //! (with bootstrap and infrastructure templates), MachinePools (with a bootstrap config and
 //! an infrastructure machine pool) and MachineHealthChecks made from its ClusterClass, with
-//! the class's variables and inline patches applied.
+//! the class's variables and patches applied (inline, and external through Runtime
+//! Extensions).
 //!
 //! Each reconcile reads the class's templates and the objects the topology already has
 //! ([`blueprint`]), computes every object the topology wants ([`desired`], with
-//! [`variables`] and [`patches`]; versions through [`upgrade`]), then applies them with
-//! server-side apply under the `capi-topology` field manager ([`apply`]), so a user's
-//! change to a field the topology sets is reverted and other fields are left alone.
+//! [`variables`], [`patches`] and [`external`]; versions through [`upgrade`]), then applies
+//! them with server-side apply under the `capi-topology` field manager ([`apply`]), so a
+//! user's change to a field the topology sets is reverted and other fields are left alone.
 //! `TopologyReconciled` says how it went ([`status`]).
 
 mod apply;
 mod blueprint;
 mod deployments;
 mod desired;
+mod external;
 mod gotemplate;
 mod patches;
 mod pools;
@@ -37,6 +39,7 @@ use crate::framework::requeue::Requeue;
 use crate::framework::runner::{self, Queue};
 use crate::framework::write::Writer;
 use crate::framework::{Result, pause};
+use crate::runtime_sdk::Registry;
 use crate::{Context, Running};
 
 /// The field manager of everything the topology applies, as upstream's.
@@ -145,9 +148,25 @@ async fn reconcile_topology(st: &State, cluster: &Cluster, class: &ClusterClass)
     let blueprint = blueprint::Blueprint::load(client, class, cluster, &[]).await?;
     let listed = blueprint::Listed::from_stores(&st.ctx, cluster);
     let current = blueprint::Current::load(client, cluster, &blueprint, &listed).await?;
-    let plan = desired::plan(cluster, &blueprint, &current)?;
+    let registry = Registry::new(st.ctx.informers.extension_configs.store.state());
+    let ext = external::Extensions::load(client, registry, class, &cluster.namespace().unwrap_or_default()).await;
+    let plan = desired::plan(cluster, &blueprint, &current, &ext).await?;
     apply::apply(&st.ctx, cluster, &blueprint, &current, &plan).await?;
-    Ok(plan.progress)
+    Ok(upgrade_plan_note(class, plan.progress))
+}
+
+/// GenerateUpgradePlan is not called: an upgrade follows drydock's own plan, and
+/// `TopologyReconciled` says so while one is under way.
+fn upgrade_plan_note(class: &ClusterClass, mut progress: upgrade::Progress) -> upgrade::Progress {
+    let external = class.spec.upgrade.as_ref().and_then(|u| u.external.as_ref());
+    if let (Some(handler), upgrade::Phase::Upgrading(message)) =
+        (external.and_then(|e| e.generate_upgrade_plan_extension.as_deref()), &mut progress.phase)
+    {
+        message.push_str(&format!(
+            " (the upgrade plan is drydock's own: the class's GenerateUpgradePlan extension {handler:?} is not called)"
+        ));
+    }
+    progress
 }
 
 impl State {

@@ -1,12 +1,14 @@
-//! The ClusterClass inline patch engine: `spec.patches` run in list order over the templates
-//! of one Cluster's topology, each patch seeing the output of the previous one, as upstream's
-//! (v1.14) engine does. External patches (Runtime SDK extensions) are refused.
+//! The ClusterClass inline patch engine: each inline patch of `spec.patches` over the
+//! templates of one Cluster's topology, as upstream's (v1.14) engine applies them.
+//! [`super::external`] runs the patches in order, calling extensions for external ones.
 
 use drydock_api::capi::core::v1beta2::{ClusterClassPatch, JSONPatch};
 use drydock_api::capi::core::{JSONPatchValue, PatchSelector, PatchSelectorMatchNames};
 use serde_json::{Map, Value};
 
 use super::{gotemplate, variables};
+use crate::runtime_sdk;
+use crate::runtime_sdk::wire::HolderReference;
 
 /// What a patch definition's selector can match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,22 +26,27 @@ pub enum Target<'a> {
 }
 
 /// One template the patches may edit: the whole template object as JSON (apiVersion, kind,
-/// metadata, spec.template...), its role, and the variables it sees (the global values plus
-/// overrides plus a `builtin` object — the caller builds them).
+/// metadata, spec.template...), its role, the variables it sees (the global values plus
+/// overrides plus a `builtin` object — the caller builds them), and the object that will
+/// reference what is made from it (what extensions are told).
 #[derive(Debug)]
 pub struct Patchable<'a> {
     pub target: Target<'a>,
     pub object: &'a mut Value,
     pub variables: &'a Map<String, Value>,
+    pub holder: HolderReference,
 }
 
 /// A patch could not be applied. The message names the patch (and the definition, JSON patch
 /// and path) since it ends up in the Cluster's `TopologyReconciled` condition.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatchError {
-    /// The patch calls a Runtime SDK extension.
-    #[error("patch {patch:?}: external patches (Runtime SDK extensions) are not supported by drydock yet")]
-    External { patch: String },
+    /// The patch's extension could not be called or failed.
+    #[error("patch {patch:?}: {source}")]
+    Extension { patch: String, source: runtime_sdk::Error },
+    /// An extension answered a patch that cannot be applied.
+    #[error("patch {patch:?}: answer item {item}: {message}")]
+    Answer { patch: String, item: usize, message: String },
     /// `enabledIf` or a `valueFrom.template` failed to parse, render or (for values) to read
     /// as YAML; the message says which and carries the template engine's message.
     #[error("patch {patch:?}: {message}")]
@@ -49,26 +56,21 @@ pub enum PatchError {
     JsonPatch { patch: String, definition: usize, index: usize, op: String, path: String, message: String },
 }
 
-/// Runs the class's patches in order on the templates. `global` is the variables without
-/// per-template overrides (with `builtin` at cluster level), what `enabledIf` sees. On error
-/// the items may be partly patched: the caller discards them.
-pub fn apply(
-    patches: &[ClusterClassPatch],
+/// Applies one inline patch's definitions to the templates. `global` is the variables
+/// without per-template overrides (with `builtin` at cluster level), what `enabledIf` sees.
+/// On error the items may be partly patched: the caller discards them.
+pub fn apply_inline(
+    patch: &ClusterClassPatch,
     global: &Map<String, Value>,
     items: &mut [Patchable<'_>],
 ) -> Result<(), PatchError> {
-    for patch in patches {
-        if patch.external.is_some() {
-            return Err(PatchError::External { patch: patch.name.clone() });
-        }
-        if !enabled(patch, global)? {
-            continue;
-        }
-        for (d, definition) in patch.definitions.iter().flatten().enumerate() {
-            for item in items.iter_mut().filter(|item| selects(&definition.selector, item)) {
-                for (j, op) in definition.json_patches.iter().enumerate() {
-                    apply_op(patch, (d, j), op, item)?;
-                }
+    if !enabled(patch, global)? {
+        return Ok(());
+    }
+    for (d, definition) in patch.definitions.iter().flatten().enumerate() {
+        for item in items.iter_mut().filter(|item| selects(&definition.selector, item)) {
+            for (j, op) in definition.json_patches.iter().enumerate() {
+                apply_op(patch, (d, j), op, item)?;
             }
         }
     }
@@ -76,7 +78,7 @@ pub fn apply(
 }
 
 /// A patch without `enabledIf` is enabled; with one, only if it renders to `true`.
-fn enabled(patch: &ClusterClassPatch, global: &Map<String, Value>) -> Result<bool, PatchError> {
+pub fn enabled(patch: &ClusterClassPatch, global: &Map<String, Value>) -> Result<bool, PatchError> {
     let Some(condition) = &patch.enabled_if else {
         return Ok(true);
     };
@@ -255,6 +257,15 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
+    /// The patches in order, as the topology runs them when all are inline.
+    fn apply(
+        patches: &[ClusterClassPatch],
+        global: &Map<String, Value>,
+        items: &mut [Patchable<'_>],
+    ) -> Result<(), PatchError> {
+        patches.iter().try_for_each(|p| apply_inline(p, global, items))
+    }
+
     /// A one-definition patch.
     fn simple(name: &str, api: &str, kind: &str, match_resources: Value, json_patches: Value) -> ClusterClassPatch {
         patch(json!({"name": name, "definitions": [{
@@ -287,7 +298,7 @@ mod tests {
         mut obj: Value,
         v: &Map<String, Value>,
     ) -> Result<Value, PatchError> {
-        let mut items = [Patchable { target, object: &mut obj, variables: v }];
+        let mut items = [Patchable { target, object: &mut obj, variables: v, holder: HolderReference::default() }];
         apply(patches, v, &mut items)?;
         Ok(obj)
     }
@@ -514,22 +525,21 @@ mod tests {
         let (va, vb) = (vars(json!({"x": 1})), vars(json!({"x": 2})));
         let (mut a, mut b) = (ak(), ak());
         let mut items = [
-            Patchable { target: Target::MachineDeployment { class: "a" }, object: &mut a, variables: &va },
-            Patchable { target: Target::MachineDeployment { class: "b" }, object: &mut b, variables: &vb },
+            Patchable {
+                target: Target::MachineDeployment { class: "a" },
+                object: &mut a,
+                variables: &va,
+                holder: HolderReference::default(),
+            },
+            Patchable {
+                target: Target::MachineDeployment { class: "b" },
+                object: &mut b,
+                variables: &vb,
+                holder: HolderReference::default(),
+            },
         ];
         apply(&[p], &Map::new(), &mut items).unwrap();
         assert_eq!((a["spec"]["v"].clone(), b["spec"]["v"].clone()), (json!(1), json!(2)));
-    }
-
-    #[test]
-    fn external_patches_are_refused() {
-        let p = patch(json!({"name": "ext", "external": {"generatePatchesExtension": "gen.my-extension"}}));
-        let err = run(&[p], Target::ControlPlane, object("a/v1", "K"), &Map::new()).unwrap_err();
-        assert_eq!(err, PatchError::External { patch: "ext".into() });
-        assert!(
-            err.to_string().contains("external patches (Runtime SDK extensions) are not supported by drydock yet"),
-            "{err}"
-        );
     }
 
     /// The control-plane patches of upstream's in-memory quick-start ClusterClass.

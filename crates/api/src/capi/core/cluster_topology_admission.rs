@@ -31,7 +31,7 @@ pub(super) fn admit(c: &mut Cluster, old: Option<&Cluster>, refs: &dyn RefVersio
     let Some(class) = class.filter(|_| !unchanged) else {
         return errs;
     };
-    let definitions = class.spec.variables.as_deref().unwrap_or_default();
+    let definitions = &class.variable_definitions();
     if let Some(t) = c.spec.topology.as_mut() {
         // Defaults first: a missing variable whose schema has a top-level default gets it,
         // appended, so defaulting again changes nothing.
@@ -97,7 +97,7 @@ fn check_values(
     let mut errs = Vec::new();
     for (i, v) in values.iter().enumerate() {
         let p = path.index(i);
-        let Some(d) = class.spec.variables.iter().flatten().find(|d| d.name == v.name) else {
+        let Some(d) = class.variable_definitions().into_iter().find(|d| d.name == v.name) else {
             let detail = format!("variable {:?} is not defined in ClusterClass {class_name}", v.name);
             errs.push(FieldError::invalid(p.child("name"), v.name.as_str(), detail));
             continue;
