@@ -17,7 +17,7 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::post;
 use base64::Engine;
-use common::{Env, json, kubectl, kubectl_ok, running, wait, wait_or_report};
+use common::{Env, condition, json, kubectl, kubectl_ok, running, wait, wait_or_report};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
@@ -166,14 +166,6 @@ fn generate(request: &Value) -> Value {
         }
     }
     json!({"status": "Success", "items": items})
-}
-
-fn condition(obj: &Value, type_: &str) -> Value {
-    obj["status"]["conditions"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["type"] == type_))
-        .cloned()
-        .unwrap_or(Value::Null)
 }
 
 fn extension_config(url: &str, ca: &str) -> String {

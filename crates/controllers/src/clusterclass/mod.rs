@@ -14,6 +14,7 @@ use std::time::Duration;
 use drydock_api::capi::core::v1beta2::ClusterClass;
 use drydock_api::capi::runtime::v1beta2::ExtensionConfig;
 use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
+use drydock_api::capi::v1beta2_conditions::names::{VARIABLE_DISCOVERY_FAILED_REASON, VARIABLES_READY};
 use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
 
@@ -90,8 +91,14 @@ async fn reconcile(cc: Arc<ClusterClass>, state: Arc<State>) -> Result<Requeue> 
     if paused {
         return Ok(Requeue::await_change());
     }
-    // A failed discovery is retried with backoff; the condition already says why.
+    // A failed discovery is retried with backoff; the condition says why, and an Event
+    // when the message is new.
     if let Some(Err(e)) = discovered.into_iter().map(|d| d.result).find(Result::is_err) {
+        let message = |c: &ClusterClass| c.v1beta2_condition(VARIABLES_READY).map(|c| c.message.clone());
+        if message(&cc) != message(&want) {
+            let note = message(&want).unwrap_or_default();
+            state.ctx.events.warning(cc.as_ref(), VARIABLE_DISCOVERY_FAILED_REASON, note).await;
+        }
         return Err(e.into());
     }
     let mut missing = Vec::new();

@@ -48,6 +48,15 @@ pub enum Error {
 }
 
 impl Error {
+    /// True when a Runtime Extension call failed, in any step.
+    pub fn is_extension(&self) -> bool {
+        match self {
+            Self::Extension(_) => true,
+            Self::Step { source, .. } => source.is_extension(),
+            _ => false,
+        }
+    }
+
     /// Wraps the error of a failed step with what the step was.
     pub fn during<E: Into<Error>>(step: impl Into<String>) -> impl FnOnce(E) -> Error {
         move |e| Error::Step { step: step.into(), source: Box::new(e.into()) }

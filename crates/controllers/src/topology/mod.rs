@@ -18,6 +18,7 @@ mod deployments;
 mod desired;
 mod external;
 mod gotemplate;
+mod json_pointer;
 mod patches;
 mod pools;
 pub mod preview;
@@ -31,6 +32,8 @@ use std::sync::Arc;
 
 use drydock_api::capi::core::v1beta2::{Cluster, ClusterClass};
 use drydock_api::capi::keys::CLUSTER_NAME_LABEL;
+use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
+use drydock_api::capi::v1beta2_conditions::names::TOPOLOGY_RECONCILED;
 use futures::StreamExt;
 use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -136,7 +139,13 @@ async fn reconcile(cluster: Arc<Cluster>, st: Arc<State>) -> Result<Requeue> {
             Ok(progress.requeue)
         }
         Err(e) => {
-            st.report(&cluster, status::failed(&e)).await?;
+            let report = status::failed(&e);
+            // An extension's failure is also an Event, once per new message.
+            let known = cluster.v1beta2_condition(TOPOLOGY_RECONCILED).is_some_and(|c| c.message == report.message);
+            if e.is_extension() && !known {
+                st.ctx.events.warning(cluster.as_ref(), "TopologyReconcileFailed", report.message.clone()).await;
+            }
+            st.report(&cluster, report).await?;
             Err(e)
         }
     }
