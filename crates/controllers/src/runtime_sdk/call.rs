@@ -83,9 +83,83 @@ fn named(config: &str, handlers: Vec<ExtensionHandler>) -> Vec<ExtensionHandler>
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     use super::*;
+    use crate::runtime_sdk::wire::GeneratePatchesRequest;
+
+    /// An extension answering one call with `answer` over plain HTTP: its base URL.
+    async fn answering(answer: &'static str) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        tokio::spawn(async move {
+            let Ok((mut s, _)) = listener.accept().await else { return };
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 4096];
+            // The whole request first: headers, then as many bytes as Content-Length says.
+            while let Ok(n) = s.read(&mut buf).await {
+                seen.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&seen).to_lowercase();
+                let Some(end) = text.find("\r\n\r\n") else { continue };
+                let length = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                if n == 0 || seen.len() >= end + 4 + length {
+                    break;
+                }
+            }
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+            let _ = s.write_all(reply.as_bytes()).await;
+        });
+        url
+    }
+
+    fn resolved(url: &str, policy: &str) -> Resolved {
+        let config: ExtensionConfig = serde_json::from_value(json!({
+            "apiVersion": "runtime.cluster.x-k8s.io/v1beta2", "kind": "ExtensionConfig",
+            "metadata": {"name": "ext"}, "spec": {"clientConfig": {"url": url}},
+        }))
+        .expect("config");
+        let handler: ExtensionHandler = serde_json::from_value(json!({"name": "gen.ext", "timeoutSeconds": 2,
+            "failurePolicy": policy,
+            "requestHook": {"apiVersion": "hooks.runtime.cluster.x-k8s.io/v1alpha1", "hook": "GeneratePatches"}}))
+        .expect("handler");
+        Resolved { config: Arc::new(config), handler, short_name: "gen".into() }
+    }
+
+    #[tokio::test]
+    async fn failure_answers_always_fail_and_broken_calls_follow_the_failure_policy() {
+        let request = GeneratePatchesRequest::default();
+        let url = answering(r#"{"status": "Failure", "message": "no such image"}"#).await;
+        let err = call(&resolved(&url, "Ignore"), None, &request).await.unwrap_err();
+        assert_eq!(err, Error::Failure { handler: "gen.ext".into(), message: "no such image".into() });
+        assert_eq!(err.to_string(), "extension handler \"gen.ext\" failed: no such image");
+
+        let url = answering(r#"{"status": "Success", "items": []}"#).await;
+        assert!(call(&resolved(&url, "Fail"), None, &request).await.is_ok());
+
+        // Nothing listens there any more.
+        let gone = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let closed = format!("http://{}", gone.local_addr().expect("address"));
+        drop(gone);
+        let err = call(&resolved(&closed, "Fail"), None, &request).await.unwrap_err();
+        assert!(matches!(err, Error::Call { ref handler, .. } if handler == "gen.ext"), "{err:?}");
+        assert!(call(&resolved(&closed, "Ignore"), None, &request).await.is_ok());
+
+        let url = answering("not json").await;
+        let err = call(&resolved(&url, "Fail"), None, &request).await.unwrap_err();
+        assert!(err.to_string().contains("the answer is not JSON"), "{err}");
+        let url = answering("not json").await;
+        assert!(call(&resolved(&url, "Ignore"), None, &request).await.is_ok());
+    }
 
     #[test]
     fn discovered_handlers_get_the_config_name_and_defaults() {
