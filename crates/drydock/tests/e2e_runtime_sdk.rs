@@ -169,9 +169,13 @@ fn generate(request: &Value) -> Value {
 }
 
 fn extension_config(url: &str, ca: &str) -> String {
+    named_config(CONFIG, url, ca)
+}
+
+fn named_config(name: &str, url: &str, ca: &str) -> String {
     let bundle = base64::engine::general_purpose::STANDARD.encode(ca);
     format!(
-        "apiVersion: runtime.cluster.x-k8s.io/v1beta2\nkind: ExtensionConfig\nmetadata:\n  name: {CONFIG}\n\
+        "apiVersion: runtime.cluster.x-k8s.io/v1beta2\nkind: ExtensionConfig\nmetadata:\n  name: {name}\n\
          spec:\n  clientConfig:\n    url: {url}\n    caBundle: {bundle}\n  settings:\n    origin: config\n    level: one\n"
     )
 }
@@ -309,6 +313,7 @@ async fn e2e_runtime_sdk_external_patches_and_variables_come_from_the_extension(
     // v1alpha1 readers see the same handlers.
     let alpha = json(&kc, &["get", "extensionconfigs.v1alpha1.runtime.cluster.x-k8s.io", CONFIG]);
     assert_eq!(alpha["status"]["handlers"], discovered["status"]["handlers"]);
+    untrusted_ca_is_not_discovered(&kc, &url).await;
 
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&class()));
     let cc = |kc: &Path| json(kc, &["get", "clusterclasses.v1beta2.cluster.x-k8s.io", "runtime-sdk"]);
@@ -352,7 +357,35 @@ async fn e2e_runtime_sdk_external_patches_and_variables_come_from_the_extension(
     .await;
     let message = condition(&cluster(&kc), "TopologyReconciled")["message"].clone();
     assert!(message.as_str().is_some_and(|m| m.contains("generate-patches.test-extension")), "{message}");
+    wait("a Warning Event for the refusal", WAIT, || {
+        let events = json(&kc, &["get", "events.v1.events.k8s.io"]);
+        events["items"].as_array().into_iter().flatten().any(|e| {
+            e["reason"] == "TopologyReconcileFailed"
+                && e["type"] == "Warning"
+                && e["note"].as_str().is_some_and(|n| n.contains("is refused by the test extension"))
+        })
+    })
+    .await;
     assert_eq!(image_repository(&kc), "registry.example/two", "nothing applied from a failed reconcile");
+}
+
+/// The caBundle is all the client trusts: the same extension under another CA's bundle
+/// is not discovered, and the condition says why.
+async fn untrusted_ca_is_not_discovered(kc: &Path, url: &str) {
+    let (other_ca, _) = tls();
+    kubectl_ok(kc, &["apply", "-f", "-"], Some(&named_config("untrusted", url, &other_ca)));
+    let get = || json(kc, &["get", "extensionconfigs.v1beta2.runtime.cluster.x-k8s.io", "untrusted"]);
+    wait("the untrusted ExtensionConfig not discovered", WAIT, || {
+        let c = condition(&get(), "Discovered");
+        c["status"] == "False" && c["reason"] == "NotDiscovered"
+    })
+    .await;
+    let message = condition(&get(), "Discovered")["message"].clone();
+    assert!(
+        message.as_str().is_some_and(|m| m.contains("discovery of untrusted") && m.contains("certificate")),
+        "{message}"
+    );
+    assert!(get()["status"].get("handlers").is_none(), "no handlers from a failed discovery");
 }
 
 async fn provisioned(kc: &Path) {
