@@ -108,7 +108,7 @@ pub async fn validate(
     Ok(())
 }
 
-/// Every template, its uid its position.
+/// Every template, with its position in `items` as its uid.
 fn generate_request(global: &Map<String, Value>, items: &[Patchable<'_>]) -> GeneratePatchesRequest {
     GeneratePatchesRequest {
         variables: wire::variables(global),
