@@ -3,7 +3,8 @@
 //! ExtensionConfig registers it and is discovered; a ClusterClass whose only patch is
 //! external lists the discovered variable; a topology Cluster setting it provisions with
 //! the generated patches on its objects, is patched again when the variable changes, and
-//! reports the extension's refusal in `TopologyReconciled`.
+//! reports the extension's refusal in `TopologyReconciled`; an upgrade follows the plan of
+//! the class's GenerateUpgradePlan extension.
 
 use crate::common;
 
@@ -17,7 +18,10 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::post;
 use base64::Engine;
+use common::watch::{first_where, record};
 use common::{Env, condition, json, kubectl, kubectl_ok, running, wait, wait_or_report};
+use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
+use kube::api::Api;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
@@ -116,6 +120,7 @@ async fn discovery() -> impl axum::response::IntoResponse {
             handler("discover-variables", "DiscoverVariables"),
             handler("generate-patches", "GeneratePatches"),
             handler("validate-topology", "ValidateTopology"),
+            handler("upgrade-plan", "GenerateUpgradePlan"),
         ],
     }))
 }
@@ -136,6 +141,7 @@ async fn handle(
             generate(&request)
         }
         "validatetopology" => json!({"status": "Success"}),
+        "generateupgradeplan" => upgrade_plan(&request),
         other => json!({"status": "Failure", "message": format!("unknown hook {other}")}),
     };
     answer(out)
@@ -166,6 +172,19 @@ fn generate(request: &Value) -> Value {
         }
     }
     json!({"status": "Success", "items": items})
+}
+
+/// One version per minor on the way (patch 3), then the target.
+fn upgrade_plan(request: &Value) -> Value {
+    let minor = |v: &Value| v.as_str().and_then(|v| v.split('.').nth(1)).and_then(|m| m.parse::<u32>().ok());
+    let (Some(from), Some(to)) =
+        (minor(&request["fromControlPlaneKubernetesVersion"]), minor(&request["toKubernetesVersion"]))
+    else {
+        return json!({"status": "Failure", "message": "versions missing"});
+    };
+    let mut steps: Vec<Value> = (from + 1..to).map(|m| json!({"version": format!("v1.{m}.3")})).collect();
+    steps.push(json!({"version": request["toKubernetesVersion"]}));
+    json!({"status": "Success", "controlPlaneUpgrades": steps})
 }
 
 fn extension_config(url: &str, ca: &str) -> String {
@@ -208,6 +227,8 @@ spec:
         validateTopologyExtension: validate-topology.{CONFIG}
         discoverVariablesExtension: discover-variables.{CONFIG}
         settings: {{origin: patch}}
+  upgrade:
+    external: {{generateUpgradePlanExtension: upgrade-plan.{CONFIG}}}
 ---
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
 kind: DevClusterTemplate
@@ -262,7 +283,7 @@ spec:
     pods: {cidrBlocks: ["192.168.0.0/16"]}
   topology:
     classRef: {name: runtime-sdk}
-    version: v1.33.0
+    version: v1.31.0
     controlPlane: {replicas: 1}
     workers:
       machineDeployments: [{class: default-worker, name: md-0, replicas: 1}]
@@ -308,7 +329,8 @@ async fn e2e_runtime_sdk_external_patches_and_variables_come_from_the_extension(
     let discovered = ext(&kc);
     let names: Vec<&str> =
         discovered["status"]["handlers"].as_array().into_iter().flatten().filter_map(|h| h["name"].as_str()).collect();
-    let want = ["discover-variables", "generate-patches", "validate-topology"].map(|h| format!("{h}.{CONFIG}"));
+    let want = ["discover-variables", "generate-patches", "validate-topology", "upgrade-plan"]
+        .map(|h| format!("{h}.{CONFIG}"));
     assert_eq!(names, want, "{discovered:#}");
     // v1alpha1 readers see the same handlers.
     let alpha = json(&kc, &["get", "extensionconfigs.v1alpha1.runtime.cluster.x-k8s.io", CONFIG]);
@@ -367,6 +389,25 @@ async fn e2e_runtime_sdk_external_patches_and_variables_come_from_the_extension(
     })
     .await;
     assert_eq!(image_repository(&kc), "registry.example/two", "nothing applied from a failed reconcile");
+
+    set_image(&kc, "registry.example/three");
+    upgrades_through_the_extensions_plan(&env, &kc).await;
+}
+
+/// v1.31 to v1.33 in one change (admission leaves the steps to the extension): the
+/// control plane passes through the extension's v1.32.3.
+async fn upgrades_through_the_extensions_plan(env: &Env, kc: &Path) {
+    let cp = record(Api::<KubeadmControlPlane>::default_namespaced(env.client()), |k| k.spec.version.clone());
+    wait("the control plane settled at registry.example/three", WAIT, || {
+        image_repository(kc) == "registry.example/three" && first_where(&cp, |v| v == "v1.31.0").is_some()
+    })
+    .await;
+    let patch = r#"{"spec":{"topology":{"version":"v1.33.0"}}}"#;
+    kubectl_ok(kc, &["patch", "clusters.v1beta2.cluster.x-k8s.io/rsdk", "--type", "merge", "-p", patch], None);
+    wait("the control plane at v1.33.0", WAIT, || first_where(&cp, |v| v == "v1.33.0").is_some()).await;
+    let (step, last) = (first_where(&cp, |v| v == "v1.32.3"), first_where(&cp, |v| v == "v1.33.0"));
+    assert!(step.is_some() && step < last, "through v1.32.3 first: {:?}", cp.lock().map(|s| s.clone()));
+    provisioned(kc).await;
 }
 
 /// The caBundle is all the client trusts: the same extension under another CA's bundle

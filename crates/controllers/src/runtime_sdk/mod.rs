@@ -1,13 +1,12 @@
 //! The Runtime SDK client: calls to Runtime Extensions (HTTPS servers an ExtensionConfig
 //! registers) for the hooks drydock runs: discovery (the ExtensionConfig controller),
-//! DiscoverVariables (the ClusterClass controller), GeneratePatches and ValidateTopology
-//! (the topology controller).
+//! DiscoverVariables (the ClusterClass controller), GeneratePatches, ValidateTopology and
+//! GenerateUpgradePlan (the topology controller).
 //!
 //! [`wire`] holds the requests and answers as extensions read and write them, [`client`]
 //! the HTTP call, [`registry`] how a handler name (`<handler>.<ExtensionConfig>`) is found
 //! among the discovered ExtensionConfigs, and [`call`] one call with the handler's timeout
-//! and failure policy. Lifecycle hooks (BeforeClusterCreate and the like) and
-//! GenerateUpgradePlan are not called.
+//! and failure policy. Lifecycle hooks (BeforeClusterCreate and the like) are not called.
 
 pub mod call;
 pub mod client;

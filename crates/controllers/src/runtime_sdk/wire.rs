@@ -19,6 +19,7 @@ pub enum Hook {
     DiscoverVariables,
     GeneratePatches,
     ValidateTopology,
+    GenerateUpgradePlan,
 }
 
 impl Hook {
@@ -28,6 +29,7 @@ impl Hook {
             Self::DiscoverVariables => "DiscoverVariables",
             Self::GeneratePatches => "GeneratePatches",
             Self::ValidateTopology => "ValidateTopology",
+            Self::GenerateUpgradePlan => "GenerateUpgradePlan",
         }
     }
 
@@ -226,11 +228,61 @@ impl HookRequest for ValidateTopologyRequest {
     type Response = ValidateTopologyResponse;
 }
 
+/// GenerateUpgradePlan: the versions an upgrade of a Cluster goes through.
+#[derive(Serialize, Debug, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct GenerateUpgradePlanRequest {
+    pub cluster: Value,
+    pub from_control_plane_kubernetes_version: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub from_workers_kubernetes_version: String,
+    pub to_kubernetes_version: String,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct GenerateUpgradePlanResponse {
+    #[serde(default)]
+    pub control_plane_upgrades: Vec<UpgradeStep>,
+    #[serde(default)]
+    pub workers_upgrades: Vec<UpgradeStep>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpgradeStep {
+    pub version: String,
+}
+
+impl HookRequest for GenerateUpgradePlanRequest {
+    const HOOK: Hook = Hook::GenerateUpgradePlan;
+    type Response = GenerateUpgradePlanResponse;
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn upgrade_plans_go_in_and_out_in_upstream_shape() {
+        let request = GenerateUpgradePlanRequest {
+            cluster: json!({"kind": "Cluster"}),
+            from_control_plane_kubernetes_version: "v1.31.0".into(),
+            from_workers_kubernetes_version: String::new(),
+            to_kubernetes_version: "v1.33.0".into(),
+        };
+        let body = envelope(&request, &BTreeMap::new()).expect("encoded");
+        assert_eq!(body["kind"], "GenerateUpgradePlanRequest");
+        assert_eq!(body["fromControlPlaneKubernetesVersion"], "v1.31.0");
+        assert!(body.get("fromWorkersKubernetesVersion").is_none());
+        let answer: Response<GenerateUpgradePlanResponse> = serde_json::from_value(json!({"status": "Success",
+            "controlPlaneUpgrades": [{"version": "v1.32.3"}, {"version": "v1.33.0"}]}))
+        .expect("decoded");
+        let steps: Vec<&str> = answer.body.control_plane_upgrades.iter().map(|s| s.version.as_str()).collect();
+        assert_eq!(steps, ["v1.32.3", "v1.33.0"]);
+        assert!(answer.body.workers_upgrades.is_empty());
+    }
 
     #[test]
     fn paths_name_the_hook_in_lowercase_and_the_handler() {

@@ -29,16 +29,22 @@ pub struct Extensions {
 
 impl Extensions {
     /// For a Cluster of `class` in `namespace`; the namespace is read only when the class
-    /// has external patches.
+    /// calls extensions.
     pub async fn load(client: &kube::Client, registry: Registry, class: &ClusterClass, namespace: &str) -> Self {
-        let external = class.spec.patches.iter().flatten().any(|p| p.external.is_some());
-        let labels = if external { namespace_labels(client, namespace).await } else { BTreeMap::new() };
+        let labels = if calls_extensions(class) { namespace_labels(client, namespace).await } else { BTreeMap::new() };
         Self { registry, namespace: namespace.to_string(), labels }
     }
 
-    fn resolve(&self, handler: &str, hook: Hook) -> Result<runtime_sdk::Resolved, runtime_sdk::Error> {
+    pub(super) fn resolve(&self, handler: &str, hook: Hook) -> Result<runtime_sdk::Resolved, runtime_sdk::Error> {
         self.registry.resolve(handler, hook, Some((&self.namespace, &self.labels)))
     }
+}
+
+/// Whether the class has external patches or an upgrade plan extension.
+pub fn calls_extensions(class: &ClusterClass) -> bool {
+    let upgrade = class.spec.upgrade.as_ref().and_then(|u| u.external.as_ref());
+    class.spec.patches.iter().flatten().any(|p| p.external.is_some())
+        || upgrade.is_some_and(|e| e.generate_upgrade_plan_extension.is_some())
 }
 
 /// The holder reference of a template: the object `kind` `name` of the Cluster's

@@ -25,6 +25,7 @@ pub mod preview;
 mod progress;
 mod status;
 mod upgrade;
+mod upgrade_plan;
 mod variables;
 mod workers;
 
@@ -154,28 +155,15 @@ async fn reconcile(cluster: Arc<Cluster>, st: Arc<State>) -> Result<Requeue> {
 /// Plans the topology from the class and what exists, then applies the plan.
 async fn reconcile_topology(st: &State, cluster: &Cluster, class: &ClusterClass) -> Result<upgrade::Progress> {
     let client = &st.ctx.client;
-    let blueprint = blueprint::Blueprint::load(client, class, cluster, &[]).await?;
+    let mut blueprint = blueprint::Blueprint::load(client, class, cluster, &[]).await?;
     let listed = blueprint::Listed::from_stores(&st.ctx, cluster);
     let current = blueprint::Current::load(client, cluster, &blueprint, &listed).await?;
     let registry = Registry::new(st.ctx.informers.extension_configs.store.state());
     let ext = external::Extensions::load(client, registry, class, &cluster.namespace().unwrap_or_default()).await;
+    upgrade_plan::apply(&mut blueprint, cluster, &current, &ext).await?;
     let plan = desired::plan(cluster, &blueprint, &current, &ext).await?;
     apply::apply(&st.ctx, cluster, &blueprint, &current, &plan).await?;
-    Ok(upgrade_plan_note(class, plan.progress))
-}
-
-/// GenerateUpgradePlan is not called: an upgrade follows drydock's own plan, and
-/// `TopologyReconciled` says so while one is under way.
-fn upgrade_plan_note(class: &ClusterClass, mut progress: upgrade::Progress) -> upgrade::Progress {
-    let external = class.spec.upgrade.as_ref().and_then(|u| u.external.as_ref());
-    if let (Some(handler), upgrade::Phase::Upgrading(message)) =
-        (external.and_then(|e| e.generate_upgrade_plan_extension.as_deref()), &mut progress.phase)
-    {
-        message.push_str(&format!(
-            " (the upgrade plan is drydock's own: the class's GenerateUpgradePlan extension {handler:?} is not called)"
-        ));
-    }
-    progress
+    Ok(plan.progress)
 }
 
 impl State {

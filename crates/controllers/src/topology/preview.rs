@@ -63,12 +63,13 @@ pub async fn preview(
     class: &ClusterClass,
     overlay: &[Value],
 ) -> Result<Preview> {
-    let bp = Blueprint::load(client, class, cluster, overlay).await?;
+    let mut bp = Blueprint::load(client, class, cluster, overlay).await?;
     let listed = Listed::fetch(client, cluster).await?;
     let current = Current::load(client, cluster, &bp, &listed).await?;
-    let external = class.spec.patches.iter().flatten().any(|p| p.external.is_some());
-    let registry = if external { Registry::list(client).await? } else { Registry::default() };
+    let registry =
+        if super::external::calls_extensions(class) { Registry::list(client).await? } else { Registry::default() };
     let ext = Extensions::load(client, registry, class, &cluster.namespace().unwrap_or_default()).await;
+    super::upgrade_plan::apply(&mut bp, cluster, &current, &ext).await?;
     let plan = desired::plan(cluster, &bp, &current, &ext).await?;
     let mut steps = Vec::new();
     for obj in [Some(&plan.infrastructure), plan.control_plane_machine.as_ref(), Some(&plan.control_plane)]
