@@ -1,7 +1,8 @@
 //! ExtensionConfigs: each is discovered (its extension's discovery call), its handlers
 //! recorded in `status.handlers`, and `Discovered` set (v1beta2, and the v1beta1 one under
 //! `status.deprecated`). The ClusterClass and topology controllers find handlers through
-//! the ExtensionConfig informer.
+//! the ExtensionConfig informer. A failed discovery keeps the handlers of the last
+//! successful one; the condition says it failed.
 //!
 //! A status write triggers a reconcile of its own, so discovery runs again only when the
 //! spec changed (a new generation), when the last one failed (retried with backoff), or
