@@ -14,7 +14,7 @@ pub const CACHE_USER: &str = "system:drydock:controller-manager";
 pub enum Component {
     /// Cluster API's core controllers: Clusters, ClusterClasses and topologies, Machines,
     /// MachineSets, MachineDeployments, MachinePools, MachineHealthChecks,
-    /// ClusterResourceSets.
+    /// ClusterResourceSets, ExtensionConfigs (and the Runtime Extension calls).
     Core,
     /// The kubeadm bootstrap provider (KubeadmConfig).
     KubeadmBootstrap,

@@ -176,7 +176,7 @@ fn schema_diffs(name: &str, up: &Value, ours: &Value) -> Vec<String> {
 }
 
 /// The CRDs drydock serves that upstream v1.9 did not have, compared with upstream v1.14's:
-/// the Dev and Docker providers' kinds and ClusterResourceSet with its binding.
+/// the Dev and Docker providers' kinds, ClusterResourceSet with its binding, and ExtensionConfig.
 const NEWER_KINDS: &[&str] = &[
     "clusterresourcesetbindings.addons.cluster.x-k8s.io",
     "clusterresourcesets.addons.cluster.x-k8s.io",
@@ -192,6 +192,7 @@ const NEWER_KINDS: &[&str] = &[
     "dockermachinepooltemplates.infrastructure.cluster.x-k8s.io",
     "dockermachines.infrastructure.cluster.x-k8s.io",
     "dockermachinetemplates.infrastructure.cluster.x-k8s.io",
+    "extensionconfigs.runtime.cluster.x-k8s.io",
 ];
 
 fn pair_with_ours(upstream: Vec<(String, Value)>) -> Vec<(String, Value, Value)> {
@@ -268,7 +269,7 @@ fn every_upstream_kind_is_generated_and_nothing_else() {
     let mut up: BTreeSet<_> = common::upstream_crds().into_iter().map(|(n, _)| n).collect();
     assert_eq!(up.len(), 20, "upstream v1.9's kinds");
     up.extend(paired_newer().into_iter().map(|(n, _, _)| n));
-    assert_eq!(up.len(), 34);
+    assert_eq!(up.len(), 35);
     let ours: BTreeSet<_> = common::our_crds().into_iter().map(|(n, _)| n).collect();
     assert_eq!(up, ours);
 }

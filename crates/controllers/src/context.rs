@@ -14,6 +14,7 @@ use drydock_api::capi::inmemory::{InMemoryCluster, InMemoryMachine};
 use drydock_api::capi::ipam::v1beta2::{IPAddress, IPAddressClaim};
 use drydock_api::capi::ipam::{GlobalInClusterIPPool, InClusterIPPool};
 use drydock_api::capi::kubeadm::v1beta2::{KubeadmConfig, KubeadmControlPlane};
+use drydock_api::capi::runtime::v1beta2::ExtensionConfig;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::Api;
 use kube::runtime::watcher;
@@ -123,6 +124,8 @@ pub struct Informers {
     /// type only (a fleet's many other Secrets are never held in memory for them).
     pub addon_config_maps: Arc<Informer<ConfigMap>>,
     pub addon_secrets: Arc<Informer<Secret>>,
+    /// Cluster-scoped: the registered Runtime Extensions and their discovered handlers.
+    pub extension_configs: Arc<Informer<ExtensionConfig>>,
     /// Nodes of every workload cluster through one cross-cluster watch, when the API server
     /// hosting the workload clusters offers one (otherwise Nodes are read per reconcile).
     pub nodes: Option<Arc<WorkloadNodes>>,
@@ -167,6 +170,7 @@ impl Informers {
                 api(client, namespace),
                 watcher::Config::default().fields(&format!("type={RESOURCE_SET_SECRET_TYPE}")),
             ),
+            extension_configs: Informer::new(Api::all(client.clone())),
             nodes: None,
         }
     }
@@ -197,6 +201,7 @@ impl Informers {
         self.cluster_resource_sets.start();
         self.addon_config_maps.start();
         self.addon_secrets.start();
+        self.extension_configs.start();
         if let Some(n) = &self.nodes {
             n.start();
         }

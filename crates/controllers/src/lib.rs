@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod clusterclass;
 pub mod context;
 pub mod etcd;
+pub mod extensionconfig;
 pub mod external;
 pub mod framework;
 pub mod ipam;
@@ -19,6 +20,7 @@ pub mod machinedeployment;
 pub mod machinepool;
 pub mod machineset;
 pub mod mhc;
+pub mod runtime_sdk;
 pub mod topology;
 pub mod workload;
 
@@ -48,6 +50,7 @@ pub fn controllers(as_: impl Fn(Component) -> Arc<Context>) -> Vec<Running> {
         machinepool::controller(&core),
         topology::controller(&core),
         addons::controller(&core),
+        extensionconfig::controller(&core),
     ];
     all.extend(ipam::controllers(&as_(Component::IpamInCluster)));
     all

@@ -15,6 +15,7 @@ const CONTROLLERS: &[&str] = &[
     "clusterclass",
     "ipam",
     "topology",
+    "extensionconfig",
 ];
 
 /// The source files of a controller module: `src/<name>.rs` and everything below `src/<name>/`.

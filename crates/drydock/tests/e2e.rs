@@ -34,6 +34,7 @@ mod e2e_preflight;
 mod e2e_propagation;
 mod e2e_rbac;
 mod e2e_rollout;
+mod e2e_runtime_sdk;
 mod e2e_split;
 mod e2e_storage_versions;
 mod e2e_topology;

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::watch::{Seen, first_where, record};
-use common::{Env, eventually, json, kubectl, kubectl_ok, running, wait};
+use common::{Env, condition, eventually, json, kubectl, kubectl_ok, running, wait};
 use drydock_api::capi::core::v1beta2::MachineDeployment;
 use drydock_api::capi::kubeadm::v1beta2::KubeadmControlPlane;
 use kube::api::Api;
@@ -31,14 +31,6 @@ fn manifest(template: &str, cluster: &str, version: &str, control_plane: u32, wo
         .replace("${KUBERNETES_VERSION}", version)
         .replace("${CONTROL_PLANE_MACHINE_COUNT}", &control_plane.to_string())
         .replace("${WORKER_MACHINE_COUNT}", &workers.to_string())
-}
-
-fn condition(obj: &Value, type_: &str) -> Value {
-    obj["status"]["conditions"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["type"] == type_))
-        .cloned()
-        .unwrap_or(Value::Null)
 }
 
 /// The one object of a kind that the topology made for `cluster`.

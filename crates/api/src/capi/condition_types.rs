@@ -112,3 +112,8 @@ pub const RESOURCES_APPLIED: &str = "ResourcesApplied";
 pub const RETRIEVING_RESOURCE_FAILED: &str = "RetrievingResourceFailed";
 pub const WRONG_SECRET_TYPE: &str = "WrongSecretType";
 pub const APPLY_FAILED: &str = "ApplyFailed";
+
+/// ExtensionConfig: its extension answered discovery (v1beta1 and v1beta2 share the type).
+pub const DISCOVERED: &str = "Discovered";
+/// v1beta1 reason of a failed discovery.
+pub const DISCOVERY_FAILED: &str = "DiscoveryFailed";

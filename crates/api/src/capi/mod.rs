@@ -10,6 +10,7 @@
 //! - [`docker`] holds the Docker provider's kinds (v1beta1 and v1beta2), simulated in memory.
 //! - [`ipam`] holds `ipam.cluster.x-k8s.io` claims and addresses (v1beta1) and in-cluster pools (v1alpha2).
 //! - [`addons`] holds `addons.cluster.x-k8s.io` ClusterResourceSet and ClusterResourceSetBinding.
+//! - [`runtime`] holds `runtime.cluster.x-k8s.io` ExtensionConfig (Runtime Extensions).
 //!
 //! Shared helpers: [`conditions`] (v1beta1 conditions and the Ready summary),
 //! [`condition_types`] (the condition types and reasons controllers set), [`owner`]
@@ -41,6 +42,7 @@ pub mod naming;
 pub mod owner;
 pub mod refs;
 mod registry;
+pub mod runtime;
 /// The label selector model, here too for the Cluster API kinds' users.
 pub use crate::selector;
 pub mod v1beta2_conditions;

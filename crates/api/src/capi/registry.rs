@@ -13,7 +13,7 @@ use kube::CustomResourceExt;
 use super::conversion::lossless::Native;
 use super::conversion::{AdmitAt, HubSpoke};
 use super::typed::{KindAdmission, Typed};
-use super::{addons, core, dev, docker, inmemory, ipam, kubeadm};
+use super::{addons, core, dev, docker, inmemory, ipam, kubeadm, runtime};
 use crate::admission::Admission;
 use crate::conversion::Conversion;
 use crate::resource::{NativeKind, ResourceDef};
@@ -230,12 +230,23 @@ fn listed() -> Vec<NativeKind> {
         binding_v1beta1_status(hub_stored::<addons::conversion::ClusterResourceSetBindingConversion, _>(
             addons::ClusterResourceSetBindingAdmission,
         )),
+        deprecated_alpha(hub_stored::<runtime::conversion::ExtensionConfigConversion, _>(
+            runtime::ExtensionConfigAdmission,
+        )),
     ]
 }
 
 /// Every version deprecated: upstream deprecates all of its Docker kinds for the Dev kinds.
 fn deprecated(mut kind: NativeKind) -> NativeKind {
     for v in &mut kind.crd.spec.versions {
+        v.deprecated = Some(true);
+    }
+    kind
+}
+
+/// ExtensionConfig's older version is v1alpha1, which upstream v1.14 serves deprecated.
+fn deprecated_alpha(mut kind: NativeKind) -> NativeKind {
+    for v in kind.crd.spec.versions.iter_mut().filter(|v| v.name == "v1alpha1") {
         v.deprecated = Some(true);
     }
     kind
@@ -272,8 +283,8 @@ mod tests {
     #[test]
     fn every_kind_is_served_with_admission_and_schema() {
         let defs: Vec<ResourceDef> = resources().into_iter().filter(|d| d.version != "v1beta2").collect();
-        // 32 kinds; IPAM's two also in v1alpha1.
-        assert_eq!(defs.len(), 34);
+        // 33 kinds; IPAM's two also in v1alpha1; ExtensionConfig in v1alpha1 only.
+        assert_eq!(defs.len(), 35);
         for d in &defs {
             assert!(d.admission.is_some(), "{} has no admission", d.kind);
             let schema = d.schema.as_ref().unwrap_or_else(|| panic!("{} has no schema", d.kind));
@@ -294,7 +305,7 @@ mod tests {
         assert!(!find("GlobalInClusterIPPool").namespaced);
         assert!(!find("IPAddress").status_subresource);
         assert_eq!(find("Machine").printer_columns.len(), 6);
-        assert_eq!(crds().len(), 34);
+        assert_eq!(crds().len(), 35);
     }
 
     #[test]

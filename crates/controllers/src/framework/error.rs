@@ -42,9 +42,21 @@ pub enum Error {
     /// A certificate or key could not be made or read.
     #[error(transparent)]
     Pki(#[from] drydock_api::pki::PkiError),
+    /// A Runtime Extension call failed.
+    #[error(transparent)]
+    Extension(#[from] crate::runtime_sdk::Error),
 }
 
 impl Error {
+    /// True when a Runtime Extension call failed, in any step.
+    pub fn is_extension(&self) -> bool {
+        match self {
+            Self::Extension(_) => true,
+            Self::Step { source, .. } => source.is_extension(),
+            _ => false,
+        }
+    }
+
     /// Wraps the error of a failed step with what the step was.
     pub fn during<E: Into<Error>>(step: impl Into<String>) -> impl FnOnce(E) -> Error {
         move |e| Error::Step { step: step.into(), source: Box::new(e.into()) }

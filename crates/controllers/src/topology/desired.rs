@@ -11,7 +11,8 @@ use serde_json::{Map, Value, json};
 
 use super::blueprint::{Blueprint, Current, Template};
 use super::deployments::{self, DeploymentPlan};
-use super::patches::{self, Patchable, Target};
+use super::external::{Extensions, holder};
+use super::patches::{Patchable, Target};
 use super::pools::{self, PoolPlan};
 use super::progress;
 use super::upgrade::{self, ControlPlaneState, Progress};
@@ -95,11 +96,11 @@ impl<'a> Common<'a> {
     }
 }
 
-pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan> {
+pub async fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current, ext: &Extensions) -> Result<Plan> {
     let common = Common::of(cluster)?;
     let topology = common.topology;
-    let class_vars = bp.class.spec.variables.as_deref().unwrap_or_default();
-    let user = variables::values(class_vars, topology.variables.as_deref().unwrap_or_default())
+    let class_vars = bp.class.variable_definitions();
+    let user = variables::values(&class_vars, topology.variables.as_deref().unwrap_or_default())
         .map_err(|e| Error::InvalidSpec(e.to_string()))?;
 
     let infra_name = match &current.infrastructure {
@@ -128,27 +129,15 @@ pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan
     let mut infra_t = bp.infrastructure.object.clone();
     let mut cp_t = bp.control_plane.object.clone();
     let mut cp_machine_t = bp.control_plane_machine.as_ref().map(|t| t.object.clone());
-    {
-        let mut items = vec![
-            Patchable { target: Target::InfrastructureCluster, object: &mut infra_t, variables: &global },
-            Patchable { target: Target::ControlPlane, object: &mut cp_t, variables: &cp_vars },
-        ];
-        if let Some(t) = cp_machine_t.as_mut() {
-            items.push(Patchable { target: Target::ControlPlane, object: t, variables: &cp_vars });
-        }
-        for ((n, (b, i)), vars) in names.iter().zip(md_ts.iter_mut()).zip(&md_vars) {
-            let target = || Target::MachineDeployment { class: n.topology.class.as_str() };
-            items.push(Patchable { target: target(), object: b, variables: vars });
-            items.push(Patchable { target: target(), object: i, variables: vars });
-        }
-        for ((n, (b, i)), vars) in pool_names.iter().zip(mp_ts.iter_mut()).zip(&mp_vars) {
-            let target = || Target::MachinePool { class: n.topology.class.as_str() };
-            items.push(Patchable { target: target(), object: b, variables: vars });
-            items.push(Patchable { target: target(), object: i, variables: vars });
-        }
-        let class_patches = bp.class.spec.patches.as_deref().unwrap_or_default();
-        patches::apply(class_patches, &mut items).map_err(|e| Error::InvalidSpec(e.to_string()))?;
-    }
+    let vars = Vars { global: &global, control_plane: &cp_vars, deployments: &md_vars, pools: &mp_vars };
+    let copies = Copies {
+        infra: &mut infra_t,
+        cp: &mut cp_t,
+        cp_machine: cp_machine_t.as_mut(),
+        deployments: &mut md_ts,
+        pools: &mut mp_ts,
+    };
+    patch_templates(&common, bp, (&names, &pool_names), &cp_name, copies, &vars, ext).await?;
 
     let infrastructure = made_from(&common, &bp.infrastructure, &infra_t, &infra_name, None);
     let infrastructure = without_empty_endpoint(infrastructure);
@@ -180,6 +169,92 @@ pub fn plan(cluster: &Cluster, bp: &Blueprint, current: &Current) -> Result<Plan
         pools,
         progress,
     })
+}
+
+/// The variables each template sees.
+struct Vars<'v> {
+    global: &'v Map<String, Value>,
+    control_plane: &'v Map<String, Value>,
+    deployments: &'v [Map<String, Value>],
+    pools: &'v [Map<String, Value>],
+}
+
+/// The copies of the class's templates the patches edit.
+struct Copies<'c> {
+    infra: &'c mut Value,
+    cp: &'c mut Value,
+    cp_machine: Option<&'c mut Value>,
+    deployments: &'c mut [TemplatePair],
+    pools: &'c mut [TemplatePair],
+}
+
+/// Runs the class's patches (inline and external) on the copies, then its ValidateTopology
+/// handlers; each template is told the object that will hold it.
+async fn patch_templates(
+    common: &Common<'_>,
+    bp: &Blueprint,
+    (names, pool_names): (&[deployments::Names<'_>], &[pools::Names<'_>]),
+    cp_name: &str,
+    copies: Copies<'_>,
+    vars: &Vars<'_>,
+    ext: &Extensions,
+) -> Result<()> {
+    let core = |kind: &str, name: &str, field: &str| holder(common, CORE_API_VERSION, kind, name, field);
+    let cluster = common.name();
+    let mut items = vec![
+        patchable(
+            Target::InfrastructureCluster,
+            copies.infra,
+            vars.global,
+            core("Cluster", &cluster, "spec.infrastructureRef"),
+        ),
+        patchable(
+            Target::ControlPlane,
+            copies.cp,
+            vars.control_plane,
+            core("Cluster", &cluster, "spec.controlPlaneRef"),
+        ),
+    ];
+    if let Some(t) = copies.cp_machine {
+        let cp = &bp.control_plane;
+        let v1beta1 = cp.reference.api_version.ends_with("/v1beta1");
+        let field = if v1beta1 {
+            "spec.machineTemplate.infrastructureRef"
+        } else {
+            "spec.machineTemplate.spec.infrastructureRef"
+        };
+        let h = holder(common, &cp.reference.api_version, cp.object_kind(), cp_name, field);
+        items.push(patchable(Target::ControlPlane, t, vars.control_plane, h));
+    }
+    for ((n, (b, i)), v) in names.iter().zip(copies.deployments.iter_mut()).zip(vars.deployments) {
+        let target = || Target::MachineDeployment { class: n.topology.class.as_str() };
+        items.push(patchable(target(), b, v, core("MachineDeployment", &n.name, BOOTSTRAP_FIELD)));
+        items.push(patchable(target(), i, v, core("MachineDeployment", &n.name, INFRASTRUCTURE_FIELD)));
+    }
+    for ((n, (b, i)), v) in pool_names.iter().zip(copies.pools.iter_mut()).zip(vars.pools) {
+        let target = || Target::MachinePool { class: n.topology.class.as_str() };
+        items.push(patchable(target(), b, v, core("MachinePool", &n.name, BOOTSTRAP_FIELD)));
+        items.push(patchable(target(), i, v, core("MachinePool", &n.name, INFRASTRUCTURE_FIELD)));
+    }
+    let class_patches = bp.class.spec.patches.as_deref().unwrap_or_default();
+    super::external::apply(class_patches, vars.global, &mut items, ext).await?;
+    super::external::validate(class_patches, vars.global, &items, ext).await?;
+    Ok(())
+}
+
+/// The apiVersion of the core objects that hold templates (Cluster, MachineDeployment,
+/// MachinePool), as the holder references of extension requests name them.
+const CORE_API_VERSION: &str = "cluster.x-k8s.io/v1beta2";
+const BOOTSTRAP_FIELD: &str = "spec.template.spec.bootstrap.configRef";
+const INFRASTRUCTURE_FIELD: &str = "spec.template.spec.infrastructureRef";
+
+fn patchable<'a>(
+    target: Target<'a>,
+    object: &'a mut Value,
+    variables: &'a Map<String, Value>,
+    holder: crate::runtime_sdk::wire::HolderReference,
+) -> Patchable<'a> {
+    Patchable { target, object, variables, holder }
 }
 
 /// The variables the control plane's templates see: the Cluster's with the control

@@ -2,20 +2,23 @@
 //! cluster, control plane (with its machine infrastructure template), MachineDeployments
 //! (with bootstrap and infrastructure templates), MachinePools (with a bootstrap config and
 //! an infrastructure machine pool) and MachineHealthChecks made from its ClusterClass, with
-//! the class's variables and inline patches applied.
+//! the class's variables and patches applied (inline, and external through Runtime
+//! Extensions).
 //!
 //! Each reconcile reads the class's templates and the objects the topology already has
 //! ([`blueprint`]), computes every object the topology wants ([`desired`], with
-//! [`variables`] and [`patches`]; versions through [`upgrade`]), then applies them with
-//! server-side apply under the `capi-topology` field manager ([`apply`]), so a user's
-//! change to a field the topology sets is reverted and other fields are left alone.
+//! [`variables`], [`patches`] and [`external`]; versions through [`upgrade`]), then applies
+//! them with server-side apply under the `capi-topology` field manager ([`apply`]), so a
+//! user's change to a field the topology sets is reverted and other fields are left alone.
 //! `TopologyReconciled` says how it went ([`status`]).
 
 mod apply;
 mod blueprint;
 mod deployments;
 mod desired;
+mod external;
 mod gotemplate;
+mod json_pointer;
 mod patches;
 mod pools;
 pub mod preview;
@@ -23,6 +26,7 @@ mod progress;
 mod semver_constraint;
 mod status;
 mod upgrade;
+mod upgrade_plan;
 mod variables;
 mod workers;
 
@@ -30,6 +34,8 @@ use std::sync::Arc;
 
 use drydock_api::capi::core::v1beta2::{Cluster, ClusterClass};
 use drydock_api::capi::keys::CLUSTER_NAME_LABEL;
+use drydock_api::capi::v1beta2_conditions::HasV1Beta2Conditions;
+use drydock_api::capi::v1beta2_conditions::names::TOPOLOGY_RECONCILED;
 use futures::StreamExt;
 use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -38,6 +44,7 @@ use crate::framework::requeue::Requeue;
 use crate::framework::runner::{self, Queue};
 use crate::framework::write::Writer;
 use crate::framework::{Result, pause};
+use crate::runtime_sdk::Registry;
 use crate::{Context, Running};
 
 /// The field manager of everything the topology applies, as upstream's.
@@ -134,7 +141,13 @@ async fn reconcile(cluster: Arc<Cluster>, st: Arc<State>) -> Result<Requeue> {
             Ok(progress.requeue)
         }
         Err(e) => {
-            st.report(&cluster, status::failed(&e)).await?;
+            let report = status::failed(&e);
+            // An extension's failure is also an Event, once per new message.
+            let known = cluster.v1beta2_condition(TOPOLOGY_RECONCILED).is_some_and(|c| c.message == report.message);
+            if e.is_extension() && !known {
+                st.ctx.events.warning(cluster.as_ref(), "TopologyReconcileFailed", report.message.clone()).await;
+            }
+            st.report(&cluster, report).await?;
             Err(e)
         }
     }
@@ -143,10 +156,13 @@ async fn reconcile(cluster: Arc<Cluster>, st: Arc<State>) -> Result<Requeue> {
 /// Plans the topology from the class and what exists, then applies the plan.
 async fn reconcile_topology(st: &State, cluster: &Cluster, class: &ClusterClass) -> Result<upgrade::Progress> {
     let client = &st.ctx.client;
-    let blueprint = blueprint::Blueprint::load(client, class, cluster, &[]).await?;
+    let mut blueprint = blueprint::Blueprint::load(client, class, cluster, &[]).await?;
     let listed = blueprint::Listed::from_stores(&st.ctx, cluster);
     let current = blueprint::Current::load(client, cluster, &blueprint, &listed).await?;
-    let plan = desired::plan(cluster, &blueprint, &current)?;
+    let registry = Registry::new(st.ctx.informers.extension_configs.store.state());
+    let ext = external::Extensions::load(client, registry, class, &cluster.namespace().unwrap_or_default()).await;
+    upgrade_plan::apply(&mut blueprint, cluster, &current, &ext).await?;
+    let plan = desired::plan(cluster, &blueprint, &current, &ext).await?;
     apply::apply(&st.ctx, cluster, &blueprint, &current, &plan).await?;
     Ok(plan.progress)
 }

@@ -1,12 +1,15 @@
-//! The ClusterClass inline patch engine: `spec.patches` run in list order over the templates
-//! of one Cluster's topology, each patch seeing the output of the previous one, as upstream's
-//! (v1.14) engine does. External patches (Runtime SDK extensions) are refused.
+//! The ClusterClass inline patch engine: each inline patch of `spec.patches` over the
+//! templates of one Cluster's topology, as upstream's (v1.14) engine applies them.
+//! [`super::external`] runs the patches in order, calling extensions for external ones.
 
 use drydock_api::capi::core::v1beta2::{ClusterClassPatch, JSONPatch, PatchDefinition};
 use drydock_api::capi::core::{JSONPatchValue, PatchSelector, PatchSelectorMatchNames};
 use serde_json::{Map, Value};
 
+use super::json_pointer::{edit, pointer_tokens};
 use super::{gotemplate, variables};
+use crate::runtime_sdk;
+use crate::runtime_sdk::wire::HolderReference;
 
 /// What a patch definition's selector can match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,22 +27,27 @@ pub enum Target<'a> {
 }
 
 /// One template the patches may edit: the whole template object as JSON (apiVersion, kind,
-/// metadata, spec.template...), its role, and the variables it sees (the global values plus
-/// overrides plus a `builtin` object — the caller builds them).
+/// metadata, spec.template...), its role, the variables it sees (the global values plus
+/// overrides plus a `builtin` object — the caller builds them), and the object that will
+/// reference what is made from it (what extensions are told).
 #[derive(Debug)]
 pub struct Patchable<'a> {
     pub target: Target<'a>,
     pub object: &'a mut Value,
     pub variables: &'a Map<String, Value>,
+    pub holder: HolderReference,
 }
 
 /// A patch could not be applied. The message names the patch (and the definition, JSON patch
 /// and path) since it ends up in the Cluster's `TopologyReconciled` condition.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatchError {
-    /// The patch calls a Runtime SDK extension.
-    #[error("patch {patch:?}: external patches (Runtime SDK extensions) are not supported by drydock yet")]
-    External { patch: String },
+    /// The patch's extension could not be called or failed.
+    #[error("patch {patch:?}: {source}")]
+    Extension { patch: String, source: runtime_sdk::Error },
+    /// An extension answered a patch that cannot be applied.
+    #[error("patch {patch:?}: answer item {item}: {message}")]
+    Answer { patch: String, item: usize, message: String },
     /// `enabledIf` or a `valueFrom.template` failed to parse, render or (for values) to read
     /// as YAML; the message says which and carries the template engine's message.
     #[error("patch {patch:?}: {message}")]
@@ -49,26 +57,21 @@ pub enum PatchError {
     JsonPatch { patch: String, definition: usize, index: usize, op: String, path: String, message: String },
 }
 
-/// Runs the class's patches in order on the templates. As upstream, each patch's `enabledIf`
-/// is evaluated per template its definitions select, with that template's variables (so a
+/// Applies one inline patch's definitions to the templates. As upstream, its `enabledIf` is
+/// evaluated per template its definitions select, with that template's variables (so a
 /// control plane template sees `builtin.controlPlane`, a worker's `builtin.machineDeployment`
 /// or `builtin.machinePool`). On error the items may be partly patched: the caller discards
 /// them.
-pub fn apply(patches: &[ClusterClassPatch], items: &mut [Patchable<'_>]) -> Result<(), PatchError> {
-    for patch in patches {
-        if patch.external.is_some() {
-            return Err(PatchError::External { patch: patch.name.clone() });
+pub fn apply_inline(patch: &ClusterClassPatch, items: &mut [Patchable<'_>]) -> Result<(), PatchError> {
+    for item in items.iter_mut() {
+        let selected: Vec<(usize, &PatchDefinition)> =
+            patch.definitions.iter().flatten().enumerate().filter(|(_, d)| selects(&d.selector, item)).collect();
+        if selected.is_empty() || !enabled(patch, item.variables)? {
+            continue;
         }
-        for item in items.iter_mut() {
-            let selected: Vec<(usize, &PatchDefinition)> =
-                patch.definitions.iter().flatten().enumerate().filter(|(_, d)| selects(&d.selector, item)).collect();
-            if selected.is_empty() || !enabled(patch, item.variables)? {
-                continue;
-            }
-            for (d, definition) in selected {
-                for (j, op) in definition.json_patches.iter().enumerate() {
-                    apply_op(patch, (d, j), op, item)?;
-                }
+        for (d, definition) in selected {
+            for (j, op) in definition.json_patches.iter().enumerate() {
+                apply_op(patch, (d, j), op, item)?;
             }
         }
     }
@@ -76,7 +79,7 @@ pub fn apply(patches: &[ClusterClassPatch], items: &mut [Patchable<'_>]) -> Resu
 }
 
 /// A patch without `enabledIf` is enabled; with one, only if it renders to `true`.
-fn enabled(patch: &ClusterClassPatch, variables: &Map<String, Value>) -> Result<bool, PatchError> {
+pub fn enabled(patch: &ClusterClassPatch, variables: &Map<String, Value>) -> Result<bool, PatchError> {
     let Some(condition) = &patch.enabled_if else {
         return Ok(true);
     };
@@ -144,104 +147,6 @@ fn apply_op(
         (other, ..) => return Err(fail(format!("unsupported op {other:?}: only add, replace and remove are"))),
     };
     edit(item.object, op.op == "add", &tokens, value).map_err(fail)
-}
-
-/// RFC 6901: `""` is the whole document, else `/`-separated tokens with `~1` for `/` and
-/// `~0` for `~`.
-fn pointer_tokens(path: &str) -> Result<Vec<String>, String> {
-    if path.is_empty() {
-        return Ok(Vec::new());
-    }
-    let Some(rest) = path.strip_prefix('/') else {
-        return Err("a path must be empty or start with \"/\"".into());
-    };
-    rest.split('/')
-        .map(|token| {
-            let mut out = String::with_capacity(token.len());
-            let mut chars = token.chars();
-            while let Some(c) = chars.next() {
-                if c != '~' {
-                    out.push(c);
-                    continue;
-                }
-                match chars.next() {
-                    Some('0') => out.push('~'),
-                    Some('1') => out.push('/'),
-                    _ => return Err(format!("invalid escape in {token:?}: \"~\" must be followed by 0 or 1")),
-                }
-            }
-            Ok(out)
-        })
-        .collect()
-}
-
-/// An array position: a decimal index without leading zeros, below `len` (or equal to it, or
-/// `-`, when appending).
-fn array_index(token: &str, len: usize, appending: bool) -> Result<usize, String> {
-    if appending && token == "-" {
-        return Ok(len);
-    }
-    let well_formed =
-        !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) && (token == "0" || !token.starts_with('0'));
-    match token.parse::<usize>() {
-        Ok(i) if well_formed && (i < len || (appending && i == len)) => Ok(i),
-        Ok(_) if well_formed => Err(format!("index {token} is out of range (array length {len})")),
-        _ => Err(format!("{token:?} is not an array index")),
-    }
-}
-
-/// The container the last token is in. For `add` (`create`), missing or null intermediate
-/// values become objects, or arrays when the next token is an index, as upstream's
-/// JSON patch library does with `EnsurePathExistsOnAdd`.
-fn parent<'v>(doc: &'v mut Value, tokens: &[String], create: bool) -> Result<&'v mut Value, String> {
-    let mut cur = doc;
-    let steps = tokens.len().saturating_sub(1);
-    for (i, token) in tokens.iter().take(steps).enumerate() {
-        cur = match cur {
-            Value::Object(map) => {
-                if create && map.get(token).is_none_or(Value::is_null) {
-                    let next = tokens.get(i + 1).map(String::as_str).unwrap_or_default();
-                    let index_next = next == "-" || (!next.is_empty() && next.bytes().all(|b| b.is_ascii_digit()));
-                    let empty = if index_next { Value::Array(Vec::new()) } else { Value::Object(Map::new()) };
-                    map.insert(token.clone(), empty);
-                }
-                map.get_mut(token).ok_or_else(|| format!("missing {token:?}"))?
-            }
-            Value::Array(items) => {
-                let idx = array_index(token, items.len(), false)?;
-                items.get_mut(idx).ok_or_else(|| format!("missing index {idx}"))?
-            }
-            _ => return Err(format!("{token:?} is inside a value that is neither an object nor an array")),
-        };
-    }
-    Ok(cur)
-}
-
-/// `add` (`adding`) or `replace` the value at `tokens`, or `remove` it (no value).
-fn edit(doc: &mut Value, adding: bool, tokens: &[String], value: Option<Value>) -> Result<(), String> {
-    let Some(last) = tokens.last() else {
-        *doc = value.ok_or("cannot remove the whole object")?;
-        return Ok(());
-    };
-    match (parent(doc, tokens, adding)?, value) {
-        (Value::Object(map), Some(v)) if adding => drop(map.insert(last.clone(), v)),
-        (Value::Object(map), Some(v)) => {
-            *map.get_mut(last).ok_or_else(|| format!("missing {last:?}: replace needs an existing value"))? = v;
-        }
-        (Value::Object(map), None) => {
-            drop(map.remove(last).ok_or_else(|| format!("missing {last:?}: nothing to remove"))?)
-        }
-        (Value::Array(items), value) => {
-            let idx = array_index(last, items.len(), adding)?;
-            match value {
-                Some(v) if adding => items.insert(idx, v),
-                Some(v) => items[idx] = v,
-                None => drop(items.remove(idx)),
-            }
-        }
-        _ => return Err(format!("{last:?} is inside a value that is neither an object nor an array")),
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -3,13 +3,16 @@
 //! applies them, and the order in which an upgrade moves the parts (`drydock topology plan`).
 
 use drydock_api::capi::core::v1beta2::{Cluster, ClusterClass};
+use kube::ResourceExt;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::blueprint::{self, Blueprint, Current, Listed};
 use super::desired::{self, Plan, contains};
+use super::external::Extensions;
 use super::upgrade::{self, ControlPlaneState};
 use crate::framework::Result;
+use crate::runtime_sdk::Registry;
 
 /// What would happen to one object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -60,10 +63,14 @@ pub async fn preview(
     class: &ClusterClass,
     overlay: &[Value],
 ) -> Result<Preview> {
-    let bp = Blueprint::load(client, class, cluster, overlay).await?;
+    let mut bp = Blueprint::load(client, class, cluster, overlay).await?;
     let listed = Listed::fetch(client, cluster).await?;
     let current = Current::load(client, cluster, &bp, &listed).await?;
-    let plan = desired::plan(cluster, &bp, &current)?;
+    let registry =
+        if super::external::calls_extensions(class) { Registry::list(client).await? } else { Registry::default() };
+    let ext = Extensions::load(client, registry, class, &cluster.namespace().unwrap_or_default()).await;
+    super::upgrade_plan::apply(&mut bp, cluster, &current, &ext).await?;
+    let plan = desired::plan(cluster, &bp, &current, &ext).await?;
     let mut steps = Vec::new();
     for obj in [Some(&plan.infrastructure), plan.control_plane_machine.as_ref(), Some(&plan.control_plane)]
         .into_iter()

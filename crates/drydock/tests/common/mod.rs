@@ -425,6 +425,15 @@ spec:
     )
 }
 
+/// The condition `type_` of an object's `status.conditions` (Null when it has none).
+pub fn condition(obj: &Value, type_: &str) -> Value {
+    obj["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == type_))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
 /// `kubectl ARGS -o json`, parsed (Null when the output is not JSON).
 pub fn json(kc: &Path, args: &[&str]) -> Value {
     let mut a = args.to_vec();

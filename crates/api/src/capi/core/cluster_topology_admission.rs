@@ -1,7 +1,8 @@
 //! The Cluster checks that read its ClusterClass, as upstream's webhook makes them: the
 //! variable values are defaulted from the class and validated against its schemas (422
 //! with the path of the value), the MachineDeployment classes must exist, and the version
-//! may move more than one minor at once only through versions the class lists.
+//! may move more than one minor at once only through versions the class lists (or when
+//! the class's upgrade plan extension plans the steps).
 //!
 //! A class that does not exist yet is not an error (manifests are applied in any order):
 //! the topology controller reports it until it appears.
@@ -31,7 +32,7 @@ pub(super) fn admit(c: &mut Cluster, old: Option<&Cluster>, refs: &dyn RefVersio
     let Some(class) = class.filter(|_| !unchanged) else {
         return errs;
     };
-    let definitions = class.spec.variables.as_deref().unwrap_or_default();
+    let definitions = &class.variable_definitions();
     if let Some(t) = c.spec.topology.as_mut() {
         // Defaults first: a missing variable whose schema has a top-level default gets it,
         // appended, so defaulting again changes nothing.
@@ -97,7 +98,7 @@ fn check_values(
     let mut errs = Vec::new();
     for (i, v) in values.iter().enumerate() {
         let p = path.index(i);
-        let Some(d) = class.spec.variables.iter().flatten().find(|d| d.name == v.name) else {
+        let Some(d) = class.variable_definitions().into_iter().find(|d| d.name == v.name) else {
             let detail = format!("variable {:?} is not defined in ClusterClass {class_name}", v.name);
             errs.push(FieldError::invalid(p.child("name"), v.name.as_str(), detail));
             continue;
@@ -109,7 +110,8 @@ fn check_values(
 }
 
 /// Versions never go down (checked without the class); more than one minor at once only
-/// when the class lists the versions to pass through and the new one among them.
+/// when the class lists the versions to pass through and the new one among them, or names
+/// an upgrade plan extension.
 fn version_change(
     c: &Cluster,
     old: Option<&Cluster>,
@@ -125,7 +127,9 @@ fn version_change(
     let (Ok(o), Ok(n)) = (version::parse(&prev.version), version::parse(&new.version)) else {
         return Vec::new();
     };
-    if !version::skips_minor(&o, &n) {
+    // A class with an upgrade plan extension leaves the steps to the extension.
+    let planned = class.and_then(|cc| cc.spec.upgrade.as_ref()).and_then(|u| u.external.as_ref());
+    if !version::skips_minor(&o, &n) || planned.is_some_and(|e| e.generate_upgrade_plan_extension.is_some()) {
         return Vec::new();
     }
     let listed = class.and_then(|cc| cc.spec.kubernetes_versions.as_ref()).filter(|v| !v.is_empty());

@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::healthcheck_checks::{HealthCheckV1Beta2, validate_health_check_v1beta2};
-use super::topology::EXTERNAL_PATCH_MESSAGE;
 use super::v1beta2::{
     ClusterClass, ClusterClassPatch, ClusterClassVariable, TopologyHealthCheckChecks, TopologyRemediationTriggerIf,
     TopologyRolloutStrategy,
@@ -25,16 +24,6 @@ pub(crate) struct ClusterClassAdmission;
 
 impl KindAdmission for ClusterClassAdmission {
     type Object = ClusterClass;
-
-    fn warnings(&self, cc: &ClusterClass, _old: Option<&ClusterClass>) -> Vec<String> {
-        cc.spec
-            .patches
-            .iter()
-            .flatten()
-            .filter(|p| p.external.is_some())
-            .map(|p| format!("{EXTERNAL_PATCH_MESSAGE}: patch {:?} is not applied", p.name))
-            .collect()
-    }
 
     fn admit_against(
         &self,
@@ -231,9 +220,9 @@ mod tests {
         let mut external = class();
         external["spec"]["patches"] =
             serde_json::json!([{"name": "ext", "external": {"generatePatchesExtension": "gen.ext"}}]);
+        // External patches run (through their extensions): nothing to warn about.
         let warnings = warnings_of(&Typed(ClusterClassAdmission), &external, None);
-        assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(warnings[0].contains(EXTERNAL_PATCH_MESSAGE) && warnings[0].contains("\"ext\""), "{warnings:?}");
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 
     #[test]

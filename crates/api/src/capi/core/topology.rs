@@ -9,10 +9,6 @@ use super::clusterclass::{MachineHealthCheckClass, MachineTimeouts, WorkerMachin
 use super::machinedeployment::MachineDeploymentStrategy;
 use crate::capi::common::ObjectMeta;
 
-/// What a ClusterClass with external patches is told at admission: drydock runs no
-/// Runtime SDK extensions, so their Clusters report the patch as not applied.
-pub const EXTERNAL_PATCH_MESSAGE: &str = "drydock runs no Runtime SDK extensions";
-
 /// The ClusterClass a Cluster uses and the values it fills in.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -146,6 +146,11 @@ pub const REMEDIATION_ALLOWED: &str = "RemediationAllowed";
 pub const REMEDIATION_ALLOWED_REASON: &str = "RemediationAllowed";
 pub const TOO_MANY_UNHEALTHY_REASON: &str = "TooManyUnhealthy";
 
+// ExtensionConfig.
+pub const DISCOVERED: &str = "Discovered";
+pub const DISCOVERED_REASON: &str = "Discovered";
+pub const NOT_DISCOVERED_REASON: &str = "NotDiscovered";
+
 // ClusterResourceSet.
 pub const RESOURCES_APPLIED: &str = "ResourcesApplied";
 pub const APPLIED_REASON: &str = "Applied";

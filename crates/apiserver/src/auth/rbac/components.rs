@@ -76,6 +76,8 @@ pub fn cluster_role_values() -> Vec<Value> {
                 // Kubeconfigs, ClusterResourceSets' ConfigMaps and Secrets.
                 rule(&rw(), &[""], &["configmaps", "secrets"]),
                 rule(&rw(), &["coordination.k8s.io"], &["leases"]),
+                // ExtensionConfigs' namespace selectors are matched against namespaces' labels.
+                rule(READ, &[""], &["namespaces"]),
             ]),
         ),
         role(

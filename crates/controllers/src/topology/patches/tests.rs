@@ -1,10 +1,16 @@
 use drydock_api::capi::core::v1beta2::{ClusterClassVariable, ClusterVariable};
 use serde_json::json;
 
+use super::super::json_pointer::array_index;
 use super::*;
 
 fn patch(v: Value) -> ClusterClassPatch {
     serde_json::from_value(v).unwrap()
+}
+
+/// The patches in order, as the topology runs them when all are inline.
+fn apply(patches: &[ClusterClassPatch], items: &mut [Patchable<'_>]) -> Result<(), PatchError> {
+    patches.iter().try_for_each(|p| apply_inline(p, items))
 }
 
 /// A one-definition patch.
@@ -39,7 +45,7 @@ fn run(
     mut obj: Value,
     v: &Map<String, Value>,
 ) -> Result<Value, PatchError> {
-    let mut items = [Patchable { target, object: &mut obj, variables: v }];
+    let mut items = [Patchable { target, object: &mut obj, variables: v, holder: HolderReference::default() }];
     apply(patches, &mut items)?;
     Ok(obj)
 }
@@ -245,15 +251,35 @@ fn enabled_if_is_evaluated_per_template_with_its_variables() {
         (vars(json!({"builtin": {"controlPlane": {"version": "v1.33.0"}}})), vars(json!({"builtin": {}})));
     let (mut cp_obj, mut md_obj) = (object("infra/v1", "T"), object("infra/v1", "T"));
     let mut items = [
-        Patchable { target: Target::ControlPlane, object: &mut cp_obj, variables: &cp_vars },
-        Patchable { target: Target::MachineDeployment { class: "a" }, object: &mut md_obj, variables: &md_vars },
+        Patchable {
+            target: Target::ControlPlane,
+            object: &mut cp_obj,
+            variables: &cp_vars,
+            holder: HolderReference::default(),
+        },
+        Patchable {
+            target: Target::MachineDeployment { class: "a" },
+            object: &mut md_obj,
+            variables: &md_vars,
+            holder: HolderReference::default(),
+        },
     ];
     let err = apply(std::slice::from_ref(&p), &mut items).unwrap_err();
     assert!(err.to_string().contains("enabledIf"), "the worker has no builtin.controlPlane: {err}");
     p.definitions.as_mut().unwrap()[0].selector.match_resources.machine_deployment_class = None;
     let mut items = [
-        Patchable { target: Target::ControlPlane, object: &mut cp_obj, variables: &cp_vars },
-        Patchable { target: Target::MachineDeployment { class: "a" }, object: &mut md_obj, variables: &md_vars },
+        Patchable {
+            target: Target::ControlPlane,
+            object: &mut cp_obj,
+            variables: &cp_vars,
+            holder: HolderReference::default(),
+        },
+        Patchable {
+            target: Target::MachineDeployment { class: "a" },
+            object: &mut md_obj,
+            variables: &md_vars,
+            holder: HolderReference::default(),
+        },
     ];
     apply(&[p], &mut items).unwrap();
     assert!(cp_obj["spec"]["template"]["spec"].get("hit").is_some(), "{cp_obj}");
@@ -289,22 +315,21 @@ fn items_use_their_own_variables() {
     let (va, vb) = (vars(json!({"x": 1})), vars(json!({"x": 2})));
     let (mut a, mut b) = (ak(), ak());
     let mut items = [
-        Patchable { target: Target::MachineDeployment { class: "a" }, object: &mut a, variables: &va },
-        Patchable { target: Target::MachineDeployment { class: "b" }, object: &mut b, variables: &vb },
+        Patchable {
+            target: Target::MachineDeployment { class: "a" },
+            object: &mut a,
+            variables: &va,
+            holder: HolderReference::default(),
+        },
+        Patchable {
+            target: Target::MachineDeployment { class: "b" },
+            object: &mut b,
+            variables: &vb,
+            holder: HolderReference::default(),
+        },
     ];
     apply(&[p], &mut items).unwrap();
     assert_eq!((a["spec"]["v"].clone(), b["spec"]["v"].clone()), (json!(1), json!(2)));
-}
-
-#[test]
-fn external_patches_are_refused() {
-    let p = patch(json!({"name": "ext", "external": {"generatePatchesExtension": "gen.my-extension"}}));
-    let err = run(&[p], Target::ControlPlane, object("a/v1", "K"), &Map::new()).unwrap_err();
-    assert_eq!(err, PatchError::External { patch: "ext".into() });
-    assert!(
-        err.to_string().contains("external patches (Runtime SDK extensions) are not supported by drydock yet"),
-        "{err}"
-    );
 }
 
 /// The control-plane patches of upstream's in-memory quick-start ClusterClass.

@@ -193,3 +193,23 @@ pub struct ClusterClassV1Beta1DeprecatedStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
 }
+
+impl super::ClusterClass {
+    /// Every variable a Cluster of the class may set: those of `spec.variables`, then those
+    /// only `status.variables` lists (discovered from Runtime Extensions; their first
+    /// definition).
+    pub fn variable_definitions(&self) -> Vec<ClusterClassVariable> {
+        let mut out: Vec<ClusterClassVariable> = self.spec.variables.clone().unwrap_or_default();
+        let status = self.status.as_ref().and_then(|s| s.variables.as_ref());
+        for v in status.into_iter().flatten() {
+            let Some(d) = v.definitions.first().filter(|_| !out.iter().any(|o| o.name == v.name)) else { continue };
+            out.push(ClusterClassVariable {
+                name: v.name.clone(),
+                required: d.required,
+                deprecated_v1beta1_metadata: d.deprecated_v1beta1_metadata.clone(),
+                schema: d.schema.clone(),
+            });
+        }
+        out
+    }
+}
