@@ -121,6 +121,8 @@ async fn discovery() -> impl axum::response::IntoResponse {
             handler("generate-patches", "GeneratePatches"),
             handler("validate-topology", "ValidateTopology"),
             handler("upgrade-plan", "GenerateUpgradePlan"),
+            // A lifecycle hook, which drydock registers and says it does not call.
+            handler("before-create", "BeforeClusterCreate"),
         ],
     }))
 }
@@ -329,9 +331,14 @@ async fn e2e_runtime_sdk_external_patches_and_variables_come_from_the_extension(
     let discovered = ext(&kc);
     let names: Vec<&str> =
         discovered["status"]["handlers"].as_array().into_iter().flatten().filter_map(|h| h["name"].as_str()).collect();
-    let want = ["discover-variables", "generate-patches", "validate-topology", "upgrade-plan"]
+    let want = ["discover-variables", "generate-patches", "validate-topology", "upgrade-plan", "before-create"]
         .map(|h| format!("{h}.{CONFIG}"));
     assert_eq!(names, want, "{discovered:#}");
+    let message = condition(&discovered, "Discovered")["message"].as_str().unwrap_or_default().to_string();
+    assert!(
+        message.contains("does not call lifecycle hooks") && message.ends_with(&format!("before-create.{CONFIG}")),
+        "the uncalled lifecycle handler is named: {message}"
+    );
     // v1alpha1 readers see the same handlers.
     let alpha = json(&kc, &["get", "extensionconfigs.v1alpha1.runtime.cluster.x-k8s.io", CONFIG]);
     assert_eq!(alpha["status"]["handlers"], discovered["status"]["handlers"]);

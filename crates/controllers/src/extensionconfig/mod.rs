@@ -70,7 +70,8 @@ async fn reconcile(ext: Arc<ExtensionConfig>, state: Arc<State>) -> Result<Reque
         Ok(handlers) => {
             status.handlers = Some(handlers.clone());
             want.mark_true(DISCOVERED, now.clone());
-            want.set_v1beta2(Observed::true_(DISCOVERED, DISCOVERED_REASON), &now);
+            let discovered = Observed::true_(DISCOVERED, DISCOVERED_REASON);
+            want.set_v1beta2(discovered.with_message(uncalled_message(handlers).unwrap_or_default()), &now);
         }
         Err(e) => {
             let message = e.to_string();
@@ -84,6 +85,9 @@ async fn reconcile(ext: Arc<ExtensionConfig>, state: Arc<State>) -> Result<Reque
             if !ext.status.as_ref().is_some_and(|s| s.handlers.as_ref() == Some(&handlers)) {
                 let names: Vec<&str> = handlers.iter().map(|h| h.name.as_str()).collect();
                 state.ctx.events.normal(ext.as_ref(), "Discovered", format!("handlers: {}", names.join(", "))).await;
+                if let Some(message) = uncalled_message(&handlers) {
+                    state.ctx.events.warning(ext.as_ref(), "HooksNotCalled", message).await;
+                }
             }
             state.discovered.lock().insert(uid, (generation, Instant::now()));
             Ok(Requeue::after(REDISCOVER))
@@ -94,6 +98,14 @@ async fn reconcile(ext: Arc<ExtensionConfig>, state: Arc<State>) -> Result<Reque
             Err(e.into())
         }
     }
+}
+
+/// What `Discovered` says of registered handlers drydock does not call (lifecycle hooks).
+fn uncalled_message(handlers: &[drydock_api::capi::runtime::ExtensionHandler]) -> Option<String> {
+    let uncalled = runtime_sdk::uncalled(handlers);
+    (!uncalled.is_empty()).then(|| {
+        format!("drydock does not call lifecycle hooks yet; these handlers are never called: {}", uncalled.join(", "))
+    })
 }
 
 impl State {

@@ -16,6 +16,26 @@ pub mod wire;
 pub use call::{call, discover};
 pub use registry::{Registry, Resolved};
 
+use drydock_api::capi::runtime::ExtensionHandler;
+
+/// The hooks drydock calls; an extension may register others (lifecycle hooks), which it
+/// does not call yet.
+const CALLED: [wire::Hook; 4] = [
+    wire::Hook::DiscoverVariables,
+    wire::Hook::GeneratePatches,
+    wire::Hook::ValidateTopology,
+    wire::Hook::GenerateUpgradePlan,
+];
+
+/// The names of the handlers whose hook drydock never calls.
+pub fn uncalled(handlers: &[ExtensionHandler]) -> Vec<&str> {
+    handlers
+        .iter()
+        .filter(|h| !CALLED.iter().any(|c| c.name() == h.request_hook.hook))
+        .map(|h| h.name.as_str())
+        .collect()
+}
+
 /// A hook call that failed. Each message names the handler (or ExtensionConfig), since
 /// it ends up in a condition.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,4 +60,26 @@ pub enum Error {
     /// The extension answered `status: Failure`.
     #[error("extension handler {handler:?} failed: {message}")]
     Failure { handler: String, message: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use drydock_api::capi::runtime::{ExtensionHandler, GroupVersionHook};
+
+    use super::*;
+
+    #[test]
+    fn lifecycle_handlers_are_the_uncalled_ones() {
+        let h = |name: &str, hook: &str| ExtensionHandler {
+            name: name.into(),
+            request_hook: GroupVersionHook {
+                api_version: "hooks.runtime.cluster.x-k8s.io/v1alpha1".into(),
+                hook: hook.into(),
+            },
+            ..Default::default()
+        };
+        let handlers =
+            [h("gen.x", "GeneratePatches"), h("create.x", "BeforeClusterCreate"), h("plan.x", "GenerateUpgradePlan")];
+        assert_eq!(uncalled(&handlers), ["create.x"]);
+    }
 }
