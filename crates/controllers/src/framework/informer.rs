@@ -133,6 +133,23 @@ where
     pub async fn ready(&self) {
         self.listed.wait().await;
     }
+
+    /// Waits, at most `limit`, until the store holds `name` in `namespace`; false if it
+    /// never did. A controller that created an object under a generated name calls it
+    /// before its next reconcile, which reads the store and would otherwise, if it ran
+    /// before the create's watch event, create the object again under another name
+    /// (upstream's topology controller waits for its cache the same way).
+    pub async fn wait_for(&self, namespace: &str, name: &str, limit: std::time::Duration) -> bool {
+        let key = kube::runtime::reflector::ObjectRef::new(name).within(namespace);
+        let deadline = tokio::time::Instant::now() + limit;
+        while self.store.get(&key).is_none() {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        true
+    }
 }
 
 #[cfg(test)]

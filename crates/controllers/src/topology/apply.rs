@@ -18,6 +18,7 @@ use super::blueprint::{self, Blueprint, Current, CurrentWorker, Template};
 use super::desired::{Plan, contains};
 use super::{CONTROLLER, DEPLOYMENT_NAME_LABEL, FIELD_MANAGER, OWNED_LABEL};
 use crate::context::Context;
+use crate::framework::informer::Informer;
 use crate::framework::write::{delete_if_present, merge_patch};
 use crate::framework::{Error, Result, metrics};
 
@@ -38,7 +39,8 @@ pub async fn apply(ctx: &Context, cluster: &Cluster, bp: &Blueprint, current: &C
     set_cluster_refs(ctx, cluster, plan).await?;
     for d in plan.deployments.iter().filter(|d| !d.pending_create) {
         let now = current.deployments.get(&d.topology_name);
-        apply_worker(ctx, [&d.bootstrap, &d.infrastructure, &d.object], now).await?;
+        let informer = &ctx.informers.machine_deployments;
+        apply_worker(ctx, informer, [&d.bootstrap, &d.infrastructure, &d.object], now).await?;
         if let Some(h) = &d.health_check {
             ssa_if_changed(ctx, h, health_check(ctx, h).as_ref()).await?;
         }
@@ -82,7 +84,8 @@ pub async fn apply(ctx: &Context, cluster: &Cluster, bp: &Blueprint, current: &C
 /// with them (by the MachinePool controller) their config and machine pool.
 async fn apply_pools(ctx: &Context, current: &Current, plan: &Plan) -> Result<()> {
     for p in plan.pools.iter().filter(|p| !p.pending_create) {
-        apply_worker(ctx, [&p.bootstrap, &p.infrastructure, &p.object], current.pools.get(&p.topology_name)).await?;
+        let (informer, now) = (&ctx.informers.machine_pools, current.pools.get(&p.topology_name));
+        apply_worker(ctx, informer, [&p.bootstrap, &p.infrastructure, &p.object], now).await?;
     }
     for (name, p) in &current.pools {
         if !plan.pools.iter().any(|d| &d.topology_name == name) {
@@ -94,17 +97,39 @@ async fn apply_pools(ctx: &Context, current: &Current, plan: &Plan) -> Result<()
 }
 
 /// A worker's bootstrap and infrastructure objects, then the worker, each against what
-/// exists now.
-async fn apply_worker<K: serde::Serialize>(
+/// exists now. A new worker is waited for in `informer`'s store: it has a generated name,
+/// and a reconcile that does not see it would make another.
+async fn apply_worker<K>(
     ctx: &Context,
+    informer: &Informer<K>,
     [bootstrap, infrastructure, object]: [&Value; 3],
     now: Option<&CurrentWorker<K>>,
-) -> Result<()> {
+) -> Result<()>
+where
+    K: serde::Serialize
+        + serde::de::DeserializeOwned
+        + kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
     ssa_if_changed(ctx, bootstrap, now.and_then(|n| n.bootstrap.as_ref())).await?;
     ssa_if_changed(ctx, infrastructure, now.and_then(|n| n.infrastructure.as_ref())).await?;
     let existing = now.map(|n| serde_json::to_value(&*n.object)).transpose()?;
-    ssa_if_changed(ctx, object, existing.as_ref()).await
+    ssa_if_changed(ctx, object, existing.as_ref()).await?;
+    if now.is_none() {
+        let (ns, name) = (object["metadata"]["namespace"].as_str(), name(object));
+        if !informer.wait_for(ns.unwrap_or_default(), name, CACHE_WAIT).await {
+            tracing::warn!(name, "a new topology worker did not reach the cache in time");
+        }
+    }
+    Ok(())
 }
+
+/// How long a reconcile waits for a worker it created to reach the shared cache.
+const CACHE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn name(v: &Value) -> &str {
     v["metadata"]["name"].as_str().unwrap_or_default()
