@@ -11,7 +11,9 @@ use crate::common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Env, generated_cluster, json, kubectl_ok, ready_nodes, running, wait, workload_kubeconfig};
+use common::{
+    Env, generated_cluster, json, kubectl_ok, ready_nodes, running, wait, wait_or_report, workload_kubeconfig,
+};
 use serde_json::Value;
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -54,11 +56,12 @@ fn machine_pool(kc: &Path) -> Value {
 }
 
 /// The pool's Nodes in the workload cluster (provider IDs of its instances): name and
-/// kubelet version of each.
-fn pool_nodes(wkc: &Path) -> Vec<(String, String)> {
+/// kubelet version of each. None when the workload API did not answer, so that a failed
+/// request is never taken for "no Nodes".
+fn pool_nodes(wkc: &Path) -> Option<Vec<(String, String)>> {
     let (ok, out, _) = common::kubectl(wkc, &["get", "nodes", "-o", "json"], None);
-    let v: Value = if ok { serde_json::from_str(&out).unwrap_or(Value::Null) } else { Value::Null };
-    v["items"]
+    let v: Value = serde_json::from_str(&out).ok().filter(|_| ok)?;
+    let nodes = v["items"]
         .as_array()
         .into_iter()
         .flatten()
@@ -67,7 +70,12 @@ fn pool_nodes(wkc: &Path) -> Vec<(String, String)> {
             let name = n["metadata"]["name"].as_str().unwrap_or_default().to_string();
             (name, n["status"]["nodeInfo"]["kubeletVersion"].as_str().unwrap_or_default().to_string())
         })
-        .collect()
+        .collect();
+    Some(nodes)
+}
+
+fn pool_node_count(wkc: &Path) -> Option<usize> {
+    pool_nodes(wkc).map(|n| n.len())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -81,7 +89,7 @@ async fn a_machine_pool_scales_rolls_out_and_goes() {
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&pool(3, "v1.31.2")));
     wait("3 pool Nodes ready and counted", 2 * MINUTE, || {
         let mp = machine_pool(&kc);
-        mp["status"]["readyReplicas"] == 3 && mp["status"]["phase"] == "Running" && pool_nodes(&wkc).len() == 3
+        mp["status"]["readyReplicas"] == 3 && mp["status"]["phase"] == "Running" && pool_node_count(&wkc) == Some(3)
     })
     .await;
     let mp = machine_pool(&kc);
@@ -113,17 +121,17 @@ async fn a_machine_pool_scales_rolls_out_and_goes() {
 
     kubectl_ok(&kc, &["scale", "machinepool", "workers", "--replicas", "1"], None);
     wait("the pool down to 1 Node", MINUTE, || {
-        machine_pool(&kc)["status"]["replicas"] == 1 && pool_nodes(&wkc).len() == 1
+        machine_pool(&kc)["status"]["replicas"] == 1 && pool_node_count(&wkc) == Some(1)
     })
     .await;
-    let kept = pool_nodes(&wkc);
+    let kept = pool_nodes(&wkc).expect("the workload API answers");
 
     // Replicas managed elsewhere: the pool keeps its size and the MachinePool follows it.
     let managed = "cluster.x-k8s.io/replicas-managed-by";
     kubectl_ok(&kc, &["annotate", "machinepool", "workers", &format!("{managed}=external-autoscaler")], None);
     kubectl_ok(&kc, &["scale", "machinepool", "workers", "--replicas", "3"], None);
     wait("the MachinePool back at the pool's 1 replica", MINUTE, || machine_pool(&kc)["spec"]["replicas"] == 1).await;
-    assert_eq!(pool_nodes(&wkc), kept, "the pool kept its instance");
+    assert_eq!(pool_nodes(&wkc), Some(kept.clone()), "the pool kept its instance");
     kubectl_ok(&kc, &["annotate", "machinepool", "workers", &format!("{managed}-")], None);
 
     // A new version: the instance is replaced, a new one ready before the old one goes.
@@ -131,14 +139,14 @@ async fn a_machine_pool_scales_rolls_out_and_goes() {
     kubectl_ok(&kc, &["patch", "machinepool", "workers", "--type", "merge", "-p", patch], None);
     let mut lowest = usize::MAX;
     wait("the pool rolled out to v1.31.1", 2 * MINUTE, || {
-        let nodes = pool_nodes(&wkc);
+        let Some(nodes) = pool_nodes(&wkc) else { return false };
         lowest = lowest.min(nodes.len());
         let mp = machine_pool(&kc);
         nodes.len() == 1 && nodes[0].1 == "v1.31.1" && mp["status"]["upToDateReplicas"] == 1
     })
     .await;
     assert_eq!(lowest, 1, "never fewer Nodes than wanted during the rollout");
-    assert_ne!(pool_nodes(&wkc)[0].0, kept[0].0, "the instance was replaced");
+    assert_ne!(pool_nodes(&wkc).expect("the workload API answers")[0].0, kept[0].0, "the instance was replaced");
     let versions = &machine_pool(&kc)["status"]["versions"];
     assert_eq!(versions, &serde_json::json!([{"version": "v1.31.1", "replicas": 1}]));
 
@@ -146,8 +154,19 @@ async fn a_machine_pool_scales_rolls_out_and_goes() {
     wait("the pool's Nodes and objects gone", MINUTE, || {
         let (ok_pool, _, _) = common::kubectl(&kc, &["get", "devmachinepool", "workers"], None);
         let (ok_config, _, _) = common::kubectl(&kc, &["get", "kubeadmconfig", "workers"], None);
-        pool_nodes(&wkc).is_empty() && !ok_pool && !ok_config
+        pool_node_count(&wkc) == Some(0) && !ok_pool && !ok_config
     })
     .await;
-    assert_eq!(ready_nodes(&wkc), 1, "the control plane Node stays");
+    // Only the control plane Node stays, Ready (asked again if the workload API is slow).
+    wait_or_report(
+        "the control plane Node alone and Ready",
+        MINUTE,
+        || {
+            let (ok, out, _) = common::kubectl(&wkc, &["get", "nodes", "-o", "json"], None);
+            let all = serde_json::from_str::<Value>(&out).ok().filter(|_| ok);
+            all.is_some_and(|v| v["items"].as_array().map(Vec::len) == Some(1)) && ready_nodes(&wkc) == 1
+        },
+        || common::kubectl(&wkc, &["get", "nodes", "-o", "wide"], None).1,
+    )
+    .await;
 }
