@@ -34,6 +34,7 @@ use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
+use crate::framework::coalesce::Coalesce;
 use crate::framework::events::PendingEvents;
 use crate::framework::index::{Changes, Index, ref_key};
 use crate::framework::pause::{self, Pause};
@@ -69,8 +70,10 @@ struct State {
     machines: Index,
     machine_sets: Index,
     machine_deployments: Index,
-    /// What each control plane last looked like to its Cluster.
+    /// What each control plane last looked like to its Cluster: what others wait on, and
+    /// what only the Cluster's summary reads.
     control_planes: Changes<ControlPlaneGate>,
+    control_plane_summaries: Changes<ControlPlaneSummary>,
     /// What each control plane Machine and MachineDeployment last looked like to its
     /// Cluster (the v1beta2 conditions and counters it aggregates).
     machine_gates: Changes<Vec<GateCondition>>,
@@ -79,14 +82,28 @@ struct State {
     writer: Writer,
     /// Deleting Clusters whose MachinePools are all gone (they have no informer to ask).
     pools_gone: parking_lot::Mutex<std::collections::HashSet<String>>,
+    /// Changes that only refresh the Cluster's summary (counters, rolled-up conditions).
+    summaries: Arc<Coalesce<Cluster>>,
 }
 
+/// How long changes of its Machines, MachineDeployments and control plane that only its
+/// summary reads gather before the Cluster is reconciled: one status write for a burst of
+/// Machine progress instead of one per step.
+const SUMMARY_WINDOW: Duration = Duration::from_millis(500);
+
+/// What others wait on from the Cluster's reading of its control plane (initialization,
+/// adoption, deletion).
 #[derive(Clone, Debug, PartialEq)]
 struct ControlPlaneGate {
     initialized: bool,
     deleting: bool,
     failed: bool,
     owner: Option<String>,
+}
+
+/// What only the Cluster's summary reads of its control plane.
+#[derive(Clone, Debug, PartialEq)]
+struct ControlPlaneSummary {
     /// Its Ready condition, mirrored into ControlPlaneReady.
     ready_condition: Option<conditions::Condition>,
     /// Its v1beta2 conditions and counters the Cluster's v1beta2 status reads.
@@ -94,6 +111,7 @@ struct ControlPlaneGate {
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
+    let (summaries, summary_triggers) = Coalesce::new(SUMMARY_WINDOW);
     let state = Arc::new(State {
         ctx: ctx.clone(),
         referrers: Index::default(),
@@ -101,10 +119,12 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machine_sets: Index::default(),
         machine_deployments: Index::default(),
         control_planes: Changes::default(),
+        control_plane_summaries: Changes::default(),
         machine_gates: Changes::default(),
         deployment_gates: Changes::default(),
         writer: Writer::tracking(CONTROLLER),
         pools_gone: Default::default(),
+        summaries,
     });
     let queue = Queue::new(CONTROLLER);
     let i = &ctx.informers;
@@ -140,7 +160,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         .watches_shared_stream(
             i.machine_deployments.subscribe(),
             queue.map_to(move |o: &MachineDeployment| s5.cluster_of_machine_deployment(o)),
-        );
+        )
+        .reconcile_on(queue.track_refs(summary_triggers));
     Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.cluster_concurrency, ctx.clock().clone(), state, reconcile))
 }
 
@@ -189,6 +210,8 @@ impl State {
             deleting: o.metadata.deletion_timestamp.is_some(),
             failed: failure.is_some_and(|f| f.failure_reason.is_some() || f.failure_message.is_some()),
             owner: owner::find_owner(&o.metadata, "cluster.x-k8s.io", "Cluster").map(|r| r.name.clone()),
+        };
+        let summary = ControlPlaneSummary {
             ready_condition: o.get_condition(conditions::READY).cloned(),
             v1beta2: (
                 gate_conditions(o.v1beta2_conditions(), ROLLUP_TYPES),
@@ -205,10 +228,14 @@ impl State {
         let store = &self.ctx.informers.control_planes.store;
         let exists = |k: &str| k.split_once('/').is_some_and(|(n, c)| in_store(store, n, c).is_some());
         let key = format!("{ns}/{}", o.name_any());
-        if !self.control_planes.changed(key, gate, store.len(), exists) {
-            return Vec::new();
+        let summarised = self.control_plane_summaries.changed(key.clone(), summary, store.len(), exists);
+        if self.control_planes.changed(key, gate, store.len(), exists) {
+            self.referrer_of(&o.metadata, "KubeadmControlPlane")
+        } else if summarised {
+            self.summaries.later(self.referrer_of(&o.metadata, "KubeadmControlPlane"))
+        } else {
+            Vec::new()
         }
-        self.referrer_of(&o.metadata, "KubeadmControlPlane")
     }
 
     /// Machines matter to their Cluster while it is deleting (it waits for them), and while
@@ -232,8 +259,10 @@ impl State {
             let gate = gate_conditions(m.v1beta2_conditions(), &[v2names::READY, v2names::UP_TO_DATE]);
             self.machine_gates.changed(format!("{ns}/{}", m.name_any()), gate, store.len(), exists)
         };
-        if c.metadata.deletion_timestamp.is_some() || waits_for_node || aggregated {
+        if c.metadata.deletion_timestamp.is_some() || waits_for_node {
             vec![ObjectRef::from_obj(c.as_ref())]
+        } else if aggregated {
+            self.summaries.later(vec![ObjectRef::from_obj(c.as_ref())])
         } else {
             Vec::new()
         }
@@ -259,7 +288,8 @@ impl State {
         if !self.deployment_gates.changed(format!("{ns}/{}", o.name_any()), gate, store.len(), exists) {
             return Vec::new();
         }
-        self.cluster(ns, &o.spec.cluster_name).map(|c| vec![ObjectRef::from_obj(c.as_ref())]).unwrap_or_default()
+        let cluster = self.cluster(ns, &o.spec.cluster_name);
+        self.summaries.later(cluster.map(|c| vec![ObjectRef::from_obj(c.as_ref())]).unwrap_or_default())
     }
 
     /// Sets the Cluster's v1beta2 status from the objects read (`deleting`: the deletion

@@ -3,7 +3,8 @@
 //!
 //! - Running: [`runner`] (queue, workers, metrics), [`informer`] (shared watches and
 //!   stores), [`error`] (typed errors and backoff), [`requeue`] (when to look again),
-//!   [`clock`] (the one clock, which tests pause).
+//!   [`clock`] (the one clock, which tests pause), [`coalesce`] (one reconcile for a burst
+//!   of triggers that only refresh a summary).
 //! - Reading: [`index`] (small indexes beside the stores, change detection),
 //!   [`cluster_index`] (objects by cluster), [`nodes`] (Nodes of every workload cluster
 //!   through one watch), [`referenced`] (infrastructure, bootstrap and control plane
@@ -27,6 +28,7 @@ pub mod cascade;
 pub mod certificates;
 pub mod clock;
 pub mod cluster_index;
+pub mod coalesce;
 pub mod contract;
 pub mod diff;
 pub mod error;

@@ -69,6 +69,21 @@ impl Queue {
         })
     }
 
+    /// Wraps a stream of triggers (for `reconcile_on`) so its objects count as queued.
+    pub fn track_refs<K>(
+        self: &Arc<Self>,
+        s: impl Stream<Item = ObjectRef<K>> + Send + 'static,
+    ) -> impl Stream<Item = ObjectRef<K>> + Send + 'static
+    where
+        K: Resource<DynamicType = ()> + 'static,
+    {
+        let q = self.clone();
+        s.map(move |r| {
+            q.add(ref_key(&r));
+            r
+        })
+    }
+
     /// Maps a related object to the main objects it triggers, counting them as queued.
     pub fn map_to<K, O, F>(self: &Arc<Self>, f: F) -> impl Fn(Arc<O>) -> Vec<ObjectRef<K>> + Send + Sync + 'static
     where

@@ -28,11 +28,12 @@ use drydock_api::capi::ipam::v1beta2::IPAddressClaim;
 use drydock_api::capi::keys::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL};
 use drydock_api::capi::owner::find_owner;
 use drydock_api::tenancy::LogicalClusterName;
-use drydock_controllers::Running;
 use drydock_controllers::framework::Requeue;
 use drydock_controllers::framework::Result;
+use drydock_controllers::framework::index::Changes;
 use drydock_controllers::framework::runner::{self, Queue};
 use drydock_controllers::framework::write::{Writer, add_finalizer};
+use drydock_controllers::{Context, Running};
 use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -132,7 +133,7 @@ pub fn controller<K: SimulatedMachine>(pctx: &Arc<ProviderContext>) -> Running {
         move |c: &Cluster| index.on_cluster(c, &clusters, &store)
     };
     let c = Controller::for_shared_stream(queue.track(informer.subscribe()).map(record), informer.store.clone())
-        .watches_shared_stream(ctx.informers.machines.subscribe(), queue.map_to(infra_of::<K>))
+        .watches_shared_stream(ctx.informers.machines.subscribe(), queue.map_to(changed_infra_of::<K>(ctx)))
         .watches_shared_stream(ctx.informers.clusters.subscribe(), queue.map_to(wake))
         .watches_shared_stream(ctx.informers.ip_address_claims.subscribe(), queue.map_to(claimant::<K>));
     let mctx = Arc::new(MachineCtx {
@@ -142,6 +143,48 @@ pub fn controller<K: SimulatedMachine>(pctx: &Arc<ProviderContext>) -> Running {
         writer: Writer::tracking(K::CONTROLLER),
     });
     Box::pin(runner::run(K::CONTROLLER, c, queue, 64, ctx.clock().clone(), mctx, reconcile::<K>))
+}
+
+/// What a simulated machine reads of its Machine. Most Machine writes only report its
+/// progress (phase, conditions, addresses), which changes nothing simulated: those do not
+/// wake the machine.
+#[derive(PartialEq)]
+struct MachineGate {
+    uid: Option<String>,
+    infrastructure: String,
+    cluster: String,
+    version: Option<String>,
+    bootstrapped: bool,
+    control_plane: bool,
+    deleting: bool,
+}
+
+impl MachineGate {
+    fn of(m: &Machine) -> Self {
+        Self {
+            uid: m.metadata.uid.clone(),
+            infrastructure: m.spec.infrastructure_ref.name.clone(),
+            cluster: m.spec.cluster_name.clone(),
+            version: m.spec.version.clone(),
+            bootstrapped: m.spec.bootstrap.data_secret_name.is_some(),
+            control_plane: is_control_plane(m),
+            deleting: m.metadata.deletion_timestamp.is_some(),
+        }
+    }
+}
+
+/// [`infra_of`] for the Machines whose [`MachineGate`] changed.
+fn changed_infra_of<K: SimulatedMachine>(
+    ctx: &Context,
+) -> impl Fn(&Machine) -> Vec<ObjectRef<K>> + Send + Sync + use<K> {
+    let (gates, machines) = (Changes::default(), ctx.informers.machines.store.clone());
+    move |m: &Machine| {
+        let refs = infra_of::<K>(m);
+        if refs.is_empty() || !gates.changed_in(&machines, m, MachineGate::of(m)) {
+            return Vec::new();
+        }
+        refs
+    }
 }
 
 /// The machine of kind `K` a Machine points at (any version of the kind).
