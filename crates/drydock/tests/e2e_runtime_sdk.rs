@@ -1,6 +1,7 @@
 //! Runtime Extensions end to end: the test runs its own extension (HTTPS with a CA of its
 //! own) answering discovery, DiscoverVariables, GeneratePatches and ValidateTopology; an
-//! ExtensionConfig registers it and is discovered; a ClusterClass whose only patch is
+//! ExtensionConfig registers it and is discovered (by URL, and by a Service reference
+//! reached at the Service's EndpointSlice); a ClusterClass whose only patch is
 //! external lists the discovered variable; a topology Cluster setting it provisions with
 //! the generated patches on its objects, is patched again when the variable changes, and
 //! reports the extension's refusal in `TopologyReconciled`; an upgrade follows the plan of
@@ -66,7 +67,12 @@ impl axum::serve::Listener for TlsListener {
     }
 }
 
-/// A CA and a serving certificate for 127.0.0.1 signed by it: (CA PEM, acceptor).
+/// The Service the extension is also reached through, and the name its certificate holds.
+const SERVICE: &str = "test-extension";
+const SERVICE_HOST: &str = "test-extension.default.svc";
+
+/// A CA and a serving certificate for 127.0.0.1 and the Service's name signed by it:
+/// (CA PEM, acceptor).
 fn tls() -> (String, TlsAcceptor) {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     let ca_key = KeyPair::generate().expect("CA key");
@@ -76,7 +82,7 @@ fn tls() -> (String, TlsAcceptor) {
     let ca_pem = ca_params.self_signed(&ca_key).expect("CA").pem();
     let issuer = Issuer::new(ca_params, ca_key);
     let key = KeyPair::generate().expect("key");
-    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("params");
+    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string(), SERVICE_HOST.to_string()]).expect("params");
     params.distinguished_name.push(DnType::CommonName, "test-extension");
     let cert = params.signed_by(&key, &issuer).expect("serving certificate");
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -343,6 +349,7 @@ async fn e2e_runtime_sdk_external_patches_and_variables_come_from_the_extension(
     let alpha = json(&kc, &["get", "extensionconfigs.v1alpha1.runtime.cluster.x-k8s.io", CONFIG]);
     assert_eq!(alpha["status"]["handlers"], discovered["status"]["handlers"]);
     untrusted_ca_is_not_discovered(&kc, &url).await;
+    a_service_reference_is_reached_at_its_endpoints(&kc, &url, &ca).await;
 
     kubectl_ok(&kc, &["apply", "-f", "-"], Some(&class()));
     let cc = |kc: &Path| json(kc, &["get", "clusterclasses.v1beta2.cluster.x-k8s.io", "runtime-sdk"]);
@@ -434,6 +441,40 @@ async fn untrusted_ca_is_not_discovered(kc: &Path, url: &str) {
         "{message}"
     );
     assert!(get()["status"].get("handlers").is_none(), "no handlers from a failed discovery");
+}
+
+/// An ExtensionConfig naming a Service (no URL) reaches the extension at the Service's
+/// ready endpoints, verifying the certificate for `<name>.<namespace>.svc`: no cluster DNS
+/// is needed.
+async fn a_service_reference_is_reached_at_its_endpoints(kc: &Path, url: &str, ca: &str) {
+    let port = url.rsplit(':').next().expect("the extension's port");
+    let objects = format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: {SERVICE}, namespace: default}}\n\
+         spec:\n  ports: [{{name: https, port: 443, targetPort: {port}}}]\n---\n\
+         apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\n\
+         metadata: {{name: {SERVICE}-1, namespace: default, labels: {{kubernetes.io/service-name: {SERVICE}}}}}\n\
+         addressType: IPv4\nports: [{{name: https, port: {port}, protocol: TCP}}]\n\
+         endpoints:\n- addresses: [10.255.0.1]\n  conditions: {{ready: false}}\n\
+         - addresses: [127.0.0.1]\n  conditions: {{ready: true}}\n"
+    );
+    kubectl_ok(kc, &["apply", "-f", "-"], Some(&objects));
+    let bundle = base64::engine::general_purpose::STANDARD.encode(ca);
+    let config = format!(
+        "apiVersion: runtime.cluster.x-k8s.io/v1beta2\nkind: ExtensionConfig\nmetadata: {{name: by-service}}\n\
+         spec:\n  clientConfig:\n    service: {{namespace: default, name: {SERVICE}}}\n    caBundle: {bundle}\n"
+    );
+    kubectl_ok(kc, &["apply", "-f", "-"], Some(&config));
+    let get = || json(kc, &["get", "extensionconfigs.v1beta2.runtime.cluster.x-k8s.io", "by-service"]);
+    wait_or_report(
+        "the ExtensionConfig discovered through its Service",
+        WAIT,
+        || condition(&get(), "Discovered")["status"] == "True",
+        || format!("{:#}", condition(&get(), "Discovered")),
+    )
+    .await;
+    let handlers = get()["status"]["handlers"].as_array().map(Vec::len);
+    assert_eq!(handlers, Some(5), "the same extension's handlers: {:#}", get());
+    kubectl_ok(kc, &["delete", "extensionconfig", "by-service"], None);
 }
 
 async fn provisioned(kc: &Path) {

@@ -38,7 +38,7 @@ pub async fn run(ctx: &Arc<Context>, cc: &ClusterClass) -> Vec<Discovered> {
     let mut out = Vec::new();
     for (patch, handler, settings) in patches {
         let result = match registry.resolve(&handler, Hook::DiscoverVariables, Some((&namespace, &labels))) {
-            Ok(resolved) => runtime_sdk::call(&resolved, settings.as_ref(), &DiscoverVariablesRequest {})
+            Ok(resolved) => runtime_sdk::call(&ctx.client, &resolved, settings.as_ref(), &DiscoverVariablesRequest {})
                 .await
                 .map(|answer| answer.variables),
             Err(e) => Err(e),

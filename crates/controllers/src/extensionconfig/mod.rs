@@ -64,7 +64,7 @@ async fn reconcile(ext: Arc<ExtensionConfig>, state: Arc<State>) -> Result<Reque
     if let Some(left) = state.fresh(&uid, generation) {
         return Ok(Requeue::after(left));
     }
-    let result = runtime_sdk::discover(&ext).await;
+    let result = runtime_sdk::discover(&state.ctx.client, &ext).await;
     let status = want.status.get_or_insert_with(Default::default);
     match &result {
         Ok(handlers) => {

@@ -17,8 +17,10 @@ use super::wire::{self, DiscoveryRequest, HookRequest, Response, ResponseStatus}
 use super::{Error, Resolved};
 
 /// Calls the resolved handler with `request`; `settings` are the ExtensionConfig's with
-/// the caller's (a patch's `external.settings`) over them.
+/// the caller's (a patch's `external.settings`) over them. `client` reads a `service`
+/// reference's endpoints.
 pub async fn call<R: HookRequest>(
+    client: &kube::Client,
     resolved: &Resolved,
     settings: Option<&BTreeMap<String, String>>,
     request: &R,
@@ -28,7 +30,8 @@ pub async fn call<R: HookRequest>(
     all.extend(settings.cloned().unwrap_or_default());
     let seconds = resolved.handler.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS).max(1);
     let timeout = Duration::from_secs(u64::try_from(seconds).unwrap_or(10));
-    let endpoint = Endpoint::new(&resolved.config.spec.client_config, timeout)
+    let endpoint = Endpoint::resolve(&resolved.config.spec.client_config, timeout, client)
+        .await
         .map_err(|message| Error::Config { config: resolved.config.name_any(), message })?;
     let body = wire::envelope(request, &all).map_err(|message| Error::Call { handler: handler.clone(), message })?;
     let url = endpoint.url(&R::HOOK.path(Some(&resolved.short_name)), timeout);
@@ -52,10 +55,11 @@ fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<Response<T>, Strin
 
 /// Asks the extension of `config` for its handlers, named `<handler>.<config>` with
 /// upstream's defaults filled in (10 s, `Fail`).
-pub async fn discover(config: &ExtensionConfig) -> Result<Vec<ExtensionHandler>, Error> {
+pub async fn discover(client: &kube::Client, config: &ExtensionConfig) -> Result<Vec<ExtensionHandler>, Error> {
     let name = config.name_any();
     let timeout = Duration::from_secs(10);
-    let endpoint = Endpoint::new(&config.spec.client_config, timeout)
+    let endpoint = Endpoint::resolve(&config.spec.client_config, timeout, client)
+        .await
         .map_err(|message| Error::Config { config: name.clone(), message })?;
     let body = wire::envelope(&DiscoveryRequest {}, &config.spec.settings.clone().unwrap_or_default())
         .map_err(|message| Error::Config { config: name.clone(), message })?;
@@ -138,27 +142,29 @@ mod tests {
     #[tokio::test]
     async fn failure_answers_always_fail_and_broken_calls_follow_the_failure_policy() {
         let request = GeneratePatchesRequest::default();
+        // URLs only: the client reads nothing.
+        let client = crate::framework::fake_api::FakeSecrets::new().client();
         let url = answering(r#"{"status": "Failure", "message": "no such image"}"#).await;
-        let err = call(&resolved(&url, "Ignore"), None, &request).await.unwrap_err();
+        let err = call(&client, &resolved(&url, "Ignore"), None, &request).await.unwrap_err();
         assert_eq!(err, Error::Failure { handler: "gen.ext".into(), message: "no such image".into() });
         assert_eq!(err.to_string(), "extension handler \"gen.ext\" failed: no such image");
 
         let url = answering(r#"{"status": "Success", "items": []}"#).await;
-        assert!(call(&resolved(&url, "Fail"), None, &request).await.is_ok());
+        assert!(call(&client, &resolved(&url, "Fail"), None, &request).await.is_ok());
 
         // Nothing listens there any more.
         let gone = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let closed = format!("http://{}", gone.local_addr().expect("address"));
         drop(gone);
-        let err = call(&resolved(&closed, "Fail"), None, &request).await.unwrap_err();
+        let err = call(&client, &resolved(&closed, "Fail"), None, &request).await.unwrap_err();
         assert!(matches!(err, Error::Call { ref handler, .. } if handler == "gen.ext"), "{err:?}");
-        assert!(call(&resolved(&closed, "Ignore"), None, &request).await.is_ok());
+        assert!(call(&client, &resolved(&closed, "Ignore"), None, &request).await.is_ok());
 
         let url = answering("not json").await;
-        let err = call(&resolved(&url, "Fail"), None, &request).await.unwrap_err();
+        let err = call(&client, &resolved(&url, "Fail"), None, &request).await.unwrap_err();
         assert!(err.to_string().contains("the answer is not JSON"), "{err}");
         let url = answering("not json").await;
-        assert!(call(&resolved(&url, "Ignore"), None, &request).await.is_ok());
+        assert!(call(&client, &resolved(&url, "Ignore"), None, &request).await.is_ok());
     }
 
     #[test]

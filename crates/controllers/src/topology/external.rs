@@ -22,6 +22,8 @@ use crate::runtime_sdk::{self, Registry};
 /// The handlers a Cluster's patches may call: the registry, and the Cluster's namespace
 /// with its labels (for the ExtensionConfigs' namespace selectors).
 pub struct Extensions {
+    /// Reads the endpoints of `service` references.
+    pub(super) client: kube::Client,
     registry: Registry,
     namespace: String,
     labels: BTreeMap<String, String>,
@@ -32,7 +34,7 @@ impl Extensions {
     /// calls extensions.
     pub async fn load(client: &kube::Client, registry: Registry, class: &ClusterClass, namespace: &str) -> Self {
         let labels = if calls_extensions(class) { namespace_labels(client, namespace).await } else { BTreeMap::new() };
-        Self { registry, namespace: namespace.to_string(), labels }
+        Self { client: client.clone(), registry, namespace: namespace.to_string(), labels }
     }
 
     pub(super) fn resolve(&self, handler: &str, hook: Hook) -> Result<runtime_sdk::Resolved, runtime_sdk::Error> {
@@ -80,7 +82,8 @@ pub async fn apply(
         let fail = |source| PatchError::Extension { patch: patch.name.clone(), source };
         let resolved = ext.resolve(handler, Hook::GeneratePatches).map_err(fail)?;
         let request = generate_request(global, items);
-        let answer = runtime_sdk::call(&resolved, external.settings.as_ref(), &request).await.map_err(fail)?;
+        let answer =
+            runtime_sdk::call(&ext.client, &resolved, external.settings.as_ref(), &request).await.map_err(fail)?;
         apply_answer(&patch.name, answer, items)?;
     }
     Ok(())
@@ -109,7 +112,7 @@ pub async fn validate(
                 })
                 .collect(),
         };
-        runtime_sdk::call(&resolved, external.settings.as_ref(), &request).await.map_err(fail)?;
+        runtime_sdk::call(&ext.client, &resolved, external.settings.as_ref(), &request).await.map_err(fail)?;
     }
     Ok(())
 }
@@ -244,7 +247,8 @@ mod tests {
         let p: ClusterClassPatch = serde_json::from_value(json!({"name": "ext",
             "external": {"generatePatchesExtension": "gen.my-extension"}}))
         .expect("patch");
-        let ext = Extensions { registry: Registry::default(), namespace: "ns".into(), labels: BTreeMap::new() };
+        let client = crate::framework::fake_api::FakeSecrets::new().client();
+        let ext = Extensions { client, registry: Registry::default(), namespace: "ns".into(), labels: BTreeMap::new() };
         let (vars, mut obj) = (Map::new(), json!({"kind": "K"}));
         let mut items = [Patchable {
             target: Target::ControlPlane,

@@ -35,7 +35,7 @@ pub async fn apply(bp: &mut Blueprint, cluster: &Cluster, current: &Current, ext
         from_workers_kubernetes_version: String::new(),
         to_kubernetes_version: target.clone(),
     };
-    let answer = runtime_sdk::call(&resolved, None, &request).await.map_err(Error::during(step()))?;
+    let answer = runtime_sdk::call(&ext.client, &resolved, None, &request).await.map_err(Error::during(step()))?;
     let steps: Vec<String> = answer.control_plane_upgrades.into_iter().map(|s| s.version).collect();
     if steps.last() != Some(&target) {
         let why = format!("the control plane's plan {steps:?} does not end at the target version {target}");

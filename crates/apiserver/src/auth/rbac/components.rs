@@ -76,8 +76,10 @@ pub fn cluster_role_values() -> Vec<Value> {
                 // Kubeconfigs, ClusterResourceSets' ConfigMaps and Secrets.
                 rule(&rw(), &[""], &["configmaps", "secrets"]),
                 rule(&rw(), &["coordination.k8s.io"], &["leases"]),
-                // ExtensionConfigs' namespace selectors are matched against namespaces' labels.
-                rule(READ, &[""], &["namespaces"]),
+                // ExtensionConfigs' namespace selectors are matched against namespaces' labels;
+                // their `service` references are reached at the Services' endpoints.
+                rule(READ, &[""], &["namespaces", "services"]),
+                rule(READ, &["discovery.k8s.io"], &["endpointslices"]),
             ]),
         ),
         role(
