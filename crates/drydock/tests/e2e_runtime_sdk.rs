@@ -1,7 +1,7 @@
 //! Runtime Extensions end to end: the test runs its own extension (HTTPS with a CA of its
 //! own) answering discovery, DiscoverVariables, GeneratePatches and ValidateTopology; an
 //! ExtensionConfig registers it and is discovered (by URL, and by a Service reference
-//! reached at the Service's EndpointSlice); a ClusterClass whose only patch is
+//! reached at the Service's EndpointSlice with its CA injected from a Secret); a ClusterClass whose only patch is
 //! external lists the discovered variable; a topology Cluster setting it provisions with
 //! the generated patches on its objects, is patched again when the variable changes, and
 //! reports the extension's refusal in `TopologyReconciled`; an upgrade follows the plan of
@@ -445,7 +445,8 @@ async fn untrusted_ca_is_not_discovered(kc: &Path, url: &str) {
 
 /// An ExtensionConfig naming a Service (no URL) reaches the extension at the Service's
 /// ready endpoints, verifying the certificate for `<name>.<namespace>.svc`: no cluster DNS
-/// is needed.
+/// is needed. Its CA bundle is injected from a Secret named by its annotation; until the
+/// Secret exists, `Discovered` says so.
 async fn a_service_reference_is_reached_at_its_endpoints(kc: &Path, url: &str, ca: &str) {
     let port = url.rsplit(':').next().expect("the extension's port");
     let objects = format!(
@@ -458,22 +459,39 @@ async fn a_service_reference_is_reached_at_its_endpoints(kc: &Path, url: &str, c
          - addresses: [127.0.0.1]\n  conditions: {{ready: true}}\n"
     );
     kubectl_ok(kc, &["apply", "-f", "-"], Some(&objects));
-    let bundle = base64::engine::general_purpose::STANDARD.encode(ca);
     let config = format!(
-        "apiVersion: runtime.cluster.x-k8s.io/v1beta2\nkind: ExtensionConfig\nmetadata: {{name: by-service}}\n\
-         spec:\n  clientConfig:\n    service: {{namespace: default, name: {SERVICE}}}\n    caBundle: {bundle}\n"
+        "apiVersion: runtime.cluster.x-k8s.io/v1beta2\nkind: ExtensionConfig\nmetadata:\n  name: by-service\n\
+         \x20 annotations: {{runtime.cluster.x-k8s.io/inject-ca-from-secret: default/{SERVICE}-ca}}\n\
+         spec:\n  clientConfig:\n    service: {{namespace: default, name: {SERVICE}}}\n"
     );
     kubectl_ok(kc, &["apply", "-f", "-"], Some(&config));
     let get = || json(kc, &["get", "extensionconfigs.v1beta2.runtime.cluster.x-k8s.io", "by-service"]);
     wait_or_report(
-        "the ExtensionConfig discovered through its Service",
+        "Discovered False while the CA's Secret is missing",
+        WAIT,
+        || {
+            let c = condition(&get(), "Discovered");
+            c["status"] == "False" && c["message"].as_str().is_some_and(|m| m.contains("the Secret does not exist"))
+        },
+        || format!("{:#}", condition(&get(), "Discovered")),
+    )
+    .await;
+    let bundle = base64::engine::general_purpose::STANDARD.encode(ca);
+    let secret = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata: {{name: {SERVICE}-ca, namespace: default}}\ndata: {{ca.crt: {bundle}}}\n"
+    );
+    kubectl_ok(kc, &["apply", "-f", "-"], Some(&secret));
+    wait_or_report(
+        "the ExtensionConfig discovered through its Service with the injected CA",
         WAIT,
         || condition(&get(), "Discovered")["status"] == "True",
         || format!("{:#}", condition(&get(), "Discovered")),
     )
     .await;
-    let handlers = get()["status"]["handlers"].as_array().map(Vec::len);
-    assert_eq!(handlers, Some(5), "the same extension's handlers: {:#}", get());
+    let discovered = get();
+    assert_eq!(discovered["spec"]["clientConfig"]["caBundle"], json!(bundle), "the Secret's ca.crt injected");
+    let handlers = discovered["status"]["handlers"].as_array().map(Vec::len);
+    assert_eq!(handlers, Some(5), "the same extension's handlers: {discovered:#}");
     kubectl_ok(kc, &["delete", "extensionconfig", "by-service"], None);
 }
 

@@ -24,9 +24,11 @@ use parking_lot::Mutex;
 use crate::framework::requeue::Requeue;
 use crate::framework::runner;
 use crate::framework::write::{Status, Writer};
-use crate::framework::{Result, pause};
+use crate::framework::{Error, Result, pause};
 use crate::runtime_sdk;
 use crate::{Context, Running};
+
+mod inject_ca;
 
 const CONTROLLER: &str = "extensionconfig";
 /// How long a successful discovery stands.
@@ -59,6 +61,27 @@ async fn reconcile(ext: Arc<ExtensionConfig>, state: Arc<State>) -> Result<Reque
     if pause::set_condition_unowned(&mut want, &ext.metadata, now.clone()) {
         state.writer.write(&api, &ext, &want, Status::observing(false)).await?;
         return Ok(Requeue::await_change());
+    }
+    match inject_ca::wanted(&state.ctx.client, &ext).await {
+        // The new generation is discovered with the new bundle.
+        Some(Ok(bundle)) if want.spec.client_config.ca_bundle.as_ref() != Some(&bundle) => {
+            want.spec.client_config.ca_bundle = Some(bundle);
+            state.writer.write(&api, &ext, &want, Status::observing(false)).await?;
+            state
+                .ctx
+                .events
+                .normal(ext.as_ref(), "CAInjected", "spec.clientConfig.caBundle set from the Secret".into())
+                .await;
+            return Ok(Requeue::await_change());
+        }
+        Some(Err(message)) => {
+            want.mark_false(DISCOVERED, DISCOVERY_FAILED, Severity::Error, &message, now.clone());
+            want.set_v1beta2(Observed::false_(DISCOVERED, NOT_DISCOVERED_REASON, message.clone()), &now);
+            state.writer.write(&api, &ext, &want, Status::observing(false)).await?;
+            state.ctx.events.warning(ext.as_ref(), DISCOVERY_FAILED, message.clone()).await;
+            return Err(Error::Inconsistent { object: format!("ExtensionConfig {}", ext.name_any()), reason: message });
+        }
+        _ => {}
     }
     let (uid, generation) = (ext.uid().unwrap_or_default(), ext.metadata.generation.unwrap_or_default());
     if let Some(left) = state.fresh(&uid, generation) {

@@ -21,6 +21,9 @@ pub const HOOKS_API_VERSION: &str = "hooks.runtime.cluster.x-k8s.io/v1alpha1";
 pub const DEFAULT_TIMEOUT_SECONDS: i32 = 10;
 /// The port of a `service` reference that names none.
 pub const DEFAULT_SERVICE_PORT: i32 = 443;
+/// `<namespace>/<name>` of a Secret whose `ca.crt` becomes the ExtensionConfig's
+/// `spec.clientConfig.caBundle`.
+pub const INJECT_CA_FROM_SECRET_ANNOTATION: &str = "runtime.cluster.x-k8s.io/inject-ca-from-secret";
 
 /// Where the extension listens: exactly one of `url` and `service`.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
