@@ -23,7 +23,7 @@ use crate::commands::generate::{GenerateClusterArgs, render};
 use crate::instance::{Instance, Options};
 use chaos::setup::{HealthCheck, control_plane_health_check, health_check, start_chaos};
 pub use report::PhaseReport;
-use report::{PhaseStart, print_summary, print_table, writes_by_resource, writes_per_machine_since};
+use report::{PhaseStart, per_machine_since, print_summary, print_table, requests_by_resource};
 
 #[derive(Args, Debug, Clone)]
 pub struct FleetArgs {
@@ -321,7 +321,7 @@ impl Fleet {
     /// Creates every cluster, at most `concurrency` at once, and waits for all to be ready.
     async fn provision(&self) -> anyhow::Result<PhaseReport> {
         self.bar.set_message("provisioning");
-        let by_resource0 = writes_by_resource();
+        let by_resource0 = requests_by_resource();
         let start = PhaseStart::now();
         if self.a.clusterclass {
             for d in clusterclass::class_docs(&self.a, VERSION)? {
@@ -350,8 +350,12 @@ impl Fleet {
         let lat = self.wait(start.started, Some(VERSION), false).await?;
         self.settle(start.started, Some(VERSION)).await?;
         let report = start.report("provision", &self.a, lat, self.machines);
-        let listed = writes_per_machine_since(&by_resource0, self.machines);
-        self.bar.suspend(|| println!("provisioning writes per machine by resource: {}", listed.join(", ")));
+        let writes = per_machine_since(&by_resource0, self.machines, false);
+        let reads = per_machine_since(&by_resource0, self.machines, true);
+        self.bar.suspend(|| {
+            println!("provisioning writes per machine by resource: {}", writes.join(", "));
+            println!("provisioning reads per machine by verb and resource: {}", reads.join(", "));
+        });
         Ok(report)
     }
 

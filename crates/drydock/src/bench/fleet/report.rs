@@ -85,24 +85,28 @@ fn request_totals(text: &str) -> (f64, f64) {
     (all, writes)
 }
 
-/// API writes so far by resource (`resource` or `resource/subresource` as labelled).
-pub(super) fn writes_by_resource() -> BTreeMap<String, f64> {
+/// API requests so far, writes by resource (`resource` or `resource/subresource` as
+/// labelled), reads (every other verb) by verb and resource (`GET secrets`).
+pub(super) fn requests_by_resource() -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     for line in metrics_text().lines().filter(|l| l.starts_with("apiserver_request_total{")) {
-        if !WRITE_VERBS.iter().any(|w| line.contains(w)) {
-            continue;
-        }
         let Some(v) = sample_value(line) else { continue };
-        *out.entry(label(line, "resource").to_string()).or_insert(0.0) += v;
+        let key = if WRITE_VERBS.iter().any(|w| line.contains(w)) {
+            label(line, "resource").to_string()
+        } else {
+            format!("{} {}", label(line, "verb"), label(line, "resource"))
+        };
+        *out.entry(key).or_insert(0.0) += v;
     }
     out
 }
 
-/// `<resource> <writes per machine>` of the resources written at least 0.05 times per
-/// machine since `before`, most written first.
-pub(super) fn writes_per_machine_since(before: &BTreeMap<String, f64>, machines: usize) -> Vec<String> {
-    let mut by_resource: Vec<(String, f64)> = writes_by_resource()
+/// `<resource> <requests per machine>` of the writes (`reads`: false) or reads made at
+/// least 0.05 times per machine since `before`, most made first.
+pub(super) fn per_machine_since(before: &BTreeMap<String, f64>, machines: usize, reads: bool) -> Vec<String> {
+    let mut by_resource: Vec<(String, f64)> = requests_by_resource()
         .into_iter()
+        .filter(|(r, _)| r.contains(' ') == reads)
         .map(|(r, v)| {
             let b = before.get(&r).copied().unwrap_or(0.0);
             (r, (v - b) / machines.max(1) as f64)
