@@ -35,6 +35,7 @@ pub trait Simulated:
     Resource<DynamicType = (), Scope = NamespaceResourceScope>
     + HasConditions
     + Clone
+    + PartialEq
     + Debug
     + Serialize
     + DeserializeOwned

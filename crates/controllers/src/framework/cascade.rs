@@ -57,7 +57,7 @@ pub async fn finalize<O, C>(
     candidates: &[Arc<C>],
 ) -> Result<Requeue>
 where
-    O: Resource + Serialize + DeserializeOwned + Clone + Debug,
+    O: Resource + Serialize + DeserializeOwned + Clone + Debug + PartialEq,
     C: Resource + Clone + DeserializeOwned + Debug,
 {
     match plan(owner.as_ref(), finalizer, candidates) {

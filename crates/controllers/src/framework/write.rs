@@ -104,7 +104,7 @@ impl Writer {
     /// merged as is.
     pub async fn apply<K>(&self, api: &Api<K>, before: &K, after: &K) -> Result<WriteOutcome<K>>
     where
-        K: Resource + Serialize + DeserializeOwned + Clone + Debug,
+        K: Resource + Serialize + DeserializeOwned + Clone + Debug + PartialEq,
     {
         self.write(api, before, after, Status::Merge).await
     }
@@ -113,10 +113,13 @@ impl Writer {
     /// spec first, then the status as `status` says.
     pub async fn write<K>(&self, api: &Api<K>, before: &K, after: &K, status: Status) -> Result<WriteOutcome<K>>
     where
-        K: Resource + Serialize + DeserializeOwned + Clone + Debug,
+        K: Resource + Serialize + DeserializeOwned + Clone + Debug + PartialEq,
     {
-        let (old_text, new_text) = (serde_json::to_string(before)?, serde_json::to_string(after)?);
-        let (mut old, mut new) = (Raw::parse(&old_text)?, Raw::parse(&new_text)?);
+        // Most reconciles want what they read: one encoding then serves as both sides, and
+        // only a status behind its generation can still make a write.
+        let old_text = serde_json::to_string(before)?;
+        let new_text = if before == after { None } else { Some(serde_json::to_string(after)?) };
+        let (mut old, mut new) = (Raw::parse(&old_text)?, Raw::parse(new_text.as_deref().unwrap_or(&old_text))?);
         let (old_status, new_status) = (old.take("status"), new.take("status"));
         let name = before.meta().name.clone().unwrap_or_default();
         let key = key_of(before);
@@ -380,6 +383,32 @@ mod tests {
         let mut hub = json!({"conditions": [{"type": "Ready", "observedGeneration": 3}]});
         observe_conditions(&mut hub, Some(3), Some(4));
         assert_eq!(hub["conditions"][0]["observedGeneration"], 4);
+    }
+
+    #[tokio::test]
+    async fn an_object_wanted_as_read_is_not_written_and_a_change_is_written_once() {
+        use k8s_openapi::api::core::v1::Secret;
+
+        let fake = crate::framework::fake_api::FakeSecrets::new();
+        let mut s = Secret::default();
+        s.metadata.name = Some("s".into());
+        s.metadata.namespace = Some("ns".into());
+        fake.insert(s);
+        let read = fake.get("ns", "s").expect("stored");
+        let api: Api<Secret> = Api::namespaced(fake.client(), "ns");
+        let writer = Writer::new("test");
+
+        let out = writer.write(&api, &read, &read.clone(), Status::Merge).await.expect("no write");
+        assert!(!out.main && !out.status && out.object.is_none());
+        assert_eq!(fake.count("PATCH"), 0);
+
+        let mut want = read.clone();
+        want.metadata.labels = Some([("a".to_string(), "b".to_string())].into());
+        let out = writer.write(&api, &read, &want, Status::Merge).await.expect("a write");
+        assert!(out.main && !out.status);
+        assert_eq!(fake.count("PATCH"), 1);
+        let written = fake.get("ns", "s").expect("stored");
+        assert_eq!(written.metadata.labels, want.metadata.labels);
     }
 
     fn raw(v: Value) -> Box<RawValue> {

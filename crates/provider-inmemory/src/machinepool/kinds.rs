@@ -22,6 +22,7 @@ pub struct PoolState {
 pub trait SimulatedPool:
     kube::Resource<DynamicType = (), Scope = NamespaceResourceScope>
     + Clone
+    + PartialEq
     + std::fmt::Debug
     + serde::Serialize
     + serde::de::DeserializeOwned

@@ -186,6 +186,21 @@ fn reconciles_per_machine(machines: usize) -> Vec<String> {
         .collect()
 }
 
+/// Seconds spent in reconciles by controller, most first: their own work, the API
+/// requests they wait for (served in process) and their waits for a worker thread.
+fn reconcile_seconds() -> Vec<String> {
+    let mut text = String::new();
+    drydock_controllers::encode_metrics(&mut text);
+    let mut per_controller: Vec<(String, f64)> = text
+        .lines()
+        .filter(|l| l.starts_with("controller_runtime_reconcile_time_seconds_sum{"))
+        .filter_map(|l| Some((label(l, "controller").to_string(), sample_value(l)?)))
+        .filter(|(_, v)| *v >= 0.05)
+        .collect();
+    per_controller.sort_by(|a, b| b.1.total_cmp(&a.1));
+    per_controller.iter().map(|(c, v)| format!("{c} {v:.1}")).collect()
+}
+
 /// The summary after the table: memory, store rows and achieved write rate, reconciles,
 /// watches; then the plot and the JSON document when asked for.
 pub(super) fn print_summary(
@@ -205,6 +220,7 @@ pub(super) fn print_summary(
         100.0 * achieved / raw_writes.max(1.0)
     );
     println!("reconciles per machine: {}", reconciles_per_machine(machines).join(", "));
+    println!("reconcile seconds (all phases): {}", reconcile_seconds().join(", "));
     let watches: f64 = metrics_text()
         .lines()
         .filter(|l| l.starts_with("apiserver_request_total{") && l.contains("verb=\"WATCH\""))
