@@ -8,6 +8,7 @@ mod group_commit;
 mod kube_apply;
 mod kube_client;
 mod kube_general;
+mod kube_metadata;
 mod kubectl;
 mod kubectl_apply_matrix;
 mod kubectl_matrix;

@@ -9,6 +9,7 @@ pub mod discovery;
 mod health;
 mod impersonate;
 pub mod openapi;
+mod partial;
 pub mod path;
 pub mod prefix;
 pub mod protobuf;

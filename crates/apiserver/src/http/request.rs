@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use drydock_api::ResourceDef;
 
+use super::partial::Partial;
 use super::{MAX_BODY, protobuf};
 use crate::error::{ApiError, ApiResult};
 use crate::rest::{Api, FieldValidation, ListOptions, Target, WriteOptions};
@@ -39,6 +40,8 @@ pub(super) enum As {
     Table,
     /// The object (or list) as protobuf; only for kinds with a protobuf message.
     Protobuf,
+    /// Metadata only ([`Partial`]).
+    Metadata(Partial),
 }
 
 pub(super) fn negotiate(accept: &str, def: &ResourceDef) -> ApiResult<As> {
@@ -54,6 +57,9 @@ pub(super) fn negotiate(accept: &str, def: &ResourceDef) -> ApiResult<As> {
         if is_table(p) {
             return Ok(As::Table);
         }
+        if let Some(partial) = Partial::parse(p) {
+            return Ok(As::Metadata(partial));
+        }
         if p.contains("as=") {
             continue;
         }
@@ -64,13 +70,18 @@ pub(super) fn negotiate(accept: &str, def: &ResourceDef) -> ApiResult<As> {
     if json_ok { Ok(As::Object) } else { Err(not_acceptable(accept)) }
 }
 
-/// Whether a write's answer is protobuf. Writes never answered 406 before protobuf existed,
-/// so only an Accept naming protobuf is looked at.
-pub(super) fn answer_protobuf(accept: &str, def: &ResourceDef) -> ApiResult<bool> {
-    if !accept.contains(PROTOBUF_WORD) {
-        return Ok(false);
+/// How a write is answered: JSON, protobuf, or metadata only. Writes never answered 406
+/// before protobuf existed, so only an Accept naming protobuf or metadata is looked at.
+pub(super) fn answer_as(accept: &str, def: &ResourceDef) -> ApiResult<As> {
+    let metadata = accept.contains("as=PartialObjectMetadata");
+    if !accept.contains(PROTOBUF_WORD) && !metadata {
+        return Ok(As::Object);
     }
-    Ok(negotiate_protobuf(accept, def)? == As::Protobuf)
+    Ok(match negotiate(accept, def) {
+        Ok(a @ (As::Protobuf | As::Metadata(_))) => a,
+        Err(e) if !metadata => return Err(e),
+        _ => As::Object,
+    })
 }
 
 /// Whether an error is answered as a protobuf Status: protobuf is preferred over JSON.
@@ -89,6 +100,9 @@ fn negotiate_protobuf(accept: &str, def: &ResourceDef) -> ApiResult<As> {
     for p in by_preference(accept) {
         if is_table(p) {
             return Ok(As::Table);
+        }
+        if let Some(partial) = Partial::parse(p) {
+            return Ok(As::Metadata(partial));
         }
         if p.contains("as=") {
             continue;
@@ -137,7 +151,7 @@ fn media_base(range: &str) -> &str {
     range.split(';').next().unwrap_or_default().trim()
 }
 
-fn is_json(base: &str) -> bool {
+pub(super) fn is_json(base: &str) -> bool {
     matches!(base, "application/json" | "*/*" | "application/*" | "application/yaml" | "")
 }
 

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, Request, StatusCode, header};
 use axum::response::Response;
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use drydock_api::tenancy::LogicalClusterName;
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::partial::list_json;
 use super::path::ResourcePath;
-use super::request::{As, Query, answer_protobuf, decode_body, list_options, negotiate, read_body, write_options};
+use super::request::{As, Query, answer_as, decode_body, list_options, negotiate, read_body, write_options};
 use super::{Server, json_response, json_value, protobuf, table, watch};
 use crate::error::{ApiError, ApiResult};
 use crate::patch::PatchType;
@@ -146,7 +147,12 @@ async fn get(c: &Call<'_>) -> ApiResult<Response> {
         (_, As::Protobuf) => {
             Ok(protobuf::response(StatusCode::OK, protobuf::encode_json(&c.api.encode(c.res(), &obj)?)?))
         }
-        _ => Ok(json_response(StatusCode::OK, c.api.encode(c.res(), &obj)?, "application/json")),
+        (_, As::Metadata(p)) => {
+            p.expect_object(&c.res().def.kind)?;
+            let body = super::shown(&obj, c.in_process, |o| c.api.encode(c.res(), o))?;
+            Ok(json_response(StatusCode::OK, p.object(&body)?, p.media_type()))
+        }
+        (_, As::Object) => Ok(json_response(StatusCode::OK, c.api.encode(c.res(), &obj)?, "application/json")),
     }
 }
 
@@ -155,6 +161,9 @@ async fn list(c: &Call<'_>) -> ApiResult<Response> {
     let opts = list_options(c.api, &c.t, &c.q)?;
     let list = c.api.list(&c.t, &opts).await?;
     let res = c.res();
+    if let As::Metadata(p) = as_ {
+        p.expect_list(&res.def.kind)?;
+    }
     match as_ {
         As::Table => {
             let objs = list.items.iter().map(|o| c.api.value(res, o)).collect::<ApiResult<Vec<_>>>()?;
@@ -162,7 +171,7 @@ async fn list(c: &Call<'_>) -> ApiResult<Response> {
             let tbl = table::table(&res.def, &objs, &rv, list.continue_token.as_deref(), c.include_object());
             Ok(json_value(StatusCode::OK, &tbl))
         }
-        As::Object | As::Protobuf => {
+        As::Object | As::Protobuf | As::Metadata(_) => {
             let items = list
                 .items
                 .iter()
@@ -172,6 +181,10 @@ async fn list(c: &Call<'_>) -> ApiResult<Response> {
                     super::shown(o, c.in_process, |o| c.api.encode_in(res, o, cluster))
                 })
                 .collect::<ApiResult<Vec<_>>>()?;
+            if let As::Metadata(p) = as_ {
+                let body = p.list(list.rev, list.continue_token.as_deref(), list.remaining, &items)?;
+                return Ok(json_response(StatusCode::OK, body, p.media_type()));
+            }
             let body = list_body(res, list.rev, list.continue_token.as_deref(), list.remaining, &items);
             if as_ == As::Protobuf {
                 return Ok(protobuf::response(StatusCode::OK, protobuf::encode_json(&body)?));
@@ -183,7 +196,7 @@ async fn list(c: &Call<'_>) -> ApiResult<Response> {
 
 async fn create(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     let opts = WriteOptions { guard: c.guard.clone(), ..write_options(&c.q, req.headers())? };
-    let proto = answer_protobuf(c.accept, &c.res().def)?;
+    let answer = answer_as(c.accept, &c.res().def)?;
     let (headers, body) = read_body(req).await?;
     let obj = decode_body(&headers, &body, Some(&c.res().def))?;
     let written = c.api.create(&c.t, obj, &opts).await?;
@@ -196,20 +209,20 @@ async fn create(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     {
         crate::controllers::init_cluster(c.api, name).await?;
     }
-    written_response(c, written, proto)
+    written_response(c, written, answer)
 }
 
 async fn update(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     let opts = WriteOptions { guard: c.guard.clone(), ..write_options(&c.q, req.headers())? };
-    let proto = answer_protobuf(c.accept, &c.res().def)?;
+    let answer = answer_as(c.accept, &c.res().def)?;
     let (headers, body) = read_body(req).await?;
     let obj = decode_body(&headers, &body, Some(&c.res().def))?;
-    written_response(c, c.api.update(&c.t, obj, &opts).await?, proto)
+    written_response(c, c.api.update(&c.t, obj, &opts).await?, answer)
 }
 
 async fn patch(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     let opts = WriteOptions { guard: c.guard.clone(), ..write_options(&c.q, req.headers())? };
-    let proto = answer_protobuf(c.accept, &c.res().def)?;
+    let answer = answer_as(c.accept, &c.res().def)?;
     let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
     let ptype = PatchType::from_content_type(&ct).ok_or_else(|| {
         ApiError::unsupported_media(format!(
@@ -230,13 +243,13 @@ async fn patch(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     }
     let (headers, body) = read_body(req).await?;
     let patch = decode_body(&headers, &body, None)?;
-    written_response(c, c.api.patch(&c.t, ptype, patch, &opts).await?, proto)
+    written_response(c, c.api.patch(&c.t, ptype, patch, &opts).await?, answer)
 }
 
 /// Deletes the object, or the collection when no name is given.
 async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
     let q = &c.q;
-    let proto = answer_protobuf(c.accept, &c.res().def)?;
+    let answer = answer_as(c.accept, &c.res().def)?;
     let mut opts = DeleteOptions {
         propagation: match q.get("propagationPolicy") {
             Some(p) if !p.is_empty() => Propagation::parse(p)?,
@@ -253,18 +266,18 @@ async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
         opts.merge_body(&v)?;
     }
     if c.t.name.is_some() {
-        return written_response(c, c.api.delete(&c.t, &opts).await?, proto);
+        return written_response(c, c.api.delete(&c.t, &opts).await?, answer);
     }
     let lo = list_options(c.api, &c.t, q)?;
     let items = c.api.delete_collection(&c.t, &lo, &opts).await?;
     let body = list_body(c.res(), c.api.store.revision(), None, None, &items);
-    if proto {
+    if answer == As::Protobuf {
         return Ok(protobuf::response(StatusCode::OK, protobuf::encode_json(&body)?));
     }
     Ok(json_response(StatusCode::OK, body, "application/json"))
 }
 
-fn written_response(c: &Call<'_>, mut w: Written, proto: bool) -> ApiResult<Response> {
+fn written_response(c: &Call<'_>, mut w: Written, answer: As) -> ApiResult<Response> {
     let code = StatusCode::from_u16(w.code).unwrap_or(StatusCode::OK);
     if c.in_process {
         // The answer is usually the stored encoding itself, whose ranges watchers reuse.
@@ -272,10 +285,13 @@ fn written_response(c: &Call<'_>, mut w: Written, proto: bool) -> ApiResult<Resp
         let ranges = stored.map(|s| s.update_entry_ranges());
         w.body = crate::managed::apply_only::body_apply_entries_only(w.body, ranges);
     }
-    let mut r = if proto {
-        protobuf::response(code, protobuf::encode_json(&w.body)?)
-    } else {
-        json_response(code, w.body, "application/json")
+    let mut r = match answer {
+        As::Metadata(p) => {
+            p.expect_object(&c.res().def.kind)?;
+            json_response(code, p.object(&w.body)?, p.media_type())
+        }
+        As::Protobuf => protobuf::response(code, protobuf::encode_json(&w.body)?),
+        _ => json_response(code, w.body, "application/json"),
     };
     add_warnings(&mut r, w.warnings);
     Ok(r)
@@ -294,28 +310,5 @@ fn add_warnings(r: &mut Response, warnings: impl IntoIterator<Item = String>) {
 
 /// Assembles a `<Kind>List` of `res` from already-encoded items.
 fn list_body(res: &Resource, rev: u64, cont: Option<&str>, remaining: Option<u64>, items: &[Bytes]) -> Bytes {
-    let (kind, api_version) = (&res.def.kind, res.def.api_version());
-    let size: usize = items.iter().map(|i| i.len() + 1).sum();
-    let mut b = BytesMut::with_capacity(size + 200);
-    b.put_slice(
-        format!(
-            "{{\"apiVersion\":\"{api_version}\",\"kind\":\"{kind}List\",\"metadata\":{{\"resourceVersion\":\"{rev}\""
-        )
-        .as_bytes(),
-    );
-    if let Some(c) = cont {
-        b.put_slice(format!(",\"continue\":{}", Value::String(c.to_string())).as_bytes());
-    }
-    if let Some(n) = remaining {
-        b.put_slice(format!(",\"remainingItemCount\":{n}").as_bytes());
-    }
-    b.put_slice(b"},\"items\":[");
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            b.put_u8(b',');
-        }
-        b.put_slice(item);
-    }
-    b.put_slice(b"]}");
-    b.freeze()
+    list_json(&format!("{}List", res.def.kind), &res.def.api_version(), rev, cont, remaining, items)
 }

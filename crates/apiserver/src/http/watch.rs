@@ -33,6 +33,9 @@ pub(super) async fn serve(
 ) -> ApiResult<Response> {
     let api = srv.api.clone();
     let as_ = negotiate(accept, &t.res.def)?;
+    if let As::Metadata(p) = as_ {
+        p.expect_object(&t.res.def.kind)?;
+    }
     let opts = list_options(&api, t, q)?;
     let timeout = match q.get("timeoutSeconds").filter(|s| !s.is_empty()) {
         Some(s) => Duration::from_secs(
@@ -48,6 +51,14 @@ pub(super) async fn serve(
         kind: t.res.def.kind.clone(),
         api_version: t.res.def.api_version(),
         protobuf: as_ == As::Protobuf,
+    };
+    // Bookmarks of a metadata watch are metadata too.
+    let params = match as_ {
+        As::Metadata(p) => {
+            let (kind, api_version) = p.event_kind();
+            WatchParams { kind: kind.into(), api_version: api_version.into(), protobuf: p.protobuf, ..params }
+        }
+        _ => params,
     };
     let protobuf = params.protobuf;
     let started = api.watch(t, &opts).await?;
@@ -72,7 +83,8 @@ pub(super) async fn serve(
 }
 
 /// How a watch of `t` renders its objects: as stored (named with their logical cluster in
-/// wildcard watches; for in-process clients with Apply entries only) or as one-row Tables.
+/// wildcard watches; for in-process clients with Apply entries only), as their metadata or
+/// as one-row Tables.
 fn renderer(api: &Api, t: &Target, as_: As, include_object: &str, in_process: bool) -> Render {
     let (api, res) = (api.clone(), t.res.clone());
     match as_ {
@@ -88,6 +100,12 @@ fn renderer(api: &Api, t: &Target, as_: As, include_object: &str, in_process: bo
                 protobuf::encode_json(&super::shown(o, in_process, |o| {
                     api.encode_in(&res, o, wildcard.then_some(cluster))
                 })?)
+            })
+        }
+        As::Metadata(p) => {
+            let wildcard = crate::rest::is_wildcard(t);
+            Arc::new(move |cluster: &str, o: &Stored| {
+                p.object(&super::shown(o, in_process, |o| api.encode_in(&res, o, wildcard.then_some(cluster)))?)
             })
         }
         As::Table => {
