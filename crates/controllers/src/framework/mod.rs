@@ -14,7 +14,7 @@
 //! - Writing: [`write`] (the one writer: diff, write object then status, count writes),
 //!   [`apply`] (server-side apply of the fields a controller owns, skipped when it would
 //!   change nothing),
-//!   [`diff`] (merge patches), [`expectations`] (creations and deletions not yet seen),
+//!   [`diff`] (merge patches), [`serialized`] (objects serialized member by member, for diffing), [`expectations`] (creations and deletions not yet seen),
 //!   [`events`], [`propagate`] (labels, annotations and node timeouts to referenced
 //!   objects), [`templates`] (owner references on templates), [`names`] (generated names),
 //!   [`cascade`] (an owner's finalizer held until its children are deleted).
@@ -53,6 +53,7 @@ pub mod requeue;
 pub mod runner;
 pub mod scaling;
 pub mod select;
+pub mod serialized;
 pub mod templates;
 pub mod write;
 

@@ -11,19 +11,23 @@
 use std::fmt::Debug;
 
 use drydock_api::capi::owner;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::Resource;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, PartialObjectMeta, Patch, PatchParams};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::diff::{Raw, raw_diff_opt};
+use super::diff::diff;
 use super::error::{Error, Result};
 use super::fresh::Superseded;
 use super::metrics;
 use super::runner::key_of;
+use super::serialized::Serialized;
+
+/// How deep objects are split into members for diffing: the object's own members, and
+/// theirs (metadata, spec and status are compared field by field without a second scan).
+const LEVELS: usize = 2;
 
 /// How a write treats the status subresource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,41 +121,51 @@ impl Writer {
     {
         // Most reconciles want what they read: one encoding then serves as both sides, and
         // only a status behind its generation can still make a write.
-        let old_text = serde_json::to_string(before)?;
-        let new_text = if before == after { None } else { Some(serde_json::to_string(after)?) };
-        let (mut old, mut new) = (Raw::parse(&old_text)?, Raw::parse(new_text.as_deref().unwrap_or(&old_text))?);
-        let (old_status, new_status) = (old.take("status"), new.take("status"));
+        let mut old = Serialized::of(before, LEVELS)?;
+        let old_status = old.take("status");
+        let mut new = if before == after { None } else { Some(Serialized::of(after, LEVELS)?) };
+        let new_status = new.as_mut().map(|n| n.take("status"));
+        let new_status = match &new_status {
+            Some(s) => s.as_ref(),
+            None => old_status.as_ref(),
+        };
         let name = before.meta().name.clone().unwrap_or_default();
         let key = key_of(before);
         let mut out = WriteOutcome { object: None, main: false, status: false };
-        if let Some(mut patch) = old.diff(&new)? {
+        // The answers carry the metadata only: the rest of what was written is `after`.
+        let mut written: Option<ObjectMeta> = None;
+        if let Some(new) = &new
+            && let Some(mut patch) = diff(Some(&old), Some(new))?
+        {
             patch["metadata"]["resourceVersion"] = json!(before.meta().resource_version);
-            let written =
-                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.map_err(gone(&name))?;
+            let meta = patch_for_metadata(api, &name, false, &patch).await.map_err(gone(&name))?;
             metrics::write(self.controller);
-            self.superseded(
-                &key,
-                before.meta().resource_version.as_deref(),
-                written.meta().resource_version.as_deref(),
-            );
+            self.superseded(&key, before.meta().resource_version.as_deref(), meta.resource_version.as_deref());
             out.main = true;
-            out.object = Some(written);
+            written = Some(meta);
         }
-        let base = out.object.as_ref().map_or(before.meta(), |o| o.meta());
+        let base = written.as_ref().unwrap_or(before.meta());
         let (base_rv, generation) = (base.resource_version.clone(), base.generation);
         let observe_generation = status == (Status::IfUnchanged { observe_generation: true });
         let observed = observed_status(new_status, observe_generation, before.meta().generation, generation)?;
-        if let Some(diff) = raw_diff_opt(old_status, observed.as_deref().or(new_status))? {
+        if let Some(diff) = diff(old_status.as_ref(), observed.as_ref().or(new_status))? {
             let mut body = json!({ "status": diff });
             if status != Status::Merge {
                 body["metadata"] = json!({"resourceVersion": base_rv});
             }
-            let written =
-                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body)).await.map_err(gone(&name))?;
+            let meta = patch_for_metadata(api, &name, true, &body).await.map_err(gone(&name))?;
             metrics::write(self.controller);
-            self.superseded(&key, base_rv.as_deref(), written.meta().resource_version.as_deref());
+            self.superseded(&key, base_rv.as_deref(), meta.resource_version.as_deref());
             out.status = true;
-            out.object = Some(written);
+            written = Some(meta);
+        }
+        if let Some(meta) = written {
+            let mut object = match &observed {
+                Some(s) if out.status => with_status(after, s)?,
+                _ => after.clone(),
+            };
+            *object.meta_mut() = meta;
+            out.object = Some(object);
         }
         Ok(out)
     }
@@ -162,9 +176,8 @@ impl Writer {
     where
         K: Resource + Serialize + DeserializeOwned + Clone + Debug,
     {
-        let (old_text, new_text) = (serde_json::to_string(before)?, serde_json::to_string(after)?);
-        let (mut old, mut new) = (Raw::parse(&old_text)?, Raw::parse(&new_text)?);
-        let Some(diff) = raw_diff_opt(old.take("status"), new.take("status"))? else {
+        let (mut old, mut new) = (Serialized::of(before, LEVELS)?, Serialized::of(after, LEVELS)?);
+        let Some(diff) = diff(old.take("status").as_ref(), new.take("status").as_ref())? else {
             return Ok(None);
         };
         let body = json!({
@@ -172,14 +185,11 @@ impl Writer {
             "status": diff,
         });
         let name = before.meta().name.clone().unwrap_or_default();
-        let written =
-            api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body)).await.map_err(gone(&name))?;
+        let meta = patch_for_metadata(api, &name, true, &body).await.map_err(gone(&name))?;
         metrics::write(self.controller);
-        self.superseded(
-            &key_of(before),
-            before.meta().resource_version.as_deref(),
-            written.meta().resource_version.as_deref(),
-        );
+        self.superseded(&key_of(before), before.meta().resource_version.as_deref(), meta.resource_version.as_deref());
+        let mut written = after.clone();
+        *written.meta_mut() = meta;
         Ok(Some(written))
     }
 
@@ -214,14 +224,17 @@ impl Writer {
 /// `observe_generation`) and its conditions moved from generation `old` to `generation`
 /// (when the write's own spec change moved it), or `None` when neither changes anything.
 fn observed_status(
-    new: Option<&RawValue>,
+    new: Option<&Serialized>,
     observe_generation: bool,
     old: Option<i64>,
     generation: Option<i64>,
-) -> Result<Option<Box<RawValue>>> {
+) -> Result<Option<Serialized>> {
     // Only a write that records observedGeneration reads the one the status holds.
-    let behind = |s: &RawValue| -> Result<bool> {
-        let recorded = Raw::parse(s.get())?.get("observedGeneration").map(|g| g.get().to_string());
+    let behind = |s: &Serialized| -> Result<bool> {
+        let recorded = match s.members() {
+            Some(_) => s.get("observedGeneration").map(Serialized::text),
+            None => s.to_value()?.get("observedGeneration").map(Value::to_string),
+        };
         Ok(recorded != generation.map(|g| g.to_string()))
     };
     let catch_up = observe_generation && new.map_or(Ok(true), behind)?;
@@ -229,7 +242,7 @@ fn observed_status(
         return Ok(None);
     }
     let mut status: Value = match new {
-        Some(s) => serde_json::from_str(s.get())?,
+        Some(s) => s.to_value()?,
         None => Value::Null,
     };
     if observe_generation {
@@ -238,7 +251,35 @@ fn observed_status(
     if old != generation {
         observe_conditions(&mut status, old, generation);
     }
-    Ok(Some(serde_json::value::to_raw_value(&status)?))
+    Ok(Some(Serialized::of(&status, 1)?))
+}
+
+/// Sends a merge patch of `name` (of its status when `status`) asking for the object's
+/// metadata only in the answer: the writer knows the rest, and decoding a whole object
+/// (most of whose bytes are its status) for a resourceVersion costs more than the write.
+async fn patch_for_metadata<K>(api: &Api<K>, name: &str, status: bool, body: &Value) -> Result<ObjectMeta, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let (params, patch) = (PatchParams::default(), Patch::Merge(body));
+    if !status {
+        return Ok(api.patch_metadata(name, &params, &patch).await?.metadata);
+    }
+    let mut req = kube::core::Request::new(api.resource_url())
+        .patch_subresource("status", name, &params, &patch)
+        .map_err(kube::Error::BuildRequest)?;
+    req.headers_mut().insert(http::header::ACCEPT, http::HeaderValue::from_static(METADATA_ONLY));
+    Ok(api.clone().into_client().request::<PartialObjectMeta<K>>(req).await?.metadata)
+}
+
+/// What a write asks to be answered with: the object's metadata.
+const METADATA_ONLY: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+
+/// `obj` with the status `status`.
+fn with_status<K: Serialize + DeserializeOwned>(obj: &K, status: &Serialized) -> Result<K> {
+    let mut v = serde_json::to_value(obj)?;
+    v["status"] = status.to_value()?;
+    Ok(serde_json::from_value(v)?)
 }
 
 /// Sets `observedGeneration` in a status (creating it when absent).
@@ -411,8 +452,8 @@ mod tests {
         assert_eq!(written.metadata.labels, want.metadata.labels);
     }
 
-    fn raw(v: Value) -> Box<RawValue> {
-        serde_json::value::to_raw_value(&v).unwrap()
+    fn raw(v: Value) -> Serialized {
+        Serialized::of(&v, 1).unwrap()
     }
 
     #[test]
@@ -422,15 +463,12 @@ mod tests {
         assert!(observed_status(Some(&current), false, Some(4), Some(4)).unwrap().is_none());
         let behind = raw(json!({"observedGeneration": 3, "phase": "Running"}));
         let caught = observed_status(Some(&behind), true, Some(4), Some(4)).unwrap().unwrap();
-        assert_eq!(
-            serde_json::from_str::<Value>(caught.get()).unwrap(),
-            json!({"observedGeneration": 4, "phase": "Running"})
-        );
+        assert_eq!(caught.to_value().unwrap(), json!({"observedGeneration": 4, "phase": "Running"}));
         let created = observed_status(None, true, Some(1), Some(1)).unwrap().unwrap();
-        assert_eq!(created.get(), r#"{"observedGeneration":1}"#);
+        assert_eq!(created.text(), r#"{"observedGeneration":1}"#);
         // The write's own spec change moves the conditions computed at the old generation.
         let hub = raw(json!({"conditions": [{"type": "Ready", "observedGeneration": 3}]}));
         let moved = observed_status(Some(&hub), false, Some(3), Some(4)).unwrap().unwrap();
-        assert_eq!(serde_json::from_str::<Value>(moved.get()).unwrap()["conditions"][0]["observedGeneration"], 4);
+        assert_eq!(moved.to_value().unwrap()["conditions"][0]["observedGeneration"], 4);
     }
 }
