@@ -96,7 +96,16 @@ async fn a_metadata_watcher_sees_initial_and_live_objects() {
 
 /// A GET with `accept`, answered as (status, content type, body).
 async fn get_as(client: &Client, path: &str, accept: &str) -> (u16, String, Vec<u8>) {
-    let req = http::Request::get(path).header(http::header::ACCEPT, accept).body(Vec::new()).expect("request");
+    send_as(client, http::Method::GET, path, accept).await
+}
+
+async fn send_as(client: &Client, method: http::Method, path: &str, accept: &str) -> (u16, String, Vec<u8>) {
+    let req = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::ACCEPT, accept)
+        .body(Vec::new())
+        .expect("request");
     let resp = client.send(req.map(kube::client::Body::from)).await.expect("send");
     let status = resp.status().as_u16();
     let ct = resp.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
@@ -141,6 +150,24 @@ async fn negotiation_of_metadata_answers() {
     let v: Value = serde_json::from_slice(&body).expect("status");
     assert_eq!(code, 406, "{v}");
     assert!(v["message"].as_str().is_some_and(|m| m.contains("is a list")), "{v}");
+
+    // A deleted collection answers its items' metadata.
+    for name in ["gone-1", "gone-2"] {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some(name.into());
+        cm.metadata.labels = Some([("del".to_string(), "yes".to_string())].into());
+        cms.create(&PostParams::default(), &cm).await.expect("create");
+    }
+    let accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+    let (code, _, body) =
+        send_as(&client, http::Method::DELETE, &format!("{all}?labelSelector=del%3Dyes"), accept).await;
+    let v: Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!((code, v["kind"].as_str()), (200, Some("PartialObjectMetadataList")), "{v}");
+    let mut names: Vec<&str> =
+        v["items"].as_array().expect("items").iter().filter_map(|i| i["metadata"]["name"].as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["gone-1", "gone-2"]);
+    assert!(cms.get_opt("gone-1").await.expect("get").is_none());
 
     // An unknown transform is skipped for the next range.
     let (code, _, body) = get_as(&client, one, "application/json;as=Other;g=meta.k8s.io;v=v1,application/json").await;

@@ -269,8 +269,15 @@ async fn delete(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
         return written_response(c, c.api.delete(&c.t, &opts).await?, answer);
     }
     let lo = list_options(c.api, &c.t, q)?;
+    if let As::Metadata(p) = answer {
+        p.expect_list(&c.res().def.kind)?;
+    }
     let items = c.api.delete_collection(&c.t, &lo, &opts).await?;
-    let body = list_body(c.res(), c.api.store.revision(), None, None, &items);
+    let rev = c.api.store.revision();
+    if let As::Metadata(p) = answer {
+        return Ok(json_response(StatusCode::OK, p.list(rev, None, None, &items)?, p.media_type()));
+    }
+    let body = list_body(c.res(), rev, None, None, &items);
     if answer == As::Protobuf {
         return Ok(protobuf::response(StatusCode::OK, protobuf::encode_json(&body)?));
     }

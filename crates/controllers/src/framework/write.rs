@@ -51,7 +51,8 @@ impl Status {
 /// What one write did.
 #[derive(Debug)]
 pub struct WriteOutcome<K> {
-    /// The object as last written, when something was.
+    /// The object as last written, when something was: the object wanted, with the
+    /// metadata the server answered (a write is answered with metadata only).
     pub object: Option<K>,
     pub main: bool,
     pub status: bool,
