@@ -159,11 +159,11 @@ async fn get(c: &Call<'_>) -> ApiResult<Response> {
 async fn list(c: &Call<'_>) -> ApiResult<Response> {
     let as_ = negotiate(c.accept, &c.res().def)?;
     let opts = list_options(c.api, &c.t, &c.q)?;
-    let list = c.api.list(&c.t, &opts).await?;
     let res = c.res();
     if let As::Metadata(p) = as_ {
         p.expect_list(&res.def.kind)?;
     }
+    let list = c.api.list(&c.t, &opts).await?;
     match as_ {
         As::Table => {
             let objs = list.items.iter().map(|o| c.api.value(res, o)).collect::<ApiResult<Vec<_>>>()?;

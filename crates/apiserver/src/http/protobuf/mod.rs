@@ -35,14 +35,14 @@ use crate::error::{ApiError, ApiResult};
 pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 pub const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
 
-/// Whether objects of `def` have a protobuf encoding.
 /// Whether Kubernetes defines a message for (apiVersion, kind).
 pub fn has_message(api_version: &str, kind: &str) -> bool {
     registry::message(api_version, kind).is_some()
 }
 
+/// Whether objects of `def` have a protobuf encoding.
 pub fn supports(def: &ResourceDef) -> bool {
-    registry::message(&def.api_version(), &def.kind).is_some()
+    has_message(&def.api_version(), &def.kind)
 }
 
 /// Decodes a protobuf write body addressed to `def`. The envelope's type decides the message
