@@ -125,7 +125,7 @@ async fn reconcile_cluster<K: SimulatedCluster>(ic: Arc<K>, c: &ClusterCtx) -> R
     add_finalizer(&mut want, K::FINALIZER);
     want.default_endpoint(APIEndpoint { host: p.host.endpoint_host.clone(), port: i32::from(p.host.endpoint_port) });
     want.annotations_mut().insert(ENDPOINT_PATH_ANNOTATION.into(), format!("/clusters/{lc}"));
-    let current = c.writer.apply(&api, &ic, &want).await?.or_wanted(&want);
+    let current = c.writer.apply(&api, &ic, &want).await?.or_wanted(&want)?;
 
     let was_ready = ic.is_ready();
     if !was_ready {

@@ -103,7 +103,7 @@ where
         return Ok(owner.clone());
     }
     let out = writer.apply(owners, owner, &want).await?;
-    Ok(Arc::new(out.or_wanted(&want)))
+    Ok(Arc::new(out.or_wanted(&want)?))
 }
 
 #[cfg(test)]

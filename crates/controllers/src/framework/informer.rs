@@ -14,7 +14,7 @@ use std::sync::Arc;
 use futures::{Stream, StreamExt};
 use kube::Resource;
 use kube::api::Api;
-use kube::runtime::reflector::{self, Store, store::Writer};
+use kube::runtime::reflector::{self, ObjectRef, Store, store::Writer};
 use kube::runtime::{WatchStreamExt, watcher};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
@@ -92,7 +92,8 @@ where
             // shows them from `InitDone` on, and a controller triggered earlier would find
             // nothing there and drop the request (losing, after a restart, the only
             // trigger of a Machine waiting on a timer).
-            let mut listed: Vec<Arc<K>> = Vec::new();
+            let mut listed: Vec<ObjectRef<K>> = Vec::new();
+            let store = writer.as_reader();
             while let Some(ev) = events.next().await {
                 let ev = match ev {
                     Ok(ev) => ev,
@@ -102,21 +103,26 @@ where
                     }
                 };
                 writer.apply_watcher_event(&ev);
+                // Subscribers get the store's own copy where it has one: an event's object is
+                // cloned once, by the store, not again for them.
                 let announce = match ev {
-                    watcher::Event::Apply(o) | watcher::Event::Delete(o) => vec![Arc::new(o)],
+                    watcher::Event::Apply(o) => {
+                        vec![store.get(&ObjectRef::from_obj(&o)).unwrap_or_else(|| Arc::new(o))]
+                    }
+                    watcher::Event::Delete(o) => vec![Arc::new(o)],
                     watcher::Event::Init => {
                         tracing::debug!(kind = %kind, "informer listing");
                         listed.clear();
                         continue;
                     }
                     watcher::Event::InitApply(o) => {
-                        listed.push(Arc::new(o));
+                        listed.push(ObjectRef::from_obj(&o));
                         continue;
                     }
                     watcher::Event::InitDone => {
                         tracing::debug!(kind = %kind, objects = listed.len(), "informer listed");
                         raise.send_replace(true);
-                        std::mem::take(&mut listed)
+                        std::mem::take(&mut listed).iter().filter_map(|r| store.get(r)).collect()
                     }
                 };
                 for obj in &announce {

@@ -27,7 +27,14 @@ impl Serialized {
         if levels == 0 {
             return Ok(Self::Text(serde_json::to_string(value)?));
         }
-        value.serialize(Capture { levels })
+        value.serialize(Capture { levels, keep: None })
+    }
+
+    /// Serializes `value` as [`Serialized::of`] does, leaving out the members of its outer
+    /// object that `keep` refuses: they are not serialized at all (a writer that knows two
+    /// objects' metadata equal need not write either out to compare them).
+    pub fn of_members<T: Serialize + ?Sized>(value: &T, levels: usize, keep: fn(&str) -> bool) -> Result<Self, Error> {
+        value.serialize(Capture { levels: levels.max(1), keep: Some(keep) })
     }
 
     /// Whether the value is JSON null.
@@ -112,6 +119,8 @@ fn push_key(out: &mut String, key: &str) {
 /// is written by `serde_json` as a whole.
 struct Capture {
     levels: usize,
+    /// Which members of the outer object to serialize (all when `None`).
+    keep: Option<fn(&str) -> bool>,
 }
 
 fn text<T: Serialize + ?Sized>(value: &T) -> Result<Serialized, Error> {
@@ -232,10 +241,10 @@ impl ser::Serializer for Capture {
         Ok(Elements { items: Vec::with_capacity(len), variant: Some(variant) })
     }
     fn serialize_map(self, len: Option<usize>) -> Result<Members, Error> {
-        Ok(Members::new(self.levels, len.unwrap_or(0), None))
+        Ok(Members::new(self.levels, len.unwrap_or(0), None, self.keep))
     }
     fn serialize_struct(self, _: &'static str, len: usize) -> Result<Members, Error> {
-        Ok(Members::new(self.levels, len, None))
+        Ok(Members::new(self.levels, len, None, self.keep))
     }
     fn serialize_struct_variant(
         self,
@@ -245,7 +254,7 @@ impl ser::Serializer for Capture {
         len: usize,
     ) -> Result<Members, Error> {
         // Below a variant nothing is split: it is written whole.
-        Ok(Members::new(1, len, Some(variant)))
+        Ok(Members::new(1, len, Some(variant), None))
     }
 }
 
@@ -300,14 +309,18 @@ struct Members {
     members: Vec<(String, Serialized)>,
     key: Option<String>,
     variant: Option<&'static str>,
+    keep: Option<fn(&str) -> bool>,
 }
 
 impl Members {
-    fn new(levels: usize, len: usize, variant: Option<&'static str>) -> Self {
-        Self { levels, members: Vec::with_capacity(len), key: None, variant }
+    fn new(levels: usize, len: usize, variant: Option<&'static str>, keep: Option<fn(&str) -> bool>) -> Self {
+        Self { levels, members: Vec::with_capacity(len), key: None, variant, keep }
     }
 
     fn push<T: Serialize + ?Sized>(&mut self, key: String, value: &T) -> Result<(), Error> {
+        if self.keep.is_some_and(|keep| !keep(&key)) {
+            return Ok(());
+        }
         let value = Serialized::of(value, self.levels - 1)?;
         self.members.push((key, value));
         Ok(())

@@ -9,13 +9,15 @@
 //! ([`Status::IfUnchanged`]); a patch computed from an older copy would drop theirs.
 
 use std::fmt::Debug;
+use std::marker::PhantomData;
 
 use drydock_api::capi::owner;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::Resource;
-use kube::api::{Api, PartialObjectMeta, Patch, PatchParams};
-use serde::Serialize;
+use kube::api::{Api, Patch, PatchParams};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::diff::diff;
@@ -51,17 +53,33 @@ impl Status {
 /// What one write did.
 #[derive(Debug)]
 pub struct WriteOutcome<K> {
-    /// The object as last written, when something was: the object wanted, with the
-    /// metadata the server answered (a write is answered with metadata only).
-    pub object: Option<K>,
     pub main: bool,
     pub status: bool,
+    /// The metadata the server answered to the last write (a write is answered with
+    /// metadata only), and the status that write sent when it is not the wanted object's
+    /// own (observedGeneration caught up). Few callers want the object written: it is
+    /// put together only when asked for.
+    written: Option<(Answer, Option<Serialized>)>,
+    kind: PhantomData<fn() -> K>,
 }
 
-impl<K: Clone> WriteOutcome<K> {
-    /// The object as last written, or `after` (what was wanted) when nothing was written.
-    pub fn or_wanted(self, after: &K) -> K {
-        self.object.unwrap_or_else(|| after.clone())
+impl<K> WriteOutcome<K> {
+    fn nothing() -> Self {
+        Self { main: false, status: false, written: None, kind: PhantomData }
+    }
+}
+
+impl<K: Resource + Clone + Serialize + DeserializeOwned> WriteOutcome<K> {
+    /// The object as last written: `after`, what the write wanted, with the metadata the
+    /// server answered and the status sent; `after` itself when nothing was written.
+    pub fn or_wanted(self, after: &K) -> Result<K> {
+        let Some((answer, status)) = self.written else { return Ok(after.clone()) };
+        let mut object = match status {
+            Some(s) => with_status(after, &s)?,
+            None => after.clone(),
+        };
+        *object.meta_mut() = answer.meta()?;
+        Ok(object)
     }
 }
 
@@ -120,11 +138,25 @@ impl Writer {
     where
         K: Resource + Serialize + DeserializeOwned + Clone + Debug + PartialEq,
     {
-        // Most reconciles want what they read: one encoding then serves as both sides, and
-        // only a status behind its generation can still make a write.
-        let mut old = Serialized::of(before, LEVELS)?;
+        // Most reconciles want what they read. Unless it records observedGeneration, such a
+        // write sends nothing; otherwise the status read serves as both sides, and only a
+        // status behind its generation can still make a write.
+        let observe_generation = status == (Status::IfUnchanged { observe_generation: true });
+        let same = before == after;
+        if same && !observe_generation {
+            return Ok(WriteOutcome::nothing());
+        }
+        // What is equal on both sides is not serialized: unchanged metadata (managedFields
+        // are a large part of a busy object's bytes) or, when nothing changed, all but the
+        // status.
+        let keep: fn(&str) -> bool = match (same, before.meta() == after.meta()) {
+            (true, _) => is_status,
+            (false, true) => |k| k != "metadata",
+            (false, false) => |_| true,
+        };
+        let mut old = Serialized::of_members(before, LEVELS, keep)?;
         let old_status = old.take("status");
-        let mut new = if before == after { None } else { Some(Serialized::of(after, LEVELS)?) };
+        let mut new = if same { None } else { Some(Serialized::of_members(after, LEVELS, keep)?) };
         let new_status = new.as_mut().map(|n| n.take("status"));
         let new_status = match &new_status {
             Some(s) => s.as_ref(),
@@ -132,42 +164,36 @@ impl Writer {
         };
         let name = before.meta().name.clone().unwrap_or_default();
         let key = key_of(before);
-        let mut out = WriteOutcome { object: None, main: false, status: false };
+        let mut out = WriteOutcome::nothing();
         // The answers carry the metadata only: the rest of what was written is `after`.
-        let mut written: Option<ObjectMeta> = None;
+        let mut written: Option<Answer> = None;
         if let Some(new) = &new
             && let Some(mut patch) = diff(Some(&old), Some(new))?
         {
             patch["metadata"]["resourceVersion"] = json!(before.meta().resource_version);
-            let meta = patch_for_metadata(api, &name, false, &patch).await.map_err(gone(&name))?;
+            let answer = patch_for_metadata(api, &name, false, &patch).await.map_err(gone(&name))?;
             metrics::write(self.controller);
-            self.superseded(&key, before.meta().resource_version.as_deref(), meta.resource_version.as_deref());
+            self.superseded(&key, before.meta().resource_version.as_deref(), answer.resource_version.as_deref());
             out.main = true;
-            written = Some(meta);
+            written = Some(answer);
         }
-        let base = written.as_ref().unwrap_or(before.meta());
-        let (base_rv, generation) = (base.resource_version.clone(), base.generation);
-        let observe_generation = status == (Status::IfUnchanged { observe_generation: true });
+        let (base_rv, generation) = match &written {
+            Some(a) => (a.resource_version.clone(), a.generation),
+            None => (before.meta().resource_version.clone(), before.meta().generation),
+        };
         let observed = observed_status(new_status, observe_generation, before.meta().generation, generation)?;
         if let Some(diff) = diff(old_status.as_ref(), observed.as_ref().or(new_status))? {
             let mut body = json!({ "status": diff });
             if status != Status::Merge {
                 body["metadata"] = json!({"resourceVersion": base_rv});
             }
-            let meta = patch_for_metadata(api, &name, true, &body).await.map_err(gone(&name))?;
+            let answer = patch_for_metadata(api, &name, true, &body).await.map_err(gone(&name))?;
             metrics::write(self.controller);
-            self.superseded(&key, base_rv.as_deref(), meta.resource_version.as_deref());
+            self.superseded(&key, base_rv.as_deref(), answer.resource_version.as_deref());
             out.status = true;
-            written = Some(meta);
+            written = Some(answer);
         }
-        if let Some(meta) = written {
-            let mut object = match &observed {
-                Some(s) if out.status => with_status(after, s)?,
-                _ => after.clone(),
-            };
-            *object.meta_mut() = meta;
-            out.object = Some(object);
-        }
+        out.written = written.map(|answer| (answer, observed.filter(|_| out.status)));
         Ok(out)
     }
 
@@ -177,7 +203,8 @@ impl Writer {
     where
         K: Resource + Serialize + DeserializeOwned + Clone + Debug,
     {
-        let (mut old, mut new) = (Serialized::of(before, LEVELS)?, Serialized::of(after, LEVELS)?);
+        let (mut old, mut new) =
+            (Serialized::of_members(before, LEVELS, is_status)?, Serialized::of_members(after, LEVELS, is_status)?);
         let Some(diff) = diff(old.take("status").as_ref(), new.take("status").as_ref())? else {
             return Ok(None);
         };
@@ -186,11 +213,11 @@ impl Writer {
             "status": diff,
         });
         let name = before.meta().name.clone().unwrap_or_default();
-        let meta = patch_for_metadata(api, &name, true, &body).await.map_err(gone(&name))?;
+        let answer = patch_for_metadata(api, &name, true, &body).await.map_err(gone(&name))?;
         metrics::write(self.controller);
-        self.superseded(&key_of(before), before.meta().resource_version.as_deref(), meta.resource_version.as_deref());
+        self.superseded(&key_of(before), before.meta().resource_version.as_deref(), answer.resource_version.as_deref());
         let mut written = after.clone();
-        *written.meta_mut() = meta;
+        *written.meta_mut() = answer.meta()?;
         Ok(Some(written))
     }
 
@@ -219,6 +246,11 @@ impl Writer {
     {
         delete_if_present(api, self.controller, name).await
     }
+}
+
+/// Whether an object's member is its status.
+fn is_status(member: &str) -> bool {
+    member == "status"
 }
 
 /// The status `new` with `status.observedGeneration` set to `generation` (when
@@ -255,22 +287,51 @@ fn observed_status(
     Ok(Some(Serialized::of(&status, 1)?))
 }
 
+/// The answer to a write: the written object's metadata, its resourceVersion and
+/// generation read at once and the rest (managedFields are most of it) decoded only when
+/// the written object is asked for.
+#[derive(Debug)]
+struct Answer {
+    metadata: Box<RawValue>,
+    resource_version: Option<String>,
+    generation: Option<i64>,
+}
+
+impl Answer {
+    fn meta(&self) -> Result<ObjectMeta> {
+        Ok(serde_json::from_str(self.metadata.get())?)
+    }
+}
+
 /// Sends a merge patch of `name` (of its status when `status`) asking for the object's
 /// metadata only in the answer: the writer knows the rest, and decoding a whole object
 /// (most of whose bytes are its status) for a resourceVersion costs more than the write.
-async fn patch_for_metadata<K>(api: &Api<K>, name: &str, status: bool, body: &Value) -> Result<ObjectMeta, kube::Error>
+async fn patch_for_metadata<K>(api: &Api<K>, name: &str, status: bool, body: &Value) -> Result<Answer, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
-    let (params, patch) = (PatchParams::default(), Patch::Merge(body));
-    if !status {
-        return Ok(api.patch_metadata(name, &params, &patch).await?.metadata);
+    #[derive(Deserialize)]
+    struct Answered {
+        metadata: Box<RawValue>,
     }
-    let mut req = kube::core::Request::new(api.resource_url())
-        .patch_subresource("status", name, &params, &patch)
-        .map_err(kube::Error::BuildRequest)?;
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Versions {
+        resource_version: Option<String>,
+        generation: Option<i64>,
+    }
+    let (params, patch) = (PatchParams::default(), Patch::Merge(body));
+    let req = kube::core::Request::new(api.resource_url());
+    let mut req = match status {
+        true => req.patch_subresource("status", name, &params, &patch),
+        false => req.patch(name, &params, &patch),
+    }
+    .map_err(kube::Error::BuildRequest)?;
     req.headers_mut().insert(http::header::ACCEPT, http::HeaderValue::from_static(METADATA_ONLY));
-    Ok(api.clone().into_client().request::<PartialObjectMeta<K>>(req).await?.metadata)
+    let Answered { metadata } = api.clone().into_client().request(req).await?;
+    let Versions { resource_version, generation } =
+        serde_json::from_str(metadata.get()).map_err(kube::Error::SerdeError)?;
+    Ok(Answer { metadata, resource_version, generation })
 }
 
 /// What a write asks to be answered with: the object's metadata.
@@ -441,7 +502,7 @@ mod tests {
         let writer = Writer::new("test");
 
         let out = writer.write(&api, &read, &read.clone(), Status::Merge).await.expect("no write");
-        assert!(!out.main && !out.status && out.object.is_none());
+        assert!(!out.main && !out.status && out.written.is_none());
         assert_eq!(fake.count("PATCH"), 0);
 
         let mut want = read.clone();
@@ -451,6 +512,19 @@ mod tests {
         assert_eq!(fake.count("PATCH"), 1);
         let written = fake.get("ns", "s").expect("stored");
         assert_eq!(written.metadata.labels, want.metadata.labels);
+
+        // Unchanged metadata is left out of the comparison, not out of the write.
+        let read = written;
+        let mut want = read.clone();
+        want.string_data = Some([("k".to_string(), "v".to_string())].into());
+        let out = writer.write(&api, &read, &want, Status::Merge).await.expect("a write");
+        assert!(out.main);
+        let written = fake.get("ns", "s").expect("stored");
+        assert_eq!(written.string_data, want.string_data);
+        assert_eq!(written.metadata.labels, want.metadata.labels);
+        let object = out.or_wanted(&want).expect("the object written");
+        assert_eq!(object.metadata.resource_version, written.metadata.resource_version);
+        assert_eq!(object.string_data, want.string_data);
     }
 
     fn raw(v: Value) -> Serialized {

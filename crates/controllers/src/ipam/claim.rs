@@ -254,7 +254,7 @@ async fn reconcile(claim: Arc<IPAddressClaim>, state: Arc<State>) -> Result<Requ
     let mut finalized = (*claim).clone();
     if add_finalizer(&mut finalized, IPAM_RELEASE_ADDRESS_FINALIZER) {
         let out = state.claims.apply(&api, &claim, &finalized).await?;
-        claim = Arc::new(out.or_wanted(&finalized));
+        claim = Arc::new(out.or_wanted(&finalized)?);
     }
     let outcome = address::ensure(&state, &claim, &pool_id, pool.as_ref()).await?;
     let want = with_outcome(&claim, &outcome, &state.ctx.clock().condition_time());

@@ -261,7 +261,7 @@ impl State {
         before: &KubeadmControlPlane,
         after: &KubeadmControlPlane,
     ) -> Result<KubeadmControlPlane> {
-        Ok(self.writer.apply(api, before, after).await?.or_wanted(after))
+        self.writer.apply(api, before, after).await?.or_wanted(after)
     }
 
     /// Waits until the Machine and Cluster stores hold their initial lists (after a restart

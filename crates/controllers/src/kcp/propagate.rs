@@ -54,7 +54,7 @@ pub async fn sync(ctx: &Context, kcp: &KubeadmControlPlane, cluster: &str, machi
         let api = ctx.api::<Machine>(&ns);
         let mut current = Cow::Borrowed(m.as_ref());
         if let Some(want) = with_hook(m) {
-            current = Cow::Owned(super::WRITER.apply(&api, m.as_ref(), &want).await?.or_wanted(&want));
+            current = Cow::Owned(super::WRITER.apply(&api, m.as_ref(), &want).await?.or_wanted(&want)?);
             wrote = true;
         }
         let changed = p.would_change(&current, MANAGER);

@@ -329,7 +329,7 @@ async fn adopt_and_release(st: &State, ms: &MachineSet, sel: &mut Selection) -> 
         match WRITER.apply(&api, &m, &want).await {
             Ok(out) => {
                 st.ctx.events.normal(ms, "SuccessfulAdopt", format!("Adopted Machine {name:?}")).await;
-                sel.owned.push(Arc::new(out.or_wanted(&want)));
+                sel.owned.push(Arc::new(out.or_wanted(&want)?));
             }
             Err(e) => {
                 st.ctx.events.warning(ms, "FailedAdopt", format!("Failed to adopt Machine {name:?}: {e}")).await;
@@ -390,8 +390,9 @@ async fn sync_machines(
         }
         let mut current = Cow::Borrowed(m.as_ref());
         if propagate::needs_finalizer(m) {
-            match WRITER.apply(&api, m, &propagate::with_finalizer(m)).await {
-                Ok(written) => current = Cow::Owned(written.or_wanted(m)),
+            let finalized = propagate::with_finalizer(m);
+            match WRITER.apply(&api, m, &finalized).await {
+                Ok(written) => current = Cow::Owned(written.or_wanted(&finalized)?),
                 // Gone meanwhile: counted as the cache shows it until the cache catches up.
                 Err(e) if e.is_not_found() => {
                     out.push(m.clone());

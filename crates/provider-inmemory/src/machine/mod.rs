@@ -82,7 +82,7 @@ struct MachineCtx {
 impl MachineCtx {
     /// Writes what differs and remembers that `before` is now outdated.
     async fn write<K: SimulatedMachine>(&self, api: &Api<K>, before: &K, after: &K) -> Result<K> {
-        Ok(self.writer.apply(api, before, after).await?.or_wanted(after))
+        self.writer.apply(api, before, after).await?.or_wanted(after)
     }
 
     fn created(&self, key: &str, what: &'static str) -> bool {

@@ -95,6 +95,25 @@ fn outer_levels_are_members() {
 }
 
 #[test]
+fn members_left_out_are_not_serialized_and_the_rest_are_as_whole() {
+    let m = machine();
+    let all = Serialized::of(&m, 2).unwrap();
+    let some = Serialized::of_members(&m, 2, |k| k != "metadata").unwrap();
+    let top: Vec<&str> = some.members().unwrap().iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(top, ["apiVersion", "kind", "spec", "status"]);
+    for (k, v) in some.members().unwrap() {
+        assert_eq!(Some(v), all.get(k), "{k}");
+    }
+    // Only the outer object is filtered: a status keeps all its members.
+    let status = Serialized::of_members(&m, 2, |k| k == "status").unwrap();
+    assert_eq!(status.members().unwrap().len(), 1);
+    assert_eq!(status.get("status"), all.get("status"));
+    // A map (an untyped object) is filtered the same way.
+    let v = serde_json::to_value(&m).unwrap();
+    assert_eq!(Serialized::of_members(&v, 2, |k| k == "status").unwrap(), status);
+}
+
+#[test]
 fn a_map_key_that_is_not_a_string_or_number_is_an_error() {
     let m = BTreeMap::from([((1, 2), "v")]);
     assert!(serde_json::to_string(&m).is_err());
