@@ -15,11 +15,19 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
+/// A ConfigMap named `name`, labelled with `labels`.
+fn config_map(name: &str, labels: &[(&str, &str)]) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    if !labels.is_empty() {
+        cm.metadata.labels = Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+    }
+    cm
+}
+
 async fn metadata_api(client: Client) {
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let mut cm = ConfigMap::default();
-    cm.metadata.name = Some("meta".into());
-    cm.metadata.labels = Some([("app".to_string(), "x".to_string())].into());
+    let mut cm = config_map("meta", &[("app", "x")]);
     cm.data = Some([("k".to_string(), "v".to_string())].into());
     let created = cms.create(&PostParams::default(), &cm).await.expect("create");
 
@@ -69,9 +77,7 @@ async fn a_metadata_watcher_sees_initial_and_live_objects() {
     let s = start().await;
     let client = s.client().await;
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let mut first = ConfigMap::default();
-    first.metadata.name = Some("before".into());
-    cms.create(&PostParams::default(), &first).await.expect("create");
+    cms.create(&PostParams::default(), &config_map("before", &[])).await.expect("create");
     // kube-rs reads `PartialObjectMeta<K>` through metadata-only lists and watches.
     let metas: Api<PartialObjectMeta<ConfigMap>> = Api::namespaced(client, "default");
     let mut seen = watcher(metas, watcher::Config::default()).touched_objects().boxed();
@@ -86,9 +92,7 @@ async fn a_metadata_watcher_sees_initial_and_live_objects() {
         assert_eq!(m.types.as_ref().map(|t| t.kind.as_str()), Some("PartialObjectMetadata"));
         names.push(m.name_any());
         if names.len() == 1 {
-            let mut later = ConfigMap::default();
-            later.metadata.name = Some("after".into());
-            cms.create(&PostParams::default(), &later).await.expect("create after");
+            cms.create(&PostParams::default(), &config_map("after", &[])).await.expect("create after");
         }
     }
     assert_eq!(names.first().map(String::as_str), Some("before"), "{names:?}");
@@ -118,9 +122,7 @@ async fn negotiation_of_metadata_answers() {
     let s = start().await;
     let client = s.client().await;
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let mut cm = ConfigMap::default();
-    cm.metadata.name = Some("n".into());
-    cms.create(&PostParams::default(), &cm).await.expect("create");
+    cms.create(&PostParams::default(), &config_map("n", &[])).await.expect("create");
     let one = "/api/v1/namespaces/default/configmaps/n";
     let all = "/api/v1/namespaces/default/configmaps";
 
@@ -153,10 +155,7 @@ async fn negotiation_of_metadata_answers() {
 
     // A deleted collection answers its items' metadata.
     for name in ["gone-1", "gone-2"] {
-        let mut cm = ConfigMap::default();
-        cm.metadata.name = Some(name.into());
-        cm.metadata.labels = Some([("del".to_string(), "yes".to_string())].into());
-        cms.create(&PostParams::default(), &cm).await.expect("create");
+        cms.create(&PostParams::default(), &config_map(name, &[("del", "yes")])).await.expect("create");
     }
     let accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
     let (code, _, body) =
