@@ -162,3 +162,95 @@ async fn convert_answers_conversion_reviews() {
     assert_eq!(code, 400, "{status}");
     assert_eq!(status["kind"], "Status");
 }
+
+/// A merge patch of a Machine's status (as the controllers send), with the manager of a
+/// field seen in v1beta1 (in v1beta2 the same field lives elsewhere).
+async fn patch_status(router: &axum::Router, version: &str, manager: &str, body: &Value) -> (u16, Value) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let path = format!("/apis/cluster.x-k8s.io/{version}/namespaces/default/machines/m/status?fieldManager={manager}");
+    let req = http::Request::builder()
+        .method("PATCH")
+        .uri(path)
+        .header("content-type", "application/merge-patch+json")
+        .body(axum::body::Body::from(serde_json::to_vec(body).expect("json")))
+        .expect("request");
+    let resp = router.clone().oneshot(req).await.expect("infallible");
+    let code = resp.status().as_u16();
+    let out = resp.into_body().collect().await.expect("body").to_bytes();
+    (code, serde_json::from_slice(&out).unwrap_or(Value::Null))
+}
+
+fn fields_of(obj: &Value, manager: &str) -> Value {
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .and_then(|l| l.iter().find(|e| e["manager"] == manager))
+        .map(|e| e["fieldsV1"].clone())
+        .unwrap_or(Value::Null)
+}
+
+/// Writes through the status leave the spec as stored and the other way round (the server
+/// then does not parse what a write cannot change); a manager recorded in another version
+/// still loses what the write changed as that version sees it, which needs the whole object.
+#[tokio::test(flavor = "multi_thread")]
+async fn writes_through_one_part_keep_the_other_and_managers_of_other_versions() {
+    let s = common::start_with_capi().await;
+    let router = s.server.router();
+    let machines = "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machines";
+    let machine = json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine", "metadata": {"name": "m"},
+        "spec": {"clusterName": "c", "bootstrap": {"dataSecretName": "d"},
+                 "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DevMachine", "name": "m"}},
+    });
+    let (code, created) = send(&router, "POST", machines, Some(&machine)).await;
+    assert_eq!(code, 201, "{created}");
+
+    let ready = |status: &str, at: &str| json!([{"type": "Ready", "status": status, "lastTransitionTime": at}]);
+    let (code, old) = patch_status(
+        &router,
+        "v1beta1",
+        "old",
+        &json!({"status": {"conditions": ready("False", "2026-01-01T00:00:00Z")}}),
+    )
+    .await;
+    assert_eq!(code, 200, "{old}");
+    // v1beta1's conditions are an atomic list, owned whole.
+    assert!(fields_of(&old, "old")["f:status"]["f:conditions"].is_object(), "{old}");
+
+    let body = json!({"status": {"phase": "Running",
+        "deprecated": {"v1beta1": {"conditions": ready("True", "2026-01-02T00:00:00Z")}}}});
+    let (code, new) = patch_status(&router, "v1beta2", "new", &body).await;
+    assert_eq!(code, 200, "{new}");
+    assert_eq!(new["spec"], created["spec"], "the spec is as stored");
+    assert_eq!(new["metadata"]["generation"], created["metadata"]["generation"]);
+    assert_eq!(new["status"]["phase"], "Running");
+    assert_eq!(new["status"]["deprecated"]["v1beta1"]["conditions"][0]["status"], "True");
+    // v1beta1 sees the write change its status.conditions: "old" no longer owns them.
+    assert!(fields_of(&new, "old")["f:status"]["f:conditions"].is_null(), "{new}");
+    assert!(fields_of(&new, "new")["f:status"]["f:phase"].is_object(), "{new}");
+
+    // A write of the main resource keeps the status as stored, and bumps the generation.
+    let req = http::Request::builder()
+        .method("PATCH")
+        .uri(format!("{machines}/m?fieldManager=spec-writer"))
+        .header("content-type", "application/merge-patch+json")
+        .body(axum::body::Body::from(
+            json!({"metadata": {"labels": {"l": "1"}}, "spec": {"clusterName": "c", "minReadySeconds": 5},
+                   "status": {"phase": "Ignored"}})
+            .to_string(),
+        ))
+        .expect("request");
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let resp = router.clone().oneshot(req).await.expect("infallible");
+    assert_eq!(resp.status().as_u16(), 200);
+    let spec_written: Value =
+        serde_json::from_slice(&resp.into_body().collect().await.expect("body").to_bytes()).expect("json");
+    assert_eq!(spec_written["status"], new["status"], "the status is as stored");
+    assert_eq!(spec_written["spec"]["minReadySeconds"], 5);
+    assert_eq!(spec_written["metadata"]["labels"]["l"], "1");
+    let generation = |o: &Value| o["metadata"]["generation"].as_i64().unwrap_or_default();
+    assert_eq!(generation(&spec_written), generation(&new) + 1);
+    let (_, read) = send(&router, "GET", &format!("{machines}/m"), None).await;
+    assert_eq!(read, spec_written, "what was answered is what is stored");
+}

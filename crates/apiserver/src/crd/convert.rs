@@ -152,6 +152,19 @@ impl Converter {
         if self.is_at(&obj, version) { Ok(obj) } else { self.convert(obj, version) }
     }
 
+    /// [`Converter::from_storage`] of an object stored and served in the storage version,
+    /// whose top-level members named in `apart` are left out (kept as stored, not
+    /// defaulted); `None` for an object stored in another version.
+    pub fn from_storage_apart(&self, mut obj: Value, version: &str, apart: &[&str]) -> Option<Value> {
+        if version != self.storage_version || !self.is_at(&obj, version) {
+            return None;
+        }
+        if let Some(s) = &self.storage_defaults {
+            schema::default_object_apart(s, &mut obj, apart);
+        }
+        Some(obj)
+    }
+
     fn is_at(&self, obj: &Value, version: &str) -> bool {
         obj.get("apiVersion").and_then(Value::as_str).and_then(|av| av.strip_prefix(self.group.as_str()))
             == Some(&format!("/{version}"))

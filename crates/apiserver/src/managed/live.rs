@@ -67,19 +67,35 @@ pub struct Entries<'a> {
 
 /// Parses a stored object, leaving its `metadata.managedFields` unparsed.
 pub fn parse_object(bytes: &[u8]) -> serde_json::Result<(Value, Option<Live<'_>>)> {
+    let (obj, managed, _) = parse_object_apart(bytes, |_| false)?;
+    Ok((obj, managed))
+}
+
+/// Top-level members of a stored object kept as their stored text, in stored order.
+pub type Apart<'a> = Vec<(String, &'a RawValue)>;
+
+/// Like [`parse_object`], with the top-level members `apart` accepts left out of the tree
+/// and returned as stored text: a write that cannot change them never parses them.
+pub fn parse_object_apart(
+    bytes: &[u8],
+    apart: fn(&str) -> bool,
+) -> serde_json::Result<(Value, Option<Live<'_>>, Apart<'_>)> {
     let mut managed = None;
+    let mut kept = Vec::new();
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let obj = Object { metadata: true, managed: &mut managed }.deserialize(&mut de)?;
+    let obj = Object { metadata: true, managed: &mut managed, apart, kept: &mut kept }.deserialize(&mut de)?;
     de.end()?;
-    Ok((obj, managed.map(Live)))
+    Ok((obj, managed.map(Live), kept))
 }
 
 /// An object whose `metadata` (at the root) or `managedFields` (in metadata) is treated
-/// apart; every other value is parsed as usual.
+/// apart, as are the root's members `apart` accepts; every other value is parsed as usual.
 struct Object<'m, 'de> {
     /// The root: its `metadata` is an Object too. Otherwise it is the metadata itself.
     metadata: bool,
     managed: &'m mut Option<&'de RawValue>,
+    apart: fn(&str) -> bool,
+    kept: &'m mut Apart<'de>,
 }
 
 impl<'de> DeserializeSeed<'de> for Object<'_, 'de> {
@@ -101,11 +117,18 @@ impl<'de> Visitor<'de> for Object<'_, 'de> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
             let value = match (self.metadata, key.as_str()) {
-                (true, "metadata") => {
-                    access.next_value_seed(Object { metadata: false, managed: &mut *self.managed })?
-                }
+                (true, "metadata") => access.next_value_seed(Object {
+                    metadata: false,
+                    managed: &mut *self.managed,
+                    apart: |_| false,
+                    kept: &mut Vec::new(),
+                })?,
                 (false, "managedFields") => {
                     *self.managed = Some(access.next_value::<&'de RawValue>()?);
+                    continue;
+                }
+                (true, k) if (self.apart)(k) => {
+                    self.kept.push((key, access.next_value::<&'de RawValue>()?));
                     continue;
                 }
                 _ => access.next_value::<Value>()?,
@@ -442,6 +465,16 @@ mod tests {
         assert!(managed.is_some_and(|m| m.has_entries()));
         let bare = serde_json::to_vec(&want).unwrap();
         assert!(parse_object(&bare).unwrap().1.is_none());
+    }
+
+    #[test]
+    fn members_left_apart_stay_stored_text() {
+        let bytes = br#"{"kind":"K","metadata":{"name":"a","managedFields":[]},"spec":{"x": [1, 2]},"status":{"y":1}}"#;
+        let (v, managed, apart) = parse_object_apart(bytes, |k| k == "spec").unwrap();
+        assert_eq!(v, json!({"kind": "K", "metadata": {"name": "a"}, "status": {"y": 1}}));
+        assert!(managed.is_some_and(|m| !m.has_entries()));
+        let apart: Vec<(&str, &str)> = apart.iter().map(|(k, r)| (k.as_str(), r.get())).collect();
+        assert_eq!(apart, [("spec", r#"{"x": [1, 2]}"#)]);
     }
 
     fn fast(live: Live<'_>, took: &FieldSet, removed: &FieldSet, w: &Writer<'_>) -> Option<Box<RawValue>> {

@@ -24,7 +24,7 @@ use std::sync::LazyLock;
 use serde_json::{Value, json};
 
 pub use entries::{Entry, Identity, Managers, Operation};
-pub use live::{Live, parse_object};
+pub use live::{Apart, Live, parse_object, parse_object_apart};
 pub use ops::{compare, compare_except, merge, to_field_set};
 pub use set::{FieldSet, render_path};
 pub use types::MergeType;

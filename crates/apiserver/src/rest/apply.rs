@@ -5,6 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::meta::now_rfc3339;
+use super::prepare::Untouched;
 use super::scale::{pointer_of, set_pointer};
 use super::write::{Track, WriteOptions, Written, meta_mut, str_field};
 use super::{Api, Subresource, Target, parse_rv};
@@ -53,13 +54,20 @@ impl Api {
         let creates = subresource.is_empty() && t.sub.is_none();
         for _ in 0..RETRIES {
             let written = self
-                .write_loop(t, name, precondition, opts, Track::Applied, |current, live_managed| {
-                    let now = now_rfc3339();
-                    let w = self.writer(t, opts.manager(), &av, subresource, &now);
-                    managed::apply(ty, Some(current), live_managed, config, &w, opts.force)
-                        .map(|a| a.object)
-                        .map_err(conflict_error)
-                })
+                .write_loop(
+                    t,
+                    name,
+                    precondition,
+                    opts,
+                    (Track::Applied, Untouched::Nothing),
+                    |current, live_managed| {
+                        let now = now_rfc3339();
+                        let w = self.writer(t, opts.manager(), &av, subresource, &now);
+                        managed::apply(ty, Some(current), live_managed, config, &w, opts.force)
+                            .map(|a| a.object)
+                            .map_err(conflict_error)
+                    },
+                )
                 .await;
             match written {
                 Err(e) if e.code == 404 && creates => {}

@@ -49,7 +49,7 @@ impl Api {
             obj["status"] = json!({"phase": "Active"});
         }
         self.apply_schema(t, &mut obj, None, opts, &mut warnings)?;
-        let managers = self.managers_of(t, None, &obj, sent, opts, track, "");
+        let (managers, _) = self.managers_of(t, None, &obj, sent, opts, track, "");
         let name = str_field(&obj, &["metadata", "name"]).unwrap_or_default().to_string();
         let generate = str_field(&obj, &["metadata", "generateName"]).unwrap_or_default().to_string();
         if name.is_empty() && generate.is_empty() {
@@ -103,7 +103,7 @@ impl Api {
             if let Err(e) = self.validate_name(t, &name) {
                 return Err(ApiError::invalid(&t.res.def, &name, &[e]));
             }
-            self.run_admission(t, &mut obj, None, &mut warnings)?;
+            self.run_admission(t, (&mut obj, &[]), None, &mut warnings)?;
             super::guard::WriteGuard::check(opts.guard.as_ref(), &obj)?;
             // A Service's addresses are chosen and committed under one lock.
             let _allocating = if services::is_service(t) {

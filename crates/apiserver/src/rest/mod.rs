@@ -9,6 +9,7 @@ mod delete;
 mod guard;
 mod list_options;
 pub mod meta;
+mod prepare;
 mod read;
 mod scale;
 mod versions;
@@ -167,6 +168,6 @@ pub fn parse_rv(s: &str) -> ApiResult<u64> {
     s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid resource version: \"{s}\"")))
 }
 
-fn not_parsed(e: serde_json::Error) -> ApiError {
+pub(super) fn not_parsed(e: serde_json::Error) -> ApiError {
     ApiError::internal(format!("stored object does not parse: {e}"))
 }

@@ -63,7 +63,7 @@ impl Api {
                 &name,
                 precondition,
                 &WriteOptions { via_scale: true, ..opts.clone() },
-                Track::Update,
+                (Track::Update, super::prepare::Untouched::Nothing),
                 |current, _| {
                     let mut doc = current.clone();
                     set_pointer(&mut doc, &pointer, Value::Number(replicas.clone()));

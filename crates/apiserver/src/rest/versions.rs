@@ -1,6 +1,8 @@
 //! The other served versions of a written kind, for the managedFields of managers recorded
 //! in them ([`managed::Versions`]).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde_json::Value;
 
 use super::{Api, Target};
@@ -13,17 +15,25 @@ pub(super) struct ServedVersions<'a> {
     t: &'a Target,
     /// Looked up on first use: most writes never need another version.
     registry: std::sync::OnceLock<std::sync::Arc<Registry>>,
+    /// Whether another version was asked for.
+    asked: AtomicBool,
 }
 
 impl<'a> ServedVersions<'a> {
     pub fn new(api: &'a Api, t: &'a Target) -> Self {
-        Self { api, t, registry: std::sync::OnceLock::new() }
+        Self { api, t, registry: std::sync::OnceLock::new(), asked: AtomicBool::new(false) }
+    }
+
+    /// Whether the write was looked at in another version.
+    pub fn asked(&self) -> bool {
+        self.asked.load(Ordering::Relaxed)
     }
 }
 
 impl ServedVersions<'_> {
     /// The resource of `api_version` (another version of the written kind), if served.
     fn other(&self, api_version: &str) -> Option<&Resource> {
+        self.asked.store(true, Ordering::Relaxed);
         let def = &self.t.res.def;
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         if group != def.group {

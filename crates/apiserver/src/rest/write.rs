@@ -6,13 +6,15 @@ use std::sync::Arc;
 use bytes::Bytes;
 use drydock_api::tenancy::TENANCY_GROUP;
 use drydock_api::{FieldError, Operation, names};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::meta;
+use super::prepare::{Prepared, Untouched};
 use super::{Api, Subresource, Target, parse_rv};
-use crate::builtin::{self, services};
+use crate::builtin;
 use crate::error::{ApiError, ApiResult};
-use crate::managed::{self, Live, Managers, Writer};
+use crate::managed::{Live, Managers};
 use crate::patch::{self, PatchType};
 use crate::registry::Resource;
 use crate::schema;
@@ -111,7 +113,7 @@ fn view(obj: &Value, keep: fn(&str) -> bool) -> Value {
 
 /// Whether `a` and `b` differ outside metadata and (when it is a subresource) status: such
 /// a change bumps generation. Compared in place, without copies of either.
-fn spec_changed(a: &Value, b: &Value, status_sub: bool) -> bool {
+pub(super) fn spec_changed(a: &Value, b: &Value, status_sub: bool) -> bool {
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a != b };
     let counted = |k: &String| k != "metadata" && !(status_sub && k == "status");
     a.iter().filter(|(k, _)| counted(k)).any(|(k, v)| b.get(k) != Some(v))
@@ -159,7 +161,19 @@ impl Api {
         opts: &WriteOptions,
         warnings: &mut Vec<String>,
     ) -> ApiResult<()> {
-        let out = schema::Validator::or_schemaless(t.res.validator.as_ref()).process(obj, old);
+        self.apply_schema_apart(t, (obj, &[]), old, opts, warnings)
+    }
+
+    /// [`Api::apply_schema`] of an object whose members named in `apart` are left as stored.
+    pub(super) fn apply_schema_apart(
+        &self,
+        t: &Target,
+        (obj, apart): (&mut Value, &[&str]),
+        old: Option<&Value>,
+        opts: &WriteOptions,
+        warnings: &mut Vec<String>,
+    ) -> ApiResult<()> {
+        let out = schema::Validator::or_schemaless(t.res.validator.as_ref()).process_apart(obj, old, apart);
         if !out.unknown.is_empty() {
             match opts.validation {
                 FieldValidation::Strict => {
@@ -195,7 +209,7 @@ impl Api {
     pub(super) fn run_admission(
         &self,
         t: &Target,
-        obj: &mut Value,
+        (obj, apart): (&mut Value, &[&str]),
         old: Option<&Value>,
         warnings: &mut Vec<String>,
     ) -> ApiResult<()> {
@@ -209,20 +223,20 @@ impl Api {
                 Err(e) => return Err(ApiError::invalid(&t.res.def, &name, &e)),
             }
         }
-        self.validate_schema(t, obj, old, &mut errs, warnings);
+        self.validate_schema(t, (obj, apart), old, &mut errs, warnings);
         if errs.is_empty() { Ok(()) } else { Err(ApiError::invalid(&t.res.def, &name, &errs)) }
     }
 
-    fn validate_schema(
+    pub(super) fn validate_schema(
         &self,
         t: &Target,
-        obj: &Value,
+        (obj, apart): (&Value, &[&str]),
         old: Option<&Value>,
         errs: &mut Vec<FieldError>,
         warnings: &mut Vec<String>,
     ) {
         if let Some(v) = &t.res.validator {
-            let report = v.validate(obj, old);
+            let report = v.validate_apart(obj, old, apart);
             errs.extend(report.errors);
             warnings.extend(report.warnings);
         }
@@ -231,8 +245,20 @@ impl Api {
     /// Converts a served object to its stored shape and encodes it, with `managers` as its
     /// managedFields when given.
     pub(super) fn encode_for_store(&self, t: &Target, obj: Value, managers: Option<&Managers>) -> ApiResult<Encoded> {
+        self.encode_with(t, obj, managers, &[])
+    }
+
+    /// [`Api::encode_for_store`] of an object with members left as stored (`apart`), which
+    /// only a kind stored as served leaves.
+    fn encode_with(
+        &self,
+        t: &Target,
+        obj: Value,
+        managers: Option<&Managers>,
+        apart: &[(String, &RawValue)],
+    ) -> ApiResult<Encoded> {
         let stored = self.to_storage(&t.res, obj)?;
-        Encoded::new(stored, managers, self.storage_selectable(&t.res))
+        Encoded::with_apart(stored, (managers, apart), self.storage_selectable(&t.res))
             .map_err(|e| ApiError::bad_request(e.to_string()))
     }
 
@@ -291,7 +317,10 @@ impl Api {
             }
             None => None,
         };
-        self.write_loop(t, &name, precondition, opts, Track::Update, |_current, _| Ok(body.clone())).await
+        self.write_loop(t, &name, precondition, opts, (Track::Update, Untouched::Nothing), |_current, _| {
+            Ok(body.clone())
+        })
+        .await
     }
 
     /// PATCH of an object, its status or its scale.
@@ -348,7 +377,8 @@ impl Api {
             (None, PatchType::Merge) if t.res.def.status_subresource => Some(|k| k != "status"),
             _ => None,
         };
-        self.write_loop(t, &name, None, opts, Track::Update, |current, live_managed| {
+        let untouched = if ptype == PatchType::Merge { Untouched::of_merge_patch(t, opts) } else { Untouched::Nothing };
+        self.write_loop(t, &name, None, opts, (Track::Update, untouched), |current, live_managed| {
             let mut doc = match copied {
                 Some(keep) => view(current, keep),
                 None => current.clone(),
@@ -372,13 +402,14 @@ impl Api {
 
     /// The read-modify-write loop shared by update, patch and apply. `make` builds the
     /// requested object from the current one; without a precondition, conflicts are retried.
+    /// `untouched`: the members the write leaves as stored.
     pub(super) async fn write_loop(
         &self,
         t: &Target,
         name: &str,
         precondition: Option<u64>,
         opts: &WriteOptions,
-        track: Track,
+        (track, mut untouched): (Track, Untouched),
         mut make: impl FnMut(&Value, Option<Live<'_>>) -> ApiResult<Value>,
     ) -> ApiResult<Written> {
         for _ in 0..UPDATE_RETRIES {
@@ -387,11 +418,16 @@ impl Api {
                 return Err(ApiError::conflict(&t.res.def, name));
             }
             // managedFields travel beside the object, unparsed: only tracking reads them.
-            let (current_v, live_managed) = self.value_and_managed(&t.res, &current)?;
-            let requested = make(&current_v, live_managed)?;
+            let cur = self.current(t, &current, untouched)?;
+            let requested = make(&cur.value, cur.managed)?;
             let mut warnings = Vec::new();
-            let (mut next, managers) =
-                self.prepare_update(t, &current_v, live_managed, requested, opts, track, &mut warnings)?;
+            let (mut next, managers) = match self.prepare_update(t, &cur, requested, opts, track, &mut warnings)? {
+                Prepared::Ready(next, managers) => (next, managers),
+                Prepared::NeedsWhole => {
+                    untouched = Untouched::Nothing;
+                    continue;
+                }
+            };
             if opts.dry_run {
                 set_managers(&mut next, managers)?;
                 return self.dry_run(&next, 200, warnings);
@@ -402,7 +438,7 @@ impl Api {
             let change = if finished {
                 Change::Delete
             } else {
-                Change::Put(self.encode_for_store(t, next, managers.as_ref())?)
+                Change::Put(self.encode_with(t, next, managers.as_ref(), &cur.apart)?)
             };
             match self.store.commit(t.key(name), Expect::Revision(current.rv), change).await {
                 Ok(c) => return self.written(t, 200, &c, warnings),
@@ -411,148 +447,6 @@ impl Api {
             }
         }
         Err(ApiError::conflict(&t.res.def, name))
-    }
-
-    /// Builds the object to store from the current one and the requested one, and its
-    /// managedFields.
-    #[allow(clippy::too_many_arguments)]
-    fn prepare_update(
-        &self,
-        t: &Target,
-        current: &Value,
-        live_managed: Option<Live<'_>>,
-        mut requested: Value,
-        opts: &WriteOptions,
-        track: Track,
-        warnings: &mut Vec<String>,
-    ) -> ApiResult<(Value, Option<Managers>)> {
-        let sent = managed::take_sent(&mut requested);
-        if t.sub == Some(Subresource::Status) {
-            // Everything but the status as stored, and the requested status moved in: the
-            // current status (most of a busy object's bytes) is not copied to be replaced.
-            let stored = current.as_object().ok_or_else(|| ApiError::internal("stored object is not an object"))?;
-            let mut map: Map<String, Value> =
-                stored.iter().filter(|(k, _)| *k != "status").map(|(k, v)| (k.clone(), v.clone())).collect();
-            if let Some(s) = requested.as_object_mut().and_then(|m| m.remove("status")) {
-                map.insert("status".into(), s);
-            }
-            let mut next = Value::Object(map);
-            self.apply_schema(t, &mut next, Some(current), opts, warnings)?;
-            let managers = self.managers_of(t, Some((current, live_managed)), &next, sent, opts, track, "status");
-            let mut errs = Vec::new();
-            self.validate_schema(t, &next, Some(current), &mut errs, warnings);
-            if !errs.is_empty() {
-                let name = str_field(current, &["metadata", "name"]).unwrap_or_default();
-                return Err(ApiError::invalid(&t.res.def, name, &errs));
-            }
-            return Ok((next, managers));
-        }
-        self.check_kind(&t.res, &mut requested)?;
-        let status_sub = t.res.def.status_subresource;
-        {
-            let cur_meta = &current["metadata"];
-            let m = meta_mut(&mut requested)?;
-            for f in [
-                "name",
-                "namespace",
-                "uid",
-                "creationTimestamp",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "generation",
-            ] {
-                match cur_meta.get(f) {
-                    Some(v) => m.insert(f.into(), v.clone()),
-                    None => m.remove(f),
-                };
-            }
-            m.remove("resourceVersion");
-        }
-        if status_sub && let Some(map) = requested.as_object_mut() {
-            match current.get("status") {
-                Some(s) => map.insert("status".into(), s.clone()),
-                None => map.remove("status"),
-            };
-        }
-        self.apply_schema(t, &mut requested, Some(current), opts, warnings)?;
-        let managers = self.managers_of(t, Some((current, live_managed)), &requested, sent, opts, track, "");
-        if current["metadata"]["deletionTimestamp"].is_string() {
-            let old: Vec<&Value> =
-                current["metadata"]["finalizers"].as_array().map(|a| a.iter().collect()).unwrap_or_default();
-            let added =
-                requested["metadata"]["finalizers"].as_array().is_some_and(|a| a.iter().any(|f| !old.contains(&f)));
-            if added {
-                let name = str_field(current, &["metadata", "name"]).unwrap_or_default();
-                return Err(ApiError::invalid(
-                    &t.res.def,
-                    name,
-                    &[FieldError::forbidden(
-                        "metadata.finalizers",
-                        "no new finalizers can be added if the object is being deleted",
-                    )],
-                ));
-            }
-        }
-        self.run_admission(t, &mut requested, Some(current), warnings)?;
-        super::guard::WriteGuard::check(opts.guard.as_ref(), &requested)?;
-        if services::is_service(t) {
-            // Updates are not serialized with creates: a node port taken by a concurrent
-            // create could be handed out twice (a type change to NodePort is rare).
-            services::allocate(self, t, &mut requested)?;
-        }
-        if tracks_generation(&t.res) && spec_changed(&requested, current, status_sub) {
-            let generation = current["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
-            meta_mut(&mut requested)?.insert("generation".into(), json!(generation));
-        }
-        Ok((requested, managers))
-    }
-
-    /// The managedFields of `obj` as written from `current` (`None`: created): computed
-    /// here for updates (after defaulting, before admission, as kube-apiserver does),
-    /// carried over from the apply that built `obj` otherwise. They are kept apart from the
-    /// object, which admission so never decodes, and serialized into its encoding.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn managers_of(
-        &self,
-        t: &Target,
-        current: Option<(&Value, Option<Live<'_>>)>,
-        obj: &Value,
-        sent: Option<Value>,
-        opts: &WriteOptions,
-        track: Track,
-        subresource: &str,
-    ) -> Option<Managers> {
-        match track {
-            Track::Applied => sent.map(Managers::Json),
-            Track::Update => {
-                let now = meta::now_rfc3339();
-                let av = t.res.def.api_version();
-                let subresource = if opts.via_scale { "scale" } else { subresource };
-                let w = self.writer(t, opts.manager(), &av, subresource, &now);
-                let (live, live_managed) = current.map_or((None, None), |(c, m)| (Some(c), m));
-                let versions = super::versions::ServedVersions::new(self, t);
-                managed::track_update((t.res.merge_type(), &versions), live, live_managed, obj, sent.as_ref(), &w)
-            }
-        }
-    }
-
-    /// The writer of a request to `t` through `subresource` ("" for the main resource).
-    pub(super) fn writer<'a>(
-        &self,
-        t: &Target,
-        manager: &'a str,
-        api_version: &'a str,
-        subresource: &'a str,
-        now: &'a str,
-    ) -> Writer<'a> {
-        const STATUS: &[&str] = &["status"];
-        const SPEC_AND_METADATA: &[&str] = &["metadata", "spec"];
-        let ignored: &[&str] = match subresource {
-            "status" => SPEC_AND_METADATA,
-            "" if t.res.def.status_subresource => STATUS,
-            _ => &[],
-        };
-        Writer { manager, api_version, subresource, ignored, now }
     }
 }
 

@@ -9,15 +9,23 @@ use super::cel::{self, Eval};
 use super::node::{ListType, Node};
 use super::path::Path;
 
-/// Walks `v` (with `old`, its counterpart in the stored object).
-pub fn walk(node: &Node, v: &Value, old: Option<&Value>, path: &Path<'_>, resource: bool, e: &mut Eval<'_>) {
+/// Walks `v` (with `old`, its counterpart in the stored object). Members named in `apart`
+/// are there but not shown (kept as stored).
+pub fn walk(
+    node: &Node,
+    v: &Value,
+    old: Option<&Value>,
+    path: &Path<'_>,
+    (resource, apart): (bool, &[&str]),
+    e: &mut Eval<'_>,
+) {
     if !node.has_late_checks || v.is_null() {
         return;
     }
     match v {
         Value::Object(map) => {
             for r in &node.required {
-                let implied = resource && r == "metadata";
+                let implied = (resource && r == "metadata") || apart.contains(&r.as_str());
                 if !implied && !map.contains_key(r) {
                     e.errors.push(FieldError::required(path.child(r).render(), ""));
                 }
@@ -28,7 +36,7 @@ pub fn walk(node: &Node, v: &Value, old: Option<&Value>, path: &Path<'_>, resour
                 }
                 if let Some(child) = node.child(k).filter(|c| c.has_late_checks) {
                     let child_old = old.and_then(|o| o.get(k));
-                    walk(child, child_v, child_old, &path.child(k), child.embedded, e);
+                    walk(child, child_v, child_old, &path.child(k), (child.embedded, &[]), e);
                 }
             }
         }
@@ -37,7 +45,7 @@ pub fn walk(node: &Node, v: &Value, old: Option<&Value>, path: &Path<'_>, resour
                 let old_items = old.and_then(Value::as_array);
                 for (i, iv) in items.iter().enumerate() {
                     let item_old = old_items.and_then(|o| correlate(&node.list_type, iv, o));
-                    walk(item, iv, item_old, &path.index(i), item.embedded, e);
+                    walk(item, iv, item_old, &path.index(i), (item.embedded, &[]), e);
                 }
             }
         }
@@ -57,14 +65,14 @@ pub fn correlate<'o>(list: &ListType, item: &Value, old: &'o [Value]) -> Option<
 }
 
 /// A validation with errors and the warnings ratcheting turned errors into.
-pub fn run(node: &Node, obj: &Value, old: Option<&Value>, errors: &mut Vec<FieldError>, warnings: &mut Vec<String>) {
-    let mut e = Eval { errors, warnings, budget: cel::OBJECT_BUDGET, exhausted: false };
-    walk(node, obj, old, &Path::ROOT, true, &mut e);
+pub fn run(node: &Node, (obj, apart): (&Value, &[&str]), old: Option<&Value>, r: &mut super::Report) {
+    let mut e = Eval { errors: &mut r.errors, warnings: &mut r.warnings, budget: cel::OBJECT_BUDGET, exhausted: false };
+    walk(node, obj, old, &Path::ROOT, (true, apart), &mut e);
 }
 
 /// Required fields of a value outside any object (a schema's `default`).
 pub fn run_at(node: &Node, v: &Value, path: &Path<'_>, errors: &mut Vec<FieldError>) {
     let mut warnings = Vec::new();
     let mut e = Eval { errors, warnings: &mut warnings, budget: cel::OBJECT_BUDGET, exhausted: false };
-    walk(node, v, None, path, node.embedded, &mut e);
+    walk(node, v, None, path, (node.embedded, &[]), &mut e);
 }

@@ -124,30 +124,56 @@ impl Validator {
     /// (`old`: the stored object on update; failures on values it holds unchanged are
     /// not reported).
     pub fn process(&self, obj: &mut Value, old: Option<&Value>) -> Outcome {
+        self.process_apart(obj, old, &[])
+    }
+
+    /// [`Validator::process`] of an object whose top-level members named in `apart` are
+    /// left out: unchanged from `old` and kept as stored, so neither walked nor defaulted.
+    /// Only for a schema that [`Validator::walks_apart`] them.
+    pub fn process_apart(&self, obj: &mut Value, old: Option<&Value>, apart: &[&str]) -> Outcome {
         let mut out = Outcome::default();
         let Value::Object(map) = obj else {
             out.errors.push(FieldError::new(FieldErrorKind::TypeInvalid, "", "object must be a JSON object"));
             return out;
         };
         let mut w = Walk { unknown: &mut out.unknown, errors: &mut out.errors, validate: true };
-        prune::walk_object(&self.root, map, old.and_then(Value::as_object), &Path::ROOT, &mut w, true);
+        prune::walk_object(&self.root, map, old.and_then(Value::as_object), &Path::ROOT, &mut w, true, apart);
         out
     }
 
     /// Validation after admission: required fields and CEL rules (`old`: the stored object
     /// on update, for transition rules and ratcheting).
     pub fn validate(&self, obj: &Value, old: Option<&Value>) -> Report {
+        self.validate_apart(obj, old, &[])
+    }
+
+    /// [`Validator::validate`] of an object with members left out, as
+    /// [`Validator::process_apart`].
+    pub fn validate_apart(&self, obj: &Value, old: Option<&Value>, apart: &[&str]) -> Report {
         let mut r = Report::default();
         if self.root.has_late_checks {
-            late::run(&self.root, obj, old, &mut r.errors, &mut r.warnings);
+            late::run(&self.root, (obj, apart), old, &mut r);
         }
         r
+    }
+
+    /// Whether an object's top-level member `key`, unchanged, may be left out of the walks
+    /// ([`Validator::process_apart`]): the schema declares it (the walk would prune it
+    /// otherwise) and no rule of the root sees the whole object.
+    pub fn walks_apart(&self, key: &str) -> bool {
+        self.root.rules.is_empty() && (self.root.property(key).is_some() || self.root.keeps_unknown())
     }
 }
 
 /// Applies defaults only, as reads from storage do (nothing is pruned or checked).
 pub fn default_object(v: &Validator, obj: &mut Value) {
-    prune::default_only(&v.root, obj, true);
+    default_object_apart(v, obj, &[]);
+}
+
+/// [`default_object`] of an object whose top-level members named in `apart` are left out
+/// (kept as stored): they are not defaulted.
+pub fn default_object_apart(v: &Validator, obj: &mut Value, apart: &[&str]) {
+    prune::default_only_apart(&v.root, obj, true, apart);
 }
 
 #[cfg(test)]

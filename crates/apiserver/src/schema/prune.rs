@@ -33,7 +33,7 @@ pub fn walk(node: &Node, v: &mut Value, old: Option<&Value>, path: &Path<'_>, w:
         }
     }
     match v {
-        Value::Object(map) => walk_object(node, map, old.and_then(Value::as_object), path, w, node.embedded),
+        Value::Object(map) => walk_object(node, map, old.and_then(Value::as_object), path, w, node.embedded, &[]),
         Value::Array(items) => {
             let old_items = old.and_then(Value::as_array);
             if let Some(item) = &node.items {
@@ -51,7 +51,8 @@ pub fn walk(node: &Node, v: &mut Value, old: Option<&Value>, path: &Path<'_>, w:
 }
 
 /// Walks an object's fields; `resource` objects (the root, embedded resources) keep
-/// `apiVersion` and `kind` and have their `metadata` treated as ObjectMeta.
+/// `apiVersion` and `kind` and have their `metadata` treated as ObjectMeta. Members named
+/// in `apart` are there but not shown (kept as stored): they get no default.
 pub fn walk_object(
     node: &Node,
     map: &mut Map<String, Value>,
@@ -59,6 +60,7 @@ pub fn walk_object(
     path: &Path<'_>,
     w: &mut Walk<'_>,
     resource: bool,
+    apart: &[&str],
 ) {
     let keep_unknown = node.keeps_unknown() || node.ty.is_none();
     map.retain(|k, v| {
@@ -88,7 +90,7 @@ pub fn walk_object(
         }
     });
     if node.defaults_here {
-        apply_defaults(node, map);
+        apply_defaults(node, map, apart);
     }
     if node.embedded && w.validate {
         embedded_type_meta(map, path, w.errors);
@@ -109,10 +111,11 @@ fn embedded_type_meta(map: &Map<String, Value>, path: &Path<'_>, errors: &mut Ve
 }
 
 /// Fills absent properties that have a default.
-fn apply_defaults(node: &Node, map: &mut Map<String, Value>) {
+fn apply_defaults(node: &Node, map: &mut Map<String, Value>, apart: &[&str]) {
     for (k, child) in &node.properties {
         if let Some(d) = &child.default
             && !map.contains_key(k)
+            && !apart.contains(&k.as_str())
         {
             map.insert(k.clone(), d.clone());
         }
@@ -121,6 +124,11 @@ fn apply_defaults(node: &Node, map: &mut Map<String, Value>) {
 
 /// Defaults only: what reads from storage apply, and what compiling does to a default value.
 pub fn default_only(node: &Node, v: &mut Value, resource: bool) {
+    default_only_apart(node, v, resource, &[]);
+}
+
+/// [`default_only`] of an object whose members named in `apart` are there but not shown.
+pub fn default_only_apart(node: &Node, v: &mut Value, resource: bool, apart: &[&str]) {
     if !node.has_defaults {
         return;
     }
@@ -135,7 +143,7 @@ pub fn default_only(node: &Node, v: &mut Value, resource: bool) {
                 }
             }
             if node.defaults_here {
-                apply_defaults(node, map);
+                apply_defaults(node, map, apart);
             }
         }
         Value::Array(items) => {

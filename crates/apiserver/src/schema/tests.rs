@@ -368,3 +368,46 @@ fn unchanged_invalid_values_ratchet_on_update() {
     let mut create = old.clone();
     assert_eq!(v.process(&mut create, None).errors.len(), 3, "a create checks everything");
 }
+
+#[test]
+fn members_left_apart_are_present_but_neither_walked_nor_defaulted() {
+    let v = validator(json!({"type":"object","required":["spec"],"properties":{
+        "spec":{"type":"object","default":{},"properties":{"x":{"type":"integer","maximum":1}}},
+        "status":{"type":"object","required":["phase"],"properties":{"phase":{"type":"string"}}}}}));
+    let old = json!({"metadata":{"name":"a"},"status":{"phase":"P"}});
+    // The status alone, with the spec kept as stored: the spec counts as there, gets no
+    // default, and the status is still checked.
+    let mut obj = json!({"metadata":{"name":"a"},"status":{"phase":"Q","extra":1}});
+    let out = v.process_apart(&mut obj, Some(&old), &["spec"]);
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert_eq!(out.unknown, ["status.extra"]);
+    assert_eq!(obj, json!({"metadata":{"name":"a"},"status":{"phase":"Q"}}));
+    assert!(v.validate_apart(&obj, Some(&old), &["spec"]).errors.is_empty());
+    let r = v.validate_apart(&json!({"metadata":{"name":"a"},"status":{}}), Some(&old), &["spec"]);
+    assert_eq!(messages(&r.errors), ["status.phase: Required value"]);
+    // Nor do reads default what is left as stored.
+    let mut read = json!({"metadata":{"name":"a"},"status":{"phase":"Q"}});
+    default_object_apart(&v, &mut read, &["spec"]);
+    assert!(read.get("spec").is_none());
+    default_object(&v, &mut read);
+    assert_eq!(read["spec"], json!({}));
+    // The same object walked whole is defaulted and missing its spec.
+    let mut whole = json!({"metadata":{"name":"a"},"status":{"phase":"Q"}});
+    v.process(&mut whole, Some(&old));
+    assert_eq!(whole["spec"], json!({}));
+    assert_eq!(
+        messages(&v.validate(&json!({"metadata":{}, "status":{"phase":"Q"}}), None).errors),
+        ["spec: Required value"]
+    );
+}
+
+#[test]
+fn only_declared_members_under_a_root_without_rules_walk_apart() {
+    let plain = validator(json!({"type":"object","properties":{"spec":{"type":"object"},"status":{"type":"object"}}}));
+    assert!(plain.walks_apart("spec") && plain.walks_apart("status"));
+    // An undeclared member would be pruned by the whole walk.
+    assert!(!plain.walks_apart("data"));
+    let ruled = validator(json!({"type":"object","x-kubernetes-validations":[{"rule":"has(self.spec)"}],
+        "properties":{"spec":{"type":"object"},"status":{"type":"object"}}}));
+    assert!(!ruled.walks_apart("spec"), "a rule of the root sees the whole object");
+}

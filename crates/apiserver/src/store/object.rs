@@ -11,6 +11,7 @@ use std::sync::{Arc, LazyLock, OnceLock};
 use bytes::{BufMut, Bytes, BytesMut};
 use memchr::memmem::Finder;
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::managed::{Managers, apply_only};
@@ -182,17 +183,31 @@ pub struct Encoded {
 impl Encoded {
     /// Serializes `obj`, whose `metadata.resourceVersion` is replaced by the placeholder,
     /// with `managers` as its managedFields when given.
-    pub fn new(mut obj: Value, managers: Option<&Managers>, selectable: &[String]) -> Result<Self, serde_json::Error> {
+    pub fn new(obj: Value, managers: Option<&Managers>, selectable: &[String]) -> Result<Self, serde_json::Error> {
+        Self::with_apart(obj, (managers, &[]), selectable)
+    }
+
+    /// [`Encoded::new`] of an object whose top-level members `apart` are kept as their
+    /// stored text, outside `obj`: written as they are, in key order among the others.
+    /// The selectable fields must not be among them.
+    pub fn with_apart(
+        mut obj: Value,
+        (managers, apart): (Option<&Managers>, &[(String, &RawValue)]),
+        selectable: &[String],
+    ) -> Result<Self, serde_json::Error> {
         let meta = Arc::new(ObjMeta::from_value(&obj, selectable));
         if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             m.insert("resourceVersion".into(), Value::String(RV_MARKER.into()));
         }
         // Most objects fit: no reallocations while writing. The stored copy is exact.
         let mut bytes = Vec::with_capacity(ENCODE_CAPACITY);
-        match managers {
-            Some(managers) => serde_json::to_writer(&mut bytes, &WithManagers { obj: &obj, managers })?,
-            None => serde_json::to_writer(&mut bytes, &obj)?,
-        };
+        if managers.is_none() && apart.is_empty() {
+            serde_json::to_writer(&mut bytes, &obj)?;
+        } else {
+            let mut apart: Vec<&(String, &RawValue)> = apart.iter().collect();
+            apart.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            serde_json::to_writer(&mut bytes, &WithManagers { obj: &obj, managers, apart })?;
+        }
         let marker = &*MARKER;
         let pos = marker.find(&bytes).ok_or_else(|| {
             serde_json::Error::io(std::io::Error::other("object has no metadata to carry a resourceVersion"))
@@ -220,23 +235,32 @@ impl Encoded {
 }
 
 /// An object serialized with `managers` as its `metadata.managedFields` (in place of any
-/// it has), where a JSON object sorts the key; left out when there are none.
+/// it has), where a JSON object sorts the key, left out when there are none; and with the
+/// stored members `apart` (sorted by key) among its own.
 struct WithManagers<'a> {
     obj: &'a Value,
-    managers: &'a Managers,
+    managers: Option<&'a Managers>,
+    apart: Vec<&'a (String, &'a RawValue)>,
 }
 
 impl Serialize for WithManagers<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let Value::Object(top) = self.obj else { return self.obj.serialize(s) };
-        let mut out = s.serialize_map(Some(top.len()))?;
+        let mut out = s.serialize_map(Some(top.len() + self.apart.len()))?;
+        let mut apart = self.apart.iter().peekable();
         for (k, v) in top {
-            match v {
-                Value::Object(meta) if k == "metadata" => {
-                    out.serialize_entry(k, &MetadataWith { meta, managers: self.managers })?
+            while let Some((ak, av)) = apart.next_if(|(ak, _)| ak < k) {
+                out.serialize_entry(ak, av)?;
+            }
+            match (v, self.managers) {
+                (Value::Object(meta), Some(managers)) if k == "metadata" => {
+                    out.serialize_entry(k, &MetadataWith { meta, managers })?
                 }
                 _ => out.serialize_entry(k, v)?,
             }
+        }
+        for (ak, av) in apart {
+            out.serialize_entry(ak, av)?;
         }
         out.end()
     }
@@ -300,6 +324,34 @@ mod tests {
         let empty = Managers::Json(json!([]));
         let s = Encoded::new(with(json!({"name": "a", "managedFields": list})), Some(&empty), &[]).unwrap().finish(3);
         assert!(s.to_value().unwrap()["metadata"].get("managedFields").is_none());
+    }
+
+    #[test]
+    fn members_kept_as_stored_text_encode_as_the_whole_object_would() {
+        let list = json!([{"apiVersion": "v1", "manager": "m", "operation": "Update"}]);
+        let managers = Managers::Json(list);
+        let whole = json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "a"}, "spec": {"b": [1, "x"]},
+            "status": {"s": {"t": true}}, "zz": 1});
+        let stored = Encoded::new(whole.clone(), None, &[]).unwrap().finish(3);
+        for keep in [&["status"][..], &["spec", "zz"], &["apiVersion", "status"]] {
+            let parsed: Value = serde_json::from_slice(&stored.bytes).unwrap();
+            let mut obj = whole.clone();
+            let mut apart = Vec::new();
+            for k in keep {
+                let text = serde_json::to_string(&parsed[*k]).unwrap();
+                apart.push((k.to_string(), RawValue::from_string(text).unwrap()));
+                obj.as_object_mut().unwrap().remove(*k);
+            }
+            // Stored order is not required: the encoder sorts them among the others.
+            apart.reverse();
+            let apart: Vec<(String, &RawValue)> = apart.iter().map(|(k, r)| (k.clone(), &**r)).collect();
+            for m in [None, Some(&managers)] {
+                let split = Encoded::with_apart(obj.clone(), (m, &apart), &[]).unwrap().finish(3);
+                let full = Encoded::new(whole.clone(), m, &[]).unwrap().finish(3);
+                assert_eq!(split.bytes, full.bytes, "{keep:?}");
+                assert!(Encoded::with_apart(obj.clone(), (m, &apart), &[]).unwrap().same_as(&full));
+            }
+        }
     }
 
     #[test]
