@@ -28,9 +28,10 @@ pub(super) enum Untouched {
 }
 
 impl Untouched {
-    /// The members a merge patch of `t` leaves as stored, when the stored object is what
-    /// `t` serves and nothing needs the whole object (a dry run answers it, a guard or
-    /// the scale subresource reads it).
+    /// The members a merge patch of `t` leaves as stored, when `t` is a custom resource's
+    /// storage version (objects are read as stored, bar the read defaults) and nothing
+    /// needs the whole object (a dry run answers it, a guard or the scale subresource
+    /// reads it).
     pub fn of_merge_patch(t: &Target, opts: &WriteOptions) -> Self {
         let as_stored =
             t.res.conversion.is_none() && t.res.custom.as_ref().is_some_and(|c| c.storage_version == t.res.def.version);
