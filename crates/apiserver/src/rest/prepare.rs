@@ -64,8 +64,12 @@ pub(super) struct Current<'a> {
 impl Current<'_> {
     /// The names of the members left as stored.
     pub fn apart_keys(&self) -> Vec<&str> {
-        self.apart.iter().map(|(k, _)| k.as_str()).collect()
+        names(&self.apart)
     }
+}
+
+fn names<'k>(apart: &'k Apart<'_>) -> Vec<&'k str> {
+    apart.iter().map(|(k, _)| k.as_str()).collect()
 }
 
 /// What [`Api::prepare_update`] came to.
@@ -85,7 +89,7 @@ impl Api {
         if let (Some(c), false) = (&t.res.custom, untouched == Untouched::Nothing) {
             let (value, managed, apart) =
                 managed::parse_object_apart(&obj.bytes, untouched.filter()).map_err(not_parsed)?;
-            let keys: Vec<&str> = apart.iter().map(|(k, _)| k.as_str()).collect();
+            let keys = names(&apart);
             if self.can_leave_apart(&t.res, &keys)
                 && let Some(value) = c.converter.from_storage_apart(value, &t.res.def.version, &keys)
             {
@@ -117,12 +121,12 @@ impl Api {
         track: Track,
         warnings: &mut Vec<String>,
     ) -> ApiResult<Prepared> {
-        let (current, live_managed) = (&cur.value, cur.managed);
-        let apart = cur.apart_keys();
         let sent = managed::take_sent(&mut requested);
         if t.sub == Some(Subresource::Status) {
             return self.prepare_status(t, cur, (requested, sent), (opts, track), warnings);
         }
+        let (current, live_managed) = (&cur.value, cur.managed);
+        let apart = cur.apart_keys();
         self.check_kind(&t.res, &mut requested)?;
         let status_sub = t.res.def.status_subresource;
         {
