@@ -34,7 +34,7 @@ use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
-use crate::framework::coalesce::{Coalesce, Window};
+use crate::framework::coalesce::{self, Coalesce, Window};
 use crate::framework::events::PendingEvents;
 use crate::framework::index::{Changes, Index, ref_key};
 use crate::framework::pause::{self, Pause};
@@ -88,9 +88,8 @@ struct State {
 
 /// How long changes of its Machines, MachineDeployments and control plane that only its
 /// summary reads gather before the Cluster is reconciled: one status write for a burst of
-/// Machine progress instead of one per step. Half a second for a Cluster changing alone, up
-/// to two while a hundred or more Clusters are changing at once.
-const SUMMARY_WINDOW: Window = Window { quiet: Duration::from_millis(500), busy: Duration::from_secs(2), crowd: 100 };
+/// Machine progress instead of one per step.
+const SUMMARY_WINDOW: Window = coalesce::SUMMARY;
 
 /// What others wait on from the Cluster's reading of its control plane (initialization,
 /// adoption, deletion).

@@ -43,6 +43,10 @@ impl Window {
     }
 }
 
+/// The window of a summary: half a second for an object changing alone, up to two while a
+/// hundred or more are changing at once.
+pub const SUMMARY: Window = Window { quiet: Duration::from_millis(500), busy: Duration::from_secs(2), crowd: 100 };
+
 /// Triggers held back until their window ends; [`Coalesce::new`] gives the stream they come
 /// out of, for the controller's `reconcile_on`.
 pub struct Coalesce<K: Resource<DynamicType = ()>> {

@@ -19,6 +19,7 @@ pub mod remediation;
 pub mod replicas;
 pub mod status;
 pub mod v1beta2;
+pub mod wake;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,7 +52,7 @@ use crate::framework::pause::{self, ClusterPauses, Pause};
 use crate::framework::propagate::{Managers, sync_referenced};
 use crate::framework::requeue::Requeue;
 use crate::framework::runner::{self, Queue, key_of};
-use crate::framework::select::{owners_of_recorded, parse_selector};
+use crate::framework::select::parse_selector;
 use crate::framework::templates::{self, TemplateOwners};
 use crate::framework::write::{self, Writer};
 use crate::framework::{Error, Result};
@@ -95,7 +96,13 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         waiting: Arc::new(Waiting::default()),
     });
     let trigger = queue.track(ctx.informers.machine_sets.subscribe()).map(st.sets.recorder());
-    let on_machine = queue.map_to(owners_of_recorded(&st.machines, "MachineSet", &st.sets));
+    let (wake, held) = wake::Wake::new(
+        &st.machines,
+        &st.sets,
+        ctx.informers.machines.store.clone(),
+        ctx.informers.machine_sets.store.clone(),
+    );
+    let on_machine = queue.map_to(move |m: &Machine| wake.sets_of(m));
     let (sets, waiting, pauses) = (st.sets.clone(), st.waiting.clone(), ClusterPauses::default());
     let on_cluster = queue.map_to(move |c: &Cluster| {
         let ns = c.metadata.namespace.as_deref().unwrap_or_default();
@@ -130,7 +137,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         .watches_shared_stream(ctx.informers.machines.subscribe(), on_machine)
         .watches_shared_stream(ctx.informers.clusters.subscribe(), on_cluster)
         .watches_shared_stream(ctx.informers.control_planes.subscribe(), on_control_plane)
-        .watches_shared_stream(ctx.informers.machine_deployments.subscribe(), on_deployment);
+        .watches_shared_stream(ctx.informers.machine_deployments.subscribe(), on_deployment)
+        .reconcile_on(queue.track_refs(held));
     let concurrency = ctx.settings.machineset_concurrency;
     Box::pin(runner::run(NAME, c, queue, concurrency, ctx.clock().clone(), st, reconcile))
 }
