@@ -34,7 +34,7 @@ use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
-use crate::framework::coalesce::{self, Coalesce, Window};
+use crate::framework::coalesce::{self, Coalesce};
 use crate::framework::events::PendingEvents;
 use crate::framework::index::{Changes, Index, ref_key};
 use crate::framework::pause::{self, Pause};
@@ -86,11 +86,6 @@ struct State {
     summaries: Arc<Coalesce<Cluster>>,
 }
 
-/// How long changes of its Machines, MachineDeployments and control plane that only its
-/// summary reads gather before the Cluster is reconciled: one status write for a burst of
-/// Machine progress instead of one per step.
-const SUMMARY_WINDOW: Window = coalesce::SUMMARY;
-
 /// What others wait on from the Cluster's reading of its control plane (initialization,
 /// adoption, deletion).
 #[derive(Clone, Debug, PartialEq)]
@@ -111,7 +106,9 @@ struct ControlPlaneSummary {
 }
 
 pub fn controller(ctx: &Arc<Context>) -> Running {
-    let (summaries, summary_triggers) = Coalesce::new(SUMMARY_WINDOW);
+    // Changes of its Machines, MachineDeployments and control plane that only its summary
+    // reads gather for a window: one status write for a burst of Machine progress.
+    let (summaries, summary_triggers) = Coalesce::new(coalesce::SUMMARY);
     let state = Arc::new(State {
         ctx: ctx.clone(),
         referrers: Index::default(),
