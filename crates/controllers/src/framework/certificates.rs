@@ -216,15 +216,15 @@ async fn adopt(api: &Api<Secret>, generator: &Generator<'_>, secret: &Secret) ->
     Ok(())
 }
 
-/// The cluster CA's certificate (PEM) from `<cluster>-ca`, `None` while that secret does
-/// not exist.
-pub async fn read_ca_cert(api: &Api<Secret>, cluster: &str) -> Result<Option<String>> {
+/// The cluster CA's certificate and, when the secret holds it, its key (PEM) from
+/// `<cluster>-ca`; `None` while that secret does not exist.
+pub async fn read_ca(api: &Api<Secret>, cluster: &str) -> Result<Option<(String, Option<String>)>> {
     let name = Purpose::ClusterCa.secret_name(cluster);
     let Some(secret) = api.get_opt(&name).await.map_err(Error::during(format!("reading Secret {name}")))? else {
         return Ok(None);
     };
     match text(&secret, TLS_CRT) {
-        Some(cert) => Ok(Some(cert.to_string())),
+        Some(cert) => Ok(Some((cert.to_string(), text(&secret, TLS_KEY).map(String::from)))),
         None => Err(Error::inconsistent(format!("Secret {name}"), format!("has no {TLS_CRT}"))),
     }
 }

@@ -65,6 +65,11 @@ impl FakeSecrets {
         Some(serde_json::from_value(v.clone()).expect("a stored Secret"))
     }
 
+    /// Deletes a Secret as if someone else had.
+    pub fn remove(&self, namespace: &str, name: &str) {
+        self.0.lock().objects.remove(&(namespace.to_string(), name.to_string()));
+    }
+
     /// The next create of `s`'s name finds `s` already created by another writer.
     pub fn race_on_create(&self, s: Secret) {
         self.0.lock().racing.insert(key_of(&s), s);

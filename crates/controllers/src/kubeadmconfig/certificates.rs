@@ -5,10 +5,12 @@
 //! plane provider the init config generates the missing certificates itself, as their
 //! controller; otherwise the control plane provider does, and configs wait for them.
 //!
-//! The CA's pin is remembered per Cluster, so later configs read no Secret; it is forgotten
-//! when the Cluster is being deleted.
+//! What configs need of the CA (its pin, and the key join tokens derive from) is remembered
+//! per Cluster, so later configs read no Secret; it is forgotten when the Cluster is being
+//! deleted.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use drydock_api::capi::condition_types::{
@@ -23,10 +25,10 @@ use kube::ResourceExt;
 use kube::api::Api;
 use parking_lot::Mutex;
 
+use super::CONTROLLER;
 use super::kubeadm::Mode;
-use super::{CONTROLLER, Subject};
 use crate::Context;
-use crate::framework::certificates::{Generator, Purpose, ca_cert_hash, lookup_or_generate, read_ca_cert};
+use crate::framework::certificates::{Generator, Purpose, ca_cert_hash, lookup_or_generate, read_ca};
 use crate::framework::write::controller_ref_of;
 use crate::framework::{Error, Result};
 
@@ -38,15 +40,25 @@ pub const WAITING_FOR_CLUSTER_CERTIFICATES: &str = "WaitingForClusterCertificate
 /// How soon to look again for a missing CA (Secrets are not watched).
 pub const RECHECK: Duration = Duration::from_secs(10);
 
-/// The CA pin (`sha256:<hex>`) per `(namespace, cluster)`.
-#[derive(Default)]
-pub(super) struct Pins(Mutex<HashMap<(String, String), String>>);
+/// What the configs of a cluster need of its CA.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct KnownCa {
+    /// kubeadm's pin of the CA (`sha256:<hex>`) for join discovery.
+    pub pin: String,
+    /// The CA's private key (PEM), which join tokens derive from; `None` when the CA
+    /// Secret holds no key.
+    pub key: Option<Arc<str>>,
+}
 
-impl Pins {
+/// The [`KnownCa`] per `(namespace, cluster)`.
+#[derive(Default)]
+pub(super) struct KnownCas(Mutex<HashMap<(String, String), KnownCa>>);
+
+impl KnownCas {
     pub fn forget(&self, namespace: &str, cluster: &str) {
-        let mut pins = self.0.lock();
-        if !pins.is_empty() {
-            pins.remove(&(namespace.to_string(), cluster.to_string()));
+        let mut known = self.0.lock();
+        if !known.is_empty() {
+            known.remove(&(namespace.to_string(), cluster.to_string()));
         }
     }
 }
@@ -57,16 +69,19 @@ pub(super) fn generates(mode: Mode, cluster: &Cluster) -> bool {
     mode == Mode::Init && cluster.spec.control_plane_ref.is_none()
 }
 
-/// The pin of the cluster CA, after generating the cluster certificates when this config is
-/// the one to; `None` while the CA does not exist.
-pub(super) async fn lookup(ctx: &Context, pins: &Pins, subject: &Subject<'_>, mode: Mode) -> Result<Option<String>> {
-    let Subject { config, cluster, .. } = *subject;
+/// The cluster CA, after generating the cluster certificates when this config is the one
+/// to (`generates`); `None` while the CA does not exist.
+pub(super) async fn lookup(
+    ctx: &Context,
+    known: &KnownCas,
+    (config, cluster): (&KubeadmConfig, &Cluster),
+    generates: bool,
+) -> Result<Option<KnownCa>> {
     let ns = config.namespace().unwrap_or_default();
     let name = cluster.name_any();
     let key = (ns.clone(), name.clone());
-    let generates = generates(mode, cluster);
-    if !generates && let Some(pin) = pins.0.lock().get(&key) {
-        return Ok(Some(pin.clone()));
+    if !generates && let Some(ca) = known.0.lock().get(&key) {
+        return Ok(Some(ca.clone()));
     }
     let api: Api<Secret> = ctx.api(&ns);
     if generates {
@@ -79,12 +94,12 @@ pub(super) async fn lookup(ctx: &Context, pins: &Pins, subject: &Subject<'_>, mo
             .is_some_and(|e| e.external.is_some());
         lookup_or_generate(&api, &ns, &name, &Purpose::control_plane(external_etcd), &generator).await?;
     }
-    let Some(cert) = read_ca_cert(&api, &name).await? else {
+    let Some((cert, key_pem)) = read_ca(&api, &name).await? else {
         return Ok(None);
     };
-    let pin = ca_cert_hash(&cert)?;
-    pins.0.lock().insert(key, pin.clone());
-    Ok(Some(pin))
+    let ca = KnownCa { pin: ca_cert_hash(&cert)?, key: key_pem.map(Arc::from) };
+    known.0.lock().insert(key, ca.clone());
+    Ok(Some(ca))
 }
 
 /// Records that the config waits for the cluster CA.
@@ -110,10 +125,9 @@ mod tests {
     use crate::framework::certificates::{SECRET_TYPE, secret_for};
     use crate::framework::fake_api::FakeSecrets;
     use drydock_api::capi::common::ContractVersionedObjectReference;
-    use drydock_api::capi::core::v1beta2::Machine;
     use drydock_api::pki::Authority;
 
-    fn objects(control_plane_ref: bool) -> (KubeadmConfig, Machine, Cluster) {
+    fn objects(control_plane_ref: bool) -> (KubeadmConfig, Cluster) {
         let mut config = KubeadmConfig::new("m1", Default::default());
         config.metadata.namespace = Some("ns".into());
         config.metadata.uid = Some("config-uid".into());
@@ -126,32 +140,35 @@ mod tests {
                 name: "cp".into(),
             });
         }
-        (config, Machine::new("m1", Default::default()), cluster)
+        (config, cluster)
     }
 
     #[tokio::test]
-    async fn workers_wait_for_the_ca_then_pin_it_without_reading_again() {
+    async fn workers_wait_for_the_ca_then_know_it_without_reading_again() {
         let fake = FakeSecrets::new();
         let ctx = fake.context(None);
-        let pins = Pins::default();
-        let (config, machine, cluster) = objects(true);
-        let subject = Subject { config: &config, machine: &machine, cluster: &cluster };
-        let worker = Mode::Join { control_plane: false };
-        assert_eq!(lookup(&ctx, &pins, &subject, worker).await.expect("looked"), None);
-        assert_eq!(lookup(&ctx, &pins, &subject, Mode::Init).await.expect("looked"), None, "the provider makes it");
+        let known = KnownCas::default();
+        let (config, cluster) = objects(true);
+        let subject = (&config, &cluster);
+        let generates = |mode| super::generates(mode, &cluster);
+        let worker = generates(Mode::Join { control_plane: false });
+        assert_eq!(lookup(&ctx, &known, subject, worker).await.expect("looked"), None);
+        let init = generates(Mode::Init);
+        assert_eq!(lookup(&ctx, &known, subject, init).await.expect("looked"), None, "the provider makes it");
         assert_eq!(fake.count("POST"), 0);
 
         let ca = Authority::generate("kubernetes").expect("CA");
         let pair = drydock_api::pki::KeyAndCert { cert_pem: ca.cert_pem().into(), key_pem: ca.key_pem().into() };
         fake.insert(secret_for("ns", "c1", Purpose::ClusterCa, &pair, Default::default()));
-        let pin = lookup(&ctx, &pins, &subject, worker).await.expect("looked").expect("a pin");
-        assert_eq!(pin, ca_cert_hash(ca.cert_pem()).expect("hash"));
+        let found = lookup(&ctx, &known, subject, worker).await.expect("looked").expect("the CA");
+        assert_eq!(found.pin, ca_cert_hash(ca.cert_pem()).expect("hash"));
+        assert_eq!(found.key.as_deref(), Some(ca.key_pem()), "join tokens derive from its key");
         let gets = fake.count("GET");
-        let cp = Mode::Join { control_plane: true };
-        assert_eq!(lookup(&ctx, &pins, &subject, cp).await.expect("known").as_deref(), Some(pin.as_str()));
+        let cp = generates(Mode::Join { control_plane: true });
+        assert_eq!(lookup(&ctx, &known, subject, cp).await.expect("known"), Some(found.clone()));
         assert_eq!(fake.count("GET"), gets, "known: nothing read");
-        pins.forget("ns", "c1");
-        lookup(&ctx, &pins, &subject, cp).await.expect("looked");
+        known.forget("ns", "c1");
+        lookup(&ctx, &known, subject, cp).await.expect("looked");
         assert_eq!(fake.count("GET"), gets + 1);
 
         let mut c = config.clone();
@@ -165,9 +182,10 @@ mod tests {
     async fn an_init_config_without_a_control_plane_provider_generates_them() {
         let fake = FakeSecrets::new();
         let ctx = fake.context(None);
-        let (config, machine, cluster) = objects(false);
-        let subject = Subject { config: &config, machine: &machine, cluster: &cluster };
-        let pin = lookup(&ctx, &Pins::default(), &subject, Mode::Init).await.expect("generated").expect("a pin");
+        let (config, cluster) = objects(false);
+        let generates = super::generates(Mode::Init, &cluster);
+        let found = lookup(&ctx, &KnownCas::default(), (&config, &cluster), generates).await.expect("generated");
+        let pin = found.expect("the CA").pin;
         for name in ["c1-ca", "c1-etcd", "c1-proxy", "c1-sa"] {
             let s = fake.get("ns", name).expect("generated");
             assert_eq!(s.type_.as_deref(), Some(SECRET_TYPE));

@@ -72,8 +72,10 @@ struct State {
     clusters: Changes<ClusterGate>,
     /// Writes configs, remembering what it superseded.
     writer: Writer,
-    /// The cluster CA's pin per Cluster.
-    pins: certificates::Pins,
+    /// What configs need of each Cluster's CA.
+    cas: certificates::KnownCas,
+    /// The join tokens' expirations, as last written or read.
+    tokens: tokens::Kept,
 }
 
 /// The parts of a Cluster a config waits on.
@@ -102,7 +104,8 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         machines: Index::default(),
         clusters: Changes::default(),
         writer: Writer::tracking(CONTROLLER),
-        pins: certificates::Pins::default(),
+        cas: certificates::KnownCas::default(),
+        tokens: tokens::Kept::default(),
     });
     let queue = Queue::new(CONTROLLER);
     let i = &ctx.informers;
@@ -171,7 +174,8 @@ impl State {
         let name = c.name_any();
         if c.metadata.deletion_timestamp.is_some() {
             // A Cluster of the same name made later has its own CA.
-            self.pins.forget(ns, &name);
+            self.cas.forget(ns, &name);
+            self.tokens.forget(ns, &name);
         }
         let store = &self.ctx.informers.clusters.store;
         let exists =
@@ -296,7 +300,7 @@ async fn reconcile(config: Arc<KubeadmConfig>, state: Arc<State>) -> Result<Requ
     let init_machine = is_control_plane(&machine) && state.is_init_machine(&ns, &machine);
     let result = match next(&config, &machine, &cluster, init_machine) {
         // The join token lives while the Machine joins.
-        Next::Done if tokens::needed(&machine) && !init_machine => refresh_token(&state.ctx, &config, &cluster).await,
+        Next::Done if tokens::needed(&machine) && !init_machine => refresh_token(&state, &config, &cluster).await,
         Next::Done => Ok(None),
         Next::UseMachineSecret(name) => {
             set_ready(&mut c, name, &now);
@@ -377,12 +381,14 @@ fn set_ready(c: &mut KubeadmConfig, secret: String, now: &Time) {
 
 /// Keeps a joining Machine's token alive; returns when to look again.
 async fn refresh_token(
-    ctx: &Context,
+    state: &State,
     config: &KubeadmConfig,
     cluster: &Cluster,
 ) -> Result<Option<std::time::Duration>> {
-    let Some(token) = tokens::of(ctx, config, cluster).await? else { return Ok(None) };
-    tokens::keep(ctx, cluster, &token, ctx.clock().now()).await?;
+    let ctx = &state.ctx;
+    let Some(ca) = certificates::lookup(ctx, &state.cas, (config, cluster), false).await? else { return Ok(None) };
+    let Some(token) = tokens::of(config, &ca) else { return Ok(None) };
+    tokens::keep(ctx, &state.tokens, cluster, &token, ctx.clock().now()).await?;
     Ok(Some(tokens::RECHECK))
 }
 
@@ -404,25 +410,26 @@ async fn generate(
     now: &Time,
 ) -> Result<Option<std::time::Duration>> {
     let Subject { config, machine, cluster } = *subject;
-    let ca_pin = match certificates::lookup(&state.ctx, &state.pins, subject, mode).await {
-        Ok(Some(pin)) => pin,
+    let generates = certificates::generates(mode, cluster);
+    let ca = match certificates::lookup(&state.ctx, &state.cas, (config, cluster), generates).await {
+        Ok(Some(ca)) => ca,
         Ok(None) => {
             certificates::mark_waiting(c, &cluster.name_any(), now);
             return Ok(Some(certificates::RECHECK));
         }
         Err(e) => {
-            certificates::mark_failed(c, certificates::generates(mode, cluster), &e, now);
+            certificates::mark_failed(c, generates, &e, now);
             return Err(e);
         }
     };
     c.mark_true(CERTIFICATES_AVAILABLE, now.clone());
     let token = match mode {
         Mode::Join { .. } => {
-            let token = tokens::of(&state.ctx, config, cluster).await?;
+            let token = tokens::of(config, &ca);
             // Data never waits on the workload cluster: its token Secret is written when it
             // answers, here or on the next look (the config is requeued while it joins).
             if let Some(t) = &token
-                && let Err(e) = tokens::keep(&state.ctx, cluster, t, state.ctx.clock().now()).await
+                && let Err(e) = tokens::keep(&state.ctx, &state.tokens, cluster, t, state.ctx.clock().now()).await
             {
                 tracing::info!(config = %config.name_any(), error = %e, "bootstrap token Secret not written yet");
             }
@@ -430,7 +437,7 @@ async fn generate(
         }
         Mode::Init => None,
     };
-    let rendered = match render::render(state, subject, mode, ca_pin, token.as_deref()).await {
+    let rendered = match render::render(state, subject, mode, ca.pin, token.as_deref()).await {
         Ok(r) => r,
         Err(e) => {
             c.mark_false(

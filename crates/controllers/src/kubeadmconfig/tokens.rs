@@ -10,8 +10,12 @@
 //! the config's uid: as unguessable without that key (whose holder can mint any credential
 //! anyway), the same after a restart or under another leader, and remembered without a
 //! write on the hot path of provisioning.
+//!
+//! The controller remembers the expiration it last wrote or read for each token, so a
+//! config's later looks at its token send nothing until the expiration is due to be pushed
+//! out; after a restart the first look reads the Secret again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use drydock_api::capi::core::v1beta2::{Cluster, Machine};
@@ -21,8 +25,10 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
+use parking_lot::Mutex;
 
 use super::CONTROLLER;
+use super::certificates::KnownCa;
 use crate::Context;
 use crate::framework::Result;
 
@@ -51,16 +57,38 @@ fn given(config: &KubeadmConfig) -> Option<&str> {
     d.bootstrap_token.as_ref()?.token.as_deref().filter(|t| !t.is_empty())
 }
 
-/// The config's join token: the one its user set, else the derived one (none while the
-/// cluster has no CA).
-pub(super) async fn of(ctx: &Context, config: &KubeadmConfig, cluster: &Cluster) -> Result<Option<String>> {
+/// The config's join token: the one its user set, else the one derived from the cluster
+/// CA's key (none while the CA Secret holds no key).
+pub(super) fn of(config: &KubeadmConfig, ca: &KnownCa) -> Option<String> {
     if let Some(t) = given(config) {
-        return Ok(Some(t.to_string()));
+        return Some(t.to_string());
     }
-    let secrets: Api<Secret> = ctx.api(&cluster.namespace().unwrap_or_default());
-    let Some(ca) = secrets.get_opt(&format!("{}-ca", cluster.name_any())).await? else { return Ok(None) };
-    let key = ca.data.as_ref().and_then(|d| d.get("tls.key")).and_then(|k| std::str::from_utf8(&k.0).ok());
-    Ok(key.map(|k| derive(k, config.uid().as_deref().unwrap_or_default())))
+    ca.key.as_deref().map(|k| derive(k, config.uid().as_deref().unwrap_or_default()))
+}
+
+/// The expiration last written or read per token id, per `(namespace, cluster)`.
+#[derive(Default)]
+pub(super) struct Kept(Mutex<HashMap<(String, String), HashMap<String, Timestamp>>>);
+
+impl Kept {
+    fn expires(&self, cluster: &(String, String), id: &str) -> Option<Timestamp> {
+        self.0.lock().get(cluster).and_then(|ids| ids.get(id)).copied()
+    }
+
+    /// Remembers `id`'s expiration, dropping the cluster's tokens that have expired.
+    fn record(&self, cluster: (String, String), id: &str, expires: Timestamp, now: Timestamp) {
+        let mut kept = self.0.lock();
+        let ids = kept.entry(cluster).or_default();
+        ids.retain(|_, e| *e > now);
+        ids.insert(id.to_string(), expires);
+    }
+
+    pub fn forget(&self, namespace: &str, cluster: &str) {
+        let mut kept = self.0.lock();
+        if !kept.is_empty() {
+            kept.remove(&(namespace.to_string(), cluster.to_string()));
+        }
+    }
 }
 
 fn secret_name(id: &str) -> String {
@@ -94,31 +122,62 @@ fn secret(token: &str, expires: Timestamp) -> Option<Secret> {
 
 /// Makes sure the token's Secret exists in the cluster's workload cluster and expires no
 /// sooner than 5/6 of the TTL from `now` (else it is pushed out to a full TTL). Returns
-/// whether it wrote.
-pub(super) async fn keep(ctx: &Context, cluster: &Cluster, token: &str, now: Timestamp) -> Result<bool> {
-    let client = ctx.workload.get(&cluster.namespace().unwrap_or_default(), &cluster.name_any()).await?;
-    let secrets: Api<Secret> = Api::namespaced(client, NAMESPACE);
+/// whether it wrote. Sends nothing while the expiration `kept` remembers is far enough.
+pub(super) async fn keep(ctx: &Context, kept: &Kept, cluster: &Cluster, token: &str, now: Timestamp) -> Result<bool> {
     let Some(id) = token.split_once('.').map(|(id, _)| id) else { return Ok(false) };
+    let key = (cluster.namespace().unwrap_or_default(), cluster.name_any());
+    let soon = now + TTL.mul_f64(5.0 / 6.0);
+    let remembered = kept.expires(&key, id);
+    if remembered.is_some_and(|e| e > soon) {
+        return Ok(false);
+    }
     let expires = now + TTL;
     let Some(wanted) = secret(token, expires) else { return Ok(false) };
-    let Some(current) = secrets.get_opt(&secret_name(id)).await? else {
-        crate::framework::write::create(&secrets, CONTROLLER, &wanted).await?;
-        return Ok(true);
+    let client = ctx.workload.get(&key.0, &key.1).await?;
+    let secrets: Api<Secret> = Api::namespaced(client, NAMESPACE);
+    if remembered.is_some() {
+        // Written or read before: push it out, or create it again if it is gone.
+        match push_out(&secrets, id, expires).await {
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            pushed => {
+                pushed?;
+                kept.record(key, id, expires, now);
+                return Ok(true);
+            }
+        }
+    }
+    // Create first: a new token (the common case, one per joining Machine) costs one request.
+    let current = match crate::framework::write::create(&secrets, CONTROLLER, &wanted).await {
+        Ok(_) => {
+            kept.record(key, id, expires, now);
+            return Ok(true);
+        }
+        Err(kube::Error::Api(e)) if e.code == 409 => secrets.get_opt(&secret_name(id)).await?,
+        Err(e) => return Err(e.into()),
     };
+    // Deleted right after it was found: the next look creates it.
+    let Some(current) = current else { return Ok(false) };
     let expiration = current
         .data
         .as_ref()
         .and_then(|d| d.get("expiration"))
         .and_then(|v| std::str::from_utf8(&v.0).ok())
         .and_then(|v| v.parse::<Timestamp>().ok());
-    let soon = now + TTL.mul_f64(5.0 / 6.0);
-    if expiration.is_some_and(|e| e > soon) {
+    if let Some(e) = expiration.filter(|e| *e > soon) {
+        kept.record(key, id, e, now);
         return Ok(false);
     }
+    push_out(&secrets, id, expires).await?;
+    kept.record(key, id, expires, now);
+    Ok(true)
+}
+
+/// Sets the expiration of token `id`'s Secret.
+async fn push_out(secrets: &Api<Secret>, id: &str, expires: Timestamp) -> Result<(), kube::Error> {
     let patch = serde_json::json!({"stringData": {"expiration": rfc3339(expires)}});
     secrets.patch(&secret_name(id), &PatchParams::default(), &Patch::Merge(&patch)).await?;
     crate::framework::metrics::write(CONTROLLER);
-    Ok(true)
+    Ok(())
 }
 
 /// Whether the Machine still needs its token: it has not joined.
@@ -142,6 +201,51 @@ mod tests {
         let data = s.data.expect("data");
         assert_eq!(data["token-secret"].0, &t.as_bytes()[7..]);
         assert_eq!(data["expiration"].0, b"1970-01-01T00:00:00Z");
+    }
+
+    #[tokio::test]
+    async fn a_token_secret_is_written_when_due_and_read_only_when_not_remembered() {
+        let fake = crate::framework::fake_api::FakeSecrets::new();
+        let client = fake.client();
+        let ctx = fake.context(Some(std::sync::Arc::new(move |_: &str| Some(client.clone()))));
+        let kubeconfig = "clusters:\n- name: c1\n  cluster:\n    server: https://127.0.0.1/clusters/ns.c1\n";
+        let mut s = Secret {
+            data: Some(BTreeMap::from([("value".into(), ByteString(kubeconfig.into()))])),
+            ..Default::default()
+        };
+        (s.metadata.name, s.metadata.namespace) = (Some("c1-kubeconfig".into()), Some("ns".into()));
+        fake.insert(s);
+        let mut cluster = Cluster::new("c1", Default::default());
+        cluster.metadata.namespace = Some("ns".into());
+        let token = derive("the CA key", "uid-1");
+        let (kept, t0) = (Kept::default(), ctx.clock().now());
+        let minutes = |m: i64| t0 + jiff::SignedDuration::from_mins(m);
+        let requests = || (fake.count("GET"), fake.count("POST"), fake.count("PATCH"));
+
+        assert!(keep(&ctx, &kept, &cluster, &token, t0).await.expect("created"));
+        let written = fake.get(NAMESPACE, &secret_name(&token[..6])).expect("in the workload cluster");
+        assert_eq!(written.data.expect("data")["expiration"].0, rfc3339(t0 + TTL).as_bytes());
+        assert_eq!(requests(), (1, 1, 0), "the kubeconfig read, then the token created without a read");
+        assert!(!keep(&ctx, &kept, &cluster, &token, minutes(2)).await.expect("kept"));
+        assert_eq!(requests(), (1, 1, 0), "not due: nothing sent");
+        assert!(keep(&ctx, &kept, &cluster, &token, minutes(3)).await.expect("pushed out"));
+        assert_eq!(requests(), (1, 1, 1), "due (less than 5/6 of the TTL left): pushed out, unread");
+
+        // After a restart nothing is remembered: the create finds the Secret, which is read once.
+        let restarted = Kept::default();
+        assert!(!keep(&ctx, &restarted, &cluster, &token, minutes(1)).await.expect("found"));
+        assert_eq!(requests(), (2, 2, 1));
+        assert!(!keep(&ctx, &restarted, &cluster, &token, minutes(2)).await.expect("kept"));
+        assert_eq!(requests(), (2, 2, 1), "what was read is remembered");
+        restarted.forget("ns", "c1");
+        assert!(!keep(&ctx, &restarted, &cluster, &token, minutes(2)).await.expect("found"));
+        assert_eq!(requests(), (3, 3, 1), "the cluster forgotten: read again");
+
+        // Deleted by someone else: when due, the push finds it gone and creates it again.
+        fake.remove(NAMESPACE, &secret_name(&token[..6]));
+        assert!(keep(&ctx, &restarted, &cluster, &token, minutes(3)).await.expect("created again"));
+        assert_eq!(requests(), (3, 4, 2));
+        assert!(fake.get(NAMESPACE, &secret_name(&token[..6])).is_some());
     }
 
     /// `^[a-z0-9]{6}\.[a-z0-9]{16}$`
