@@ -84,6 +84,8 @@ struct State {
     pools_gone: parking_lot::Mutex<std::collections::HashSet<String>>,
     /// Changes that only refresh the Cluster's summary (counters, rolled-up conditions).
     summaries: Arc<Coalesce<Cluster>>,
+    /// The workload clusters' API server probes.
+    probes: Arc<probe::Probes>,
 }
 
 /// What others wait on from the Cluster's reading of its control plane (initialization,
@@ -122,6 +124,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
         writer: Writer::tracking(CONTROLLER),
         pools_gone: Default::default(),
         summaries,
+        probes: probe::Probes::new(ctx.clone()),
     });
     let queue = Queue::new(CONTROLLER);
     let i = &ctx.informers;
@@ -158,7 +161,7 @@ pub fn controller(ctx: &Arc<Context>) -> Running {
             i.machine_deployments.subscribe(),
             queue.map_to(move |o: &MachineDeployment| s5.cluster_of_machine_deployment(o)),
         )
-        .reconcile_on(queue.track_refs(summary_triggers));
+        .reconcile_on(queue.track_refs(futures::stream::select(summary_triggers, state.probes.clone().triggers())));
     Box::pin(runner::run(CONTROLLER, c, queue, ctx.settings.cluster_concurrency, ctx.clock().clone(), state, reconcile))
 }
 
@@ -301,6 +304,7 @@ impl State {
             machine_deployments: &f.machine_deployments,
             machine_sets: &f.machine_sets,
             deleting,
+            probe: seen.probe,
         };
         v1beta2::update(c, &inputs, now);
         crate::framework::pause::set_v1beta2_condition(c, None, now);
@@ -323,6 +327,7 @@ impl State {
 struct Seen {
     infra: Option<Referenced>,
     control_plane: Option<Referenced>,
+    probe: probe::Verdict,
 }
 
 fn is_paused(obj: &Referenced) -> bool {
@@ -359,6 +364,9 @@ async fn reconcile(cluster: Arc<Cluster>, state: Arc<State>) -> Result<Requeue> 
     }
     let mut seen = Seen::default();
     let result = reconcile_contracts(&state, &cluster, &mut c, &mut seen, &now).await;
+    if c.control_plane_initialized() {
+        seen.probe = state.probes.verdict(&namespace(&cluster), &cluster.name_any()).await;
+    }
     let mut events = PendingEvents::default();
     finish(&cluster, &mut c, now.clone(), &mut events);
     state.set_v1beta2(&mut c, &seen, None, &now);
@@ -572,6 +580,7 @@ fn mark_control_plane_initialized(c: &mut Cluster, now: &Time) {
 
 mod delete;
 mod phase;
+mod probe;
 mod v1beta2;
 use phase::finish;
 use v1beta2::{Gate, GateCondition, ROLLUP_TYPES, gate_conditions, replica_gate};

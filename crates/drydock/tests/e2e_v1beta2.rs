@@ -445,3 +445,38 @@ async fn a_clusterclass_flags_outdated_template_versions_and_owns_its_templates(
         "* AcmeMachineTemplate acme: apiVersion infrastructure.acme.example/v1beta1 should be infrastructure.acme.example/v1beta2"
     );
 }
+
+/// `RemoteConnectionProbe` follows the workload cluster's API server: True once it answers,
+/// then, once it is gone, False after the grace period, naming the last success; the
+/// Cluster is no longer Available.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_remote_connection_probe_follows_the_workload_api_server() {
+    let env = Env::start(true).await;
+    let kc = env.kubeconfig(None);
+    kubectl_ok(&kc, &["apply", "-f", "-"], Some(&generated_cluster("probed", &["--worker-machine-count", "0"])));
+    let cluster = || {
+        let out = kubectl_ok(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "probed", "-o", "json"], None);
+        serde_json::from_str::<Value>(&out).expect("json")
+    };
+    let answered = eventually("the probe to succeed", WAIT, || {
+        let c = cluster();
+        std::future::ready((condition(&c, "RemoteConnectionProbe")["status"] == "True").then_some(c))
+    })
+    .await;
+    assert_eq!(condition(&answered, "RemoteConnectionProbe")["reason"], "ProbeSucceeded");
+
+    // The workload cluster's API server goes away with its logical cluster.
+    kubectl_ok(&kc, &["delete", "logicalclusters.tenancy.drydock.dev", "default.probed"], None);
+    let failed = eventually("the probe to fail once its grace period is over", Duration::from_secs(150), || {
+        let c = cluster();
+        std::future::ready((condition(&c, "RemoteConnectionProbe")["status"] == "False").then_some(c))
+    })
+    .await;
+    let probe = condition(&failed, "RemoteConnectionProbe");
+    assert_eq!(probe["reason"], "ProbeFailed");
+    let message = probe["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("Remote connection probe failed, probe last succeeded at "), "{probe}");
+    let available = condition(&failed, "Available");
+    assert_eq!(available["status"], "False", "{failed:#}");
+    assert!(available["message"].as_str().is_some_and(|m| m.contains("RemoteConnectionProbe")), "{available}");
+}

@@ -190,8 +190,11 @@ pub(super) async fn reconcile(state: &State, cluster: &Arc<Cluster>) -> Result<R
     let descendants = descendants(state, cluster).await?;
     let mut cp = read_ref(state, cluster, c.spec.control_plane_ref.as_ref(), "controlPlaneRef").await?;
     let mut infra = read_ref(state, cluster, c.spec.infrastructure_ref.as_ref(), "infrastructureRef").await?;
-    let seen =
-        Seen { infra: infra.as_ref().map(|(_, o)| o.clone()), control_plane: cp.as_ref().map(|(_, o)| o.clone()) };
+    let seen = Seen {
+        infra: infra.as_ref().map(|(_, o)| o.clone()),
+        control_plane: cp.as_ref().map(|(_, o)| o.clone()),
+        ..Seen::default()
+    };
     let mut why: Option<(&str, String)> = None;
     // Each stage that finishes at once (an object without finalizers) moves on to the next.
     loop {

@@ -19,6 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use serde_json::Value;
 
+use super::probe::Verdict;
 use crate::framework::referenced::Referenced;
 
 /// What the Cluster's v1beta2 status is computed from.
@@ -34,6 +35,8 @@ pub(super) struct Inputs<'a> {
     pub machine_sets: &'a [Arc<MachineSet>],
     /// While deleting: the `Deleting` reason and message.
     pub deleting: Option<(&'a str, String)>,
+    /// What the probes of the workload cluster's API server found.
+    pub probe: Verdict,
 }
 
 /// Sets every v1beta2 condition but `Paused`, and the replica counters.
@@ -48,7 +51,7 @@ pub(super) fn update(c: &mut Cluster, i: &Inputs<'_>, now: &Time) {
         machines(WORKER_MACHINES_READY, READY, i.worker_machines, Reasons::READY, false),
         machines(CONTROL_PLANE_MACHINES_UP_TO_DATE, UP_TO_DATE, i.control_plane_machines, Reasons::UP_TO_DATE, true),
         machines(WORKER_MACHINES_UP_TO_DATE, UP_TO_DATE, i.worker_machines, Reasons::UP_TO_DATE, true),
-        remote_connection_probe(c),
+        remote_connection_probe(c, i.probe),
         deleting(i.deleting.clone()),
     ];
     for cond in conditions {
@@ -240,13 +243,24 @@ fn machines(type_: &str, source: &str, machines: &[Arc<Machine>], reasons: Reaso
     v2::aggregate(type_, source, Polarity::Positive, ("Machine", "Machines"), objects, reasons, NO_REPLICAS_REASON)
 }
 
-/// drydock has no probe of its own: the workload cluster is the API server drydock runs
-/// (or one reached through the kubeconfig the control plane writes), and it answers once
-/// the control plane is initialized. So the probe follows `ControlPlaneInitialized`.
-fn remote_connection_probe(c: &Cluster) -> Cond {
-    let up = c.control_plane_initialized();
-    let msg = if up { "" } else { "Remote connection not established yet" };
-    Cond::when(REMOTE_CONNECTION_PROBE, up, PROBE_SUCCEEDED_REASON, PROBE_FAILED_REASON, msg)
+/// `RemoteConnectionProbe` from the probes' verdict (see `probe`). Until they can say,
+/// it keeps what it said, or says the connection is not established yet.
+fn remote_connection_probe(c: &Cluster, probe: Verdict) -> Cond {
+    match probe {
+        Verdict::Succeeded => Cond::true_(REMOTE_CONNECTION_PROBE, PROBE_SUCCEEDED_REASON),
+        Verdict::Failed { last_success: None } => {
+            Cond::false_(REMOTE_CONNECTION_PROBE, PROBE_FAILED_REASON, "Remote connection probe failed")
+        }
+        Verdict::Failed { last_success: Some(t) } => Cond::false_(
+            REMOTE_CONNECTION_PROBE,
+            PROBE_FAILED_REASON,
+            format!("Remote connection probe failed, probe last succeeded at {}", t.strftime("%Y-%m-%dT%H:%M:%SZ")),
+        ),
+        Verdict::NotYet => match c.v1beta2_condition(REMOTE_CONNECTION_PROBE) {
+            Some(kept) => Cond::new(REMOTE_CONNECTION_PROBE, Status::parse(&kept.status), &kept.reason, &kept.message),
+            None => Cond::false_(REMOTE_CONNECTION_PROBE, PROBE_FAILED_REASON, "Remote connection not established yet"),
+        },
+    }
 }
 
 /// `Deleting`: False while the Cluster is not deleting, else the stage's reason and message.

@@ -171,6 +171,7 @@ fn update_rolls_up_and_counts() {
         machine_deployments: &mds,
         machine_sets: &[],
         deleting: None,
+        probe: Verdict::Succeeded,
     };
     update(&mut c, &i, &now());
     assert_eq!(
@@ -219,6 +220,7 @@ fn the_topology_condition_is_left_to_the_topology_controller_and_counts_for_avai
         machine_deployments: &[],
         machine_sets: &[],
         deleting: None,
+        probe: Verdict::Succeeded,
     };
     update(&mut c, &i, &now());
     assert!(c.v1beta2_conditions().iter().all(|c| c.type_ != TOPOLOGY_RECONCILED), "not set by the Cluster controller");
