@@ -23,6 +23,10 @@ pub const LOGICAL_CLUSTER_KIND: &str = "LogicalCluster";
 /// Plural of [`LOGICAL_CLUSTER_KIND`].
 pub const LOGICAL_CLUSTER_PLURAL: &str = "logicalclusters";
 
+/// Label on a LogicalCluster that makes its API server unreachable: every request to it
+/// but the health, version and OpenAPI endpoints is answered 503 (a simulated outage).
+pub const UNREACHABLE_LABEL: &str = "tenancy.drydock.dev/unreachable";
+
 /// Annotation naming the logical cluster of an object returned by a wildcard read.
 pub const CLUSTER_ANNOTATION: &str = "tenancy.drydock.dev/cluster";
 

@@ -446,9 +446,10 @@ async fn a_clusterclass_flags_outdated_template_versions_and_owns_its_templates(
     );
 }
 
-/// `RemoteConnectionProbe` follows the workload cluster's API server: True once it answers,
-/// then, once it is gone, False after the grace period, naming the last success; the
-/// Cluster is no longer Available.
+/// `RemoteConnectionProbe` follows the workload cluster's API server: True once it answers;
+/// made unreachable (the `api-unreachable` fault on its infrastructure cluster), False once
+/// the grace period is over, naming the last success, and the Cluster is no longer
+/// Available; healed, True again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_remote_connection_probe_follows_the_workload_api_server() {
     let env = Env::start(true).await;
@@ -458,20 +459,26 @@ async fn the_remote_connection_probe_follows_the_workload_api_server() {
         let out = kubectl_ok(&kc, &["get", "clusters.v1beta2.cluster.x-k8s.io", "probed", "-o", "json"], None);
         serde_json::from_str::<Value>(&out).expect("json")
     };
-    let answered = eventually("the probe to succeed", WAIT, || {
-        let c = cluster();
-        std::future::ready((condition(&c, "RemoteConnectionProbe")["status"] == "True").then_some(c))
-    })
-    .await;
+    let probe_is = |status: &'static str| {
+        move || {
+            let c = cluster();
+            std::future::ready((condition(&c, "RemoteConnectionProbe")["status"] == status).then_some(c))
+        }
+    };
+    let answered = eventually("the probe to succeed", WAIT, probe_is("True")).await;
     assert_eq!(condition(&answered, "RemoteConnectionProbe")["reason"], "ProbeSucceeded");
+    let infra = &answered["spec"]["infrastructureRef"];
+    let infra = format!("{}/{}", infra["kind"].as_str().expect("kind"), infra["name"].as_str().expect("name"));
 
-    // The workload cluster's API server goes away with its logical cluster.
-    kubectl_ok(&kc, &["delete", "logicalclusters.tenancy.drydock.dev", "default.probed"], None);
-    let failed = eventually("the probe to fail once its grace period is over", Duration::from_secs(150), || {
-        let c = cluster();
-        std::future::ready((condition(&c, "RemoteConnectionProbe")["status"] == "False").then_some(c))
+    kubectl_ok(&kc, &["annotate", &infra, "infrastructure.drydock.dev/fault=api-unreachable"], None);
+    eventually("the workload API server to answer 503", WAIT, || {
+        let (ok, _, stderr) = kubectl(&kc, &["get", "--raw", "/clusters/default.probed/api"], None);
+        std::future::ready((!ok && stderr.contains("ServiceUnavailable")).then_some(()))
     })
     .await;
+    let failed =
+        eventually("the probe to fail once its grace period is over", Duration::from_secs(150), probe_is("False"))
+            .await;
     let probe = condition(&failed, "RemoteConnectionProbe");
     assert_eq!(probe["reason"], "ProbeFailed");
     let message = probe["message"].as_str().unwrap_or_default();
@@ -479,4 +486,13 @@ async fn the_remote_connection_probe_follows_the_workload_api_server() {
     let available = condition(&failed, "Available");
     assert_eq!(available["status"], "False", "{failed:#}");
     assert!(available["message"].as_str().is_some_and(|m| m.contains("RemoteConnectionProbe")), "{available}");
+
+    kubectl_ok(&kc, &["annotate", &infra, "infrastructure.drydock.dev/fault-"], None);
+    let healed = eventually("the probe to succeed again", WAIT, probe_is("True")).await;
+    assert_eq!(condition(&healed, "RemoteConnectionProbe")["reason"], "ProbeSucceeded");
+    eventually("the Cluster Available again", WAIT, || {
+        let c = cluster();
+        std::future::ready((condition(&c, "Available")["status"] == "True").then_some(()))
+    })
+    .await;
 }

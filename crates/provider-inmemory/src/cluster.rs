@@ -6,7 +6,11 @@
 //!
 //! Writes per cluster: one main patch (finalizer, endpoint), the LogicalCluster, one status
 //! patch; deletion: the LogicalCluster delete and the finalizer removal.
+//!
+//! The fault `api-unreachable` (see [`crate::fault`]) labels the LogicalCluster
+//! unreachable, which its server answers with 503, and removing it takes the label off.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use drydock_api::capi::conditions::READY;
@@ -14,7 +18,7 @@ use drydock_api::capi::core::v1beta2::Cluster;
 use drydock_api::capi::owner::find_owner;
 use drydock_api::capi::{common::APIEndpoint, keys::CLUSTER_NAME_LABEL};
 use drydock_api::tenancy::{
-    LOGICAL_CLUSTER_KIND, LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_GROUP, TENANCY_VERSION,
+    LOGICAL_CLUSTER_KIND, LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_GROUP, TENANCY_VERSION, UNREACHABLE_LABEL,
 };
 use drydock_controllers::Running;
 use drydock_controllers::framework::Requeue;
@@ -31,6 +35,7 @@ use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 
+use crate::fault;
 use crate::kinds::{SimulatedCluster, announce_backend, finish_conditions};
 use crate::{ENDPOINT_PATH_ANNOTATION, ProviderContext, cluster_paused, is_paused};
 
@@ -60,7 +65,8 @@ pub fn controller<K: SimulatedCluster>(pctx: &Arc<ProviderContext>) -> Running {
     });
     let c = Controller::for_shared_stream(queue.track(informer.subscribe()), informer.store.clone())
         .watches_shared_stream(ctx.informers.clusters.subscribe(), on_cluster);
-    let state = Arc::new(ClusterCtx { p: pctx.clone(), writer: Writer::new(K::CONTROLLER) });
+    let state =
+        Arc::new(ClusterCtx { p: pctx.clone(), writer: Writer::new(K::CONTROLLER), unreachable: Default::default() });
     Box::pin(runner::run(K::CONTROLLER, c, queue, 64, ctx.clock().clone(), state, reconcile::<K>))
 }
 
@@ -68,6 +74,8 @@ pub fn controller<K: SimulatedCluster>(pctx: &Arc<ProviderContext>) -> Running {
 struct ClusterCtx {
     p: Arc<ProviderContext>,
     writer: Writer,
+    /// Whether each logical cluster is labelled unreachable, as last written or read.
+    unreachable: parking_lot::Mutex<HashMap<String, bool>>,
 }
 
 /// The infrastructure cluster of kind `K` a Cluster points at (any version of the kind).
@@ -128,16 +136,23 @@ async fn reconcile_cluster<K: SimulatedCluster>(ic: Arc<K>, c: &ClusterCtx) -> R
     let current = c.writer.apply(&api, &ic, &want).await?.or_wanted(&want)?;
 
     let was_ready = ic.is_ready();
+    let unreachable = fault::api_unreachable(ic.annotations());
     if !was_ready {
+        let mut labels = json!({SIMULATES_LABEL: format!("{ns}.{}", ic.name_any())});
+        if unreachable {
+            labels[UNREACHABLE_LABEL] = json!("true");
+        }
         let obj: DynamicObject = serde_json::from_value(json!({
             "apiVersion": format!("{TENANCY_GROUP}/{TENANCY_VERSION}"),
             "kind": LOGICAL_CLUSTER_KIND,
-            "metadata": {"name": lc.as_str(), "labels": {SIMULATES_LABEL: format!("{ns}.{}", ic.name_any())}},
+            "metadata": {"name": lc.as_str(), "labels": labels},
         }))?;
         create_if_absent(&logical_clusters(&p.host.client), K::CONTROLLER, &obj)
             .await
             .map_err(Error::during(format!("creating logical cluster {lc}")))?;
+        c.unreachable.lock().insert(lc.to_string(), unreachable);
     }
+    set_reachability(c, &lc, unreachable).await?;
     let mut want = current.clone();
     want.report_failure_domains();
     want.set_ready();
@@ -155,6 +170,33 @@ async fn reconcile_cluster<K: SimulatedCluster>(ic: Arc<K>, c: &ClusterCtx) -> R
     Ok(Requeue::await_change())
 }
 
+/// Labels the logical cluster `lc` unreachable, or takes the label off, unless it is known to
+/// be so already (after a restart the LogicalCluster is read once).
+async fn set_reachability(c: &ClusterCtx, lc: &LogicalClusterName, unreachable: bool) -> Result<()> {
+    let known = c.unreachable.lock().get(lc.as_str()).copied();
+    let api = logical_clusters(&c.p.host.client);
+    let labelled = match known {
+        Some(k) => k,
+        None if unreachable => false,
+        None => match api.get_opt(lc.as_str()).await.map_err(Error::during(format!("reading logical cluster {lc}")))? {
+            Some(o) => o.labels().get(UNREACHABLE_LABEL).is_some_and(|v| v == "true"),
+            None => false,
+        },
+    };
+    if labelled != unreachable {
+        let value = if unreachable { json!("true") } else { serde_json::Value::Null };
+        let patch = json!({"metadata": {"labels": {UNREACHABLE_LABEL: value}}});
+        c.writer
+            .patch(&api, lc.as_str(), &patch)
+            .await
+            .map_err(Error::during(format!("labelling logical cluster {lc}")))?;
+        let state = if unreachable { "unreachable" } else { "reachable again" };
+        tracing::info!(logical_cluster = %lc, "workload API server made {state} ({})", fault::FAULT_ANNOTATION);
+    }
+    c.unreachable.lock().insert(lc.to_string(), unreachable);
+    Ok(())
+}
+
 async fn reconcile_delete<K: SimulatedCluster>(ic: &K, c: &ClusterCtx, api: &Api<K>) -> Result<Requeue> {
     let p = &c.p;
     if !ic.finalizers().iter().any(|f| f == K::FINALIZER) {
@@ -167,6 +209,7 @@ async fn reconcile_delete<K: SimulatedCluster>(ic: &K, c: &ClusterCtx, api: &Api
             .await
             .map_err(Error::during(format!("deleting logical cluster {lc}")))?;
         p.ctx.workload.forget(&ns, &cluster);
+        c.unreachable.lock().remove(lc.as_str());
     }
     let mut want = ic.clone();
     remove_finalizer(&mut want, K::FINALIZER);

@@ -15,6 +15,10 @@
 //! fault has the reason [`FAULT_REASON`]; other changes to the Node are left alone.
 //!
 //! Unknown values are reported in the logs and otherwise ignored.
+//!
+//! On a simulated infrastructure cluster (InMemoryCluster, DevCluster), the value
+//! [`API_UNREACHABLE`] makes the workload cluster's API server unreachable: its logical
+//! cluster answers every request with 503 until the annotation is removed.
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, NodeCondition, Pod, PodCondition};
@@ -24,6 +28,8 @@ use drydock_controllers::framework::{Error, Result};
 
 /// The annotation selecting a fault.
 pub const FAULT_ANNOTATION: &str = "infrastructure.drydock.dev/fault";
+/// The fault of an infrastructure cluster whose API server is out of reach.
+pub const API_UNREACHABLE: &str = "api-unreachable";
 /// Reason of a Ready condition set by a fault.
 pub const FAULT_REASON: &str = "FaultInjected";
 
@@ -64,6 +70,11 @@ impl Fault {
             Self::NodeDeleted | Self::EtcdMemberDown => None,
         }
     }
+}
+
+/// Whether an infrastructure cluster's annotations make its API server unreachable.
+pub fn api_unreachable(annotations: &std::collections::BTreeMap<String, String>) -> bool {
+    annotations.get(FAULT_ANNOTATION).is_some_and(|v| v.trim() == API_UNREACHABLE)
 }
 
 /// What to do to the Node so it reflects `fault`.

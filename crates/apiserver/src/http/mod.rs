@@ -28,7 +28,9 @@ use axum::extract::State;
 use axum::http::{HeaderValue, Method, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use drydock_api::tenancy::{LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_GROUP, TENANCY_VERSION};
+use drydock_api::tenancy::{
+    LOGICAL_CLUSTER_PLURAL, LogicalClusterName, TENANCY_GROUP, TENANCY_VERSION, UNREACHABLE_LABEL,
+};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
@@ -187,9 +189,15 @@ async fn handle(
     if !matches!(route, Route::Health(_) | Route::Metrics | Route::Version | Route::OpenApiV2 | Route::OpenApiV3(_))
         && !cluster.is_root()
         && !cluster.is_wildcard()
-        && !logical_cluster_exists(&srv.api, &cluster)
     {
-        return Err(ApiError::new(404, "NotFound", format!("logical cluster \"{cluster}\" not found")));
+        match logical_cluster(&srv.api, &cluster) {
+            None => return Err(ApiError::new(404, "NotFound", format!("logical cluster \"{cluster}\" not found"))),
+            Some(lc) if lc.meta.label(UNREACHABLE_LABEL) == Some("true") => {
+                let message = format!("logical cluster \"{cluster}\" is unreachable (its {UNREACHABLE_LABEL} label)");
+                return Err(ApiError::new(503, "ServiceUnavailable", message));
+            }
+            Some(_) => {}
+        }
     }
     match route {
         Route::Resource(p) if review::addressed(&p) => review::respond(srv, &cluster, &p, req, &accept).await,
@@ -288,14 +296,17 @@ fn discovery_route(
 
 /// A non-root logical cluster exists while its LogicalCluster object does.
 pub fn logical_cluster_exists(api: &Api, name: &LogicalClusterName) -> bool {
-    let Some(res) = api.registry.lookup(TENANCY_GROUP, TENANCY_VERSION, LOGICAL_CLUSTER_PLURAL) else {
-        return false;
-    };
+    logical_cluster(api, name).is_some()
+}
+
+/// The LogicalCluster object of a non-root logical cluster.
+fn logical_cluster(api: &Api, name: &LogicalClusterName) -> Option<Arc<Stored>> {
+    let res = api.registry.lookup(TENANCY_GROUP, TENANCY_VERSION, LOGICAL_CLUSTER_PLURAL)?;
     let key = ObjKey {
         cluster: api.store.cluster_name(LogicalClusterName::ROOT),
         res: res.id,
         namespace: String::new(),
         name: name.to_string(),
     };
-    api.store.get(&key).is_some()
+    api.store.get(&key)
 }
