@@ -13,7 +13,8 @@
 //!
 //! The controller remembers the expiration it last wrote or read for each token, so a
 //! config's later looks at its token send nothing until the expiration is due to be pushed
-//! out; after a restart the first look reads the Secret again.
+//! out; after a restart the first look reads the Secret again. A Secret someone deleted
+//! meanwhile is created again when its expiration is next due.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
