@@ -21,6 +21,7 @@ use kube::runtime::reflector::ObjectRef;
 use parking_lot::Mutex;
 
 use crate::Context;
+use crate::framework::clock::elapsed;
 
 /// How often an API server is probed.
 pub const INTERVAL: Duration = Duration::from_secs(10);
@@ -64,13 +65,13 @@ impl Health {
     pub fn verdict(&self, now: Timestamp) -> Verdict {
         match self.last_success {
             None if self.failures < FAILURE_THRESHOLD => Verdict::NotYet,
-            Some(t) if Duration::try_from(now.duration_since(t)).unwrap_or_default() <= GRACE => Verdict::Succeeded,
+            Some(t) if elapsed(t, now) <= GRACE => Verdict::Succeeded,
             last_success => Verdict::Failed { last_success },
         }
     }
 
     fn due(&self, now: Timestamp) -> bool {
-        self.last_probe.is_none_or(|t| Duration::try_from(now.duration_since(t)).unwrap_or_default() >= INTERVAL)
+        self.last_probe.is_none_or(|t| elapsed(t, now) >= INTERVAL)
     }
 }
 

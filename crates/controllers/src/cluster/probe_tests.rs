@@ -2,8 +2,6 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use http::{Request, Response, StatusCode};
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
 use kube::client::Body;
 
 use super::*;
@@ -61,15 +59,7 @@ impl Server {
 async fn the_cluster_is_woken_when_the_verdict_changes_and_only_then() {
     let fake = FakeSecrets::new();
     let server = Server { up: Arc::new(AtomicBool::new(true)), asked: Arc::default() };
-    let client = server.client();
-    let ctx = fake.context(Some(Arc::new(move |_: &str| Some(client.clone()))));
-    let kubeconfig = "clusters:\n- name: c1\n  cluster:\n    server: https://127.0.0.1/clusters/ns.c1\n";
-    let mut s = Secret {
-        data: Some([("value".to_string(), ByteString(kubeconfig.into()))].into_iter().collect()),
-        ..Default::default()
-    };
-    (s.metadata.name, s.metadata.namespace) = (Some("c1-kubeconfig".into()), Some("ns".into()));
-    fake.insert(s);
+    let ctx = fake.workload_context("ns", "c1", server.client());
     let probes = Probes::new(ctx.clone());
     let c1 = || vec![("ns".to_string(), "c1".to_string())];
     let asked = || server.asked.load(Ordering::SeqCst);

@@ -20,6 +20,7 @@ use kube::ResourceExt;
 use serde_json::Value;
 
 use super::probe::Verdict;
+use crate::framework::clock::rfc3339;
 use crate::framework::referenced::Referenced;
 
 /// What the Cluster's v1beta2 status is computed from.
@@ -254,7 +255,7 @@ fn remote_connection_probe(c: &Cluster, probe: Verdict) -> Cond {
         Verdict::Failed { last_success: Some(t) } => Cond::false_(
             REMOTE_CONNECTION_PROBE,
             PROBE_FAILED_REASON,
-            format!("Remote connection probe failed, probe last succeeded at {}", t.strftime("%Y-%m-%dT%H:%M:%SZ")),
+            format!("Remote connection probe failed, probe last succeeded at {}", rfc3339(t)),
         ),
         Verdict::NotYet => match c.v1beta2_condition(REMOTE_CONNECTION_PROBE) {
             Some(kept) => Cond::new(REMOTE_CONNECTION_PROBE, Status::parse(&kept.status), &kept.reason, &kept.message),

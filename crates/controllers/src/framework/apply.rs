@@ -214,7 +214,7 @@ pub fn adoption(meta: &ObjectMeta, manager: &str, config: &ApplyConfig) -> Optio
             out.push(v);
         }
     }
-    let time = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let time = crate::framework::clock::rfc3339(jiff::Timestamp::now());
     out.push(json!({
         "manager": manager,
         "operation": "Apply",

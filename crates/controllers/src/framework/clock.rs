@@ -21,6 +21,16 @@ use tokio::sync::watch;
 #[derive(Clone, Debug)]
 pub struct Clock(Source);
 
+/// How long from `from` to `to` (zero when `to` comes first).
+pub fn elapsed(from: Timestamp, to: Timestamp) -> Duration {
+    Duration::try_from(to.duration_since(from)).unwrap_or(Duration::ZERO)
+}
+
+/// `t` as objects record instants in text (RFC 3339, UTC, whole seconds).
+pub fn rfc3339(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
 #[derive(Clone, Debug)]
 enum Source {
     System,
@@ -83,7 +93,7 @@ impl Clock {
 
     /// How long since `t` (zero when `t` lies ahead).
     pub fn since(&self, t: Timestamp) -> Duration {
-        Duration::try_from(self.now().duration_since(t)).unwrap_or(Duration::ZERO)
+        elapsed(t, self.now())
     }
 
     /// Resolves once the clock reads `t` or later.

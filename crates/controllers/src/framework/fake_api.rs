@@ -52,6 +52,22 @@ impl FakeSecrets {
         crate::Context::new(client.clone(), crate::workload::WorkloadClients::new(client, local), settings)
     }
 
+    /// A [`FakeSecrets::context`] whose workload cluster `namespace/cluster` answers through
+    /// `server`: the Cluster's kubeconfig Secret is stored, naming a local server.
+    pub fn workload_context(&self, namespace: &str, cluster: &str, server: kube::Client) -> Arc<crate::Context> {
+        let kubeconfig = format!(
+            "clusters:\n- name: {cluster}\n  cluster:\n    server: https://127.0.0.1/clusters/{namespace}.{cluster}\n"
+        );
+        let mut s = Secret {
+            data: Some([("value".to_string(), k8s_openapi::ByteString(kubeconfig.into_bytes()))].into()),
+            ..Default::default()
+        };
+        s.metadata.name = Some(crate::workload::kubeconfig_secret_name(cluster));
+        s.metadata.namespace = Some(namespace.into());
+        self.insert(s);
+        self.context(Some(Arc::new(move |_: &str| Some(server.clone()))))
+    }
+
     /// Stores a Secret as if someone had created it.
     pub fn insert(&self, s: Secret) {
         let mut inner = self.0.lock();

@@ -32,6 +32,7 @@ use super::CONTROLLER;
 use super::certificates::KnownCa;
 use crate::Context;
 use crate::framework::Result;
+use crate::framework::clock::rfc3339;
 
 /// Upstream's `--bootstrap-token-ttl` default.
 pub(super) const TTL: Duration = Duration::from_secs(15 * 60);
@@ -94,10 +95,6 @@ impl Kept {
 
 fn secret_name(id: &str) -> String {
     format!("bootstrap-token-{id}")
-}
-
-fn rfc3339(t: Timestamp) -> String {
-    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// The token's Secret, expiring at `expires`.
@@ -207,15 +204,8 @@ mod tests {
     #[tokio::test]
     async fn a_token_secret_is_written_when_due_and_read_only_when_not_remembered() {
         let fake = crate::framework::fake_api::FakeSecrets::new();
-        let client = fake.client();
-        let ctx = fake.context(Some(std::sync::Arc::new(move |_: &str| Some(client.clone()))));
-        let kubeconfig = "clusters:\n- name: c1\n  cluster:\n    server: https://127.0.0.1/clusters/ns.c1\n";
-        let mut s = Secret {
-            data: Some(BTreeMap::from([("value".into(), ByteString(kubeconfig.into()))])),
-            ..Default::default()
-        };
-        (s.metadata.name, s.metadata.namespace) = (Some("c1-kubeconfig".into()), Some("ns".into()));
-        fake.insert(s);
+        // The workload cluster's Secrets are the same fake's.
+        let ctx = fake.workload_context("ns", "c1", fake.client());
         let mut cluster = Cluster::new("c1", Default::default());
         cluster.metadata.namespace = Some("ns".into());
         let token = derive("the CA key", "uid-1");
