@@ -2,6 +2,9 @@
 //! know from kube-apiserver (`apiserver_request_total`, `apiserver_request_duration_seconds`,
 //! `apiserver_watch_events_total`...), plus the store's group-commit figures.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -126,23 +129,35 @@ pub fn store_commit(rows: usize, elapsed: Duration) {
     m.commits.inc();
 }
 
+/// Counts one request and observes its latency. Each thread keeps the series it has
+/// counted into by name, so a request allocates no label set once its series exist.
 pub fn request(verb: &str, group: &str, resource: &str, code: u16, elapsed: Duration) {
-    let m = get();
-    m.requests
-        .get_or_create(&RequestLabels {
-            verb: verb.to_string(),
-            group: group.to_string(),
-            resource: resource.to_string(),
+    /// A series' key text (a buffer reused for lookups), and the series by key.
+    type Series = (String, HashMap<String, (Counter, Histogram)>);
+    thread_local! {
+        static SERIES: RefCell<Series> = RefCell::default();
+    }
+    SERIES.with_borrow_mut(|(key, series)| {
+        key.clear();
+        let _ = write!(key, "{verb} {group} {resource} {code}");
+        if let Some((count, latency)) = series.get(key.as_str()) {
+            count.inc();
+            latency.observe(elapsed.as_secs_f64());
+            return;
+        }
+        let m = get();
+        let (verb, group, resource) = (verb.to_string(), group.to_string(), resource.to_string());
+        let count = m.requests.get_or_create(&RequestLabels {
+            verb: verb.clone(),
+            group: group.clone(),
+            resource: resource.clone(),
             code: code.to_string(),
-        })
-        .inc();
-    m.latency
-        .get_or_create(&LatencyLabels {
-            verb: verb.to_string(),
-            group: group.to_string(),
-            resource: resource.to_string(),
-        })
-        .observe(elapsed.as_secs_f64());
+        });
+        let latency = m.latency.get_or_create(&LatencyLabels { verb, group, resource });
+        count.inc();
+        latency.observe(elapsed.as_secs_f64());
+        series.insert(key.clone(), (count.clone(), latency.clone()));
+    });
 }
 
 /// Renders every registered metric in the Prometheus text format.

@@ -50,8 +50,10 @@ pub(crate) struct Typed<A>(pub A);
 
 /// Deserializes `v`, reporting a type mismatch at the field where it happened and a missing
 /// required field as `Required` at that field's path.
+/// Valid objects, nearly all of them, are decoded without tracking the path, which only
+/// an error needs.
 fn decode<T: DeserializeOwned>(v: &Value) -> Result<T, FieldError> {
-    serde_path_to_error::deserialize(v).map_err(field_error)
+    T::deserialize(v).or_else(|_| serde_path_to_error::deserialize(v).map_err(field_error))
 }
 
 fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> FieldError {
@@ -74,8 +76,9 @@ fn decode_declared<T: DeserializeOwned>(v: &Value) -> Result<T, FieldError> {
         return decode(v);
     };
     let members = map.iter().filter(|(k, _)| *k != "status").map(|(k, v)| (k.as_str(), v));
-    let declared = MapDeserializer::<_, serde_json::Error>::new(members);
-    serde_path_to_error::deserialize(declared).map_err(field_error)
+    T::deserialize(MapDeserializer::<_, serde_json::Error>::new(members.clone())).or_else(|_| {
+        serde_path_to_error::deserialize(MapDeserializer::<_, serde_json::Error>::new(members)).map_err(field_error)
+    })
 }
 
 /// The stored object, decoded for comparison; one that no longer decodes is treated as

@@ -27,7 +27,7 @@ pub(super) fn authorize(
     }
     let a = attributes(req, route);
     let policy_cluster = if cluster.is_wildcard() { LogicalClusterName::ROOT } else { cluster.as_str() };
-    let decision = rbac::authorize(&srv.policies.get(&srv.api, policy_cluster), user, &a);
+    let decision = rbac::authorize_request(&srv.policies.get(&srv.api, policy_cluster), user, &a);
     if decision.allowed {
         return Ok(());
     }

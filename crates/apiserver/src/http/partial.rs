@@ -94,19 +94,11 @@ impl Partial {
     /// `{"kind":"PartialObjectMetadata",…}` of an object's JSON, as JSON. A Status (the
     /// answer of a deletion that completed) stays as it is, as kube-apiserver leaves it.
     pub fn object_json(&self, object: &[u8]) -> ApiResult<Bytes> {
-        #[derive(Deserialize)]
-        struct Metadata<'a> {
-            #[serde(borrow)]
-            kind: Option<Cow<'a, str>>,
-            #[serde(borrow)]
-            metadata: Option<&'a RawValue>,
-        }
-        let m: Metadata<'_> =
-            serde_json::from_slice(object).map_err(|e| ApiError::internal(format!("stored object: {e}")))?;
-        if m.kind.as_deref() == Some("Status") {
+        let head = Head::of(object).map_err(|e| ApiError::internal(format!("stored object: {e}")))?;
+        if head.kind.as_ref().map(|k| k.0.as_ref()) == Some("Status") {
             return Ok(Bytes::copy_from_slice(object));
         }
-        let metadata = m.metadata.map_or("{}", RawValue::get);
+        let metadata = head.metadata.map_or("{}", RawValue::get);
         let mut b = BytesMut::with_capacity(metadata.len() + 80);
         b.put_slice(format!("{{\"kind\":\"{KIND}\",\"apiVersion\":\"{}\",\"metadata\":", self.api_version).as_bytes());
         b.put_slice(metadata.as_bytes());
@@ -171,6 +163,57 @@ pub(super) fn list_json(
     b.freeze()
 }
 
+/// The `kind` and `metadata` of an object's JSON, read no further than both: objects as
+/// stored (keys sorted) have them before `spec` and `status`, most of their bytes.
+#[derive(Default)]
+struct Head<'a> {
+    kind: Option<Text<'a>>,
+    metadata: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// What the reader stops with once it has both members: not an error of the object.
+const READ_ENOUGH: &str = "read enough";
+
+impl<'a> Head<'a> {
+    fn of(object: &'a [u8]) -> serde_json::Result<Self> {
+        let mut head = Head::default();
+        let mut de = serde_json::Deserializer::from_slice(object);
+        match serde::Deserializer::deserialize_map(&mut de, HeadVisitor(&mut head)) {
+            Err(e) if !e.to_string().starts_with(READ_ENOUGH) => Err(e),
+            _ => Ok(head),
+        }
+    }
+}
+
+struct HeadVisitor<'h, 'a>(&'h mut Head<'a>);
+
+impl<'de> serde::de::Visitor<'de> for HeadVisitor<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+            match key.as_ref() {
+                "kind" => self.0.kind = map.next_value()?,
+                "metadata" => self.0.metadata = map.next_value()?,
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            if self.0.kind.is_some() && self.0.metadata.is_some() {
+                return Err(serde::de::Error::custom(READ_ENOUGH));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +266,26 @@ mod tests {
         assert_eq!(list["items"][0]["metadata"]["name"], "a");
         assert!(list["items"][0].get("data").is_none());
         assert_eq!(l.expect_object("ConfigMap").unwrap_err().status()["code"], 406);
+    }
+
+    #[test]
+    fn the_metadata_is_found_wherever_it_is_and_what_follows_it_is_not_read() {
+        let p = parse("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1").unwrap();
+        let metadata = |obj: &[u8]| -> Value {
+            serde_json::from_slice::<Value>(&p.object(obj).unwrap()).unwrap()["metadata"].clone()
+        };
+        // As stored: what follows kind and metadata is left unread, even when it would not parse.
+        let stored = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"spec":{"x":"#;
+        assert_eq!(metadata(stored), serde_json::json!({"name": "a"}));
+        // Another order, escaped keys, an object without kind: read through as needed.
+        let late = br#"{"status":{"a":[1,{"b":"}"}]},"metadata":{"name":"b"},"kind":"Thing"}"#;
+        assert_eq!(metadata(late), serde_json::json!({"name": "b"}));
+        assert_eq!(metadata(br#"{"metadata":{"name":"c"},"data":{}}"#), serde_json::json!({"name": "c"}));
+        assert_eq!(metadata(br#"{"data":{}}"#), serde_json::json!({}));
+        // A Status stays whole; what is not an object is an error.
+        let status = br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"}"#;
+        assert_eq!(p.object(status).unwrap().as_ref(), status);
+        assert!(p.object(b"[1]").is_err());
+        assert!(p.object(br#"{"metadata":{"name":"#).is_err());
     }
 }

@@ -140,13 +140,15 @@ impl Compiled {
                 }
             }
         }
-        let in_ns = namespace.filter(|n| !n.is_empty()).and_then(|ns| self.role_bindings.get(ns).map(|b| (ns, b)));
+        let in_ns = namespace
+            .filter(|n| !n.is_empty())
+            .and_then(|ns| self.role_bindings.get_key_value(ns).map(|(ns, b)| (ns.as_str(), b)));
         if let Some((ns, bindings)) = in_ns {
             for b in bindings {
                 if let Some(subject) = naming(b.subjects.as_deref(), user, Some(ns)) {
                     match self.rules_of(&b.role_ref, Some(ns)) {
                         Ok(rules) => out.push(Grant {
-                            binding: Binding::Namespaced(name_of(&b.metadata), ns.to_string()),
+                            binding: Binding::Namespaced(name_of(&b.metadata), ns),
                             role: &b.role_ref,
                             subject,
                             rules,
@@ -193,7 +195,7 @@ fn aggregate(role: &ClusterRole, all: &[ClusterRole], seen: &mut HashSet<String>
 /// Which binding a grant comes from.
 enum Binding<'a> {
     Cluster(&'a str),
-    Namespaced(&'a str, String),
+    Namespaced(&'a str, &'a str),
 }
 
 /// What one binding gives a user.
@@ -230,6 +232,16 @@ fn naming<'a>(subjects: Option<&'a [Subject]>, user: &UserInfo, binding_ns: Opti
 
 /// Decides whether `user` may do `a` under `policy`.
 pub fn authorize(policy: &Compiled, user: &UserInfo, a: &Attributes) -> Decision {
+    decide(policy, user, a, true)
+}
+
+/// [`authorize`] without the reason of an allowed request, which only reviews show: every
+/// request asks this, and most are allowed.
+pub fn authorize_request(policy: &Compiled, user: &UserInfo, a: &Attributes) -> Decision {
+    decide(policy, user, a, false)
+}
+
+fn decide(policy: &Compiled, user: &UserInfo, a: &Attributes, explain_allowed: bool) -> Decision {
     if user.groups.iter().any(|g| g == MASTERS_GROUP) {
         return Decision { allowed: true, reason: String::new() };
     }
@@ -237,7 +249,8 @@ pub fn authorize(policy: &Compiled, user: &UserInfo, a: &Attributes) -> Decision
     let namespace = a.resource.as_ref().and_then(|r| r.namespace.as_deref());
     for g in policy.grants(user, namespace, &mut errors) {
         if g.rules.iter().any(|r| rules::allows(r, a)) {
-            return Decision { allowed: true, reason: g.reason() };
+            let reason = if explain_allowed { g.reason() } else { String::new() };
+            return Decision { allowed: true, reason };
         }
     }
     let reason = if errors.is_empty() { String::new() } else { format!("RBAC: [{}]", errors.join(", ")) };

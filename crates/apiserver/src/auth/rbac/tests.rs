@@ -106,6 +106,14 @@ fn a_role_binding_grants_exactly_its_role_in_its_namespace() {
     assert!(!authorize(&p, &sa, &on("get", "", "secrets", Some("team-a"), Some("x"))).allowed, "resource");
     assert!(!authorize(&p, &sa, &on("list", "", "configmaps", Some("team-b"), None)).allowed, "other namespace");
     assert!(!authorize(&p, &sa, &on("list", "", "configmaps", None, None)).allowed, "all namespaces");
+    // A request's own check decides alike, leaving out only the reason of what it allows.
+    for (verb, namespace) in [("list", Some("team-a")), ("delete", Some("team-a")), ("list", Some("team-b"))] {
+        let a = on(verb, "", "configmaps", namespace, None);
+        let (full, quick) = (authorize(&p, &sa, &a), authorize_request(&p, &sa, &a));
+        assert_eq!(quick.allowed, full.allowed, "{verb} in {namespace:?}");
+        let reason = if full.allowed { String::new() } else { full.reason };
+        assert_eq!(quick.reason, reason, "{verb} in {namespace:?}");
+    }
     assert!(
         !authorize(&p, &service_account("team-a", "other"), &on("list", "", "configmaps", Some("team-a"), None))
             .allowed

@@ -221,12 +221,15 @@ pub(super) fn print_summary(
     );
     println!("reconciles per machine: {}", reconciles_per_machine(machines).join(", "));
     println!("reconcile seconds (all phases): {}", reconcile_seconds().join(", "));
-    let watches: f64 = metrics_text()
+    let text = metrics_text();
+    let watches: f64 = text
         .lines()
         .filter(|l| l.starts_with("apiserver_request_total{") && l.contains("verb=\"WATCH\""))
         .filter_map(sample_value)
         .sum();
-    println!("watch requests: {watches:.0}");
+    let sent =
+        text.lines().find(|l| l.starts_with("apiserver_watch_events_total")).and_then(sample_value).unwrap_or(0.0);
+    println!("watch requests: {watches:.0}; watch events sent {sent:.0}");
     if let Some(path) = &a.plot {
         plot(path, samples, machines, a.clusters)?;
         println!("plot written to {}", path.display());
