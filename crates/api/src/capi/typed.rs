@@ -50,6 +50,7 @@ pub(crate) struct Typed<A>(pub A);
 
 /// Deserializes `v`, reporting a type mismatch at the field where it happened and a missing
 /// required field as `Required` at that field's path.
+///
 /// Valid objects, nearly all of them, are decoded without tracking the path, which only
 /// an error needs.
 fn decode<T: DeserializeOwned>(v: &Value) -> Result<T, FieldError> {

@@ -278,7 +278,7 @@ mod tests {
         let stored = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"spec":{"x":"#;
         assert_eq!(metadata(stored), serde_json::json!({"name": "a"}));
         // Another order, escaped keys, an object without kind: read through as needed.
-        let late = br#"{"status":{"a":[1,{"b":"}"}]},"metadata":{"name":"b"},"kind":"Thing"}"#;
+        let late = br#"{"status":{"a":[1,{"b":"}"}]},"metadata":{"name":"b"},"\u006bind":"Thing"}"#;
         assert_eq!(metadata(late), serde_json::json!({"name": "b"}));
         assert_eq!(metadata(br#"{"metadata":{"name":"c"},"data":{}}"#), serde_json::json!({"name": "c"}));
         assert_eq!(metadata(br#"{"data":{}}"#), serde_json::json!({}));
