@@ -3,7 +3,7 @@
 //!
 //! Shared with the API server: [`names`] (apimachinery's name and label checks),
 //! [`selector`] (label selectors) and [`tenancy`] (logical cluster names and paths, the keys
-//! around them, kubeconfigs).
+//! around them, kubeconfigs) and [`time`] (instants as objects write them).
 //!
 //! This crate does no I/O. The API server (`drydock-apiserver`) serves whatever
 //! [`ResourceDef`]s it is given; controllers use the typed kinds through kube-rs.
@@ -17,6 +17,7 @@ pub mod pki;
 pub mod resource;
 pub mod selector;
 pub mod tenancy;
+pub mod time;
 
 pub use admission::{Admission, FieldError, FieldErrorKind, Operation};
 pub use resource::{PrinterColumn, ResourceDef, ScaleDef};

@@ -102,8 +102,7 @@ pub(super) async fn respond(
     };
     review["kind"] = json!(kind);
     review["apiVersion"] = json!(api_version);
-    review["metadata"] =
-        json!({"creationTimestamp": jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()});
+    review["metadata"] = json!({"creationTimestamp": drydock_api::time::rfc3339(jiff::Timestamp::now())});
     review["status"] = status;
     if request::errors_as_protobuf(accept) {
         return Ok(protobuf::response(StatusCode::CREATED, protobuf::encode_value(&review)?));

@@ -155,5 +155,5 @@ fn not_found(plural: &str, name: &str) -> ApiError {
 }
 
 fn rfc3339(secs: i64) -> String {
-    jiff::Timestamp::from_second(secs).map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_default()
+    jiff::Timestamp::from_second(secs).map(drydock_api::time::rfc3339).unwrap_or_default()
 }

@@ -16,7 +16,7 @@ pub fn now_rfc3339() -> String {
     LAST.with_borrow_mut(|(second, text)| {
         if *second != now.as_second() {
             *second = now.as_second();
-            *text = now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+            *text = drydock_api::time::rfc3339(now);
         }
         text.clone()
     })

@@ -15,12 +15,12 @@ use drydock_api::capi::v1beta2_conditions::names::*;
 use drydock_api::capi::v1beta2_conditions::{
     self as v2, Condition, HasV1Beta2Conditions, Input, Observed as Cond, Polarity, Reasons, Status,
 };
+use drydock_api::time::rfc3339;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use serde_json::Value;
 
 use super::probe::Verdict;
-use crate::framework::clock::rfc3339;
 use crate::framework::referenced::Referenced;
 
 /// What the Cluster's v1beta2 status is computed from.

@@ -214,7 +214,7 @@ pub fn adoption(meta: &ObjectMeta, manager: &str, config: &ApplyConfig) -> Optio
             out.push(v);
         }
     }
-    let time = crate::framework::clock::rfc3339(jiff::Timestamp::now());
+    let time = drydock_api::time::rfc3339(jiff::Timestamp::now());
     out.push(json!({
         "manager": manager,
         "operation": "Apply",

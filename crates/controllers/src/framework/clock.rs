@@ -26,11 +26,6 @@ pub fn elapsed(from: Timestamp, to: Timestamp) -> Duration {
     Duration::try_from(to.duration_since(from)).unwrap_or(Duration::ZERO)
 }
 
-/// `t` as objects record instants in text (RFC 3339, UTC, whole seconds).
-pub fn rfc3339(t: Timestamp) -> String {
-    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
 #[derive(Clone, Debug)]
 enum Source {
     System,

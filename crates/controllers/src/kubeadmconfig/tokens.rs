@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use drydock_api::capi::core::v1beta2::{Cluster, Machine};
 use drydock_api::capi::kubeadm::v1beta2::KubeadmConfig;
+use drydock_api::time::rfc3339;
 use jiff::Timestamp;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
@@ -32,7 +33,6 @@ use super::CONTROLLER;
 use super::certificates::KnownCa;
 use crate::Context;
 use crate::framework::Result;
-use crate::framework::clock::rfc3339;
 
 /// Upstream's `--bootstrap-token-ttl` default.
 pub(super) const TTL: Duration = Duration::from_secs(15 * 60);

@@ -344,7 +344,7 @@ async fn run_restart(g: &Global, t: &str) -> anyhow::Result<(String, bool)> {
     // and set that exists now, even one created within the current second.
     let next_second =
         jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 1).context("computing the restart time")?;
-    let after = next_second.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let after = drydock_api::time::rfc3339(next_second);
     let written = tg.patch(&super::rollout_status::rollout_after_patch(&obj, &after)).await?;
     tg.done(g, &written, "restarted")
 }
