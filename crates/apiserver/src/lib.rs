@@ -21,6 +21,7 @@ pub mod http;
 pub mod lock;
 pub mod managed;
 pub mod metrics;
+pub mod ordered;
 pub mod patch;
 pub mod registry;
 pub mod rest;

@@ -160,22 +160,13 @@ impl Comparison {
             MergeType::Object { .. } | MergeType::Untyped => {
                 let (om, nm) = (old.and_then(Value::as_object), new.and_then(Value::as_object));
                 let skipped = metadata_skipped(path).unwrap_or(skipped);
-                let mut visit = |this: &mut Self, k: &String| {
-                    let (o, n) = (om.and_then(|m| m.get(k)), nm.and_then(|m| m.get(k)));
+                for (k, o, n) in crate::ordered::side_by_side(om, nm) {
                     if o == n || skipped.contains(&k.as_str()) {
-                        return;
+                        continue;
                     }
                     path.push(field(k));
-                    this.walk(o, n, ty.field(k).0, path);
+                    self.walk(o, n, ty.field(k).0, path);
                     path.pop();
-                };
-                for k in om.into_iter().flat_map(|m| m.keys()) {
-                    visit(self, k);
-                }
-                for k in nm.into_iter().flat_map(|m| m.keys()) {
-                    if om.is_none_or(|m| !m.contains_key(k)) {
-                        visit(self, k);
-                    }
                 }
             }
             MergeType::Set => {

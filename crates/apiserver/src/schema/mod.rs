@@ -6,6 +6,7 @@
 //! A [`Validator`] is compiled once per served version (regexes, CEL programs, defaults,
 //! and flags saying which subtrees need a walk), so a write parses nothing.
 
+mod ascending;
 mod cel;
 mod formats;
 mod late;

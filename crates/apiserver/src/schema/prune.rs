@@ -6,9 +6,11 @@
 use drydock_api::FieldError;
 use serde_json::{Map, Value};
 
+use super::ascending::Children;
 use super::node::Node;
 use super::path::Path;
 use super::{meta, validate};
+use crate::ordered::Counterparts;
 
 /// What the walk collects.
 pub struct Walk<'o> {
@@ -38,7 +40,7 @@ pub fn walk(node: &Node, v: &mut Value, old: Option<&Value>, path: &Path<'_>, w:
             let old_items = old.and_then(Value::as_array);
             if let Some(item) = &node.items {
                 for (i, v) in items.iter_mut().enumerate() {
-                    let item_old = old_items.and_then(|o| super::late::correlate(&node.list_type, v, o));
+                    let item_old = old_items.and_then(|o| super::late::correlate(&node.list_type, v, i, o));
                     walk(item, v, item_old, &path.index(i), w);
                 }
             }
@@ -63,23 +65,26 @@ pub fn walk_object(
     apart: &[&str],
 ) {
     let keep_unknown = node.keeps_unknown() || node.ty.is_none();
+    // `retain` visits the members in key order.
+    let (mut children, mut olds) = (Children::of(node), Counterparts::of(old));
     map.retain(|k, v| {
         if resource {
             match k.as_str() {
                 "apiVersion" | "kind" => return true,
                 "metadata" => {
-                    meta::walk(node.property("metadata"), v, old.and_then(|o| o.get(k)), &path.child(k), w);
+                    meta::walk(node.property("metadata"), v, olds.get(k), &path.child(k), w);
                     return true;
                 }
                 _ => {}
             }
         }
-        match node.child(k) {
+        match children.child(k) {
             Some(child) => {
+                let old = olds.get(k);
                 if v.is_null() && !child.nullable {
                     return false;
                 }
-                walk(child, v, old.and_then(|o| o.get(k)), &path.child(k), w);
+                walk(child, v, old, &path.child(k), w);
                 true
             }
             None if keep_unknown => true,
