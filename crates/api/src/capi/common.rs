@@ -118,7 +118,7 @@ pub struct MachineNamingStrategy {
 #[serde(rename_all = "camelCase")]
 pub struct V1Beta2Conditions {
     /// Conditions in the metav1.Condition style (no severity).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
 }
@@ -129,7 +129,7 @@ pub struct V1Beta2Conditions {
 #[serde(rename_all = "camelCase")]
 pub struct V1Beta2ReplicaStatus {
     /// Conditions in the metav1.Condition style (no severity).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// Machines whose Ready condition is true.

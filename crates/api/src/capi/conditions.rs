@@ -37,6 +37,7 @@ pub struct Condition {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub severity: Option<String>,
     /// When the status last changed.
+    #[serde(serialize_with = "crate::time::text::time")]
     pub last_transition_time: Time,
     /// CamelCase machine-readable reason for the last transition.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -40,7 +40,7 @@ pub struct ClusterResourceSetSpec {
 #[serde(rename_all = "camelCase")]
 pub struct ClusterResourceSetStatus {
     /// ResourcesApplied and Paused.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// Generation last processed.

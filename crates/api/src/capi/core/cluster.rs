@@ -139,7 +139,7 @@ pub struct FailureDomainSpec {
 #[serde(rename_all = "camelCase")]
 pub struct ClusterV1Beta2Status {
     /// Observations about this object, Ready first (v1beta1 style, with severity).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>>,
     /// Control-plane replica counters.

@@ -42,7 +42,7 @@ pub struct ExtensionConfigSpec {
 #[serde(rename_all = "camelCase")]
 pub struct ExtensionConfigStatus {
     /// `Discovered` and `Paused`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// What the last successful discovery reported.

@@ -158,7 +158,7 @@ pub struct ClusterAvailabilityGate {
 #[serde(rename_all = "camelCase")]
 pub struct ClusterStatus {
     /// Observations about this object (Available, InfrastructureReady, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// Milestones of the initial provisioning.

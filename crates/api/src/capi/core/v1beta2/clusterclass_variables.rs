@@ -129,7 +129,7 @@ pub struct ExternalPatchDefinition {
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClassStatus {
     /// Observations about this object (VariablesReady, RefVersionsUpToDate, Paused).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// Generation last processed by the controller.

@@ -125,7 +125,7 @@ pub struct MachineDeletionSpec {
 #[serde(rename_all = "camelCase")]
 pub struct MachineStatus {
     /// Conditions of the Machine (Ready, Available, UpToDate, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// What initial provisioning has completed.

@@ -124,7 +124,7 @@ pub struct MachineDeploymentRemediationSpec {
 #[serde(rename_all = "camelCase")]
 pub struct MachineDeploymentStatus {
     /// Conditions of the MachineDeployment (Available, MachinesReady, RollingOut, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// Generation last processed by the controller.

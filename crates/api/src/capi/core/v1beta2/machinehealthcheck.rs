@@ -92,7 +92,7 @@ pub struct MachineHealthCheckRemediationTriggerIf {
 #[serde(rename_all = "camelCase")]
 pub struct MachineHealthCheckStatus {
     /// Conditions of the MachineHealthCheck (RemediationAllowed, Paused).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// Machines matched by the selector.

@@ -61,7 +61,7 @@ pub struct MachinePoolSpec {
 #[serde(rename_all = "camelCase")]
 pub struct MachinePoolStatus {
     /// Conditions of the MachinePool.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// What initial provisioning has completed.

@@ -75,7 +75,7 @@ pub struct MachineSetDeletionSpec {
 #[serde(rename_all = "camelCase")]
 pub struct MachineSetStatus {
     /// Conditions of the MachineSet (MachinesReady, MachinesUpToDate, ScalingUp, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// Selector in query-string form, for the scale subresource.

@@ -40,7 +40,7 @@ pub struct IPAddressClaimSpec {
 #[schemars(extend("minProperties" = 1))]
 pub struct IPAddressClaimStatus {
     /// Observations about the claim, one per type (`Ready`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Option<Vec<MetaCondition>>,

@@ -96,7 +96,7 @@ crate::capi::v1beta2_conditions::impl_has_hub_conditions!(KubeadmConfig);
 #[serde(rename_all = "camelCase")]
 pub struct KubeadmConfigStatus {
     /// Observations about this object (Ready, DataSecretAvailable, CertificatesAvailable, Paused).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// Initial provisioning, as the bootstrap provider contract reports it.

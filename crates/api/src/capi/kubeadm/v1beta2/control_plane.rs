@@ -190,7 +190,7 @@ pub struct KubeadmControlPlaneRemediation {
 #[serde(rename_all = "camelCase")]
 pub struct KubeadmControlPlaneStatus {
     /// Observations about this object (Available, Initialized, MachinesReady, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::time::text::conditions")]
     #[schemars(length(max = 32))]
     pub conditions: Option<Vec<MetaCondition>>,
     /// Initial provisioning, as the control plane contract reports it.
