@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use drydock_api::capi::core::MachineSetDeletePolicy;
 use drydock_api::capi::core::v1beta2::{MachineDeployment, MachineSet, MachineSetDeletionSpec, MachineSetSpec};
 use drydock_api::capi::keys::{
-    CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, DESIRED_REPLICAS_ANNOTATION, MACHINE_TEMPLATE_HASH_LABEL,
-    MAX_REPLICAS_ANNOTATION, PAUSED_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
-    SKIP_PREFLIGHT_CHECKS_ANNOTATION,
+    CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, DESIRED_REPLICAS_ANNOTATION, MACHINE_SET_FINALIZER,
+    MACHINE_TEMPLATE_HASH_LABEL, MAX_REPLICAS_ANNOTATION, PAUSED_ANNOTATION, REVISION_ANNOTATION,
+    REVISION_HISTORY_ANNOTATION, SKIP_PREFLIGHT_CHECKS_ANNOTATION,
 };
 use drydock_api::capi::owner;
 
@@ -88,6 +88,8 @@ pub fn new_machine_set(
     );
     ms.metadata.namespace = md.metadata.namespace.clone();
     ms.metadata.owner_references = owner::controller_ref(md).map(|r| vec![r]);
+    // Created with the finalizer its controller would add first, which saves that write.
+    ms.metadata.finalizers = Some(vec![MACHINE_SET_FINALIZER.to_string()]);
     apply_in_place(md, &mut ms, &hash);
     let a = ms.metadata.annotations.get_or_insert_with(Default::default);
     a.insert(REVISION_ANNOTATION.to_string(), revision.to_string());
@@ -241,6 +243,8 @@ mod tests {
         assert_eq!(ms.metadata.name.as_deref(), Some("workers-x2b4c"));
         assert_eq!(ms.metadata.namespace.as_deref(), Some("ns"));
         assert!(owner::is_controlled_by(&ms.metadata, &md));
+        // Created with its finalizer: the set's controller need not write it.
+        assert_eq!(ms.metadata.finalizers, Some(vec![MACHINE_SET_FINALIZER.to_string()]));
         let labels = ms.metadata.labels.clone().unwrap_or_default();
         let hash = labels[MACHINE_TEMPLATE_HASH_LABEL].clone();
         assert!(hash.ends_with("-x2b4c"));
