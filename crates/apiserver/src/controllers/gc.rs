@@ -28,7 +28,16 @@ struct Graph {
 impl Graph {
     /// Records an object; returns the owner uids it no longer references.
     fn upsert(&mut self, key: &ObjKey, obj: &Stored) -> Vec<String> {
-        self.objects.insert((key.cluster.clone(), obj.meta.uid.clone()), key.clone());
+        let id = (key.cluster.clone(), obj.meta.uid.clone());
+        // Most writes (every status write) keep the owners: nothing to relink.
+        let same_owners = match self.owners.get(key) {
+            Some(old) => old.iter().eq(obj.meta.owners.iter().map(|o| &o.uid)),
+            None => obj.meta.owners.is_empty(),
+        };
+        if same_owners && self.objects.get(&id) == Some(key) {
+            return Vec::new();
+        }
+        self.objects.insert(id, key.clone());
         let new: Vec<String> = obj.meta.owners.iter().map(|o| o.uid.clone()).collect();
         let old = self.owners.remove(key).unwrap_or_default();
         for uid in old.iter().filter(|u| !new.contains(u)) {
@@ -255,4 +264,54 @@ fn spawn_remove_finalizer(api: &Arc<Api>, key: ObjKey, finalizer: &'static str) 
             tracing::warn!(object = %key.name, error = %e, "removing finalizer failed");
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use serde_json::json;
+
+    use super::*;
+
+    fn stored(uid: &str, owners: &[&str]) -> Stored {
+        let refs: Vec<Value> =
+            owners.iter().map(|u| json!({"apiVersion": "v1", "kind": "ConfigMap", "name": u, "uid": u})).collect();
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": uid, "namespace": "ns", "uid": uid, "ownerReferences": refs}});
+        Stored::from_bytes(1, Bytes::from(serde_json::to_vec(&obj).expect("json")), &[]).expect("stored")
+    }
+
+    #[test]
+    fn dependents_follow_their_owner_references() {
+        let key = |name: &str| ObjKey { cluster: Arc::from(""), res: 1, namespace: "ns".into(), name: name.into() };
+        let dependents_of = |g: &Graph, uid: &str| -> Vec<String> {
+            let mut names: Vec<String> = g
+                .dependents
+                .get(&(Arc::from(""), uid.to_string()))
+                .map(|s| s.iter().map(|k| k.name.clone()).collect())
+                .unwrap_or_default();
+            names.sort();
+            names
+        };
+        let mut g = Graph::default();
+        assert!(g.upsert(&key("a"), &stored("a", &[])).is_empty());
+        assert!(g.upsert(&key("d"), &stored("d", &["a"])).is_empty());
+        assert_eq!(dependents_of(&g, "a"), ["d"]);
+        // Written again with the same owners (a status write): nothing changes.
+        assert!(g.upsert(&key("d"), &stored("d", &["a"])).is_empty());
+        assert_eq!(dependents_of(&g, "a"), ["d"]);
+        assert_eq!(g.owners[&key("d")], ["a"]);
+        // Moved to another owner: the first is released.
+        assert_eq!(g.upsert(&key("d"), &stored("d", &["b"])), ["a"]);
+        assert!(dependents_of(&g, "a").is_empty());
+        assert_eq!(dependents_of(&g, "b"), ["d"]);
+        // No owner left.
+        assert_eq!(g.upsert(&key("d"), &stored("d", &[])), ["b"]);
+        assert!(dependents_of(&g, "b").is_empty());
+        assert!(!g.owners.contains_key(&key("d")));
+        // Recreated under the same name with a new uid: known by the new one.
+        assert!(g.upsert(&key("d"), &stored("d2", &["a"])).is_empty());
+        assert_eq!(g.objects.get(&(Arc::from(""), "d2".to_string())), Some(&key("d")));
+        assert_eq!(dependents_of(&g, "a"), ["d"]);
+    }
 }
