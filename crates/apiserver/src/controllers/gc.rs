@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::patch::{PatchBody, PatchType};
 use crate::rest::{Api, DeleteOptions, Target, WriteOptions};
 use crate::store::watch::{All, EventType, Scope};
 use crate::store::{ObjKey, Stored};
@@ -237,8 +238,9 @@ fn spawn_unlink(api: &Arc<Api>, key: ObjKey, owner_uid: String) {
             .collect();
         let patch = json!({"metadata": {"ownerReferences": if refs.is_empty() { Value::Null } else { Value::Array(refs) },
             "resourceVersion": cur.rv.to_string()}});
-        if let Err(e) =
-            api.patch(&t, crate::patch::PatchType::Merge, patch, &WriteOptions::by("drydock-garbage-collector")).await
+        if let Err(e) = api
+            .patch(&t, PatchType::Merge, PatchBody::value(patch), &WriteOptions::by("drydock-garbage-collector"))
+            .await
             && e.code != 404
         {
             tracing::debug!(object = %key.name, error = %e, "orphaning dependent failed; will retry on next event");
@@ -256,8 +258,9 @@ fn spawn_remove_finalizer(api: &Arc<Api>, key: ObjKey, finalizer: &'static str) 
         let Ok(cur) = api.get(&t) else { return };
         let fins: Vec<&String> = cur.meta.finalizers.iter().filter(|f| *f != finalizer).collect();
         let patch = json!({"metadata": {"finalizers": fins, "resourceVersion": cur.rv.to_string()}});
-        if let Err(e) =
-            api.patch(&t, crate::patch::PatchType::Merge, patch, &WriteOptions::by("drydock-garbage-collector")).await
+        if let Err(e) = api
+            .patch(&t, PatchType::Merge, PatchBody::value(patch), &WriteOptions::by("drydock-garbage-collector"))
+            .await
             && e.code != 404
             && e.code != 409
         {

@@ -15,7 +15,7 @@ use super::path::ResourcePath;
 use super::request::{As, Query, answer_as, decode_body, list_options, negotiate, read_body, write_options};
 use super::{Server, json_response, json_value, protobuf, table, watch};
 use crate::error::{ApiError, ApiResult};
-use crate::patch::PatchType;
+use crate::patch::{PatchBody, PatchType};
 use crate::registry::Resource;
 use crate::rest::{Api, DeleteOptions, Propagation, Subresource, Target, WriteGuard, WriteOptions, Written};
 
@@ -242,7 +242,8 @@ async fn patch(c: &Call<'_>, req: Request<Body>) -> ApiResult<Response> {
         })));
     }
     let (headers, body) = read_body(req).await?;
-    let patch = decode_body(&headers, &body, None)?;
+    let first = decode_body(&headers, &body, None)?;
+    let patch = PatchBody::new(first, move || decode_body(&headers, &body, None));
     written_response(c, c.api.patch(&c.t, ptype, patch, &opts).await?, answer)
 }
 

@@ -5,7 +5,7 @@
 pub(crate) mod lists;
 mod strategic;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 pub use strategic::strategic_merge;
 
@@ -35,9 +35,8 @@ impl PatchType {
 
 /// Applies an RFC 6902 patch. As in kube-apiserver, `test` of a missing path against
 /// `null` succeeds (kube-rs' finalizer helper relies on it).
-pub fn json_patch(doc: &mut Value, body: &Value) -> Result<(), String> {
-    let ops: json_patch::Patch =
-        serde_json::from_value(body.clone()).map_err(|e| format!("invalid JSON patch: {e}"))?;
+pub fn json_patch(doc: &mut Value, body: Value) -> Result<(), String> {
+    let ops: json_patch::Patch = serde_json::from_value(body).map_err(|e| format!("invalid JSON patch: {e}"))?;
     for op in ops.0 {
         if let json_patch::PatchOperation::Test(t) = &op
             && t.value.is_null()
@@ -50,9 +49,60 @@ pub fn json_patch(doc: &mut Value, body: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// Applies an RFC 7396 merge patch.
-pub fn merge_patch(doc: &mut Value, patch: &Value) {
-    json_patch::merge(doc, patch);
+/// Applies an RFC 7396 merge patch, moving its values into `doc` (a status write's
+/// condition list is most of its bytes; it is not copied).
+pub fn merge_patch(doc: &mut Value, patch: Value) {
+    let Value::Object(members) = patch else {
+        *doc = patch;
+        return;
+    };
+    if !doc.is_object() {
+        *doc = Value::Object(Map::new());
+    }
+    let Value::Object(map) = doc else { return };
+    for (k, v) in members {
+        if v.is_null() {
+            map.remove(&k);
+        } else {
+            merge_patch(map.entry(k).or_insert(Value::Null), v);
+        }
+    }
+}
+
+/// A PATCH body, parsed once for the first attempt of the write, which takes it, and
+/// parsed again from its bytes only when a conflict makes the write start over.
+pub struct PatchBody {
+    first: Option<Value>,
+    again: Box<dyn Fn() -> Result<Value, crate::error::ApiError> + Send + Sync>,
+}
+
+impl PatchBody {
+    /// `first`, and how to make it again.
+    pub fn new(
+        first: Value,
+        again: impl Fn() -> Result<Value, crate::error::ApiError> + Send + Sync + 'static,
+    ) -> Self {
+        Self { first: Some(first), again: Box::new(again) }
+    }
+
+    /// A body the server made itself, kept whole for a retry.
+    pub fn value(v: Value) -> Self {
+        let spare = v.clone();
+        Self::new(v, move || Ok(spare.clone()))
+    }
+
+    /// The body as the first attempt got it, if it has not taken it yet.
+    pub fn peek(&self) -> Option<&Value> {
+        self.first.as_ref()
+    }
+
+    /// The body for one attempt.
+    pub fn take(&mut self) -> Result<Value, crate::error::ApiError> {
+        match self.first.take() {
+            Some(v) => Ok(v),
+            None => (self.again)(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -65,10 +115,51 @@ mod tests {
         let mut doc = json!({"metadata":{"name":"a"}});
         let p = json!([{"op":"test","path":"/metadata/finalizers","value":null},
                        {"op":"add","path":"/metadata/finalizers","value":["x/y"]}]);
-        json_patch(&mut doc, &p).unwrap();
+        json_patch(&mut doc, p).unwrap();
         assert_eq!(doc["metadata"]["finalizers"], json!(["x/y"]));
         let bad = json!([{"op":"test","path":"/metadata/finalizers","value":null}]);
-        assert!(json_patch(&mut doc, &bad).is_err(), "present value is not null");
-        assert!(json_patch(&mut doc, &json!({"op":"add"})).is_err());
+        assert!(json_patch(&mut doc, bad).is_err(), "present value is not null");
+        assert!(json_patch(&mut doc, json!({"op":"add"})).is_err());
+    }
+
+    #[test]
+    fn merge_patches_move_their_values_in_as_rfc_7396_merges() {
+        let cases = [
+            (
+                json!({"a": 1, "b": {"c": [1, 2], "d": "x"}}),
+                json!({"b": {"c": [3], "d": null}, "e": {"f": null, "g": 1}}),
+            ),
+            (json!({"a": [1]}), json!({"a": {"b": 1}})),
+            (json!({"a": {"b": 1}}), json!({"a": [1, {"c": null}]})),
+            (json!([1, 2]), json!({"a": 1})),
+            (json!({"a": 1}), json!({"a": null, "b": null})),
+            (json!({"a": 1}), json!({})),
+        ];
+        for (doc, patch) in cases {
+            // json-patch's merge, which copies the patch's values, is the reference.
+            let mut expected = doc.clone();
+            json_patch::merge(&mut expected, &patch);
+            let mut got = doc;
+            merge_patch(&mut got, patch);
+            assert_eq!(got, expected);
+        }
+    }
+
+    #[test]
+    fn a_patch_body_is_made_again_for_a_retry() {
+        let made = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = made.clone();
+        let mut body = PatchBody::new(json!({"a": 1}), move || {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(json!({"a": 1}))
+        });
+        assert_eq!(body.peek(), Some(&json!({"a": 1})));
+        assert_eq!(body.take().unwrap(), json!({"a": 1}));
+        assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 0, "the first attempt takes the parsed body");
+        assert_eq!(body.peek(), None);
+        assert_eq!(body.take().unwrap(), json!({"a": 1}));
+        assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 1, "a retry parses it again");
+        let mut kept = PatchBody::value(json!([1]));
+        assert_eq!((kept.take().unwrap(), kept.take().unwrap()), (json!([1]), json!([1])));
     }
 }

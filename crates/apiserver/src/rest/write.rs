@@ -15,7 +15,7 @@ use super::{Api, Subresource, Target, parse_rv};
 use crate::builtin;
 use crate::error::{ApiError, ApiResult};
 use crate::managed::{Live, Managers};
-use crate::patch::{self, PatchType};
+use crate::patch::{self, PatchBody, PatchType};
 use crate::registry::Resource;
 use crate::schema;
 use crate::store::{Change, Committed, Encoded, Expect, StoreError, Stored};
@@ -324,10 +324,16 @@ impl Api {
     }
 
     /// PATCH of an object, its status or its scale.
-    pub async fn patch(&self, t: &Target, ptype: PatchType, body: Value, opts: &WriteOptions) -> ApiResult<Written> {
+    pub async fn patch(
+        &self,
+        t: &Target,
+        ptype: PatchType,
+        mut body: PatchBody,
+        opts: &WriteOptions,
+    ) -> ApiResult<Written> {
         let name = t.name()?.to_string();
         match ptype {
-            PatchType::Apply => return self.apply(t, body, opts).await,
+            PatchType::Apply => return self.apply(t, body.take()?, opts).await,
             PatchType::Strategic if is_custom(&t.res) || t.res.def.group == TENANCY_GROUP => {
                 return Err(ApiError::unsupported_media(
                     "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
@@ -338,13 +344,16 @@ impl Api {
         if opts.force {
             return Err(ApiError::new(422, "Invalid", "force: Forbidden: may not be specified for non-apply patch"));
         }
-        if ptype == PatchType::Merge && !body.is_object() {
+        let first = body.peek();
+        if ptype == PatchType::Merge && !first.is_some_and(Value::is_object) {
             return Err(ApiError::bad_request("a merge patch must be a JSON object"));
         }
-        let apply = |doc: &mut Value| -> ApiResult<()> {
+        let is_array = first.is_some_and(Value::is_array);
+        let mut apply = |doc: &mut Value| -> ApiResult<()> {
+            let body = body.take()?;
             match ptype {
-                PatchType::Json => patch::json_patch(doc, &body).map_err(|e| {
-                    if body.is_array() {
+                PatchType::Json => patch::json_patch(doc, body).map_err(|e| {
+                    if is_array {
                         ApiError::new(
                             422,
                             "Invalid",
@@ -355,7 +364,7 @@ impl Api {
                     }
                 }),
                 PatchType::Merge => {
-                    patch::merge_patch(doc, &body);
+                    patch::merge_patch(doc, body);
                     Ok(())
                 }
                 PatchType::Strategic => patch::strategic_merge(doc, &body).map_err(ApiError::bad_request),
