@@ -62,7 +62,7 @@ impl Api {
         if let Some(ns) = &url_ns {
             self.check_namespace_open(t, ns)?;
         }
-        self.create_named(t, &obj, managers.as_ref(), opts, warnings, &name, &generate).await
+        self.create_named(t, obj, managers.as_ref(), opts, warnings, &name, &generate).await
     }
 
     /// Refuses creation in a namespace that is missing or terminating.
@@ -88,7 +88,7 @@ impl Api {
     async fn create_named(
         &self,
         t: &Target,
-        obj: &Value,
+        obj: Value,
         managers: Option<&Managers>,
         opts: &WriteOptions,
         mut warnings: Vec<String>,
@@ -96,8 +96,13 @@ impl Api {
         generate: &str,
     ) -> ApiResult<Written> {
         let attempts = if name.is_empty() { 8 } else { 1 };
-        for _ in 0..attempts {
-            let mut obj = obj.clone();
+        let mut last = Some(obj);
+        for attempt in 1..=attempts {
+            // Only a generated name that was taken needs the object again.
+            let mut obj = match (attempt < attempts, &mut last) {
+                (true, Some(o)) => o.clone(),
+                (_, last) => last.take().ok_or_else(|| ApiError::internal("create attempted after its last try"))?,
+            };
             let name = if name.is_empty() { format!("{generate}{}", meta::name_suffix()) } else { name.to_string() };
             meta_mut(&mut obj)?.insert("name".into(), json!(name));
             if let Err(e) = self.validate_name(t, &name) {

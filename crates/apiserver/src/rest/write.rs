@@ -378,11 +378,12 @@ impl Api {
             return self.update_scale(t, scale, opts).await;
         }
         // A patch that changes resourceVersion makes it a precondition that cannot hold.
-        // A status write keeps only the patched status (and the resourceVersion check), so a
-        // merge patch of it needs no copy of the rest of the object; a write of the main
-        // resource keeps the stored status, so a merge patch of it needs no copy of that.
+        // A status write keeps only the patched status, so a merge patch of it needs no
+        // copy of the rest of the object (the resourceVersion check reads the patch's own,
+        // the only one that can differ); a write of the main resource keeps the stored
+        // status, so a merge patch of it needs no copy of that.
         let copied: Option<fn(&str) -> bool> = match (t.sub, ptype) {
-            (Some(Subresource::Status), PatchType::Merge) => Some(|k| k == "metadata" || k == "status"),
+            (Some(Subresource::Status), PatchType::Merge) => Some(|k| k == "status"),
             (None, PatchType::Merge) if t.res.def.status_subresource => Some(|k| k != "status"),
             _ => None,
         };
