@@ -8,29 +8,39 @@ use std::iter::Peekable;
 
 use serde_json::{Map, Value};
 
-/// The members of a stored object, asked for in ascending key order.
-pub struct Counterparts<'o> {
-    members: Option<Peekable<serde_json::map::Iter<'o>>>,
+/// Lookups of keys in ascending order in a sequence sorted by key, each resuming where the
+/// last one stopped.
+pub struct Ascending<'k, V, I: Iterator<Item = (&'k String, V)>> {
+    items: Option<Peekable<I>>,
 }
 
-impl<'o> Counterparts<'o> {
-    pub fn of(old: Option<&'o Map<String, Value>>) -> Self {
-        Self { members: old.map(|m| m.iter().peekable()) }
+impl<'k, V, I: Iterator<Item = (&'k String, V)>> Ascending<'k, V, I> {
+    pub fn new(items: Option<I>) -> Self {
+        Self { items: items.map(Iterator::peekable) }
     }
 
-    /// The member `key`, if the stored object has it. Keys must come in ascending order.
-    pub fn get(&mut self, key: &str) -> Option<&'o Value> {
-        let members = self.members.as_mut()?;
-        while let Some((k, _)) = members.peek() {
+    /// The value of `key`, if the sequence has it. Keys must come in ascending order.
+    pub fn get(&mut self, key: &str) -> Option<V> {
+        let items = self.items.as_mut()?;
+        while let Some((k, _)) = items.peek() {
             match k.as_str().cmp(key) {
                 Ordering::Less => {
-                    members.next();
+                    items.next();
                 }
-                Ordering::Equal => return members.next().map(|(_, v)| v),
+                Ordering::Equal => return items.next().map(|(_, v)| v),
                 Ordering::Greater => break,
             }
         }
         None
+    }
+}
+
+/// The members of a stored object, asked for in ascending key order.
+pub type Counterparts<'o> = Ascending<'o, &'o Value, serde_json::map::Iter<'o>>;
+
+impl<'o> Counterparts<'o> {
+    pub fn of(old: Option<&'o Map<String, Value>>) -> Self {
+        Self::new(old.map(Map::iter))
     }
 }
 

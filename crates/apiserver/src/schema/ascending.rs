@@ -2,45 +2,34 @@
 //! [`crate::ordered`]): a node's properties are sorted by name, so each lookup resumes where
 //! the last one stopped instead of searching them again.
 
-use std::cmp::Ordering;
+use super::node::Node;
+use crate::ordered::Ascending;
 
-use super::node::{Additional, Node};
+type Properties<'n> = std::iter::Map<std::slice::Iter<'n, (String, Node)>, fn(&(String, Node)) -> (&String, &Node)>;
 
 /// The schemas of an object's members, asked for in ascending key order.
 pub struct Children<'n> {
     node: &'n Node,
-    next: usize,
+    properties: Ascending<'n, &'n Node, Properties<'n>>,
 }
 
 impl<'n> Children<'n> {
     pub fn of(node: &'n Node) -> Self {
-        Self { node, next: 0 }
+        let split: fn(&(String, Node)) -> (&String, &Node) = |(k, n)| (k, n);
+        Self { node, properties: Ascending::new(Some(node.properties.iter().map(split))) }
     }
 
     /// As [`Node::child`]: the declared property `name`, or the map's value schema. Names
     /// must come in ascending order.
     pub fn child(&mut self, name: &str) -> Option<&'n Node> {
-        let properties = &self.node.properties;
-        while let Some((k, n)) = properties.get(self.next) {
-            match k.as_str().cmp(name) {
-                Ordering::Less => self.next += 1,
-                Ordering::Equal => {
-                    self.next += 1;
-                    return Some(n);
-                }
-                Ordering::Greater => break,
-            }
-        }
-        match &self.node.additional {
-            Additional::Schema(s) => Some(s),
-            _ => None,
-        }
+        self.properties.get(name).or(self.node.values())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::node::Additional;
 
     #[test]
     fn ascending_lookups_find_what_searches_find() {

@@ -125,10 +125,15 @@ impl Node {
 
     /// The schema of `name`'s value: a declared property or the map's value schema.
     pub fn child(&self, name: &str) -> Option<&Node> {
-        self.property(name).or(match &self.additional {
+        self.property(name).or(self.values())
+    }
+
+    /// The schema of a map's values (`additionalProperties` with a schema).
+    pub fn values(&self) -> Option<&Node> {
+        match &self.additional {
             Additional::Schema(s) => Some(s),
             _ => None,
-        })
+        }
     }
 
     /// Whether unknown keys are kept.
